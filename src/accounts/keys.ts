@@ -1,0 +1,69 @@
+import { createHash, randomBytes } from "node:crypto";
+import { and, eq, isNull } from "drizzle-orm";
+import type { Database } from "../db/open.ts";
+import { ApiError } from "../errors.ts";
+
+// API keys: random, prefixed, shown once, stored only as a SHA-256 hash. A key carries 256 bits of
+// randomness, so a fast hash is enough: there is nothing to brute-force.
+
+const KEY_PREFIX = "vxr_";
+const SHOWN_PREFIX_LENGTH = 12;
+
+export interface Principal {
+  tenantId: string;
+  tenantName: string;
+  keyId: string;
+}
+
+export function hashKey(key: string): string {
+  return createHash("sha256").update(key).digest("hex");
+}
+
+export function newId(): string {
+  return crypto.randomUUID();
+}
+
+/** Finds or creates the tenant by name. */
+export async function ensureTenant({ db, schema }: Database, name: string): Promise<string> {
+  const existing = await db.select({ id: schema.tenants.id }).from(schema.tenants).where(eq(schema.tenants.name, name));
+  if (existing[0]) return existing[0].id;
+  const id = newId();
+  await db.insert(schema.tenants).values({ id, name, createdAt: new Date() }).onConflictDoNothing();
+  const row = await db.select({ id: schema.tenants.id }).from(schema.tenants).where(eq(schema.tenants.name, name));
+  return row[0].id;
+}
+
+/** Mints a key for the tenant; the returned `key` is the only time it exists in clear. */
+export async function createKey(database: Database, tenantName: string): Promise<{ key: string; keyId: string; tenantId: string }> {
+  const tenantId = await ensureTenant(database, tenantName);
+  const key = KEY_PREFIX + randomBytes(32).toString("base64url");
+  const keyId = newId();
+  await database.db.insert(database.schema.apiKeys).values({
+    id: keyId,
+    tenantId,
+    prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
+    hash: hashKey(key),
+    createdAt: new Date(),
+  });
+  return { key, keyId, tenantId };
+}
+
+/** The bearer token of an `Authorization` header, or undefined. */
+export function bearerToken(header: string | null | undefined): string | undefined {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+  return m?.[1];
+}
+
+/** Who the key belongs to; 401 for a missing or unknown key, 403 for a disabled tenant. */
+export async function authenticate({ db, schema }: Database, key: string | undefined): Promise<Principal> {
+  if (!key) throw new ApiError("missing_api_key", "an API key is required");
+  const rows = await db
+    .select({ keyId: schema.apiKeys.id, tenantId: schema.tenants.id, tenantName: schema.tenants.name, disabled: schema.tenants.disabled })
+    .from(schema.apiKeys)
+    .innerJoin(schema.tenants, eq(schema.apiKeys.tenantId, schema.tenants.id))
+    .where(and(eq(schema.apiKeys.hash, hashKey(key)), isNull(schema.apiKeys.revokedAt)));
+  const row = rows[0];
+  if (!row) throw new ApiError("invalid_api_key", "the API key is not valid");
+  if (row.disabled) throw new ApiError("tenant_disabled", "this account is disabled");
+  return { tenantId: row.tenantId, tenantName: row.tenantName, keyId: row.keyId };
+}

@@ -1,0 +1,58 @@
+// The shape of the declarative catalogue: providers, the models they serve (bindings), prices.
+
+export type Capability = "tts" | "stt";
+
+/** Output containers a TTS binding can produce. */
+export type TtsFormat = "pcm" | "mp3" | "opus" | "aac" | "flac" | "wav" | "ulaw";
+
+/** The unit a provider publishes its price in; normalized to per-character / per-second for billing. */
+export type PriceUnit = "character" | "1000 characters" | "1000000 characters" | "second" | "minute" | "hour";
+
+export interface PriceSpec {
+  /** Decimal string in USD, exactly as the provider publishes it. */
+  amount: string;
+  per: PriceUnit;
+  /** Optional fixed fee per request, decimal USD. */
+  requestPrice?: string;
+}
+
+export interface BindingSpec {
+  capability: Capability;
+  /** The provider's own model id. */
+  id: string;
+  /** Canonical `{author}/{modelName}` slug of the model this binding serves. */
+  canonical: string;
+  streaming: boolean;
+  synchronous: boolean;
+  /** STT only: the provider queues the synchronous file request internally. */
+  batch?: boolean;
+  formats?: TtsFormat[];
+  instructions?: { mode: string; honored: boolean };
+  price?: PriceSpec;
+}
+
+export interface ModelSpec {
+  canonical: string;
+  name: string;
+  capability: Capability;
+  aliases: string[];
+}
+
+export interface ProviderSpec {
+  id: string;
+  name: string;
+  /** `local` engines are always offered; `cloud` providers only when configured. */
+  kind: "local" | "cloud";
+  requiresVoice: boolean;
+  defaults: {
+    tts?: { model: string; voice?: string };
+    stt?: { model: string; synchronousModel?: string };
+  };
+  bindings: BindingSpec[];
+}
+
+/** A provider × model pair the router can choose. */
+export interface Binding extends BindingSpec {
+  provider: ProviderSpec;
+  model: ModelSpec;
+}

@@ -1,0 +1,85 @@
+import { DEFAULT_PICO_VOICES_URL } from "./providers/local-pico/voices.ts";
+
+// One typed configuration object, read from environment variables (documented in README.md).
+
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+
+export interface CloudCredentials {
+  apiKey?: string;
+  baseUrl?: string;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  logLevel: LogLevel;
+  shutdownGraceMs: number;
+  /** Worker threads that run the embedded TTS engines. */
+  ttsWorkers: number;
+  picoVoicesDir: string;
+  /** Where missing Pico voice files are fetched from on first use; empty disables fetching. */
+  picoVoicesUrl: string;
+  /** eSpeak-NG is GPL-3.0: an operator opts in. */
+  espeakEnabled: boolean;
+  /** Bound on how long a provider may take to accept a session before the next candidate is tried. */
+  providerConnectTimeoutMs: number;
+  providers: {
+    elevenlabs: CloudCredentials;
+    openai: CloudCredentials;
+    deepgram: CloudCredentials;
+    cartesia: CloudCredentials;
+    assemblyai: CloudCredentials;
+  };
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS: LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+function integer(env: Env, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    throw new Error(`config: ${name} must be an integer >= ${min}, got "${raw}"`);
+  }
+  return value;
+}
+
+function flag(env: Env, name: string): boolean {
+  return ["1", "true", "yes", "on"].includes((env[name] ?? "").toLowerCase());
+}
+
+function credentials(env: Env, prefix: string): CloudCredentials {
+  return {
+    apiKey: env[`${prefix}_API_KEY`] || undefined,
+    baseUrl: env[`${prefix}_BASE_URL`]?.replace(/\/+$/, "") || undefined,
+  };
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const logLevel = (env.LOG_LEVEL ?? "info").toLowerCase() as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new Error(`config: LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
+  }
+  return {
+    port: integer(env, "PORT", 8080),
+    host: env.HOST || "0.0.0.0",
+    databaseUrl: env.DATABASE_URL || "sqlite://./data/voxroute.sqlite",
+    logLevel,
+    shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 10_000),
+    ttsWorkers: integer(env, "TTS_WORKERS", 2, 1),
+    picoVoicesDir: env.PICO_VOICES_DIR || "./data/pico-voices",
+    picoVoicesUrl: env.PICO_VOICES_URL ?? DEFAULT_PICO_VOICES_URL,
+    espeakEnabled: flag(env, "ESPEAK_ENABLED"),
+    providerConnectTimeoutMs: integer(env, "PROVIDER_CONNECT_TIMEOUT_MS", 5_000, 1),
+    providers: {
+      elevenlabs: credentials(env, "ELEVENLABS"),
+      openai: credentials(env, "OPENAI"),
+      deepgram: credentials(env, "DEEPGRAM"),
+      cartesia: credentials(env, "CARTESIA"),
+      assemblyai: credentials(env, "ASSEMBLYAI"),
+    },
+  };
+}

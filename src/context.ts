@@ -1,0 +1,20 @@
+import type { Catalogue } from "./catalogue/catalogue.ts";
+import type { Config } from "./config.ts";
+import type { Database } from "./db/open.ts";
+import type { Logger } from "./log.ts";
+import type { Metrics } from "./metrics.ts";
+import type { TtsProvider } from "./providers/types.ts";
+import type { SessionRegistry } from "./sessions/registry.ts";
+
+/** What the surfaces are given: built once at start by server.ts. */
+export interface AppContext {
+  config: Config;
+  log: Logger;
+  metrics: Metrics;
+  database: Database;
+  catalogue: Catalogue;
+  providers: Map<string, TtsProvider>;
+  sessions: SessionRegistry;
+  /** False once shutdown began: /healthz turns 503 so balancers stop sending traffic. */
+  accepting: () => boolean;
+}

@@ -1,0 +1,64 @@
+// One error type and one table: every code maps to an HTTP status and a WebSocket close code here,
+// never in scattered literals. Surfaces choose the envelope; the table is shared.
+
+export const ERRORS = {
+  invalid_request: { status: 400, close: 1008 },
+  model_required: { status: 400, close: 1008 },
+  voice_required: { status: 400, close: 1008 },
+  missing_required_parameter: { status: 400, close: 1008 },
+  invalid_output_format: { status: 400, close: 1008 },
+  model_not_found: { status: 400, close: 1008 },
+  no_matching_provider: { status: 400, close: 1008 },
+  missing_api_key: { status: 401, close: 4401 },
+  invalid_api_key: { status: 401, close: 4401 },
+  insufficient_balance: { status: 402, close: 4402 },
+  tenant_disabled: { status: 403, close: 4403 },
+  provider_not_allowed: { status: 403, close: 4403 },
+  not_found: { status: 404, close: 1008 },
+  tts_text_too_large: { status: 413, close: 1009 },
+  validation: { status: 422, close: 1008 },
+  model_not_priced: { status: 422, close: 1008 },
+  websocket_upgrade_required: { status: 426, close: 1008 },
+  not_implemented: { status: 501, close: 1008 },
+  upstream_error: { status: 502, close: 1011 },
+  service_unavailable: { status: 503, close: 1001 },
+  internal_error: { status: 500, close: 1011 },
+  // Close-only codes of the /v1/tts channel.
+  invalid_tts_frame: { status: 400, close: 1003 },
+  tts_text_frame_too_large: { status: 400, close: 1009 },
+} as const satisfies Record<string, { status: number; close: number }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly closeCode: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message ?? code.replaceAll("_", " "));
+    this.status = ERRORS[code].status;
+    this.closeCode = ERRORS[code].close;
+  }
+}
+
+/** Native flat envelope: `{error: <code>}`, with a human message beside it. */
+export function nativeEnvelope(err: ApiError): Record<string, unknown> {
+  return { error: err.code, message: err.message, ...err.extra };
+}
+
+/**
+ * WebSocket close reason: the application range (4xxx) carries JSON `{error: <code>}`, the protocol
+ * range carries the bare code (`invalid_tts_frame`, `upstream_error`). Bun truncates reasons to 123 bytes.
+ */
+export function closeReason(code: ErrorCode): string {
+  return ERRORS[code].close >= 4000 ? JSON.stringify({ error: code }) : code;
+}
+
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  return new ApiError("internal_error", "internal error");
+}

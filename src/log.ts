@@ -1,0 +1,16 @@
+import pino from "pino";
+import type { LogLevel } from "./config.ts";
+
+export type Logger = pino.Logger;
+
+/** Structured JSON logs on stdout. Secrets never enter log fields: keys are redacted by path. */
+export function createLogger(level: LogLevel): Logger {
+  return pino({
+    level,
+    base: { service: "voxroute" },
+    redact: {
+      paths: ["apiKey", "*.apiKey", "authorization", "*.authorization", "headers.authorization", 'headers["xi-api-key"]'],
+      censor: "[redacted]",
+    },
+  });
+}

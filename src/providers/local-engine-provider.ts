@@ -1,0 +1,140 @@
+import type { EnginePool, EngineSession } from "../../workers/engine-pool.ts";
+import type { EngineName } from "../../workers/engine-protocol.ts";
+import { AsyncQueue } from "../util/async-queue.ts";
+import { takeSentences } from "./sentences.ts";
+import { ProviderError, type AudioFormat, type TtsEvent, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "./types.ts";
+
+/** An embedded engine served by the engine worker pool, behind the common `TtsProvider`. */
+export class LocalEngineProvider implements TtsProvider {
+  constructor(
+    readonly id: string,
+    private readonly engine: EngineName,
+    private readonly pool: EnginePool,
+  ) {}
+
+  open(req: TtsStreamRequest): Promise<TtsStream> {
+    if (req.format !== "pcm" && req.format !== "mp3") {
+      return Promise.reject(new ProviderError(`${this.id} cannot produce ${req.format}`, false));
+    }
+    const format = req.format;
+    return new Promise((resolve, reject) => {
+      let stream: LocalTtsStream | undefined;
+      const queue = new AsyncQueue<TtsEvent>();
+      const session = this.pool.open(this.engine, req.voice, format, (msg) => {
+        switch (msg.ev) {
+          case "opened":
+            stream = new LocalTtsStream(session, queue, {
+              encoding: format === "mp3" ? "mp3" : "pcm_s16le",
+              sampleRate: msg.sampleRate,
+              channels: 1,
+            });
+            return resolve(stream);
+          case "audio":
+            return queue.push({ type: "audio", audio: new Uint8Array(msg.buf) });
+          case "said":
+            return stream?.said();
+          case "ended":
+            session.drop();
+            return queue.end();
+          case "error": {
+            session.drop();
+            // An unknown voice is the caller's mistake; any other engine failure may be retried elsewhere.
+            const err = new ProviderError(msg.message, !msg.unknownVoice);
+            return stream ? queue.fail(err) : reject(err);
+          }
+        }
+      });
+    });
+  }
+
+  async voices(): Promise<Voice[]> {
+    return (await this.pool.voices(this.engine)) as Voice[];
+  }
+}
+
+/**
+ * Text → utterances → engine. One utterance is in the worker at a time, so a cancelled session
+ * leaves at most one utterance of wasted work behind.
+ */
+class LocalTtsStream implements TtsStream {
+  private buffer = "";
+  private readonly utterances: string[] = [];
+  private inFlight = false;
+  private sent = 0;
+  private done = 0;
+  private readonly flushMarks: number[] = [];
+  private ending = false;
+
+  constructor(
+    private readonly session: EngineSession,
+    private readonly queue: AsyncQueue<TtsEvent>,
+    readonly audioFormat: AudioFormat,
+  ) {}
+
+  [Symbol.asyncIterator]() {
+    return this.queue[Symbol.asyncIterator]();
+  }
+
+  write(text: string): void {
+    const { sentences, rest } = takeSentences(this.buffer + text);
+    this.buffer = rest;
+    for (const s of sentences) this.enqueue(s);
+  }
+
+  flush(): void {
+    this.enqueueRest();
+    this.flushMarks.push(this.sent + this.utterances.length);
+    this.settleFlushes();
+  }
+
+  end(): void {
+    this.enqueueRest();
+    this.ending = true;
+    this.pump();
+  }
+
+  cancel(): void {
+    this.utterances.length = 0;
+    this.session.drop();
+    this.queue.end();
+  }
+
+  /** The worker finished one utterance. */
+  said(): void {
+    this.inFlight = false;
+    this.done++;
+    this.settleFlushes();
+    this.pump();
+  }
+
+  private enqueueRest(): void {
+    const rest = this.buffer.trim();
+    this.buffer = "";
+    if (rest) this.enqueue(rest);
+  }
+
+  private enqueue(utterance: string): void {
+    this.utterances.push(utterance);
+    this.pump();
+  }
+
+  private pump(): void {
+    if (this.inFlight) return;
+    const next = this.utterances.shift();
+    if (next !== undefined) {
+      this.inFlight = true;
+      this.sent++;
+      this.session.say(next);
+    } else if (this.ending) {
+      this.ending = false;
+      this.session.end();
+    }
+  }
+
+  private settleFlushes(): void {
+    while (this.flushMarks.length && this.flushMarks[0] <= this.done) {
+      this.flushMarks.shift();
+      this.queue.push({ type: "flushed" });
+    }
+  }
+}

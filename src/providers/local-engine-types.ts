@@ -1,0 +1,26 @@
+// What an embedded engine offers to the engine worker. Engines run inside worker threads only:
+// `synthesize` is synchronous and CPU-bound.
+
+export interface EngineVoice {
+  id: string;
+  name: string;
+  languages: string[];
+  gender?: "female" | "male";
+}
+
+export interface LocalEngine {
+  voices(): EngineVoice[];
+  /**
+   * Makes a voice ready (loading its data if needed) and returns its native output rate; rejects
+   * with `UnknownVoiceError` for a voice the engine lacks.
+   */
+  prepare(voice: string | undefined): Promise<number>;
+  /** Synthesizes one utterance, handing 16-bit little-endian mono PCM to `onAudio` as it is produced. */
+  synthesize(text: string, voice: string | undefined, onAudio: (pcm: Uint8Array) => void): void;
+}
+
+export class UnknownVoiceError extends Error {
+  constructor(engine: string, voice: string) {
+    super(`${engine} has no voice "${voice}"`);
+  }
+}

@@ -1,0 +1,41 @@
+import { UnknownVoiceError, type EngineVoice, type LocalEngine } from "../local-engine-types.ts";
+
+/** eSpeak NG compiled with Emscripten; its synthesis callback hands out PCM chunk by chunk. */
+export async function createEspeakEngine(): Promise<LocalEngine> {
+  const { default: init } = await import("@echogarden/espeak-ng-emscripten");
+  const m = await init();
+  const worker = new m.eSpeakNGWorker();
+  const rate: number = worker.get_samplerate();
+  const voices: EngineVoice[] = worker.list_voices().map((v: { name: string; identifier: string; languages: { name: string }[] }) => ({
+    id: v.identifier,
+    name: v.name,
+    languages: v.languages.map((l) => l.name),
+  }));
+  // Voices are named by identifier (`gmw/en-US`) or by language (`en-us`), as eSpeak itself accepts.
+  const names = new Set(voices.flatMap((v) => [v.id, ...v.languages]));
+  let current: string | undefined;
+
+  const select = (id: string | undefined) => {
+    const wanted = id ?? "en";
+    if (!names.has(wanted)) throw new UnknownVoiceError("espeak-ng", wanted);
+    if (wanted !== current) {
+      worker.set_voice(wanted);
+      current = wanted;
+    }
+  };
+
+  return {
+    voices: () => voices,
+    async prepare(id) {
+      select(id);
+      return rate;
+    },
+    synthesize(text, id, onAudio) {
+      select(id);
+      worker.synthesize(text, (samples: Int16Array) => {
+        if (samples.length) onAudio(new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength));
+        return false; // false = keep going
+      });
+    },
+  };
+}

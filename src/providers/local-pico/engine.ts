@@ -1,0 +1,120 @@
+import { readFileSync } from "node:fs";
+import { basename } from "node:path";
+import { UnknownVoiceError, type LocalEngine } from "../local-engine-types.ts";
+import { ensureVoiceFiles, PICO_VOICES } from "./voices.ts";
+
+// SVOX Pico through its C API (picoapi.h), compiled to WASM. One Pico "system" and engine per
+// voice, created on first use and kept for the worker's life.
+
+const PICO_OK = 0;
+const PICO_STEP_IDLE = 200;
+const PICO_STEP_BUSY = 201;
+const SYSTEM_MEMORY = 3_000_000;
+const OUT_BUFFER = 16384;
+const SAMPLE_RATE = 16000;
+
+interface PicoModule {
+  HEAPU8: Uint8Array;
+  HEAP16: Int16Array;
+  HEAP32: Int32Array;
+  FS: { writeFile(path: string, data: Uint8Array): void };
+  _malloc(size: number): number;
+  _free(ptr: number): void;
+  [fn: `_pico${string}`]: (...args: number[]) => number;
+}
+
+export interface PicoOptions {
+  voicesDir: string;
+  voicesUrl: string;
+}
+
+export async function createPicoEngine(options: PicoOptions): Promise<LocalEngine> {
+  const { default: init } = await import("@echogarden/svoxpico-wasm");
+  const m: PicoModule = await init();
+  const engines = new Map<string, Promise<number>>();
+
+  const cString = (text: string) => {
+    const bytes = new TextEncoder().encode(text);
+    const ptr = m._malloc(bytes.length + 1);
+    m.HEAPU8.set(bytes, ptr);
+    m.HEAPU8[ptr + bytes.length] = 0;
+    return { ptr, length: bytes.length + 1 };
+  };
+  const check = (code: number, what: string) => {
+    if (code !== PICO_OK) throw new Error(`pico: ${what} failed with code ${code}`);
+  };
+
+  async function newEngine(voiceId: string): Promise<number> {
+    const voice = PICO_VOICES.find((v) => v.id === voiceId);
+    if (!voice) throw new UnknownVoiceError("svox-pico", voiceId);
+    const files = await ensureVoiceFiles(voice, options.voicesDir, options.voicesUrl);
+
+    const memory = m._malloc(SYSTEM_MEMORY);
+    const out = m._malloc(4);
+    check(m._pico_initialize(memory, SYSTEM_MEMORY, out), "initialize");
+    const system = m.HEAP32[out >> 2];
+    const voiceName = cString(`voxroute-${voiceId}`);
+    check(m._pico_createVoiceDefinition(system, voiceName.ptr), "createVoiceDefinition");
+    for (const path of files) {
+      const virtual = `/${voiceId}-${basename(path)}`;
+      m.FS.writeFile(virtual, readFileSync(path));
+      const name = cString(virtual);
+      check(m._pico_loadResource(system, name.ptr, out), `loadResource ${basename(path)}`);
+      const resource = m.HEAP32[out >> 2];
+      const resourceName = m._malloc(32);
+      check(m._pico_getResourceName(system, resource, resourceName), "getResourceName");
+      check(m._pico_addResourceToVoiceDefinition(system, voiceName.ptr, resourceName), "addResourceToVoiceDefinition");
+    }
+    check(m._pico_newEngine(system, voiceName.ptr, out), "newEngine");
+    const engine = m.HEAP32[out >> 2];
+    m._free(out);
+    return engine;
+  }
+
+  const engineFor = (voiceId: string | undefined) => {
+    if (!voiceId) throw new UnknownVoiceError("svox-pico", "(none)");
+    let engine = engines.get(voiceId);
+    if (!engine) {
+      engine = newEngine(voiceId);
+      engine.catch(() => engines.delete(voiceId));
+      engines.set(voiceId, engine);
+    }
+    return engine;
+  };
+
+  // Scratch buffers shared by every synthesis in this (single-threaded) worker.
+  const outBuffer = m._malloc(OUT_BUFFER);
+  const counters = m._malloc(8); // int16 bytesPut | int16 bytesReceived | int16 dataType
+
+  const ready = new Map<string, number>();
+
+  return {
+    voices: () => PICO_VOICES.map(({ files, ...v }) => v),
+    async prepare(voiceId) {
+      ready.set(voiceId!, await engineFor(voiceId));
+      return SAMPLE_RATE;
+    },
+    synthesize(text, voiceId, onAudio) {
+      const engine = ready.get(voiceId!);
+      if (engine === undefined) throw new Error(`pico voice ${voiceId} was not prepared`);
+      const input = cString(text);
+      try {
+        let offset = 0;
+        while (offset < input.length) {
+          const chunk = Math.min(input.length - offset, 32767);
+          check(m._pico_putTextUtf8(engine, input.ptr + offset, chunk, counters), "putTextUtf8");
+          offset += m.HEAP16[counters >> 1];
+          let status = PICO_STEP_BUSY;
+          while (status === PICO_STEP_BUSY) {
+            status = m._pico_getData(engine, outBuffer, OUT_BUFFER, counters + 2, counters + 4);
+            if (status !== PICO_STEP_BUSY && status !== PICO_STEP_IDLE) check(status, "getData");
+            const received = m.HEAP16[(counters + 2) >> 1];
+            if (received > 0) onAudio(m.HEAPU8.slice(outBuffer, outBuffer + received));
+          }
+        }
+      } finally {
+        m._free(input.ptr);
+      }
+    },
+  };
+}

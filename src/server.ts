@@ -1,0 +1,63 @@
+import { EnginePool } from "../workers/engine-pool.ts";
+import { createApp } from "./app.ts";
+import { Catalogue, type CatalogueData } from "./catalogue/catalogue.ts";
+import { servedCatalogue } from "./catalogue/served.ts";
+import type { Config } from "./config.ts";
+import type { AppContext } from "./context.ts";
+import { openDatabase } from "./db/open.ts";
+import { createLogger, type Logger } from "./log.ts";
+import { Metrics } from "./metrics.ts";
+import { ttsProviders } from "./providers/registry.ts";
+import type { TtsProvider } from "./providers/types.ts";
+import { DEFAULT_PICO_VOICES_URL } from "./providers/local-pico/voices.ts";
+import { SessionRegistry } from "./sessions/registry.ts";
+
+export interface ServerOptions {
+  /** Extra catalogue entries and their adapters (tests and benchmarks plug in their own providers). */
+  extra?: { catalogue: CatalogueData; providers: TtsProvider[] };
+  log?: Logger;
+}
+
+export interface RunningServer {
+  url: string;
+  ctx: AppContext;
+  /** Stops accepting, lets open sessions finish within the grace period, closes the rest with 1001. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
+  const log = options.log ?? createLogger(config.logLevel);
+  const database = await openDatabase(config.databaseUrl);
+  const pool = new EnginePool(config.ttsWorkers, { picoVoicesDir: config.picoVoicesDir, picoVoicesUrl: config.picoVoicesUrl }, log);
+  const served = servedCatalogue(config);
+  const extra = options.extra;
+  const catalogue = new Catalogue({
+    providers: [...served.providers, ...(extra?.catalogue.providers ?? [])],
+    models: [...served.models, ...(extra?.catalogue.models ?? [])],
+  });
+  const providers = new Map([...ttsProviders(pool), ...(extra?.providers ?? [])].map((p) => [p.id, p]));
+  const metrics = new Metrics();
+  const sessions = new SessionRegistry(metrics);
+  let accepting = true;
+  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, accepting: () => accepting };
+
+  const app = createApp(ctx).listen({ port: config.port, hostname: config.host });
+  const server = app.server!;
+  const url = `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${server.port}`;
+  log.info({ url, database: database.dialect, providers: catalogue.providers.map((p) => p.id) }, "voxroute listening");
+
+  return {
+    url,
+    ctx,
+    async stop(graceMs = config.shutdownGraceMs) {
+      accepting = false;
+      log.info({ sessions: sessions.size, graceMs }, "shutting down: no new connections");
+      server.stop(false);
+      await sessions.drain(graceMs);
+      server.stop(true);
+      await pool.close();
+      await database.close();
+      log.info("shut down");
+    },
+  };
+}

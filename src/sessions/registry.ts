@@ -1,0 +1,39 @@
+import type { Metrics } from "../metrics.ts";
+
+export interface LiveSession {
+  readonly finished: Promise<void>;
+  shutdown(): void;
+}
+
+/** The sessions open right now: counted for /metrics, drained on shutdown. */
+export class SessionRegistry {
+  private readonly live = new Set<LiveSession>();
+
+  constructor(private readonly metrics: Metrics) {}
+
+  add(session: LiveSession, channel: string): void {
+    this.live.add(session);
+    this.metrics.sessionsOpen.inc({ channel });
+    void session.finished.finally(() => {
+      this.live.delete(session);
+      this.metrics.sessionsOpen.dec({ channel });
+    });
+  }
+
+  get size(): number {
+    return this.live.size;
+  }
+
+  /** Lets open sessions finish for up to `graceMs`, then ends the rest (1001). */
+  async drain(graceMs: number): Promise<void> {
+    const all = () => Promise.allSettled([...this.live].map((s) => s.finished));
+    let timer: Timer | undefined;
+    const graceOver = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), graceMs)));
+    const outcome = await Promise.race([all(), graceOver]);
+    clearTimeout(timer);
+    if (outcome === "timeout") {
+      for (const s of this.live) s.shutdown();
+      await all();
+    }
+  }
+}

@@ -1,0 +1,30 @@
+import type { TtsCommand } from "../../sessions/tts-session.ts";
+
+export const MAX_TEXT_FRAME_CHARACTERS = 2000;
+
+export type FrameVerdict = { command: TtsCommand } | { error: "invalid_tts_frame" | "tts_text_frame_too_large"; message: string };
+
+/** A `/v1/tts` client frame, as Elysia hands it over (JSON text already parsed, binary as a Buffer). */
+export function parseTtsFrame(message: unknown): FrameVerdict {
+  if (typeof message !== "object" || message === null || Array.isArray(message) || ArrayBuffer.isView(message)) {
+    return { error: "invalid_tts_frame", message: "frames are JSON text objects with a type" };
+  }
+  const frame = message as Record<string, unknown>;
+  switch (frame.type) {
+    case "text": {
+      if (typeof frame.text !== "string") return { error: "invalid_tts_frame", message: "a text frame needs a string text" };
+      let count = 0;
+      for (const _ of frame.text) {
+        if (++count > MAX_TEXT_FRAME_CHARACTERS) {
+          return { error: "tts_text_frame_too_large", message: `a text frame holds at most ${MAX_TEXT_FRAME_CHARACTERS} characters` };
+        }
+      }
+      return { command: { type: "text", text: frame.text } };
+    }
+    case "flush":
+    case "close":
+      return { command: { type: frame.type } };
+    default:
+      return { error: "invalid_tts_frame", message: `unknown frame type ${JSON.stringify(frame.type)}` };
+  }
+}

@@ -1,0 +1,40 @@
+import type { ServerWebSocket } from "bun";
+
+const OPEN = 1;
+
+/**
+ * A Bun WebSocket as a session port: JSON events as text frames, audio as binary frames passed
+ * through without copying, and backpressure honoured: when Bun reports the send queued (-1) or
+ * dropped (0), the next audio waits for `drain` (a dropped frame is sent again then).
+ */
+export class WsPort {
+  private drained: (() => void) | undefined;
+
+  constructor(private readonly raw: ServerWebSocket<unknown>) {}
+
+  sendEvent(event: Record<string, unknown>): void {
+    if (this.raw.readyState === OPEN) this.raw.send(JSON.stringify(event));
+  }
+
+  async sendAudio(chunk: Uint8Array): Promise<void> {
+    for (;;) {
+      if (this.raw.readyState !== OPEN) return;
+      const sent = this.raw.send(chunk);
+      if (sent > 0) return;
+      await new Promise<void>((resolve) => (this.drained = resolve));
+      if (sent === -1) return; // queued by Bun: delivered once the socket drains
+    }
+  }
+
+  /** Bun's `drain` callback for this socket. */
+  drain(): void {
+    const resolve = this.drained;
+    this.drained = undefined;
+    resolve?.();
+  }
+
+  close(code: number, reason: string): void {
+    if (this.raw.readyState === OPEN) this.raw.close(code, reason);
+    this.drain();
+  }
+}

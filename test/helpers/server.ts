@@ -1,0 +1,35 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createKey } from "../../src/accounts/keys.ts";
+import { loadConfig, type Config } from "../../src/config.ts";
+import { startServer, type RunningServer, type ServerOptions } from "../../src/server.ts";
+
+export const PICO_DIR = new URL("../../../shared/models/svox-pico-lang", import.meta.url).pathname;
+
+/** A config for tests: a fresh SQLite file, an ephemeral port, quiet logs, all local engines. */
+export function testConfig(env: Record<string, string> = {}): Config {
+  const dir = mkdtempSync(join(tmpdir(), "voxroute-test-"));
+  return loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    DATABASE_URL: `sqlite://${join(dir, "db.sqlite")}`,
+    LOG_LEVEL: "silent",
+    PICO_VOICES_DIR: PICO_DIR,
+    PICO_VOICES_URL: "",
+    ESPEAK_ENABLED: "true",
+    TTS_WORKERS: "1",
+    ...env,
+  });
+}
+
+export interface TestServer extends RunningServer {
+  key: string;
+  wsUrl: (path: string) => string;
+}
+
+export async function startTestServer(env: Record<string, string> = {}, options: ServerOptions = {}): Promise<TestServer> {
+  const server = await startServer(testConfig(env), options);
+  const { key } = await createKey(server.ctx.database, "test-tenant");
+  return { ...server, key, wsUrl: (path) => server.url.replace(/^http/, "ws") + path };
+}

@@ -1,0 +1,25 @@
+// Messages between the engine pool (main thread) and an engine worker. Audio crosses as a
+// transferred ArrayBuffer, never copied.
+
+export type EngineName = "flite" | "svox-pico" | "espeak-ng";
+export type EngineFormat = "pcm" | "mp3";
+
+export type ToWorker =
+  | { op: "open"; sid: number; engine: EngineName; voice?: string; format: EngineFormat }
+  | { op: "say"; sid: number; text: string }
+  | { op: "end"; sid: number }
+  | { op: "drop"; sid: number }
+  | { op: "voices"; sid: number; engine: EngineName };
+
+export type FromWorker =
+  | { sid: number; ev: "opened"; sampleRate: number }
+  | { sid: number; ev: "audio"; buf: ArrayBuffer }
+  | { sid: number; ev: "said" }
+  | { sid: number; ev: "ended" }
+  | { sid: number; ev: "voices"; voices: unknown[] }
+  | { sid: number; ev: "error"; message: string; unknownVoice?: boolean };
+
+export interface EngineWorkerOptions {
+  picoVoicesDir: string;
+  picoVoicesUrl: string;
+}

@@ -1,0 +1,99 @@
+// An engine worker: hosts the embedded TTS engines off the main thread. Each session opened here
+// is served in order: one `say` (an utterance) at a time, audio handed back as it is produced.
+
+import { parentPort, workerData } from "node:worker_threads";
+import { Mp3StreamEncoder } from "../src/audio/mp3.ts";
+import { createEspeakEngine } from "../src/providers/local-espeak/engine.ts";
+import { UnknownVoiceError, type LocalEngine } from "../src/providers/local-engine-types.ts";
+import { createFliteEngine } from "../src/providers/local-flite/engine.ts";
+import { createPicoEngine } from "../src/providers/local-pico/engine.ts";
+import type { EngineName, EngineWorkerOptions, FromWorker, ToWorker } from "./engine-protocol.ts";
+
+const options = workerData as EngineWorkerOptions;
+/** Audio is coalesced to at least this many bytes per message (64 ms at 16 kHz). */
+const CHUNK_BYTES = 2048;
+
+const loaders: Record<EngineName, () => Promise<LocalEngine>> = {
+  flite: createFliteEngine,
+  "svox-pico": () => createPicoEngine({ voicesDir: options.picoVoicesDir, voicesUrl: options.picoVoicesUrl }),
+  "espeak-ng": createEspeakEngine,
+};
+const engines = new Map<EngineName, Promise<LocalEngine>>();
+const engine = (name: EngineName) => {
+  let e = engines.get(name);
+  if (!e) engines.set(name, (e = loaders[name]()));
+  return e;
+};
+
+interface Session {
+  engine: LocalEngine;
+  voice?: string;
+  mp3?: Mp3StreamEncoder;
+}
+const sessions = new Map<number, Session>();
+// Messages for one session are handled strictly in order, even across the async `open`.
+let chain: Promise<void> = Promise.resolve();
+
+const post = (msg: FromWorker, transfer: ArrayBuffer[] = []) => parentPort!.postMessage(msg, transfer);
+
+function sendAudio(sid: number, bytes: Uint8Array) {
+  if (bytes.length === 0) return;
+  const buf = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
+  post({ sid, ev: "audio", buf: buf as ArrayBuffer }, [buf as ArrayBuffer]);
+}
+
+function say(sid: number, s: Session, text: string) {
+  let pending: Uint8Array[] = [];
+  let size = 0;
+  const emit = () => {
+    if (size === 0) return;
+    const joined = pending.length === 1 ? pending[0] : Buffer.concat(pending, size);
+    pending = [];
+    size = 0;
+    sendAudio(sid, s.mp3 ? s.mp3.encode(joined) : joined);
+  };
+  s.engine.synthesize(text, s.voice, (pcm) => {
+    pending.push(pcm);
+    size += pcm.length;
+    if (size >= CHUNK_BYTES) emit();
+  });
+  emit();
+}
+
+async function handle(msg: ToWorker) {
+  const { sid } = msg;
+  try {
+    switch (msg.op) {
+      case "open": {
+        const e = await engine(msg.engine);
+        const sampleRate = await e.prepare(msg.voice);
+        sessions.set(sid, { engine: e, voice: msg.voice, mp3: msg.format === "mp3" ? new Mp3StreamEncoder(sampleRate) : undefined });
+        return post({ sid, ev: "opened", sampleRate });
+      }
+      case "say": {
+        const s = sessions.get(sid);
+        if (!s) return;
+        say(sid, s, msg.text);
+        return post({ sid, ev: "said" });
+      }
+      case "end": {
+        const s = sessions.get(sid);
+        if (s?.mp3) sendAudio(sid, s.mp3.flush());
+        sessions.delete(sid);
+        return post({ sid, ev: "ended" });
+      }
+      case "drop":
+        sessions.delete(sid);
+        return;
+      case "voices":
+        return post({ sid, ev: "voices", voices: (await engine(msg.engine)).voices() });
+    }
+  } catch (err) {
+    sessions.delete(sid);
+    post({ sid, ev: "error", message: (err as Error).message, unknownVoice: err instanceof UnknownVoiceError });
+  }
+}
+
+parentPort!.on("message", (msg: ToWorker) => {
+  chain = chain.then(() => handle(msg));
+});
