@@ -67,9 +67,13 @@ export class TtsSession {
     this.finished = this.run();
   }
 
+  private get closed(): boolean {
+    return this.state === "closed";
+  }
+
   /** A command from the client, in arrival order. */
   command(cmd: TtsCommand): void {
-    if (this.state === "closed") return;
+    if (this.closed) return;
     if (cmd.type === "text") {
       this.firstTextAt ??= performance.now();
       this.characters += [...cmd.text].length;
@@ -85,7 +89,7 @@ export class TtsSession {
 
   /** The client went away: stop work, send nothing. */
   abort(): void {
-    if (this.state === "closed") return;
+    if (this.closed) return;
     this.state = "closed";
     this.stream?.cancel();
     this.log.info({ characters: this.characters }, "client closed the session");
@@ -94,7 +98,7 @@ export class TtsSession {
 
   /** The server is stopping and the grace period is over. */
   shutdown(): void {
-    if (this.state === "closed") return;
+    if (this.closed) return;
     this.deps.port.sendEvent({ type: "service.tts_error", code: "service_unavailable", message: "the server is shutting down" });
     this.end(1001, "server_shutdown", "shutdown");
   }
@@ -106,7 +110,7 @@ export class TtsSession {
       return this.fail(err);
     }
     const { candidates } = this.setup;
-    for (let i = 0; i < candidates.length && this.state !== "closed"; i++) {
+    for (let i = 0; i < candidates.length && !this.closed; i++) {
       const binding = candidates[i];
       const hasNext = i + 1 < candidates.length;
       try {
@@ -114,7 +118,7 @@ export class TtsSession {
         if (await this.pump()) return this.complete();
         return; // closed under us
       } catch (err) {
-        if (this.state === "closed") return;
+        if (this.closed) return;
         const retryable = err instanceof ProviderError && err.retryable && !this.audioStarted;
         this.status("failed", binding, (err as Error).message);
         this.stream?.cancel();
@@ -136,7 +140,7 @@ export class TtsSession {
     this.status("connecting", binding);
     const opening = provider.open({ model: binding.id, voice: this.setup.voice, format: this.setup.format, options: this.setup.options });
     const stream = await withTimeout(opening, this.deps.connectTimeoutMs, `${binding.provider.id} did not accept the session in time`);
-    if (this.state === "closed") {
+    if (this.closed) {
       stream.cancel();
       return;
     }
@@ -156,7 +160,7 @@ export class TtsSession {
   /** Drains the provider into the socket; true when the provider finished after `close`. */
   private async pump(): Promise<boolean> {
     for await (const ev of this.stream!) {
-      if (this.state === "closed") return false;
+      if (this.closed) return false;
       if (ev.type === "flushed") {
         this.deps.port.sendEvent({ type: "service.tts_flushed" });
         continue;
@@ -165,7 +169,7 @@ export class TtsSession {
       this.audioBytes += ev.audio.byteLength;
       await this.deps.port.sendAudio(ev.audio);
     }
-    return this.state !== "closed";
+    return !this.closed;
   }
 
   private startAudio(): void {
@@ -215,7 +219,7 @@ export class TtsSession {
   }
 
   private fail(err: unknown): void {
-    if (this.state === "closed") return;
+    if (this.closed) return;
     const apiError = err instanceof ApiError ? err : new ApiError("upstream_error", (err as Error).message);
     if (!(err instanceof ApiError)) this.log.error({ err }, "session failed");
     else this.log.info({ code: apiError.code, reason: apiError.message }, "session ended with an error");
