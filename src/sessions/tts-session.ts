@@ -167,7 +167,8 @@ export class TtsSession {
       }
       if (!this.audioStarted) this.startAudio();
       this.audioBytes += ev.audio.byteLength;
-      await this.deps.port.sendAudio(ev.audio);
+      const backpressure = this.deps.port.sendAudio(ev.audio);
+      if (backpressure) await backpressure;
     }
     return !this.closed;
   }

@@ -16,14 +16,18 @@ export class WsPort {
     if (this.raw.readyState === OPEN) this.raw.send(JSON.stringify(event));
   }
 
-  async sendAudio(chunk: Uint8Array): Promise<void> {
-    for (;;) {
-      if (this.raw.readyState !== OPEN) return;
-      const sent = this.raw.send(chunk);
-      if (sent > 0) return;
-      await new Promise<void>((resolve) => (this.drained = resolve));
-      if (sent === -1) return; // queued by Bun: delivered once the socket drains
-    }
+  /** Synchronous while the socket keeps up; a promise only when the client is behind. */
+  sendAudio(chunk: Uint8Array): void | Promise<void> {
+    if (this.raw.readyState !== OPEN) return;
+    const sent = this.raw.send(chunk);
+    if (sent > 0) return;
+    return this.afterDrain(sent === 0 ? chunk : undefined);
+  }
+
+  /** Waits for `drain`; a frame Bun dropped (0) is sent again then, one it queued (-1) is not. */
+  private async afterDrain(dropped: Uint8Array | undefined): Promise<void> {
+    await new Promise<void>((resolve) => (this.drained = resolve));
+    if (dropped) await this.sendAudio(dropped);
   }
 
   /** Bun's `drain` callback for this socket. */

@@ -1,0 +1,143 @@
+// bun run bench:tts — time to first audio and total time through the router versus calling the
+// same provider directly, at 1, 50 and 200 concurrent sessions, measured in one run. Both sides
+// start the clock when the text leaves the caller on an already-open session, so the difference
+// is what the router adds on the streaming path (framing, session, socket, backpressure); the
+// router's session setup (connect, handshake, auth, provider accept) is printed beside it.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { EnginePool } from "../workers/engine-pool.ts";
+import { LocalEngineProvider } from "../src/providers/local-engine-provider.ts";
+import type { TtsProvider } from "../src/providers/types.ts";
+import { FixedPcmProvider, TEST_MODEL } from "../test/fakes/fixed-pcm-provider.ts";
+
+const LEVELS = (process.env.BENCH_LEVELS ?? "1,50,200").split(",").map(Number);
+/** Arrival patterns: every open session sends at the same instant (burst), or at a random moment within 1 s. */
+const PATTERNS: { name: string; windowMs: number }[] = [
+  { name: "burst", windowMs: 0 },
+  { name: "spread over 1 s", windowMs: 1000 },
+];
+const TEXT = "The router should add almost no latency to this sentence.";
+const root = new URL("..", import.meta.url).pathname;
+const picoDir = process.env.PICO_VOICES_DIR || new URL("../../shared/models/svox-pico-lang", import.meta.url).pathname;
+
+interface Timing {
+  /** Connection + handshake + auth + provider accepted: reported, not compared (direct has none). */
+  setup: number;
+  /** From the text leaving the caller to the first audio byte. */
+  ttfa: number;
+  /** From the text leaving the caller to the end of the audio. */
+  total: number;
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+/** Opens sessions until each is ready, then sends the text on all of them at once. */
+async function viaRouter(offsets: number[], base: string, key: string, query: string): Promise<Timing[]> {
+  const n = offsets.length;
+  const sessions = await Promise.all(
+    Array.from({ length: n }, () => {
+      const t0 = performance.now();
+      const ws = new WebSocket(`${base}/v1/tts?${query}`, { headers: { Authorization: `Bearer ${key}` } } as any);
+      ws.binaryType = "arraybuffer";
+      return new Promise<{ ws: WebSocket; setup: number }>((resolve, reject) => {
+        ws.onmessage = (e) => {
+          if (typeof e.data === "string" && JSON.parse(e.data).type === "service.tts_session_ready") resolve({ ws, setup: performance.now() - t0 });
+        };
+        ws.onclose = (e) => reject(new Error(`closed ${e.code} ${e.reason}`));
+      });
+    }),
+  );
+  return Promise.all(
+    sessions.map(
+      ({ ws, setup }, i) =>
+        new Promise<Timing>((resolve, reject) => {
+          let ttfa = 0;
+          ws.onmessage = (e) => {
+            if (!ttfa && typeof e.data !== "string") ttfa = performance.now() - t0;
+          };
+          ws.onclose = (e) => (e.code === 1000 ? resolve({ setup, ttfa, total: performance.now() - t0 }) : reject(new Error(`closed ${e.code}`)));
+          let t0 = 0;
+          after(offsets[i], () => {
+            t0 = performance.now();
+            ws.send(JSON.stringify({ type: "text", text: TEXT }));
+            ws.send(JSON.stringify({ type: "close" }));
+          });
+        }),
+    ),
+  );
+}
+
+/** Opens provider streams, then writes the text to all of them at once. */
+async function direct(offsets: number[], provider: TtsProvider, model: string, voice?: string): Promise<Timing[]> {
+  const streams = await Promise.all(offsets.map(() => provider.open({ model, voice, format: "pcm", options: {} })));
+  return Promise.all(
+    streams.map(async (stream, i) => {
+      await new Promise<void>((resolve) => after(offsets[i], resolve));
+      const t0 = performance.now();
+      let ttfa = 0;
+      stream.write(TEXT);
+      stream.end();
+      for await (const ev of stream) if (!ttfa && ev.type === "audio") ttfa = performance.now() - t0;
+      return { setup: 0, ttfa, total: performance.now() - t0 };
+    }),
+  );
+}
+
+/** Runs `fn` now when `ms` is 0 (a true burst), else after `ms`. */
+function after(ms: number, fn: () => void): void {
+  if (ms === 0) fn();
+  else setTimeout(fn, ms);
+}
+
+function report(name: string, n: number, router: Timing[], dir: Timing[]) {
+  const ms = (x: number) => `${x.toFixed(2).padStart(8)} ms`;
+  const row = (metric: "ttfa" | "total") => {
+    const r = router.map((t) => t[metric]);
+    const d = dir.map((t) => t[metric]);
+    return `${metric.padEnd(5)} router p50 ${ms(pct(r, 50))} p99 ${ms(pct(r, 99))} | direct p50 ${ms(pct(d, 50))} p99 ${ms(pct(d, 99))} | added p50 ${ms(pct(r, 50) - pct(d, 50))} p99 ${ms(pct(r, 99) - pct(d, 99))} | ratio p50 ${(pct(r, 50) / pct(d, 50)).toFixed(2)}`;
+  };
+  const setup = router.map((t) => t.setup);
+  console.log(`${name} × ${n}   (router session setup: p50 ${pct(setup, 50).toFixed(2)} ms, p99 ${pct(setup, 99).toFixed(2)} ms)`);
+  console.log(`  ${row("ttfa")}`);
+  console.log(`  ${row("total")}`);
+}
+
+const dir = mkdtempSync(join(tmpdir(), "voxroute-bench-"));
+const server = Bun.spawn(["bun", "bench/bench-server.ts"], {
+  cwd: root,
+  env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", DATABASE_URL: `sqlite://${join(dir, "db.sqlite")}`, PICO_VOICES_DIR: picoDir },
+  stdout: "pipe",
+  stderr: "inherit",
+});
+const reader = server.stdout.getReader();
+const { value } = await reader.read();
+const { url, key } = JSON.parse(new TextDecoder().decode(value)) as { url: string; key: string };
+const base = url.replace(/^http/, "ws");
+
+const pool = new EnginePool(2, { picoVoicesDir: picoDir, picoVoicesUrl: "" });
+const cases: { name: string; query: string; provider: TtsProvider; model: string; voice?: string }[] = [
+  { name: "trivial fixed-PCM provider", query: `model=${TEST_MODEL}&provider=fixed`, provider: new FixedPcmProvider("fixed", 10), model: "echo" },
+  { name: "Flite (slt)", query: "model=flite&voice=slt", provider: new LocalEngineProvider("flite", "flite", pool), model: "flite", voice: "slt" },
+];
+
+console.log(`voxroute TTS benchmark: router (separate process, real WebSocket) vs direct provider call; ${navigator.hardwareConcurrency} cores`);
+for (const c of cases) {
+  // Warm both paths (engine load, JIT) before measuring.
+  await viaRouter([0, 0, 0, 0], base, key, c.query);
+  await direct([0, 0, 0, 0], c.provider, c.model, c.voice);
+  for (const pattern of PATTERNS) {
+    for (const n of LEVELS) {
+      const offsets = Array.from({ length: n }, () => (n > 1 ? Math.random() * pattern.windowMs : 0));
+      const router = await viaRouter(offsets, base, key, c.query);
+      const dir = await direct(offsets, c.provider, c.model, c.voice);
+      report(`${c.name}, ${pattern.name}`, n, router, dir);
+    }
+  }
+}
+await pool.close();
+server.kill("SIGTERM");
+await server.exited;
