@@ -12,14 +12,15 @@ const lateDying = new BrokenProvider("late-dying", "fail-after-audio");
 const hanging = new BrokenProvider("hanging", "hang");
 const badVoice = new BrokenProvider("bad-voice", "reject-voice");
 const slow = new FixedPcmProvider("slow", 3, 300);
+const bulk = new FixedPcmProvider("bulk", 5000);
 
 beforeAll(async () => {
   server = await startTestServer(
     { PROVIDER_CONNECT_TIMEOUT_MS: "300" },
     {
       extra: {
-        catalogue: testCatalogue(["refusing", "dying", "late-dying", "hanging", "bad-voice", "slow", "fixed"]),
-        providers: [fixed, refusing, dying, lateDying, hanging, badVoice, slow],
+        catalogue: testCatalogue(["refusing", "dying", "late-dying", "hanging", "bad-voice", "slow", "bulk", "fixed"]),
+        providers: [fixed, refusing, dying, lateDying, hanging, badVoice, slow, bulk],
       },
     },
   );
@@ -149,6 +150,29 @@ describe("/v1/tts frame and query errors", () => {
     await c.opened;
     c.send({ type: "text", text: "é".repeat(2001) });
     expect((await c.closed).close).toEqual({ code: 1009, reason: "tts_text_frame_too_large" });
+  });
+
+  test("a large stream (over the socket's backpressure limit) arrives whole and in order", async () => {
+    const c = connect(tts(`model=${TEST_MODEL}&provider=bulk`), bearer(server.key));
+    c.send({ type: "text", text: "lots" });
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    expect(rec.close.code).toBe(1000);
+    expect(rec.audio.length).toBe(5000);
+    expect(totalBytes(rec.audio)).toBe(5000 * 640);
+    expect(rec.events.at(-1)).toMatchObject({ audio_bytes: 5000 * 640 });
+  });
+
+  test("frames after close are ignored", async () => {
+    const c = connect(tts(`model=${TEST_MODEL}&provider=fixed`), bearer(server.key));
+    c.send({ type: "text", text: "counted" });
+    c.send({ type: "close" });
+    c.send({ type: "text", text: "ignored" });
+    c.send({ type: "flush" });
+    const rec = await c.closed;
+    expect(rec.close.code).toBe(1000);
+    expect(rec.events.at(-1)).toMatchObject({ type: "service.tts_session_ended", characters: 7 });
+    expect(rec.audio.length).toBe(5);
   });
 
   test("exactly 2000 characters (counted as characters, not UTF-16 units) is accepted", async () => {

@@ -52,6 +52,7 @@ export class TtsSession {
   /** With auto_flush off, text waits here for a flush or close. */
   private held = "";
   private readySent = false;
+  private closeRequested = false;
   private audioStarted = false;
   private firstTextAt: number | undefined;
   private characters = 0;
@@ -71,9 +72,10 @@ export class TtsSession {
     return this.state === "closed";
   }
 
-  /** A command from the client, in arrival order. */
+  /** A command from the client, in arrival order; anything after `close` is ignored. */
   command(cmd: TtsCommand): void {
-    if (this.closed) return;
+    if (this.closed || this.closeRequested) return;
+    if (cmd.type === "close") this.closeRequested = true;
     if (cmd.type === "text") {
       this.firstTextAt ??= performance.now();
       this.characters += [...cmd.text].length;

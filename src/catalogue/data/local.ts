@@ -1,4 +1,4 @@
-import type { ModelSpec, ProviderSpec } from "../types.ts";
+import type { ModelSpec, PriceSpec, ProviderSpec } from "../types.ts";
 
 // Embedded engines. Priced low so that a welcome grant lets a newcomer try them at once.
 
@@ -8,32 +8,55 @@ export const LOCAL_MODELS: ModelSpec[] = [
   { canonical: "espeak/espeak-ng", name: "eSpeak NG", capability: "tts", aliases: ["espeak"] },
 ];
 
-const LOCAL_TTS = { capability: "tts", streaming: true, synchronous: true, formats: ["pcm", "mp3"] } as const;
+interface LocalEngineEntry {
+  id: string;
+  name: string;
+  requiresVoice: boolean;
+  model: string;
+  canonical: string;
+  voice: string;
+  price: PriceSpec;
+}
 
-export const FLITE: ProviderSpec = {
+/** Every embedded engine streams and synthesizes, as PCM or as MP3 encoded in its worker. */
+function localEngine(e: LocalEngineEntry): ProviderSpec {
+  return {
+    id: e.id,
+    name: e.name,
+    kind: "local",
+    requiresVoice: e.requiresVoice,
+    defaults: { tts: { model: e.model, voice: e.voice } },
+    bindings: [{ capability: "tts", id: e.model, canonical: e.canonical, streaming: true, synchronous: true, formats: ["pcm", "mp3"], price: e.price }],
+  };
+}
+
+export const FLITE = localEngine({
   id: "flite",
   name: "Flite (embedded)",
-  kind: "local",
   requiresVoice: false,
-  defaults: { tts: { model: "flite", voice: "slt" } },
-  bindings: [{ ...LOCAL_TTS, formats: [...LOCAL_TTS.formats], id: "flite", canonical: "cmu/flite", price: { amount: "0.0000125", per: "character" } }],
-};
+  model: "flite",
+  canonical: "cmu/flite",
+  voice: "slt",
+  price: { amount: "0.0000125", per: "character" },
+});
 
-export const SVOX_PICO: ProviderSpec = {
+export const SVOX_PICO = localEngine({
   id: "svox-pico",
   name: "SVOX Pico (embedded)",
-  kind: "local",
   // Pico has no built-in voice: the voice names the language resource pair to load.
   requiresVoice: true,
-  defaults: { tts: { model: "pico", voice: "en-US" } },
-  bindings: [{ ...LOCAL_TTS, formats: [...LOCAL_TTS.formats], id: "pico", canonical: "svox/pico", price: { amount: "0.0000125", per: "character" } }],
-};
+  model: "pico",
+  canonical: "svox/pico",
+  voice: "en-US",
+  price: { amount: "0.0000125", per: "character" },
+});
 
-export const ESPEAK_NG: ProviderSpec = {
+export const ESPEAK_NG = localEngine({
   id: "espeak-ng",
   name: "eSpeak NG (embedded, GPL-3.0, opt-in)",
-  kind: "local",
   requiresVoice: false,
-  defaults: { tts: { model: "espeak-ng", voice: "en-us" } },
-  bindings: [{ ...LOCAL_TTS, formats: [...LOCAL_TTS.formats], id: "espeak-ng", canonical: "espeak/espeak-ng", price: { amount: "0.00001", per: "character" } }],
-};
+  model: "espeak-ng",
+  canonical: "espeak/espeak-ng",
+  voice: "en-us",
+  price: { amount: "0.00001", per: "character" },
+});
