@@ -1,0 +1,41 @@
+import { describe, expect, test } from "bun:test";
+import { Catalogue } from "../src/catalogue/catalogue.ts";
+import { servedCatalogue } from "../src/catalogue/served.ts";
+import { loadConfig } from "../src/config.ts";
+import { ApiError } from "../src/errors.ts";
+import { planTtsSession } from "../src/surfaces/native/tts-query.ts";
+
+const catalogue = new Catalogue(servedCatalogue(loadConfig({})));
+const plan = (query: string) => planTtsSession(catalogue, new URLSearchParams(query));
+
+describe("/v1/tts query", () => {
+  test("defaults: pcm, auto_flush on, no voice, no options", () => {
+    const p = plan("model=flite");
+    expect(p).toMatchObject({ format: "pcm", autoFlush: true, voice: undefined, options: {} });
+    expect(p.candidates.map((b) => b.provider.id)).toEqual(["flite"]);
+  });
+
+  test("auto_flush: only the literal false disables it", () => {
+    expect(plan("model=flite&auto_flush=false").autoFlush).toBe(false);
+    for (const v of ["true", "0", "no", "False", ""]) expect(plan(`model=flite&auto_flush=${v}`).autoFlush).toBe(true);
+  });
+
+  test("unreserved keys are provider options; provider_options[name] wins over the bare form", () => {
+    const p = plan("model=flite&voice=slt&speed=fast&pitch=low&provider_options[speed]=slow&provider_options[style]=Calm&provider_order=flite");
+    expect(p.options).toEqual({ speed: "slow", pitch: "low", style: "Calm" });
+  });
+
+  test("an empty voice is absent, not substituted", () => {
+    expect(plan("model=flite&voice=").voice).toBeUndefined();
+  });
+
+  test("format must be pcm or mp3", () => {
+    expect(plan("model=flite&format=mp3").format).toBe("mp3");
+    try {
+      plan("model=flite&format=ogg");
+      throw new Error("accepted");
+    } catch (err) {
+      expect((err as ApiError).code).toBe("invalid_request");
+    }
+  });
+});
