@@ -27,6 +27,12 @@ export class Metrics {
   });
 
   constructor(withDefaults = true) {
-    if (withDefaults) collectDefaultMetrics({ register: this.registry, prefix: "voxroute_" });
+    if (!withDefaults) return;
+    collectDefaultMetrics({ register: this.registry, prefix: "voxroute_" });
+    // Per-space heap statistics walk the whole heap under Bun (tens of ms on a busy server),
+    // stalling every open session at each scrape. Total heap and RSS stay.
+    for (const metric of this.registry.getMetricsAsArray()) {
+      if (metric.name.includes("heap_space")) this.registry.removeSingleMetric(metric.name);
+    }
   }
 }

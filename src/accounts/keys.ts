@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "../db/open.ts";
 import { ApiError } from "../errors.ts";
 
@@ -54,15 +54,24 @@ export function bearerToken(header: string | null | undefined): string | undefin
   return m?.[1];
 }
 
-/** Who the key belongs to; 401 for a missing or unknown key, 403 for a disabled tenant. */
-export async function authenticate({ db, schema }: Database, key: string | undefined): Promise<Principal> {
-  if (!key) throw new ApiError("missing_api_key", "an API key is required");
-  const rows = await db
+/** The key look-up, built and prepared once per database: it runs on every request. */
+function keyLookup({ db, schema }: Database) {
+  const query = db
     .select({ keyId: schema.apiKeys.id, tenantId: schema.tenants.id, tenantName: schema.tenants.name, disabled: schema.tenants.disabled })
     .from(schema.apiKeys)
     .innerJoin(schema.tenants, eq(schema.apiKeys.tenantId, schema.tenants.id))
-    .where(and(eq(schema.apiKeys.hash, hashKey(key)), isNull(schema.apiKeys.revokedAt)));
-  const row = rows[0];
+    .where(and(eq(schema.apiKeys.hash, sql.placeholder("hash")), isNull(schema.apiKeys.revokedAt)));
+  // PostgreSQL names its prepared statements; SQLite's typing has no name parameter.
+  return (query.prepare as (name?: string) => ReturnType<typeof query.prepare>).call(query, "voxroute_key_lookup");
+}
+const lookups = new WeakMap<Database, ReturnType<typeof keyLookup>>();
+
+/** Who the key belongs to; 401 for a missing or unknown key, 403 for a disabled tenant. */
+export async function authenticate(database: Database, key: string | undefined): Promise<Principal> {
+  if (!key) throw new ApiError("missing_api_key", "an API key is required");
+  let lookup = lookups.get(database);
+  if (!lookup) lookups.set(database, (lookup = keyLookup(database)));
+  const row = (await lookup.execute({ hash: hashKey(key) }))[0];
   if (!row) throw new ApiError("invalid_api_key", "the API key is not valid");
   if (row.disabled) throw new ApiError("tenant_disabled", "this account is disabled");
   return { tenantId: row.tenantId, tenantName: row.tenantName, keyId: row.keyId };
