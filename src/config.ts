@@ -24,6 +24,8 @@ export interface Config {
   espeakEnabled: boolean;
   /** Bound on how long a provider may take to accept a session before the next candidate is tried. */
   providerConnectTimeoutMs: number;
+  /** A request's credit hold lapses this long after its last refresh (a crashed process's holds free up). */
+  holdTtlMs: number;
   providers: {
     elevenlabs: CloudCredentials;
     openai: CloudCredentials;
@@ -74,6 +76,7 @@ export function loadConfig(env: Env = process.env): Config {
     picoVoicesUrl: env.PICO_VOICES_URL ?? DEFAULT_PICO_VOICES_URL,
     espeakEnabled: flag(env, "ESPEAK_ENABLED"),
     providerConnectTimeoutMs: integer(env, "PROVIDER_CONNECT_TIMEOUT_MS", 5_000, 1),
+    holdTtlMs: integer(env, "HOLD_TTL_MS", 600_000, 1000),
     providers: {
       elevenlabs: credentials(env, "ELEVENLABS"),
       openai: credentials(env, "OPENAI"),

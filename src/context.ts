@@ -1,6 +1,7 @@
 import type { Catalogue } from "./catalogue/catalogue.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/open.ts";
+import type { Meter } from "./ledger/meter.ts";
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import type { TtsProvider } from "./providers/types.ts";
@@ -15,6 +16,8 @@ export interface AppContext {
   catalogue: Catalogue;
   providers: Map<string, TtsProvider>;
   sessions: SessionRegistry;
+  /** The one entry point for billing a request. */
+  meter: Meter;
   /** False once shutdown began: /healthz turns 503 so balancers stop sending traffic. */
   accepting: () => boolean;
 }

@@ -5,6 +5,8 @@ import { servedCatalogue } from "./catalogue/served.ts";
 import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
 import { openDatabase } from "./db/open.ts";
+import { Ledger } from "./ledger/ledger.ts";
+import { Meter } from "./ledger/meter.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { Metrics } from "./metrics.ts";
 import { ttsProviders } from "./providers/registry.ts";
@@ -38,8 +40,18 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const providers = new Map([...ttsProviders(pool), ...(extra?.providers ?? [])].map((p) => [p.id, p]));
   const metrics = new Metrics();
   const sessions = new SessionRegistry(metrics);
+  const ledger = new Ledger(database, config.holdTtlMs);
+  const meter = new Meter(ledger, log);
+  // Holds of requests whose process died are released once they expire.
+  const sweeper = setInterval(() => {
+    ledger.releaseExpiredHolds().then(
+      (n) => n && log.warn({ released: n }, "released expired credit holds"),
+      (err) => log.error({ err }, "releasing expired holds failed"),
+    );
+  }, Math.max(1000, Math.floor(config.holdTtlMs / 4)));
+  sweeper.unref();
   let accepting = true;
-  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, accepting: () => accepting };
+  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, accepting: () => accepting };
 
   const app = createApp(ctx).listen({ port: config.port, hostname: config.host });
   const server = app.server!;
@@ -54,6 +66,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       log.info({ sessions: sessions.size, graceMs }, "shutting down: no new connections");
       server.stop(false);
       await sessions.drain(graceMs);
+      clearInterval(sweeper);
       server.stop(true);
       await pool.close();
       await database.close();

@@ -111,7 +111,8 @@ describe("operator CLI", () => {
   test("bad usage exits 2 with the usage line", () => {
     const out = cli(["keys", "create"], { DATABASE_URL: sqliteUrl() });
     expect(out.exitCode).toBe(2);
-    expect(out.stderr.toString()).toContain("usage: bun run cli keys create --tenant NAME");
+    expect(out.stderr.toString()).toContain("--tenant is required");
+    expect(out.stderr.toString()).toContain("usage: bun run cli <command>");
     expect(cli(["nonsense"], { DATABASE_URL: sqliteUrl() }).exitCode).toBe(2);
   });
 });

@@ -85,6 +85,7 @@ describe("graceful shutdown on SIGTERM", () => {
     const root = new URL("..", import.meta.url).pathname;
     const env = { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: config.databaseUrl, LOG_LEVEL: "info", SHUTDOWN_GRACE_MS: "1500", PICO_VOICES_DIR: config.picoVoicesDir };
     const key = Bun.spawnSync(["bun", "src/cli.ts", "keys", "create", "--tenant", "t"], { cwd: root, env }).stdout.toString().trim().split("\n").at(-1)!;
+    expect(Bun.spawnSync(["bun", "src/cli.ts", "credits", "add", "--tenant", "t", "--usd", "5"], { cwd: root, env }).exitCode).toBe(0);
     const proc = Bun.spawn(["bun", "src/main.ts"], { cwd: root, env, stdout: "pipe", stderr: "pipe" });
     const base = `127.0.0.1:${port}`;
     for (let i = 0; i < 100; i++) {

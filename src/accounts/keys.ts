@@ -23,29 +23,35 @@ export function newId(): string {
   return crypto.randomUUID();
 }
 
-/** Finds or creates the tenant by name. */
-export async function ensureTenant({ db, schema }: Database, name: string): Promise<string> {
-  const existing = await db.select({ id: schema.tenants.id }).from(schema.tenants).where(eq(schema.tenants.name, name));
-  if (existing[0]) return existing[0].id;
-  const id = newId();
-  await db.insert(schema.tenants).values({ id, name, createdAt: new Date() }).onConflictDoNothing();
-  const row = await db.select({ id: schema.tenants.id }).from(schema.tenants).where(eq(schema.tenants.name, name));
-  return row[0].id;
+/** Finds or creates the tenant by name (and e-mail, for signup accounts); true when it is new. */
+export function ensureTenant(database: Database, name: string, email?: string): Promise<{ tenantId: string; created: boolean }> {
+  const { schema } = database;
+  return database.transaction(async (tx) => {
+    const existing = await tx.select({ id: schema.tenants.id }).from(schema.tenants).where(eq(schema.tenants.name, name));
+    if (existing[0]) return { tenantId: existing[0].id, created: false };
+    const id = newId();
+    const inserted = await tx.insert(schema.tenants).values({ id, name, email: email ?? null, createdAt: new Date() }).onConflictDoNothing().returning({ id: schema.tenants.id });
+    if (inserted[0]) return { tenantId: id, created: true };
+    const row = await tx.select({ id: schema.tenants.id }).from(schema.tenants).where(eq(schema.tenants.name, name));
+    return { tenantId: row[0].id, created: false };
+  });
 }
 
 /** Mints a key for the tenant; the returned `key` is the only time it exists in clear. */
 export async function createKey(database: Database, tenantName: string): Promise<{ key: string; keyId: string; tenantId: string }> {
-  const tenantId = await ensureTenant(database, tenantName);
+  const { tenantId } = await ensureTenant(database, tenantName);
+  return { ...(await mintKey(database, tenantId)), tenantId };
+}
+
+/** A new key for an existing tenant. */
+export async function mintKey(database: Database, tenantId: string): Promise<{ key: string; keyId: string; prefix: string }> {
   const key = KEY_PREFIX + randomBytes(32).toString("base64url");
   const keyId = newId();
-  await database.db.insert(database.schema.apiKeys).values({
-    id: keyId,
-    tenantId,
-    prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
-    hash: hashKey(key),
-    createdAt: new Date(),
-  });
-  return { key, keyId, tenantId };
+  const prefix = key.slice(0, SHOWN_PREFIX_LENGTH);
+  await database.transaction((tx) =>
+    tx.insert(database.schema.apiKeys).values({ id: keyId, tenantId, prefix, hash: hashKey(key), createdAt: new Date() }),
+  );
+  return { key, keyId, prefix };
 }
 
 /** The bearer token of an `Authorization` header, or undefined. */

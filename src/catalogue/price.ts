@@ -28,6 +28,10 @@ export function parseDecimal(text: string): Rational {
   return rational(BigInt(m[1] + frac), 10n ** BigInt(frac.length));
 }
 
+export function add(a: Rational, b: Rational): Rational {
+  return rational(a.num * b.den + b.num * a.den, a.den * b.den);
+}
+
 export function mul(a: Rational, b: Rational): Rational {
   return rational(a.num * b.num, a.den * b.den);
 }

@@ -16,10 +16,19 @@ export type Dialect = "sqlite" | "postgres";
  * has the same shape at run time, so code above this room is written once against the SQLite
  * typing; anything dialect-specific (transactions, upserts) branches on `dialect`.
  */
+export type Db = BunSQLiteDatabase<typeof sqliteSchema>;
+
 export interface Database {
   dialect: Dialect;
-  db: BunSQLiteDatabase<typeof sqliteSchema>;
+  db: Db;
   schema: typeof sqliteSchema;
+  /**
+   * Runs `fn` in one transaction: all or nothing. On PostgreSQL a plain transaction (lock rows by
+   * updating them first); on SQLite `BEGIN IMMEDIATE` behind an in-process queue, because one
+   * connection is shared and an awaited statement of another request must not land inside it.
+   * Every write goes through here.
+   */
+  transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -46,8 +55,9 @@ export async function openDatabase(url: string): Promise<Database> {
     await migratePg(db, { migrationsFolder: MIGRATIONS.postgres });
     return {
       dialect: "postgres",
-      db: db as unknown as Database["db"],
+      db: db as unknown as Db,
       schema: pgSchema as unknown as typeof sqliteSchema,
+      transaction: (fn) => db.transaction((tx) => fn(tx as unknown as Db)),
       close: () => client.end({ timeout: 5 }),
     };
   }
@@ -57,5 +67,22 @@ export async function openDatabase(url: string): Promise<Database> {
   client.exec("PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;");
   const db = drizzleSqlite(client, { schema: sqliteSchema });
   migrateSqlite(db, { migrationsFolder: MIGRATIONS.sqlite });
-  return { dialect: "sqlite", db, schema: sqliteSchema, close: async () => client.close() };
+  let queue: Promise<unknown> = Promise.resolve();
+  const transaction = <T>(fn: (tx: Db) => Promise<T>): Promise<T> => {
+    const run = async () => {
+      client.exec("BEGIN IMMEDIATE");
+      try {
+        const result = await fn(db);
+        client.exec("COMMIT");
+        return result;
+      } catch (err) {
+        client.exec("ROLLBACK");
+        throw err;
+      }
+    };
+    const result = queue.then(run, run);
+    queue = result.catch(() => {});
+    return result;
+  };
+  return { dialect: "sqlite", db, schema: sqliteSchema, transaction, close: async () => client.close() };
 }

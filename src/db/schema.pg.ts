@@ -1,12 +1,18 @@
-import { boolean, index, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, boolean, index, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
-// PostgreSQL shape of the database (for fleets). Keep in step with schema.sqlite.ts.
+// PostgreSQL shape of the database (for fleets). Keep in step with schema.sqlite.ts: same tables,
+// same columns, same names. Credits are whole integers (1 credit = 0.000001 USD).
+
+const ms = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+const integer = (name: string) => bigint(name, { mode: "number" });
 
 export const tenants = pgTable("tenants", {
   id: text("id").primaryKey(),
   name: text("name").notNull().unique(),
+  /** Set for accounts made by e-mail signup. */
+  email: text("email").unique(),
   disabled: boolean("disabled").notNull().default(false),
-  createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+  createdAt: ms("created_at").notNull(),
 });
 
 export const apiKeys = pgTable(
@@ -18,8 +24,148 @@ export const apiKeys = pgTable(
     prefix: text("prefix").notNull(),
     /** SHA-256 of the whole key, hex; the key itself is never stored. */
     hash: text("hash").notNull().unique(),
-    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
-    revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
+    createdAt: ms("created_at").notNull(),
+    revokedAt: ms("revoked_at"),
   },
   (t) => [index("api_keys_tenant_idx").on(t.tenantId)],
 );
+
+/** One row per tenant: paid credits, what holds keep of them, and the exact sub-credit carry. */
+export const balances = pgTable("balances", {
+  tenantId: text("tenant_id").primaryKey().references(() => tenants.id),
+  paidCredits: integer("paid_credits").notNull().default(0),
+  paidHeld: integer("paid_held").notNull().default(0),
+  /** Sub-credit remainder of metered cost, exactly: carry_num / carry_den credits, in [0, 1). */
+  carryNum: integer("carry_num").notNull().default(0),
+  carryDen: integer("carry_den").notNull().default(1),
+  updatedAt: ms("updated_at").notNull(),
+});
+
+/** Promotional credits, optionally limited to provider/model targets and an expiry. */
+export const grants = pgTable(
+  "grants",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    name: text("name").notNull(),
+    totalCredits: integer("total_credits").notNull(),
+    remainingCredits: integer("remaining_credits").notNull(),
+    heldCredits: integer("held_credits").notNull().default(0),
+    /** JSON array of {provider, model}; empty = any binding. */
+    targets: text("targets").notNull().default("[]"),
+    expiresAt: ms("expires_at"),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [index("grants_tenant_idx").on(t.tenantId)],
+);
+
+/** Credits reserved for a request in flight, per source; released or turned into debits at settle. */
+export const holds = pgTable(
+  "holds",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    /** JSON array of {source: grant id | "paid", credits}. */
+    allocations: text("allocations").notNull(),
+    totalCredits: integer("total_credits").notNull(),
+    createdAt: ms("created_at").notNull(),
+    /** Refreshed while the request runs; an expired hold is released by the sweeper. */
+    expiresAt: ms("expires_at").notNull(),
+  },
+  (t) => [index("holds_expiry_idx").on(t.expiresAt)],
+);
+
+/** Exactly one record per request, written in the same transaction as its debits. */
+export const activity = pgTable(
+  "activity",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    keyId: text("key_id"),
+    surface: text("surface").notNull(),
+    startedAt: ms("started_at").notNull(),
+    finishedAt: ms("finished_at").notNull(),
+    latencyMs: integer("latency_ms").notNull(),
+    provider: text("provider").notNull(),
+    model: text("model").notNull(),
+    capability: text("capability").notNull(),
+    status: text("status").notNull(),
+    usageUnit: text("usage_unit").notNull(),
+    usageAmount: integer("usage_amount").notNull(),
+    credits: integer("credits").notNull(),
+    /** JSON array of failed provider attempts before the one that served. */
+    attempts: text("attempts").notNull().default("[]"),
+  },
+  (t) => [index("activity_tenant_started_idx").on(t.tenantId, t.startedAt, t.id)],
+);
+
+/** Organization-level credit events: grants, top-ups, adjustments. */
+export const creditTransactions = pgTable(
+  "credit_transactions",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    type: text("type").notNull(),
+    credits: integer("credits").notNull(),
+    description: text("description").notNull(),
+    /** Payment-provider or idempotency reference: makes a crediting event happen once. Never shown. */
+    externalId: text("external_id").unique(),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [index("credit_transactions_tenant_idx").on(t.tenantId, t.createdAt)],
+);
+
+/** Every change to a credit source: debits for requests (negative), grants and top-ups (positive). */
+export const ledgerEntries = pgTable(
+  "ledger_entries",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    activityId: text("activity_id"),
+    transactionId: text("transaction_id"),
+    /** A grant id, or "paid". */
+    source: text("source").notNull(),
+    credits: integer("credits").notNull(),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [index("ledger_entries_tenant_idx").on(t.tenantId)],
+);
+
+/** Signup codes: stored as a keyed hash, single use, bounded attempts. */
+export const emailCodes = pgTable(
+  "email_codes",
+  {
+    id: text("id").primaryKey(),
+    email: text("email").notNull(),
+    codeHash: text("code_hash").notNull(),
+    ip: text("ip").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    createdAt: ms("created_at").notNull(),
+    expiresAt: ms("expires_at").notNull(),
+    consumedAt: ms("consumed_at"),
+  },
+  (t) => [index("email_codes_email_idx").on(t.email, t.createdAt), index("email_codes_ip_idx").on(t.ip, t.createdAt)],
+);
+
+export const topUps = pgTable(
+  "top_ups",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    idempotencyKey: text("idempotency_key").notNull(),
+    amountCents: integer("amount_cents").notNull(),
+    provider: text("provider").notNull(),
+    checkoutId: text("checkout_id").notNull().unique(),
+    url: text("url").notNull(),
+    expiresAt: ms("expires_at").notNull(),
+    createdAt: ms("created_at").notNull(),
+    completedAt: ms("completed_at"),
+  },
+  (t) => [uniqueIndex("top_ups_idempotency_idx").on(t.tenantId, t.idempotencyKey)],
+);
+
+/** Small server-wide values that must survive restarts and be shared by instances (e.g. the signup secret). */
+export const settings = pgTable("settings", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+});

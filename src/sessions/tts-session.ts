@@ -1,13 +1,19 @@
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, closeReason, type ErrorCode } from "../errors.ts";
+import type { MeteredRequest } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import { ProviderError, type TtsProvider, type TtsStream } from "../providers/types.ts";
 
-// A streaming TTS session, independent of the surface that frames it. Commands arriving while the
-// session is starting are kept and applied once a provider is ready. While no audio has reached
-// the client, a provider that fails in a retryable way is replaced by the next candidate and the
-// text so far is replayed; once audio has gone out, a failure ends the session with 1011.
+// A streaming TTS session, independent of the surface that frames it.
+// - Text is admitted only once the request's credit hold covers it (no database round trip while
+//   the current block lasts); when the balance cannot cover more, the session synthesizes what was
+//   admitted and ends with 4402 `insufficient_balance`.
+// - Commands arriving while the session is starting are kept and applied once a provider is ready.
+// - While no audio has reached the client, a provider that fails in a retryable way is replaced by
+//   the next candidate and the admitted text is replayed; once audio went out, a failure ends the
+//   session with 1011.
+// - Usage is settled (debits + one activity record) before the final event and close are sent.
 
 export type TtsCommand = { type: "text"; text: string } | { type: "flush" } | { type: "close" };
 
@@ -19,15 +25,19 @@ export interface TtsPort {
   close(code: number, reason: string): void;
 }
 
+export interface Admission {
+  candidates: Binding[];
+  meter: MeteredRequest;
+}
+
 export interface TtsSessionSetup {
   id: string;
-  candidates: Binding[];
   voice?: string;
   format: "pcm" | "mp3";
   autoFlush: boolean;
   options: Record<string, string>;
-  /** Runs before any provider is contacted; an `ApiError` from it ends the session with its close code. */
-  authorize: () => Promise<unknown>;
+  /** Auth, routing and billing admission; an `ApiError` from it ends the session with its close code. */
+  admit: () => Promise<Admission>;
 }
 
 export interface TtsSessionDeps {
@@ -41,11 +51,23 @@ export interface TtsSessionDeps {
 
 type State = "starting" | "ready" | "closed";
 
+const codePoints = (text: string) => {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+};
+
 export class TtsSession {
   private state: State = "starting";
   private stream: TtsStream | undefined;
   private binding: Binding | undefined;
-  /** Commands received while no provider was ready. */
+  /** The provider tried last: a request that never connected is recorded against it. */
+  private tried: Binding | undefined;
+  private admission: Admission | undefined;
+  /** Commands not yet covered by the hold, in arrival order. */
+  private inbox: TtsCommand[] = [];
+  private covering = false;
+  /** Admitted commands waiting for a provider. */
   private pending: TtsCommand[] = [];
   /** Commands given to the current provider before any of its audio went out: replayed on fallback. */
   private replay: TtsCommand[] = [];
@@ -53,10 +75,21 @@ export class TtsSession {
   private held = "";
   private readySent = false;
   private closeRequested = false;
+  private closeAccepted = false;
+  private exhausted = false;
   private audioStarted = false;
+  private readonly startedAt = new Date();
   private firstTextAt: number | undefined;
+  private firstAudioAt: number | undefined;
+  /** Characters admitted (and paid for). */
   private characters = 0;
+  /** Characters written to the provider when each pending flush was asked for, oldest first. */
+  private flushMarks: number[] = [];
+  private written = 0;
+  /** Characters whose audio a `flushed` acknowledgement confirmed. */
+  private acknowledged = 0;
   private audioBytes = 0;
+  private readonly attempts: { provider: string; reason: string }[] = [];
   private readonly log: Logger;
   readonly finished: Promise<void>;
 
@@ -76,59 +109,57 @@ export class TtsSession {
   command(cmd: TtsCommand): void {
     if (this.closed || this.closeRequested) return;
     if (cmd.type === "close") this.closeRequested = true;
-    if (cmd.type === "text") {
-      this.firstTextAt ??= performance.now();
-      this.characters += [...cmd.text].length;
-    }
-    if (this.state === "starting") this.pending.push(cmd);
-    else this.apply(cmd);
+    if (cmd.type === "text") this.firstTextAt ??= performance.now();
+    this.inbox.push(cmd);
+    if (this.admission) this.admitInbox();
   }
 
   /** The client broke the frame contract (1003 / 1009). */
   reject(code: "invalid_tts_frame" | "tts_text_frame_too_large", message: string): void {
-    this.fail(new ApiError(code, message));
+    void this.fail(new ApiError(code, message));
   }
 
-  /** The client went away: stop work, send nothing. */
+  /** The client went away: stop work, send nothing, bill what was acknowledged. */
   abort(): void {
     if (this.closed) return;
-    this.state = "closed";
-    this.stream?.cancel();
     this.log.info({ characters: this.characters }, "client closed the session");
-    this.count("aborted");
+    void this.finish("failed", null);
   }
 
   /** The server is stopping and the grace period is over. */
   shutdown(): void {
     if (this.closed) return;
     this.deps.port.sendEvent({ type: "service.tts_error", code: "service_unavailable", message: "the server is shutting down" });
-    this.end(1001, "server_shutdown", "shutdown");
+    void this.finish("failed", { code: 1001, reason: "server_shutdown" });
   }
 
   private async run(): Promise<void> {
     try {
-      await this.setup.authorize();
+      this.admission = await this.setup.admit();
     } catch (err) {
       return this.fail(err);
     }
-    const { candidates } = this.setup;
+    this.admitInbox();
+    const { candidates } = this.admission;
     for (let i = 0; i < candidates.length && !this.closed; i++) {
       const binding = candidates[i];
-      const hasNext = i + 1 < candidates.length;
       try {
         await this.connect(binding);
         if (await this.pump()) return this.complete();
-        return; // closed under us
+        return;
       } catch (err) {
         if (this.closed) return;
         const retryable = err instanceof ProviderError && err.retryable && !this.audioStarted;
         this.status("failed", binding, (err as Error).message);
+        this.attempts.push({ provider: binding.provider.id, reason: (err as Error).message });
         this.stream?.cancel();
         this.stream = undefined;
-        if (retryable && hasNext) {
+        if (retryable && i + 1 < candidates.length) {
           this.state = "starting";
           this.pending = [...this.replay, ...this.pending];
           this.replay = [];
+          this.written = 0;
+          this.flushMarks = [];
           continue;
         }
         return this.fail(err instanceof ProviderError ? new ApiError("upstream_error", err.message) : err);
@@ -136,8 +167,59 @@ export class TtsSession {
     }
   }
 
+  /** Moves commands from the inbox to the session as the hold covers their text, in order. */
+  private admitInbox(): void {
+    while (!this.covering && this.inbox.length && !this.closed) {
+      const cmd = this.inbox[0];
+      if (cmd.type !== "text") {
+        this.accept(this.inbox.shift()!);
+        continue;
+      }
+      const units = this.characters + codePoints(cmd.text);
+      const covered = this.admission!.meter.cover(this.binding ?? this.admission!.candidates[0], units);
+      if (covered === true) {
+        this.characters = units;
+        this.accept(this.inbox.shift()!);
+      } else if (covered === false) {
+        return this.exhaust();
+      } else {
+        this.covering = true;
+        covered.then(
+          (ok) => {
+            this.covering = false;
+            if (!ok) return this.exhaust();
+            this.characters = units;
+            this.accept(this.inbox.shift()!);
+            this.admitInbox();
+          },
+          (err) => {
+            this.covering = false;
+            void this.fail(err);
+          },
+        );
+      }
+    }
+  }
+
+  /** The balance cannot pay for more text: speak what was admitted, then end with 4402. */
+  private exhaust(): void {
+    if (this.exhausted) return;
+    this.exhausted = true;
+    this.inbox = [];
+    this.log.info({ characters: this.characters }, "balance exhausted during the session");
+    this.closeRequested = true;
+    if (!this.closeAccepted) this.accept({ type: "close" });
+  }
+
+  private accept(cmd: TtsCommand): void {
+    if (cmd.type === "close") this.closeAccepted = true;
+    if (this.state === "starting") this.pending.push(cmd);
+    else this.apply(cmd);
+  }
+
   private async connect(binding: Binding): Promise<void> {
     const provider = this.deps.provider(binding.provider.id);
+    this.tried = binding;
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
     this.status("connecting", binding);
     const opening = provider.open({ model: binding.id, voice: this.setup.voice, format: this.setup.format, options: this.setup.options });
@@ -164,6 +246,7 @@ export class TtsSession {
     for await (const ev of this.stream!) {
       if (this.closed) return false;
       if (ev.type === "flushed") {
+        this.acknowledged = this.flushMarks.shift() ?? this.acknowledged;
         this.deps.port.sendEvent({ type: "service.tts_flushed" });
         continue;
       }
@@ -177,11 +260,12 @@ export class TtsSession {
 
   private startAudio(): void {
     this.audioStarted = true;
+    this.firstAudioAt = performance.now();
     this.replay = [];
     const { audioFormat } = this.stream!;
     const provider = this.binding!.provider.id;
     if (this.firstTextAt !== undefined) {
-      this.deps.metrics.timeToFirstAudio.observe({ provider }, (performance.now() - this.firstTextAt) / 1000);
+      this.deps.metrics.timeToFirstAudio.observe({ provider }, (this.firstAudioAt - this.firstTextAt) / 1000);
     }
     this.deps.port.sendEvent({
       type: "service.tts_audio_started",
@@ -197,49 +281,85 @@ export class TtsSession {
     const stream = this.stream!;
     if (!this.audioStarted) this.replay.push(cmd);
     if (cmd.type === "text") {
-      if (this.setup.autoFlush) stream.write(cmd.text);
-      else this.held += cmd.text;
+      if (!this.setup.autoFlush) {
+        this.held += cmd.text;
+        return;
+      }
+      this.write(stream, cmd.text);
       return;
     }
     if (this.held) {
-      stream.write(this.held);
+      this.write(stream, this.held);
       this.held = "";
     }
-    if (cmd.type === "flush") stream.flush();
-    else stream.end();
+    if (cmd.type === "flush") {
+      this.flushMarks.push(this.written);
+      stream.flush();
+    } else {
+      stream.end();
+    }
   }
 
-  private complete(): void {
-    this.deps.port.sendEvent({
-      type: "service.tts_session_ended",
-      session_id: this.setup.id,
-      provider: this.binding?.provider.id,
-      model: this.binding?.canonical,
-      characters: this.characters,
-      audio_bytes: this.audioBytes,
-    });
-    this.end(1000, "tts_complete", "completed");
+  private write(stream: TtsStream, text: string): void {
+    this.written += codePoints(text);
+    stream.write(text);
   }
 
-  private fail(err: unknown): void {
+  private async complete(): Promise<void> {
+    if (this.exhausted) {
+      this.deps.port.sendEvent({ type: "service.tts_error", code: "insufficient_balance", message: "the balance is used up; the text admitted before was spoken" });
+      return this.finish("completed", { code: 4402, reason: closeReason("insufficient_balance") });
+    }
+    await this.finish("completed", null, () =>
+      this.deps.port.sendEvent({
+        type: "service.tts_session_ended",
+        session_id: this.setup.id,
+        provider: this.binding?.provider.id,
+        model: this.binding?.canonical,
+        characters: this.characters,
+        audio_bytes: this.audioBytes,
+      }),
+    );
+  }
+
+  private async fail(err: unknown): Promise<void> {
     if (this.closed) return;
     const apiError = err instanceof ApiError ? err : new ApiError("upstream_error", (err as Error).message);
     if (!(err instanceof ApiError)) this.log.error({ err }, "session failed");
     else this.log.info({ code: apiError.code, reason: apiError.message }, "session ended with an error");
     this.deps.port.sendEvent({ type: "service.tts_error", code: apiError.code, message: apiError.message });
-    this.end(apiError.closeCode, closeReason(apiError.code as ErrorCode), "failed");
+    await this.finish("failed", { code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
   }
 
-  private end(code: number, reason: string, outcome: string): void {
+  /**
+   * Ends the session once: stops the provider, settles usage, then (unless the client is gone)
+   * sends the final event and closes. Completed sessions pay for every admitted character; failed
+   * ones for the text a `flushed` acknowledgement confirmed.
+   */
+  private async finish(status: "completed" | "failed", close: { code: number; reason: string } | null, lastWords?: () => void): Promise<void> {
+    if (this.closed) return;
     this.state = "closed";
     this.stream?.cancel();
-    this.deps.port.close(code, reason);
-    this.log.info({ outcome, code, provider: this.binding?.provider.id, characters: this.characters, audioBytes: this.audioBytes }, "session closed");
-    this.count(outcome);
-  }
-
-  private count(status: string): void {
-    this.deps.metrics.requests.inc({ surface: this.deps.surface, provider: this.binding?.provider.id ?? "none", status });
+    const outcome = status === "completed" ? "completed" : close ? "failed" : "aborted";
+    const billed = status === "completed" ? this.characters : this.acknowledged;
+    if (this.admission) {
+      // Every admitted request leaves one activity record, also one that never reached a provider.
+      await this.admission.meter
+        .settle({
+          binding: this.binding ?? this.tried ?? this.admission.candidates[0],
+          status,
+          units: billed,
+          startedAt: this.startedAt,
+          latencyMs: (this.firstAudioAt ?? performance.now()) - (this.firstTextAt ?? this.firstAudioAt ?? performance.now()),
+          attempts: this.attempts,
+        })
+        .catch(() => {}); // logged by the meter with everything needed to bill it by hand
+    }
+    lastWords?.();
+    const { code, reason } = close ?? { code: 1000, reason: "tts_complete" };
+    if (outcome !== "aborted") this.deps.port.close(code, reason);
+    this.log.info({ outcome, code, provider: this.binding?.provider.id, characters: this.characters, billed, audioBytes: this.audioBytes }, "session closed");
+    this.deps.metrics.requests.inc({ surface: this.deps.surface, provider: this.binding?.provider.id ?? "none", status: outcome });
   }
 
   private status(status: "connecting" | "connected" | "failed", binding: Binding, reason?: string): void {

@@ -26,11 +26,14 @@ export function testConfig(env: Record<string, string> = {}): Config {
 
 export interface TestServer extends RunningServer {
   key: string;
+  tenantId: string;
   wsUrl: (path: string) => string;
 }
 
 export async function startTestServer(env: Record<string, string> = {}, options: ServerOptions = {}): Promise<TestServer> {
   const server = await startServer(testConfig(env), options);
-  const { key } = await createKey(server.ctx.database, "test-tenant");
-  return { ...server, key, wsUrl: (path) => server.url.replace(/^http/, "ws") + path };
+  const { key, tenantId } = await createKey(server.ctx.database, "test-tenant");
+  // $100 of paid credits: tests that are not about money should never run out.
+  await server.ctx.meter.ledger.credit(tenantId, { credits: 100_000_000, type: "adjustment", description: "test funds" });
+  return { ...server, key, tenantId, wsUrl: (path) => server.url.replace(/^http/, "ws") + path };
 }

@@ -27,12 +27,23 @@ export function ttsRoute(ctx: AppContext) {
       status(426, nativeEnvelope(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade"))),
     )
     .ws("/v1/tts", {
-      beforeHandle({ request, status }) {
+      // Runs before the upgrade, possibly twice: read-only checks only (no holds, no debits).
+      async beforeHandle({ request, status }) {
+        let plan: ReturnType<typeof planTtsSession>;
         try {
-          planTtsSession(ctx.catalogue, queryOf(request.url));
+          plan = planTtsSession(ctx.catalogue, queryOf(request.url));
         } catch (err) {
           if (err instanceof ApiError && err.status === 400) return status(400, nativeEnvelope(err));
-          // 403s are told after the upgrade, as close code 4403, once the key is known.
+          return; // 403s are told after the upgrade, as close code 4403, once the key is known.
+        }
+        // A known key that cannot pay learns it before the upgrade: 402, or 422 for an unpriced model.
+        const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization"))).catch(() => undefined);
+        if (!principal) return; // 401/403 close the socket after the upgrade
+        try {
+          await ctx.meter.admit(principal, plan.candidates);
+        } catch (err) {
+          if (err instanceof ApiError) return status(err.status, nativeEnvelope(err));
+          throw err;
         }
       },
       open(ws) {
@@ -46,17 +57,19 @@ export function ttsRoute(ctx: AppContext) {
         } catch (err) {
           planError = err;
         }
+        const id = `tts_${crypto.randomUUID()}`;
         const session = new TtsSession(
           {
-            id: `tts_${crypto.randomUUID()}`,
-            candidates: plan?.candidates ?? [],
+            id,
             voice: plan?.voice,
             format: plan?.format ?? "pcm",
             autoFlush: plan?.autoFlush ?? true,
             options: plan?.options ?? {},
-            authorize: async () => {
-              await authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
-              if (planError) throw planError;
+            admit: async () => {
+              const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
+              if (!plan) throw planError;
+              const candidates = await ctx.meter.admit(principal, plan.candidates);
+              return { candidates, meter: ctx.meter.start(id, principal, "native") };
             },
           },
           { provider: (id) => ctx.providers.get(id), port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "native" },

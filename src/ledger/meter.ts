@@ -1,0 +1,155 @@
+import type { Binding, Capability } from "../catalogue/types.ts";
+import { ApiError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { ceilCredits, costOf, rateOf, usageUnit } from "./cost.ts";
+import type { Ledger } from "./ledger.ts";
+
+// The one entry point that every channel (native TTS and STT, compatibility surfaces, realtime)
+// uses to bill a request:
+//   admit()  — before any upstream work: drop unpriced bindings (422 when none is left) and those
+//              the tenant cannot pay for (402 when none is left). Read-only.
+//   start()  — a MeteredRequest that reserves credits ahead of use, in blocks, and settles once.
+// Holds are taken before a provider is given work, so a balance never pays for more than it has:
+// it can dip below zero only by the sub-credit carry (< 1 credit) or, after a fallback to a
+// dearer provider, by that one request's difference.
+
+export interface MeterOptions {
+  /** How far ahead of use credits are reserved: units (characters or seconds) per block. */
+  blockUnits: Record<Capability, number>;
+}
+
+export const DEFAULT_METER_OPTIONS: MeterOptions = { blockUnits: { tts: 2000, stt: 60 } };
+
+export interface Payer {
+  tenantId: string;
+  keyId?: string;
+}
+
+export class Meter {
+  constructor(
+    readonly ledger: Ledger,
+    private readonly log: Logger,
+    private readonly options: MeterOptions = DEFAULT_METER_OPTIONS,
+  ) {}
+
+  /** The candidates this payer may use, in order; 422 `model_not_priced` / 402 `insufficient_balance` when none. */
+  async admit(payer: Payer, candidates: Binding[]): Promise<Binding[]> {
+    const priced = candidates.filter((b) => b.price);
+    if (priced.length === 0) throw new ApiError("model_not_priced", "this model has no price on any allowed provider");
+    const affordable: Binding[] = [];
+    for (const b of priced) {
+      const minimum = Math.max(1, ceilCredits(costOf(rateOf(b), 1)));
+      if ((await this.ledger.spendable(payer.tenantId, b)) >= minimum) affordable.push(b);
+    }
+    if (affordable.length === 0) throw new ApiError("insufficient_balance", "the balance cannot pay for this request");
+    return affordable;
+  }
+
+  start(id: string, payer: Payer, surface: string): MeteredRequest {
+    return new MeteredRequest(id, payer, surface, this.ledger, this.log, this.options);
+  }
+}
+
+export interface Outcome {
+  binding: Binding;
+  status: "completed" | "failed";
+  units: number;
+  startedAt: Date;
+  /** Time to first output (audio or transcript), or the whole duration when there was none. */
+  latencyMs: number;
+  attempts: { provider: string; reason: string }[];
+}
+
+const SETTLE_TRIES = 5;
+
+export class MeteredRequest {
+  private held = 0;
+  private extending: Promise<boolean> | undefined;
+  private settled = false;
+  private keepAlive: Timer | undefined;
+
+  constructor(
+    readonly id: string,
+    private readonly payer: Payer,
+    private readonly surface: string,
+    private readonly ledger: Ledger,
+    private readonly log: Logger,
+    private readonly options: MeterOptions,
+  ) {}
+
+  /** Credits that cover `units` with the carry (< 1 credit) included. */
+  private needed(binding: Binding, units: number): number {
+    return ceilCredits(costOf(rateOf(binding), units)) + 1;
+  }
+
+  /**
+   * Makes sure the hold covers `units` in total on `binding`. Synchronous (no database) while the
+   * current block lasts; otherwise reserves the next block. False: the balance cannot cover it.
+   */
+  cover(binding: Binding, units: number): boolean | Promise<boolean> {
+    if (this.needed(binding, units) <= this.held) return true;
+    return this.extend(binding, units);
+  }
+
+  private async extend(binding: Binding, units: number): Promise<boolean> {
+    while (this.extending) await this.extending;
+    if (this.needed(binding, units) <= this.held) return true;
+    const minimum = this.needed(binding, units) - this.held;
+    const wanted = this.needed(binding, units + this.options.blockUnits[binding.capability]) - this.held;
+    this.extending = this.ledger.reserve(this.id, this.payer.tenantId, binding, minimum, wanted).then((got) => {
+      this.held += got;
+      if (got && !this.keepAlive) this.keepHoldAlive();
+      return got >= minimum;
+    });
+    try {
+      return await this.extending;
+    } finally {
+      this.extending = undefined;
+    }
+  }
+
+  /** A long request refreshes its hold well before it could lapse. */
+  private keepHoldAlive(): void {
+    this.keepAlive = setInterval(() => {
+      this.ledger.refresh(this.id).catch((err) => this.log.warn({ err, request: this.id }, "refreshing a credit hold failed"));
+    }, this.ledger.holdTtlMs / 3);
+    this.keepAlive.unref();
+  }
+
+  /**
+   * Writes the request's debits and its one activity record, releasing the rest of its hold.
+   * Retried on database errors; settling twice is harmless (the request id is the record's id).
+   */
+  async settle(outcome: Outcome): Promise<{ credits: number }> {
+    if (this.settled) throw new Error(`request ${this.id} settled twice`);
+    this.settled = true;
+    clearInterval(this.keepAlive);
+    const input = {
+      id: this.id,
+      tenantId: this.payer.tenantId,
+      keyId: this.payer.keyId,
+      surface: this.surface,
+      binding: outcome.binding,
+      status: outcome.status,
+      usageUnit: usageUnit(outcome.binding),
+      units: outcome.units,
+      cost: costOf(rateOf(outcome.binding), outcome.units),
+      startedAt: outcome.startedAt,
+      finishedAt: new Date(),
+      latencyMs: outcome.latencyMs,
+      attempts: outcome.attempts,
+    };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.ledger.settle(input);
+      } catch (err) {
+        if (attempt >= SETTLE_TRIES) {
+          // The hold stays until it expires; the record below is what an operator needs to bill it.
+          this.log.error({ err, usage: { ...input, cost: undefined, binding: `${input.binding.provider.id}/${input.binding.id}` } }, "usage could not be recorded");
+          throw err;
+        }
+        await Bun.sleep(50 * 2 ** attempt);
+      }
+    }
+  }
+}
