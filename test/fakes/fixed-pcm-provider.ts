@@ -27,8 +27,18 @@ function spec(id: string): ProviderSpec {
   };
 }
 
+export const UNPRICED_MODEL = "test/unpriced";
+
+/** Test providers serving TEST_MODEL at 10 credits per character; `unpriced` serves UNPRICED_MODEL without a price. */
 export function testCatalogue(ids: string[]): CatalogueData {
-  return { providers: ids.map(spec), models: [{ canonical: TEST_MODEL, name: "Test echo", capability: "tts", aliases: ["echo-alias"] }] };
+  const unpriced: ProviderSpec = { ...spec("unpriced"), bindings: [{ capability: "tts", id: "free", canonical: UNPRICED_MODEL, streaming: true, synchronous: true, formats: ["pcm"] }] };
+  return {
+    providers: [...ids.map(spec), unpriced],
+    models: [
+      { canonical: TEST_MODEL, name: "Test echo", capability: "tts", aliases: ["echo-alias"] },
+      { canonical: UNPRICED_MODEL, name: "Test unpriced", capability: "tts", aliases: [] },
+    ],
+  };
 }
 
 /** Emits `chunksPerFlush` fixed chunks for every flush (and at end) that follows some text. */

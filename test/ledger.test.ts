@@ -1,0 +1,241 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eq } from "drizzle-orm";
+import { ensureTenant } from "../src/accounts/keys.ts";
+import { Catalogue } from "../src/catalogue/catalogue.ts";
+import { add, rational, type Rational } from "../src/catalogue/price.ts";
+import type { Binding, ProviderSpec } from "../src/catalogue/types.ts";
+import { openDatabase, type Database } from "../src/db/open.ts";
+import { ApiError } from "../src/errors.ts";
+import { costOf, rateOf } from "../src/ledger/cost.ts";
+import { Ledger } from "../src/ledger/ledger.ts";
+import { Meter } from "../src/ledger/meter.ts";
+import { createLogger } from "../src/log.ts";
+import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
+
+// The money path, on SQLite and on PostgreSQL alike.
+
+const provider = (id: string, price: ProviderSpec["bindings"][number]["price"], capability: "tts" | "stt" = "tts"): ProviderSpec => ({
+  id,
+  name: id,
+  kind: "local",
+  requiresVoice: false,
+  defaults: {},
+  bindings: [{ capability, id: `${id}-model`, canonical: `${id}/${id}-model`, streaming: true, synchronous: true, formats: ["pcm"], price }],
+});
+
+const catalogue = new Catalogue({
+  providers: [
+    provider("cheap", { amount: "0.0000125", per: "character" }), // 12.5 credits per character
+    provider("odd", { amount: "0.40", per: "hour" }, "stt"), // 1000/9 credits per second
+    provider("fee", { amount: "0.006", per: "minute", requestPrice: "0.002" }, "stt"), // 100/s + 2000 per request
+    provider("free", undefined),
+  ],
+  models: ["cheap", "odd", "fee", "free"].map((id) => ({ canonical: `${id}/${id}-model`, name: id, capability: id === "odd" || id === "fee" ? ("stt" as const) : ("tts" as const), aliases: [] })),
+});
+const binding = (id: string): Binding => catalogue.bindings.find((b) => b.provider.id === id)!;
+const log = createLogger("silent");
+
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+async function sqlite(): Promise<Database> {
+  const db = await openDatabase(`sqlite://${join(mkdtempSync(join(tmpdir(), "ledger-")), "db.sqlite")}`);
+  cleanups.push(() => db.close());
+  return db;
+}
+
+async function postgres(): Promise<Database> {
+  const fresh = await freshPostgres();
+  const db = await openDatabase(fresh.url);
+  cleanups.push(async () => {
+    await db.close();
+    await fresh.drop();
+  });
+  return db;
+}
+
+let requestNo = 0;
+const requestId = () => `req_${++requestNo}_${crypto.randomUUID()}`;
+
+function suite(name: string, open: () => Promise<Database>, skip: boolean) {
+  describe.skipIf(skip)(`ledger on ${name}`, () => {
+    let database: Database;
+    let ledger: Ledger;
+    let meter: Meter;
+
+    async function tenant(paidCredits = 0): Promise<string> {
+      const { tenantId } = await ensureTenant(database, `t-${crypto.randomUUID()}`);
+      if (paidCredits) await ledger.credit(tenantId, { credits: paidCredits, type: "adjustment", description: "test" });
+      return tenantId;
+    }
+
+    async function paid(tenantId: string) {
+      const { balance } = await ledger.snapshot(tenantId);
+      return balance;
+    }
+
+    /** One metered request: reserve, use `units`, settle. */
+    async function request(tenantId: string, b: Binding, units: number, status: "completed" | "failed" = "completed") {
+      const m = meter.start(requestId(), { tenantId }, "test");
+      const covered = await m.cover(b, units);
+      return { covered, ...(await m.settle({ binding: b, status, units: covered ? units : 0, startedAt: new Date(), latencyMs: 5, attempts: [] })), id: m.id };
+    }
+
+    test("opens and migrates", async () => {
+      database = await open();
+      ledger = new Ledger(database, 60_000);
+      meter = new Meter(ledger, log);
+    });
+
+    test("exact arithmetic: many random small requests debit the exact rational total within one credit", async () => {
+      const t = await tenant(1_000_000_000);
+      let exact: Rational = rational(0n);
+      let debited = 0;
+      for (let i = 0; i < 300; i++) {
+        const b = binding(["cheap", "odd", "fee"][i % 3]);
+        const units = 1 + Math.floor(Math.random() * 7);
+        exact = add(exact, costOf(rateOf(b), units));
+        debited += (await request(t, b, units)).credits;
+      }
+      const floor = Number(exact.num / exact.den);
+      expect(debited).toBe(floor); // the carry is what is left: 0 <= exact - debited < 1
+      const bal = await paid(t);
+      expect(bal.paidCredits).toBe(1_000_000_000 - debited);
+      expect(bal.paidHeld).toBe(0);
+      expect(rational(BigInt(bal.carryNum), BigInt(bal.carryDen))).toEqual(rational(exact.num - BigInt(floor) * exact.den, exact.den));
+    });
+
+    test("1 character at 12.5 credits: debits alternate 12 and 13, never drifting", async () => {
+      const t = await tenant(1000);
+      const debits = [];
+      for (let i = 0; i < 6; i++) debits.push((await request(t, binding("cheap"), 1)).credits);
+      expect(debits).toEqual([12, 13, 12, 13, 12, 13]);
+      expect((await paid(t)).paidCredits).toBe(1000 - 75);
+    });
+
+    test("a per-request price is charged once per request", async () => {
+      const t = await tenant(100_000);
+      expect((await request(t, binding("fee"), 3)).credits).toBe(2000 + 300);
+    });
+
+    test("settling the same request twice records and debits it once", async () => {
+      const t = await tenant(10_000);
+      const id = requestId();
+      const input = { id, tenantId: t, surface: "test", binding: binding("cheap"), status: "completed" as const, usageUnit: "characters" as const, units: 10, cost: costOf(rateOf(binding("cheap")), 10), startedAt: new Date(), finishedAt: new Date(), latencyMs: 1, attempts: [] };
+      const first = await ledger.settle(input);
+      const second = await ledger.settle(input);
+      expect(second).toEqual(first);
+      expect((await paid(t)).paidCredits).toBe(10_000 - 125);
+      const rows = await database.db.select().from(database.schema.activity).where(eq(database.schema.activity.id, id));
+      expect(rows.length).toBe(1);
+    });
+
+    test("grants: eligible ones first, soonest expiry first; targets limit what a grant pays for; expired grants pay nothing", async () => {
+      const t = await tenant(1_000);
+      const day = 86_400_000;
+      const later = { name: "later", expiresAt: new Date(Date.now() + 9 * day), targets: [] };
+      const sooner = { name: "sooner", expiresAt: new Date(Date.now() + 1 * day), targets: [] };
+      const targeted = { name: "odd only", expiresAt: new Date(Date.now() + day / 2), targets: [{ provider: "odd", model: "odd/odd-model" }] };
+      const expired = { name: "expired", expiresAt: new Date(Date.now() - 1), targets: [] };
+      for (const grant of [later, sooner, targeted, expired]) await ledger.credit(t, { credits: 100, type: "grant", description: grant.name, grant });
+
+      // 10 characters of "cheap" = 125 credits: the targeted grant is not eligible, so "sooner" (100) then "later" (25).
+      await request(t, binding("cheap"), 10);
+      const byName = async () => Object.fromEntries((await ledger.snapshot(t)).grants.map((g) => [g.name, g.remainingCredits]));
+      expect(await byName()).toEqual({ later: 75, "odd only": 100, expired: 100 });
+      expect((await paid(t)).paidCredits).toBe(1_000);
+
+      // 1 second of "odd" = 111.1 credits: the targeted grant (soonest) pays 100, then "later" pays the rest.
+      await request(t, binding("odd"), 1);
+      expect(await byName()).toEqual({ later: 64, expired: 100 });
+
+      // Eligible credits run out before paid ones are touched.
+      await request(t, binding("cheap"), 8); // 100 credits: 64 from "later", 36 paid
+      expect((await paid(t)).paidCredits).toBe(964);
+      expect(await byName()).toEqual({ expired: 100 });
+    });
+
+    test("a hold reserves credits: other requests cannot spend them", async () => {
+      const t = await tenant(1_000);
+      const a = meter.start(requestId(), { tenantId: t }, "test");
+      expect(await a.cover(binding("cheap"), 40)).toBe(true); // 500 + carry + block ahead
+      expect(await ledger.spendable(t, binding("cheap"))).toBe(0); // the block took what was left
+      const b = meter.start(requestId(), { tenantId: t }, "test");
+      expect(await b.cover(binding("cheap"), 1)).toBe(false);
+      await a.settle({ binding: binding("cheap"), status: "completed", units: 40, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      expect(await ledger.spendable(t, binding("cheap"))).toBe(500);
+      await b.settle({ binding: binding("cheap"), status: "failed", units: 0, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      expect((await paid(t)).paidHeld).toBe(0);
+    });
+
+    test("cover asks the database only when the block is used up", async () => {
+      const t = await tenant(10_000_000);
+      let reserves = 0;
+      const counting = new Ledger(database);
+      const original = counting.reserve.bind(counting);
+      counting.reserve = (...args) => {
+        reserves++;
+        return original(...args);
+      };
+      const m = new Meter(counting, log, { blockUnits: { tts: 100, stt: 10 } }).start(requestId(), { tenantId: t }, "test");
+      // The first reserve covers what was asked (10) plus one block (100) ahead.
+      expect(await m.cover(binding("cheap"), 10)).toBe(true);
+      for (let units = 20; units <= 110; units += 10) expect(m.cover(binding("cheap"), units)).toBe(true);
+      expect(reserves).toBe(1);
+      const next = m.cover(binding("cheap"), 111);
+      expect(next).toBeInstanceOf(Promise);
+      expect(await next).toBe(true);
+      expect(reserves).toBe(2);
+      await m.settle({ binding: binding("cheap"), status: "completed", units: 0, startedAt: new Date(), latencyMs: 1, attempts: [] });
+    });
+
+    test("expired holds of a dead request are released", async () => {
+      const t = await tenant(1_000);
+      const shortLived = new Ledger(database, 1_000, () => new Date(Date.now()));
+      await shortLived.reserve(requestId(), t, binding("cheap"), 100, 600);
+      expect((await paid(t)).paidHeld).toBe(600);
+      const later = new Ledger(database, 1_000, () => new Date(Date.now() + 5_000));
+      expect(await later.releaseExpiredHolds()).toBeGreaterThanOrEqual(1);
+      expect((await paid(t)).paidHeld).toBe(0);
+      expect((await paid(t)).paidCredits).toBe(1_000);
+    });
+
+    test("admission: 422 for an unpriced model, 402 when nothing can pay, affordable candidates only", async () => {
+      const t = await tenant(0);
+      const code = (p: Promise<unknown>) => p.then(() => "ok", (e) => (e as ApiError).code);
+      expect(await code(meter.admit({ tenantId: t }, [binding("free")]))).toBe("model_not_priced");
+      expect(await code(meter.admit({ tenantId: t }, [binding("cheap")]))).toBe("insufficient_balance");
+      await ledger.credit(t, { credits: 50, type: "grant", description: "g", grant: { name: "cheap only", expiresAt: null, targets: [{ provider: "cheap", model: "*" }] } });
+      expect((await meter.admit({ tenantId: t }, [binding("odd"), binding("free"), binding("cheap")])).map((b) => b.provider.id)).toEqual(["cheap"]);
+    });
+
+    test("crediting with an external id happens once", async () => {
+      const t = await tenant(0);
+      const once = { credits: 5_000_000, type: "top_up" as const, description: "top-up", externalId: `pay_${crypto.randomUUID()}` };
+      expect((await ledger.credit(t, once)).applied).toBe(true);
+      expect((await ledger.credit(t, once)).applied).toBe(false);
+      expect((await paid(t)).paidCredits).toBe(5_000_000);
+    });
+
+    test("concurrent requests on one small balance never spend it twice", async () => {
+      const t = await tenant(10_000); // 800 characters' worth at 12.5
+      const results = await Promise.all(Array.from({ length: 60 }, () => request(t, binding("cheap"), 40)));
+      const served = results.filter((r) => r.covered);
+      const bal = await paid(t);
+      const spent = results.reduce((n, r) => n + r.credits, 0);
+      expect(bal.paidCredits).toBe(10_000 - spent);
+      expect(bal.paidCredits).toBeGreaterThanOrEqual(0);
+      expect(bal.paidHeld).toBe(0);
+      expect(served.length).toBeGreaterThan(0);
+      expect(served.length).toBeLessThanOrEqual(20);
+    });
+  });
+}
+
+suite("SQLite", sqlite, false);
+suite("PostgreSQL", postgres, !postgresAvailable);

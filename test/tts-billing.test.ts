@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { desc, eq } from "drizzle-orm";
+import { createKey } from "../src/accounts/keys.ts";
+import { BrokenProvider, FixedPcmProvider, TEST_MODEL, UNPRICED_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { bearer, connect } from "./helpers/ws-client.ts";
+
+// /v1/tts and the meter: admission before the upgrade, one activity record per session, and a
+// balance that runs out mid-session. TEST_MODEL costs 10 credits per character.
+
+let server: TestServer;
+const fixed = new FixedPcmProvider("fixed", 2);
+const refusing = new BrokenProvider("refusing", "refuse");
+beforeAll(async () => {
+  server = await startTestServer({}, { extra: { catalogue: testCatalogue(["refusing", "fixed"]), providers: [fixed, refusing, new FixedPcmProvider("unpriced")] } });
+});
+afterAll(() => server.stop(0));
+
+async function account(paidCredits: number) {
+  const { key, tenantId } = await createKey(server.ctx.database, `billing-${crypto.randomUUID()}`);
+  if (paidCredits) await server.ctx.meter.ledger.credit(tenantId, { credits: paidCredits, type: "adjustment", description: "test" });
+  return { key, tenantId };
+}
+
+async function activityOf(tenantId: string) {
+  const { db, schema } = server.ctx.database;
+  return db.select().from(schema.activity).where(eq(schema.activity.tenantId, tenantId)).orderBy(desc(schema.activity.startedAt));
+}
+
+const paidOf = async (tenantId: string) => (await server.ctx.meter.ledger.snapshot(tenantId)).balance;
+
+async function upgrade(query: string, key: string) {
+  const res = await fetch(`${server.url}/v1/tts?${query}`, {
+    headers: { Authorization: `Bearer ${key}`, Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" },
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+describe("admission before any upstream work", () => {
+  test("an account that cannot pay gets HTTP 402 insufficient_balance before the upgrade", async () => {
+    const { key } = await account(0);
+    const opened = fixed.opened;
+    expect(await upgrade(`model=${TEST_MODEL}`, key)).toEqual({ status: 402, body: expect.objectContaining({ error: "insufficient_balance" }) });
+    expect(fixed.opened).toBe(opened);
+  });
+
+  test("an unpriced model gets HTTP 422 model_not_priced before the upgrade", async () => {
+    const { key } = await account(1_000_000);
+    expect(await upgrade(`model=${UNPRICED_MODEL}`, key)).toMatchObject({ status: 422, body: { error: "model_not_priced" } });
+  });
+
+  test("auth still comes first: a bad key is told 4401 after the upgrade, whatever the balance", async () => {
+    const rec = await connect(server.wsUrl(`/v1/tts?model=${UNPRICED_MODEL}`), bearer("vxr_nope")).closed;
+    expect(rec.close.code).toBe(4401);
+  });
+});
+
+describe("usage", () => {
+  test("a completed session leaves one activity record and its exact debit", async () => {
+    const { key, tenantId } = await account(1_000_000);
+    const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}`), bearer(key));
+    c.send({ type: "text", text: "Twelve chars" });
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    expect(rec.close.code).toBe(1000);
+    // The record is written before the final event: it is there the moment the socket closes.
+    const [record, ...more] = await activityOf(tenantId);
+    expect(more).toEqual([]);
+    expect(record).toMatchObject({ provider: "fixed", model: TEST_MODEL, capability: "tts", status: "completed", usageUnit: "characters", usageAmount: 12, credits: 120, surface: "native" });
+    expect(record.finishedAt.getTime()).toBeGreaterThanOrEqual(record.startedAt.getTime());
+    expect((await paidOf(tenantId)).paidCredits).toBe(1_000_000 - 120);
+    expect((await paidOf(tenantId)).paidHeld).toBe(0);
+  });
+
+  test("a failed attempt before the serving provider is recorded on the activity", async () => {
+    const { key, tenantId } = await account(1_000_000);
+    const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}&provider_order=refusing,fixed`), bearer(key));
+    c.send({ type: "text", text: "abc" });
+    c.send({ type: "close" });
+    await c.closed;
+    const [record] = await activityOf(tenantId);
+    expect(record.provider).toBe("fixed");
+    expect(JSON.parse(record.attempts)).toEqual([{ provider: "refusing", reason: "connection refused" }]);
+  });
+
+  test("a session whose provider fails is recorded as failed and billed nothing it did not deliver", async () => {
+    const { key, tenantId } = await account(1_000_000);
+    const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}&provider=refusing`), bearer(key));
+    c.send({ type: "text", text: "never spoken" });
+    c.send({ type: "close" });
+    expect((await c.closed).close.code).toBe(1011);
+    const [record] = await activityOf(tenantId);
+    expect(record).toMatchObject({ status: "failed", provider: "refusing", usageAmount: 0, credits: 0 });
+    expect((await paidOf(tenantId)).paidCredits).toBe(1_000_000);
+    expect((await paidOf(tenantId)).paidHeld).toBe(0);
+  });
+
+  test("a balance that runs out mid-session: admitted text is spoken, then 4402 insufficient_balance", async () => {
+    const { key, tenantId } = await account(505); // 50 characters and the carry allowance, no more
+    const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}`), bearer(key));
+    c.send({ type: "text", text: "x".repeat(30) });
+    c.send({ type: "flush" });
+    c.send({ type: "text", text: "y".repeat(30) }); // would need 600 credits in all
+    c.send({ type: "text", text: "never admitted" });
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 4402, reason: JSON.stringify({ error: "insufficient_balance" }) });
+    expect(rec.audio.length).toBe(2); // the first 30 characters were spoken
+    expect(rec.events.at(-1)).toMatchObject({ type: "service.tts_error", code: "insufficient_balance" });
+    const [record] = await activityOf(tenantId);
+    expect(record).toMatchObject({ status: "completed", usageAmount: 30, credits: 300 });
+    const bal = await paidOf(tenantId);
+    expect(bal.paidCredits).toBe(205);
+    expect(bal.paidHeld).toBe(0);
+  });
+});
