@@ -44,7 +44,7 @@ describe("operator endpoints", () => {
 
   test("catalogue endpoints need no key", async () => {
     const providers = (await (await fetch(`${server.url}/v1/providers`)).json()) as { providers: Record<string, unknown> };
-    expect(Object.keys(providers.providers)).toEqual(["flite", "svox-pico", "espeak-ng", "fixed"]);
+    expect(Object.keys(providers.providers)).toEqual(["flite", "svox-pico", "espeak-ng", "fixed", "unpriced"]);
     const models = (await (await fetch(`${server.url}/v1/models`)).json()) as { tts: { canonical: string }[]; stt: unknown[] };
     expect(models.tts.map((m) => m.canonical)).toContain("svox/pico");
     expect(models.stt).toEqual([]);
