@@ -2,6 +2,7 @@ import { swagger } from "@elysiajs/swagger";
 import { Elysia } from "elysia";
 import type { AppContext } from "./context.ts";
 import { ApiError, nativeEnvelope } from "./errors.ts";
+import { usageRoutes } from "./surfaces/account/usage-routes.ts";
 import { catalogueRoutes } from "./surfaces/native/catalogue-routes.ts";
 import { ttsRoute } from "./surfaces/native/tts-route.ts";
 import { opsRoutes } from "./surfaces/ops-routes.ts";
@@ -28,5 +29,6 @@ export function createApp(ctx: AppContext) {
     )
     .use(opsRoutes(ctx))
     .use(catalogueRoutes(ctx))
-    .use(ttsRoute(ctx));
+    .use(ttsRoute(ctx))
+    .use(usageRoutes(ctx));
 }

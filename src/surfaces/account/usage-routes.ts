@@ -1,0 +1,67 @@
+import { Elysia } from "elysia";
+import { authenticate, bearerToken } from "../../accounts/keys.ts";
+import type { AppContext } from "../../context.ts";
+import { activityPage, dailyUsage, transactionsPage } from "../../ledger/activity.ts";
+import { balanceView } from "../../ledger/balance.ts";
+import { cursor, day, encodeCursor, integer, oneOf, onlyKnown, range, text, timestamp } from "./query.ts";
+
+const ACTIVITY_PARAMS = ["start_time", "end_time", "provider", "model", "capability", "status", "limit", "cursor"];
+const USAGE_PARAMS = ["start_date", "end_date"];
+const TRANSACTION_PARAMS = ["limit", "cursor"];
+
+/** `/account/balance`, `/account/activity`, `/account/usage`, `/account/transactions` (Bearer). */
+export function usageRoutes(ctx: AppContext) {
+  const principal = (request: Request) => authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
+  const params = (request: Request) => new URL(request.url).searchParams;
+
+  return new Elysia({ detail: { tags: ["account"] } })
+    .get("/account/balance", async ({ request }) => balanceView(ctx.meter.ledger, (await principal(request)).tenantId), {
+      detail: { summary: "Balance, spendable credits and promotional grants" },
+    })
+    .get(
+      "/account/activity",
+      async ({ request }) => {
+        const { tenantId } = await principal(request);
+        const q = params(request);
+        onlyKnown(q, ACTIVITY_PARAMS);
+        const { start, end } = range(timestamp(q, "start_time"), timestamp(q, "end_time"), ["start_time", "end_time"]);
+        const page = await activityPage(ctx.database, {
+          tenantId,
+          start,
+          end,
+          provider: text(q, "provider"),
+          model: text(q, "model"),
+          capability: oneOf(q, "capability", ["tts", "stt"] as const),
+          status: oneOf(q, "status", ["completed", "failed"] as const),
+          limit: integer(q, "limit", 1, 100, 50),
+          after: cursor(q),
+        });
+        return { items: page.items, next_cursor: page.next ? encodeCursor(page.next) : null };
+      },
+      { detail: { summary: "Requests, newest first (see docs/account.md for the query)" } },
+    )
+    .get(
+      "/account/usage",
+      async ({ request }) => {
+        const { tenantId } = await principal(request);
+        const q = params(request);
+        onlyKnown(q, USAGE_PARAMS);
+        const today = new Date(new Date().toISOString().slice(0, 10) + "T00:00:00Z");
+        const { start, end } = range(day(q, "start_date"), day(q, "end_date") ?? today, ["start_date", "end_date"]);
+        const items = await dailyUsage(ctx.database, tenantId, start, new Date(end.getTime() + 86_400_000));
+        return { start_date: start.toISOString().slice(0, 10), end_date: end.toISOString().slice(0, 10), items };
+      },
+      { detail: { summary: "Daily usage per API key" } },
+    )
+    .get(
+      "/account/transactions",
+      async ({ request }) => {
+        const { tenantId } = await principal(request);
+        const q = params(request);
+        onlyKnown(q, TRANSACTION_PARAMS);
+        const page = await transactionsPage(ctx.database, tenantId, integer(q, "limit", 1, 100, 50), cursor(q));
+        return { items: page.items, next_cursor: page.next ? encodeCursor(page.next) : null };
+      },
+      { detail: { summary: "Credit transactions: grants, top-ups, adjustments" } },
+    );
+}
