@@ -2,6 +2,7 @@ import { swagger } from "@elysiajs/swagger";
 import { Elysia } from "elysia";
 import type { AppContext } from "./context.ts";
 import { ApiError, nativeEnvelope } from "./errors.ts";
+import { signupRoutes } from "./surfaces/account/signup-routes.ts";
 import { usageRoutes } from "./surfaces/account/usage-routes.ts";
 import { catalogueRoutes } from "./surfaces/native/catalogue-routes.ts";
 import { ttsRoute } from "./surfaces/native/tts-route.ts";
@@ -10,8 +11,11 @@ import { opsRoutes } from "./surfaces/ops-routes.ts";
 /** The HTTP/WebSocket application, composed from its surfaces. */
 export function createApp(ctx: AppContext) {
   return new Elysia({ websocket: { maxPayloadLength: 16 * 1024 * 1024, backpressureLimit: 1024 * 1024, closeOnBackpressureLimit: false } })
-    .onError(({ code, error, status }) => {
-      if (error instanceof ApiError) return status(error.status, nativeEnvelope(error));
+    .onError(({ code, error, status, set }) => {
+      if (error instanceof ApiError) {
+        if (typeof error.extra.retry_after === "number") set.headers["retry-after"] = String(error.extra.retry_after);
+        return status(error.status, nativeEnvelope(error));
+      }
       if (code === "NOT_FOUND") return status(404, nativeEnvelope(new ApiError("not_found", "no such endpoint")));
       if (code === "VALIDATION" || code === "PARSE") {
         return status(400, nativeEnvelope(new ApiError("invalid_request", "the request is not valid")));
@@ -30,5 +34,6 @@ export function createApp(ctx: AppContext) {
     .use(opsRoutes(ctx))
     .use(catalogueRoutes(ctx))
     .use(ttsRoute(ctx))
-    .use(usageRoutes(ctx));
+    .use(usageRoutes(ctx))
+    .use(signupRoutes(ctx));
 }

@@ -26,6 +26,15 @@ export interface Config {
   providerConnectTimeoutMs: number;
   /** A request's credit hold lapses this long after its last refresh (a crashed process's holds free up). */
   holdTtlMs: number;
+  /** smtp(s)://user:pass@host:port; unset = codes go to the log and the dev outbox. */
+  smtpUrl?: string;
+  mailFrom: string;
+  devOutboxDir: string;
+  /** Read the client address from X-Forwarded-For (only behind a proxy you run). */
+  trustProxy: boolean;
+  /** Promotional credits for a new signup, limited to the embedded engines. */
+  welcomeGrantUsd: string;
+  welcomeGrantDays: number;
   providers: {
     elevenlabs: CloudCredentials;
     openai: CloudCredentials;
@@ -47,6 +56,12 @@ function integer(env: Env, name: string, fallback: number, min = 0): number {
     throw new Error(`config: ${name} must be an integer >= ${min}, got "${raw}"`);
   }
   return value;
+}
+
+function decimal(env: Env, name: string, fallback: string): string {
+  const raw = env[name] ?? fallback;
+  if (!/^\d+(\.\d{1,6})?$/.test(raw)) throw new Error(`config: ${name} must be a USD amount with at most 6 decimals, got "${raw}"`);
+  return raw;
 }
 
 function flag(env: Env, name: string): boolean {
@@ -77,6 +92,12 @@ export function loadConfig(env: Env = process.env): Config {
     espeakEnabled: flag(env, "ESPEAK_ENABLED"),
     providerConnectTimeoutMs: integer(env, "PROVIDER_CONNECT_TIMEOUT_MS", 5_000, 1),
     holdTtlMs: integer(env, "HOLD_TTL_MS", 600_000, 1000),
+    smtpUrl: env.SMTP_URL || undefined,
+    mailFrom: env.MAIL_FROM || "voxroute <no-reply@localhost>",
+    devOutboxDir: env.DEV_OUTBOX_DIR || "./data/outbox",
+    trustProxy: flag(env, "TRUST_PROXY"),
+    welcomeGrantUsd: decimal(env, "WELCOME_GRANT_USD", "1"),
+    welcomeGrantDays: integer(env, "WELCOME_GRANT_DAYS", 30, 1),
     providers: {
       elevenlabs: credentials(env, "ELEVENLABS"),
       openai: credentials(env, "OPENAI"),

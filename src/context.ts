@@ -1,3 +1,4 @@
+import type { Signup } from "./accounts/signup.ts";
 import type { Catalogue } from "./catalogue/catalogue.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/open.ts";
@@ -18,6 +19,7 @@ export interface AppContext {
   sessions: SessionRegistry;
   /** The one entry point for billing a request. */
   meter: Meter;
+  signup: Signup;
   /** False once shutdown began: /healthz turns 503 so balancers stop sending traffic. */
   accepting: () => boolean;
 }

@@ -38,9 +38,11 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message?: string,
     readonly extra: Record<string, unknown> = {},
+    /** Only where the interface keeps one code for several statuses (account endpoints: 429 too many requests). */
+    status?: number,
   ) {
     super(message ?? code.replaceAll("_", " "));
-    this.status = ERRORS[code].status;
+    this.status = status ?? ERRORS[code].status;
     this.closeCode = ERRORS[code].close;
   }
 }

@@ -1,4 +1,6 @@
 import { EnginePool } from "../workers/engine-pool.ts";
+import { devOutbox, smtpMailer } from "./accounts/mailer.ts";
+import { Signup, welcomeFromConfig } from "./accounts/signup.ts";
 import { createApp } from "./app.ts";
 import { Catalogue, type CatalogueData } from "./catalogue/catalogue.ts";
 import { servedCatalogue } from "./catalogue/served.ts";
@@ -50,8 +52,12 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     );
   }, Math.max(1000, Math.floor(config.holdTtlMs / 4)));
   sweeper.unref();
+  const mailer = config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom) : devOutbox(config.devOutboxDir, config.mailFrom, log);
+  const localProviders = catalogue.providers.filter((p) => p.kind === "local").map((p) => p.id);
+  const welcome = welcomeFromConfig(config.welcomeGrantUsd, config.welcomeGrantDays, localProviders);
+  const signup = new Signup({ database, ledger, mailer, log, welcome });
   let accepting = true;
-  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, accepting: () => accepting };
+  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, accepting: () => accepting };
 
   const app = createApp(ctx).listen({ port: config.port, hostname: config.host });
   const server = app.server!;
