@@ -3,6 +3,8 @@ import { Elysia } from "elysia";
 import type { AppContext } from "./context.ts";
 import { ApiError, nativeEnvelope } from "./errors.ts";
 import { signupRoutes } from "./surfaces/account/signup-routes.ts";
+import { topUpRoutes } from "./surfaces/account/top-up-routes.ts";
+import { paymentRoutes } from "./surfaces/payments/payment-routes.ts";
 import { usageRoutes } from "./surfaces/account/usage-routes.ts";
 import { catalogueRoutes } from "./surfaces/native/catalogue-routes.ts";
 import { ttsRoute } from "./surfaces/native/tts-route.ts";
@@ -35,5 +37,7 @@ export function createApp(ctx: AppContext) {
     .use(catalogueRoutes(ctx))
     .use(ttsRoute(ctx))
     .use(usageRoutes(ctx))
-    .use(signupRoutes(ctx));
+    .use(signupRoutes(ctx))
+    .use(topUpRoutes(ctx))
+    .use(paymentRoutes(ctx));
 }

@@ -35,6 +35,11 @@ export interface Config {
   /** Promotional credits for a new signup, limited to the embedded engines. */
   welcomeGrantUsd: string;
   welcomeGrantDays: number;
+  /** This server's address as payers' browsers reach it (checkout return and sandbox pages). */
+  publicUrl?: string;
+  stripe?: { secretKey: string; webhookSecret: string; apiUrl?: string };
+  /** A local checkout page that completes payments without money: demos and the embedded default only. */
+  sandboxPayments: boolean;
   providers: {
     elevenlabs: CloudCredentials;
     openai: CloudCredentials;
@@ -75,6 +80,12 @@ function credentials(env: Env, prefix: string): CloudCredentials {
   };
 }
 
+function stripe(env: Env): Config["stripe"] {
+  if (!env.STRIPE_SECRET_KEY) return undefined;
+  if (!env.STRIPE_WEBHOOK_SECRET) throw new Error("config: STRIPE_WEBHOOK_SECRET is required with STRIPE_SECRET_KEY");
+  return { secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET, apiUrl: env.STRIPE_API_URL || undefined };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = (env.LOG_LEVEL ?? "info").toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -98,6 +109,9 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: flag(env, "TRUST_PROXY"),
     welcomeGrantUsd: decimal(env, "WELCOME_GRANT_USD", "1"),
     welcomeGrantDays: integer(env, "WELCOME_GRANT_DAYS", 30, 1),
+    publicUrl: env.PUBLIC_URL?.replace(/\/+$/, "") || undefined,
+    stripe: stripe(env),
+    sandboxPayments: flag(env, "SANDBOX_PAYMENTS"),
     providers: {
       elevenlabs: credentials(env, "ELEVENLABS"),
       openai: credentials(env, "OPENAI"),

@@ -1,4 +1,6 @@
+import type { PaymentProvider } from "./accounts/payments/types.ts";
 import type { Signup } from "./accounts/signup.ts";
+import type { TopUps } from "./accounts/top-ups.ts";
 import type { Catalogue } from "./catalogue/catalogue.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/open.ts";
@@ -20,6 +22,8 @@ export interface AppContext {
   /** The one entry point for billing a request. */
   meter: Meter;
   signup: Signup;
+  topUps: TopUps;
+  payments: PaymentProvider | undefined;
   /** False once shutdown began: /healthz turns 503 so balancers stop sending traffic. */
   accepting: () => boolean;
 }

@@ -1,6 +1,9 @@
 import { EnginePool } from "../workers/engine-pool.ts";
 import { devOutbox, smtpMailer } from "./accounts/mailer.ts";
+import { SandboxPayments } from "./accounts/payments/sandbox.ts";
+import { StripePayments } from "./accounts/payments/stripe.ts";
 import { Signup, welcomeFromConfig } from "./accounts/signup.ts";
+import { TopUps } from "./accounts/top-ups.ts";
 import { createApp } from "./app.ts";
 import { Catalogue, type CatalogueData } from "./catalogue/catalogue.ts";
 import { servedCatalogue } from "./catalogue/served.ts";
@@ -56,12 +59,21 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const localProviders = catalogue.providers.filter((p) => p.kind === "local").map((p) => p.id);
   const welcome = welcomeFromConfig(config.welcomeGrantUsd, config.welcomeGrantDays, localProviders);
   const signup = new Signup({ database, ledger, mailer, log, welcome });
+  // The public address is known once listening (PORT=0 picks one); links are made later, per request.
+  let publicUrl = config.publicUrl ?? "";
+  const payments = config.stripe
+    ? new StripePayments({ ...config.stripe, returnUrl: `${config.publicUrl ?? `http://localhost:${config.port}`}/account/top-up-return` })
+    : config.sandboxPayments
+      ? new SandboxPayments(() => publicUrl)
+      : undefined;
+  const topUps = new TopUps(database, ledger, payments, log);
   let accepting = true;
-  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, accepting: () => accepting };
+  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, accepting: () => accepting };
 
   const app = createApp(ctx).listen({ port: config.port, hostname: config.host });
   const server = app.server!;
   const url = `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${server.port}`;
+  publicUrl = config.publicUrl ?? url;
   log.info({ url, database: database.dialect, providers: catalogue.providers.map((p) => p.id) }, "voxroute listening");
 
   return {
