@@ -37,6 +37,9 @@ const MIGRATIONS = {
   postgres: new URL("../../drizzle/pg", import.meta.url).pathname,
 };
 
+/** An arbitrary constant naming voxroute's migration lock among PostgreSQL advisory locks. */
+const MIGRATION_LOCK = 7_402_911_001;
+
 export function dialectOf(url: string): Dialect {
   return /^postgres(ql)?:\/\//.test(url) ? "postgres" : "sqlite";
 }
@@ -52,7 +55,15 @@ export async function openDatabase(url: string): Promise<Database> {
   if (dialectOf(url) === "postgres") {
     const client = postgres(url, { max: 10, onnotice: () => {} });
     const db = drizzlePg(client, { schema: pgSchema });
-    await migratePg(db, { migrationsFolder: MIGRATIONS.postgres });
+    // Instances of a fleet start together: one migrates while the others wait on this lock.
+    const lock = await client.reserve();
+    try {
+      await lock`select pg_advisory_lock(${MIGRATION_LOCK})`;
+      await migratePg(db, { migrationsFolder: MIGRATIONS.postgres });
+    } finally {
+      await lock`select pg_advisory_unlock(${MIGRATION_LOCK})`;
+      lock.release();
+    }
     return {
       dialect: "postgres",
       db: db as unknown as Db,

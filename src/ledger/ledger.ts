@@ -44,6 +44,9 @@ export interface CreditInput {
 
 const newId = () => crypto.randomUUID();
 
+/** A request's look-ahead hold takes at most this fraction (1/n) of the credits left free. */
+const AHEAD_SHARE = 8;
+
 export class Ledger {
   constructor(
     private readonly database: Database,
@@ -85,10 +88,12 @@ export class Ledger {
   }
 
   /**
-   * Adds to the request's hold: up to `wanted` credits, and nothing at all unless at least
-   * `minimum` are available. Returns the credits added.
+   * Adds to the request's hold: `minimum` credits (or nothing, when fewer are free) plus up to
+   * `ahead` more for use still to come. The look-ahead takes at most 1/AHEAD_SHARE of what else is
+   * free, so one request never starves the tenant's other requests on a small balance.
+   * Returns the credits added.
    */
-  reserve(holdId: string, tenantId: string, binding: Binding, minimum: number, wanted: number): Promise<number> {
+  reserve(holdId: string, tenantId: string, binding: Binding, minimum: number, ahead: number): Promise<number> {
     return this.database.transaction(async (tx) => {
       const bal = await this.lockBalance(tx, tenantId);
       const grants = eligibleGrants(await this.grantsOf(tx, tenantId), binding, this.now());
@@ -98,7 +103,8 @@ export class Ledger {
       ];
       const available = sources.reduce((n, x) => n + Math.max(0, x.available), 0);
       if (available < minimum || available === 0) return 0;
-      const allocations = allocate(sources, Math.min(wanted, available));
+      const extra = Math.min(ahead, Math.floor((available - minimum) / AHEAD_SHARE));
+      const allocations = allocate(sources, minimum + extra);
       await this.adjustHeld(tx, tenantId, allocations, +1);
 
       const h = this.s.holds;

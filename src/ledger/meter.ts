@@ -95,8 +95,8 @@ export class MeteredRequest {
     while (this.extending) await this.extending;
     if (this.needed(binding, units) <= this.held) return true;
     const minimum = this.needed(binding, units) - this.held;
-    const wanted = this.needed(binding, units + this.options.blockUnits[binding.capability]) - this.held;
-    this.extending = this.ledger.reserve(this.id, this.payer.tenantId, binding, minimum, wanted).then((got) => {
+    const ahead = this.needed(binding, units + this.options.blockUnits[binding.capability]) - this.held - minimum;
+    this.extending = this.ledger.reserve(this.id, this.payer.tenantId, binding, minimum, ahead).then((got) => {
       this.held += got;
       if (got && !this.keepAlive) this.keepHoldAlive();
       return got >= minimum;
