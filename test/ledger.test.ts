@@ -126,7 +126,7 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
     test("settling the same request twice records and debits it once", async () => {
       const t = await tenant(10_000);
       const id = requestId();
-      const input = { id, tenantId: t, surface: "test", binding: binding("cheap"), status: "completed" as const, usageUnit: "characters" as const, units: 10, cost: costOf(rateOf(binding("cheap")), 10), startedAt: new Date(), finishedAt: new Date(), latencyMs: 1, attempts: [] };
+      const input = { id, tenantId: t, surface: "test", binding: binding("cheap"), held: [], status: "completed" as const, usageUnit: "characters" as const, units: 10, cost: costOf(rateOf(binding("cheap")), 10), startedAt: new Date(), finishedAt: new Date(), latencyMs: 1, attempts: [] };
       const first = await ledger.settle(input);
       const second = await ledger.settle(input);
       expect(second).toEqual(first);

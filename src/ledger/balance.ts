@@ -5,8 +5,8 @@ import { grantActive, parseTargets } from "./sources.ts";
 /** `GET /account/balance`: what the tenant has, what is spendable, and each grant with credits left. */
 export async function balanceView(ledger: Ledger, tenantId: string) {
   const { balance, grants, now } = await ledger.snapshot(tenantId);
-  const paid = balance?.paidCredits ?? 0;
-  const spendablePaid = Math.max(0, paid - (balance?.paidHeld ?? 0));
+  const paid = balance.paidCredits;
+  const spendablePaid = Math.max(0, paid - balance.paidHeld);
   const promotion_grants = grants.map((g) => {
     const active = grantActive(g, now);
     return {
@@ -25,7 +25,7 @@ export async function balanceView(ledger: Ledger, tenantId: string) {
     spendable_paid_credits: spendablePaid,
     promotional_credits: promotional,
     paid_balance_usd: usdOfCredits(paid),
-    updated_at: (balance?.updatedAt ?? now).toISOString(),
+    updated_at: balance.updatedAt.toISOString(),
     promotion_grants,
   };
 }

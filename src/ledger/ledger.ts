@@ -1,13 +1,14 @@
-import { and, asc, eq, gt, lt, sql } from "drizzle-orm";
 import { add, rational, type Rational } from "../catalogue/price.ts";
 import type { Binding } from "../catalogue/types.ts";
-import type { Database, Db } from "../db/open.ts";
+import type { Database } from "../db/open.ts";
+import { asDate, asDateOrNull, asNumber, type SqlTx } from "../db/sql.ts";
 import { allocate, eligibleGrants, grantActive, grantCovers, mergeAllocations, PAID, parseTargets, total, type Allocation, type GrantRow, type GrantTarget } from "./sources.ts";
 
 // The credit ledger. Every change to money happens in one transaction that first locks the
 // tenant's balance row (an UPDATE of it), so concurrent requests of one tenant, in one process or
 // several, see each other's holds and debits: no double spend. Different tenants never wait on
-// each other.
+// each other. Hot paths are prepared plain SQL (db/sql.ts): a metered request costs two short
+// transactions.
 
 export interface SettleInput {
   /** The request id: the activity record's id and its hold's id. Settling twice is a no-op. */
@@ -16,6 +17,8 @@ export interface SettleInput {
   keyId?: string;
   surface: string;
   binding: Binding;
+  /** What the request holds, per source, as its reserves returned them. */
+  held: Allocation[];
   status: "completed" | "failed";
   usageUnit: "characters" | "seconds";
   units: number;
@@ -42,10 +45,41 @@ export interface CreditInput {
   grant?: { name: string; expiresAt: Date | null; targets: GrantTarget[] };
 }
 
+interface BalanceRow {
+  paidCredits: number;
+  paidHeld: number;
+  carryNum: number;
+  carryDen: number;
+  updatedAt: Date;
+}
+
 const newId = () => crypto.randomUUID();
 
 /** A request's look-ahead hold takes at most this fraction (1/n) of the credits left free. */
 const AHEAD_SHARE = 8;
+
+class AlreadySettled extends Error {}
+
+const balanceOf = (r: Record<string, unknown>): BalanceRow => ({
+  paidCredits: asNumber(r.paid_credits),
+  paidHeld: asNumber(r.paid_held),
+  carryNum: asNumber(r.carry_num),
+  carryDen: asNumber(r.carry_den),
+  updatedAt: asDate(r.updated_at),
+});
+
+const grantOf = (r: Record<string, unknown>): GrantRow => ({
+  id: String(r.id),
+  name: String(r.name),
+  remainingCredits: asNumber(r.remaining_credits),
+  heldCredits: asNumber(r.held_credits),
+  targets: String(r.targets),
+  expiresAt: asDateOrNull(r.expires_at),
+  createdAt: asDate(r.created_at),
+});
+
+const BALANCE_COLUMNS = "paid_credits, paid_held, carry_num, carry_den, updated_at";
+const GRANTS_OF = "SELECT id, name, remaining_credits, held_credits, targets, expires_at, created_at FROM grants WHERE tenant_id = ? AND remaining_credits > 0";
 
 export class Ledger {
   constructor(
@@ -54,47 +88,40 @@ export class Ledger {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  private get s() {
-    return this.database.schema;
-  }
-
   /** Locks (and if need be creates) the tenant's balance row for the rest of the transaction. */
-  private async lockBalance(tx: Db, tenantId: string) {
+  private async lockBalance(tx: SqlTx, tenantId: string): Promise<BalanceRow> {
     const now = this.now();
-    const b = this.s.balances;
-    let [row] = await tx.update(b).set({ updatedAt: now }).where(eq(b.tenantId, tenantId)).returning();
+    const lock = `UPDATE balances SET updated_at = ? WHERE tenant_id = ? RETURNING ${BALANCE_COLUMNS}`;
+    let [row] = await tx.query(lock, [now, tenantId]);
     if (!row) {
-      await tx.insert(b).values({ tenantId, updatedAt: now }).onConflictDoNothing();
-      [row] = await tx.update(b).set({ updatedAt: now }).where(eq(b.tenantId, tenantId)).returning();
+      await tx.query("INSERT INTO balances (tenant_id, paid_credits, paid_held, carry_num, carry_den, updated_at) VALUES (?, 0, 0, 0, 1, ?) ON CONFLICT (tenant_id) DO NOTHING", [tenantId, now]);
+      [row] = await tx.query(lock, [now, tenantId]);
     }
-    return row;
+    return balanceOf(row);
   }
 
-  private grantsOf(tx: Db, tenantId: string): Promise<GrantRow[]> {
-    const g = this.s.grants;
-    return tx
-      .select({ id: g.id, name: g.name, remainingCredits: g.remainingCredits, heldCredits: g.heldCredits, targets: g.targets, expiresAt: g.expiresAt, createdAt: g.createdAt })
-      .from(g)
-      .where(and(eq(g.tenantId, tenantId), gt(g.remainingCredits, 0)));
+  private async grantsOf(tx: SqlTx, tenantId: string): Promise<GrantRow[]> {
+    return (await tx.query(GRANTS_OF, [tenantId])).map(grantOf);
   }
 
   /** Credits a request on `binding` could spend now (read-only: advisory, holds decide). */
   async spendable(tenantId: string, binding: Binding): Promise<number> {
-    const { db } = this.database;
-    const [bal] = await db.select().from(this.s.balances).where(eq(this.s.balances.tenantId, tenantId));
-    const grants = eligibleGrants(await this.grantsOf(db, tenantId), binding, this.now());
+    const { sql } = this.database;
+    const [bal] = await sql.query(`SELECT ${BALANCE_COLUMNS} FROM balances WHERE tenant_id = ?`, [tenantId]);
+    const grants = eligibleGrants(await this.grantsOf(sql, tenantId), binding, this.now());
     const fromGrants = grants.reduce((n, g) => n + Math.max(0, g.remainingCredits - g.heldCredits), 0);
-    return fromGrants + Math.max(0, (bal?.paidCredits ?? 0) - (bal?.paidHeld ?? 0));
+    const b = bal ? balanceOf(bal) : undefined;
+    return fromGrants + Math.max(0, (b?.paidCredits ?? 0) - (b?.paidHeld ?? 0));
   }
 
   /**
    * Adds to the request's hold: `minimum` credits (or nothing, when fewer are free) plus up to
    * `ahead` more for use still to come. The look-ahead takes at most 1/AHEAD_SHARE of what else is
    * free, so one request never starves the tenant's other requests on a small balance.
-   * Returns the credits added.
+   * `held` is what the request holds already; returns what this call added.
    */
-  reserve(holdId: string, tenantId: string, binding: Binding, minimum: number, ahead: number): Promise<number> {
-    return this.database.transaction(async (tx) => {
+  reserve(holdId: string, tenantId: string, binding: Binding, minimum: number, ahead: number, held: Allocation[] = []): Promise<Allocation[]> {
+    return this.database.sql.transaction(async (tx) => {
       const bal = await this.lockBalance(tx, tenantId);
       const grants = eligibleGrants(await this.grantsOf(tx, tenantId), binding, this.now());
       const sources = [
@@ -102,42 +129,29 @@ export class Ledger {
         { id: PAID, available: bal.paidCredits - bal.paidHeld },
       ];
       const available = sources.reduce((n, x) => n + Math.max(0, x.available), 0);
-      if (available < minimum || available === 0) return 0;
+      if (available < minimum || available === 0) return [];
       const extra = Math.min(ahead, Math.floor((available - minimum) / AHEAD_SHARE));
-      const allocations = allocate(sources, minimum + extra);
-      await this.adjustHeld(tx, tenantId, allocations, +1);
-
-      const h = this.s.holds;
-      const expiresAt = new Date(this.now().getTime() + this.holdTtlMs);
-      const [existing] = await tx.select().from(h).where(eq(h.id, holdId));
-      const merged = mergeAllocations(existing ? (JSON.parse(existing.allocations) as Allocation[]) : [], allocations);
-      if (existing) {
-        await tx.update(h).set({ allocations: JSON.stringify(merged), totalCredits: total(merged), expiresAt }).where(eq(h.id, holdId));
-      } else {
-        await tx.insert(h).values({ id: holdId, tenantId, allocations: JSON.stringify(merged), totalCredits: total(merged), createdAt: this.now(), expiresAt });
-      }
-      return total(allocations);
+      const added = allocate(sources, minimum + extra);
+      await this.adjustHeld(tx, tenantId, added, +1);
+      const merged = mergeAllocations(held, added);
+      await tx.query(
+        "INSERT INTO holds (id, tenant_id, allocations, total_credits, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?) " +
+          "ON CONFLICT (id) DO UPDATE SET allocations = excluded.allocations, total_credits = excluded.total_credits, expires_at = excluded.expires_at",
+        [holdId, tenantId, JSON.stringify(merged), total(merged), this.now(), new Date(this.now().getTime() + this.holdTtlMs)],
+      );
+      return added;
     });
   }
 
   /** Keeps a long-running request's hold from being swept. */
   async refresh(holdId: string): Promise<void> {
-    const h = this.s.holds;
-    await this.database.transaction((tx) =>
-      tx.update(h).set({ expiresAt: new Date(this.now().getTime() + this.holdTtlMs) }).where(eq(h.id, holdId)),
-    );
+    await this.database.sql.transaction((tx) => tx.query("UPDATE holds SET expires_at = ? WHERE id = ?", [new Date(this.now().getTime() + this.holdTtlMs), holdId]));
   }
 
-  private async adjustHeld(tx: Db, tenantId: string, allocations: Allocation[], sign: 1 | -1): Promise<void> {
+  private async adjustHeld(tx: SqlTx, tenantId: string, allocations: Allocation[], sign: 1 | -1): Promise<void> {
     for (const a of allocations) {
-      const n = sign * a.credits;
-      if (a.source === PAID) {
-        const b = this.s.balances;
-        await tx.update(b).set({ paidHeld: sql`${b.paidHeld} + ${n}` }).where(eq(b.tenantId, tenantId));
-      } else {
-        const g = this.s.grants;
-        await tx.update(g).set({ heldCredits: sql`${g.heldCredits} + ${n}` }).where(eq(g.id, a.source));
-      }
+      if (a.source === PAID) await tx.query("UPDATE balances SET paid_held = paid_held + ? WHERE tenant_id = ?", [sign * a.credits, tenantId]);
+      else await tx.query("UPDATE grants SET held_credits = held_credits + ? WHERE id = ?", [sign * a.credits, a.source]);
     }
   }
 
@@ -145,55 +159,82 @@ export class Ledger {
    * Turns a request's usage into debits and its one activity record, releasing its hold, all in
    * one transaction. The exact sub-credit remainder is carried to the tenant's next request.
    */
-  settle(input: SettleInput): Promise<ActivityRow> {
-    return this.database.transaction(async (tx) => {
-      const a = this.s.activity;
-      const [done] = await tx.select({ id: a.id, credits: a.credits, status: a.status }).from(a).where(eq(a.id, input.id));
-      if (done) return done;
+  async settle(input: SettleInput): Promise<ActivityRow> {
+    try {
+      return await this.database.sql.transaction((tx) => this.settleIn(tx, input));
+    } catch (err) {
+      if (!(err instanceof AlreadySettled)) throw err;
+      const [row] = await this.database.sql.query<{ id: string; credits: unknown; status: string }>("SELECT id, credits, status FROM activity WHERE id = ?", [input.id]);
+      return { id: row.id, credits: asNumber(row.credits), status: row.status };
+    }
+  }
 
-      const bal = await this.lockBalance(tx, input.tenantId);
-      const h = this.s.holds;
-      const [hold] = await tx.select().from(h).where(eq(h.id, input.id));
-      const held = hold ? (JSON.parse(hold.allocations) as Allocation[]) : [];
+  private async settleIn(tx: SqlTx, input: SettleInput): Promise<ActivityRow> {
+    const bal = await this.lockBalance(tx, input.tenantId);
+    // carry + cost = debit + carry', with debit whole and 0 <= carry' < 1
+    const exact = add(rational(BigInt(bal.carryNum), BigInt(bal.carryDen)), input.cost);
+    const debit = Number(exact.num / exact.den);
+    const carry = rational(exact.num % exact.den, exact.den);
 
-      // carry + cost = debit + carry', with debit whole and 0 <= carry' < 1
-      const exact = add(rational(BigInt(bal.carryNum), BigInt(bal.carryDen)), input.cost);
-      const debit = Number(exact.num / exact.den);
-      const carry = rational(exact.num % exact.den, exact.den);
+    const paidHeld = input.held.filter((a) => a.source === PAID).reduce((n, a) => n + a.credits, 0);
+    // Grants matter only when the request held some, or owes more than its paid hold.
+    const grants = paidHeld === total(input.held) && debit <= paidHeld ? [] : await this.grantsOf(tx, input.tenantId);
+    const debits = this.planDebits(debit, input.held, grants, bal, input.binding);
 
-      const debits = this.planDebits(debit, held, await this.grantsOf(tx, input.tenantId), bal, input.binding);
-      await this.adjustHeld(tx, input.tenantId, held, -1);
-      await this.applyDebits(tx, input.tenantId, debits);
-      await tx
-        .update(this.s.balances)
-        .set({ carryNum: Number(carry.num), carryDen: Number(carry.den) })
-        .where(eq(this.s.balances.tenantId, input.tenantId));
-      if (hold) await tx.delete(h).where(eq(h.id, input.id));
+    const inserted = await tx.query(
+      "INSERT INTO activity (id, tenant_id, key_id, surface, started_at, finished_at, latency_ms, provider, model, capability, status, usage_unit, usage_amount, credits, attempts) " +
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id",
+      [
+        input.id,
+        input.tenantId,
+        input.keyId ?? null,
+        input.surface,
+        input.startedAt,
+        input.finishedAt,
+        Math.max(0, Math.round(input.latencyMs)),
+        input.binding.provider.id,
+        input.binding.canonical,
+        input.binding.capability,
+        input.status,
+        input.usageUnit,
+        input.units,
+        debit,
+        JSON.stringify(input.attempts),
+      ],
+    );
+    if (inserted.length === 0) throw new AlreadySettled();
 
-      await tx.insert(a).values({
-        id: input.id,
-        tenantId: input.tenantId,
-        keyId: input.keyId ?? null,
-        surface: input.surface,
-        startedAt: input.startedAt,
-        finishedAt: input.finishedAt,
-        latencyMs: Math.max(0, Math.round(input.latencyMs)),
-        provider: input.binding.provider.id,
-        model: input.binding.canonical,
-        capability: input.binding.capability,
-        status: input.status,
-        usageUnit: input.usageUnit,
-        usageAmount: input.units,
-        credits: debit,
-        attempts: JSON.stringify(input.attempts),
-      });
-      if (debits.length) {
-        await tx.insert(this.s.ledgerEntries).values(
-          debits.map((d) => ({ id: newId(), tenantId: input.tenantId, activityId: input.id, source: d.source, credits: -d.credits, createdAt: input.finishedAt })),
-        );
-      }
-      return { id: input.id, credits: debit, status: input.status };
-    });
+    const paidDebit = debits.filter((d) => d.source === PAID).reduce((n, d) => n + d.credits, 0);
+    const writes: Promise<unknown>[] = [
+      tx.query("UPDATE balances SET paid_held = paid_held - ?, paid_credits = paid_credits - ?, carry_num = ?, carry_den = ? WHERE tenant_id = ?", [
+        paidHeld,
+        paidDebit,
+        Number(carry.num),
+        Number(carry.den),
+        input.tenantId,
+      ]),
+      tx.query("DELETE FROM holds WHERE id = ?", [input.id]),
+    ];
+    const grantIds = new Set([...input.held, ...debits].map((a) => a.source).filter((s) => s !== PAID));
+    for (const id of grantIds) {
+      const heldOf = input.held.find((a) => a.source === id)?.credits ?? 0;
+      const debitOf = debits.find((d) => d.source === id)?.credits ?? 0;
+      writes.push(tx.query("UPDATE grants SET held_credits = held_credits - ?, remaining_credits = remaining_credits - ? WHERE id = ?", [heldOf, debitOf, id]));
+    }
+    for (const d of debits) {
+      writes.push(
+        tx.query("INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES (?, ?, ?, NULL, ?, ?, ?)", [
+          newId(),
+          input.tenantId,
+          input.id,
+          d.source,
+          -d.credits,
+          input.finishedAt,
+        ]),
+      );
+    }
+    await Promise.all(writes); // pipelined on PostgreSQL
+    return { id: input.id, credits: debit, status: input.status };
   }
 
   /**
@@ -202,7 +243,7 @@ export class Ledger {
    * may then dip below zero by less than what the holds did not cover (sub-credit carry at most,
    * when every unit was reserved before use).
    */
-  private planDebits(debit: number, held: Allocation[], grants: GrantRow[], bal: { paidCredits: number; paidHeld: number }, binding: Binding): Allocation[] {
+  private planDebits(debit: number, held: Allocation[], grants: GrantRow[], bal: BalanceRow, binding: Binding): Allocation[] {
     // After a fallback, a held grant may not cover the binding that served: its hold is released unused.
     const covering = new Set([PAID, ...grants.filter((g) => grantCovers(parseTargets(g.targets), binding)).map((g) => g.id)]);
     const fromHeld = allocate(held.filter((x) => covering.has(x.source)).map((x) => ({ id: x.source, available: x.credits })), debit);
@@ -212,36 +253,23 @@ export class Ledger {
       ...eligibleGrants(grants, binding, this.now()).map((g) => ({ id: g.id, available: g.remainingCredits - g.heldCredits })),
       { id: PAID, available: bal.paidCredits - bal.paidHeld },
     ];
-    const fromFree = allocate(free, left);
+    const fromFree = left > 0 ? allocate(free, left) : [];
     left -= total(fromFree);
     const owed = left > 0 ? [{ source: PAID, credits: left }] : [];
     return mergeAllocations(mergeAllocations(fromHeld, fromFree), owed);
   }
 
-  private async applyDebits(tx: Db, tenantId: string, debits: Allocation[]): Promise<void> {
-    for (const d of debits) {
-      if (d.source === PAID) {
-        const b = this.s.balances;
-        await tx.update(b).set({ paidCredits: sql`${b.paidCredits} - ${d.credits}` }).where(eq(b.tenantId, tenantId));
-      } else {
-        const g = this.s.grants;
-        await tx.update(g).set({ remainingCredits: sql`${g.remainingCredits} - ${d.credits}` }).where(eq(g.id, d.source));
-      }
-    }
-  }
-
   /** Releases holds whose requests stopped refreshing them (a crashed process); returns how many. */
   async releaseExpiredHolds(): Promise<number> {
-    const h = this.s.holds;
-    const expired = await this.database.db.select({ id: h.id, tenantId: h.tenantId }).from(h).where(lt(h.expiresAt, this.now())).orderBy(asc(h.expiresAt)).limit(500);
+    const now = this.now();
+    const expired = await this.database.sql.query<{ id: string; tenant_id: string }>("SELECT id, tenant_id FROM holds WHERE expires_at < ? ORDER BY expires_at LIMIT 500", [now]);
     let released = 0;
-    for (const { id, tenantId } of expired) {
-      released += await this.database.transaction(async (tx) => {
-        await this.lockBalance(tx, tenantId);
-        const [hold] = await tx.select().from(h).where(and(eq(h.id, id), lt(h.expiresAt, this.now())));
+    for (const { id, tenant_id } of expired) {
+      released += await this.database.sql.transaction(async (tx) => {
+        await this.lockBalance(tx, tenant_id);
+        const [hold] = await tx.query<{ allocations: string }>("DELETE FROM holds WHERE id = ? AND expires_at < ? RETURNING allocations", [id, now]);
         if (!hold) return 0;
-        await this.adjustHeld(tx, tenantId, JSON.parse(hold.allocations) as Allocation[], -1);
-        await tx.delete(h).where(eq(h.id, id));
+        await this.adjustHeld(tx, tenant_id, JSON.parse(hold.allocations) as Allocation[], -1);
         return 1;
       });
     }
@@ -250,44 +278,50 @@ export class Ledger {
 
   /** Adds credits (a grant or paid credits) with its transaction record; once per `externalId`. */
   credit(tenantId: string, input: CreditInput): Promise<{ transactionId: string; applied: boolean }> {
-    return this.database.transaction(async (tx) => {
-      const t = this.s.creditTransactions;
-      if (input.externalId) {
-        const [seen] = await tx.select({ id: t.id }).from(t).where(eq(t.externalId, input.externalId));
-        if (seen) return { transactionId: seen.id, applied: false };
-      }
+    return this.database.sql.transaction(async (tx) => {
       await this.lockBalance(tx, tenantId);
       const now = this.now();
       const transactionId = newId();
-      await tx.insert(t).values({ id: transactionId, tenantId, type: input.type, credits: input.credits, description: input.description, externalId: input.externalId ?? null, createdAt: now });
+      const recorded = await tx.query(
+        "INSERT INTO credit_transactions (id, tenant_id, type, credits, description, external_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (external_id) DO NOTHING RETURNING id",
+        [transactionId, tenantId, input.type, input.credits, input.description, input.externalId ?? null, now],
+      );
+      if (recorded.length === 0) return { transactionId: "", applied: false };
       let source = PAID;
       if (input.grant) {
         source = newId();
-        await tx.insert(this.s.grants).values({
-          id: source,
+        await tx.query("INSERT INTO grants (id, tenant_id, name, total_credits, remaining_credits, held_credits, targets, expires_at, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)", [
+          source,
           tenantId,
-          name: input.grant.name,
-          totalCredits: input.credits,
-          remainingCredits: input.credits,
-          targets: JSON.stringify(input.grant.targets),
-          expiresAt: input.grant.expiresAt,
-          createdAt: now,
-        });
+          input.grant.name,
+          input.credits,
+          input.credits,
+          JSON.stringify(input.grant.targets),
+          input.grant.expiresAt,
+          now,
+        ]);
       } else {
-        const b = this.s.balances;
-        await tx.update(b).set({ paidCredits: sql`${b.paidCredits} + ${input.credits}` }).where(eq(b.tenantId, tenantId));
+        await tx.query("UPDATE balances SET paid_credits = paid_credits + ? WHERE tenant_id = ?", [input.credits, tenantId]);
       }
-      await tx.insert(this.s.ledgerEntries).values({ id: newId(), tenantId, transactionId, source, credits: input.credits, createdAt: now });
+      await tx.query("INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?)", [
+        newId(),
+        tenantId,
+        transactionId,
+        source,
+        input.credits,
+        now,
+      ]);
       return { transactionId, applied: true };
     });
   }
 
-  /** The balance row and every grant with credits left (expired ones included, marked by the caller). */
-  async snapshot(tenantId: string) {
-    const { db } = this.database;
-    const [bal] = await db.select().from(this.s.balances).where(eq(this.s.balances.tenantId, tenantId));
-    const grants = await this.grantsOf(db, tenantId);
-    return { balance: bal, grants, now: this.now() };
+  /** The balance (zero for a tenant that never had one) and every grant with credits left, expired ones included. */
+  async snapshot(tenantId: string): Promise<{ balance: BalanceRow; grants: GrantRow[]; now: Date }> {
+    const { sql } = this.database;
+    const now = this.now();
+    const [bal] = await sql.query(`SELECT ${BALANCE_COLUMNS} FROM balances WHERE tenant_id = ?`, [tenantId]);
+    const balance = bal ? balanceOf(bal) : { paidCredits: 0, paidHeld: 0, carryNum: 0, carryDen: 1, updatedAt: now };
+    return { balance, grants: await this.grantsOf(sql, tenantId), now };
   }
 
   grantIsActive(grant: GrantRow): boolean {

@@ -3,6 +3,7 @@ import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { ceilCredits, costOf, rateOf, usageUnit } from "./cost.ts";
 import type { Ledger } from "./ledger.ts";
+import { mergeAllocations, total, type Allocation } from "./sources.ts";
 
 // The one entry point that every channel (native TTS and STT, compatibility surfaces, realtime)
 // uses to bill a request:
@@ -63,6 +64,8 @@ export interface Outcome {
 const SETTLE_TRIES = 5;
 
 export class MeteredRequest {
+  /** What this request holds, per source: only this request changes its hold. */
+  private allocations: Allocation[] = [];
   private held = 0;
   private extending: Promise<boolean> | undefined;
   private settled = false;
@@ -96,7 +99,9 @@ export class MeteredRequest {
     if (this.needed(binding, units) <= this.held) return true;
     const minimum = this.needed(binding, units) - this.held;
     const ahead = this.needed(binding, units + this.options.blockUnits[binding.capability]) - this.held - minimum;
-    this.extending = this.ledger.reserve(this.id, this.payer.tenantId, binding, minimum, ahead).then((got) => {
+    this.extending = this.ledger.reserve(this.id, this.payer.tenantId, binding, minimum, ahead, this.allocations).then((added) => {
+      const got = total(added);
+      this.allocations = mergeAllocations(this.allocations, added);
       this.held += got;
       if (got && !this.keepAlive) this.keepHoldAlive();
       return got >= minimum;
@@ -130,6 +135,7 @@ export class MeteredRequest {
       keyId: this.payer.keyId,
       surface: this.surface,
       binding: outcome.binding,
+      held: this.allocations,
       status: outcome.status,
       usageUnit: usageUnit(outcome.binding),
       units: outcome.units,
