@@ -116,3 +116,21 @@ describe("operator CLI", () => {
     expect(cli(["nonsense"], { DATABASE_URL: sqliteUrl() }).exitCode).toBe(2);
   });
 });
+
+describe("SQLite group commit", () => {
+  test("transactions queued together commit together; one that throws is rolled back alone", async () => {
+    const database = await openDatabase(sqliteUrl());
+    cleanups.push(() => database.close());
+    const t = database.schema.tenants;
+    const insert = (name: string, fail = false) =>
+      database.transaction(async (tx) => {
+        await tx.insert(t).values({ id: crypto.randomUUID(), name, createdAt: new Date() });
+        if (fail) throw new Error(`${name} fails after writing`);
+        return name;
+      });
+    const outcomes = await Promise.allSettled([insert("a"), insert("b", true), insert("c"), database.sql.transaction((tx) => tx.query("SELECT 1 AS one"))]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled"]);
+    const names = (await database.db.select({ name: t.name }).from(t)).map((r) => r.name).sort();
+    expect(names).toEqual(["a", "c"]);
+  });
+});

@@ -8,7 +8,7 @@ import { migrate as migratePg } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import * as pgSchema from "./schema.pg.ts";
 import * as sqliteSchema from "./schema.sqlite.ts";
-import { postgresRunner, sqliteRunner, sqliteTransaction, type SqlRunner } from "./sql.ts";
+import { postgresRunner, SqliteWriter, sqliteRunner, type SqlRunner } from "./sql.ts";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -25,9 +25,9 @@ export interface Database {
   schema: typeof sqliteSchema;
   /**
    * Runs `fn` in one transaction: all or nothing. On PostgreSQL a plain transaction (lock rows by
-   * updating them first); on SQLite `BEGIN IMMEDIATE` behind an in-process queue, because one
-   * connection is shared and an awaited statement of another request must not land inside it.
-   * Every write goes through here.
+   * updating them first); on SQLite a savepoint inside a group-committed `BEGIN IMMEDIATE` of the
+   * one write queue (db/sql.ts), because one connection is shared and an awaited statement of
+   * another request must not land inside it. Every write goes through here.
    */
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   /** Prepared plain SQL for hot paths; its transactions share the SQLite write queue. */
@@ -84,12 +84,7 @@ export async function openDatabase(url: string): Promise<Database> {
   client.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;");
   const db = drizzleSqlite(client, { schema: sqliteSchema });
   migrateSqlite(db, { migrationsFolder: MIGRATIONS.sqlite });
-  let queue: Promise<unknown> = Promise.resolve();
-  const serialize = <T>(run: () => Promise<T>): Promise<T> => {
-    const result = queue.then(run, run);
-    queue = result.catch(() => {});
-    return result;
-  };
-  const transaction = <T>(fn: (tx: Db) => Promise<T>): Promise<T> => sqliteTransaction(client, serialize, () => fn(db));
-  return { dialect: "sqlite", db, schema: sqliteSchema, transaction, sql: sqliteRunner(client, serialize), close: async () => client.close() };
+  const writer = new SqliteWriter(client);
+  const transaction = <T>(fn: (tx: Db) => Promise<T>): Promise<T> => writer.transaction(() => fn(db));
+  return { dialect: "sqlite", db, schema: sqliteSchema, transaction, sql: sqliteRunner(client, writer), close: async () => client.close() };
 }

@@ -21,24 +21,69 @@ export const asDateOrNull = (v: unknown): Date | null => (v === null || v === un
 /** bigint columns come back as strings from postgres.js. */
 export const asNumber = (v: unknown): number => Number(v);
 
-export type Serialize = <T>(fn: () => Promise<T>) => Promise<T>;
+/**
+ * SQLite's write transactions, with group commit. Callers queue; whatever is queued when the
+ * connection is free runs inside one `BEGIN IMMEDIATE … COMMIT`, each caller in its own
+ * savepoint (rolled back alone when it throws). A caller's promise settles only after the
+ * COMMIT, so durability is as if each had committed alone; the WAL is written once per batch.
+ */
+export class SqliteWriter {
+  private queue: { fn: () => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = [];
+  private running = false;
 
-/** `BEGIN IMMEDIATE` … `COMMIT`, rolled back on error, in the connection's write queue. */
-export function sqliteTransaction<T>(client: SQLite, serialize: Serialize, fn: () => Promise<T>): Promise<T> {
-  return serialize(async () => {
-    client.exec("BEGIN IMMEDIATE");
-    try {
-      const result = await fn();
-      client.exec("COMMIT");
-      return result;
-    } catch (err) {
-      client.exec("ROLLBACK");
-      throw err;
+  constructor(
+    private readonly client: SQLite,
+    private readonly maxBatch = 256,
+  ) {}
+
+  transaction<T>(fn: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    while (this.queue.length) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+      try {
+        this.client.exec("BEGIN IMMEDIATE");
+      } catch (error) {
+        for (const job of batch) job.reject(error);
+        continue;
+      }
+      for (const job of batch) {
+        this.client.exec("SAVEPOINT job");
+        try {
+          const value = await job.fn();
+          this.client.exec("RELEASE job");
+          outcomes.push({ ok: true, value });
+        } catch (error) {
+          this.client.exec("ROLLBACK TO job");
+          this.client.exec("RELEASE job");
+          outcomes.push({ ok: false, error });
+        }
+      }
+      try {
+        this.client.exec("COMMIT");
+      } catch (error) {
+        this.client.exec("ROLLBACK");
+        for (const job of batch) job.reject(error);
+        continue;
+      }
+      batch.forEach((job, i) => {
+        const o = outcomes[i];
+        if (o.ok) job.resolve(o.value);
+        else job.reject(o.error);
+      });
     }
-  });
+    this.running = false;
+  }
 }
 
-export function sqliteRunner(client: SQLite, serialize: Serialize): SqlRunner {
+export function sqliteRunner(client: SQLite, writer: SqliteWriter): SqlRunner {
   const statements = new Map<string, Statement>();
   const run = async <T>(text: string, params: unknown[] = []): Promise<T[]> => {
     let stmt = statements.get(text);
@@ -47,7 +92,7 @@ export function sqliteRunner(client: SQLite, serialize: Serialize): SqlRunner {
   };
   return {
     query: run,
-    transaction: (fn) => sqliteTransaction(client, serialize, () => fn({ query: run })),
+    transaction: (fn) => writer.transaction(() => fn({ query: run })),
   };
 }
 
