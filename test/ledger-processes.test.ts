@@ -81,8 +81,8 @@ describe.skipIf(!postgresAvailable)("two server processes on one PostgreSQL", ()
     const outcomes = await Promise.all(Array.from({ length: 200 }, (_, i) => session(i % 2 ? a : b, key, "twenty characters!!!")));
     const count = (k: Outcome["kind"]) => outcomes.filter((o) => o.kind === k).length;
     expect(count("other")).toBe(0);
-    // The balance pays for 50; look-ahead holds may briefly keep a few requests out, never most.
-    expect(count("completed")).toBeGreaterThanOrEqual(35);
+    // The balance pays for 50 (49 at once: each hold keeps one credit for the sub-credit carry).
+    expect(count("completed")).toBeGreaterThanOrEqual(45);
     expect(count("completed")).toBeLessThanOrEqual(50);
 
     const books = await reconcile(database, tenantId, initial);

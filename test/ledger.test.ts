@@ -163,11 +163,11 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
     test("a hold reserves credits: other requests cannot spend them", async () => {
       const t = await tenant(1_000);
       const a = meter.start(requestId(), { tenantId: t }, "test");
-      // 40 characters need 501 credits (500 + the carry allowance); the look-ahead takes 1/8 of the 499 left.
+      // 40 characters need 501 credits (500 + the carry allowance); a first reserve takes no more.
       expect(await a.cover(binding("cheap"), 40)).toBe(true);
-      expect(await ledger.spendable(t, binding("cheap"))).toBe(1_000 - 501 - 62);
+      expect(await ledger.spendable(t, binding("cheap"))).toBe(1_000 - 501);
       const b = meter.start(requestId(), { tenantId: t }, "test");
-      expect(await b.cover(binding("cheap"), 36)).toBe(false); // needs 451: more than is free
+      expect(await b.cover(binding("cheap"), 40)).toBe(false); // needs 501: more than is free
       expect(await b.cover(binding("cheap"), 30)).toBe(true); // needs 376
       await a.settle({ binding: binding("cheap"), status: "completed", units: 40, startedAt: new Date(), latencyMs: 1, attempts: [] });
       await b.settle({ binding: binding("cheap"), status: "completed", units: 30, startedAt: new Date(), latencyMs: 1, attempts: [] });
@@ -184,14 +184,17 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
         return original(...args);
       };
       const m = new Meter(counting, log, { blockUnits: { tts: 100, stt: 10 } }).start(requestId(), { tenantId: t }, "test");
-      // The first reserve covers what was asked (10) plus one block (100) ahead.
+      // The first reserve covers exactly what was asked; the second also a block (100) ahead.
       expect(await m.cover(binding("cheap"), 10)).toBe(true);
-      for (let units = 20; units <= 110; units += 10) expect(m.cover(binding("cheap"), units)).toBe(true);
-      expect(reserves).toBe(1);
-      const next = m.cover(binding("cheap"), 111);
+      expect(m.cover(binding("cheap"), 10)).toBe(true);
+      expect(await m.cover(binding("cheap"), 20)).toBe(true);
+      expect(reserves).toBe(2);
+      for (let units = 30; units <= 120; units += 10) expect(m.cover(binding("cheap"), units)).toBe(true);
+      expect(reserves).toBe(2);
+      const next = m.cover(binding("cheap"), 121);
       expect(next).toBeInstanceOf(Promise);
       expect(await next).toBe(true);
-      expect(reserves).toBe(2);
+      expect(reserves).toBe(3);
       await m.settle({ binding: binding("cheap"), status: "completed", units: 0, startedAt: new Date(), latencyMs: 1, attempts: [] });
     });
 

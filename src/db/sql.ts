@@ -6,12 +6,21 @@ import type postgres from "postgres";
 // that is not on the per-request path; this exists because building and preparing each
 // statement anew cost the ledger most of its time.
 
-export interface SqlTx {
+export interface SqlQuery {
   /** Rows of a SELECT or of `… RETURNING`; [] for other statements. */
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
 }
 
-export interface SqlRunner extends SqlTx {
+export interface SqlTx extends SqlQuery {
+  /**
+   * A write whose result nobody needs: on PostgreSQL it is sent together with the COMMIT, in one
+   * round trip (if it fails, the transaction rolls back and the error is thrown); on SQLite it
+   * runs at once.
+   */
+  later(text: string, params?: unknown[]): void;
+}
+
+export interface SqlRunner extends SqlQuery {
   transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T>;
 }
 
@@ -92,7 +101,7 @@ export function sqliteRunner(client: SQLite, writer: SqliteWriter): SqlRunner {
   };
   return {
     query: run,
-    transaction: (fn) => writer.transaction(() => fn({ query: run })),
+    transaction: (fn) => writer.transaction(() => fn({ query: run, later: (text, params) => void run(text, params) })),
   };
 }
 
@@ -106,12 +115,32 @@ export function postgresRunner(client: postgres.Sql): SqlRunner {
     }
     return t;
   };
-  const on = (sql: postgres.Sql | postgres.TransactionSql) => ({
-    query: async <T>(text: string, params: unknown[] = []) =>
-      (await sql.unsafe(numbered(text), params.map((p) => (p instanceof Date ? p.toISOString() : p)) as never[], { prepare: true })) as unknown as T[],
-  });
+  const send = <T>(sql: postgres.Sql, text: string, params: unknown[] = []) =>
+    sql.unsafe(numbered(text), params.map((p) => (p instanceof Date ? p.toISOString() : p)) as never[], { prepare: true }) as unknown as Promise<T[]>;
   return {
-    ...on(client),
-    transaction: (fn) => client.begin((tx) => fn(on(tx))) as Promise<never>,
+    query: (text, params) => send(client, text, params),
+    // Round trips are the cost here, so nothing waits that need not: BEGIN goes out with the
+    // first statements, and the `later` writes go out with the COMMIT.
+    async transaction(fn) {
+      const conn = await client.reserve();
+      // postgres.js sends a query only when it is awaited or executed: BEGIN must leave now,
+      // ahead of the transaction's first statement, or that statement runs outside it.
+      const begin = conn.unsafe("BEGIN").execute();
+      const later: { text: string; params?: unknown[] }[] = [];
+      try {
+        const result = await fn({ query: (text, params) => send(conn, text, params), later: (text, params) => void later.push({ text, params }) });
+        await begin;
+        const sent = [...later.map((w) => send(conn, w.text, w.params)), conn.unsafe("COMMIT")];
+        const outcomes = await Promise.allSettled(sent);
+        const failed = outcomes.find((o) => o.status === "rejected");
+        if (failed) throw (failed as PromiseRejectedResult).reason; // PostgreSQL turned the COMMIT into a ROLLBACK
+        return result;
+      } catch (err) {
+        await conn.unsafe("ROLLBACK").catch(() => {});
+        throw err;
+      } finally {
+        conn.release();
+      }
+    },
   };
 }

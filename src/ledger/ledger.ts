@@ -1,7 +1,7 @@
 import { add, rational, type Rational } from "../catalogue/price.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { Database } from "../db/open.ts";
-import { asDate, asDateOrNull, asNumber, type SqlTx } from "../db/sql.ts";
+import { asDate, asDateOrNull, asNumber, type SqlQuery, type SqlTx } from "../db/sql.ts";
 import { allocate, eligibleGrants, grantActive, grantCovers, mergeAllocations, PAID, parseTargets, total, type Allocation, type GrantRow, type GrantTarget } from "./sources.ts";
 
 // The credit ledger. Every change to money happens in one transaction that first locks the
@@ -100,7 +100,7 @@ export class Ledger {
     return balanceOf(row);
   }
 
-  private async grantsOf(tx: SqlTx, tenantId: string): Promise<GrantRow[]> {
+  private async grantsOf(tx: SqlQuery, tenantId: string): Promise<GrantRow[]> {
     return (await tx.query(GRANTS_OF, [tenantId])).map(grantOf);
   }
 
@@ -122,8 +122,8 @@ export class Ledger {
    */
   reserve(holdId: string, tenantId: string, binding: Binding, minimum: number, ahead: number, held: Allocation[] = []): Promise<Allocation[]> {
     return this.database.sql.transaction(async (tx) => {
-      const bal = await this.lockBalance(tx, tenantId);
-      const grants = eligibleGrants(await this.grantsOf(tx, tenantId), binding, this.now());
+      const [bal, all] = await Promise.all([this.lockBalance(tx, tenantId), this.grantsOf(tx, tenantId)]);
+      const grants = eligibleGrants(all, binding, this.now());
       const sources = [
         ...grants.map((g) => ({ id: g.id, available: g.remainingCredits - g.heldCredits })),
         { id: PAID, available: bal.paidCredits - bal.paidHeld },
@@ -132,9 +132,9 @@ export class Ledger {
       if (available < minimum || available === 0) return [];
       const extra = Math.min(ahead, Math.floor((available - minimum) / AHEAD_SHARE));
       const added = allocate(sources, minimum + extra);
-      await this.adjustHeld(tx, tenantId, added, +1);
+      this.adjustHeld(tx, tenantId, added, +1);
       const merged = mergeAllocations(held, added);
-      await tx.query(
+      tx.later(
         "INSERT INTO holds (id, tenant_id, allocations, total_credits, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?) " +
           "ON CONFLICT (id) DO UPDATE SET allocations = excluded.allocations, total_credits = excluded.total_credits, expires_at = excluded.expires_at",
         [holdId, tenantId, JSON.stringify(merged), total(merged), this.now(), new Date(this.now().getTime() + this.holdTtlMs)],
@@ -148,10 +148,10 @@ export class Ledger {
     await this.database.sql.transaction((tx) => tx.query("UPDATE holds SET expires_at = ? WHERE id = ?", [new Date(this.now().getTime() + this.holdTtlMs), holdId]));
   }
 
-  private async adjustHeld(tx: SqlTx, tenantId: string, allocations: Allocation[], sign: 1 | -1): Promise<void> {
+  private adjustHeld(tx: SqlTx, tenantId: string, allocations: Allocation[], sign: 1 | -1): void {
     for (const a of allocations) {
-      if (a.source === PAID) await tx.query("UPDATE balances SET paid_held = paid_held + ? WHERE tenant_id = ?", [sign * a.credits, tenantId]);
-      else await tx.query("UPDATE grants SET held_credits = held_credits + ? WHERE id = ?", [sign * a.credits, a.source]);
+      if (a.source === PAID) tx.later("UPDATE balances SET paid_held = paid_held + ? WHERE tenant_id = ?", [sign * a.credits, tenantId]);
+      else tx.later("UPDATE grants SET held_credits = held_credits + ? WHERE id = ?", [sign * a.credits, a.source]);
     }
   }
 
@@ -170,20 +170,24 @@ export class Ledger {
   }
 
   private async settleIn(tx: SqlTx, input: SettleInput): Promise<ActivityRow> {
-    const bal = await this.lockBalance(tx, input.tenantId);
+    // One round trip for the lock, the idempotency check and the grants; one for all the writes.
+    const [bal, done, all] = await Promise.all([
+      this.lockBalance(tx, input.tenantId),
+      tx.query("SELECT id FROM activity WHERE id = ?", [input.id]),
+      this.grantsOf(tx, input.tenantId),
+    ]);
+    if (done.length) throw new AlreadySettled();
     // carry + cost = debit + carry', with debit whole and 0 <= carry' < 1
     const exact = add(rational(BigInt(bal.carryNum), BigInt(bal.carryDen)), input.cost);
     const debit = Number(exact.num / exact.den);
     const carry = rational(exact.num % exact.den, exact.den);
 
     const paidHeld = input.held.filter((a) => a.source === PAID).reduce((n, a) => n + a.credits, 0);
-    // Grants matter only when the request held some, or owes more than its paid hold.
-    const grants = paidHeld === total(input.held) && debit <= paidHeld ? [] : await this.grantsOf(tx, input.tenantId);
-    const debits = this.planDebits(debit, input.held, grants, bal, input.binding);
+    const debits = this.planDebits(debit, input.held, all, bal, input.binding);
 
-    const inserted = await tx.query(
+    tx.later(
       "INSERT INTO activity (id, tenant_id, key_id, surface, started_at, finished_at, latency_ms, provider, model, capability, status, usage_unit, usage_amount, credits, attempts) " +
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       [
         input.id,
         input.tenantId,
@@ -202,38 +206,31 @@ export class Ledger {
         JSON.stringify(input.attempts),
       ],
     );
-    if (inserted.length === 0) throw new AlreadySettled();
-
     const paidDebit = debits.filter((d) => d.source === PAID).reduce((n, d) => n + d.credits, 0);
-    const writes: Promise<unknown>[] = [
-      tx.query("UPDATE balances SET paid_held = paid_held - ?, paid_credits = paid_credits - ?, carry_num = ?, carry_den = ? WHERE tenant_id = ?", [
-        paidHeld,
-        paidDebit,
-        Number(carry.num),
-        Number(carry.den),
-        input.tenantId,
-      ]),
-      tx.query("DELETE FROM holds WHERE id = ?", [input.id]),
-    ];
+    tx.later("UPDATE balances SET paid_held = paid_held - ?, paid_credits = paid_credits - ?, carry_num = ?, carry_den = ? WHERE tenant_id = ?", [
+      paidHeld,
+      paidDebit,
+      Number(carry.num),
+      Number(carry.den),
+      input.tenantId,
+    ]);
+    tx.later("DELETE FROM holds WHERE id = ?", [input.id]);
     const grantIds = new Set([...input.held, ...debits].map((a) => a.source).filter((s) => s !== PAID));
     for (const id of grantIds) {
       const heldOf = input.held.find((a) => a.source === id)?.credits ?? 0;
       const debitOf = debits.find((d) => d.source === id)?.credits ?? 0;
-      writes.push(tx.query("UPDATE grants SET held_credits = held_credits - ?, remaining_credits = remaining_credits - ? WHERE id = ?", [heldOf, debitOf, id]));
+      tx.later("UPDATE grants SET held_credits = held_credits - ?, remaining_credits = remaining_credits - ? WHERE id = ?", [heldOf, debitOf, id]);
     }
     for (const d of debits) {
-      writes.push(
-        tx.query("INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES (?, ?, ?, NULL, ?, ?, ?)", [
-          newId(),
-          input.tenantId,
-          input.id,
-          d.source,
-          -d.credits,
-          input.finishedAt,
-        ]),
-      );
+      tx.later("INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES (?, ?, ?, NULL, ?, ?, ?)", [
+        newId(),
+        input.tenantId,
+        input.id,
+        d.source,
+        -d.credits,
+        input.finishedAt,
+      ]);
     }
-    await Promise.all(writes); // pipelined on PostgreSQL
     return { id: input.id, credits: debit, status: input.status };
   }
 
@@ -269,7 +266,7 @@ export class Ledger {
         await this.lockBalance(tx, tenant_id);
         const [hold] = await tx.query<{ allocations: string }>("DELETE FROM holds WHERE id = ? AND expires_at < ? RETURNING allocations", [id, now]);
         if (!hold) return 0;
-        await this.adjustHeld(tx, tenant_id, JSON.parse(hold.allocations) as Allocation[], -1);
+        this.adjustHeld(tx, tenant_id, JSON.parse(hold.allocations) as Allocation[], -1);
         return 1;
       });
     }

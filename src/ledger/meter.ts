@@ -98,7 +98,9 @@ export class MeteredRequest {
     while (this.extending) await this.extending;
     if (this.needed(binding, units) <= this.held) return true;
     const minimum = this.needed(binding, units) - this.held;
-    const ahead = this.needed(binding, units + this.options.blockUnits[binding.capability]) - this.held - minimum;
+    // A request's first reserve takes what it needs; one that comes back for more is a long
+    // session, and from then on reserves a block ahead so its next frames need no round trip.
+    const ahead = this.held === 0 ? 0 : this.needed(binding, units + this.options.blockUnits[binding.capability]) - this.held - minimum;
     this.extending = this.ledger.reserve(this.id, this.payer.tenantId, binding, minimum, ahead, this.allocations).then((added) => {
       const got = total(added);
       this.allocations = mergeAllocations(this.allocations, added);
