@@ -108,6 +108,41 @@ describe("operator CLI", () => {
     expect(await authenticate(database, key)).toMatchObject({ tenantName: "cli-tenant" });
   });
 
+  test("credits, grants, tenants and keys: every operator command does what it says", async () => {
+    const url = sqliteUrl();
+    const env = { DATABASE_URL: url };
+    const ok = (args: string[]) => {
+      const out = cli(args, env);
+      expect({ args, code: out.exitCode, err: out.stderr.toString() }).toMatchObject({ code: 0 });
+      return out.stdout.toString();
+    };
+    const key = ok(["keys", "create", "--tenant", "ops"]).trimEnd().split("\n").at(-1)!;
+    ok(["credits", "add", "--tenant", "ops", "--usd", "2.5"]);
+    ok(["credits", "grant", "--tenant", "ops", "--usd", "1", "--name", "launch", "--days", "7", "--target", "flite/*", "--target", "svox-pico/svox/pico"]);
+    const database = await openDatabase(url);
+    cleanups.push(() => database.close());
+    const { Ledger } = await import("../src/ledger/ledger.ts");
+    const { tenantId } = await authenticate(database, key);
+    const snap = await new Ledger(database).snapshot(tenantId);
+    expect(snap.balance.paidCredits).toBe(2_500_000);
+    expect(snap.grants).toEqual([expect.objectContaining({ name: "launch", remainingCredits: 1_000_000, targets: JSON.stringify([{ provider: "flite", model: "*" }, { provider: "svox-pico", model: "svox/pico" }]) })]);
+    expect(snap.grants[0].expiresAt!.getTime()).toBeGreaterThan(Date.now() + 6 * 86_400_000);
+
+    expect(ok(["keys", "list", "--tenant", "ops"])).toContain(key.slice(0, 12));
+    ok(["tenants", "disable", "--tenant", "ops"]);
+    expect(await authenticate(database, key).catch((e) => e.code)).toBe("tenant_disabled");
+    ok(["tenants", "enable", "--tenant", "ops"]);
+    expect((await authenticate(database, key)).tenantId).toBe(tenantId);
+    ok(["keys", "revoke", "--tenant", "ops", "--prefix", key.slice(0, 12)]);
+    expect(await authenticate(database, key).catch((e) => e.code)).toBe("invalid_api_key");
+    expect(ok(["keys", "list", "--tenant", "ops"])).toContain("revoked");
+
+    expect(cli(["credits", "add", "--tenant", "ops", "--usd", "0.0000001"], env).exitCode).toBe(2); // finer than a credit
+    expect(cli(["credits", "add", "--tenant", "nobody", "--usd", "1"], env).exitCode).toBe(2);
+    expect(cli(["credits", "grant", "--tenant", "ops", "--usd", "1", "--name", "x", "--target", "flite"], env).exitCode).toBe(2);
+    expect(cli(["keys", "revoke", "--tenant", "ops", "--prefix", "vxr_nothing"], env).exitCode).toBe(1);
+  });
+
   test("bad usage exits 2 with the usage line", () => {
     const out = cli(["keys", "create"], { DATABASE_URL: sqliteUrl() });
     expect(out.exitCode).toBe(2);
