@@ -135,6 +135,17 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
       expect(rows.length).toBe(1);
     });
 
+    test("the same request settled twice in one batch is recorded once; other tenants in the batch are unaffected", async () => {
+      const [t1, t2] = [await tenant(10_000), await tenant(10_000)];
+      const id = requestId();
+      const input = (tenantId: string, rid: string) => ({ id: rid, tenantId, surface: "test", binding: binding("cheap"), held: [], status: "completed" as const, usageUnit: "characters" as const, units: 8, cost: costOf(rateOf(binding("cheap")), 8), startedAt: new Date(), finishedAt: new Date(), latencyMs: 1, attempts: [] });
+      const [a, b, c] = await Promise.all([ledger.settle(input(t1, id)), ledger.settle(input(t1, id)), ledger.settle(input(t2, requestId()))]);
+      expect(a).toEqual(b);
+      expect(c.credits).toBe(100);
+      expect((await paid(t1)).paidCredits).toBe(10_000 - 100);
+      expect((await paid(t2)).paidCredits).toBe(10_000 - 100);
+    });
+
     test("grants: eligible ones first, soonest expiry first; targets limit what a grant pays for; expired grants pay nothing", async () => {
       const t = await tenant(1_000);
       const day = 86_400_000;

@@ -74,3 +74,32 @@ export function mergeAllocations(a: Allocation[], b: Allocation[]): Allocation[]
   for (const x of [...a, ...b]) sums.set(x.source, (sums.get(x.source) ?? 0) + x.credits);
   return [...sums].map(([source, credits]) => ({ source, credits }));
 }
+
+/**
+ * Which sources pay a debit: first what the request held, in the order it was reserved; then
+ * what nobody holds of its eligible sources; and whatever is still owed from paid credits, which
+ * may then dip below zero by less than what the holds did not cover (the sub-credit carry at
+ * most, when every unit was reserved before use).
+ */
+export function planDebits(
+  debit: number,
+  held: Allocation[],
+  grants: GrantRow[],
+  paid: { paidCredits: number; paidHeld: number },
+  binding: Binding,
+  now: Date,
+): Allocation[] {
+  // After a fallback, a held grant may not cover the binding that served: its hold is released unused.
+  const covering = new Set([PAID, ...grants.filter((g) => grantCovers(parseTargets(g.targets), binding)).map((g) => g.id)]);
+  const fromHeld = allocate(held.filter((x) => covering.has(x.source)).map((x) => ({ id: x.source, available: x.credits })), debit);
+  let left = debit - total(fromHeld);
+  // Held amounts (this request's included) are not free: what other requests hold stays theirs.
+  const free = [
+    ...eligibleGrants(grants, binding, now).map((g) => ({ id: g.id, available: g.remainingCredits - g.heldCredits })),
+    { id: PAID, available: paid.paidCredits - paid.paidHeld },
+  ];
+  const fromFree = left > 0 ? allocate(free, left) : [];
+  left -= total(fromFree);
+  const owed = left > 0 ? [{ source: PAID, credits: left }] : [];
+  return mergeAllocations(mergeAllocations(fromHeld, fromFree), owed);
+}

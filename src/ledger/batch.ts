@@ -1,0 +1,281 @@
+import { add, rational } from "../catalogue/price.ts";
+import type { Binding } from "../catalogue/types.ts";
+import type { Database } from "../db/open.ts";
+import { asDate, asDateOrNull, asNumber, type SqlTx } from "../db/sql.ts";
+import { allocate, eligibleGrants, mergeAllocations, PAID, planDebits, total, type Allocation, type GrantRow } from "./sources.ts";
+
+// Holds and settles, many requests per transaction. A batch locks the balance rows of every
+// tenant it touches, in tenant-id order (so batches of other instances cannot deadlock with it),
+// reads their grants and which of its settles are already recorded, applies its requests one by
+// one in memory, in the order they arrived, and writes the outcome (absolute balances and grants,
+// multi-row inserts) together with the COMMIT. Two round trips per batch, however large; every
+// request's promise settles only after the COMMIT.
+
+export interface BalanceRow {
+  paidCredits: number;
+  paidHeld: number;
+  carryNum: number;
+  carryDen: number;
+  updatedAt: Date;
+}
+
+export interface SettleInput {
+  /** The request id: the activity record's id and its hold's id. Settling twice is a no-op. */
+  id: string;
+  tenantId: string;
+  keyId?: string;
+  surface: string;
+  binding: Binding;
+  /** What the request holds, per source, as its reserves returned them. */
+  held: Allocation[];
+  status: "completed" | "failed";
+  usageUnit: "characters" | "seconds";
+  units: number;
+  /** Exact credits the usage costs. */
+  cost: import("../catalogue/price.ts").Rational;
+  startedAt: Date;
+  finishedAt: Date;
+  latencyMs: number;
+  attempts: { provider: string; reason: string }[];
+}
+
+export interface ActivityRow {
+  id: string;
+  credits: number;
+  status: string;
+}
+
+export interface ReserveInput {
+  holdId: string;
+  tenantId: string;
+  binding: Binding;
+  /** Credits the request needs now: all of them, or none. */
+  minimum: number;
+  /** Credits it would like to hold ahead, at most 1/AHEAD_SHARE of what else is free. */
+  ahead: number;
+  held: Allocation[];
+}
+
+/** A request's look-ahead hold takes at most this fraction (1/n) of the credits left free. */
+const AHEAD_SHARE = 8;
+const MAX_BATCH = 64;
+const RETRYABLE = new Set(["40P01", "40001"]); // PostgreSQL deadlock / serialization failure
+
+type Job =
+  | { kind: "reserve"; input: ReserveInput; resolve: (v: Allocation[]) => void; reject: (e: unknown) => void }
+  | { kind: "settle"; input: SettleInput; resolve: (v: ActivityRow) => void; reject: (e: unknown) => void };
+
+export const BALANCE_COLUMNS = "paid_credits, paid_held, carry_num, carry_den, updated_at";
+export const GRANT_COLUMNS = "id, name, remaining_credits, held_credits, targets, expires_at, created_at";
+
+export const balanceOf = (r: Record<string, unknown>): BalanceRow => ({
+  paidCredits: asNumber(r.paid_credits),
+  paidHeld: asNumber(r.paid_held),
+  carryNum: asNumber(r.carry_num),
+  carryDen: asNumber(r.carry_den),
+  updatedAt: asDate(r.updated_at),
+});
+
+export const grantOf = (r: Record<string, unknown>): GrantRow => ({
+  id: String(r.id),
+  name: String(r.name),
+  remainingCredits: asNumber(r.remaining_credits),
+  heldCredits: asNumber(r.held_credits),
+  targets: String(r.targets),
+  expiresAt: asDateOrNull(r.expires_at),
+  createdAt: asDate(r.created_at),
+});
+
+const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
+const rows = (n: number, width: number) => Array.from({ length: n }, () => `(${marks(width)})`).join(", ");
+
+interface TenantState {
+  bal: BalanceRow;
+  grants: GrantRow[];
+  dirty: boolean;
+}
+
+export class LedgerBatcher {
+  private queue: Job[] = [];
+  private running = 0;
+  private readonly maxConcurrent: number;
+
+  constructor(
+    private readonly database: Database,
+    private readonly holdTtlMs: number,
+    private readonly now: () => Date,
+  ) {
+    // PostgreSQL runs several batches side by side on its pool; SQLite has one writer anyway.
+    this.maxConcurrent = database.dialect === "postgres" ? 4 : 1;
+  }
+
+  reserve(input: ReserveInput): Promise<Allocation[]> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: "reserve", input, resolve, reject }));
+  }
+
+  settle(input: SettleInput): Promise<ActivityRow> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: "settle", input, resolve, reject }));
+  }
+
+  private enqueue(job: Job): void {
+    this.queue.push(job);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.running < this.maxConcurrent && this.queue.length) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      this.running++;
+      void this.run(batch).finally(() => {
+        this.running--;
+        this.pump();
+      });
+    }
+  }
+
+  private async run(batch: Job[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const results = await this.database.sql.transaction((tx) => this.process(tx, batch));
+        batch.forEach((job, i) => (job.resolve as (v: unknown) => void)(results[i]));
+        return;
+      } catch (err) {
+        if (attempt < 3 && RETRYABLE.has((err as { code?: string }).code ?? "")) continue;
+        for (const job of batch) job.reject(err);
+        return;
+      }
+    }
+  }
+
+  private async process(tx: SqlTx, batch: Job[]): Promise<unknown[]> {
+    const now = this.now();
+    const tenantOf = (job: Job) => job.input.tenantId;
+    const tenants = [...new Set(batch.map(tenantOf))].sort();
+    const settleIds = batch.flatMap((j) => (j.kind === "settle" ? [j.input.id] : []));
+    const forUpdate = this.database.dialect === "postgres" ? " FOR UPDATE" : "";
+
+    // Round trip 1: balance rows exist and are locked (in order), grants read, earlier settles seen.
+    const [, locked, grantRows, done] = await Promise.all([
+      tx.query(
+        `INSERT INTO balances (tenant_id, paid_credits, paid_held, carry_num, carry_den, updated_at) VALUES ${tenants.map(() => "(?, 0, 0, 0, 1, ?)").join(", ")} ON CONFLICT (tenant_id) DO NOTHING`,
+        tenants.flatMap((t) => [t, now]),
+      ),
+      tx.query(`SELECT tenant_id, ${BALANCE_COLUMNS} FROM balances WHERE tenant_id IN (${marks(tenants.length)}) ORDER BY tenant_id${forUpdate}`, tenants),
+      tx.query(`SELECT tenant_id, ${GRANT_COLUMNS} FROM grants WHERE tenant_id IN (${marks(tenants.length)}) AND remaining_credits > 0`, tenants),
+      settleIds.length ? tx.query<{ id: string; credits: unknown; status: string }>(`SELECT id, credits, status FROM activity WHERE id IN (${marks(settleIds.length)})`, settleIds) : [],
+    ]);
+
+    const state = new Map<string, TenantState>();
+    for (const r of locked) state.set(String(r.tenant_id), { bal: balanceOf(r), grants: [], dirty: false });
+    for (const r of grantRows) state.get(String(r.tenant_id))!.grants.push(grantOf(r));
+    const settled = new Map(done.map((r) => [r.id, { id: r.id, credits: asNumber(r.credits), status: r.status }]));
+    const dirtyGrants = new Set<GrantRow>();
+    const holdUpserts = new Map<string, { tenantId: string; allocations: Allocation[] }>();
+    const holdDeletes: string[] = [];
+    const activity: unknown[][] = [];
+    const entries: unknown[][] = [];
+
+    const results = batch.map((job) => {
+      const s = state.get(tenantOf(job))!;
+      if (job.kind === "reserve") {
+        const { binding, minimum, ahead, held, holdId } = job.input;
+        const grants = eligibleGrants(s.grants, binding, now);
+        const sources = [...grants.map((g) => ({ id: g.id, available: g.remainingCredits - g.heldCredits })), { id: PAID, available: s.bal.paidCredits - s.bal.paidHeld }];
+        const available = sources.reduce((n, x) => n + Math.max(0, x.available), 0);
+        if (available < minimum || available === 0) return [];
+        const added = allocate(sources, minimum + Math.min(ahead, Math.floor((available - minimum) / AHEAD_SHARE)));
+        for (const a of added) {
+          if (a.source === PAID) s.bal.paidHeld += a.credits;
+          else this.touch(s, a.source, dirtyGrants).heldCredits += a.credits;
+        }
+        s.dirty = true;
+        holdUpserts.set(holdId, { tenantId: job.input.tenantId, allocations: mergeAllocations(held, added) });
+        return added;
+      }
+
+      const input = job.input;
+      const seen = settled.get(input.id);
+      if (seen) return seen;
+      // carry + cost = debit + carry', with debit whole and 0 <= carry' < 1
+      const exact = add(rational(BigInt(s.bal.carryNum), BigInt(s.bal.carryDen)), input.cost);
+      const debit = Number(exact.num / exact.den);
+      const carry = rational(exact.num % exact.den, exact.den);
+      const debits = planDebits(debit, input.held, s.grants, s.bal, input.binding, now);
+      for (const h of input.held) {
+        if (h.source === PAID) s.bal.paidHeld -= h.credits;
+        else this.touch(s, h.source, dirtyGrants).heldCredits -= h.credits;
+      }
+      for (const d of debits) {
+        if (d.source === PAID) s.bal.paidCredits -= d.credits;
+        else this.touch(s, d.source, dirtyGrants).remainingCredits -= d.credits;
+        entries.push([crypto.randomUUID(), input.tenantId, input.id, d.source, -d.credits, input.finishedAt]);
+      }
+      s.bal.carryNum = Number(carry.num);
+      s.bal.carryDen = Number(carry.den);
+      s.dirty = true;
+      holdDeletes.push(input.id);
+      activity.push([
+        input.id,
+        input.tenantId,
+        input.keyId ?? null,
+        input.surface,
+        input.startedAt,
+        input.finishedAt,
+        Math.max(0, Math.round(input.latencyMs)),
+        input.binding.provider.id,
+        input.binding.canonical,
+        input.binding.capability,
+        input.status,
+        input.usageUnit,
+        input.units,
+        debit,
+        JSON.stringify(input.attempts),
+      ]);
+      const row = { id: input.id, credits: debit, status: input.status };
+      settled.set(input.id, row);
+      return row;
+    });
+
+    // Round trip 2, with the COMMIT: the outcome.
+    for (const [tenantId, s] of state) {
+      if (!s.dirty) continue;
+      tx.later("UPDATE balances SET paid_credits = ?, paid_held = ?, carry_num = ?, carry_den = ?, updated_at = ? WHERE tenant_id = ?", [
+        s.bal.paidCredits,
+        s.bal.paidHeld,
+        s.bal.carryNum,
+        s.bal.carryDen,
+        now,
+        tenantId,
+      ]);
+    }
+    for (const g of dirtyGrants) tx.later("UPDATE grants SET remaining_credits = ?, held_credits = ? WHERE id = ?", [g.remainingCredits, g.heldCredits, g.id]);
+    if (holdUpserts.size) {
+      const expiresAt = new Date(now.getTime() + this.holdTtlMs);
+      tx.later(
+        `INSERT INTO holds (id, tenant_id, allocations, total_credits, created_at, expires_at) VALUES ${rows(holdUpserts.size, 6)} ` +
+          "ON CONFLICT (id) DO UPDATE SET allocations = excluded.allocations, total_credits = excluded.total_credits, expires_at = excluded.expires_at",
+        [...holdUpserts].flatMap(([id, h]) => [id, h.tenantId, JSON.stringify(h.allocations), total(h.allocations), now, expiresAt]),
+      );
+    }
+    if (holdDeletes.length) tx.later(`DELETE FROM holds WHERE id IN (${marks(holdDeletes.length)})`, holdDeletes);
+    if (activity.length) {
+      tx.later(
+        "INSERT INTO activity (id, tenant_id, key_id, surface, started_at, finished_at, latency_ms, provider, model, capability, status, usage_unit, usage_amount, credits, attempts) " +
+          `VALUES ${rows(activity.length, 15)}`,
+        activity.flat(),
+      );
+    }
+    if (entries.length) {
+      tx.later(`INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES ${entries.map(() => "(?, ?, ?, NULL, ?, ?, ?)").join(", ")}`, entries.flat());
+    }
+    return results;
+  }
+
+  /** The tenant's grant, marked for writing. */
+  private touch(s: TenantState, grantId: string, dirty: Set<GrantRow>): GrantRow {
+    const g = s.grants.find((x) => x.id === grantId);
+    if (!g) throw new Error(`grant ${grantId} is not among the tenant's grants with credits left`);
+    dirty.add(g);
+    return g;
+  }
+}
