@@ -1,10 +1,10 @@
-import { Worker } from "node:worker_threads";
 import type { Logger } from "../src/log.ts";
 import type { EngineFormat, EngineName, EngineWorkerOptions, FromWorker, ToWorker } from "./engine-protocol.ts";
+import { WorkerPool } from "./pool.ts";
 
 export type EngineListener = (msg: FromWorker) => void;
 
-/** One session's line to the worker it was placed on. */
+/** One synthesis session's line to its engine worker. */
 export interface EngineSession {
   say(text: string): void;
   end(): void;
@@ -12,78 +12,44 @@ export interface EngineSession {
   drop(): void;
 }
 
-interface Slot {
-  worker: Worker;
-  sessions: Map<number, EngineListener>;
-}
-
-/**
- * A fixed pool of engine workers. Each session sticks to the least-loaded worker, so its
- * utterances stay in order and its MP3 encoder keeps its state. A worker that dies fails only
- * its own sessions and is replaced.
- */
+/** The embedded TTS engines' worker pool (see engine-worker.ts). */
 export class EnginePool {
-  private readonly slots: Slot[] = [];
-  private nextSid = 1;
-  private closed = false;
+  private readonly pool: WorkerPool<ToWorker, FromWorker>;
 
-  constructor(
-    size: number,
-    private readonly options: EngineWorkerOptions,
-    private readonly log?: Logger,
-  ) {
-    for (let i = 0; i < size; i++) this.slots.push(this.spawn());
-  }
-
-  private spawn(): Slot {
-    const worker = new Worker(new URL("./engine-worker.ts", import.meta.url), { workerData: this.options });
-    const slot: Slot = { worker, sessions: new Map() };
-    worker.on("message", (msg: FromWorker) => slot.sessions.get(msg.sid)?.(msg));
-    worker.on("error", (err) => this.log?.error({ err }, "engine worker failed"));
-    worker.on("exit", (code) => {
-      if (this.closed) return;
-      this.log?.error({ code }, "engine worker exited; replacing it");
-      for (const [sid, listener] of slot.sessions) listener({ sid, ev: "error", message: "engine worker exited" });
-      this.slots[this.slots.indexOf(slot)] = this.spawn();
-    });
-    worker.unref();
-    return slot;
+  constructor(size: number, options: EngineWorkerOptions, log?: Logger) {
+    this.pool = new WorkerPool<ToWorker, FromWorker>(new URL("./engine-worker.ts", import.meta.url), size, options, (sid) => ({ sid, ev: "error", message: "engine worker exited" }), log);
   }
 
   open(engine: EngineName, voice: string | undefined, format: EngineFormat, listener: EngineListener): EngineSession {
-    const { slot, sid } = this.place(listener);
-    const send = (msg: ToWorker) => slot.worker.postMessage(msg);
-    send({ op: "open", sid, engine, voice, format });
+    const lane = this.pool.open(listener);
+    const { sid } = lane;
+    lane.post({ op: "open", sid, engine, voice, format });
+    let dropped = false;
     return {
-      say: (text) => send({ op: "say", sid, text }),
-      end: () => send({ op: "end", sid }),
+      say: (text) => lane.post({ op: "say", sid, text }),
+      end: () => lane.post({ op: "end", sid }),
       drop: () => {
-        if (slot.sessions.delete(sid)) send({ op: "drop", sid });
+        if (dropped) return;
+        dropped = true;
+        lane.close();
+        lane.post({ op: "drop", sid });
       },
     };
-  }
-
-  private place(listener: EngineListener): { slot: Slot; sid: number } {
-    const slot = this.slots.reduce((a, b) => (b.sessions.size < a.sessions.size ? b : a));
-    const sid = this.nextSid++;
-    slot.sessions.set(sid, listener);
-    return { slot, sid };
   }
 
   /** The engine's voice list, asked of the least-loaded worker. */
   voices(engine: EngineName): Promise<unknown[]> {
     return new Promise((resolve, reject) => {
-      const { slot, sid } = this.place((msg) => {
-        slot.sessions.delete(sid);
+      const lane = this.pool.open((msg) => {
+        lane.close();
         if (msg.ev === "voices") resolve(msg.voices);
         else reject(new Error(msg.ev === "error" ? msg.message : `unexpected ${msg.ev}`));
       });
-      slot.worker.postMessage({ op: "voices", sid, engine } satisfies ToWorker);
+      lane.post({ op: "voices", sid: lane.sid, engine });
     });
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+  close(): Promise<void> {
+    return this.pool.close();
   }
 }

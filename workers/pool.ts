@@ -1,0 +1,72 @@
+import { Worker } from "node:worker_threads";
+import type { Logger } from "../src/log.ts";
+
+/** One session's line to the worker it was placed on. */
+export interface Lane<In> {
+  readonly sid: number;
+  post(msg: In, transfer?: ArrayBuffer[]): void;
+  /** Stops delivering this session's messages (the worker is told by the caller's own message). */
+  close(): void;
+}
+
+interface Slot<Out> {
+  worker: Worker;
+  listeners: Map<number, (msg: Out) => void>;
+}
+
+/**
+ * A fixed pool of worker threads serving sessions. Each session sticks to the least-loaded
+ * worker, so its messages stay in order and its state stays in one place. A worker that dies
+ * fails only its own sessions (each gets `death(sid)`) and is replaced.
+ */
+export class WorkerPool<In, Out extends { sid: number }> {
+  private readonly slots: Slot<Out>[] = [];
+  private nextSid = 1;
+  private closed = false;
+
+  constructor(
+    private readonly url: URL,
+    size: number,
+    private readonly workerData: unknown,
+    private readonly death: (sid: number) => Out,
+    private readonly log?: Logger,
+  ) {
+    for (let i = 0; i < size; i++) this.slots.push(this.spawn());
+  }
+
+  private spawn(): Slot<Out> {
+    const worker = new Worker(this.url, { workerData: this.workerData });
+    const slot: Slot<Out> = { worker, listeners: new Map() };
+    worker.on("message", (msg: Out) => slot.listeners.get(msg.sid)?.(msg));
+    worker.on("error", (err) => this.log?.error({ err, worker: this.url.pathname }, "worker failed"));
+    worker.on("exit", (code) => {
+      if (this.closed) return;
+      this.log?.error({ code, worker: this.url.pathname }, "worker exited; replacing it");
+      for (const [sid, listener] of slot.listeners) listener(this.death(sid));
+      this.slots[this.slots.indexOf(slot)] = this.spawn();
+    });
+    worker.unref();
+    return slot;
+  }
+
+  open(listener: (msg: Out) => void): Lane<In> {
+    const slot = this.slots.reduce((a, b) => (b.listeners.size < a.listeners.size ? b : a));
+    const sid = this.nextSid++;
+    slot.listeners.set(sid, listener);
+    return {
+      sid,
+      post: (msg, transfer = []) => slot.worker.postMessage(msg, transfer),
+      close: () => void slot.listeners.delete(sid),
+    };
+  }
+
+  /** The workers, for tests that kill one. */
+  get workers(): Worker[] {
+    return this.slots.map((s) => s.worker);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+  }
+}
