@@ -1,0 +1,74 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { DEFAULT_VAD } from "../src/audio/vad.ts";
+import { AudioPool } from "../workers/audio-pool.ts";
+import type { FromAudio } from "../workers/audio-protocol.ts";
+import { localSttAvailable } from "./helpers/local-stt.ts";
+import { concat, frames, silence, speak, spokenSpans } from "./helpers/speech.ts";
+
+const pool = new AudioPool(2);
+afterAll(() => pool.close());
+
+function run(options: Parameters<AudioPool["open"]>[0], audio: Uint8Array[], extra: (lane: ReturnType<AudioPool["open"]>) => void = () => {}) {
+  return new Promise<FromAudio[]>((resolve) => {
+    const events: FromAudio[] = [];
+    const lane = pool.open(options, (msg) => {
+      events.push(msg);
+      if (msg.ev === "ended" || msg.ev === "error") resolve(events);
+    });
+    for (const f of audio) lane.audio(f);
+    extra(lane);
+    lane.end();
+  });
+}
+
+describe.skipIf(!localSttAvailable)("audio worker: router VAD and PocketSphinx", () => {
+  const pieces = [silence(800), speak("Thank you very much for your help."), silence(1200), speak("I would like a cup of coffee."), silence(900)];
+  const truth = spokenSpans(pieces);
+
+  test("VAD turns fall within 150 ms of the spoken truth; auto commit finalizes each utterance", async () => {
+    const events = await run({ rate: 16000, vad: DEFAULT_VAD, recognizer: "pocketsphinx", autoCommit: true, interim: true }, frames(concat(pieces)));
+    const starts = events.filter((e) => e.ev === "speech_started").map((e) => (e as { atMs: number }).atMs);
+    const ends = events.filter((e) => e.ev === "speech_ended").map((e) => (e as { atMs: number }).atMs);
+    expect(starts.length).toBe(2);
+    expect(ends.length).toBe(2);
+    truth.forEach(([s, e], i) => {
+      expect(Math.abs(starts[i] - s)).toBeLessThanOrEqual(150);
+      expect(Math.abs(ends[i] - e)).toBeLessThanOrEqual(150);
+    });
+    const finals = events.filter((e) => e.ev === "final") as Extract<FromAudio, { ev: "final" }>[];
+    expect(finals.map((f) => f.text)).toEqual(["thank you very much for your help", "i would like a cup of coffee"]);
+    expect(Math.abs(finals[1].startMs - ends[0])).toBeLessThanOrEqual(600); // the second utterance starts where the first was committed
+    // each final precedes its committed end, and interims came before the first final
+    expect(events.findIndex((e) => e.ev === "final")).toBeLessThan(events.findIndex((e) => e.ev === "speech_ended"));
+    expect(events.findIndex((e) => e.ev === "interim")).toBeLessThan(events.findIndex((e) => e.ev === "final"));
+    expect(events.at(-1)).toMatchObject({ ev: "ended", audioMs: Math.round((concat(pieces).length / 16000) * 1000) });
+  });
+
+  test("manual commit and clear: only what the client commits is finalized", async () => {
+    const first = frames(speak("Good morning everyone."));
+    const second = frames(speak("This part is cleared."));
+    const events = await run({ rate: 16000, recognizer: "pocketsphinx", autoCommit: false, interim: false }, [], (lane) => {
+      for (const f of first) lane.audio(f);
+      lane.commit();
+      for (const f of second) lane.audio(f);
+      lane.clear();
+    });
+    expect(events.map((e) => e.ev)).toEqual(["opened", "final", "committed", "cleared", "ended"]);
+    expect((events[1] as { text: string }).text).toContain("good morning");
+  });
+
+  test("a VAD-only session (an upstream recognizer) reports turns without transcripts", async () => {
+    const events = await run({ rate: 16000, vad: DEFAULT_VAD, autoCommit: true, interim: false }, frames(concat(pieces)));
+    expect(events.filter((e) => e.ev === "speech_started").length).toBe(2);
+    expect(events.some((e) => e.ev === "final" || e.ev === "interim")).toBe(false);
+    expect(events.filter((e) => e.ev === "speech_ended").every((e) => (e as { committed: boolean }).committed === false)).toBe(true);
+  });
+
+  test("frames owning their buffer are transferred, not copied", () => {
+    const frame = new Uint8Array(640);
+    const lane = pool.open({ rate: 16000, autoCommit: false, interim: false }, () => {});
+    lane.audio(frame);
+    expect(frame.buffer.byteLength).toBe(0); // detached: it moved to the worker
+    lane.drop();
+  });
+});

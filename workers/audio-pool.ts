@@ -1,0 +1,64 @@
+import type { VadOptions } from "../src/audio/vad.ts";
+import type { Logger } from "../src/log.ts";
+import type { FromAudio, ToAudio } from "./audio-protocol.ts";
+import { WorkerPool } from "./pool.ts";
+
+export interface AudioSessionOptions {
+  rate: number;
+  vad?: VadOptions;
+  recognizer?: "pocketsphinx";
+  autoCommit: boolean;
+  interim: boolean;
+}
+
+/** One audio session's line to its worker. */
+export interface AudioLane {
+  /** Hands the frame to the worker: its buffer is transferred (the caller must not use it after). */
+  audio(frame: Uint8Array): void;
+  commit(): void;
+  clear(): void;
+  end(): void;
+  drop(): void;
+}
+
+/** Router VAD and local recognition in worker threads (see audio-worker.ts). */
+export class AudioPool {
+  private readonly pool: WorkerPool<ToAudio, FromAudio>;
+
+  constructor(size: number, log?: Logger) {
+    this.pool = new WorkerPool<ToAudio, FromAudio>(new URL("./audio-worker.ts", import.meta.url), size, null, (sid) => ({ sid, ev: "error", message: "audio worker exited" }), log);
+  }
+
+  open(options: AudioSessionOptions, listener: (msg: FromAudio) => void): AudioLane {
+    const lane = this.pool.open(listener);
+    const { sid } = lane;
+    lane.post({ op: "open", sid, ...options });
+    let dropped = false;
+    return {
+      audio: (frame) => {
+        // A frame that owns its whole buffer moves to the worker as is; one that is a view into a
+        // larger buffer (which cannot be transferred) is copied once.
+        const whole = frame.byteOffset === 0 && frame.byteLength === frame.buffer.byteLength && frame.buffer instanceof ArrayBuffer;
+        const buf = whole ? (frame.buffer as ArrayBuffer) : frame.slice().buffer;
+        lane.post({ op: "audio", sid, buf }, [buf]);
+      },
+      commit: () => lane.post({ op: "commit", sid }),
+      clear: () => lane.post({ op: "clear", sid }),
+      end: () => lane.post({ op: "end", sid }),
+      drop: () => {
+        if (dropped) return;
+        dropped = true;
+        lane.close();
+        lane.post({ op: "drop", sid });
+      },
+    };
+  }
+
+  get workers() {
+    return this.pool.workers;
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}

@@ -1,0 +1,24 @@
+import type { VadOptions } from "../src/audio/vad.ts";
+
+// Messages between an audio session on the main thread and its audio worker. Audio crosses as a
+// transferred ArrayBuffer (16-bit little-endian PCM), never copied on the main thread.
+
+export type ToAudio =
+  | { op: "open"; sid: number; rate: number; vad?: VadOptions; recognizer?: "pocketsphinx"; autoCommit: boolean; interim: boolean }
+  | { op: "audio"; sid: number; buf: ArrayBuffer }
+  | { op: "commit"; sid: number }
+  | { op: "clear"; sid: number }
+  | { op: "end"; sid: number }
+  | { op: "drop"; sid: number };
+
+export type FromAudio =
+  | { sid: number; ev: "opened" }
+  | { sid: number; ev: "speech_started"; atMs: number }
+  /** `committed`: the end committed the utterance (auto commit); its final came just before. */
+  | { sid: number; ev: "speech_ended"; atMs: number; committed: boolean }
+  | { sid: number; ev: "interim"; text: string; startMs: number; endMs: number }
+  | { sid: number; ev: "final"; text: string; startMs: number; endMs: number }
+  | { sid: number; ev: "committed"; atMs: number }
+  | { sid: number; ev: "cleared"; atMs: number }
+  | { sid: number; ev: "ended"; audioMs: number }
+  | { sid: number; ev: "error"; message: string };
