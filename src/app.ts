@@ -7,6 +7,7 @@ import { topUpRoutes } from "./surfaces/account/top-up-routes.ts";
 import { paymentRoutes } from "./surfaces/payments/payment-routes.ts";
 import { usageRoutes } from "./surfaces/account/usage-routes.ts";
 import { catalogueRoutes } from "./surfaces/native/catalogue-routes.ts";
+import { sttRoute } from "./surfaces/native/stt-route.ts";
 import { ttsRoute } from "./surfaces/native/tts-route.ts";
 import { opsRoutes } from "./surfaces/ops-routes.ts";
 
@@ -36,6 +37,7 @@ export function createApp(ctx: AppContext) {
     .use(opsRoutes(ctx))
     .use(catalogueRoutes(ctx))
     .use(ttsRoute(ctx))
+    .use(sttRoute(ctx))
     .use(usageRoutes(ctx))
     .use(signupRoutes(ctx))
     .use(topUpRoutes(ctx))

@@ -17,6 +17,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** Worker threads that run the embedded TTS engines. */
   ttsWorkers: number;
+  /** Worker threads for router VAD and the local recognizer. */
+  audioWorkers: number;
   picoVoicesDir: string;
   /** Where missing Pico voice files are fetched from on first use; empty disables fetching. */
   picoVoicesUrl: string;
@@ -98,6 +100,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 10_000),
     ttsWorkers: integer(env, "TTS_WORKERS", 2, 1),
+    audioWorkers: integer(env, "AUDIO_WORKERS", 2, 1),
     picoVoicesDir: env.PICO_VOICES_DIR || "./data/pico-voices",
     picoVoicesUrl: env.PICO_VOICES_URL ?? DEFAULT_PICO_VOICES_URL,
     espeakEnabled: flag(env, "ESPEAK_ENABLED"),

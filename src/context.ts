@@ -7,7 +7,7 @@ import type { Database } from "./db/open.ts";
 import type { Meter } from "./ledger/meter.ts";
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
-import type { TtsProvider } from "./providers/types.ts";
+import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import type { SessionRegistry } from "./sessions/registry.ts";
 
 /** What the surfaces are given: built once at start by server.ts. */
@@ -18,6 +18,7 @@ export interface AppContext {
   database: Database;
   catalogue: Catalogue;
   providers: Map<string, TtsProvider>;
+  sttProviders: Map<string, SttProvider>;
   sessions: SessionRegistry;
   /** The one entry point for billing a request. */
   meter: Meter;

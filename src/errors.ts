@@ -9,6 +9,8 @@ export const ERRORS = {
   invalid_output_format: { status: 400, close: 1008 },
   model_not_found: { status: 400, close: 1008 },
   no_matching_provider: { status: 400, close: 1008 },
+  unsupported_stt_option: { status: 400, close: 1008 },
+  conflicting_audio_format: { status: 400, close: 1008 },
   missing_api_key: { status: 401, close: 4401 },
   invalid_api_key: { status: 401, close: 4401 },
   insufficient_balance: { status: 402, close: 4402 },
@@ -26,6 +28,8 @@ export const ERRORS = {
   // Close-only codes of the /v1/tts channel.
   invalid_tts_frame: { status: 400, close: 1003 },
   tts_text_frame_too_large: { status: 400, close: 1009 },
+  // Close-only code of the /v1/stt channel.
+  invalid_stt_frame: { status: 400, close: 1003 },
 } as const satisfies Record<string, { status: number; close: number }>;
 
 export type ErrorCode = keyof typeof ERRORS;

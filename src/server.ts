@@ -1,3 +1,4 @@
+import { AudioPool } from "../workers/audio-pool.ts";
 import { EnginePool } from "../workers/engine-pool.ts";
 import { devOutbox, smtpMailer } from "./accounts/mailer.ts";
 import { SandboxPayments } from "./accounts/payments/sandbox.ts";
@@ -16,7 +17,8 @@ import { createLogger, type Logger } from "./log.ts";
 import { Metrics } from "./metrics.ts";
 import { ttsProviders } from "./providers/registry.ts";
 import type { TtsProvider } from "./providers/types.ts";
-import { DEFAULT_PICO_VOICES_URL } from "./providers/local-pico/voices.ts";
+import { availability as localSttAvailability } from "./providers/local-pocketsphinx/decoder.ts";
+import { LocalSphinxProvider } from "./providers/local-pocketsphinx/provider.ts";
 import { SessionRegistry } from "./sessions/registry.ts";
 
 export interface ServerOptions {
@@ -36,13 +38,17 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const log = options.log ?? createLogger(config.logLevel);
   const database = await openDatabase(config.databaseUrl);
   const pool = new EnginePool(config.ttsWorkers, { picoVoicesDir: config.picoVoicesDir, picoVoicesUrl: config.picoVoicesUrl }, log);
-  const served = servedCatalogue(config);
+  const audioPool = new AudioPool(config.audioWorkers, log);
+  const localStt = localSttAvailability();
+  if (!localStt.ok) log.warn({ reason: localStt.reason }, "local STT (PocketSphinx) disabled");
+  const served = servedCatalogue(config, localStt.ok);
   const extra = options.extra;
   const catalogue = new Catalogue({
     providers: [...served.providers, ...(extra?.catalogue.providers ?? [])],
     models: [...served.models, ...(extra?.catalogue.models ?? [])],
   });
   const providers = new Map([...ttsProviders(pool), ...(extra?.providers ?? [])].map((p) => [p.id, p]));
+  const sttProviders = new Map(localStt.ok ? [["pocketsphinx", new LocalSphinxProvider(audioPool)] as const] : []);
   const metrics = new Metrics();
   const sessions = new SessionRegistry(metrics);
   const ledger = new Ledger(database, config.holdTtlMs);
@@ -68,7 +74,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       : undefined;
   const topUps = new TopUps(database, ledger, payments, log);
   let accepting = true;
-  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, accepting: () => accepting };
+  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, sttProviders, accepting: () => accepting };
 
   const app = createApp(ctx).listen({ port: config.port, hostname: config.host });
   const server = app.server!;
@@ -87,6 +93,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       clearInterval(sweeper);
       server.stop(true);
       await pool.close();
+      await audioPool.close();
       await database.close();
       log.info("shut down");
     },

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { loadConfig } from "../src/config.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
+import { localSttAvailable } from "./helpers/local-stt.ts";
 import { testConfig, startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -44,10 +45,10 @@ describe("operator endpoints", () => {
 
   test("catalogue endpoints need no key", async () => {
     const providers = (await (await fetch(`${server.url}/v1/providers`)).json()) as { providers: Record<string, unknown> };
-    expect(Object.keys(providers.providers)).toEqual(["flite", "svox-pico", "espeak-ng", "fixed", "unpriced"]);
-    const models = (await (await fetch(`${server.url}/v1/models`)).json()) as { tts: { canonical: string }[]; stt: unknown[] };
+    expect(Object.keys(providers.providers)).toEqual(["flite", "svox-pico", "espeak-ng", ...(localSttAvailable ? ["pocketsphinx"] : []), "fixed", "unpriced"]);
+    const models = (await (await fetch(`${server.url}/v1/models`)).json()) as { tts: { canonical: string }[]; stt: { canonical: string }[] };
     expect(models.tts.map((m) => m.canonical)).toContain("svox/pico");
-    expect(models.stt).toEqual([]);
+    expect(models.stt.map((m: any) => m.canonical)).toEqual(localSttAvailable ? ["cmu/pocketsphinx-en-us"] : []);
   });
 
   test("unknown paths answer 404 in the flat envelope", async () => {

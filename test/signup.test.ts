@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";
+import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 
 // Signup by e-mail code through a real SMTP server on loopback that receives and parses each mail.
@@ -84,7 +85,8 @@ describe("signup by e-mail code", () => {
     const balance = await fetch(`${server.url}/account/balance`, { headers: { Authorization: `Bearer ${verified.body.api_key}` } });
     const b = (await balance.json()) as any;
     expect(b.promotional_credits).toBe(500_000);
-    expect(b.promotion_grants[0]).toMatchObject({ name: "welcome", eligible: true, targets: [{ provider: "flite", model: "*" }, { provider: "svox-pico", model: "*" }, { provider: "espeak-ng", model: "*" }] });
+    const local = ["flite", "svox-pico", "espeak-ng", ...(localSttAvailable ? ["pocketsphinx"] : [])];
+    expect(b.promotion_grants[0]).toMatchObject({ name: "welcome", eligible: true, targets: local.map((provider) => ({ provider, model: "*" })) });
   });
 
   test("the code works once", async () => {

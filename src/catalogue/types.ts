@@ -27,6 +27,8 @@ export interface BindingSpec {
   /** STT only: the provider queues the synchronous file request internally. */
   batch?: boolean;
   formats?: TtsFormat[];
+  /** STT only: the `audio_format` values the binding accepts. */
+  inputFormats?: string[];
   instructions?: { mode: string; honored: boolean };
   price?: PriceSpec;
 }

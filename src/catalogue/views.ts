@@ -9,6 +9,7 @@ function bindingFields(b: Binding) {
     synchronous: b.synchronous,
     ...(b.capability === "stt" ? { batch: b.batch ?? false } : {}),
     ...(b.formats ? { formats: b.formats } : {}),
+    ...(b.inputFormats ? { input_formats: b.inputFormats } : {}),
     ...(b.instructions ? { instructions: b.instructions } : {}),
     ...(b.price ? { pricing: pricingView(b.capability, b.price) } : {}),
   };

@@ -60,3 +60,81 @@ export class ProviderError extends Error {
     super(message);
   }
 }
+
+// ---- Speech to text ----
+
+export type SttAudioFormat = "pcm_8000" | "pcm_16000" | "pcm_22050" | "pcm_24000" | "pcm_44100" | "pcm_48000" | "ulaw_8000";
+
+/** Portable STT options a family may be able to translate into its own terms. */
+export type PortableSttOption =
+  | "language"
+  | "silence_duration_ms"
+  | "min_speech_duration_ms"
+  | "min_silence_duration_ms"
+  | "turn_timeout_ms"
+  | "speech_threshold"
+  | "turn_threshold"
+  | "eager_end_threshold"
+  | "interim_results"
+  | "include_timestamps"
+  | "include_language_detection"
+  | "diarization"
+  | "formatting"
+  | "include_filler_words"
+  | "keyterms"
+  | "context";
+
+/** What a model family is, as data: the session and the query rules read it, never a provider's code. */
+export interface SttFamily {
+  name: string;
+  /** Explicit portable options it can honour (router VAD options count when the router VAD serves it). */
+  portableOptions: PortableSttOption[];
+  /** The provider's own turn detector; `none` means the router VAD decides turns. */
+  turnDetector: "none" | "acoustic" | "semantic";
+  /** Turn styles a client may ask for, the first being the default. */
+  turnStyles: ("acoustic" | "semantic")[];
+  /** Whether its client grammar has a commit/finalize frame (no commit frame: semantic turns only). */
+  commitFrame: boolean;
+  /** `interim_results` when the client does not say. */
+  interimDefault: boolean;
+  inputFormats: SttAudioFormat[];
+  /** Native option names that declare the audio (a provider_options value must agree with audio_format). */
+  audioOptions: { encoding?: string; sampleRate?: string; channels?: string };
+  /** A direct upstream realtime WebSocket exists (needed by event_format=provider). */
+  passthrough: boolean;
+}
+
+export interface SttStreamRequest {
+  model: string;
+  audioFormat: SttAudioFormat;
+  channels: number;
+  language?: string;
+  interim: boolean;
+  commitStrategy: "auto" | "manual";
+  /** Router VAD settings when the router decides turns for this family. */
+  routerVad?: import("../audio/vad.ts").VadOptions;
+  options: Record<string, string>;
+}
+
+/** The internal STT vocabulary: providers map their events onto it; the session adds ids and seq. */
+export type SttEvent =
+  | { type: "signal"; origin: "provider" | "router"; signal: "started" | "end"; atMs: number }
+  | { type: "transcript"; final: boolean; text: string; startMs: number; endMs: number }
+  | { type: "committed"; origin: "client" | "router"; atMs: number }
+  | { type: "cleared"; atMs: number };
+
+export interface SttStream extends AsyncIterable<SttEvent> {
+  /** Raw audio exactly as the client sent it; the stream may take ownership of the buffer. */
+  send(audio: Uint8Array): void;
+  commit(): void;
+  clear(): void;
+  /** No more audio: flush, deliver the final events, then the iteration ends. */
+  end(): void;
+  cancel(): void;
+}
+
+export interface SttProvider {
+  readonly id: string;
+  family(model: string): SttFamily;
+  open(req: SttStreamRequest): Promise<SttStream>;
+}

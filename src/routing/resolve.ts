@@ -11,6 +11,8 @@ export interface RouteRequest {
   provider?: string;
   voice?: string;
   format?: TtsFormat;
+  /** STT: the audio the client will send (`pcm_16000`, …). */
+  inputFormat?: string;
   mode: "streaming" | "synchronous";
   preferences: ProviderPreferences;
 }
@@ -59,8 +61,14 @@ export function resolve(catalogue: Catalogue, req: RouteRequest): Binding[] {
     }
   }
 
+  if (req.inputFormat) {
+    const input = req.inputFormat;
+    candidates = candidates.filter((b) => !b.inputFormats || b.inputFormats.includes(input));
+    if (candidates.length === 0) throw new ApiError("invalid_request", `no allowed provider of ${model} takes ${input} audio`, { param: "audio_format" });
+  }
+
   if (!req.voice) {
-    candidates = candidates.filter((b) => !b.provider.requiresVoice);
+    candidates = candidates.filter((b) => b.capability === "stt" || !b.provider.requiresVoice);
     if (candidates.length === 0) throw new ApiError("voice_required", `the provider of ${model} requires a voice`);
   }
 

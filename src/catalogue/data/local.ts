@@ -6,6 +6,7 @@ export const LOCAL_MODELS: ModelSpec[] = [
   { canonical: "cmu/flite", name: "Flite", capability: "tts", aliases: ["flite-1"] },
   { canonical: "svox/pico", name: "SVOX Pico", capability: "tts", aliases: ["svox-pico", "pico-tts"] },
   { canonical: "espeak/espeak-ng", name: "eSpeak NG", capability: "tts", aliases: ["espeak"] },
+  { canonical: "cmu/pocketsphinx-en-us", name: "PocketSphinx (US English)", capability: "stt", aliases: ["pocketsphinx"] },
 ];
 
 interface LocalEngineEntry {
@@ -60,3 +61,24 @@ export const ESPEAK_NG = localEngine({
   voice: "en-us",
   price: { amount: "0.00001", per: "character" },
 });
+
+/** CMU PocketSphinx from Debian's packages: served when the library and model are installed. */
+export const POCKETSPHINX: ProviderSpec = {
+  id: "pocketsphinx",
+  name: "PocketSphinx (embedded)",
+  kind: "local",
+  requiresVoice: false,
+  defaults: { stt: { model: "pocketsphinx-en-us" } },
+  bindings: [
+    {
+      capability: "stt",
+      id: "pocketsphinx-en-us",
+      canonical: "cmu/pocketsphinx-en-us",
+      streaming: true,
+      synchronous: false,
+      batch: false,
+      inputFormats: ["pcm_16000"],
+      price: { amount: "0.0006", per: "minute" },
+    },
+  ],
+};

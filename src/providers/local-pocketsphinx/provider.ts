@@ -1,0 +1,82 @@
+import type { AudioPool } from "../../../workers/audio-pool.ts";
+import { AsyncQueue } from "../../util/async-queue.ts";
+import { ProviderError, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest } from "../types.ts";
+
+/** PocketSphinx has no turn detector of its own: the router VAD decides its turns. */
+export const POCKETSPHINX_FAMILY: SttFamily = {
+  name: "pocketsphinx",
+  portableOptions: ["language", "interim_results", "silence_duration_ms", "min_speech_duration_ms", "min_silence_duration_ms", "speech_threshold"],
+  turnDetector: "none",
+  turnStyles: ["acoustic"],
+  commitFrame: true,
+  interimDefault: true,
+  inputFormats: ["pcm_16000"],
+  audioOptions: { sampleRate: "samprate" },
+  passthrough: false,
+};
+
+/** The embedded recognizer (US English), decoding in the audio workers. */
+export class LocalSphinxProvider implements SttProvider {
+  readonly id = "pocketsphinx";
+
+  constructor(private readonly pool: AudioPool) {}
+
+  family(): SttFamily {
+    return POCKETSPHINX_FAMILY;
+  }
+
+  open(req: SttStreamRequest): Promise<SttStream> {
+    if (req.audioFormat !== "pcm_16000" || req.channels !== 1) {
+      return Promise.reject(new ProviderError("pocketsphinx takes 16 kHz mono PCM only", false));
+    }
+    if (req.language && !/^en(-|$)/i.test(req.language)) {
+      return Promise.reject(new ProviderError(`pocketsphinx recognizes English only, not ${req.language}`, false));
+    }
+    return new Promise((resolve, reject) => {
+      const queue = new AsyncQueue<SttEvent>();
+      let opened = false;
+      const lane = this.pool.open(
+        { rate: 16000, vad: req.routerVad, recognizer: "pocketsphinx", autoCommit: req.commitStrategy === "auto" && !!req.routerVad, interim: req.interim },
+        (msg) => {
+          switch (msg.ev) {
+            case "opened":
+              opened = true;
+              return resolve(stream);
+            case "speech_started":
+              return queue.push({ type: "signal", origin: "router", signal: "started", atMs: msg.atMs });
+            case "speech_ended":
+              queue.push({ type: "signal", origin: "router", signal: "end", atMs: msg.atMs });
+              if (msg.committed) queue.push({ type: "committed", origin: "router", atMs: msg.atMs });
+              return;
+            case "interim":
+            case "final":
+              return queue.push({ type: "transcript", final: msg.ev === "final", text: msg.text, startMs: msg.startMs, endMs: msg.endMs });
+            case "committed":
+              return queue.push({ type: "committed", origin: "client", atMs: msg.atMs });
+            case "cleared":
+              return queue.push({ type: "cleared", atMs: msg.atMs });
+            case "ended":
+              lane.drop();
+              return queue.end();
+            case "error": {
+              lane.drop();
+              const err = new ProviderError(msg.message, true);
+              return opened ? queue.fail(err) : reject(err);
+            }
+          }
+        },
+      );
+      const stream: SttStream = {
+        send: (audio) => lane.audio(audio),
+        commit: () => lane.commit(),
+        clear: () => lane.clear(),
+        end: () => lane.end(),
+        cancel: () => {
+          lane.drop();
+          queue.end();
+        },
+        [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
+      };
+    });
+  }
+}

@@ -1,0 +1,321 @@
+import type { VadOptions } from "../audio/vad.ts";
+import type { Binding } from "../catalogue/types.ts";
+import { ApiError, closeReason, type ErrorCode } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import type { Metrics } from "../metrics.ts";
+import { ProviderError, type SttAudioFormat, type SttEvent, type SttFamily, type SttProvider, type SttStream } from "../providers/types.ts";
+import type { Admission } from "./tts-session.ts";
+
+// A streaming STT session, independent of the surface that frames it.
+// - Audio is forwarded as it came (no resampling, no transcoding); audio sent while the session
+//   is starting is kept and delivered in order once the provider is ready.
+// - Every event gets a stable id and a gapless sequence number; a turn id stays the same across
+//   a turn's interim and final transcripts and its commit, and moves on after the commit.
+// - Audio seconds received are paid for as they arrive (a credit hold, no database round trip
+//   while the block lasts); when the balance runs dry, the audio already received is finalized
+//   and the session ends with 4402. Usage is settled also when the client just goes away.
+
+export type SttCommand = { type: "commit" } | { type: "clear" } | { type: "close" };
+
+export interface SttPort {
+  sendEvent(event: Record<string, unknown>): void;
+  close(code: number, reason: string): void;
+}
+
+export interface SttSessionSetup {
+  id: string;
+  families: Map<string, SttFamily>;
+  audioFormat: SttAudioFormat;
+  sampleRate: number;
+  channels: number;
+  bytesPerSecond: number;
+  language?: string;
+  interim?: boolean;
+  commitStrategy: "auto" | "manual";
+  turnDetection: "auto" | "acoustic" | "semantic";
+  vad: VadOptions;
+  options: Record<string, string>;
+  admit: () => Promise<Admission>;
+}
+
+export interface SttSessionDeps {
+  provider: (id: string) => SttProvider | undefined;
+  port: SttPort;
+  log: Logger;
+  metrics: Metrics;
+  connectTimeoutMs: number;
+  surface: string;
+}
+
+export class SttSession {
+  private state: "starting" | "ready" | "closed" = "starting";
+  private stream: SttStream | undefined;
+  private binding: Binding | undefined;
+  private admission: Admission | undefined;
+  private pending: (Uint8Array | SttCommand)[] = [];
+  private seq = 0;
+  private turn = 1;
+  private receivedBytes = 0;
+  private coveredSeconds = 0;
+  private covering = false;
+  private exhausted = false;
+  private closing = false;
+  private lastFinalEndMs = 0;
+  private firstInputAt: number | undefined;
+  private firstOutputAt: number | undefined;
+  private readonly startedAt = new Date();
+  private readonly attempts: { provider: string; reason: string }[] = [];
+  private readonly log: Logger;
+  readonly finished: Promise<void>;
+
+  constructor(
+    private readonly setup: SttSessionSetup,
+    private readonly deps: SttSessionDeps,
+  ) {
+    this.log = deps.log.child({ session: setup.id, channel: "stt" });
+    this.finished = this.run();
+  }
+
+  private get closed() {
+    return this.state === "closed";
+  }
+
+  /** A binary frame from the client: audio exactly as sent. */
+  audio(frame: Uint8Array): void {
+    if (this.closed || this.closing || this.exhausted) return;
+    this.firstInputAt ??= performance.now();
+    this.receivedBytes += frame.byteLength;
+    const seconds = Math.ceil(this.receivedBytes / this.setup.bytesPerSecond);
+    if (seconds > this.coveredSeconds && this.admission) {
+      const covered = this.admission.meter.cover(this.binding ?? this.admission.candidates[0], seconds);
+      if (covered === false) return this.exhaust(frame);
+      if (covered !== true && !this.covering) {
+        this.covering = true;
+        covered.then(
+          (ok) => {
+            this.covering = false;
+            if (ok) this.coveredSeconds = Math.max(this.coveredSeconds, seconds);
+            else this.exhaust();
+          },
+          (err) => void this.fail(err),
+        );
+      } else if (covered === true) this.coveredSeconds = seconds;
+    }
+    this.forward(frame);
+  }
+
+  command(cmd: SttCommand): void {
+    if (this.closed || this.closing) return;
+    if (cmd.type === "close") this.closing = true;
+    this.forward(cmd);
+  }
+
+  /** The client broke the frame contract. */
+  reject(message: string): void {
+    void this.fail(new ApiError("invalid_stt_frame", message));
+  }
+
+  /** The client went away: stop, and bill the audio it sent. */
+  abort(): void {
+    if (this.closed) return;
+    void this.finish("completed", null);
+  }
+
+  shutdown(): void {
+    if (this.closed) return;
+    this.event("stt.error", { code: "service_unavailable", message: "the server is shutting down" });
+    void this.finish("completed", { code: 1001, reason: "server_shutdown" });
+  }
+
+  private forward(item: Uint8Array | SttCommand): void {
+    if (this.state !== "ready") return void this.pending.push(item);
+    const stream = this.stream!;
+    if (item instanceof Uint8Array) return stream.send(item);
+    if (item.type === "commit") stream.commit();
+    else if (item.type === "clear") stream.clear();
+    else stream.end();
+  }
+
+  /** The balance cannot pay for more audio: finalize what came, then end with 4402. */
+  private exhaust(frame?: Uint8Array): void {
+    if (this.exhausted) return;
+    if (frame) this.receivedBytes -= frame.byteLength; // not forwarded, not billed
+    this.exhausted = true;
+    this.closing = true;
+    this.log.info({ receivedBytes: this.receivedBytes }, "balance exhausted during the session");
+    this.forward({ type: "close" });
+  }
+
+  private event(type: string, fields: Record<string, unknown>): void {
+    this.deps.port.sendEvent({ type, event_id: `${this.setup.id}.${this.seq + 1}`, seq: ++this.seq, ...fields });
+  }
+
+  private turnId(): string {
+    return `turn_${this.turn}`;
+  }
+
+  private async run(): Promise<void> {
+    try {
+      this.admission = await this.setup.admit();
+    } catch (err) {
+      return this.fail(err);
+    }
+    const { candidates } = this.admission;
+    for (let i = 0; i < candidates.length && !this.closed; i++) {
+      const binding = candidates[i];
+      try {
+        await this.connect(binding);
+      } catch (err) {
+        if (this.closed) return;
+        this.attempts.push({ provider: binding.provider.id, reason: (err as Error).message });
+        this.log.warn({ provider: binding.provider.id, reason: (err as Error).message }, "provider attempt failed");
+        if (err instanceof ProviderError && err.retryable && i + 1 < candidates.length) continue;
+        return this.fail(err instanceof ProviderError ? new ApiError("upstream_error", err.message) : err);
+      }
+      try {
+        await this.pump();
+        if (!this.closed) await this.complete();
+      } catch (err) {
+        await this.fail(err instanceof ProviderError ? new ApiError("upstream_error", err.message) : err);
+      }
+      return;
+    }
+  }
+
+  private async connect(binding: Binding): Promise<void> {
+    const provider = this.deps.provider(binding.provider.id);
+    if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
+    const family = this.setup.families.get(binding.provider.id)!;
+    const interim = this.setup.interim ?? family.interimDefault;
+    const opening = provider.open({
+      model: binding.id,
+      audioFormat: this.setup.audioFormat,
+      channels: this.setup.channels,
+      language: this.setup.language,
+      interim,
+      commitStrategy: this.setup.commitStrategy,
+      routerVad: family.turnDetector === "none" ? this.setup.vad : undefined,
+      options: this.setup.options,
+    });
+    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new ProviderError(`${binding.provider.id} did not accept the session in time`, true)), this.deps.connectTimeoutMs).unref());
+    const stream = await Promise.race([opening, timeout]);
+    if (this.closed) return stream.cancel();
+    this.binding = binding;
+    this.stream = stream;
+    this.state = "ready";
+    this.event("stt.session.started", {
+      session_id: this.setup.id,
+      provider: binding.provider.id,
+      model: binding.canonical,
+      input_config: {
+        audio_format: this.setup.audioFormat,
+        sample_rate: this.setup.sampleRate,
+        channels: this.setup.channels,
+        language: this.setup.language ?? null,
+        interim_results: interim,
+        commit_strategy: this.setup.commitStrategy,
+        turn_detection: this.setup.turnDetection === "auto" ? family.turnStyles[0] : this.setup.turnDetection,
+        turn_detector: family.turnDetector === "none" ? "router_vad" : "provider",
+        event_format: "normalized",
+      },
+    });
+    const queued = this.pending;
+    this.pending = [];
+    for (const item of queued) this.forward(item);
+  }
+
+  private async pump(): Promise<void> {
+    for await (const ev of this.stream!) {
+      if (this.closed) return;
+      this.emit(ev);
+    }
+  }
+
+  private emit(ev: SttEvent): void {
+    switch (ev.type) {
+      case "signal":
+        return this.event("stt.signal", {
+          origin: ev.origin,
+          signal: ev.signal,
+          turn_scope: "utterance",
+          basis: ev.origin === "router" ? ["vad"] : ["provider"],
+          turn_id: this.turnId(),
+          audio_ms: ev.atMs,
+        });
+      case "transcript":
+        this.firstOutputAt ??= performance.now();
+        if (ev.final) this.lastFinalEndMs = ev.endMs;
+        return this.event(ev.final ? "stt.transcript.final" : "stt.transcript.interim", {
+          turn_id: this.turnId(),
+          text: ev.text,
+          audio_start_ms: ev.startMs,
+          audio_end_ms: ev.endMs,
+        });
+      case "committed":
+        this.event("stt.audio.committed", { turn_id: this.turnId(), origin: ev.origin, audio_ms: ev.atMs });
+        this.turn++;
+        return;
+      case "cleared":
+        this.event("stt.audio.cleared", { turn_id: this.turnId(), audio_ms: ev.atMs });
+        this.turn++;
+        return;
+    }
+  }
+
+  private get receivedSeconds(): number {
+    return Math.ceil(this.receivedBytes / this.setup.bytesPerSecond);
+  }
+
+  private async complete(): Promise<void> {
+    if (this.exhausted) {
+      this.event("stt.error", { code: "insufficient_balance", message: "the balance is used up; the audio received before was transcribed" });
+      return this.finish("completed", { code: 4402, reason: closeReason("insufficient_balance") });
+    }
+    await this.finish("completed", { code: 1000, reason: "stt_complete" }, () =>
+      this.event("stt.session.ended", {
+        session_id: this.setup.id,
+        provider: this.binding?.provider.id,
+        model: this.binding?.canonical,
+        audio_ms: Math.round((this.receivedBytes / this.setup.bytesPerSecond) * 1000),
+        billed_seconds: this.receivedSeconds,
+      }),
+    );
+  }
+
+  private async fail(err: unknown): Promise<void> {
+    if (this.closed) return;
+    const apiError = err instanceof ApiError ? err : new ApiError("upstream_error", (err as Error).message);
+    if (!(err instanceof ApiError)) this.log.error({ err }, "session failed");
+    this.event("stt.error", { code: apiError.code, message: apiError.message });
+    await this.finish("failed", { code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
+  }
+
+  /**
+   * Ends the session once: stops the provider, settles usage (all audio received when it
+   * completed or the client left; up to the last final transcript when the provider failed),
+   * then sends the last event and closes (unless the client is gone).
+   */
+  private async finish(status: "completed" | "failed", close: { code: number; reason: string } | null, lastWords?: () => void): Promise<void> {
+    if (this.closed) return;
+    this.state = "closed";
+    this.stream?.cancel();
+    const seconds = status === "completed" ? this.receivedSeconds : Math.ceil(this.lastFinalEndMs / 1000);
+    if (this.admission) {
+      await this.admission.meter
+        .settle({
+          binding: this.binding ?? this.admission.candidates[0],
+          status,
+          units: seconds,
+          startedAt: this.startedAt,
+          latencyMs: (this.firstOutputAt ?? performance.now()) - (this.firstInputAt ?? performance.now()),
+          attempts: this.attempts,
+        })
+        .catch(() => {}); // logged by the meter with everything needed to bill it by hand
+    }
+    lastWords?.();
+    if (close) this.deps.port.close(close.code, close.reason);
+    const outcome = close ? (status === "completed" ? "completed" : "failed") : "aborted";
+    this.log.info({ outcome, provider: this.binding?.provider.id, receivedBytes: this.receivedBytes, seconds }, "session closed");
+    this.deps.metrics.requests.inc({ surface: this.deps.surface, provider: this.binding?.provider.id ?? "none", status: outcome });
+  }
+}

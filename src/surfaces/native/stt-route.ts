@@ -1,0 +1,99 @@
+import type { ServerWebSocket } from "bun";
+import { Elysia } from "elysia";
+import { authenticate, bearerToken } from "../../accounts/keys.ts";
+import type { AppContext } from "../../context.ts";
+import { ApiError, nativeEnvelope } from "../../errors.ts";
+import { SttSession, type SttCommand } from "../../sessions/stt-session.ts";
+import { planSttSession } from "./stt-query.ts";
+
+const COMMANDS: Record<string, SttCommand["type"]> = { "stt.audio.commit": "commit", "stt.audio.clear": "clear", "stt.session.close": "close" };
+
+/** `/v1/stt`: the native streaming STT channel (see docs/stt-websocket.md). */
+export function sttRoute(ctx: AppContext) {
+  const sessions = new WeakMap<ServerWebSocket<unknown>, SttSession>();
+  const plan = (url: string) => planSttSession(ctx.catalogue, (id) => ctx.sttProviders.get(id), new URL(url).searchParams);
+
+  return new Elysia()
+    .get("/v1/stt", ({ status }) => status(426, nativeEnvelope(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade"))))
+    .ws("/v1/stt", {
+      // Runs before the upgrade, possibly twice: read-only checks only.
+      async beforeHandle({ request, status }) {
+        let p: ReturnType<typeof plan>;
+        try {
+          p = plan(request.url);
+        } catch (err) {
+          if (err instanceof ApiError && err.status === 400) return status(400, nativeEnvelope(err));
+          return;
+        }
+        const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization"))).catch(() => undefined);
+        if (!principal) return;
+        try {
+          await ctx.meter.admit(principal, p.candidates);
+        } catch (err) {
+          if (err instanceof ApiError) return status(err.status, nativeEnvelope(err));
+          throw err;
+        }
+      },
+      open(ws) {
+        const raw = ws.raw as ServerWebSocket<unknown>;
+        const request = ws.data.request;
+        let p: ReturnType<typeof plan> | undefined;
+        let planError: unknown;
+        try {
+          p = plan(request.url);
+        } catch (err) {
+          planError = err;
+        }
+        const id = `stt_${crypto.randomUUID()}`;
+        const session = new SttSession(
+          {
+            id,
+            families: p?.families ?? new Map(),
+            audioFormat: p?.audioFormat ?? "pcm_16000",
+            sampleRate: p?.sampleRate ?? 16000,
+            channels: p?.channels ?? 1,
+            bytesPerSecond: p?.bytesPerSecond ?? 32000,
+            language: p?.language,
+            interim: p?.interim,
+            commitStrategy: p?.commitStrategy ?? "auto",
+            turnDetection: p?.turnDetection ?? "auto",
+            vad: p?.vad ?? { speechThreshold: 0.5, minSpeechDurationMs: 250, minSilenceDurationMs: 100, silenceDurationMs: 500 },
+            options: p?.options ?? {},
+            admit: async () => {
+              const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
+              if (!p) throw planError;
+              const candidates = await ctx.meter.admit(principal, p.candidates);
+              return { candidates, meter: ctx.meter.start(id, principal, "native") };
+            },
+          },
+          {
+            provider: (pid) => ctx.sttProviders.get(pid),
+            port: {
+              sendEvent: (event) => raw.readyState === 1 && raw.send(JSON.stringify(event)),
+              close: (code, reason) => raw.readyState === 1 && raw.close(code, reason),
+            },
+            log: ctx.log,
+            metrics: ctx.metrics,
+            connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
+            surface: "native",
+          },
+        );
+        sessions.set(raw, session);
+        ctx.sessions.add(session, "stt");
+      },
+      message(ws, message) {
+        const session = sessions.get(ws.raw as ServerWebSocket<unknown>);
+        if (!session) return;
+        if (message instanceof Uint8Array) return session.audio(message);
+        const type = typeof message === "object" && message !== null ? (message as { type?: unknown }).type : undefined;
+        const command = typeof type === "string" ? COMMANDS[type] : undefined;
+        if (command) session.command({ type: command });
+        else session.reject("text frames are JSON objects with type stt.audio.commit, stt.audio.clear or stt.session.close");
+      },
+      close(ws) {
+        const raw = ws.raw as ServerWebSocket<unknown>;
+        sessions.get(raw)?.abort();
+        sessions.delete(raw);
+      },
+    });
+}
