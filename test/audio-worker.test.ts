@@ -72,3 +72,33 @@ describe.skipIf(!localSttAvailable)("audio worker: router VAD and PocketSphinx",
     lane.drop();
   });
 });
+
+describe.skipIf(!localSttAvailable)("a dead audio worker", () => {
+  test("fails only its own sessions; the others go on, and the pool replaces it", async () => {
+    const local = new AudioPool(2);
+    try {
+      const events: Record<number, string[]> = { 0: [], 1: [] };
+      const lanes = [0, 1].map((i) => local.open({ rate: 16000, recognizer: "pocketsphinx", autoCommit: false, interim: false }, (m) => events[i].push(m.ev)));
+      await Bun.sleep(600); // both opened, one per worker (least loaded)
+      await local.workers[0].terminate();
+      await Bun.sleep(100);
+      expect(events[0].at(-1)).toBe("error");
+      const survivor = await new Promise<string[]>((resolve) => {
+        const got: string[] = [];
+        const lane = local.open({ rate: 16000, recognizer: "pocketsphinx", autoCommit: false, interim: false }, (m) => {
+          got.push(m.ev === "final" ? `final:${(m as { text: string }).text}` : m.ev);
+          if (m.ev === "ended") resolve(got);
+        });
+        for (const f of frames(speak("Good morning everyone."))) lane.audio(f);
+        lane.end();
+      });
+      expect(survivor).toContain("final:good morning everyone");
+      lanes[1].end();
+      await Bun.sleep(100);
+      expect(events[1]).toContain("ended");
+      expect(events[1]).not.toContain("error");
+    } finally {
+      await local.close();
+    }
+  });
+});
