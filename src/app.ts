@@ -8,6 +8,7 @@ import { paymentRoutes } from "./surfaces/payments/payment-routes.ts";
 import { usageRoutes } from "./surfaces/account/usage-routes.ts";
 import { catalogueRoutes } from "./surfaces/native/catalogue-routes.ts";
 import { sttRoute } from "./surfaces/native/stt-route.ts";
+import { transcriptionRoute } from "./surfaces/native/transcription-route.ts";
 import { ttsRoute } from "./surfaces/native/tts-route.ts";
 import { opsRoutes } from "./surfaces/ops-routes.ts";
 
@@ -38,6 +39,7 @@ export function createApp(ctx: AppContext) {
     .use(catalogueRoutes(ctx))
     .use(ttsRoute(ctx))
     .use(sttRoute(ctx))
+    .use(transcriptionRoute(ctx))
     .use(usageRoutes(ctx))
     .use(signupRoutes(ctx))
     .use(topUpRoutes(ctx))

@@ -20,6 +20,7 @@ export const ERRORS = {
   tts_text_too_large: { status: 413, close: 1009 },
   validation: { status: 422, close: 1008 },
   model_not_priced: { status: 422, close: 1008 },
+  indeterminate_audio_duration: { status: 422, close: 1008 },
   websocket_upgrade_required: { status: 426, close: 1008 },
   not_implemented: { status: 501, close: 1008 },
   upstream_error: { status: 502, close: 1011 },

@@ -133,8 +133,24 @@ export interface SttStream extends AsyncIterable<SttEvent> {
   cancel(): void;
 }
 
+export interface TranscriptionRequest {
+  model: string;
+  bytes: Uint8Array;
+  /** The container as probed (`WAVE`, `MPEG`, `FLAC`, `Ogg`, …). */
+  container: string;
+  mimeType?: string;
+  language?: string;
+}
+
+export interface Transcription {
+  text: string;
+  segments: { text: string; start_ms: number; end_ms: number }[];
+}
+
 export interface SttProvider {
   readonly id: string;
   family(model: string): SttFamily;
   open(req: SttStreamRequest): Promise<SttStream>;
+  /** Synchronous file transcription, for models that offer it. */
+  transcribe?(req: TranscriptionRequest): Promise<Transcription>;
 }

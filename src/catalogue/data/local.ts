@@ -75,7 +75,7 @@ export const POCKETSPHINX: ProviderSpec = {
       id: "pocketsphinx-en-us",
       canonical: "cmu/pocketsphinx-en-us",
       streaming: true,
-      synchronous: false,
+      synchronous: true,
       batch: false,
       inputFormats: ["pcm_16000"],
       price: { amount: "0.0006", per: "minute" },

@@ -1,6 +1,11 @@
 import type { AudioPool } from "../../../workers/audio-pool.ts";
+import { DEFAULT_VAD } from "../../audio/vad.ts";
+import { decodeToPcm16k } from "../../audio/decode.ts";
 import { AsyncQueue } from "../../util/async-queue.ts";
-import { ProviderError, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest } from "../types.ts";
+import { ProviderError, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
+
+/** File audio goes to the worker in chunks of this many samples (1 s at 16 kHz). */
+const FILE_CHUNK = 16000;
 
 /** PocketSphinx has no turn detector of its own: the router VAD decides its turns. */
 export const POCKETSPHINX_FAMILY: SttFamily = {
@@ -23,6 +28,20 @@ export class LocalSphinxProvider implements SttProvider {
 
   family(): SttFamily {
     return POCKETSPHINX_FAMILY;
+  }
+
+  /** A file: decoded to 16 kHz PCM, cut into utterances by the router VAD, each one a segment. */
+  async transcribe(req: TranscriptionRequest): Promise<Transcription> {
+    if (req.language && !/^en(-|$)/i.test(req.language)) throw new ProviderError(`pocketsphinx recognizes English only, not ${req.language}`, false);
+    const pcm = await decodeToPcm16k(req.bytes, req.container);
+    const stream = await this.open({ model: req.model, audioFormat: "pcm_16000", channels: 1, interim: false, commitStrategy: "auto", routerVad: DEFAULT_VAD, options: {} });
+    for (let i = 0; i < pcm.length; i += FILE_CHUNK) stream.send(new Uint8Array(pcm.slice(i, i + FILE_CHUNK).buffer));
+    stream.end();
+    const segments: Transcription["segments"] = [];
+    for await (const ev of stream) {
+      if (ev.type === "transcript" && ev.final) segments.push({ text: ev.text, start_ms: ev.startMs, end_ms: ev.endMs });
+    }
+    return { text: segments.map((s) => s.text).join(" "), segments };
   }
 
   open(req: SttStreamRequest): Promise<SttStream> {

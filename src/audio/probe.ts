@@ -1,0 +1,31 @@
+import { parseBuffer } from "music-metadata";
+import { ApiError } from "../errors.ts";
+
+/** Longest file accepted: a day. A duration beyond it is a broken header, not audio. */
+const MAX_SECONDS = 24 * 3600;
+
+export interface Probe {
+  seconds: number;
+  container: string;
+  codec?: string;
+  sampleRate?: number;
+}
+
+/**
+ * The duration of an audio file, read from its container (WAV, MP3, FLAC, Ogg/Opus, WebM, M4A, …)
+ * by music-metadata. Billing depends on it, so an unknown container or an undeterminable or
+ * absurd duration is 422 `indeterminate_audio_duration`: never a guess.
+ */
+export async function probeDuration(bytes: Uint8Array, mimeType?: string): Promise<Probe> {
+  const indeterminate = (why: string) => new ApiError("indeterminate_audio_duration", `the audio's duration cannot be determined: ${why}`);
+  let meta;
+  try {
+    meta = await parseBuffer(bytes, mimeType ? { mimeType } : undefined, { duration: true, skipCovers: true });
+  } catch (err) {
+    throw indeterminate((err as Error).message);
+  }
+  const seconds = meta.format.duration;
+  if (seconds === undefined || !Number.isFinite(seconds) || seconds <= 0) throw indeterminate("the container does not say");
+  if (seconds > MAX_SECONDS) throw indeterminate(`${seconds} s is not a plausible recording`);
+  return { seconds, container: meta.format.container ?? "unknown", codec: meta.format.codec, sampleRate: meta.format.sampleRate };
+}
