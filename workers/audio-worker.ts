@@ -11,7 +11,7 @@ import type { FromAudio, ToAudio } from "./audio-protocol.ts";
 const INTERIM_EVERY_MS = 250;
 
 const post = (msg: FromAudio) => parentPort!.postMessage(msg);
-let silero: Promise<ort.InferenceSession> | undefined;
+let silero: ReturnType<typeof loadSilero> | undefined;
 const idleDecoders: SphinxDecoder[] = [];
 
 interface Session {
@@ -85,7 +85,7 @@ async function handle(msg: ToAudio): Promise<void> {
   const { sid } = msg;
   if (msg.op === "open") {
     const s: Session = { rate: msg.rate, autoCommit: msg.autoCommit, interim: msg.interim, samples: 0, utteranceStart: 0, utteranceHasAudio: false, lastInterimAt: 0, lastInterim: "" };
-    if (msg.vad) s.vad = new SileroVad(ort, await (silero ??= loadSilero(ort)), msg.rate, msg.vad);
+    if (msg.vad) s.vad = new SileroVad(await (silero ??= loadSilero(ort)), msg.rate, msg.vad);
     if (msg.recognizer) {
       s.decoder = decoder();
       s.decoder.start();
