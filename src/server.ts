@@ -16,14 +16,14 @@ import { Meter } from "./ledger/meter.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { Metrics } from "./metrics.ts";
 import { ttsProviders } from "./providers/registry.ts";
-import type { TtsProvider } from "./providers/types.ts";
+import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import { availability as localSttAvailability } from "./providers/local-pocketsphinx/decoder.ts";
 import { LocalSphinxProvider } from "./providers/local-pocketsphinx/provider.ts";
 import { SessionRegistry } from "./sessions/registry.ts";
 
 export interface ServerOptions {
   /** Extra catalogue entries and their adapters (tests and benchmarks plug in their own providers). */
-  extra?: { catalogue: CatalogueData; providers: TtsProvider[] };
+  extra?: { catalogue: CatalogueData; providers: TtsProvider[]; sttProviders?: SttProvider[] };
   log?: Logger;
 }
 
@@ -48,7 +48,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     models: [...served.models, ...(extra?.catalogue.models ?? [])],
   });
   const providers = new Map([...ttsProviders(pool), ...(extra?.providers ?? [])].map((p) => [p.id, p]));
-  const sttProviders = new Map(localStt.ok ? [["pocketsphinx", new LocalSphinxProvider(audioPool)] as const] : []);
+  const sttProviders = new Map<string, SttProvider>([...(localStt.ok ? [new LocalSphinxProvider(audioPool)] : []), ...(extra?.sttProviders ?? [])].map((p) => [p.id, p]));
   const metrics = new Metrics();
   const sessions = new SessionRegistry(metrics);
   const ledger = new Ledger(database, config.holdTtlMs);

@@ -147,10 +147,20 @@ export interface Transcription {
   segments: { text: string; start_ms: number; end_ms: number }[];
 }
 
+/** A provider's own realtime WebSocket, for `event_format=provider`: frames pass as they are. */
+export interface RawUpstream {
+  send(frame: string | Uint8Array): void;
+  onFrame(listener: (frame: string | Uint8Array) => void): void;
+  onClose(listener: (code: number, reason: string) => void): void;
+  close(code?: number, reason?: string): void;
+}
+
 export interface SttProvider {
   readonly id: string;
   family(model: string): SttFamily;
   open(req: SttStreamRequest): Promise<SttStream>;
+  /** Connects to the provider's realtime WebSocket (families with `passthrough: true`). */
+  passthrough?(req: SttStreamRequest): Promise<RawUpstream>;
   /** Synchronous file transcription, for models that offer it. */
   transcribe?(req: TranscriptionRequest): Promise<Transcription>;
 }

@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import { authenticate, bearerToken } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError, nativeEnvelope } from "../../errors.ts";
+import { SttPassthrough } from "../../sessions/stt-passthrough.ts";
 import { SttSession, type SttCommand } from "../../sessions/stt-session.ts";
 import { planSttSession } from "./stt-query.ts";
 
@@ -10,7 +11,7 @@ const COMMANDS: Record<string, SttCommand["type"]> = { "stt.audio.commit": "comm
 
 /** `/v1/stt`: the native streaming STT channel (see docs/stt-websocket.md). */
 export function sttRoute(ctx: AppContext) {
-  const sessions = new WeakMap<ServerWebSocket<unknown>, SttSession>();
+  const sessions = new WeakMap<ServerWebSocket<unknown>, { abort(): void }>();
   const plan = (url: string) => planSttSession(ctx.catalogue, (id) => ctx.sttProviders.get(id), new URL(url).searchParams);
 
   return new Elysia()
@@ -45,6 +46,35 @@ export function sttRoute(ctx: AppContext) {
           planError = err;
         }
         const id = `stt_${crypto.randomUUID()}`;
+        const admit = async () => {
+          const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
+          if (!p) throw planError;
+          const candidates = await ctx.meter.admit(principal, p.candidates);
+          return { candidates, meter: ctx.meter.start(id, principal, "native") };
+        };
+        if (p?.eventFormat === "provider") {
+          const relay = new SttPassthrough(
+            {
+              id,
+              request: { audioFormat: p.audioFormat, channels: p.channels, language: p.language, interim: p.interim ?? true, commitStrategy: p.commitStrategy, options: p.options },
+              bytesPerSecond: p.bytesPerSecond,
+              admit,
+            },
+            {
+              provider: (pid) => ctx.sttProviders.get(pid),
+              port: { send: (frame) => raw.readyState === 1 && raw.send(frame), close: (code, reason) => raw.readyState === 1 && raw.close(code, reason) },
+              log: ctx.log,
+              metrics: ctx.metrics,
+              connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
+              surface: "native",
+            },
+          );
+          // Frames must reach the relay as they came: take them before Elysia parses JSON text.
+          (raw.data as { message: (ws: unknown, frame: string | Uint8Array) => void }).message = (_ws, frame) => relay.frame(frame);
+          sessions.set(raw, relay);
+          ctx.sessions.add(relay, "stt");
+          return;
+        }
         const session = new SttSession(
           {
             id,
@@ -59,12 +89,7 @@ export function sttRoute(ctx: AppContext) {
             turnDetection: p?.turnDetection ?? "auto",
             vad: p?.vad ?? { speechThreshold: 0.5, minSpeechDurationMs: 250, minSilenceDurationMs: 100, silenceDurationMs: 500 },
             options: p?.options ?? {},
-            admit: async () => {
-              const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
-              if (!p) throw planError;
-              const candidates = await ctx.meter.admit(principal, p.candidates);
-              return { candidates, meter: ctx.meter.start(id, principal, "native") };
-            },
+            admit,
           },
           {
             provider: (pid) => ctx.sttProviders.get(pid),
@@ -83,7 +108,7 @@ export function sttRoute(ctx: AppContext) {
       },
       message(ws, message) {
         const session = sessions.get(ws.raw as ServerWebSocket<unknown>);
-        if (!session) return;
+        if (!(session instanceof SttSession)) return;
         if (message instanceof Uint8Array) return session.audio(message);
         const type = typeof message === "object" && message !== null ? (message as { type?: unknown }).type : undefined;
         const command = typeof type === "string" ? COMMANDS[type] : undefined;

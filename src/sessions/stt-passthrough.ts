@@ -1,0 +1,142 @@
+import type { Binding } from "../catalogue/types.ts";
+import { ApiError, closeReason, type ErrorCode } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import type { Metrics } from "../metrics.ts";
+import { ProviderError, type RawUpstream, type SttProvider, type SttStreamRequest } from "../providers/types.ts";
+import type { Admission } from "./tts-session.ts";
+
+// `event_format=provider`: the client speaks the provider's own protocol through the router.
+// Frames are relayed both ways as they are (binary stays binary, text stays text): no parsing,
+// no mapping, no timestamp rewriting, no frames of the router's own. Frames sent before the
+// upstream is connected are kept and relayed in order. Binary frames from the client are the
+// audio that is metered.
+
+export interface PassthroughPort {
+  send(frame: string | Uint8Array): void;
+  close(code: number, reason: string): void;
+}
+
+export interface PassthroughSetup {
+  id: string;
+  request: Omit<SttStreamRequest, "model">;
+  bytesPerSecond: number;
+  admit: () => Promise<Admission>;
+}
+
+export interface PassthroughDeps {
+  provider: (id: string) => SttProvider | undefined;
+  port: PassthroughPort;
+  log: Logger;
+  metrics: Metrics;
+  connectTimeoutMs: number;
+  surface: string;
+}
+
+export class SttPassthrough {
+  private upstream: RawUpstream | undefined;
+  private binding: Binding | undefined;
+  private admission: Admission | undefined;
+  private pending: (string | Uint8Array)[] = [];
+  private receivedBytes = 0;
+  private closed = false;
+  private exhausted = false;
+  private readonly startedAt = new Date();
+  private readonly attempts: { provider: string; reason: string }[] = [];
+  readonly finished: Promise<void>;
+  private done!: () => void;
+
+  constructor(
+    private readonly setup: PassthroughSetup,
+    private readonly deps: PassthroughDeps,
+  ) {
+    this.finished = new Promise((resolve) => (this.done = resolve));
+    void this.run();
+  }
+
+  /** A client frame, relayed untouched. */
+  frame(frame: string | Uint8Array): void {
+    if (this.closed || this.exhausted) return;
+    if (typeof frame !== "string") {
+      this.receivedBytes += frame.byteLength;
+      const seconds = Math.ceil(this.receivedBytes / this.setup.bytesPerSecond);
+      if (this.admission && this.binding) {
+        const covered = this.admission.meter.cover(this.binding, seconds);
+        if (covered === false) return this.exhaust();
+        if (covered !== true) covered.then((ok) => ok || this.exhaust(), () => this.exhaust());
+      }
+    }
+    if (this.upstream) this.upstream.send(frame);
+    else this.pending.push(frame);
+  }
+
+  abort(): void {
+    this.upstream?.close(1000, "client closed");
+    void this.finish(null);
+  }
+
+  shutdown(): void {
+    this.upstream?.close(1001, "server shutdown");
+    void this.finish({ code: 1001, reason: "server_shutdown" });
+  }
+
+  private exhaust(): void {
+    if (this.exhausted) return;
+    this.exhausted = true;
+    this.upstream?.close(1000, "balance exhausted");
+    void this.finish({ code: 4402, reason: closeReason("insufficient_balance") });
+  }
+
+  private async run(): Promise<void> {
+    try {
+      this.admission = await this.setup.admit();
+    } catch (err) {
+      return this.fail(err);
+    }
+    for (const [i, binding] of this.admission.candidates.entries()) {
+      const provider = this.deps.provider(binding.provider.id);
+      try {
+        if (!provider?.passthrough) throw new ProviderError(`${binding.provider.id} has no realtime WebSocket`, true);
+        const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new ProviderError("the upstream did not accept in time", true)), this.deps.connectTimeoutMs).unref());
+        const upstream = await Promise.race([provider.passthrough({ ...this.setup.request, model: binding.id }), timeout]);
+        if (this.closed) return upstream.close(1000, "client closed");
+        this.binding = binding;
+        upstream.onFrame((frame) => this.deps.port.send(frame));
+        upstream.onClose((code, reason) => void this.finish({ code: code === 1005 || code === 1006 ? 1011 : code, reason }));
+        this.upstream = upstream;
+        const queued = this.pending;
+        this.pending = [];
+        for (const f of queued) upstream.send(f);
+        return;
+      } catch (err) {
+        this.attempts.push({ provider: binding.provider.id, reason: (err as Error).message });
+        if (err instanceof ProviderError && err.retryable && i + 1 < this.admission.candidates.length) continue;
+        return this.fail(err instanceof ProviderError ? new ApiError("upstream_error", err.message) : err);
+      }
+    }
+  }
+
+  private async fail(err: unknown): Promise<void> {
+    const apiError = err instanceof ApiError ? err : new ApiError("upstream_error", (err as Error).message);
+    await this.finish({ code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
+  }
+
+  private async finish(close: { code: number; reason: string } | null): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.admission) {
+      await this.admission.meter
+        .settle({
+          binding: this.binding ?? this.admission.candidates[0],
+          status: close && close.code !== 1000 && !this.exhausted ? "failed" : "completed",
+          units: Math.ceil(this.receivedBytes / this.setup.bytesPerSecond),
+          startedAt: this.startedAt,
+          latencyMs: 0,
+          attempts: this.attempts,
+        })
+        .catch(() => {});
+    }
+    if (close) this.deps.port.close(close.code, close.reason);
+    this.deps.metrics.requests.inc({ surface: this.deps.surface, provider: this.binding?.provider.id ?? "none", status: close ? String(close.code) : "aborted" });
+    this.done();
+  }
+}

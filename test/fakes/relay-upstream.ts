@@ -1,0 +1,93 @@
+import type { CatalogueData } from "../../src/catalogue/catalogue.ts";
+import { ProviderError, type RawUpstream, type SttFamily, type SttProvider, type SttStream } from "../../src/providers/types.ts";
+
+// A realtime STT upstream on loopback for provider passthrough: it records every frame exactly as
+// received and answers each one with frames of its own (a native JSON event with odd spacing, and
+// a binary frame), so tests can check that frames cross the router byte for byte both ways.
+
+export interface RelayUpstream {
+  url: string;
+  received: (string | Uint8Array)[];
+  stop(): void;
+}
+
+export function startRelayUpstream(): RelayUpstream {
+  const received: (string | Uint8Array)[] = [];
+  let n = 0;
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: (req, srv) => (srv.upgrade(req) ? undefined : new Response("upgrade", { status: 426 })),
+    websocket: {
+      message(ws, frame) {
+        received.push(typeof frame === "string" ? frame : new Uint8Array(frame));
+        n++;
+        ws.send(`{ "type" : "Results", "n": ${n},"channel":{"alternatives":[{"transcript":"héllo"}]} }`);
+        ws.send(new Uint8Array([n, 0, 255, 7]));
+        if (typeof frame === "string" && frame.includes("CloseStream")) ws.close(1000, "done");
+      },
+    },
+  });
+  return { url: `ws://127.0.0.1:${server.port}`, received, stop: () => server.stop(true) };
+}
+
+export const RELAY_FAMILY: SttFamily = {
+  name: "relay-test",
+  portableOptions: ["language", "interim_results"],
+  turnDetector: "acoustic",
+  turnStyles: ["acoustic"],
+  commitFrame: true,
+  interimDefault: true,
+  inputFormats: ["pcm_16000"],
+  audioOptions: { encoding: "encoding", sampleRate: "sample_rate" },
+  passthrough: true,
+};
+
+/** A provider whose only talent is its realtime WebSocket (the normalized mode is not built). */
+export class RelayProvider implements SttProvider {
+  readonly id = "relay";
+  constructor(private readonly url: string) {}
+
+  family(): SttFamily {
+    return RELAY_FAMILY;
+  }
+
+  open(): Promise<SttStream> {
+    return Promise.reject(new ProviderError("normalized events are not implemented for the relay test provider", false));
+  }
+
+  passthrough(): Promise<RawUpstream> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(this.url);
+      ws.binaryType = "arraybuffer";
+      const frameListeners: ((f: string | Uint8Array) => void)[] = [];
+      const closeListeners: ((code: number, reason: string) => void)[] = [];
+      ws.onmessage = (e) => frameListeners.forEach((l) => l(typeof e.data === "string" ? e.data : new Uint8Array(e.data)));
+      ws.onclose = (e) => closeListeners.forEach((l) => l(e.code, e.reason));
+      ws.onerror = () => reject(new ProviderError("relay upstream refused", true));
+      ws.onopen = () =>
+        resolve({
+          send: (f) => ws.send(f),
+          onFrame: (l) => void frameListeners.push(l),
+          onClose: (l) => void closeListeners.push(l),
+          close: (code, reason) => ws.close(code, reason),
+        });
+    });
+  }
+}
+
+export function relayCatalogue(): CatalogueData {
+  return {
+    providers: [
+      {
+        id: "relay",
+        name: "Relay test",
+        kind: "cloud",
+        requiresVoice: false,
+        defaults: { stt: { model: "relay-1" } },
+        bindings: [{ capability: "stt", id: "relay-1", canonical: "test/relay-1", streaming: true, synchronous: false, inputFormats: ["pcm_16000"], price: { amount: "0.006", per: "minute" } }],
+      },
+    ],
+    models: [{ canonical: "test/relay-1", name: "Relay test", capability: "stt", aliases: [] }],
+  };
+}

@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { desc, eq } from "drizzle-orm";
+import { createKey } from "../src/accounts/keys.ts";
+import { RelayProvider, relayCatalogue, startRelayUpstream, type RelayUpstream } from "./fakes/relay-upstream.ts";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { bearer, connect } from "./helpers/ws-client.ts";
+
+let upstream: RelayUpstream;
+let server: TestServer;
+beforeAll(async () => {
+  upstream = startRelayUpstream();
+  server = await startTestServer({}, { extra: { catalogue: relayCatalogue(), providers: [], sttProviders: [new RelayProvider(upstream.url)] } });
+});
+afterAll(async () => {
+  await server.stop(0);
+  upstream.stop();
+});
+
+describe("event_format=provider", () => {
+  test("frames cross byte for byte both ways; no router frames; the upstream's close comes through", async () => {
+    const { key, tenantId } = await createKey(server.ctx.database, `relay-${crypto.randomUUID()}`);
+    await server.ctx.meter.ledger.credit(tenantId, { credits: 1_000_000, type: "adjustment", description: "test" });
+    upstream.received.length = 0;
+    const c = connect(server.wsUrl("/v1/stt?model=relay-1&audio_format=pcm_16000&event_format=provider&provider_options[sample_rate]=16000"), bearer(key));
+    const audio = new Uint8Array(32_000 * 2 + 10).map((_, i) => (i * 7) & 255); // a little over 2 s
+    const native = '{"type":  "KeepAlive" , "x": [1,2]}';
+    // Sent at once, before the upstream is connected: kept and relayed in order.
+    c.ws.binaryType = "arraybuffer";
+    await c.opened;
+    c.ws.send(audio);
+    c.ws.send(native);
+    c.ws.send("123");
+    c.ws.send('{"type":"CloseStream"}');
+    const rec = await c.closed;
+    expect(upstream.received).toEqual([audio, native, "123", '{"type":"CloseStream"}']);
+    // The client got exactly the upstream's frames: four JSON texts as written, four binaries.
+    expect(rec.events.map((e) => e.n)).toEqual([1, 2, 3, 4]);
+    expect(rec.events.every((e) => e.type === "Results")).toBe(true);
+    expect(rec.audio.map((a) => [...a])).toEqual([1, 2, 3, 4].map((n) => [n, 0, 255, 7]));
+    expect(rec.close).toEqual({ code: 1000, reason: "done" });
+    const { db, schema } = server.ctx.database;
+    let rows: { usageAmount: number; provider: string }[] = [];
+    for (let i = 0; i < 50 && !rows.length; i++) {
+      await Bun.sleep(20);
+      rows = await db.select().from(schema.activity).where(eq(schema.activity.tenantId, tenantId)).orderBy(desc(schema.activity.startedAt));
+    }
+    expect(rows[0]).toMatchObject({ provider: "relay", usageAmount: 3 });
+  });
+
+  test("text frames are relayed unparsed: the raw text reaches the upstream", async () => {
+    upstream.received.length = 0;
+    const c = connect(server.wsUrl("/v1/stt?model=relay-1&audio_format=pcm_16000&event_format=provider"), bearer(server.key));
+    await c.opened;
+    const odd = '{ "type" : "Finalize" }   ';
+    c.ws.send(odd);
+    c.ws.send('{"type":"CloseStream"}');
+    await c.closed;
+    expect(upstream.received[0]).toBe(odd);
+  });
+
+  test("a provider_options declaration that contradicts audio_format is refused before the upgrade", async () => {
+    const res = await fetch(`${server.url}/v1/stt?model=relay-1&audio_format=pcm_16000&event_format=provider&provider_options[sample_rate]=8000`, {
+      headers: { ...bearer(server.key), Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" },
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: "conflicting_audio_format" });
+  });
+});
