@@ -6,6 +6,8 @@
 // (b) Per-request overhead of the router on the local recognizer: commit → final transcript
 //     through /v1/stt (WebSocket, session, events) vs the same recognizer called directly, as
 //     added milliseconds and a ratio, measured in one run.
+// (c) Per-frame overhead of event_format=provider: a 20 ms audio frame's round trip to a realtime
+//     upstream on loopback and its answer back, through the router vs connected directly.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +16,7 @@ import { AudioPool } from "../workers/audio-pool.ts";
 import { createKey } from "../src/accounts/keys.ts";
 import { loadConfig } from "../src/config.ts";
 import { startServer } from "../src/server.ts";
+import { RelayProvider, relayCatalogue, startRelayUpstream } from "../test/fakes/relay-upstream.ts";
 import { concat, frames, silence, speak } from "../test/helpers/speech.ts";
 
 const cores = navigator.hardwareConcurrency;
@@ -73,7 +76,10 @@ await pool.close();
 
 console.log("(b) local recognizer: commit → final transcript, router (/v1/stt) vs direct (audio worker)");
 const dir = mkdtempSync(join(tmpdir(), "bench-stt-"));
-const server = await startServer(loadConfig({ PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", DATABASE_URL: `sqlite://${join(dir, "db.sqlite")}` }));
+const upstream = startRelayUpstream();
+const server = await startServer(loadConfig({ PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", DATABASE_URL: `sqlite://${join(dir, "db.sqlite")}` }), {
+  extra: { catalogue: relayCatalogue(), providers: [], sttProviders: [new RelayProvider(upstream.url)] },
+});
 const { key, tenantId } = await createKey(server.ctx.database, "bench");
 await server.ctx.meter.ledger.credit(tenantId, { credits: 1_000_000_000, type: "adjustment", description: "bench" });
 const utterance = frames(concat([speak("Good morning everyone."), silence(200)]));
@@ -127,6 +133,31 @@ for (let i = 0; i < 15; i++) {
 const r50 = pct(routerMs, 50);
 const d50 = pct(directMs, 50);
 console.log(`  router p50 ${r50.toFixed(2)} ms, p99 ${pct(routerMs, 99).toFixed(2)} ms | direct p50 ${d50.toFixed(2)} ms, p99 ${pct(directMs, 99).toFixed(2)} ms | added p50 ${(r50 - d50).toFixed(2)} ms | ratio ${(r50 / d50).toFixed(2)}`);
-console.log("  event_format=provider: needs an upstream realtime WebSocket family (none in this build yet)");
 await direct.close();
+
+console.log("(c) event_format=provider: a frame's round trip to a realtime upstream and back");
+async function roundTrips(url: string, headers: Record<string, string>, count: number): Promise<number[]> {
+  const ws = new WebSocket(url, { headers } as any);
+  ws.binaryType = "arraybuffer";
+  await new Promise((r) => (ws.onopen = r));
+  const times: number[] = [];
+  const frame = new Uint8Array(640);
+  for (let i = 0; i < count; i++) {
+    const t0 = performance.now();
+    // The upstream answers each frame with a JSON event and a binary frame: wait for the binary one.
+    await new Promise<void>((resolve) => {
+      ws.onmessage = (e) => typeof e.data !== "string" && resolve();
+      ws.send(frame);
+    });
+    times.push(performance.now() - t0);
+  }
+  ws.close();
+  return times;
+}
+const viaRelay = await roundTrips(`${server.url.replace("http", "ws")}/v1/stt?model=relay-1&audio_format=pcm_16000&event_format=provider`, { Authorization: `Bearer ${key}` }, 2000);
+const straight = await roundTrips(upstream.url, {}, 2000);
+const v50 = pct(viaRelay.slice(100), 50);
+const s50 = pct(straight.slice(100), 50);
+console.log(`  router p50 ${v50.toFixed(3)} ms, p99 ${pct(viaRelay.slice(100), 99).toFixed(3)} ms | direct p50 ${s50.toFixed(3)} ms, p99 ${pct(straight.slice(100), 99).toFixed(3)} ms | added p50 ${(v50 - s50).toFixed(3)} ms | ratio ${(v50 / s50).toFixed(2)}`);
 await server.stop(0);
+upstream.stop();
