@@ -6,8 +6,10 @@
 // (b) Per-request overhead of the router on the local recognizer: commit → final transcript
 //     through /v1/stt (WebSocket, session, events) vs the same recognizer called directly, as
 //     added milliseconds and a ratio, measured in one run.
-// (c) Per-frame overhead of event_format=provider: a 20 ms audio frame's round trip to a realtime
-//     upstream on loopback and its answer back, through the router vs connected directly.
+// (c) Per-frame overhead on one realtime upstream on loopback: a 20 ms audio frame's round trip to
+//     it and its answer back, through the router in the normalized mode (answer mapped to an
+//     stt.transcript event), through the router with event_format=provider (relayed as is), and
+//     connected directly.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -135,29 +137,37 @@ const d50 = pct(directMs, 50);
 console.log(`  router p50 ${r50.toFixed(2)} ms, p99 ${pct(routerMs, 99).toFixed(2)} ms | direct p50 ${d50.toFixed(2)} ms, p99 ${pct(directMs, 99).toFixed(2)} ms | added p50 ${(r50 - d50).toFixed(2)} ms | ratio ${(r50 / d50).toFixed(2)}`);
 await direct.close();
 
-console.log("(c) event_format=provider: a frame's round trip to a realtime upstream and back");
-async function roundTrips(url: string, headers: Record<string, string>, count: number): Promise<number[]> {
+console.log("(c) one realtime upstream: a frame's round trip and its answer back");
+/** Sends a frame, waits for the answer `done` recognizes, `count` times. */
+async function roundTrips(url: string, headers: Record<string, string>, count: number, done: (data: unknown) => boolean): Promise<number[]> {
   const ws = new WebSocket(url, { headers } as any);
   ws.binaryType = "arraybuffer";
   await new Promise((r) => (ws.onopen = r));
+  await Bun.sleep(50);
   const times: number[] = [];
   const frame = new Uint8Array(640);
   for (let i = 0; i < count; i++) {
     const t0 = performance.now();
-    // The upstream answers each frame with a JSON event and a binary frame: wait for the binary one.
     await new Promise<void>((resolve) => {
-      ws.onmessage = (e) => typeof e.data !== "string" && resolve();
+      ws.onmessage = (e) => done(e.data) && resolve();
       ws.send(frame);
     });
     times.push(performance.now() - t0);
   }
   ws.close();
-  return times;
+  return times.slice(100);
 }
-const viaRelay = await roundTrips(`${server.url.replace("http", "ws")}/v1/stt?model=relay-1&audio_format=pcm_16000&event_format=provider`, { Authorization: `Bearer ${key}` }, 2000);
-const straight = await roundTrips(upstream.url, {}, 2000);
-const v50 = pct(viaRelay.slice(100), 50);
-const s50 = pct(straight.slice(100), 50);
-console.log(`  router p50 ${v50.toFixed(3)} ms, p99 ${pct(viaRelay.slice(100), 99).toFixed(3)} ms | direct p50 ${s50.toFixed(3)} ms, p99 ${pct(straight.slice(100), 99).toFixed(3)} ms | added p50 ${(v50 - s50).toFixed(3)} ms | ratio ${(v50 / s50).toFixed(2)}`);
+const base = `${server.url.replace("http", "ws")}/v1/stt?model=relay-1&audio_format=pcm_16000`;
+const auth = { Authorization: `Bearer ${key}` };
+const binary = (d: unknown) => typeof d !== "string";
+const modes = {
+  normalized: await roundTrips(base, auth, 2000, (d) => typeof d === "string" && d.includes("stt.transcript.final")),
+  provider: await roundTrips(`${base}&event_format=provider`, auth, 2000, binary),
+  direct: await roundTrips(upstream.url, {}, 2000, binary),
+};
+const direct50 = pct(modes.direct, 50);
+for (const [mode, t] of Object.entries(modes)) {
+  console.log(`  ${mode.padEnd(10)} p50 ${pct(t, 50).toFixed(3)} ms, p99 ${pct(t, 99).toFixed(3)} ms | added to direct p50 ${(pct(t, 50) - direct50).toFixed(3)} ms | ratio ${(pct(t, 50) / direct50).toFixed(2)}`);
+}
 await server.stop(0);
 upstream.stop();

@@ -194,7 +194,8 @@ export class SttSession {
       language: this.setup.language,
       interim,
       commitStrategy: this.setup.commitStrategy,
-      routerVad: family.turnDetector === "none" ? this.setup.vad : undefined,
+      // The router VAD reads only declared little-endian PCM.
+      routerVad: family.turnDetector === "none" && this.setup.audioFormat.startsWith("pcm") ? this.setup.vad : undefined,
       options: this.setup.options,
     });
     const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new ProviderError(`${binding.provider.id} did not accept the session in time`, true)), this.deps.connectTimeoutMs).unref());

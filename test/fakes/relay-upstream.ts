@@ -1,5 +1,6 @@
 import type { CatalogueData } from "../../src/catalogue/catalogue.ts";
-import { ProviderError, type RawUpstream, type SttFamily, type SttProvider, type SttStream } from "../../src/providers/types.ts";
+import { ProviderError, type RawUpstream, type SttEvent, type SttFamily, type SttProvider, type SttStream } from "../../src/providers/types.ts";
+import { AsyncQueue } from "../../src/util/async-queue.ts";
 
 // A realtime STT upstream on loopback for provider passthrough: it records every frame exactly as
 // received and answers each one with frames of its own (a native JSON event with odd spacing, and
@@ -43,7 +44,7 @@ export const RELAY_FAMILY: SttFamily = {
   passthrough: true,
 };
 
-/** A provider whose only talent is its realtime WebSocket (the normalized mode is not built). */
+/** A provider over the relay upstream: its `Results` become transcripts in the normalized mode. */
 export class RelayProvider implements SttProvider {
   readonly id = "relay";
   constructor(private readonly url: string) {}
@@ -52,8 +53,26 @@ export class RelayProvider implements SttProvider {
     return RELAY_FAMILY;
   }
 
-  open(): Promise<SttStream> {
-    return Promise.reject(new ProviderError("normalized events are not implemented for the relay test provider", false));
+  async open(): Promise<SttStream> {
+    const raw = await this.passthrough();
+    const queue = new AsyncQueue<SttEvent>();
+    raw.onFrame((frame) => {
+      if (typeof frame !== "string") return;
+      const ev = JSON.parse(frame);
+      if (ev.type === "Results") queue.push({ type: "transcript", final: true, text: ev.channel.alternatives[0].transcript, startMs: 0, endMs: 0 });
+    });
+    raw.onClose(() => queue.end());
+    return {
+      send: (audio) => raw.send(audio),
+      commit: () => raw.send('{"type":"Finalize"}'),
+      clear: () => {},
+      end: () => raw.send('{"type":"CloseStream"}'),
+      cancel: () => {
+        raw.close(1000, "cancelled");
+        queue.end();
+      },
+      [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
+    };
   }
 
   passthrough(): Promise<RawUpstream> {
