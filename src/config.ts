@@ -26,6 +26,8 @@ export interface Config {
   espeakEnabled: boolean;
   /** Bound on how long a provider may take to accept a session before the next candidate is tried. */
   providerConnectTimeoutMs: number;
+  /** Longest silence inside an upstream's response or stream before it is given up. */
+  upstreamIdleTimeoutMs: number;
   /** A request's credit hold lapses this long after its last refresh (a crashed process's holds free up). */
   holdTtlMs: number;
   /** smtp(s)://user:pass@host:port; unset = codes go to the log and the dev outbox. */
@@ -106,6 +108,7 @@ export function loadConfig(env: Env = process.env): Config {
     espeakEnabled: flag(env, "ESPEAK_ENABLED"),
     providerConnectTimeoutMs: integer(env, "PROVIDER_CONNECT_TIMEOUT_MS", 5_000, 1),
     holdTtlMs: integer(env, "HOLD_TTL_MS", 600_000, 1000),
+    upstreamIdleTimeoutMs: integer(env, "UPSTREAM_IDLE_TIMEOUT_MS", 10_000, 1),
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || "voxroute <no-reply@localhost>",
     devOutboxDir: env.DEV_OUTBOX_DIR || "./data/outbox",

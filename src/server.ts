@@ -15,7 +15,7 @@ import { Ledger } from "./ledger/ledger.ts";
 import { Meter } from "./ledger/meter.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { Metrics } from "./metrics.ts";
-import { ttsProviders } from "./providers/registry.ts";
+import { cloudSttProviders, ttsProviders } from "./providers/registry.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import { availability as localSttAvailability } from "./providers/local-pocketsphinx/decoder.ts";
 import { LocalSphinxProvider } from "./providers/local-pocketsphinx/provider.ts";
@@ -47,8 +47,10 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     providers: [...served.providers, ...(extra?.catalogue.providers ?? [])],
     models: [...served.models, ...(extra?.catalogue.models ?? [])],
   });
-  const providers = new Map([...ttsProviders(pool), ...(extra?.providers ?? [])].map((p) => [p.id, p]));
-  const sttProviders = new Map<string, SttProvider>([...(localStt.ok ? [new LocalSphinxProvider(audioPool)] : []), ...(extra?.sttProviders ?? [])].map((p) => [p.id, p]));
+  const providers = new Map([...ttsProviders(pool, config), ...(extra?.providers ?? [])].map((p) => [p.id, p]));
+  const sttProviders = new Map<string, SttProvider>(
+    [...(localStt.ok ? [new LocalSphinxProvider(audioPool)] : []), ...cloudSttProviders(config), ...(extra?.sttProviders ?? [])].map((p) => [p.id, p]),
+  );
   const metrics = new Metrics();
   const sessions = new SessionRegistry(metrics);
   const ledger = new Ledger(database, config.holdTtlMs);

@@ -1,5 +1,8 @@
 import { Mp3Encoder } from "@breezystack/lamejs";
 
+/** LAME hands out Int8Arrays; audio is bytes everywhere else. */
+const asBytes = (x: ArrayBufferView) => new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+
 /** Streaming MP3 (LAME) for 16-bit mono PCM; frames come out as soon as LAME has them. */
 export class Mp3StreamEncoder {
   private readonly encoder: Mp3Encoder;
@@ -21,10 +24,10 @@ export class Mp3StreamEncoder {
     const even = bytes.length & ~1;
     if (even < bytes.length) this.carry = bytes.slice(even);
     const aligned = bytes.byteOffset % 2 === 0 ? bytes : bytes.slice();
-    return this.encoder.encodeBuffer(new Int16Array(aligned.buffer, aligned.byteOffset, even / 2));
+    return asBytes(this.encoder.encodeBuffer(new Int16Array(aligned.buffer, aligned.byteOffset, even / 2)));
   }
 
   flush(): Uint8Array {
-    return this.encoder.flush();
+    return asBytes(this.encoder.flush());
   }
 }

@@ -1,12 +1,29 @@
 import type { EnginePool } from "../../workers/engine-pool.ts";
+import type { Config } from "../config.ts";
 import { LocalEngineProvider } from "./local-engine-provider.ts";
-import type { TtsProvider } from "./types.ts";
+import { OpenAiStt } from "./openai/stt.ts";
+import { OpenAiTts, type OpenAiOptions } from "./openai/tts.ts";
+import type { SttProvider, TtsProvider } from "./types.ts";
 
-/** The TTS adapters this build has, by provider id. Cloud adapters join here as they land. */
-export function ttsProviders(pool: EnginePool): TtsProvider[] {
+function openAiOptions(config: Config): OpenAiOptions | undefined {
+  const { apiKey, baseUrl } = config.providers.openai;
+  if (!apiKey && !baseUrl) return undefined;
+  return { apiKey, baseUrl: baseUrl ?? "https://api.openai.com/v1", connectTimeoutMs: config.providerConnectTimeoutMs, idleTimeoutMs: config.upstreamIdleTimeoutMs };
+}
+
+/** The TTS adapters this build has, by provider id: local engines, and cloud providers when configured. */
+export function ttsProviders(pool: EnginePool, config: Config): TtsProvider[] {
+  const openai = openAiOptions(config);
   return [
     new LocalEngineProvider("flite", "flite", pool),
     new LocalEngineProvider("svox-pico", "svox-pico", pool),
     new LocalEngineProvider("espeak-ng", "espeak-ng", pool),
+    ...(openai ? [new OpenAiTts(openai)] : []),
   ];
+}
+
+/** The cloud STT adapters this build has, when configured (the local recognizer is added by the server). */
+export function cloudSttProviders(config: Config): SttProvider[] {
+  const openai = openAiOptions(config);
+  return openai ? [new OpenAiStt(openai)] : [];
 }

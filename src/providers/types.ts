@@ -158,7 +158,8 @@ export interface RawUpstream {
 export interface SttProvider {
   readonly id: string;
   family(model: string): SttFamily;
-  open(req: SttStreamRequest): Promise<SttStream>;
+  /** Streaming recognition, for providers that offer it. */
+  open?(req: SttStreamRequest): Promise<SttStream>;
   /** Connects to the provider's realtime WebSocket (families with `passthrough: true`). */
   passthrough?(req: SttStreamRequest): Promise<RawUpstream>;
   /** Synchronous file transcription, for models that offer it. */

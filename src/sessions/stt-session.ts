@@ -184,7 +184,7 @@ export class SttSession {
 
   private async connect(binding: Binding): Promise<void> {
     const provider = this.deps.provider(binding.provider.id);
-    if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
+    if (!provider?.open) throw new ProviderError(`provider ${binding.provider.id} has no streaming adapter in this build`, true);
     const family = this.setup.families.get(binding.provider.id)!;
     const interim = this.setup.interim ?? family.interimDefault;
     const opening = provider.open({

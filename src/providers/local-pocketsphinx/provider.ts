@@ -34,7 +34,7 @@ export class LocalSphinxProvider implements SttProvider {
   async transcribe(req: TranscriptionRequest): Promise<Transcription> {
     if (req.language && !/^en(-|$)/i.test(req.language)) throw new ProviderError(`pocketsphinx recognizes English only, not ${req.language}`, false);
     const pcm = await decodeToPcm16k(req.bytes, req.container);
-    const stream = await this.open({ model: req.model, audioFormat: "pcm_16000", channels: 1, interim: false, commitStrategy: "auto", routerVad: DEFAULT_VAD, options: {} });
+    const stream = await this.openStream({ model: req.model, audioFormat: "pcm_16000", channels: 1, interim: false, commitStrategy: "auto", routerVad: DEFAULT_VAD, options: {} });
     for (let i = 0; i < pcm.length; i += FILE_CHUNK) stream.send(new Uint8Array(pcm.slice(i, i + FILE_CHUNK).buffer));
     stream.end();
     const segments: Transcription["segments"] = [];
@@ -45,6 +45,10 @@ export class LocalSphinxProvider implements SttProvider {
   }
 
   open(req: SttStreamRequest): Promise<SttStream> {
+    return this.openStream(req);
+  }
+
+  private openStream(req: SttStreamRequest): Promise<SttStream> {
     if (req.audioFormat !== "pcm_16000" || req.channels !== 1) {
       return Promise.reject(new ProviderError("pocketsphinx takes 16 kHz mono PCM only", false));
     }

@@ -105,6 +105,8 @@ export function planSttSession(catalogue: Catalogue, sttProvider: (id: string) =
       refusal ??= why;
       return false;
     }
+    // The family could, but this build's adapter does not stream in this mode yet.
+    if (eventFormat === "provider" ? !provider.passthrough : !provider.open) return false;
     families.set(b.provider.id, family);
     return true;
   });

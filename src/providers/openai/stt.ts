@@ -1,0 +1,52 @@
+import { ProviderError, type SttFamily, type SttProvider, type Transcription, type TranscriptionRequest } from "../types.ts";
+import { upstreamFetch } from "../upstream-http.ts";
+import type { OpenAiOptions } from "./tts.ts";
+
+/** OpenAI's realtime transcription family (the streaming adapter is still to come). */
+export const OPENAI_STT_FAMILY: SttFamily = {
+  name: "openai-realtime",
+  portableOptions: ["language", "keyterms", "silence_duration_ms", "speech_threshold", "interim_results"],
+  turnDetector: "acoustic",
+  turnStyles: ["acoustic", "semantic"],
+  commitFrame: true,
+  interimDefault: true,
+  inputFormats: ["pcm_24000"],
+  audioOptions: {},
+  passthrough: true,
+};
+
+/** OpenAI `POST /audio/transcriptions` for files. */
+export class OpenAiStt implements SttProvider {
+  readonly id = "openai";
+
+  constructor(private readonly options: OpenAiOptions) {}
+
+  family(): SttFamily {
+    return OPENAI_STT_FAMILY;
+  }
+
+  async transcribe(req: TranscriptionRequest): Promise<Transcription> {
+    const form = new FormData();
+    form.set("model", req.model);
+    form.set("file", new Blob([req.bytes], req.mimeType ? { type: req.mimeType } : undefined), `audio.${req.container.toLowerCase().split(/[/ ]/)[0]}`);
+    // whisper-1 gives segments in verbose_json; the gpt-4o transcribers answer json only.
+    const verbose = req.model === "whisper-1";
+    form.set("response_format", verbose ? "verbose_json" : "json");
+    if (req.language) form.set("language", req.language.slice(0, 2));
+    const res = await upstreamFetch(
+      "openai",
+      `${this.options.baseUrl}/audio/transcriptions`,
+      { method: "POST", headers: this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}, body: form },
+      Math.max(this.options.connectTimeoutMs, 60_000),
+    );
+    let body: { text?: unknown; segments?: { start: number; end: number; text: string }[] };
+    try {
+      body = (await res.json()) as typeof body;
+    } catch {
+      throw new ProviderError("openai answered a transcription that is not JSON", true);
+    }
+    if (typeof body.text !== "string") throw new ProviderError("openai answered a transcription without text", true);
+    const segments = (body.segments ?? []).map((s) => ({ text: s.text.trim(), start_ms: Math.round(s.start * 1000), end_ms: Math.round(s.end * 1000) }));
+    return { text: body.text.trim(), segments };
+  }
+}

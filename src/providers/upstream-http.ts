@@ -1,0 +1,63 @@
+import { ProviderError } from "./types.ts";
+
+// HTTP to upstream providers: one place that turns what an upstream does wrong into
+// ProviderErrors with the right retry verdict, and that notices an upstream that goes silent.
+// Secrets never appear in the messages.
+
+/** Whether a failure with this HTTP status may be retried on another provider. */
+export function retryableStatus(status: number): boolean {
+  return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
+}
+
+/** A fetch whose failure is a ProviderError: refused/reset/timeout are retryable. */
+export async function upstreamFetch(provider: string, url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
+  const controller = new AbortController();
+  const outer = init.signal;
+  outer?.addEventListener("abort", () => controller.abort(), { once: true });
+  const timer = setTimeout(() => controller.abort(new ProviderError(`${provider} did not answer within ${timeoutMs} ms`, true)), timeoutMs);
+  try {
+    const res = await fetch(url, { ...init, signal: controller.signal });
+    if (!res.ok) {
+      const detail = await res.text().catch(() => "");
+      throw new ProviderError(`${provider} answered ${res.status}${detail ? `: ${detail.slice(0, 200)}` : ""}`, retryableStatus(res.status));
+    }
+    return res;
+  } catch (err) {
+    if (err instanceof ProviderError) throw err;
+    if (controller.signal.reason instanceof ProviderError) throw controller.signal.reason;
+    if (outer?.aborted) throw new ProviderError(`${provider} request cancelled`, false);
+    throw new ProviderError(`${provider} could not be reached: ${(err as Error).message}`, true);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The chunks of a response body, failing with a retryable ProviderError when the upstream sends
+ * nothing for `idleMs` (a stalled or half-dead connection is never left hanging).
+ */
+export async function* bodyChunks(provider: string, res: Response, idleMs: number, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
+  const reader = res.body!.getReader();
+  try {
+    for (;;) {
+      let timer: Timer | undefined;
+      const idle = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new ProviderError(`${provider} went silent for ${idleMs} ms`, true)), idleMs);
+      });
+      let step: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        step = await Promise.race([reader.read(), idle]);
+      } catch (err) {
+        if (err instanceof ProviderError) throw err;
+        if (signal?.aborted) return;
+        throw new ProviderError(`${provider} dropped the connection: ${(err as Error).message}`, true);
+      } finally {
+        clearTimeout(timer);
+      }
+      if (step.done) return;
+      if (step.value.byteLength) yield step.value;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}

@@ -1,0 +1,144 @@
+import { Mp3StreamEncoder } from "../../src/audio/mp3.ts";
+import { speak } from "../helpers/speech.ts";
+
+// A fake of OpenAI's audio API on loopback, close enough to the wire that the official `openai`
+// SDK works against it: `POST /v1/audio/speech` (JSON in, audio bytes streamed out: pcm = raw
+// 24 kHz s16le, mp3, wav) and `POST /v1/audio/transcriptions` (multipart in, json/text/
+// verbose_json out). Speech is real (our Flite, resampled to 24 kHz); transcripts are the text
+// the fake last spoke, or a fixed sentence. Errors use OpenAI's error object.
+//
+// Faults, set with `fault(...)`, apply to the next request only:
+//   "refuse" (the server is stopped), "401", "429", "500" (an error answer), "stall" (headers, then
+//   nothing), "drop" (some audio, then the connection is cut), "malformed" (a body that is not
+//   what the content type says).
+
+export type OpenAiFault = "401" | "429" | "500" | "stall" | "drop" | "malformed";
+
+export interface SpeechRequest {
+  body: Record<string, unknown>;
+  authorization: string | null;
+}
+
+export interface FakeOpenAi {
+  url: string;
+  /** Requests received, as the fake parsed them. */
+  speech: SpeechRequest[];
+  transcriptions: { fields: Record<string, string>; fileBytes: number; authorization: string | null }[];
+  fault(f: OpenAiFault): void;
+  stop(): void;
+}
+
+const KEY = "sk-fake-openai";
+export const FAKE_OPENAI_KEY = KEY;
+
+function to24k(pcm16k: Int16Array): Uint8Array {
+  const out = new Int16Array(Math.floor((pcm16k.length * 3) / 2));
+  for (let i = 0; i < out.length; i++) {
+    const pos = (i * 2) / 3;
+    const j = Math.floor(pos);
+    const a = pcm16k[j] ?? 0;
+    const b = pcm16k[j + 1] ?? a;
+    out[i] = Math.round(a + (b - a) * (pos - j));
+  }
+  return new Uint8Array(out.buffer);
+}
+
+function wav(pcm: Uint8Array, rate: number): Uint8Array {
+  const h = Buffer.alloc(44);
+  h.write("RIFF", 0);
+  h.writeUInt32LE(36 + pcm.length, 4);
+  h.write("WAVEfmt ", 8);
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(1, 22);
+  h.writeUInt32LE(rate, 24);
+  h.writeUInt32LE(rate * 2, 28);
+  h.writeUInt16LE(2, 32);
+  h.writeUInt16LE(16, 34);
+  h.write("data", 36);
+  h.writeUInt32LE(pcm.length, 40);
+  return Buffer.concat([h, pcm]);
+}
+
+const error = (status: number, message: string, type: string, code: string | null = null) =>
+  Response.json({ error: { message, type, param: null, code } }, { status });
+
+export function startFakeOpenAi(): FakeOpenAi {
+  const speech: SpeechRequest[] = [];
+  const transcriptions: FakeOpenAi["transcriptions"] = [];
+  let pending: OpenAiFault | undefined;
+  let lastSpoken = "Thank you very much for your help.";
+
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    idleTimeout: 0,
+    async fetch(req) {
+      const url = new URL(req.url);
+      const authorization = req.headers.get("authorization");
+      const fault = pending;
+      pending = undefined;
+      if (authorization !== `Bearer ${KEY}` || fault === "401") return error(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key");
+      if (fault === "429") return error(429, "Rate limit reached.", "requests", "rate_limit_exceeded");
+      if (fault === "500") return error(500, "The server had an error while processing your request.", "server_error");
+
+      if (req.method === "POST" && url.pathname === "/v1/audio/speech") {
+        const body = (await req.json()) as Record<string, unknown>;
+        speech.push({ body, authorization });
+        if (typeof body.input !== "string" || !body.input) return error(400, "input is required", "invalid_request_error");
+        if (typeof body.voice !== "string") return error(400, "voice is required", "invalid_request_error");
+        lastSpoken = body.input;
+        const format = (body.response_format as string) ?? "mp3";
+        const pcm = to24k(speak(body.input));
+        let audio: Uint8Array;
+        let type: string;
+        if (format === "pcm") [audio, type] = [pcm, "audio/pcm"];
+        else if (format === "wav") [audio, type] = [wav(pcm, 24000), "audio/wav"];
+        else if (format === "mp3") {
+          const enc = new Mp3StreamEncoder(24000);
+          audio = Buffer.concat([enc.encode(pcm), enc.flush()]);
+          type = "audio/mpeg";
+        } else return error(400, `response_format ${format} is not supported by this fake`, "invalid_request_error");
+        if (fault === "malformed") return new Response("<html>gateway</html>", { headers: { "content-type": "text/html" } });
+        const chunk = 4800;
+        const stream = new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            if (fault === "stall") return new Promise(() => {}); // headers sent, then nothing, ever
+            for (let i = 0; i < audio.length; i += chunk) {
+              controller.enqueue(audio.subarray(i, i + chunk));
+              if (fault === "drop" && i >= chunk) return controller.error(new Error("connection reset"));
+              await Bun.sleep(1);
+            }
+            controller.close();
+          },
+        });
+        return new Response(stream, { headers: { "content-type": type } });
+      }
+
+      if (req.method === "POST" && url.pathname === "/v1/audio/transcriptions") {
+        const form = await req.formData();
+        const fields: Record<string, string> = {};
+        for (const [k, v] of form) if (typeof v === "string") fields[k] = v;
+        const file = form.get("file");
+        transcriptions.push({ fields, fileBytes: file instanceof Blob ? file.size : 0, authorization });
+        if (!(file instanceof Blob)) return error(400, "file is required", "invalid_request_error");
+        if (fault === "malformed") return new Response("{not json", { headers: { "content-type": "application/json" } });
+        const text = lastSpoken;
+        const format = fields.response_format ?? "json";
+        if (format === "text") return new Response(`${text}\n`, { headers: { "content-type": "text/plain" } });
+        if (format === "verbose_json") {
+          return Response.json({ task: "transcribe", language: "english", duration: 2.7, text, segments: [{ id: 0, seek: 0, start: 0, end: 2.7, text, tokens: [], temperature: 0, avg_logprob: -0.2, compression_ratio: 1, no_speech_prob: 0.01 }] });
+        }
+        return Response.json({ text, usage: { type: "duration", seconds: 3 } });
+      }
+      return error(404, `Invalid URL (${req.method} ${url.pathname})`, "invalid_request_error");
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}/v1`,
+    speech,
+    transcriptions,
+    fault: (f) => (pending = f),
+    stop: () => server.stop(true),
+  };
+}
