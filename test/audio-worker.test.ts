@@ -81,8 +81,9 @@ describe.skipIf(!localSttAvailable)("a dead audio worker", () => {
       const lanes = [0, 1].map((i) => local.open({ rate: 16000, recognizer: "pocketsphinx", autoCommit: false, interim: false }, (m) => events[i].push(m.ev)));
       await Bun.sleep(600); // both opened, one per worker (least loaded)
       await local.workers[0].terminate();
-      await Bun.sleep(100);
+      await Bun.sleep(20);
       expect(events[0].at(-1)).toBe("error");
+      // While the dead worker is being replaced, new sessions go to the live one.
       const survivor = await new Promise<string[]>((resolve) => {
         const got: string[] = [];
         const lane = local.open({ rate: 16000, recognizer: "pocketsphinx", autoCommit: false, interim: false }, (m) => {

@@ -126,7 +126,7 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
     test("settling the same request twice records and debits it once", async () => {
       const t = await tenant(10_000);
       const id = requestId();
-      const input = { id, tenantId: t, surface: "test", binding: binding("cheap"), held: [], status: "completed" as const, usageUnit: "characters" as const, units: 10, cost: costOf(rateOf(binding("cheap")), 10), startedAt: new Date(), finishedAt: new Date(), latencyMs: 1, attempts: [] };
+      const input = { id, tenantId: t, surface: "test", binding: binding("cheap"), status: "completed" as const, usageUnit: "characters" as const, units: 10, cost: costOf(rateOf(binding("cheap")), 10), startedAt: new Date(), finishedAt: new Date(), latencyMs: 1, attempts: [] };
       const first = await ledger.settle(input);
       const second = await ledger.settle(input);
       expect(second).toEqual(first);
@@ -138,12 +138,35 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
     test("the same request settled twice in one batch is recorded once; other tenants in the batch are unaffected", async () => {
       const [t1, t2] = [await tenant(10_000), await tenant(10_000)];
       const id = requestId();
-      const input = (tenantId: string, rid: string) => ({ id: rid, tenantId, surface: "test", binding: binding("cheap"), held: [], status: "completed" as const, usageUnit: "characters" as const, units: 8, cost: costOf(rateOf(binding("cheap")), 8), startedAt: new Date(), finishedAt: new Date(), latencyMs: 1, attempts: [] });
+      const input = (tenantId: string, rid: string) => ({ id: rid, tenantId, surface: "test", binding: binding("cheap"), status: "completed" as const, usageUnit: "characters" as const, units: 8, cost: costOf(rateOf(binding("cheap")), 8), startedAt: new Date(), finishedAt: new Date(), latencyMs: 1, attempts: [] });
       const [a, b, c] = await Promise.all([ledger.settle(input(t1, id)), ledger.settle(input(t1, id)), ledger.settle(input(t2, requestId()))]);
       expect(a).toEqual(b);
       expect(c.credits).toBe(100);
       expect((await paid(t1)).paidCredits).toBe(10_000 - 100);
       expect((await paid(t2)).paidCredits).toBe(10_000 - 100);
+    });
+
+    test("a settle while a reserve is still under way releases that reserve too: nothing stays held", async () => {
+      const t = await tenant(100_000);
+      const m = meter.start(requestId(), { tenantId: t }, "test");
+      expect(await m.cover(binding("cheap"), 10)).toBe(true);
+      const extending = m.cover(binding("cheap"), 500); // goes to the database
+      expect(extending).toBeInstanceOf(Promise);
+      await m.settle({ binding: binding("cheap"), status: "completed", units: 10, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      await extending;
+      expect(await paid(t)).toMatchObject({ paidHeld: 0, paidCredits: 100_000 - 125 });
+      const holds = await database.sql.query("SELECT id FROM holds WHERE tenant_id = ?", [t]);
+      expect(holds).toEqual([]);
+    });
+
+    test("a settle after the sweeper released its hold releases nothing twice", async () => {
+      const t = await tenant(10_000);
+      const id = requestId();
+      await ledger.reserve(id, t, binding("cheap"), 1_000, 0);
+      expect((await paid(t)).paidHeld).toBe(1_000);
+      expect(await new Ledger(database, 60_000, () => new Date(Date.now() + 3_600_000)).releaseExpiredHolds()).toBeGreaterThanOrEqual(1);
+      await ledger.settle({ id, tenantId: t, surface: "test", binding: binding("cheap"), status: "completed", usageUnit: "characters", units: 40, cost: costOf(rateOf(binding("cheap")), 40), startedAt: new Date(), finishedAt: new Date(), latencyMs: 1, attempts: [] });
+      expect(await paid(t)).toMatchObject({ paidHeld: 0, paidCredits: 10_000 - 500 });
     });
 
     test("grants: eligible ones first, soonest expiry first; targets limit what a grant pays for; expired grants pay nothing", async () => {

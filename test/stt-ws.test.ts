@@ -109,6 +109,19 @@ describe.skipIf(!localSttAvailable)("/v1/stt with the local recognizer", () => {
     expect(res.status).toBe(402);
   });
 
+  test("audio sent before admission is paid for before it goes anywhere: too little balance → 4402", async () => {
+    const { key, tenantId } = await createKey(server.ctx.database, `stt-early-${crypto.randomUUID()}`);
+    await server.ctx.meter.ledger.credit(tenantId, { credits: 25, type: "adjustment", description: "test" }); // 2 s
+    const c = connect(stt(MODEL), bearer(key));
+    await c.opened;
+    for (const f of frames(silence(5000))) c.ws.send(f); // 5 s at once, while the session is being admitted
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 4402, reason: JSON.stringify({ error: "insufficient_balance" }) });
+    const bal = (await server.ctx.meter.ledger.snapshot(tenantId)).balance;
+    expect(bal.paidCredits).toBeGreaterThanOrEqual(0);
+    expect(bal.paidHeld).toBe(0);
+  });
+
   test("a client that just goes away is still billed for the audio it sent", async () => {
     const { key, tenantId } = await createKey(server.ctx.database, `stt-gone-${crypto.randomUUID()}`);
     await server.ctx.meter.ledger.credit(tenantId, { credits: 1_000_000, type: "adjustment", description: "test" });

@@ -12,6 +12,7 @@ export interface Lane<In> {
 interface Slot<Out> {
   worker: Worker;
   listeners: Map<number, (msg: Out) => void>;
+  dead: boolean;
 }
 
 /**
@@ -23,6 +24,7 @@ export class WorkerPool<In, Out extends { sid: number }> {
   private readonly slots: Slot<Out>[] = [];
   private nextSid = 1;
   private closed = false;
+  private deaths = 0;
 
   constructor(
     private readonly url: URL,
@@ -36,22 +38,34 @@ export class WorkerPool<In, Out extends { sid: number }> {
 
   private spawn(): Slot<Out> {
     const worker = new Worker(this.url, { workerData: this.workerData });
-    const slot: Slot<Out> = { worker, listeners: new Map() };
+    const slot: Slot<Out> = { worker, listeners: new Map(), dead: false };
     worker.on("message", (msg: Out) => slot.listeners.get(msg.sid)?.(msg));
     worker.on("error", (err) => this.log?.error({ err, worker: this.url.pathname }, "worker failed"));
     worker.on("exit", (code) => {
       if (this.closed) return;
+      slot.dead = true;
       this.log?.error({ code, worker: this.url.pathname }, "worker exited; replacing it");
       for (const [sid, listener] of slot.listeners) listener(this.death(sid));
-      this.slots[this.slots.indexOf(slot)] = this.spawn();
+      slot.listeners.clear();
+      // A worker that dies at once (a broken install) is not respawned in a tight loop.
+      const delay = Math.min(30_000, 100 * 2 ** Math.min(this.deaths++, 8));
+      setTimeout(() => {
+        if (!this.closed) this.slots[this.slots.indexOf(slot)] = this.spawn();
+      }, delay).unref();
     });
     worker.unref();
     return slot;
   }
 
   open(listener: (msg: Out) => void): Lane<In> {
-    const slot = this.slots.reduce((a, b) => (b.listeners.size < a.listeners.size ? b : a));
     const sid = this.nextSid++;
+    const live = this.slots.filter((s) => !s.dead);
+    if (live.length === 0) {
+      // Every worker is being replaced: the session fails at once instead of waiting on a dead one.
+      queueMicrotask(() => listener(this.death(sid)));
+      return { sid, post: () => {}, close: () => {} };
+    }
+    const slot = live.reduce((a, b) => (b.listeners.size < a.listeners.size ? b : a));
     slot.listeners.set(sid, listener);
     return {
       sid,

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, randomInt, timingSafeEqual } from "node:crypto";
-import { and, desc, eq, gte, isNull } from "drizzle-orm";
+import { and, desc, eq, gte, isNull, sql } from "drizzle-orm";
 import type { Database } from "../db/open.ts";
 import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -68,14 +68,15 @@ export class Signup {
 
   /** The HMAC key, created once and shared by every instance through the database. */
   private key(): Promise<Buffer> {
-    this.secret ??= (async () => {
+    const secret = (this.secret ??= (async () => {
       const { database } = this.deps;
       const s = database.schema.settings;
       await database.transaction((tx) => tx.insert(s).values({ key: "signup_code_secret", value: randomBytes(32).toString("hex") }).onConflictDoNothing());
       const [row] = await database.db.select().from(s).where(eq(s.key, "signup_code_secret"));
       return Buffer.from(row.value, "hex");
-    })();
-    return this.secret;
+    })());
+    secret.catch(() => (this.secret = undefined)); // a passing database error is retried next time
+    return secret;
   }
 
   private async hash(email: string, code: string): Promise<Buffer> {
@@ -93,6 +94,9 @@ export class Signup {
     const codeHash = (await this.hash(email, code)).toString("hex");
 
     await database.transaction(async (tx) => {
+      // Counting then inserting must not race between requests (or instances): take a lock row.
+      await tx.insert(database.schema.settings).values({ key: "signup_lock", value: "" }).onConflictDoNothing();
+      await tx.update(database.schema.settings).set({ value: "" }).where(eq(database.schema.settings.key, "signup_lock"));
       const byAddress = await tx.select({ id: c.id }).from(c).where(and(eq(c.email, email), gte(c.createdAt, since)));
       if (byAddress.length >= this.limits.codesPerAddress) throw tooMany("codes for this address", Math.ceil(this.limits.windowMs / 1000));
       const byIp = await tx.select({ id: c.id }).from(c).where(and(eq(c.ip, ip), gte(c.createdAt, since)));
@@ -130,9 +134,14 @@ export class Signup {
         .limit(1);
       if (!active || active.expiresAt.getTime() <= now.getTime()) return "expired" as const;
       if (!timingSafeEqual(offered, Buffer.from(active.codeHash, "hex"))) {
-        const attempts = active.attempts + 1;
-        const voided = attempts >= this.limits.attemptsPerCode;
-        await tx.update(c).set({ attempts, ...(voided ? { consumedAt: now } : {}) }).where(eq(c.id, active.id));
+        // Counted in one statement: parallel wrong guesses cannot all read the same count.
+        const [counted] = await tx
+          .update(c)
+          .set({ attempts: sql`${c.attempts} + 1` })
+          .where(and(eq(c.id, active.id), isNull(c.consumedAt)))
+          .returning({ attempts: c.attempts });
+        const voided = !counted || counted.attempts >= this.limits.attemptsPerCode;
+        if (voided) await tx.update(c).set({ consumedAt: now }).where(eq(c.id, active.id));
         return voided ? ("voided" as const) : ("wrong" as const);
       }
       const used = await tx.update(c).set({ consumedAt: now }).where(and(eq(c.id, active.id), isNull(c.consumedAt))).returning({ id: c.id });
@@ -144,7 +153,8 @@ export class Signup {
     if (outcome === "wrong") throw new ApiError("invalid_request", "the code is not right", { param: "code" });
 
     const { tenantId, created } = await ensureTenant(database, email, email);
-    if (created) await this.welcome(tenantId);
+    // Every time: it happens once per account (keyed), also when a first attempt failed halfway.
+    await this.welcome(tenantId);
     const { key, prefix } = await mintKey(database, tenantId);
     this.deps.log.info({ email, tenantId, created }, "signup verified; key issued");
     return { success: true, api_key: key, key_prefix: prefix, account_id: tenantId, new_account: created };

@@ -36,8 +36,14 @@ export const asNumber = (v: unknown): number => Number(v);
  * savepoint (rolled back alone when it throws). A caller's promise settles only after the
  * COMMIT, so durability is as if each had committed alone; the WAL is written once per batch.
  */
+interface Job {
+  fn: () => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
 export class SqliteWriter {
-  private queue: { fn: () => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = [];
+  private queue: Job[] = [];
   private running = false;
 
   constructor(
@@ -54,15 +60,17 @@ export class SqliteWriter {
 
   private async drain(): Promise<void> {
     this.running = true;
-    while (this.queue.length) {
-      const batch = this.queue.splice(0, this.maxBatch);
-      const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
-      try {
-        this.client.exec("BEGIN IMMEDIATE");
-      } catch (error) {
-        for (const job of batch) job.reject(error);
-        continue;
-      }
+    try {
+      while (this.queue.length) await this.runBatch(this.queue.splice(0, this.maxBatch));
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async runBatch(batch: Job[]): Promise<void> {
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    try {
+      this.client.exec("BEGIN IMMEDIATE");
       for (const job of batch) {
         this.client.exec("SAVEPOINT job");
         try {
@@ -70,39 +78,39 @@ export class SqliteWriter {
           this.client.exec("RELEASE job");
           outcomes.push({ ok: true, value });
         } catch (error) {
+          // After some errors (full disk, I/O) SQLite has rolled the whole transaction back itself:
+          // then there is no savepoint to return to, and the batch fails below.
           this.client.exec("ROLLBACK TO job");
           this.client.exec("RELEASE job");
           outcomes.push({ ok: false, error });
         }
       }
+      this.client.exec("COMMIT");
+    } catch (error) {
       try {
-        this.client.exec("COMMIT");
-      } catch (error) {
-        this.client.exec("ROLLBACK");
-        for (const job of batch) job.reject(error);
-        continue;
-      }
-      batch.forEach((job, i) => {
-        const o = outcomes[i];
-        if (o.ok) job.resolve(o.value);
-        else job.reject(o.error);
-      });
+        if (this.client.inTransaction) this.client.exec("ROLLBACK");
+      } catch {}
+      for (const job of batch) job.reject(error);
+      return;
     }
-    this.running = false;
+    batch.forEach((job, i) => {
+      const o = outcomes[i];
+      if (o.ok) job.resolve(o.value);
+      else job.reject(o.error);
+    });
   }
 }
 
 export function sqliteRunner(client: SQLite, writer: SqliteWriter): SqlRunner {
   const statements = new Map<string, Statement>();
-  const run = async <T>(text: string, params: unknown[] = []): Promise<T[]> => {
+  const runNow = <T>(text: string, params: unknown[] = []): T[] => {
     let stmt = statements.get(text);
     if (!stmt) statements.set(text, (stmt = client.prepare(text)));
     return stmt.all(...(params.map((p) => (p instanceof Date ? p.getTime() : p)) as never[])) as T[];
   };
-  return {
-    query: run,
-    transaction: (fn) => writer.transaction(() => fn({ query: run, later: (text, params) => void run(text, params) })),
-  };
+  const query = async <T>(text: string, params: unknown[] = []) => runNow<T>(text, params);
+  // `later` runs at once and throws at once, inside its transaction: a failed write rolls it back.
+  return { query, transaction: (fn) => writer.transaction(() => fn({ query, later: (text, params) => void runNow(text, params) })) };
 }
 
 export function postgresRunner(client: postgres.Sql): SqlRunner {
@@ -126,6 +134,7 @@ export function postgresRunner(client: postgres.Sql): SqlRunner {
       // postgres.js sends a query only when it is awaited or executed: BEGIN must leave now,
       // ahead of the transaction's first statement, or that statement runs outside it.
       const begin = conn.unsafe("BEGIN").execute();
+      begin.catch(() => {}); // awaited below; a failure before then must not go unhandled
       const later: { text: string; params?: unknown[] }[] = [];
       try {
         const result = await fn({ query: (text, params) => send(conn, text, params), later: (text, params) => void later.push({ text, params }) });

@@ -26,8 +26,6 @@ export interface SettleInput {
   keyId?: string;
   surface: string;
   binding: Binding;
-  /** What the request holds, per source, as its reserves returned them. */
-  held: Allocation[];
   status: "completed" | "failed";
   usageUnit: "characters" | "seconds";
   units: number;
@@ -53,7 +51,6 @@ export interface ReserveInput {
   minimum: number;
   /** Credits it would like to hold ahead, at most 1/AHEAD_SHARE of what else is free. */
   ahead: number;
-  held: Allocation[];
 }
 
 /** A request's look-ahead hold takes at most this fraction (1/n) of the credits left free. */
@@ -152,10 +149,13 @@ export class LedgerBatcher {
     const tenantOf = (job: Job) => job.input.tenantId;
     const tenants = [...new Set(batch.map(tenantOf))].sort();
     const settleIds = batch.flatMap((j) => (j.kind === "settle" ? [j.input.id] : []));
+    const holdIds = batch.map((j) => (j.kind === "settle" ? j.input.id : j.input.holdId));
     const forUpdate = this.database.dialect === "postgres" ? " FOR UPDATE" : "";
 
-    // Round trip 1: balance rows exist and are locked (in order), grants read, earlier settles seen.
-    const [, locked, grantRows, done] = await Promise.all([
+    // Round trip 1: balance rows exist and are locked (in order), grants read, earlier settles seen,
+    // and what each request holds read from its hold row: the database, never the caller's copy,
+    // says what is held (a hold the sweeper released holds nothing any more).
+    const [, locked, grantRows, done, holdRows] = await Promise.all([
       tx.query(
         `INSERT INTO balances (tenant_id, paid_credits, paid_held, carry_num, carry_den, updated_at) VALUES ${tenants.map(() => "(?, 0, 0, 0, 1, ?)").join(", ")} ON CONFLICT (tenant_id) DO NOTHING`,
         tenants.flatMap((t) => [t, now]),
@@ -163,7 +163,9 @@ export class LedgerBatcher {
       tx.query(`SELECT tenant_id, ${BALANCE_COLUMNS} FROM balances WHERE tenant_id IN (${marks(tenants.length)}) ORDER BY tenant_id${forUpdate}`, tenants),
       tx.query(`SELECT tenant_id, ${GRANT_COLUMNS} FROM grants WHERE tenant_id IN (${marks(tenants.length)}) AND remaining_credits > 0`, tenants),
       settleIds.length ? tx.query<{ id: string; credits: unknown; status: string }>(`SELECT id, credits, status FROM activity WHERE id IN (${marks(settleIds.length)})`, settleIds) : [],
+      tx.query<{ id: string; allocations: string }>(`SELECT id, allocations FROM holds WHERE id IN (${marks(holdIds.length)})`, holdIds),
     ]);
+    const heldBy = new Map(holdRows.map((r) => [r.id, JSON.parse(r.allocations) as Allocation[]]));
 
     const state = new Map<string, TenantState>();
     for (const r of locked) state.set(String(r.tenant_id), { bal: balanceOf(r), grants: [], dirty: false });
@@ -178,7 +180,8 @@ export class LedgerBatcher {
     const results = batch.map((job) => {
       const s = state.get(tenantOf(job))!;
       if (job.kind === "reserve") {
-        const { binding, minimum, ahead, held, holdId } = job.input;
+        const { binding, minimum, ahead, holdId } = job.input;
+        const held = heldBy.get(holdId) ?? [];
         const grants = eligibleGrants(s.grants, binding, now);
         const sources = [...grants.map((g) => ({ id: g.id, available: g.remainingCredits - g.heldCredits })), { id: PAID, available: s.bal.paidCredits - s.bal.paidHeld }];
         const available = sources.reduce((n, x) => n + Math.max(0, x.available), 0);
@@ -186,28 +189,36 @@ export class LedgerBatcher {
         const added = allocate(sources, minimum + Math.min(ahead, Math.floor((available - minimum) / AHEAD_SHARE)));
         for (const a of added) {
           if (a.source === PAID) s.bal.paidHeld += a.credits;
-          else this.touch(s, a.source, dirtyGrants).heldCredits += a.credits;
+          else this.touch(s, a.source, dirtyGrants)!.heldCredits += a.credits;
         }
         s.dirty = true;
-        holdUpserts.set(holdId, { tenantId: job.input.tenantId, allocations: mergeAllocations(held, added) });
+        const merged = mergeAllocations(held, added);
+        heldBy.set(holdId, merged);
+        holdUpserts.set(holdId, { tenantId: job.input.tenantId, allocations: merged });
         return added;
       }
 
       const input = job.input;
       const seen = settled.get(input.id);
       if (seen) return seen;
+      const held = heldBy.get(input.id) ?? [];
+      heldBy.delete(input.id);
+      holdUpserts.delete(input.id);
       // carry + cost = debit + carry', with debit whole and 0 <= carry' < 1
       const exact = add(rational(BigInt(s.bal.carryNum), BigInt(s.bal.carryDen)), input.cost);
       const debit = Number(exact.num / exact.den);
       const carry = rational(exact.num % exact.den, exact.den);
-      const debits = planDebits(debit, input.held, s.grants, s.bal, input.binding, now);
-      for (const h of input.held) {
+      const debits = planDebits(debit, held, s.grants, s.bal, input.binding, now);
+      for (const h of held) {
         if (h.source === PAID) s.bal.paidHeld -= h.credits;
-        else this.touch(s, h.source, dirtyGrants).heldCredits -= h.credits;
+        else {
+          const g = this.touch(s, h.source, dirtyGrants);
+          if (g) g.heldCredits -= h.credits;
+        }
       }
       for (const d of debits) {
         if (d.source === PAID) s.bal.paidCredits -= d.credits;
-        else this.touch(s, d.source, dirtyGrants).remainingCredits -= d.credits;
+        else this.touch(s, d.source, dirtyGrants)!.remainingCredits -= d.credits;
         entries.push([crypto.randomUUID(), input.tenantId, input.id, d.source, -d.credits, input.finishedAt]);
       }
       s.bal.carryNum = Number(carry.num);
@@ -271,11 +282,13 @@ export class LedgerBatcher {
     return results;
   }
 
-  /** The tenant's grant, marked for writing. */
-  private touch(s: TenantState, grantId: string, dirty: Set<GrantRow>): GrantRow {
+  /**
+   * The tenant's grant, marked for writing. A grant with nothing left is not loaded: a hold on it
+   * (if any) has nothing to release, and debits are only ever planned from loaded grants.
+   */
+  private touch(s: TenantState, grantId: string, dirty: Set<GrantRow>): GrantRow | undefined {
     const g = s.grants.find((x) => x.id === grantId);
-    if (!g) throw new Error(`grant ${grantId} is not among the tenant's grants with credits left`);
-    dirty.add(g);
+    if (g) dirty.add(g);
     return g;
   }
 }

@@ -64,11 +64,10 @@ export class Ledger {
   /**
    * Adds to the request's hold: `minimum` credits (or nothing, when fewer are free) plus up to
    * `ahead` more for use still to come, at most an eighth of what else is free, so one request
-   * never starves the tenant's other requests on a small balance. `held` is what the request holds
-   * already; returns what this call added.
+   * never starves the tenant's other requests on a small balance. Returns what this call added.
    */
-  reserve(holdId: string, tenantId: string, binding: Binding, minimum: number, ahead: number, held: Allocation[] = []): Promise<Allocation[]> {
-    return this.batcher.reserve({ holdId, tenantId, binding, minimum, ahead, held });
+  reserve(holdId: string, tenantId: string, binding: Binding, minimum: number, ahead: number): Promise<Allocation[]> {
+    return this.batcher.reserve({ holdId, tenantId, binding, minimum, ahead });
   }
 
   /** Keeps a long-running request's hold from being swept. */

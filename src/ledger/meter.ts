@@ -3,7 +3,7 @@ import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { ceilCredits, costOf, rateOf, usageUnit } from "./cost.ts";
 import type { Ledger } from "./ledger.ts";
-import { mergeAllocations, total, type Allocation } from "./sources.ts";
+import { total } from "./sources.ts";
 
 // The one entry point that every channel (native TTS and STT, compatibility surfaces, realtime)
 // uses to bill a request:
@@ -64,8 +64,7 @@ export interface Outcome {
 const SETTLE_TRIES = 5;
 
 export class MeteredRequest {
-  /** What this request holds, per source: only this request changes its hold. */
-  private allocations: Allocation[] = [];
+  /** Credits held so far (the hold row in the database says from which sources). */
   private held = 0;
   private extending: Promise<boolean> | undefined;
   private settled = false;
@@ -101,11 +100,10 @@ export class MeteredRequest {
     // A request's first reserve takes what it needs; one that comes back for more is a long
     // session, and from then on reserves a block ahead so its next frames need no round trip.
     const ahead = this.held === 0 ? 0 : this.needed(binding, units + this.options.blockUnits[binding.capability]) - this.held - minimum;
-    this.extending = this.ledger.reserve(this.id, this.payer.tenantId, binding, minimum, ahead, this.allocations).then((added) => {
+    this.extending = this.ledger.reserve(this.id, this.payer.tenantId, binding, minimum, ahead).then((added) => {
       const got = total(added);
-      this.allocations = mergeAllocations(this.allocations, added);
       this.held += got;
-      if (got && !this.keepAlive) this.keepHoldAlive();
+      if (got && !this.keepAlive && !this.settled) this.keepHoldAlive();
       return got >= minimum;
     });
     try {
@@ -130,6 +128,8 @@ export class MeteredRequest {
   async settle(outcome: Outcome): Promise<{ credits: number }> {
     if (this.settled) throw new Error(`request ${this.id} settled twice`);
     this.settled = true;
+    // A reserve still under way must land first: its credits are released by this settle.
+    await this.extending?.catch(() => {});
     clearInterval(this.keepAlive);
     const input = {
       id: this.id,
@@ -137,7 +137,6 @@ export class MeteredRequest {
       keyId: this.payer.keyId,
       surface: this.surface,
       binding: outcome.binding,
-      held: this.allocations,
       status: outcome.status,
       usageUnit: usageUnit(outcome.binding),
       units: outcome.units,

@@ -3,6 +3,7 @@ import { ApiError, closeReason, type ErrorCode } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import { ProviderError, type RawUpstream, type SttProvider, type SttStreamRequest } from "../providers/types.ts";
+import { withTimeout } from "../util/timeout.ts";
 import type { Admission } from "./tts-session.ts";
 
 // `event_format=provider`: the client speaks the provider's own protocol through the router.
@@ -58,15 +59,21 @@ export class SttPassthrough {
     if (this.closed || this.exhausted) return;
     if (typeof frame !== "string") {
       this.receivedBytes += frame.byteLength;
-      const seconds = Math.ceil(this.receivedBytes / this.setup.bytesPerSecond);
-      if (this.admission && this.binding) {
-        const covered = this.admission.meter.cover(this.binding, seconds);
-        if (covered === false) return this.exhaust();
-        if (covered !== true) covered.then((ok) => ok || this.exhaust(), () => this.exhaust());
+      if (this.upstream && !this.cover()) {
+        this.receivedBytes -= frame.byteLength; // refused, not relayed, not billed
+        return this.exhaust();
       }
     }
     if (this.upstream) this.upstream.send(frame);
     else this.pending.push(frame);
+  }
+
+  /** Holds credits for the audio received; false when the balance cannot. */
+  private cover(): boolean {
+    const covered = this.admission!.meter.cover(this.binding!, Math.ceil(this.receivedBytes / this.setup.bytesPerSecond));
+    if (typeof covered === "boolean") return covered;
+    covered.then((ok) => ok || this.exhaust(), () => this.exhaust());
+    return true;
   }
 
   abort(): void {
@@ -93,13 +100,22 @@ export class SttPassthrough {
       return this.fail(err);
     }
     for (const [i, binding] of this.admission.candidates.entries()) {
+      if (this.closed) return;
       const provider = this.deps.provider(binding.provider.id);
       try {
         if (!provider?.passthrough) throw new ProviderError(`${binding.provider.id} has no realtime WebSocket`, true);
-        const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new ProviderError("the upstream did not accept in time", true)), this.deps.connectTimeoutMs).unref());
-        const upstream = await Promise.race([provider.passthrough({ ...this.setup.request, model: binding.id }), timeout]);
+        const upstream = await withTimeout(provider.passthrough({ ...this.setup.request, model: binding.id }), this.deps.connectTimeoutMs, "the upstream did not accept in time", (late) =>
+          late.close(1000, "too late"),
+        );
         if (this.closed) return upstream.close(1000, "client closed");
         this.binding = binding;
+        // Audio sent before the upstream was ready is paid for before it is relayed.
+        if (this.receivedBytes > 0 && !(await this.admission.meter.cover(binding, Math.ceil(this.receivedBytes / this.setup.bytesPerSecond)))) {
+          upstream.close(1000, "balance exhausted");
+          this.receivedBytes = 0;
+          this.exhausted = true;
+          return void this.finish({ code: 4402, reason: closeReason("insufficient_balance") });
+        }
         upstream.onFrame((frame) => this.deps.port.send(frame));
         upstream.onClose((code, reason) => void this.finish({ code: code === 1005 || code === 1006 ? 1011 : code, reason }));
         this.upstream = upstream;

@@ -4,6 +4,7 @@ import { ApiError, closeReason, type ErrorCode } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import { ProviderError, type SttAudioFormat, type SttEvent, type SttFamily, type SttProvider, type SttStream } from "../providers/types.ts";
+import { withTimeout } from "../util/timeout.ts";
 import type { Admission } from "./tts-session.ts";
 
 // A streaming STT session, independent of the surface that frames it.
@@ -55,7 +56,10 @@ export class SttSession {
   private pending: (Uint8Array | SttCommand)[] = [];
   private seq = 0;
   private turn = 1;
-  private receivedBytes = 0;
+  /** Audio the hold covered and that went on (the billed amount). */
+  private admittedBytes = 0;
+  /** Client frames in arrival order, waiting for the hold to cover the audio among them. */
+  private inbox: (Uint8Array | SttCommand)[] = [];
   private coveredSeconds = 0;
   private covering = false;
   private exhausted = false;
@@ -84,30 +88,55 @@ export class SttSession {
   audio(frame: Uint8Array): void {
     if (this.closed || this.closing || this.exhausted) return;
     this.firstInputAt ??= performance.now();
-    this.receivedBytes += frame.byteLength;
-    const seconds = Math.ceil(this.receivedBytes / this.setup.bytesPerSecond);
-    if (seconds > this.coveredSeconds && this.admission) {
-      const covered = this.admission.meter.cover(this.binding ?? this.admission.candidates[0], seconds);
-      if (covered === false) return this.exhaust(frame);
-      if (covered !== true && !this.covering) {
-        this.covering = true;
-        covered.then(
-          (ok) => {
-            this.covering = false;
-            if (ok) this.coveredSeconds = Math.max(this.coveredSeconds, seconds);
-            else this.exhaust();
-          },
-          (err) => void this.fail(err),
-        );
-      } else if (covered === true) this.coveredSeconds = seconds;
+    this.inbox.push(frame);
+    this.admitAudio();
+  }
+
+  /**
+   * Lets audio through only as far as the credit hold covers it, in order: without a database
+   * round trip while the current block lasts; frames wait while the hold grows; when it cannot,
+   * the waiting audio is dropped unbilled and the session ends with 4402.
+   */
+  private admitAudio(): void {
+    while (this.admission && !this.covering && !this.exhausted && this.inbox.length) {
+      const frame = this.inbox[0];
+      if (!(frame instanceof Uint8Array)) {
+        this.inbox.shift();
+        this.forward(frame);
+        continue;
+      }
+      const seconds = Math.ceil((this.admittedBytes + frame.byteLength) / this.setup.bytesPerSecond);
+      if (seconds > this.coveredSeconds) {
+        const covered = this.admission.meter.cover(this.binding ?? this.admission.candidates[0], seconds);
+        if (covered === false) return this.exhaust();
+        if (covered !== true) {
+          this.covering = true;
+          covered.then(
+            (ok) => {
+              this.covering = false;
+              if (this.closed) return;
+              if (!ok) return this.exhaust();
+              this.coveredSeconds = Math.max(this.coveredSeconds, seconds);
+              this.admitAudio();
+            },
+            (err) => void this.fail(err),
+          );
+          return;
+        }
+        this.coveredSeconds = seconds;
+      }
+      this.inbox.shift();
+      this.admittedBytes += frame.byteLength;
+      this.forward(frame);
     }
-    this.forward(frame);
   }
 
   command(cmd: SttCommand): void {
     if (this.closed || this.closing) return;
     if (cmd.type === "close") this.closing = true;
-    this.forward(cmd);
+    // Commands keep their place behind audio still waiting for its credit hold.
+    this.inbox.push(cmd);
+    this.admitAudio();
   }
 
   /** The client broke the frame contract. */
@@ -137,12 +166,12 @@ export class SttSession {
   }
 
   /** The balance cannot pay for more audio: finalize what came, then end with 4402. */
-  private exhaust(frame?: Uint8Array): void {
+  private exhaust(): void {
     if (this.exhausted) return;
-    if (frame) this.receivedBytes -= frame.byteLength; // not forwarded, not billed
+    this.inbox = []; // not forwarded, not billed
     this.exhausted = true;
     this.closing = true;
-    this.log.info({ receivedBytes: this.receivedBytes }, "balance exhausted during the session");
+    this.log.info({ admittedBytes: this.admittedBytes }, "balance exhausted during the session");
     this.forward({ type: "close" });
   }
 
@@ -160,6 +189,8 @@ export class SttSession {
     } catch (err) {
       return this.fail(err);
     }
+    // Audio sent while the session was being admitted waits in the inbox: it goes on as paid for.
+    this.admitAudio();
     const { candidates } = this.admission;
     for (let i = 0; i < candidates.length && !this.closed; i++) {
       const binding = candidates[i];
@@ -198,8 +229,7 @@ export class SttSession {
       routerVad: family.turnDetector === "none" && this.setup.audioFormat.startsWith("pcm") ? this.setup.vad : undefined,
       options: this.setup.options,
     });
-    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new ProviderError(`${binding.provider.id} did not accept the session in time`, true)), this.deps.connectTimeoutMs).unref());
-    const stream = await Promise.race([opening, timeout]);
+    const stream = await withTimeout(opening, this.deps.connectTimeoutMs, `${binding.provider.id} did not accept the session in time`, (late) => late.cancel());
     if (this.closed) return stream.cancel();
     this.binding = binding;
     this.stream = stream;
@@ -264,7 +294,7 @@ export class SttSession {
   }
 
   private get receivedSeconds(): number {
-    return Math.ceil(this.receivedBytes / this.setup.bytesPerSecond);
+    return Math.ceil(this.admittedBytes / this.setup.bytesPerSecond);
   }
 
   private async complete(): Promise<void> {
@@ -277,7 +307,7 @@ export class SttSession {
         session_id: this.setup.id,
         provider: this.binding?.provider.id,
         model: this.binding?.canonical,
-        audio_ms: Math.round((this.receivedBytes / this.setup.bytesPerSecond) * 1000),
+        audio_ms: Math.round((this.admittedBytes / this.setup.bytesPerSecond) * 1000),
         billed_seconds: this.receivedSeconds,
       }),
     );
@@ -316,7 +346,7 @@ export class SttSession {
     lastWords?.();
     if (close) this.deps.port.close(close.code, close.reason);
     const outcome = close ? (status === "completed" ? "completed" : "failed") : "aborted";
-    this.log.info({ outcome, provider: this.binding?.provider.id, receivedBytes: this.receivedBytes, seconds }, "session closed");
+    this.log.info({ outcome, provider: this.binding?.provider.id, admittedBytes: this.admittedBytes, seconds }, "session closed");
     this.deps.metrics.requests.inc({ surface: this.deps.surface, provider: this.binding?.provider.id ?? "none", status: outcome });
   }
 }

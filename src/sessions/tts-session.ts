@@ -4,6 +4,7 @@ import type { MeteredRequest } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import { ProviderError, type TtsProvider, type TtsStream } from "../providers/types.ts";
+import { withTimeout } from "../util/timeout.ts";
 
 // A streaming TTS session, independent of the surface that frames it.
 // - Text is admitted only once the request's credit hold covers it (no database round trip while
@@ -158,6 +159,7 @@ export class TtsSession {
           this.state = "starting";
           this.pending = [...this.replay, ...this.pending];
           this.replay = [];
+          this.held = ""; // its text is in the replayed commands
           this.written = 0;
           this.flushMarks = [];
           continue;
@@ -187,6 +189,7 @@ export class TtsSession {
         covered.then(
           (ok) => {
             this.covering = false;
+            if (this.closed) return;
             if (!ok) return this.exhaust();
             this.characters = units;
             this.accept(this.inbox.shift()!);
@@ -223,7 +226,7 @@ export class TtsSession {
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
     this.status("connecting", binding);
     const opening = provider.open({ model: binding.id, voice: this.setup.voice, format: this.setup.format, options: this.setup.options });
-    const stream = await withTimeout(opening, this.deps.connectTimeoutMs, `${binding.provider.id} did not accept the session in time`);
+    const stream = await withTimeout(opening, this.deps.connectTimeoutMs, `${binding.provider.id} did not accept the session in time`, (late) => late.cancel());
     if (this.closed) {
       stream.cancel();
       return;
@@ -366,23 +369,4 @@ export class TtsSession {
     this.deps.port.sendEvent({ type: "service.tts_provider_status", provider: binding.provider.id, model: binding.canonical, status, ...(reason ? { reason } : {}) });
     if (status === "failed") this.log.warn({ provider: binding.provider.id, reason }, "provider attempt failed");
   }
-}
-
-function withTimeout<T extends { cancel(): void }>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      reject(new ProviderError(message, true));
-      promise.then((late) => late.cancel(), () => {});
-    }, ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
 }

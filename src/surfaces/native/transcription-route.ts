@@ -64,18 +64,9 @@ export function transcriptionRoute(ctx: AppContext) {
         throw new ApiError("insufficient_balance", `the balance cannot pay for ${seconds} s of audio`);
       }
       for (const binding of admitted) {
+        let result;
         try {
-          const result = await ctx.sttProviders.get(binding.provider.id)!.transcribe!({ model: binding.id, bytes, container: probe.container, mimeType, language: params.get("language") ?? undefined });
-          await meter.settle({ binding, status: "completed", units: seconds, startedAt, latencyMs: performance.now() - t0, attempts });
-          return {
-            id,
-            text: result.text,
-            segments: result.segments,
-            duration_seconds: probe.seconds,
-            billed_seconds: seconds,
-            provider: binding.provider.id,
-            model: binding.canonical,
-          };
+          result = await ctx.sttProviders.get(binding.provider.id)!.transcribe!({ model: binding.id, bytes, container: probe.container, mimeType, language: params.get("language") ?? undefined });
         } catch (err) {
           attempts.push({ provider: binding.provider.id, reason: (err as Error).message });
           const retry = err instanceof ProviderError && err.retryable && binding !== admitted.at(-1);
@@ -85,6 +76,17 @@ export function transcriptionRoute(ctx: AppContext) {
           if (err instanceof ProviderError && !err.retryable) throw new ApiError("validation", err.message);
           throw new ApiError("upstream_error", (err as Error).message);
         }
+        // Settled once, outside the provider's try: a ledger failure is not a provider failure.
+        await meter.settle({ binding, status: "completed", units: seconds, startedAt, latencyMs: performance.now() - t0, attempts });
+        return {
+            id,
+            text: result.text,
+            segments: result.segments,
+            duration_seconds: probe.seconds,
+            billed_seconds: seconds,
+            provider: binding.provider.id,
+            model: binding.canonical,
+          };
       }
       throw new ApiError("upstream_error", "no provider could transcribe the file");
     },
