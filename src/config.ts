@@ -44,6 +44,16 @@ export interface Config {
   stripe?: { secretKey: string; webhookSecret: string; apiUrl?: string };
   /** A local checkout page that completes payments without money: demos and the embedded default only. */
   sandboxPayments: boolean;
+  /** An operator's own OpenAI-compatible server (Kokoro, Speaches, …): models and prices are declared. */
+  openaiCompatible?: {
+    baseUrl: string;
+    apiKey?: string;
+    ttsModels: string[];
+    sttModels: string[];
+    /** USD per 1000 characters / per minute; unset = unpriced (requests answer 422 model_not_priced). */
+    ttsPrice?: string;
+    sttPrice?: string;
+  };
   providers: {
     elevenlabs: CloudCredentials;
     openai: CloudCredentials;
@@ -90,6 +100,21 @@ function stripe(env: Env): Config["stripe"] {
   return { secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET, apiUrl: env.STRIPE_API_URL || undefined };
 }
 
+function openaiCompatible(env: Env): Config["openaiCompatible"] {
+  const baseUrl = env.OPENAI_COMPATIBLE_BASE_URL?.replace(/\/+$/, "");
+  if (!baseUrl) return undefined;
+  const list = (name: string) => (env[name] ?? "").split(",").map((m) => m.trim()).filter(Boolean);
+  const price = (name: string) => (env[name] ? decimal(env, name, "0") : undefined);
+  return {
+    baseUrl,
+    apiKey: env.OPENAI_COMPATIBLE_API_KEY || undefined,
+    ttsModels: list("OPENAI_COMPATIBLE_TTS_MODELS"),
+    sttModels: list("OPENAI_COMPATIBLE_STT_MODELS"),
+    ttsPrice: price("OPENAI_COMPATIBLE_TTS_PRICE"),
+    sttPrice: price("OPENAI_COMPATIBLE_STT_PRICE"),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = (env.LOG_LEVEL ?? "info").toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -118,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: env.PUBLIC_URL?.replace(/\/+$/, "") || undefined,
     stripe: stripe(env),
     sandboxPayments: flag(env, "SANDBOX_PAYMENTS"),
+    openaiCompatible: openaiCompatible(env),
     providers: {
       elevenlabs: credentials(env, "ELEVENLABS"),
       openai: credentials(env, "OPENAI"),

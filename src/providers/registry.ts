@@ -11,6 +11,12 @@ function openAiOptions(config: Config): OpenAiOptions | undefined {
   return { apiKey, baseUrl: baseUrl ?? "https://api.openai.com/v1", connectTimeoutMs: config.providerConnectTimeoutMs, idleTimeoutMs: config.upstreamIdleTimeoutMs };
 }
 
+function compatibleOptions(config: Config): OpenAiOptions | undefined {
+  const c = config.openaiCompatible;
+  if (!c) return undefined;
+  return { apiKey: c.apiKey, baseUrl: c.baseUrl, connectTimeoutMs: config.providerConnectTimeoutMs, idleTimeoutMs: config.upstreamIdleTimeoutMs };
+}
+
 /** The TTS adapters this build has, by provider id: local engines, and cloud providers when configured. */
 export function ttsProviders(pool: EnginePool, config: Config): TtsProvider[] {
   const openai = openAiOptions(config);
@@ -19,11 +25,13 @@ export function ttsProviders(pool: EnginePool, config: Config): TtsProvider[] {
     new LocalEngineProvider("svox-pico", "svox-pico", pool),
     new LocalEngineProvider("espeak-ng", "espeak-ng", pool),
     ...(openai ? [new OpenAiTts(openai)] : []),
+    ...(compatibleOptions(config) ? [new OpenAiTts(compatibleOptions(config)!, "openai-compatible")] : []),
   ];
 }
 
 /** The cloud STT adapters this build has, when configured (the local recognizer is added by the server). */
 export function cloudSttProviders(config: Config): SttProvider[] {
   const openai = openAiOptions(config);
-  return openai ? [new OpenAiStt(openai)] : [];
+  const compatible = compatibleOptions(config);
+  return [...(openai ? [new OpenAiStt(openai)] : []), ...(compatible ? [new OpenAiStt(compatible, "openai-compatible")] : [])];
 }

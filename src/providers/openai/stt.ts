@@ -17,9 +17,11 @@ export const OPENAI_STT_FAMILY: SttFamily = {
 
 /** OpenAI `POST /audio/transcriptions` for files. */
 export class OpenAiStt implements SttProvider {
-  readonly id = "openai";
-
-  constructor(private readonly options: OpenAiOptions) {}
+  constructor(
+    private readonly options: OpenAiOptions,
+    /** `openai`, or another id for an OpenAI-compatible server. */
+    readonly id = "openai",
+  ) {}
 
   family(): SttFamily {
     return OPENAI_STT_FAMILY;
@@ -34,7 +36,7 @@ export class OpenAiStt implements SttProvider {
     form.set("response_format", verbose ? "verbose_json" : "json");
     if (req.language) form.set("language", req.language.slice(0, 2));
     const res = await upstreamFetch(
-      "openai",
+      this.id,
       `${this.options.baseUrl}/audio/transcriptions`,
       { method: "POST", headers: this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}, body: form },
       Math.max(this.options.connectTimeoutMs, 60_000),
@@ -43,9 +45,9 @@ export class OpenAiStt implements SttProvider {
     try {
       body = (await res.json()) as typeof body;
     } catch {
-      throw new ProviderError("openai answered a transcription that is not JSON", true);
+      throw new ProviderError(`${this.id} answered a transcription that is not JSON`, true);
     }
-    if (typeof body.text !== "string") throw new ProviderError("openai answered a transcription without text", true);
+    if (typeof body.text !== "string") throw new ProviderError(`${this.id} answered a transcription without text`, true);
     const segments = (body.segments ?? []).map((s) => ({ text: s.text.trim(), start_ms: Math.round(s.start * 1000), end_ms: Math.round(s.end * 1000) }));
     return { text: body.text.trim(), segments };
   }

@@ -21,13 +21,15 @@ const VOICES = ["alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nov
  * they arrive. Provider options: `instructions` (native: gpt-4o-mini-tts honours it), `speed`.
  */
 export class OpenAiTts implements TtsProvider {
-  readonly id = "openai";
-
-  constructor(private readonly options: OpenAiOptions) {}
+  constructor(
+    private readonly options: OpenAiOptions,
+    /** `openai`, or another id for an OpenAI-compatible server. */
+    readonly id = "openai",
+  ) {}
 
   async open(req: TtsStreamRequest): Promise<TtsStream> {
     if (req.format !== "pcm" && req.format !== "mp3") throw new ProviderError(`openai streaming sessions produce pcm or mp3, not ${req.format}`, false);
-    return new OpenAiTtsStream(this.options, req);
+    return new OpenAiTtsStream(this.options, req, this.id);
   }
 
   async voices(): Promise<Voice[]> {
@@ -47,6 +49,7 @@ class OpenAiTtsStream implements TtsStream {
   constructor(
     private readonly options: OpenAiOptions,
     private readonly req: TtsStreamRequest,
+    private readonly provider: string,
   ) {
     this.audioFormat = { encoding: req.format === "mp3" ? "mp3" : "pcm_s16le", sampleRate: PCM_RATE, channels: 1 };
   }
@@ -109,7 +112,7 @@ class OpenAiTtsStream implements TtsStream {
     if (req.options.instructions) body.instructions = req.options.instructions;
     if (req.options.speed) body.speed = Number(req.options.speed);
     const res = await upstreamFetch(
-      "openai",
+      this.provider,
       `${options.baseUrl}/audio/speech`,
       {
         method: "POST",
@@ -122,8 +125,8 @@ class OpenAiTtsStream implements TtsStream {
     const type = res.headers.get("content-type") ?? "";
     if (!/^audio\/|^application\/octet-stream/.test(type)) {
       await res.body?.cancel();
-      throw new ProviderError(`openai answered ${type || "no content type"} instead of audio`, true);
+      throw new ProviderError(`${this.provider} answered ${type || "no content type"} instead of audio`, true);
     }
-    for await (const chunk of bodyChunks("openai", res, options.idleTimeoutMs, this.abort.signal)) this.queue.push({ type: "audio", audio: chunk });
+    for await (const chunk of bodyChunks(this.provider, res, options.idleTimeoutMs, this.abort.signal)) this.queue.push({ type: "audio", audio: chunk });
   }
 }
