@@ -84,6 +84,9 @@ describe("OpenAI faults", () => {
     c.send({ type: "close" });
     const rec = await c.closed;
     if (fault === "refuse") fake = startFakeOpenAi(); // (a new port: only this test refuses)
+    // No upstream connection outlives the session: a stalled or dropped request was cancelled.
+    for (let i = 0; i < 50 && fake.openRequests() > 0; i++) await Bun.sleep(20);
+    expect(fake.openRequests()).toBe(0);
     return { rec, record: await lastActivity(tenantId) };
   }
   const statuses = (rec: { events: Record<string, any>[] }) => rec.events.filter((e) => e.type === "service.tts_provider_status").map((e) => `${e.provider}:${e.status}`);

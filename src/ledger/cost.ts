@@ -11,10 +11,17 @@ export interface Rate {
   perRequest: Rational;
 }
 
+/** Rates are fixed per binding: computed once (it is on the per-frame path). */
+const rates = new WeakMap<Binding, Rate>();
+
 export function rateOf(binding: Binding): Rate {
+  let rate = rates.get(binding);
+  if (rate) return rate;
   if (!binding.price) throw new ApiError("model_not_priced", `${binding.provider.id}/${binding.id} has no price`);
   const perRequest = binding.price.requestPrice ? parseDecimal(binding.price.requestPrice) : rational(0n);
-  return { perUnit: creditsPerBaseUnit(binding.price), perRequest: rational(perRequest.num * 1_000_000n, perRequest.den) };
+  rate = { perUnit: creditsPerBaseUnit(binding.price), perRequest: rational(perRequest.num * 1_000_000n, perRequest.den) };
+  rates.set(binding, rate);
+  return rate;
 }
 
 /** Exact credits for `units` characters or seconds of one request. */

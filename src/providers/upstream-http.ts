@@ -34,30 +34,32 @@ export async function upstreamFetch(provider: string, url: string, init: Request
 
 /**
  * The chunks of a response body, failing with a retryable ProviderError when the upstream sends
- * nothing for `idleMs` (a stalled or half-dead connection is never left hanging).
+ * nothing for `idleMs` (a stalled or half-dead connection is never left hanging). One idle timer
+ * per response, pushed back on every chunk: the per-chunk path allocates nothing.
  */
 export async function* bodyChunks(provider: string, res: Response, idleMs: number, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
   const reader = res.body!.getReader();
+  let silent = false;
+  const timer = setTimeout(() => {
+    silent = true;
+    reader.cancel().catch(() => {});
+  }, idleMs);
   try {
     for (;;) {
-      let timer: Timer | undefined;
-      const idle = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new ProviderError(`${provider} went silent for ${idleMs} ms`, true)), idleMs);
-      });
       let step: Awaited<ReturnType<typeof reader.read>>;
       try {
-        step = await Promise.race([reader.read(), idle]);
+        step = await reader.read();
       } catch (err) {
-        if (err instanceof ProviderError) throw err;
         if (signal?.aborted) return;
         throw new ProviderError(`${provider} dropped the connection: ${(err as Error).message}`, true);
-      } finally {
-        clearTimeout(timer);
       }
+      if (silent) throw new ProviderError(`${provider} went silent for ${idleMs} ms`, true);
       if (step.done) return;
+      timer.refresh();
       if (step.value.byteLength) yield step.value;
     }
   } finally {
+    clearTimeout(timer);
     reader.cancel().catch(() => {});
   }
 }

@@ -25,6 +25,8 @@ export interface FakeOpenAi {
   speech: SpeechRequest[];
   transcriptions: { fields: Record<string, string>; fileBytes: number; authorization: string | null }[];
   fault(f: OpenAiFault): void;
+  /** Requests still open on the fake: a client that forgets to close a connection shows here. */
+  openRequests(): number;
   stop(): void;
 }
 
@@ -68,6 +70,8 @@ export function startFakeOpenAi(): FakeOpenAi {
   const transcriptions: FakeOpenAi["transcriptions"] = [];
   let pending: OpenAiFault | undefined;
   let lastSpoken = "Thank you very much for your help.";
+  // Speech made once per text and format: a busy benchmark measures the router, not Flite.
+  const made = new Map<string, Uint8Array>();
 
   const server = Bun.serve({
     port: 0,
@@ -89,16 +93,20 @@ export function startFakeOpenAi(): FakeOpenAi {
         if (typeof body.voice !== "string") return error(400, "voice is required", "invalid_request_error");
         lastSpoken = body.input;
         const format = (body.response_format as string) ?? "mp3";
-        const pcm = to24k(speak(body.input));
-        let audio: Uint8Array;
-        let type: string;
-        if (format === "pcm") [audio, type] = [pcm, "audio/pcm"];
-        else if (format === "wav") [audio, type] = [wav(pcm, 24000), "audio/wav"];
-        else if (format === "mp3") {
-          const enc = new Mp3StreamEncoder(24000);
-          audio = Buffer.concat([enc.encode(pcm), enc.flush()]);
-          type = "audio/mpeg";
-        } else return error(400, `response_format ${format} is not supported by this fake`, "invalid_request_error");
+        const types: Record<string, string> = { pcm: "audio/pcm", wav: "audio/wav", mp3: "audio/mpeg" };
+        const type = types[format];
+        if (!type) return error(400, `response_format ${format} is not supported by this fake`, "invalid_request_error");
+        let audio = made.get(`${format}\n${body.input}`);
+        if (!audio) {
+          const pcm = to24k(speak(body.input));
+          if (format === "pcm") audio = pcm;
+          else if (format === "wav") audio = wav(pcm, 24000);
+          else {
+            const enc = new Mp3StreamEncoder(24000);
+            audio = Buffer.concat([enc.encode(pcm), enc.flush()]);
+          }
+          made.set(`${format}\n${body.input}`, audio);
+        }
         if (fault === "malformed") return new Response("<html>gateway</html>", { headers: { "content-type": "text/html" } });
         const chunk = 4800;
         const stream = new ReadableStream<Uint8Array>({
@@ -139,6 +147,7 @@ export function startFakeOpenAi(): FakeOpenAi {
     speech,
     transcriptions,
     fault: (f) => (pending = f),
+    openRequests: () => server.pendingRequests,
     stop: () => server.stop(true),
   };
 }

@@ -1,0 +1,96 @@
+// bun run bench:upstream — a cloud TTS provider through the router vs the same provider called
+// directly: the OpenAI fake (its own process) as the upstream, the router as its own process.
+// Time to first audio from the text leaving the caller: on an open /v1/tts session (router) vs
+// a POST /v1/audio/speech (direct), at 1, 50 and 200 concurrent sessions, in one run.
+// Streaming-STT event latency joins this once a streaming cloud STT adapter exists.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createKey } from "../src/accounts/keys.ts";
+import { openDatabase } from "../src/db/open.ts";
+import { Ledger } from "../src/ledger/ledger.ts";
+import { FAKE_OPENAI_KEY } from "../test/fakes/openai.ts";
+
+const LEVELS = (process.env.BENCH_LEVELS ?? "1,50,200").split(",").map(Number);
+const TEXT = "The router should add almost no latency to this sentence.";
+const root = new URL("..", import.meta.url).pathname;
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+
+async function spawn(args: string[], env: Record<string, string>) {
+  const proc = Bun.spawn(["bun", ...args], { cwd: root, env: { ...process.env, ...env }, stdout: "pipe", stderr: "inherit" });
+  const reader = proc.stdout.getReader();
+  let text = "";
+  while (!text.includes("\n")) text += new TextDecoder().decode((await reader.read()).value);
+  return { proc, url: (JSON.parse(text.split("\n")[0]) as { url: string }).url };
+}
+
+const fake = await spawn(["test/fakes/openai-server.ts"], {});
+const db = join(mkdtempSync(join(tmpdir(), "bench-upstream-")), "db.sqlite");
+const router = await spawn(["bench/bench-server.ts"], { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", DATABASE_URL: `sqlite://${db}`, OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url });
+const database = await openDatabase(`sqlite://${db}`);
+const { key, tenantId } = await createKey(database, "bench-upstream");
+await new Ledger(database).credit(tenantId, { credits: 1_000_000_000, type: "adjustment", description: "bench" });
+
+async function viaRouter(n: number): Promise<number[]> {
+  const base = router.url.replace("http", "ws");
+  const sockets = await Promise.all(
+    Array.from({ length: n }, () => {
+      const ws = new WebSocket(`${base}/v1/tts?model=tts-1&voice=alloy`, { headers: { Authorization: `Bearer ${key}` } } as any);
+      ws.binaryType = "arraybuffer";
+      return new Promise<WebSocket>((resolve) => (ws.onmessage = (e) => typeof e.data === "string" && e.data.includes("session_ready") && resolve(ws)));
+    }),
+  );
+  return Promise.all(
+    sockets.map(
+      (ws) =>
+        new Promise<number>((resolve) => {
+          const t0 = performance.now();
+          let first = 0;
+          ws.onmessage = (e) => {
+            if (!first && typeof e.data !== "string") first = performance.now() - t0;
+          };
+          ws.onclose = () => resolve(first);
+          ws.send(JSON.stringify({ type: "text", text: TEXT }));
+          ws.send(JSON.stringify({ type: "close" }));
+        }),
+    ),
+  );
+}
+
+async function direct(n: number): Promise<number[]> {
+  return Promise.all(
+    Array.from({ length: n }, async () => {
+      const t0 = performance.now();
+      const res = await fetch(`${fake.url}/audio/speech`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${FAKE_OPENAI_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "tts-1", voice: "alloy", input: TEXT, response_format: "pcm" }),
+      });
+      const reader = res.body!.getReader();
+      await reader.read();
+      const first = performance.now() - t0;
+      while (!(await reader.read()).done);
+      return first;
+    }),
+  );
+}
+
+console.log(`voxroute upstream benchmark: OpenAI TTS (fake upstream, own process), router vs direct; ${navigator.hardwareConcurrency} cores`);
+await viaRouter(4);
+await direct(4);
+for (const n of LEVELS) {
+  const all = await viaRouter(n);
+  const r = all.filter((t) => t > 0);
+  if (r.length < all.length) console.log(`  (${all.length - r.length} of ${n} router sessions got no audio)`);
+  const d = await direct(n);
+  const ms = (x: number) => `${x.toFixed(2).padStart(8)} ms`;
+  console.log(
+    `TTS TTFA × ${String(n).padStart(3)}: router p50 ${ms(pct(r, 50))} p99 ${ms(pct(r, 99))} | direct p50 ${ms(pct(d, 50))} p99 ${ms(pct(d, 99))} | ` +
+      `added p50 ${ms(pct(r, 50) - pct(d, 50))} p99 ${ms(pct(r, 99) - pct(d, 99))} | ratio p50 ${(pct(r, 50) / pct(d, 50)).toFixed(2)}`,
+  );
+}
+console.log("STT event latency: needs a streaming cloud STT adapter (none in this build yet)");
+await database.close();
+router.proc.kill("SIGTERM");
+fake.proc.kill("SIGTERM");
+await Promise.all([router.proc.exited, fake.proc.exited]);
