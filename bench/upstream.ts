@@ -31,7 +31,10 @@ const database = await openDatabase(`sqlite://${db}`);
 const { key, tenantId } = await createKey(database, "bench-upstream");
 await new Ledger(database).credit(tenantId, { credits: 1_000_000_000, type: "adjustment", description: "bench" });
 
-async function viaRouter(n: number): Promise<number[]> {
+/** Text leaves every session at the same instant (0), or at a random moment within the window. */
+const after = (ms: number) => (ms ? Bun.sleep(ms) : Promise.resolve());
+
+async function viaRouter(n: number, windowMs = 0): Promise<number[]> {
   const base = router.url.replace("http", "ws");
   const sockets = await Promise.all(
     Array.from({ length: n }, () => {
@@ -44,22 +47,25 @@ async function viaRouter(n: number): Promise<number[]> {
     sockets.map(
       (ws) =>
         new Promise<number>((resolve) => {
-          const t0 = performance.now();
-          let first = 0;
-          ws.onmessage = (e) => {
-            if (!first && typeof e.data !== "string") first = performance.now() - t0;
-          };
-          ws.onclose = () => resolve(first);
-          ws.send(JSON.stringify({ type: "text", text: TEXT }));
-          ws.send(JSON.stringify({ type: "close" }));
+          void after(Math.random() * windowMs).then(() => {
+            const t0 = performance.now();
+            let first = 0;
+            ws.onmessage = (e) => {
+              if (!first && typeof e.data !== "string") first = performance.now() - t0;
+            };
+            ws.onclose = () => resolve(first);
+            ws.send(JSON.stringify({ type: "text", text: TEXT }));
+            ws.send(JSON.stringify({ type: "close" }));
+          });
         }),
     ),
   );
 }
 
-async function direct(n: number): Promise<number[]> {
+async function direct(n: number, windowMs = 0): Promise<number[]> {
   return Promise.all(
     Array.from({ length: n }, async () => {
+      await after(Math.random() * windowMs);
       const t0 = performance.now();
       const res = await fetch(`${fake.url}/audio/speech`, {
         method: "POST",
@@ -78,16 +84,18 @@ async function direct(n: number): Promise<number[]> {
 console.log(`voxroute upstream benchmark: OpenAI TTS (fake upstream, own process), router vs direct; ${navigator.hardwareConcurrency} cores`);
 await viaRouter(4);
 await direct(4);
-for (const n of LEVELS) {
-  const all = await viaRouter(n);
-  const r = all.filter((t) => t > 0);
-  if (r.length < all.length) console.log(`  (${all.length - r.length} of ${n} router sessions got no audio)`);
-  const d = await direct(n);
-  const ms = (x: number) => `${x.toFixed(2).padStart(8)} ms`;
-  console.log(
-    `TTS TTFA × ${String(n).padStart(3)}: router p50 ${ms(pct(r, 50))} p99 ${ms(pct(r, 99))} | direct p50 ${ms(pct(d, 50))} p99 ${ms(pct(d, 99))} | ` +
-      `added p50 ${ms(pct(r, 50) - pct(d, 50))} p99 ${ms(pct(r, 99) - pct(d, 99))} | ratio p50 ${(pct(r, 50) / pct(d, 50)).toFixed(2)}`,
-  );
+for (const [pattern, windowMs] of [["all at once", 0], ["spread over 1 s", 1000]] as const) {
+  for (const n of LEVELS) {
+    const all = await viaRouter(n, n > 1 ? windowMs : 0);
+    const r = all.filter((t) => t > 0);
+    if (r.length < all.length) console.log(`  (${all.length - r.length} of ${n} router sessions got no audio)`);
+    const d = await direct(n, n > 1 ? windowMs : 0);
+    const ms = (x: number) => `${x.toFixed(2).padStart(8)} ms`;
+    console.log(
+      `TTS TTFA, ${pattern.padEnd(15)} × ${String(n).padStart(3)}: router p50 ${ms(pct(r, 50))} p99 ${ms(pct(r, 99))} | direct p50 ${ms(pct(d, 50))} p99 ${ms(pct(d, 99))} | ` +
+        `added p50 ${ms(pct(r, 50) - pct(d, 50))} p99 ${ms(pct(r, 99) - pct(d, 99))} | ratio p50 ${(pct(r, 50) / pct(d, 50)).toFixed(2)}`,
+    );
+  }
 }
 console.log("STT event latency: needs a streaming cloud STT adapter (none in this build yet)");
 await database.close();
