@@ -33,7 +33,6 @@ export class AudioPool {
     const lane = this.pool.open(listener);
     const { sid } = lane;
     lane.post({ op: "open", sid, ...options });
-    let dropped = false;
     return {
       audio: (frame) => {
         // A frame that owns its whole buffer moves to the worker as is; one that is a view into a
@@ -45,12 +44,7 @@ export class AudioPool {
       commit: () => lane.post({ op: "commit", sid }),
       clear: () => lane.post({ op: "clear", sid }),
       end: () => lane.post({ op: "end", sid }),
-      drop: () => {
-        if (dropped) return;
-        dropped = true;
-        lane.close();
-        lane.post({ op: "drop", sid });
-      },
+      drop: () => lane.drop({ op: "drop", sid }),
     };
   }
 

@@ -24,16 +24,10 @@ export class EnginePool {
     const lane = this.pool.open(listener);
     const { sid } = lane;
     lane.post({ op: "open", sid, engine, voice, format });
-    let dropped = false;
     return {
       say: (text) => lane.post({ op: "say", sid, text }),
       end: () => lane.post({ op: "end", sid }),
-      drop: () => {
-        if (dropped) return;
-        dropped = true;
-        lane.close();
-        lane.post({ op: "drop", sid });
-      },
+      drop: () => lane.drop({ op: "drop", sid }),
     };
   }
 

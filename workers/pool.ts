@@ -7,6 +7,8 @@ export interface Lane<In> {
   post(msg: In, transfer?: ArrayBuffer[]): void;
   /** Stops delivering this session's messages (the worker is told by the caller's own message). */
   close(): void;
+  /** Once: stops delivering, and tells the worker with `msg` that the session is gone. */
+  drop(msg: In): void;
 }
 
 interface Slot<Out> {
@@ -63,14 +65,18 @@ export class WorkerPool<In, Out extends { sid: number }> {
     if (live.length === 0) {
       // Every worker is being replaced: the session fails at once instead of waiting on a dead one.
       queueMicrotask(() => listener(this.death(sid)));
-      return { sid, post: () => {}, close: () => {} };
+      return { sid, post: () => {}, close: () => {}, drop: () => {} };
     }
     const slot = live.reduce((a, b) => (b.listeners.size < a.listeners.size ? b : a));
     slot.listeners.set(sid, listener);
+    const close = () => slot.listeners.delete(sid);
     return {
       sid,
       post: (msg, transfer = []) => slot.worker.postMessage(msg, transfer),
-      close: () => void slot.listeners.delete(sid),
+      close: () => void close(),
+      drop: (msg) => {
+        if (close() && !slot.dead) slot.worker.postMessage(msg);
+      },
     };
   }
 

@@ -1,10 +1,10 @@
 import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
-import { authenticate, bearerToken } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError, nativeEnvelope } from "../../errors.ts";
 import { SttPassthrough } from "../../sessions/stt-passthrough.ts";
 import { SttSession, type SttCommand } from "../../sessions/stt-session.ts";
+import { admitter, checkBeforeUpgrade, tryPlan } from "./admission.ts";
 import { planSttSession } from "./stt-query.ts";
 
 const COMMANDS: Record<string, SttCommand["type"]> = { "stt.audio.commit": "commit", "stt.audio.clear": "clear", "stt.session.close": "close" };
@@ -18,40 +18,14 @@ export function sttRoute(ctx: AppContext) {
     .get("/v1/stt", ({ status }) => status(426, nativeEnvelope(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade"))))
     .ws("/v1/stt", {
       // Runs before the upgrade, possibly twice: read-only checks only.
-      async beforeHandle({ request, status }) {
-        let p: ReturnType<typeof plan>;
-        try {
-          p = plan(request.url);
-        } catch (err) {
-          if (err instanceof ApiError && err.status === 400) return status(400, nativeEnvelope(err));
-          return;
-        }
-        const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization"))).catch(() => undefined);
-        if (!principal) return;
-        try {
-          await ctx.meter.admit(principal, p.candidates);
-        } catch (err) {
-          if (err instanceof ApiError) return status(err.status, nativeEnvelope(err));
-          throw err;
-        }
-      },
+      beforeHandle: ({ request, status }) => checkBeforeUpgrade(ctx, request, tryPlan(() => plan(request.url)), status),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;
-        let p: ReturnType<typeof plan> | undefined;
-        let planError: unknown;
-        try {
-          p = plan(request.url);
-        } catch (err) {
-          planError = err;
-        }
+        const planned = tryPlan(() => plan(request.url));
+        const p = planned.plan;
         const id = `stt_${crypto.randomUUID()}`;
-        const admit = async () => {
-          const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
-          if (!p) throw planError;
-          const candidates = await ctx.meter.admit(principal, p.candidates);
-          return { candidates, meter: ctx.meter.start(id, principal, "native") };
-        };
+        const admit = admitter(ctx, request, id, planned);
         if (p?.eventFormat === "provider") {
           const relay = new SttPassthrough(
             {

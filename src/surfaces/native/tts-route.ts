@@ -1,10 +1,10 @@
 import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
-import { authenticate, bearerToken } from "../../accounts/keys.ts";
 import { ApiError, nativeEnvelope } from "../../errors.ts";
 import type { AppContext } from "../../context.ts";
 import { TtsSession } from "../../sessions/tts-session.ts";
 import { WsPort } from "../ws-port.ts";
+import { admitter, checkBeforeUpgrade, tryPlan } from "./admission.ts";
 import { parseTtsFrame } from "./tts-frames.ts";
 import { planTtsSession } from "./tts-query.ts";
 
@@ -28,35 +28,13 @@ export function ttsRoute(ctx: AppContext) {
     )
     .ws("/v1/tts", {
       // Runs before the upgrade, possibly twice: read-only checks only (no holds, no debits).
-      async beforeHandle({ request, status }) {
-        let plan: ReturnType<typeof planTtsSession>;
-        try {
-          plan = planTtsSession(ctx.catalogue, queryOf(request.url));
-        } catch (err) {
-          if (err instanceof ApiError && err.status === 400) return status(400, nativeEnvelope(err));
-          return; // 403s are told after the upgrade, as close code 4403, once the key is known.
-        }
-        // A known key that cannot pay learns it before the upgrade: 402, or 422 for an unpriced model.
-        const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization"))).catch(() => undefined);
-        if (!principal) return; // 401/403 close the socket after the upgrade
-        try {
-          await ctx.meter.admit(principal, plan.candidates);
-        } catch (err) {
-          if (err instanceof ApiError) return status(err.status, nativeEnvelope(err));
-          throw err;
-        }
-      },
+      beforeHandle: ({ request, status }) => checkBeforeUpgrade(ctx, request, tryPlan(() => planTtsSession(ctx.catalogue, queryOf(request.url))), status),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;
         const port = new WsPort(raw);
-        let plan: ReturnType<typeof planTtsSession> | undefined;
-        let planError: unknown;
-        try {
-          plan = planTtsSession(ctx.catalogue, queryOf(request.url));
-        } catch (err) {
-          planError = err;
-        }
+        const planned = tryPlan(() => planTtsSession(ctx.catalogue, queryOf(request.url)));
+        const plan = planned.plan;
         const id = `tts_${crypto.randomUUID()}`;
         const session = new TtsSession(
           {
@@ -65,12 +43,7 @@ export function ttsRoute(ctx: AppContext) {
             format: plan?.format ?? "pcm",
             autoFlush: plan?.autoFlush ?? true,
             options: plan?.options ?? {},
-            admit: async () => {
-              const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
-              if (!plan) throw planError;
-              const candidates = await ctx.meter.admit(principal, plan.candidates);
-              return { candidates, meter: ctx.meter.start(id, principal, "native") };
-            },
+            admit: admitter(ctx, request, id, planned),
           },
           { provider: (id) => ctx.providers.get(id), port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "native" },
         );
