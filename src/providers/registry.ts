@@ -1,5 +1,6 @@
 import type { EnginePool } from "../../workers/engine-pool.ts";
 import type { Config } from "../config.ts";
+import { DeepgramStt } from "./deepgram/stt.ts";
 import { LocalEngineProvider } from "./local-engine-provider.ts";
 import { OpenAiStt } from "./openai/stt.ts";
 import { OpenAiTts, type OpenAiOptions } from "./openai/tts.ts";
@@ -33,5 +34,10 @@ export function ttsProviders(pool: EnginePool, config: Config): TtsProvider[] {
 export function cloudSttProviders(config: Config): SttProvider[] {
   const openai = openAiOptions(config);
   const compatible = compatibleOptions(config);
-  return [...(openai ? [new OpenAiStt(openai)] : []), ...(compatible ? [new OpenAiStt(compatible, "openai-compatible")] : [])];
+  const dg = config.providers.deepgram;
+  return [
+    ...(openai ? [new OpenAiStt(openai)] : []),
+    ...(compatible ? [new OpenAiStt(compatible, "openai-compatible")] : []),
+    ...(dg.apiKey || dg.baseUrl ? [new DeepgramStt({ apiKey: dg.apiKey, baseUrl: dg.baseUrl ?? "https://api.deepgram.com" })] : []),
+  ];
 }

@@ -113,14 +113,18 @@ export interface SttStreamRequest {
   commitStrategy: "auto" | "manual";
   /** Router VAD settings when the router decides turns for this family. */
   routerVad?: import("../audio/vad.ts").VadOptions;
+  /** The portable options the client gave explicitly, for the family to translate. */
+  portable?: PortableValues;
   options: Record<string, string>;
 }
+
+export type PortableValues = Partial<Record<Exclude<PortableSttOption, "keyterms">, string | number | boolean>> & { keyterms?: string[] };
 
 /** The internal STT vocabulary: providers map their events onto it; the session adds ids and seq. */
 export type SttEvent =
   | { type: "signal"; origin: "provider" | "router"; signal: "started" | "end"; atMs: number }
   | { type: "transcript"; final: boolean; text: string; startMs: number; endMs: number }
-  | { type: "committed"; origin: "client" | "router"; atMs: number }
+  | { type: "committed"; origin: "client" | "router" | "provider"; atMs: number }
   | { type: "cleared"; atMs: number };
 
 export interface SttStream extends AsyncIterable<SttEvent> {
@@ -157,7 +161,8 @@ export interface RawUpstream {
 
 export interface SttProvider {
   readonly id: string;
-  family(model: string): SttFamily;
+  /** The model's family; undefined for a model this build's adapter does not serve. */
+  family(model: string): SttFamily | undefined;
   /** Streaming recognition, for providers that offer it. */
   open?(req: SttStreamRequest): Promise<SttStream>;
   /** Connects to the provider's realtime WebSocket (families with `passthrough: true`). */

@@ -35,6 +35,7 @@ export interface SttSessionSetup {
   commitStrategy: "auto" | "manual";
   turnDetection: "auto" | "acoustic" | "semantic";
   vad: VadOptions;
+  portable: import("../providers/types.ts").PortableValues;
   options: Record<string, string>;
   admit: () => Promise<Admission>;
 }
@@ -227,6 +228,7 @@ export class SttSession {
       commitStrategy: this.setup.commitStrategy,
       // The router VAD reads only declared little-endian PCM.
       routerVad: family.turnDetector === "none" && this.setup.audioFormat.startsWith("pcm") ? this.setup.vad : undefined,
+      portable: this.setup.portable,
       options: this.setup.options,
     });
     const stream = await withTimeout(opening, this.deps.connectTimeoutMs, `${binding.provider.id} did not accept the session in time`, (late) => late.cancel());

@@ -21,7 +21,16 @@ export const DEEPGRAM: ProviderSpec = {
   },
   bindings: [
     { capability: "tts", id: "aura-2", canonical: "deepgram/aura-2", streaming: true, synchronous: true, formats: ["pcm", "ulaw", "mp3", "opus", "flac", "aac", "wav"], price: { amount: "0.030", per: "1000 characters" } },
-    { capability: "stt", id: "nova-3", canonical: "deepgram/nova-3", streaming: true, synchronous: true, batch: false, price: { amount: "0.0077", per: "minute" } },
+    {
+      capability: "stt",
+      id: "nova-3",
+      canonical: "deepgram/nova-3",
+      streaming: true,
+      synchronous: true,
+      batch: false,
+      inputFormats: ["pcm_8000", "pcm_16000", "pcm_22050", "pcm_24000", "pcm_44100", "pcm_48000", "ulaw_8000"],
+      price: { amount: "0.0077", per: "minute" },
+    },
     { capability: "stt", id: "flux-general-en", canonical: "deepgram/flux-general-en", streaming: true, synchronous: false, batch: false, price: { amount: "0.0077", per: "minute" } },
   ],
 };

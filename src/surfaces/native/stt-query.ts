@@ -2,7 +2,7 @@ import { DEFAULT_VAD, type VadOptions } from "../../audio/vad.ts";
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import type { Binding } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
-import type { PortableSttOption, SttAudioFormat, SttFamily, SttProvider } from "../../providers/types.ts";
+import type { PortableSttOption, PortableValues, SttAudioFormat, SttFamily, SttProvider } from "../../providers/types.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
 import { resolve } from "../../routing/resolve.ts";
 
@@ -31,6 +31,8 @@ export interface SttPlan {
   turnDetection: "auto" | "acoustic" | "semantic";
   eventFormat: "normalized" | "provider";
   vad: VadOptions;
+  /** The portable options given explicitly, with their values. */
+  portable: PortableValues;
   options: Record<string, string>;
 }
 
@@ -75,12 +77,22 @@ export function planSttSession(catalogue: Catalogue, sttProvider: (id: string) =
   if (!Number.isInteger(channels)) throw bad("channels", "must be a whole number");
   const bytesPerSecond = sampleRate * channels * (audioFormat.startsWith("ulaw") ? 1 : 2);
 
-  const explicit = new Set<PortableSttOption>();
-  for (const d of DURATIONS) if (number(params, d, 0, Infinity) !== undefined) explicit.add(d);
-  for (const t of THRESHOLDS) if (number(params, t, 0, 1) !== undefined) explicit.add(t);
-  for (const b of BOOLEANS) if (bool(params, b) !== undefined) explicit.add(b);
-  for (const s of STRINGS) if (params.get(s) !== null) explicit.add(s);
-  if (params.getAll("keyterms").length) explicit.add("keyterms");
+  const portable: PortableValues = {};
+  for (const d of DURATIONS) {
+    const v = number(params, d, 0, Infinity);
+    if (v !== undefined) portable[d] = v;
+  }
+  for (const t of THRESHOLDS) {
+    const v = number(params, t, 0, 1);
+    if (v !== undefined) portable[t] = v;
+  }
+  for (const b of BOOLEANS) {
+    const v = bool(params, b);
+    if (v !== undefined) portable[b] = v;
+  }
+  for (const s of STRINGS) if (params.get(s) !== null) portable[s] = params.get(s)!;
+  if (params.getAll("keyterms").length) portable.keyterms = params.getAll("keyterms");
+  const explicit = new Set(Object.keys(portable) as PortableSttOption[]);
   const commitStrategy = oneOf(params, "commit_strategy", ["auto", "manual"] as const, "auto");
   const turnDetection = oneOf(params, "turn_detection", ["auto", "acoustic", "semantic"] as const, "auto");
   const eventFormat = oneOf(params, "event_format", ["normalized", "provider"] as const, "normalized");
@@ -98,8 +110,8 @@ export function planSttSession(catalogue: Catalogue, sttProvider: (id: string) =
   let refusal: ApiError | undefined;
   const candidates = routed.filter((b) => {
     const provider = sttProvider(b.provider.id);
-    if (!provider) return false; // configured, but no adapter in this build
-    const family = provider.family(b.id);
+    const family = provider?.family(b.id);
+    if (!provider || !family) return false; // configured, but no adapter for this model in this build
     const why = unsupported(family, { explicit, commitStrategy, turnDetection, eventFormat, audioFormat, sampleRate, channels, options });
     if (why) {
       refusal ??= why;
@@ -131,6 +143,7 @@ export function planSttSession(catalogue: Catalogue, sttProvider: (id: string) =
     turnDetection,
     eventFormat,
     vad,
+    portable,
     options,
   };
 }

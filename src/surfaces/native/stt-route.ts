@@ -30,7 +30,7 @@ export function sttRoute(ctx: AppContext) {
           const relay = new SttPassthrough(
             {
               id,
-              request: { audioFormat: p.audioFormat, channels: p.channels, language: p.language, interim: p.interim ?? true, commitStrategy: p.commitStrategy, options: p.options },
+              request: { audioFormat: p.audioFormat, channels: p.channels, language: p.language, interim: p.interim ?? true, commitStrategy: p.commitStrategy, portable: p.portable, options: p.options },
               bytesPerSecond: p.bytesPerSecond,
               admit,
             },
@@ -62,6 +62,7 @@ export function sttRoute(ctx: AppContext) {
             commitStrategy: p?.commitStrategy ?? "auto",
             turnDetection: p?.turnDetection ?? "auto",
             vad: p?.vad ?? { speechThreshold: 0.5, minSpeechDurationMs: 250, minSilenceDurationMs: 100, silenceDurationMs: 500 },
+            portable: p?.portable ?? {},
             options: p?.options ?? {},
             admit,
           },

@@ -1,0 +1,117 @@
+// A fake of Deepgram's streaming STT (`wss://…/v1/listen`, Nova) on loopback, close enough for the
+// official SDK: `Authorization: Token <key>`, binary audio in; `Results` (interim every 0.5 s of
+// audio, final on `Finalize` with `from_finalize`, and at `CloseStream`), `SpeechStarted` and
+// `UtteranceEnd` when `vad_events=true`, `Metadata` at the end, close 1000. Transcripts are the
+// words of a fixed sentence, one more word per interim.
+//
+// Faults for the next connection: "401" / "429" / "500" (the handshake answers that status),
+// "drop" (after 1 s of audio the socket closes 1011 NET-0000), "malformed" (a non-JSON text
+// frame after the first audio), "data-error" (close 1008 DATA-0000 after the first audio).
+
+export type DeepgramFault = "401" | "429" | "500" | "drop" | "malformed" | "data-error";
+
+export const FAKE_DEEPGRAM_KEY = "dg-fake-key";
+const WORDS = "thank you very much for your help".split(" ");
+
+export interface FakeDeepgram {
+  /** REST base (`http://…`) and realtime base (`ws://…`). */
+  http: string;
+  ws: string;
+  /** Query of each connection, and the text frames it sent. */
+  connections: { query: URLSearchParams; texts: string[]; audioBytes: number; authorization: string | null }[];
+  fault(f: DeepgramFault): void;
+  openSockets(): number;
+  stop(): void;
+}
+
+interface Conn {
+  query: URLSearchParams;
+  texts: string[];
+  audioBytes: number;
+  authorization: string | null;
+  fault?: DeepgramFault;
+  bytesPerSecond: number;
+  sentInterimAt: number;
+  spoke: boolean;
+  finalizedUpTo: number;
+}
+
+export function startFakeDeepgram(): FakeDeepgram {
+  const connections: Conn[] = [];
+  let pending: DeepgramFault | undefined;
+
+  const results = (c: Conn, isFinal: boolean, fromFinalize = false) => {
+    const seconds = c.audioBytes / c.bytesPerSecond;
+    const words = WORDS.slice(0, Math.max(1, Math.min(WORDS.length, Math.ceil(seconds * 2))));
+    return JSON.stringify({
+      type: "Results",
+      channel_index: [0, 1],
+      duration: seconds - c.finalizedUpTo,
+      start: c.finalizedUpTo,
+      is_final: isFinal,
+      speech_final: isFinal,
+      ...(fromFinalize ? { from_finalize: true } : {}),
+      channel: { alternatives: [{ transcript: words.join(" "), confidence: 0.98, words: words.map((w, i) => ({ word: w, start: i * 0.3, end: i * 0.3 + 0.25, confidence: 0.98 })) }] },
+      metadata: { request_id: "fake-request", model_uuid: "fake-model", model_info: { name: c.query.get("model"), version: "fake", arch: "nova" } },
+    });
+  };
+
+  const server = Bun.serve<Conn>({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch(req, srv) {
+      const url = new URL(req.url);
+      if (url.pathname !== "/v1/listen") return new Response("not found", { status: 404 });
+      const fault = pending;
+      pending = undefined;
+      const authorization = req.headers.get("authorization");
+      if (authorization !== `Token ${FAKE_DEEPGRAM_KEY}` || fault === "401") return Response.json({ err_code: "INVALID_AUTH", err_msg: "Invalid credentials." }, { status: 401 });
+      if (fault === "429") return Response.json({ err_code: "TOO_MANY_REQUESTS", err_msg: "Too many requests." }, { status: 429 });
+      if (fault === "500") return Response.json({ err_code: "INTERNAL", err_msg: "Internal error." }, { status: 500 });
+      const rate = Number(url.searchParams.get("sample_rate") ?? 16000);
+      const perSample = url.searchParams.get("encoding") === "mulaw" ? 1 : 2;
+      const conn: Conn = { query: url.searchParams, texts: [], audioBytes: 0, authorization, fault, bytesPerSecond: rate * perSample * Number(url.searchParams.get("channels") ?? 1), sentInterimAt: 0, spoke: false, finalizedUpTo: 0 };
+      connections.push(conn);
+      return srv.upgrade(req, { data: conn }) ? undefined : new Response("upgrade failed", { status: 400 });
+    },
+    websocket: {
+      message(ws, frame) {
+        const c = ws.data;
+        if (typeof frame === "string") {
+          c.texts.push(frame);
+          const type = (JSON.parse(frame) as { type?: string }).type;
+          if (type === "Finalize") {
+            ws.send(results(c, true, true));
+            c.finalizedUpTo = c.audioBytes / c.bytesPerSecond;
+          } else if (type === "CloseStream") {
+            ws.send(results(c, true));
+            if (c.query.get("vad_events") === "true") ws.send(JSON.stringify({ type: "UtteranceEnd", channel: [0, 1], last_word_end: c.audioBytes / c.bytesPerSecond }));
+            ws.send(JSON.stringify({ type: "Metadata", transaction_key: "deprecated", request_id: "fake-request", sha256: "0", created: new Date().toISOString(), duration: c.audioBytes / c.bytesPerSecond, channels: 1 }));
+            ws.close(1000, "");
+          }
+          return;
+        }
+        c.audioBytes += frame.byteLength;
+        if (!c.spoke) {
+          c.spoke = true;
+          if (c.query.get("vad_events") === "true") ws.send(JSON.stringify({ type: "SpeechStarted", channel: [0, 1], timestamp: 0.1 }));
+          if (c.fault === "malformed") ws.send("this is not json");
+          if (c.fault === "data-error") return ws.close(1008, "DATA-0000");
+        }
+        if (c.fault === "drop" && c.audioBytes >= c.bytesPerSecond) return ws.close(1011, "NET-0000");
+        if (c.query.get("interim_results") === "true" && c.audioBytes - c.sentInterimAt >= c.bytesPerSecond / 2) {
+          c.sentInterimAt = c.audioBytes;
+          ws.send(results(c, false));
+        }
+      },
+    },
+  });
+  return {
+    http: `http://127.0.0.1:${server.port}`,
+    ws: `ws://127.0.0.1:${server.port}`,
+    connections,
+    fault: (f) => (pending = f),
+    openSockets: () => server.pendingWebSockets,
+    stop: () => server.stop(true),
+  };
+}

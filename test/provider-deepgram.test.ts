@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { desc, eq } from "drizzle-orm";
+import { createKey } from "../src/accounts/keys.ts";
+import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type DeepgramFault, type FakeDeepgram } from "./fakes/deepgram.ts";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { bearer, connect } from "./helpers/ws-client.ts";
+
+// Deepgram Nova streaming STT against its fake, through /v1/stt.
+
+let fake: FakeDeepgram;
+let server: TestServer;
+beforeAll(async () => {
+  fake = startFakeDeepgram();
+  server = await startTestServer({ DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY, DEEPGRAM_BASE_URL: fake.http });
+});
+afterAll(async () => {
+  await server.stop(0);
+  fake.stop();
+});
+
+const NOVA = "model=nova-3&audio_format=pcm_16000";
+const second = () => new Uint8Array(32_000);
+
+async function account() {
+  const { key, tenantId } = await createKey(server.ctx.database, `dg-${crypto.randomUUID()}`);
+  await server.ctx.meter.ledger.credit(tenantId, { credits: 10_000_000, type: "adjustment", description: "test" });
+  return { key, tenantId };
+}
+
+async function lastActivity(tenantId: string) {
+  const { db, schema } = server.ctx.database;
+  for (let i = 0; i < 50; i++) {
+    const [row] = await db.select().from(schema.activity).where(eq(schema.activity.tenantId, tenantId)).orderBy(desc(schema.activity.startedAt));
+    if (row) return row;
+    await Bun.sleep(20);
+  }
+  throw new Error("no activity record");
+}
+
+describe("Deepgram Nova through /v1/stt", () => {
+  test("provider signals, interim and final transcripts, a client commit; options translated on the wire", async () => {
+    const { key, tenantId } = await account();
+    const c = connect(
+      server.wsUrl(`/v1/stt?${NOVA}&language=en&keyterms=voxroute&keyterms=deepgram&silence_duration_ms=300&formatting=true&provider_options[tier]=enhanced`),
+      bearer(key),
+    );
+    await c.opened;
+    c.ws.send(second());
+    c.ws.send(second());
+    c.send({ type: "stt.audio.commit" });
+    c.ws.send(second());
+    c.send({ type: "stt.session.close" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
+
+    const q = fake.connections.at(-1)!.query;
+    expect(Object.fromEntries(q)).toMatchObject({ model: "nova-3", encoding: "linear16", sample_rate: "16000", channels: "1", language: "en", endpointing: "300", smart_format: "true", interim_results: "true", vad_events: "true", tier: "enhanced" });
+    expect(q.getAll("keyterm")).toEqual(["voxroute", "deepgram"]);
+    expect(fake.connections.at(-1)!.authorization).toBe(`Token ${FAKE_DEEPGRAM_KEY}`);
+    expect(fake.connections.at(-1)!.texts).toEqual(['{"type":"Finalize"}', '{"type":"CloseStream"}']);
+
+    const ev = rec.events;
+    expect(ev[0]).toMatchObject({ type: "stt.session.started", provider: "deepgram", input_config: { turn_detector: "provider", interim_results: true } });
+    expect(ev.find((e) => e.type === "stt.signal")).toMatchObject({ origin: "provider", signal: "started", basis: ["provider"], turn_id: "turn_1" });
+    expect(ev.some((e) => e.type === "stt.transcript.interim")).toBe(true);
+    const committed = ev.findIndex((e) => e.type === "stt.audio.committed");
+    expect(ev[committed]).toMatchObject({ origin: "client", turn_id: "turn_1" });
+    expect(ev[committed - 1]).toMatchObject({ type: "stt.transcript.final", turn_id: "turn_1" });
+    expect(ev.filter((e) => e.type === "stt.transcript.final").at(-1)).toMatchObject({ turn_id: "turn_2" });
+    expect(ev.map((e) => e.seq)).toEqual(ev.map((_, i) => i + 1));
+    expect(await lastActivity(tenantId)).toMatchObject({ provider: "deepgram", usageUnit: "seconds", usageAmount: 3, status: "completed" });
+  });
+
+  test("event_format=provider relays Deepgram's own frames byte for byte", async () => {
+    const c = connect(server.wsUrl(`/v1/stt?${NOVA}&event_format=provider`), bearer(server.key));
+    await c.opened;
+    c.ws.send(second());
+    c.ws.send('{"type": "Finalize"}');
+    c.ws.send('{"type":"CloseStream"}');
+    const rec = await c.closed;
+    expect(rec.close.code).toBe(1000);
+    expect(fake.connections.at(-1)!.texts).toEqual(['{"type": "Finalize"}', '{"type":"CloseStream"}']);
+    expect(rec.events.map((e) => e.type)).toEqual(["SpeechStarted", "Results", "Results", "Results", "UtteranceEnd", "Metadata"]);
+  });
+
+  test("provider_options that contradict audio_format are refused before the upgrade", async () => {
+    const res = await fetch(`${server.url}/v1/stt?${NOVA}&provider_options[sample_rate]=8000`, {
+      headers: { ...bearer(server.key), Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" },
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: "conflicting_audio_format" });
+  });
+
+  const faults: [DeepgramFault, string][] = [
+    ["401", "handshake refused"],
+    ["429", "handshake rate limited"],
+    ["500", "handshake server error"],
+    ["drop", "dropped mid-stream"],
+    ["malformed", "a non-JSON frame"],
+    ["data-error", "closed 1008 DATA-0000"],
+  ];
+  for (const [fault, what] of faults) {
+    test(`${what}: 1011 upstream_error, billed only what was delivered, no socket left open`, async () => {
+      const { key, tenantId } = await account();
+      fake.fault(fault);
+      const c = connect(server.wsUrl(`/v1/stt?${NOVA}`), bearer(key));
+      await c.opened;
+      for (let i = 0; i < 3; i++) c.ws.send(second());
+      c.send({ type: "stt.session.close" });
+      const rec = await c.closed;
+      expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
+      expect(rec.events.at(-1)).toMatchObject({ type: "stt.error", code: "upstream_error" });
+      expect(await lastActivity(tenantId)).toMatchObject({ provider: "deepgram", status: "failed", credits: 0 });
+      for (let i = 0; i < 50 && fake.openSockets() > 0; i++) await Bun.sleep(20);
+      expect(fake.openSockets()).toBe(0);
+    });
+  }
+});
