@@ -2,13 +2,16 @@
 // directly: the OpenAI fake (its own process) as the upstream, the router as its own process.
 // Time to first audio from the text leaving the caller: on an open /v1/tts session (router) vs
 // a POST /v1/audio/speech (direct), at 1, 50 and 200 concurrent sessions, in one run.
-// Streaming-STT event latency joins this once a streaming cloud STT adapter exists.
+// STT: event latency, from the audio frame that completes half a second (the Deepgram fake answers
+// each half second with an interim Results) to that event arriving: through /v1/stt (normalized)
+// vs straight to the fake.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKey } from "../src/accounts/keys.ts";
 import { openDatabase } from "../src/db/open.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
+import { FAKE_DEEPGRAM_KEY } from "../test/fakes/deepgram.ts";
 import { FAKE_OPENAI_KEY } from "../test/fakes/openai.ts";
 
 const LEVELS = (process.env.BENCH_LEVELS ?? "1,50,200").split(",").map(Number);
@@ -25,8 +28,9 @@ async function spawn(args: string[], env: Record<string, string>) {
 }
 
 const fake = await spawn(["test/fakes/openai-server.ts"], {});
+const deepgram = await spawn(["test/fakes/deepgram-server.ts"], {});
 const db = join(mkdtempSync(join(tmpdir(), "bench-upstream-")), "db.sqlite");
-const router = await spawn(["bench/bench-server.ts"], { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", DATABASE_URL: `sqlite://${db}`, OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url });
+const router = await spawn(["bench/bench-server.ts"], { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", DATABASE_URL: `sqlite://${db}`, OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url, DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY, DEEPGRAM_BASE_URL: deepgram.url });
 const database = await openDatabase(`sqlite://${db}`);
 const { key, tenantId } = await createKey(database, "bench-upstream");
 await new Ledger(database).credit(tenantId, { credits: 1_000_000_000, type: "adjustment", description: "bench" });
@@ -97,8 +101,42 @@ for (const [pattern, windowMs] of [["all at once", 0], ["spread over 1 s", 1000]
     );
   }
 }
-console.log("STT event latency: needs a streaming cloud STT adapter (none in this build yet)");
+/** Per session: send half a second of audio as 20 ms frames, time the last frame → the interim. */
+async function sttLatency(url: string, headers: Record<string, string>, n: number, isInterim: (data: string) => boolean): Promise<number[]> {
+  const sockets = await Promise.all(
+    Array.from({ length: n }, () => {
+      const ws = new WebSocket(url, { headers } as any);
+      return new Promise<WebSocket>((resolve) => (ws.onopen = () => resolve(ws)));
+    }),
+  );
+  await Bun.sleep(100); // sessions started (router: admitted and connected upstream)
+  const times = await Promise.all(
+    sockets.map(
+      (ws) =>
+        new Promise<number>((resolve) => {
+          let t0 = 0;
+          ws.onmessage = (e) => typeof e.data === "string" && isInterim(e.data) && resolve(performance.now() - t0);
+          for (let i = 0; i < 25; i++) {
+            if (i === 24) t0 = performance.now();
+            ws.send(new Uint8Array(640));
+          }
+        }),
+    ),
+  );
+  for (const ws of sockets) ws.close();
+  return times;
+}
+for (const n of LEVELS) {
+  const r = await sttLatency(`${router.url.replace("http", "ws")}/v1/stt?model=nova-3&audio_format=pcm_16000`, { Authorization: `Bearer ${key}` }, n, (d) => d.includes("stt.transcript.interim"));
+  const d = await sttLatency(`${deepgram.url.replace("http", "ws")}/v1/listen?model=nova-3&encoding=linear16&sample_rate=16000&interim_results=true`, { Authorization: `Token ${FAKE_DEEPGRAM_KEY}` }, n, (x) => x.includes('"Results"'));
+  const ms = (x: number) => `${x.toFixed(3).padStart(8)} ms`;
+  console.log(
+    `STT event × ${String(n).padStart(3)}: router p50 ${ms(pct(r, 50))} p99 ${ms(pct(r, 99))} | direct p50 ${ms(pct(d, 50))} p99 ${ms(pct(d, 99))} | ` +
+      `added p50 ${ms(pct(r, 50) - pct(d, 50))} p99 ${ms(pct(r, 99) - pct(d, 99))} | ratio p50 ${(pct(r, 50) / pct(d, 50)).toFixed(2)}`,
+  );
+}
 await database.close();
 router.proc.kill("SIGTERM");
 fake.proc.kill("SIGTERM");
-await Promise.all([router.proc.exited, fake.proc.exited]);
+deepgram.proc.kill("SIGTERM");
+await Promise.all([router.proc.exited, fake.proc.exited, deepgram.proc.exited]);
