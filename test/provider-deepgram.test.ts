@@ -91,6 +91,20 @@ describe("Deepgram Nova through /v1/stt", () => {
     expect(await res.json()).toMatchObject({ error: "conflicting_audio_format" });
   });
 
+  test("a file goes to the prerecorded endpoint as the body; utterances come back as segments", async () => {
+    const { key, tenantId } = await account();
+    const res = await fetch(`${server.url}/v1/stt/transcriptions?model=nova-3&language=en`, {
+      method: "POST",
+      headers: { ...bearer(key), "content-type": "audio/mpeg" },
+      body: await Bun.file(new URL("./fixtures/speech.mp3", import.meta.url)).arrayBuffer(),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ provider: "deepgram", model: "deepgram/nova-3", text: "thank you very much for your help", segments: [{ start_ms: 0, end_ms: 2700 }], billed_seconds: 3 });
+    expect(fake.prerecorded.at(-1)).toMatchObject({ contentType: "audio/mpeg", bytes: 11601 });
+    expect(Object.fromEntries(fake.prerecorded.at(-1)!.query)).toMatchObject({ model: "nova-3", language: "en", utterances: "true" });
+    expect(await lastActivity(tenantId)).toMatchObject({ provider: "deepgram", usageAmount: 3 });
+  });
+
   const faults: [DeepgramFault, string][] = [
     ["401", "handshake refused"],
     ["429", "handshake rate limited"],

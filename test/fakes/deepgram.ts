@@ -19,6 +19,8 @@ export interface FakeDeepgram {
   ws: string;
   /** Query of each connection, and the text frames it sent. */
   connections: { query: URLSearchParams; texts: string[]; audioBytes: number; authorization: string | null }[];
+  /** Prerecorded requests (POST /v1/listen): query, content type and body size. */
+  prerecorded: { query: URLSearchParams; contentType: string | null; bytes: number }[];
   fault(f: DeepgramFault): void;
   openSockets(): number;
   stop(): void;
@@ -38,6 +40,7 @@ interface Conn {
 
 export function startFakeDeepgram(): FakeDeepgram {
   const connections: Conn[] = [];
+  const prerecorded: FakeDeepgram["prerecorded"] = [];
   let pending: DeepgramFault | undefined;
 
   const results = (c: Conn, isFinal: boolean, fromFinalize = false) => {
@@ -59,9 +62,22 @@ export function startFakeDeepgram(): FakeDeepgram {
   const server = Bun.serve<Conn>({
     port: 0,
     hostname: "127.0.0.1",
-    fetch(req, srv) {
+    async fetch(req, srv) {
       const url = new URL(req.url);
       if (url.pathname !== "/v1/listen") return new Response("not found", { status: 404 });
+      if (req.method === "POST") {
+        if (req.headers.get("authorization") !== `Token ${FAKE_DEEPGRAM_KEY}`) return Response.json({ err_code: "INVALID_AUTH", err_msg: "Invalid credentials." }, { status: 401 });
+        const body = new Uint8Array(await req.arrayBuffer());
+        prerecorded.push({ query: url.searchParams, contentType: req.headers.get("content-type"), bytes: body.length });
+        const text = WORDS.join(" ");
+        return Response.json({
+          metadata: { request_id: "fake-request", sha256: "0", created: new Date().toISOString(), duration: 2.745, channels: 1, models: ["fake"] },
+          results: {
+            channels: [{ alternatives: [{ transcript: text, confidence: 0.98, words: WORDS.map((w, i) => ({ word: w, start: i * 0.35, end: i * 0.35 + 0.3, confidence: 0.98 })) }] }],
+            utterances: [{ start: 0, end: 2.7, transcript: text, confidence: 0.98, channel: 0, words: [] }],
+          },
+        });
+      }
       const fault = pending;
       pending = undefined;
       const authorization = req.headers.get("authorization");
@@ -110,6 +126,7 @@ export function startFakeDeepgram(): FakeDeepgram {
     http: `http://127.0.0.1:${server.port}`,
     ws: `ws://127.0.0.1:${server.port}`,
     connections,
+    prerecorded,
     fault: (f) => (pending = f),
     openSockets: () => server.pendingWebSockets,
     stop: () => server.stop(true),

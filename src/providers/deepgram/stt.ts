@@ -1,5 +1,6 @@
 import { AsyncQueue } from "../../util/async-queue.ts";
-import { ProviderError, type RawUpstream, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest } from "../types.ts";
+import { ProviderError, type RawUpstream, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
+import { upstreamFetch } from "../upstream-http.ts";
 
 export interface DeepgramOptions {
   apiKey?: string;
@@ -52,6 +53,32 @@ export class DeepgramStt implements SttProvider {
 
   family(model: string): SttFamily | undefined {
     return model.startsWith("flux") ? undefined : NOVA_FAMILY; // Flux (v2/listen) is its own family, not built yet
+  }
+
+  /** Prerecorded: the file as the body (Deepgram reads the container), utterances as segments. */
+  async transcribe(req: TranscriptionRequest): Promise<Transcription> {
+    const q = new URLSearchParams({ model: req.model, utterances: "true", smart_format: "true" });
+    if (req.language) q.set("language", req.language);
+    const res = await upstreamFetch(
+      "deepgram",
+      `${this.options.baseUrl}/v1/listen?${q}`,
+      {
+        method: "POST",
+        headers: { "content-type": req.mimeType ?? "application/octet-stream", ...(this.options.apiKey ? { authorization: `Token ${this.options.apiKey}` } : {}) },
+        body: req.bytes,
+      },
+      60_000,
+    );
+    let body: { results?: { channels?: { alternatives?: { transcript?: string }[] }[]; utterances?: { start: number; end: number; transcript: string }[] } };
+    try {
+      body = (await res.json()) as typeof body;
+    } catch {
+      throw new ProviderError("deepgram answered a transcription that is not JSON", true);
+    }
+    const text = body.results?.channels?.[0]?.alternatives?.[0]?.transcript;
+    if (typeof text !== "string") throw new ProviderError("deepgram answered a transcription without a transcript", true);
+    const segments = (body.results?.utterances ?? []).map((u) => ({ text: u.transcript, start_ms: Math.round(u.start * 1000), end_ms: Math.round(u.end * 1000) }));
+    return { text, segments };
   }
 
   private socket(req: SttStreamRequest): Promise<WebSocket> {
