@@ -1,5 +1,4 @@
-import { Mp3StreamEncoder } from "../../src/audio/mp3.ts";
-import { speak } from "../helpers/speech.ts";
+import { audioResponse, mp3, speech as speechAt } from "./audio-response.ts";
 
 // A fake of OpenAI's audio API on loopback, close enough to the wire that the official `openai`
 // SDK works against it: `POST /v1/audio/speech` (JSON in, audio bytes streamed out: pcm = raw
@@ -32,18 +31,6 @@ export interface FakeOpenAi {
 
 const KEY = "sk-fake-openai";
 export const FAKE_OPENAI_KEY = KEY;
-
-function to24k(pcm16k: Int16Array): Uint8Array {
-  const out = new Int16Array(Math.floor((pcm16k.length * 3) / 2));
-  for (let i = 0; i < out.length; i++) {
-    const pos = (i * 2) / 3;
-    const j = Math.floor(pos);
-    const a = pcm16k[j] ?? 0;
-    const b = pcm16k[j + 1] ?? a;
-    out[i] = Math.round(a + (b - a) * (pos - j));
-  }
-  return new Uint8Array(out.buffer);
-}
 
 function wav(pcm: Uint8Array, rate: number): Uint8Array {
   const h = Buffer.alloc(44);
@@ -96,31 +83,14 @@ export function startFakeOpenAi(): FakeOpenAi {
         const types: Record<string, string> = { pcm: "audio/pcm", wav: "audio/wav", mp3: "audio/mpeg" };
         const type = types[format];
         if (!type) return error(400, `response_format ${format} is not supported by this fake`, "invalid_request_error");
-        let audio = made.get(`${format}\n${body.input}`);
+        const key = `${format}\n${body.input}`;
+        let audio = made.get(key);
         if (!audio) {
-          const pcm = to24k(speak(body.input));
-          if (format === "pcm") audio = pcm;
-          else if (format === "wav") audio = wav(pcm, 24000);
-          else {
-            const enc = new Mp3StreamEncoder(24000);
-            audio = Buffer.concat([enc.encode(pcm), enc.flush()]);
-          }
-          made.set(`${format}\n${body.input}`, audio);
+          const pcm = speechAt(body.input, 24000);
+          audio = format === "pcm" ? pcm : format === "wav" ? wav(pcm, 24000) : mp3(pcm, 24000);
+          made.set(key, audio);
         }
-        if (fault === "malformed") return new Response("<html>gateway</html>", { headers: { "content-type": "text/html" } });
-        const chunk = 4800;
-        const stream = new ReadableStream<Uint8Array>({
-          async pull(controller) {
-            if (fault === "stall") return new Promise(() => {}); // headers sent, then nothing, ever
-            for (let i = 0; i < audio.length; i += chunk) {
-              controller.enqueue(audio.subarray(i, i + chunk));
-              if (fault === "drop" && i >= chunk) return controller.error(new Error("connection reset"));
-              await Bun.sleep(1);
-            }
-            controller.close();
-          },
-        });
-        return new Response(stream, { headers: { "content-type": type } });
+        return audioResponse(audio, type, fault === "stall" || fault === "drop" || fault === "malformed" ? fault : undefined);
       }
 
       if (req.method === "POST" && url.pathname === "/v1/audio/transcriptions") {

@@ -1,0 +1,44 @@
+import { Mp3StreamEncoder } from "../../src/audio/mp3.ts";
+import { speak } from "../helpers/speech.ts";
+
+// What the HTTP TTS fakes share: real speech at the rate asked for, and a streamed response that
+// misbehaves on request.
+
+export type StreamFault = "stall" | "drop" | "malformed";
+
+/** Flite speech (16 kHz) resampled to `rate`, as 16-bit little-endian PCM bytes. */
+export function speech(text: string, rate: number): Uint8Array {
+  const pcm16k = speak(text);
+  const out = new Int16Array(Math.floor((pcm16k.length * rate) / 16000));
+  for (let i = 0; i < out.length; i++) {
+    const pos = (i * 16000) / rate;
+    const j = Math.floor(pos);
+    const a = pcm16k[j] ?? 0;
+    const b = pcm16k[j + 1] ?? a;
+    out[i] = Math.round(a + (b - a) * (pos - j));
+  }
+  return new Uint8Array(out.buffer);
+}
+
+export function mp3(pcm: Uint8Array, rate: number): Uint8Array {
+  const enc = new Mp3StreamEncoder(rate);
+  return Buffer.concat([enc.encode(pcm), enc.flush()]);
+}
+
+/** The audio as a chunked response; `stall` sends headers and then nothing, `drop` cuts it after a chunk, `malformed` answers HTML. */
+export function audioResponse(audio: Uint8Array, type: string, fault?: StreamFault): Response {
+  if (fault === "malformed") return new Response("<html>gateway</html>", { headers: { "content-type": "text/html" } });
+  const chunk = 4800;
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (fault === "stall") return new Promise(() => {});
+      for (let i = 0; i < audio.length; i += chunk) {
+        controller.enqueue(audio.subarray(i, i + chunk));
+        if (fault === "drop" && i >= chunk) return controller.error(new Error("connection reset"));
+        await Bun.sleep(1);
+      }
+      controller.close();
+    },
+  });
+  return new Response(stream, { headers: { "content-type": type } });
+}
