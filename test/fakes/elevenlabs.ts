@@ -1,0 +1,85 @@
+import { audioResponse, mp3, speech as speechAt, type StreamFault } from "./audio-response.ts";
+
+// A fake of ElevenLabs' HTTP text-to-speech on loopback, close enough to the wire that the official
+// `@elevenlabs/elevenlabs-js` SDK works against it: `POST /v1/text-to-speech/{voice_id}/stream`
+// and its non-streaming sibling, `GET /v1/voices`, key in `xi-api-key`, `output_format` in the query (pcm_<rate> =
+// raw s16le, mp3_<rate>_<kbps>), JSON body with `text`, `model_id`, `voice_settings`. Speech is
+// real (our Flite, resampled). Errors use ElevenLabs' `{"detail":{"status","message"}}` shape.
+//
+// Faults, set with `fault(...)`, apply to the next request only: "401", "429", "500", and the
+// streaming faults "stall", "drop", "malformed" (see audio-response.ts).
+
+export type ElevenLabsFault = "401" | "429" | "500" | StreamFault;
+
+export interface ElevenLabsRequest {
+  voiceId: string;
+  query: Record<string, string>;
+  body: Record<string, unknown>;
+  apiKey: string | null;
+}
+
+export interface FakeElevenLabs {
+  url: string;
+  requests: ElevenLabsRequest[];
+  fault(f: ElevenLabsFault): void;
+  /** Requests still open on the fake: a client that forgets to close a connection shows here. */
+  openRequests(): number;
+  stop(): void;
+}
+
+export const FAKE_ELEVENLABS_KEY = "xi-fake-elevenlabs";
+export const FAKE_VOICE = "JBFqnCBsd6RMkjVDRZzb";
+
+const error = (status: number, code: string, message: string) => Response.json({ detail: { status: code, message } }, { status });
+
+const SPEECH = /^\/v1\/text-to-speech\/([^/]+)(\/stream)?$/;
+
+export function startFakeElevenLabs(): FakeElevenLabs {
+  const requests: ElevenLabsRequest[] = [];
+  let pending: ElevenLabsFault | undefined;
+  const made = new Map<string, Uint8Array>();
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    idleTimeout: 0,
+    async fetch(req) {
+      const url = new URL(req.url);
+      const apiKey = req.headers.get("xi-api-key");
+      const fault = pending;
+      pending = undefined;
+      if (req.method === "GET" && url.pathname === "/v1/voices") {
+        if (apiKey !== FAKE_ELEVENLABS_KEY) return error(401, "invalid_api_key", "Invalid API key");
+        return Response.json({ voices: [{ voice_id: FAKE_VOICE, name: "George", category: "premade", labels: { gender: "male", accent: "british" } }] });
+      }
+      const route = req.method === "POST" ? SPEECH.exec(url.pathname) : null;
+      if (!route) return error(404, "not_found", `No route for ${req.method} ${url.pathname}`);
+      const body = (await req.json().catch(() => ({}))) as Record<string, unknown>;
+      requests.push({ voiceId: route[1]!, query: Object.fromEntries(url.searchParams), body, apiKey });
+      if (apiKey !== FAKE_ELEVENLABS_KEY || fault === "401") return error(401, "invalid_api_key", "Invalid API key");
+      if (fault === "429") return error(429, "too_many_concurrent_requests", "Too many concurrent requests for your subscription.");
+      if (fault === "500") return error(500, "internal_server_error", "An internal error occurred.");
+      if (route[1] !== FAKE_VOICE) return error(404, "voice_not_found", `A voice with voice_id ${route[1]} was not found.`);
+      if (typeof body.text !== "string" || !body.text) return error(422, "invalid_request", "text is required");
+
+      const format = url.searchParams.get("output_format") ?? "mp3_44100_128";
+      const [codec, rate] = format.split("_");
+      if ((codec !== "pcm" && codec !== "mp3") || !Number(rate)) return error(422, "invalid_output_format", `output_format ${format} is not supported by this fake`);
+      const key = `${format}\n${body.text}`;
+      let audio = made.get(key);
+      if (!audio) {
+        const pcm = speechAt(body.text, Number(rate));
+        audio = codec === "pcm" ? pcm : mp3(pcm, Number(rate));
+        made.set(key, audio);
+      }
+      const type = codec === "pcm" ? "application/octet-stream" : "audio/mpeg";
+      return audioResponse(audio, type, fault === "stall" || fault === "drop" || fault === "malformed" ? fault : undefined);
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    requests,
+    fault: (f) => (pending = f),
+    openRequests: () => server.pendingRequests,
+    stop: () => server.stop(true),
+  };
+}
