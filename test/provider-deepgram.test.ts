@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { desc, eq } from "drizzle-orm";
-import { createKey } from "../src/accounts/keys.ts";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type DeepgramFault, type FakeDeepgram } from "./fakes/deepgram.ts";
+import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -21,25 +20,9 @@ afterAll(async () => {
 const NOVA = "model=nova-3&audio_format=pcm_16000";
 const second = () => new Uint8Array(32_000);
 
-async function account() {
-  const { key, tenantId } = await createKey(server.ctx.database, `dg-${crypto.randomUUID()}`);
-  await server.ctx.meter.ledger.credit(tenantId, { credits: 10_000_000, type: "adjustment", description: "test" });
-  return { key, tenantId };
-}
-
-async function lastActivity(tenantId: string) {
-  const { db, schema } = server.ctx.database;
-  for (let i = 0; i < 50; i++) {
-    const [row] = await db.select().from(schema.activity).where(eq(schema.activity.tenantId, tenantId)).orderBy(desc(schema.activity.startedAt));
-    if (row) return row;
-    await Bun.sleep(20);
-  }
-  throw new Error("no activity record");
-}
-
 describe("Deepgram Nova through /v1/stt", () => {
   test("provider signals, interim and final transcripts, a client commit; options translated on the wire", async () => {
-    const { key, tenantId } = await account();
+    const { key, tenantId } = await fundedAccount(server);
     const c = connect(
       server.wsUrl(`/v1/stt?${NOVA}&language=en&keyterms=voxroute&keyterms=deepgram&silence_duration_ms=300&formatting=true&provider_options[tier]=enhanced`),
       bearer(key),
@@ -68,7 +51,7 @@ describe("Deepgram Nova through /v1/stt", () => {
     expect(ev[committed - 1]).toMatchObject({ type: "stt.transcript.final", turn_id: "turn_1" });
     expect(ev.filter((e) => e.type === "stt.transcript.final").at(-1)).toMatchObject({ turn_id: "turn_2" });
     expect(ev.map((e) => e.seq)).toEqual(ev.map((_, i) => i + 1));
-    expect(await lastActivity(tenantId)).toMatchObject({ provider: "deepgram", usageUnit: "seconds", usageAmount: 3, status: "completed" });
+    expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "deepgram", usageUnit: "seconds", usageAmount: 3, status: "completed" });
   });
 
   test("event_format=provider relays Deepgram's own frames byte for byte", async () => {
@@ -92,7 +75,7 @@ describe("Deepgram Nova through /v1/stt", () => {
   });
 
   test("a file goes to the prerecorded endpoint as the body; utterances come back as segments", async () => {
-    const { key, tenantId } = await account();
+    const { key, tenantId } = await fundedAccount(server);
     const res = await fetch(`${server.url}/v1/stt/transcriptions?model=nova-3&language=en`, {
       method: "POST",
       headers: { ...bearer(key), "content-type": "audio/mpeg" },
@@ -102,7 +85,7 @@ describe("Deepgram Nova through /v1/stt", () => {
     expect(await res.json()).toMatchObject({ provider: "deepgram", model: "deepgram/nova-3", text: "thank you very much for your help", segments: [{ start_ms: 0, end_ms: 2700 }], billed_seconds: 3 });
     expect(fake.prerecorded.at(-1)).toMatchObject({ contentType: "audio/mpeg", bytes: 11601 });
     expect(Object.fromEntries(fake.prerecorded.at(-1)!.query)).toMatchObject({ model: "nova-3", language: "en", utterances: "true" });
-    expect(await lastActivity(tenantId)).toMatchObject({ provider: "deepgram", usageAmount: 3 });
+    expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "deepgram", usageAmount: 3 });
   });
 
   const faults: [DeepgramFault, string][] = [
@@ -115,7 +98,7 @@ describe("Deepgram Nova through /v1/stt", () => {
   ];
   for (const [fault, what] of faults) {
     test(`${what}: 1011 upstream_error, billed only what was delivered, no socket left open`, async () => {
-      const { key, tenantId } = await account();
+      const { key, tenantId } = await fundedAccount(server);
       fake.fault(fault);
       const c = connect(server.wsUrl(`/v1/stt?${NOVA}`), bearer(key));
       await c.opened;
@@ -124,7 +107,7 @@ describe("Deepgram Nova through /v1/stt", () => {
       const rec = await c.closed;
       expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
       expect(rec.events.at(-1)).toMatchObject({ type: "stt.error", code: "upstream_error" });
-      expect(await lastActivity(tenantId)).toMatchObject({ provider: "deepgram", status: "failed", credits: 0 });
+      expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "deepgram", status: "failed", credits: 0 });
       for (let i = 0; i < 50 && fake.openSockets() > 0; i++) await Bun.sleep(20);
       expect(fake.openSockets()).toBe(0);
     });

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { desc, eq } from "drizzle-orm";
-import { createKey } from "../src/accounts/keys.ts";
 import { OpenAiTts } from "../src/providers/openai/tts.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { FAKE_OPENAI_KEY, startFakeOpenAi, type FakeOpenAi, type OpenAiFault } from "./fakes/openai.ts";
+import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
@@ -31,21 +30,9 @@ afterAll(async () => {
   fake.stop();
 });
 
-async function account() {
-  const { key, tenantId } = await createKey(server.ctx.database, `oai-${crypto.randomUUID()}`);
-  await server.ctx.meter.ledger.credit(tenantId, { credits: 10_000_000, type: "adjustment", description: "test" });
-  return { key, tenantId };
-}
-
-async function lastActivity(tenantId: string) {
-  const { db, schema } = server.ctx.database;
-  const [row] = await db.select().from(schema.activity).where(eq(schema.activity.tenantId, tenantId)).orderBy(desc(schema.activity.startedAt));
-  return row;
-}
-
 describe("OpenAI TTS through /v1/tts", () => {
   test("a session streams the fake's 24 kHz PCM; model, voice, format and native options reach the wire", async () => {
-    const { key, tenantId } = await account();
+    const { key, tenantId } = await fundedAccount(server);
     const c = connect(server.wsUrl("/v1/tts?model=gpt-4o-mini-tts&voice=coral&provider_options[instructions]=Speak%20calmly&speed=1.25"), bearer(key));
     c.send({ type: "text", text: "Hello from the cloud. " });
     c.send({ type: "text", text: "A second sentence" });
@@ -60,7 +47,7 @@ describe("OpenAI TTS through /v1/tts", () => {
       { model: "gpt-4o-mini-tts", input: "A second sentence", voice: "coral", response_format: "pcm", instructions: "Speak calmly", speed: 1.25 },
     ]);
     expect(fake.speech.at(-1)!.authorization).toBe(`Bearer ${FAKE_OPENAI_KEY}`);
-    expect(await lastActivity(tenantId)).toMatchObject({ provider: "openai", status: "completed", usageAmount: 39 });
+    expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "openai", status: "completed", usageAmount: 39 });
   });
 
   test("format=mp3 passes the upstream's MP3 through", async () => {
@@ -76,7 +63,7 @@ describe("OpenAI TTS through /v1/tts", () => {
 
 describe("OpenAI faults", () => {
   async function run(fault: OpenAiFault | "refuse", query: string) {
-    const { key, tenantId } = await account();
+    const { key, tenantId } = await fundedAccount(server);
     if (fault === "refuse") fake.stop();
     else fake.fault(fault);
     const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}&voice=alloy&${query}`), bearer(key));
@@ -87,7 +74,7 @@ describe("OpenAI faults", () => {
     // No upstream connection outlives the session: a stalled or dropped request was cancelled.
     for (let i = 0; i < 50 && fake.openRequests() > 0; i++) await Bun.sleep(20);
     expect(fake.openRequests()).toBe(0);
-    return { rec, record: await lastActivity(tenantId) };
+    return { rec, record: await lastActivity(server, tenantId) };
   }
   const statuses = (rec: { events: Record<string, any>[] }) => rec.events.filter((e) => e.type === "service.tts_provider_status").map((e) => `${e.provider}:${e.status}`);
 
@@ -127,7 +114,7 @@ describe("OpenAI faults", () => {
 describe("OpenAI file transcription through /v1/stt/transcriptions", () => {
   test("whisper-1 gets the file and the fields; segments come back; whole seconds billed", async () => {
     (server.ctx.sttProviders.get("openai") as any).options.baseUrl = fake.url;
-    const { key, tenantId } = await account();
+    const { key, tenantId } = await fundedAccount(server);
     const form = new FormData();
     form.set("model", "whisper-1");
     form.set("language", "en-US");
@@ -138,15 +125,15 @@ describe("OpenAI file transcription through /v1/stt/transcriptions", () => {
     expect(body).toMatchObject({ provider: "openai", model: "openai/whisper-1", billed_seconds: 3 });
     expect(body.segments.length).toBe(1);
     expect(fake.transcriptions.at(-1)).toMatchObject({ fields: { model: "whisper-1", response_format: "verbose_json", language: "en" }, fileBytes: 6642 });
-    expect(await lastActivity(tenantId)).toMatchObject({ provider: "openai", usageAmount: 3, credits: 300 });
+    expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "openai", usageAmount: 3, credits: 300 });
   });
 
   test("a malformed upstream answer is 502 upstream_error and bills nothing", async () => {
-    const { key, tenantId } = await account();
+    const { key, tenantId } = await fundedAccount(server);
     fake.fault("malformed");
     const res = await fetch(`${server.url}/v1/stt/transcriptions?model=whisper-1`, { method: "POST", headers: { ...bearer(key), "content-type": "audio/wav" }, body: await Bun.file(new URL("./fixtures/speech.wav", import.meta.url)).arrayBuffer() });
     expect(res.status).toBe(502);
     expect(await res.json()).toMatchObject({ error: "upstream_error" });
-    expect(await lastActivity(tenantId)).toMatchObject({ status: "failed", credits: 0 });
+    expect(await lastActivity(server, tenantId)).toMatchObject({ status: "failed", credits: 0 });
   });
 });

@@ -1,0 +1,21 @@
+import { desc, eq } from "drizzle-orm";
+import { createKey } from "../../src/accounts/keys.ts";
+import type { TestServer } from "./server.ts";
+
+/** A new tenant with a key and, unless told otherwise, plenty of paid credits. */
+export async function fundedAccount(server: TestServer, credits = 10_000_000) {
+  const { key, tenantId } = await createKey(server.ctx.database, `test-${crypto.randomUUID()}`);
+  if (credits) await server.ctx.meter.ledger.credit(tenantId, { credits, type: "adjustment", description: "test" });
+  return { key, tenantId };
+}
+
+/** The tenant's newest activity record, waiting briefly for a session that is still settling. */
+export async function lastActivity(server: TestServer, tenantId: string) {
+  const { db, schema } = server.ctx.database;
+  for (let i = 0; i < 50; i++) {
+    const [row] = await db.select().from(schema.activity).where(eq(schema.activity.tenantId, tenantId)).orderBy(desc(schema.activity.startedAt));
+    if (row) return row;
+    await Bun.sleep(20);
+  }
+  throw new Error("no activity record");
+}
