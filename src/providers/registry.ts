@@ -2,6 +2,7 @@ import type { EnginePool } from "../../workers/engine-pool.ts";
 import type { Config } from "../config.ts";
 import { DeepgramStt } from "./deepgram/stt.ts";
 import { LocalEngineProvider } from "./local-engine-provider.ts";
+import { ElevenLabsTts } from "./elevenlabs/tts.ts";
 import { OpenAiStt } from "./openai/stt.ts";
 import { OpenAiTts, type OpenAiOptions } from "./openai/tts.ts";
 import type { SttProvider, TtsProvider } from "./types.ts";
@@ -21,12 +22,16 @@ function compatibleOptions(config: Config): OpenAiOptions | undefined {
 /** The TTS adapters this build has, by provider id: local engines, and cloud providers when configured. */
 export function ttsProviders(pool: EnginePool, config: Config): TtsProvider[] {
   const openai = openAiOptions(config);
+  const el = config.providers.elevenlabs;
   return [
     new LocalEngineProvider("flite", "flite", pool),
     new LocalEngineProvider("svox-pico", "svox-pico", pool),
     new LocalEngineProvider("espeak-ng", "espeak-ng", pool),
     ...(openai ? [new OpenAiTts(openai)] : []),
     ...(compatibleOptions(config) ? [new OpenAiTts(compatibleOptions(config)!, "openai-compatible")] : []),
+    ...(el.apiKey || el.baseUrl
+      ? [new ElevenLabsTts({ apiKey: el.apiKey, baseUrl: el.baseUrl ?? "https://api.elevenlabs.io", connectTimeoutMs: config.providerConnectTimeoutMs, idleTimeoutMs: config.upstreamIdleTimeoutMs })]
+      : []),
   ];
 }
 

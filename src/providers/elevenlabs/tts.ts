@@ -1,0 +1,69 @@
+import { ProviderError, type AudioFormat, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "../types.ts";
+import { upstreamFetch } from "../upstream-http.ts";
+import { UtteranceTtsStream } from "../utterance-stream.ts";
+
+export interface ElevenLabsOptions {
+  apiKey?: string;
+  baseUrl: string;
+  /** Bound on connect / first byte of each request. */
+  connectTimeoutMs: number;
+  /** Longest silence inside a response before the upstream is given up. */
+  idleTimeoutMs: number;
+}
+
+const PCM_RATE = 24000;
+const VOICE_SETTINGS = ["stability", "similarity_boost", "style", "speed"] as const;
+
+/**
+ * ElevenLabs `POST /v1/text-to-speech/{voice}/stream`, one request per utterance
+ * (UtteranceTtsStream), each told the utterance before it (`previous_text`) so prosody carries
+ * across sentences. Provider options: `stability`, `similarity_boost`, `style`, `speed` (into
+ * `voice_settings`), `language_code`, `seed`, `optimize_streaming_latency`.
+ */
+export class ElevenLabsTts implements TtsProvider {
+  readonly id = "elevenlabs";
+
+  constructor(private readonly options: ElevenLabsOptions) {}
+
+  async open(req: TtsStreamRequest): Promise<TtsStream> {
+    if (req.format !== "pcm" && req.format !== "mp3") throw new ProviderError(`elevenlabs streaming sessions produce pcm or mp3, not ${req.format}`, false);
+    if (!req.voice) throw new ProviderError("elevenlabs needs a voice id", false);
+    const format: AudioFormat = { encoding: req.format === "mp3" ? "mp3" : "pcm_s16le", sampleRate: req.format === "mp3" ? 44100 : PCM_RATE, channels: 1 };
+    const query = new URLSearchParams({ output_format: req.format === "mp3" ? "mp3_44100_128" : `pcm_${PCM_RATE}` });
+    if (req.options.optimize_streaming_latency) query.set("optimize_streaming_latency", req.options.optimize_streaming_latency);
+    const url = `${this.options.baseUrl}/v1/text-to-speech/${encodeURIComponent(req.voice)}/stream?${query}`;
+    const base = requestBody(req);
+    let previous: string | undefined;
+    return new UtteranceTtsStream(format, this.id, this.options.idleTimeoutMs, (text, signal) => {
+      const body = { ...base, text, ...(previous ? { previous_text: previous } : {}) };
+      previous = text;
+      return upstreamFetch(this.id, url, { method: "POST", headers: this.headers({ "content-type": "application/json" }), body: JSON.stringify(body), signal }, this.options.connectTimeoutMs);
+    });
+  }
+
+  /** The voices this account can use (`GET /v1/voices`). */
+  async voices(): Promise<Voice[]> {
+    const res = await upstreamFetch(this.id, `${this.options.baseUrl}/v1/voices`, { headers: this.headers({}) }, this.options.connectTimeoutMs);
+    const { voices } = (await res.json()) as { voices: { voice_id: string; name: string; labels?: Record<string, string> }[] };
+    return voices.map((v) => ({ id: v.voice_id, name: v.name, languages: v.labels?.language ? [v.labels.language] : [], ...(v.labels?.gender ? { gender: v.labels.gender } : {}) }));
+  }
+
+  private headers(extra: Record<string, string>): Record<string, string> {
+    return this.options.apiKey ? { ...extra, "xi-api-key": this.options.apiKey } : extra;
+  }
+}
+
+function requestBody(req: TtsStreamRequest): Record<string, unknown> {
+  const body: Record<string, unknown> = { model_id: req.model };
+  const settings: Record<string, number> = {};
+  for (const key of VOICE_SETTINGS) {
+    const value = req.options[key];
+    if (value === undefined) continue;
+    if (!Number.isFinite(Number(value))) throw new ProviderError(`elevenlabs option ${key} must be a number, not ${JSON.stringify(value)}`, false);
+    settings[key] = Number(value);
+  }
+  if (Object.keys(settings).length) body.voice_settings = settings;
+  if (req.options.language_code) body.language_code = req.options.language_code;
+  if (req.options.seed) body.seed = Number(req.options.seed);
+  return body;
+}

@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ElevenLabsTts } from "../src/providers/elevenlabs/tts.ts";
+import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
+import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs, type ElevenLabsFault } from "./fakes/elevenlabs.ts";
+import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
+
+// The ElevenLabs TTS adapter against its fake: real sessions through /v1/tts, options checked on
+// the wire, and every fault with and without a fallback.
+
+const fake = startFakeElevenLabs();
+let server: TestServer;
+const options = { apiKey: FAKE_ELEVENLABS_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
+
+beforeAll(async () => {
+  // "el-echo" is the same adapter serving the test model, so faults can be tried with a fallback.
+  const echo = Object.assign(new ElevenLabsTts(options), { id: "el-echo" });
+  const catalogue = testCatalogue(["el-echo", "fixed"]);
+  catalogue.providers[0].requiresVoice = true;
+  server = await startTestServer(
+    { ELEVENLABS_API_KEY: FAKE_ELEVENLABS_KEY, ELEVENLABS_BASE_URL: fake.url, UPSTREAM_IDLE_TIMEOUT_MS: "300" },
+    { extra: { catalogue, providers: [echo, new FixedPcmProvider("fixed", 3)] } },
+  );
+});
+afterAll(async () => {
+  await server.stop(0);
+  fake.stop();
+});
+
+describe("ElevenLabs TTS through /v1/tts", () => {
+  test("a session streams 24 kHz PCM; model, voice settings and the previous sentence reach the wire", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    const c = connect(server.wsUrl(`/v1/tts?model=eleven_flash_v2_5&voice=${FAKE_VOICE}&provider_options[stability]=0.3&speed=1.1&language_code=en`), bearer(key));
+    c.send({ type: "text", text: "Hello from the cloud. " });
+    c.send({ type: "text", text: "A second sentence" });
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
+    expect(rec.events.find((e) => e.type === "service.tts_audio_started")).toMatchObject({ provider: "elevenlabs", encoding: "pcm_s16le", sample_rate: 24000 });
+    expect(totalBytes(rec.audio) / 2 / 24000).toBeGreaterThan(2);
+    const [first, second] = fake.requests.slice(-2);
+    expect(first).toEqual({
+      voiceId: FAKE_VOICE,
+      query: { output_format: "pcm_24000" },
+      body: { model_id: "eleven_flash_v2_5", text: "Hello from the cloud.", voice_settings: { stability: 0.3, speed: 1.1 }, language_code: "en" },
+      apiKey: FAKE_ELEVENLABS_KEY,
+    });
+    expect(second!.body).toMatchObject({ text: "A second sentence", previous_text: "Hello from the cloud." });
+    expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "elevenlabs", status: "completed", usageAmount: 39 });
+  });
+
+  test("format=mp3 passes the upstream's 44.1 kHz MP3 through", async () => {
+    const c = connect(server.wsUrl(`/v1/tts?model=eleven_flash_v2_5&voice=${FAKE_VOICE}&format=mp3`), bearer(server.key));
+    c.send({ type: "text", text: "MP3 please." });
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    expect(rec.close.code).toBe(1000);
+    expect(Buffer.concat(rec.audio)[0]).toBe(0xff);
+    expect(fake.requests.at(-1)!.query.output_format).toBe("mp3_44100_128");
+  });
+
+  test("a voice the account does not have is an upstream error, not a retry storm", async () => {
+    const before = fake.requests.length;
+    const c = connect(server.wsUrl("/v1/tts?model=eleven_flash_v2_5&voice=no-such-voice"), bearer(server.key));
+    c.send({ type: "text", text: "Hello." });
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
+    expect(fake.requests.length - before).toBe(1);
+  });
+
+  test("a non-numeric voice setting is refused before anything is sent upstream", async () => {
+    const before = fake.requests.length;
+    const c = connect(server.wsUrl(`/v1/tts?model=eleven_flash_v2_5&voice=${FAKE_VOICE}&stability=high`), bearer(server.key));
+    c.send({ type: "text", text: "Hello." });
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
+    expect(rec.events.at(-1)).toMatchObject({ type: "service.tts_error", code: "upstream_error", message: 'elevenlabs option stability must be a number, not "high"' });
+    expect(fake.requests.length).toBe(before);
+  });
+
+  test("the account's voices come from GET /v1/voices", async () => {
+    expect(await new ElevenLabsTts(options).voices()).toEqual([{ id: FAKE_VOICE, name: "George", languages: [], gender: "male" }]);
+  });
+});
+
+describe("ElevenLabs faults", () => {
+  async function run(fault: ElevenLabsFault, query: string) {
+    const { key, tenantId } = await fundedAccount(server);
+    fake.fault(fault);
+    const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}&voice=${FAKE_VOICE}&${query}`), bearer(key));
+    c.send({ type: "text", text: "Twelve chars" });
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    // No upstream connection outlives the session: a stalled or dropped request was cancelled.
+    for (let i = 0; i < 50 && fake.openRequests() > 0; i++) await Bun.sleep(20);
+    expect(fake.openRequests()).toBe(0);
+    return { rec, record: await lastActivity(server, tenantId) };
+  }
+
+  for (const fault of ["401", "429", "500", "stall", "malformed"] as const) {
+    test(`${fault} before any audio: the next candidate serves, billed once at its rate`, async () => {
+      const { rec, record } = await run(fault, "provider_order=el-echo,fixed");
+      expect(rec.close.code).toBe(1000);
+      expect(record).toMatchObject({ provider: "fixed", status: "completed", usageAmount: 12, credits: 120 });
+      expect(JSON.parse(record.attempts)[0].provider).toBe("el-echo");
+    });
+
+    test(`${fault} with allow_fallbacks=false: 1011 upstream_error, nothing billed`, async () => {
+      const { rec, record } = await run(fault, "provider=el-echo&allow_fallbacks=false");
+      expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
+      expect(record).toMatchObject({ status: "failed", credits: 0 });
+    });
+  }
+
+  test("a connection dropped after audio started: no switch, 1011, nothing billed", async () => {
+    const { rec, record } = await run("drop", "provider_order=el-echo,fixed");
+    expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
+    expect(rec.audio.length).toBeGreaterThan(0);
+    expect(record).toMatchObject({ provider: "el-echo", status: "failed", credits: 0 });
+  });
+});
