@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ElevenLabsTts } from "../src/providers/elevenlabs/tts.ts";
-import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
-import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs, type ElevenLabsFault } from "./fakes/elevenlabs.ts";
+import { FixedPcmProvider, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
+import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
+import { describeHttpTtsFaults } from "./helpers/http-tts-faults.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
@@ -86,39 +87,4 @@ describe("ElevenLabs TTS through /v1/tts", () => {
   });
 });
 
-describe("ElevenLabs faults", () => {
-  async function run(fault: ElevenLabsFault, query: string) {
-    const { key, tenantId } = await fundedAccount(server);
-    fake.fault(fault);
-    const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}&voice=${FAKE_VOICE}&${query}`), bearer(key));
-    c.send({ type: "text", text: "Twelve chars" });
-    c.send({ type: "close" });
-    const rec = await c.closed;
-    // No upstream connection outlives the session: a stalled or dropped request was cancelled.
-    for (let i = 0; i < 50 && fake.openRequests() > 0; i++) await Bun.sleep(20);
-    expect(fake.openRequests()).toBe(0);
-    return { rec, record: await lastActivity(server, tenantId) };
-  }
-
-  for (const fault of ["401", "429", "500", "stall", "malformed"] as const) {
-    test(`${fault} before any audio: the next candidate serves, billed once at its rate`, async () => {
-      const { rec, record } = await run(fault, "provider_order=el-echo,fixed");
-      expect(rec.close.code).toBe(1000);
-      expect(record).toMatchObject({ provider: "fixed", status: "completed", usageAmount: 12, credits: 120 });
-      expect(JSON.parse(record.attempts)[0].provider).toBe("el-echo");
-    });
-
-    test(`${fault} with allow_fallbacks=false: 1011 upstream_error, nothing billed`, async () => {
-      const { rec, record } = await run(fault, "provider=el-echo&allow_fallbacks=false");
-      expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
-      expect(record).toMatchObject({ status: "failed", credits: 0 });
-    });
-  }
-
-  test("a connection dropped after audio started: no switch, 1011, nothing billed", async () => {
-    const { rec, record } = await run("drop", "provider_order=el-echo,fixed");
-    expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
-    expect(rec.audio.length).toBeGreaterThan(0);
-    expect(record).toMatchObject({ provider: "el-echo", status: "failed", credits: 0 });
-  });
-});
+describeHttpTtsFaults("ElevenLabs", { server: () => server, fake, echoId: "el-echo", voice: FAKE_VOICE });

@@ -1,0 +1,56 @@
+import { describe, expect, test } from "bun:test";
+import { TEST_MODEL } from "../fakes/fixed-pcm-provider.ts";
+import type { StreamFault } from "../fakes/audio-response.ts";
+import { fundedAccount, lastActivity } from "./accounts.ts";
+import type { TestServer } from "./server.ts";
+import { bearer, connect } from "./ws-client.ts";
+
+export interface HttpTtsFaultTarget {
+  server: () => TestServer;
+  fake: { fault(f: "401" | "429" | "500" | StreamFault): void; openRequests(): number };
+  /** The adapter under test registered under this id, serving TEST_MODEL beside a `fixed` fallback. */
+  echoId: string;
+  voice: string;
+}
+
+/**
+ * The faults every HTTP TTS adapter must survive, each with and without a fallback: the close
+ * code, what is billed, and that no upstream request outlives the session.
+ */
+export function describeHttpTtsFaults(name: string, { server, fake, echoId, voice }: HttpTtsFaultTarget): void {
+  async function run(fault: "401" | "429" | "500" | StreamFault, query: string) {
+    const { key, tenantId } = await fundedAccount(server());
+    fake.fault(fault);
+    const c = connect(server().wsUrl(`/v1/tts?model=${TEST_MODEL}&voice=${voice}&${query}`), bearer(key));
+    c.send({ type: "text", text: "Twelve chars" });
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    for (let i = 0; i < 50 && fake.openRequests() > 0; i++) await Bun.sleep(20);
+    expect(fake.openRequests()).toBe(0);
+    return { rec, record: await lastActivity(server(), tenantId) };
+  }
+
+  describe(`${name} faults`, () => {
+    for (const fault of ["401", "429", "500", "stall", "malformed"] as const) {
+      test(`${fault} before any audio: the next candidate serves, billed once at its rate`, async () => {
+        const { rec, record } = await run(fault, `provider_order=${echoId},fixed`);
+        expect(rec.close.code).toBe(1000);
+        expect(record).toMatchObject({ provider: "fixed", status: "completed", usageAmount: 12, credits: 120 });
+        expect(JSON.parse(record.attempts)[0].provider).toBe(echoId);
+      });
+
+      test(`${fault} with allow_fallbacks=false: 1011 upstream_error, nothing billed`, async () => {
+        const { rec, record } = await run(fault, `provider=${echoId}&allow_fallbacks=false`);
+        expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
+        expect(record).toMatchObject({ status: "failed", credits: 0 });
+      });
+    }
+
+    test("a connection dropped after audio started: no switch, 1011, nothing billed", async () => {
+      const { rec, record } = await run("drop", `provider_order=${echoId},fixed`);
+      expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
+      expect(rec.audio.length).toBeGreaterThan(0);
+      expect(record).toMatchObject({ provider: echoId, status: "failed", credits: 0 });
+    });
+  });
+}
