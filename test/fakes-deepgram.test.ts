@@ -7,9 +7,23 @@ import { FAKE_DEEPGRAM_KEY, startFakeDeepgram } from "./fakes/deepgram.ts";
 const fake = startFakeDeepgram();
 afterAll(() => fake.stop());
 
+const environment = { base: fake.http, production: fake.ws, agent: fake.ws, agentRest: fake.http };
+
 describe("the Deepgram fake, through the official SDK", () => {
+  test("speak.v1.audio.generate: Aura answers real linear16 speech at the asked rate", async () => {
+    const client = new DeepgramClient({ apiKey: FAKE_DEEPGRAM_KEY, environment } as never);
+    const res = await client.speak.v1.audio.generate({ text: "Hello from Aura.", model: "aura-2-thalia-en", encoding: "linear16", sample_rate: 16000, container: "none" });
+    const audio = new Uint8Array(await res.arrayBuffer());
+    expect(audio.length / 2 / 16000).toBeGreaterThan(0.7);
+    expect(fake.speak.at(-1)).toEqual({
+      query: { model: "aura-2-thalia-en", encoding: "linear16", sample_rate: "16000", container: "none" },
+      body: { text: "Hello from Aura." },
+      authorization: `Token ${FAKE_DEEPGRAM_KEY}`,
+    });
+  });
+
   test("listen.v1.connect: audio in, interim and final Results and the close out", async () => {
-    const client = new DeepgramClient({ apiKey: FAKE_DEEPGRAM_KEY, environment: { base: fake.http, production: fake.ws, agent: fake.ws, agentRest: fake.http } } as never);
+    const client = new DeepgramClient({ apiKey: FAKE_DEEPGRAM_KEY, environment } as never);
     const socket = await client.listen.v1.connect({ model: "nova-3", encoding: "linear16", sample_rate: 16000, interim_results: "true", vad_events: "true", reconnectAttempts: 0 } as never);
     const messages: { type: string; is_final?: boolean }[] = [];
     const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));

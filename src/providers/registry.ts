@@ -1,6 +1,7 @@
 import type { EnginePool } from "../../workers/engine-pool.ts";
 import type { Config } from "../config.ts";
 import { DeepgramStt } from "./deepgram/stt.ts";
+import { DeepgramTts } from "./deepgram/tts.ts";
 import { LocalEngineProvider } from "./local-engine-provider.ts";
 import { ElevenLabsTts } from "./elevenlabs/tts.ts";
 import { OpenAiStt } from "./openai/stt.ts";
@@ -22,7 +23,8 @@ function compatibleOptions(config: Config): OpenAiOptions | undefined {
 /** The TTS adapters this build has, by provider id: local engines, and cloud providers when configured. */
 export function ttsProviders(pool: EnginePool, config: Config): TtsProvider[] {
   const openai = openAiOptions(config);
-  const el = config.providers.elevenlabs;
+  const { elevenlabs: el, deepgram: dg } = config.providers;
+  const timeouts = { connectTimeoutMs: config.providerConnectTimeoutMs, idleTimeoutMs: config.upstreamIdleTimeoutMs };
   return [
     new LocalEngineProvider("flite", "flite", pool),
     new LocalEngineProvider("svox-pico", "svox-pico", pool),
@@ -30,8 +32,9 @@ export function ttsProviders(pool: EnginePool, config: Config): TtsProvider[] {
     ...(openai ? [new OpenAiTts(openai)] : []),
     ...(compatibleOptions(config) ? [new OpenAiTts(compatibleOptions(config)!, "openai-compatible")] : []),
     ...(el.apiKey || el.baseUrl
-      ? [new ElevenLabsTts({ apiKey: el.apiKey, baseUrl: el.baseUrl ?? "https://api.elevenlabs.io", connectTimeoutMs: config.providerConnectTimeoutMs, idleTimeoutMs: config.upstreamIdleTimeoutMs })]
+      ? [new ElevenLabsTts({ apiKey: el.apiKey, baseUrl: el.baseUrl ?? "https://api.elevenlabs.io", ...timeouts })]
       : []),
+    ...(dg.apiKey || dg.baseUrl ? [new DeepgramTts({ apiKey: dg.apiKey, baseUrl: dg.baseUrl ?? "https://api.deepgram.com", ...timeouts })] : []),
   ];
 }
 

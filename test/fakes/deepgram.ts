@@ -1,14 +1,19 @@
+import { audioResponse, mp3, speech } from "./audio-response.ts";
+
 // A fake of Deepgram's streaming STT (`wss://…/v1/listen`, Nova) on loopback, close enough for the
 // official SDK: `Authorization: Token <key>`, binary audio in; `Results` (interim every 0.5 s of
 // audio, final on `Finalize` with `from_finalize`, and at `CloseStream`), `SpeechStarted` and
 // `UtteranceEnd` when `vad_events=true`, `Metadata` at the end, close 1000. Transcripts are the
-// words of a fixed sentence, one more word per interim.
+// words of a fixed sentence, one more word per interim. Also prerecorded `POST /v1/listen`, `GET /v1/models`,
+// and Aura TTS `POST /v1/speak` (JSON `{text}` in; `linear16` raw PCM at `sample_rate` or `mp3` out;
+// real Flite speech).
 //
 // Faults for the next connection: "401" / "429" / "500" (the handshake answers that status),
 // "drop" (after 1 s of audio the socket closes 1011 NET-0000), "malformed" (a non-JSON text
-// frame after the first audio), "data-error" (close 1008 DATA-0000 after the first audio).
+// frame after the first audio), "data-error" (close 1008 DATA-0000 after the first audio). For
+// `/v1/speak`, "drop", "malformed" and "stall" are the HTTP streaming faults of audio-response.ts.
 
-export type DeepgramFault = "401" | "429" | "500" | "drop" | "malformed" | "data-error";
+export type DeepgramFault = "401" | "429" | "500" | "drop" | "malformed" | "data-error" | "stall";
 
 export const FAKE_DEEPGRAM_KEY = "dg-fake-key";
 const WORDS = "thank you very much for your help".split(" ");
@@ -21,6 +26,10 @@ export interface FakeDeepgram {
   connections: { query: URLSearchParams; texts: string[]; audioBytes: number; authorization: string | null }[];
   /** Prerecorded requests (POST /v1/listen): query, content type and body size. */
   prerecorded: { query: URLSearchParams; contentType: string | null; bytes: number }[];
+  /** Aura requests (POST /v1/speak): query, JSON body and auth header. */
+  speak: { query: Record<string, string>; body: Record<string, unknown>; authorization: string | null }[];
+  /** HTTP requests still open: a client that forgets to cancel a response shows here. */
+  openRequests(): number;
   fault(f: DeepgramFault): void;
   openSockets(): number;
   stop(): void;
@@ -41,6 +50,31 @@ interface Conn {
 export function startFakeDeepgram(): FakeDeepgram {
   const connections: Conn[] = [];
   const prerecorded: FakeDeepgram["prerecorded"] = [];
+  const speak: FakeDeepgram["speak"] = [];
+  const spoken = new Map<string, Uint8Array>();
+  const dgError = (status: number, err_code: string, err_msg: string) => Response.json({ err_code, err_msg }, { status });
+
+  const aura = async (req: Request, url: URL, fault: DeepgramFault | undefined) => {
+    const authorization = req.headers.get("authorization");
+    const body = (await req.json().catch(() => ({}))) as Record<string, unknown>;
+    speak.push({ query: Object.fromEntries(url.searchParams), body, authorization });
+    if (authorization !== `Token ${FAKE_DEEPGRAM_KEY}` || fault === "401") return dgError(401, "INVALID_AUTH", "Invalid credentials.");
+    if (fault === "429") return dgError(429, "TOO_MANY_REQUESTS", "Too many requests.");
+    if (fault === "500") return dgError(500, "INTERNAL", "Internal error.");
+    if (!url.searchParams.get("model")?.startsWith("aura-")) return dgError(400, "Bad Request", "No such model.");
+    if (typeof body.text !== "string" || !body.text) return dgError(400, "Bad Request", "text is required.");
+    const encoding = url.searchParams.get("encoding") ?? "mp3";
+    if (encoding !== "linear16" && encoding !== "mp3") return dgError(400, "UNSUPPORTED", `encoding ${encoding} is not supported by this fake`);
+    const rate = Number(url.searchParams.get("sample_rate") ?? 24000);
+    const key = `${encoding}\n${rate}\n${body.text}`;
+    let audio = spoken.get(key);
+    if (!audio) {
+      const pcm = speech(body.text, rate);
+      audio = encoding === "mp3" ? mp3(pcm, rate) : pcm;
+      spoken.set(key, audio);
+    }
+    return audioResponse(audio, encoding === "mp3" ? "audio/mpeg" : "application/octet-stream", fault === "stall" || fault === "drop" || fault === "malformed" ? fault : undefined);
+  };
   let pending: DeepgramFault | undefined;
 
   const results = (c: Conn, isFinal: boolean, fromFinalize = false) => {
@@ -64,9 +98,23 @@ export function startFakeDeepgram(): FakeDeepgram {
     hostname: "127.0.0.1",
     async fetch(req, srv) {
       const url = new URL(req.url);
+      if (req.method === "GET" && url.pathname === "/v1/models") {
+        return Response.json({
+          stt: [{ name: "nova-3", canonical_name: "nova-3", architecture: "nova-3", languages: ["en"] }],
+          tts: [
+            { name: "thalia", canonical_name: "aura-2-thalia-en", architecture: "aura-2", languages: ["en", "en-US"] },
+            { name: "asteria", canonical_name: "aura-asteria-en", architecture: "aura", languages: ["en"] },
+          ],
+        });
+      }
+      if (req.method === "POST" && url.pathname === "/v1/speak") {
+        const fault = pending;
+        pending = undefined;
+        return aura(req, url, fault);
+      }
       if (url.pathname !== "/v1/listen") return new Response("not found", { status: 404 });
       if (req.method === "POST") {
-        if (req.headers.get("authorization") !== `Token ${FAKE_DEEPGRAM_KEY}`) return Response.json({ err_code: "INVALID_AUTH", err_msg: "Invalid credentials." }, { status: 401 });
+        if (req.headers.get("authorization") !== `Token ${FAKE_DEEPGRAM_KEY}`) return dgError(401, "INVALID_AUTH", "Invalid credentials.");
         const body = new Uint8Array(await req.arrayBuffer());
         prerecorded.push({ query: url.searchParams, contentType: req.headers.get("content-type"), bytes: body.length });
         const text = WORDS.join(" ");
@@ -81,9 +129,9 @@ export function startFakeDeepgram(): FakeDeepgram {
       const fault = pending;
       pending = undefined;
       const authorization = req.headers.get("authorization");
-      if (authorization !== `Token ${FAKE_DEEPGRAM_KEY}` || fault === "401") return Response.json({ err_code: "INVALID_AUTH", err_msg: "Invalid credentials." }, { status: 401 });
-      if (fault === "429") return Response.json({ err_code: "TOO_MANY_REQUESTS", err_msg: "Too many requests." }, { status: 429 });
-      if (fault === "500") return Response.json({ err_code: "INTERNAL", err_msg: "Internal error." }, { status: 500 });
+      if (authorization !== `Token ${FAKE_DEEPGRAM_KEY}` || fault === "401") return dgError(401, "INVALID_AUTH", "Invalid credentials.");
+      if (fault === "429") return dgError(429, "TOO_MANY_REQUESTS", "Too many requests.");
+      if (fault === "500") return dgError(500, "INTERNAL", "Internal error.");
       const rate = Number(url.searchParams.get("sample_rate") ?? 16000);
       const perSample = url.searchParams.get("encoding") === "mulaw" ? 1 : 2;
       const conn: Conn = { query: url.searchParams, texts: [], audioBytes: 0, authorization, fault, bytesPerSecond: rate * perSample * Number(url.searchParams.get("channels") ?? 1), sentInterimAt: 0, spoke: false, finalizedUpTo: 0 };
@@ -127,6 +175,8 @@ export function startFakeDeepgram(): FakeDeepgram {
     ws: `ws://127.0.0.1:${server.port}`,
     connections,
     prerecorded,
+    speak,
+    openRequests: () => server.pendingRequests,
     fault: (f) => (pending = f),
     openSockets: () => server.pendingWebSockets,
     stop: () => server.stop(true),
