@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DeepgramTts } from "../src/providers/deepgram/tts.ts";
-import { FixedPcmProvider, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram } from "./fakes/deepgram.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { describeHttpTtsFaults } from "./helpers/http-tts-faults.ts";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
+import type { TestServer } from "./helpers/server.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
 // Deepgram Aura TTS against its fake, through /v1/tts: the voice folded into the model name,
@@ -15,27 +14,15 @@ let server: TestServer;
 const options = { apiKey: FAKE_DEEPGRAM_KEY, baseUrl: fake.http, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
 
 beforeAll(async () => {
-  // "dg-echo" is the same adapter serving the test model (as aura-2), so faults can meet a fallback.
-  const echo = Object.assign(new DeepgramTts(options), { id: "dg-echo" });
-  const catalogue = testCatalogue(["dg-echo", "fixed"]);
-  catalogue.providers[0].requiresVoice = true;
-  catalogue.providers[0].bindings[0].id = "aura-2"; // Deepgram's id for the model, as the fake expects
-  server = await startTestServer(
-    { DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY, DEEPGRAM_BASE_URL: fake.http, UPSTREAM_IDLE_TIMEOUT_MS: "300" },
-    { extra: { catalogue, providers: [echo, new FixedPcmProvider("fixed", 3)] } },
-  );
+  // "dg-echo" is the same adapter serving the test model, so faults can meet a fallback.
+  server = await startEchoServer({ DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY, DEEPGRAM_BASE_URL: fake.http }, Object.assign(new DeepgramTts(options), { id: "dg-echo" }), "aura-2");
 });
 afterAll(async () => {
   await server.stop(0);
   fake.stop();
 });
 
-async function speak(query: string, key = server.key) {
-  const c = connect(server.wsUrl(`/v1/tts?${query}`), bearer(key));
-  c.send({ type: "text", text: "Hello from Aura. " });
-  c.send({ type: "close" });
-  return c.closed;
-}
+const speak = (query: string, key?: string) => speakOnce(server, query, "Hello from Aura. ", key);
 
 describe("Deepgram Aura through /v1/tts", () => {
   test("a session streams 24 kHz linear16; the voice is folded into the model name", async () => {

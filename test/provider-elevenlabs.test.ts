@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ElevenLabsTts } from "../src/providers/elevenlabs/tts.ts";
-import { FixedPcmProvider, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { describeHttpTtsFaults } from "./helpers/http-tts-faults.ts";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
+import type { TestServer } from "./helpers/server.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
 // The ElevenLabs TTS adapter against its fake: real sessions through /v1/tts, options checked on
@@ -15,14 +14,8 @@ let server: TestServer;
 const options = { apiKey: FAKE_ELEVENLABS_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
 
 beforeAll(async () => {
-  // "el-echo" is the same adapter serving the test model, so faults can be tried with a fallback.
-  const echo = Object.assign(new ElevenLabsTts(options), { id: "el-echo" });
-  const catalogue = testCatalogue(["el-echo", "fixed"]);
-  catalogue.providers[0].requiresVoice = true;
-  server = await startTestServer(
-    { ELEVENLABS_API_KEY: FAKE_ELEVENLABS_KEY, ELEVENLABS_BASE_URL: fake.url, UPSTREAM_IDLE_TIMEOUT_MS: "300" },
-    { extra: { catalogue, providers: [echo, new FixedPcmProvider("fixed", 3)] } },
-  );
+  // "el-echo" is the same adapter serving the test model, so faults can meet a fallback.
+  server = await startEchoServer({ ELEVENLABS_API_KEY: FAKE_ELEVENLABS_KEY, ELEVENLABS_BASE_URL: fake.url }, Object.assign(new ElevenLabsTts(options), { id: "el-echo" }));
 });
 afterAll(async () => {
   await server.stop(0);

@@ -1,9 +1,29 @@
 import { describe, expect, test } from "bun:test";
-import { TEST_MODEL } from "../fakes/fixed-pcm-provider.ts";
+import type { TtsProvider } from "../../src/providers/types.ts";
+import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "../fakes/fixed-pcm-provider.ts";
 import type { StreamFault } from "../fakes/audio-response.ts";
 import { fundedAccount, lastActivity } from "./accounts.ts";
-import type { TestServer } from "./server.ts";
+import { startTestServer, type TestServer } from "./server.ts";
 import { bearer, connect } from "./ws-client.ts";
+
+// What the tests of every HTTP TTS adapter share: a server where the adapter also serves the test
+// model (as `echoId`) beside a `fixed` fallback, a one-sentence session, and the fault suite.
+
+/** A test server with the cloud adapter configured by `env`, and `echo` (the same adapter under another id) serving TEST_MODEL as `bindingId`. */
+export function startEchoServer(env: Record<string, string>, echo: TtsProvider, bindingId = "echo"): Promise<TestServer> {
+  const catalogue = testCatalogue([echo.id, "fixed"]);
+  catalogue.providers[0].requiresVoice = true;
+  catalogue.providers[0].bindings[0].id = bindingId;
+  return startTestServer({ ...env, UPSTREAM_IDLE_TIMEOUT_MS: "300" }, { extra: { catalogue, providers: [echo, new FixedPcmProvider("fixed", 3)] } });
+}
+
+/** One sentence through /v1/tts, then close; the recorded session. */
+export function speakOnce(server: TestServer, query: string, text: string, key = server.key) {
+  const c = connect(server.wsUrl(`/v1/tts?${query}`), bearer(key));
+  c.send({ type: "text", text });
+  c.send({ type: "close" });
+  return c.closed;
+}
 
 export interface HttpTtsFaultTarget {
   server: () => TestServer;
@@ -21,10 +41,7 @@ export function describeHttpTtsFaults(name: string, { server, fake, echoId, voic
   async function run(fault: "401" | "429" | "500" | StreamFault, query: string) {
     const { key, tenantId } = await fundedAccount(server());
     fake.fault(fault);
-    const c = connect(server().wsUrl(`/v1/tts?model=${TEST_MODEL}&voice=${voice}&${query}`), bearer(key));
-    c.send({ type: "text", text: "Twelve chars" });
-    c.send({ type: "close" });
-    const rec = await c.closed;
+    const rec = await speakOnce(server(), `model=${TEST_MODEL}&voice=${voice}&${query}`, "Twelve chars", key);
     for (let i = 0; i < 50 && fake.openRequests() > 0; i++) await Bun.sleep(20);
     expect(fake.openRequests()).toBe(0);
     return { rec, record: await lastActivity(server(), tenantId) };
