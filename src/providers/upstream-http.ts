@@ -4,6 +4,16 @@ import { ProviderError } from "./types.ts";
 // ProviderErrors with the right retry verdict, and that notices an upstream that goes silent.
 // Secrets never appear in the messages.
 
+/** How an HTTP adapter reaches its upstream. */
+export interface HttpProviderOptions {
+  apiKey?: string;
+  baseUrl: string;
+  /** Bound on connect / first byte of each request. */
+  connectTimeoutMs: number;
+  /** Longest silence inside a response before the upstream is given up. */
+  idleTimeoutMs: number;
+}
+
 /** Whether a failure with this HTTP status may be retried on another provider. */
 export function retryableStatus(status: number): boolean {
   return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;

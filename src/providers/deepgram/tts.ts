@@ -1,15 +1,6 @@
 import { ProviderError, type AudioFormat, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "../types.ts";
-import { upstreamFetch } from "../upstream-http.ts";
+import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
 import { UtteranceTtsStream } from "../utterance-stream.ts";
-
-export interface DeepgramTtsOptions {
-  apiKey?: string;
-  baseUrl: string;
-  /** Bound on connect / first byte of each request. */
-  connectTimeoutMs: number;
-  /** Longest silence inside a response before the upstream is given up. */
-  idleTimeoutMs: number;
-}
 
 const PCM_RATE = 24000;
 
@@ -21,7 +12,7 @@ const PCM_RATE = 24000;
 export class DeepgramTts implements TtsProvider {
   readonly id = "deepgram";
 
-  constructor(private readonly options: DeepgramTtsOptions) {}
+  constructor(private readonly options: HttpProviderOptions) {}
 
   async open(req: TtsStreamRequest): Promise<TtsStream> {
     if (req.format !== "pcm" && req.format !== "mp3") throw new ProviderError(`deepgram streaming sessions produce pcm or mp3, not ${req.format}`, false);

@@ -1,15 +1,6 @@
 import { ProviderError, type AudioFormat, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "../types.ts";
-import { upstreamFetch } from "../upstream-http.ts";
+import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
 import { UtteranceTtsStream } from "../utterance-stream.ts";
-
-export interface ElevenLabsOptions {
-  apiKey?: string;
-  baseUrl: string;
-  /** Bound on connect / first byte of each request. */
-  connectTimeoutMs: number;
-  /** Longest silence inside a response before the upstream is given up. */
-  idleTimeoutMs: number;
-}
 
 const PCM_RATE = 24000;
 const VOICE_SETTINGS = ["stability", "similarity_boost", "style", "speed"] as const;
@@ -23,7 +14,7 @@ const VOICE_SETTINGS = ["stability", "similarity_boost", "style", "speed"] as co
 export class ElevenLabsTts implements TtsProvider {
   readonly id = "elevenlabs";
 
-  constructor(private readonly options: ElevenLabsOptions) {}
+  constructor(private readonly options: HttpProviderOptions) {}
 
   async open(req: TtsStreamRequest): Promise<TtsStream> {
     if (req.format !== "pcm" && req.format !== "mp3") throw new ProviderError(`elevenlabs streaming sessions produce pcm or mp3, not ${req.format}`, false);

@@ -1,6 +1,5 @@
 import { ProviderError, type SttFamily, type SttProvider, type Transcription, type TranscriptionRequest } from "../types.ts";
-import { upstreamFetch } from "../upstream-http.ts";
-import type { OpenAiOptions } from "./tts.ts";
+import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
 
 /** OpenAI's realtime transcription family (the streaming adapter is still to come). */
 export const OPENAI_STT_FAMILY: SttFamily = {
@@ -18,7 +17,7 @@ export const OPENAI_STT_FAMILY: SttFamily = {
 /** OpenAI `POST /audio/transcriptions` for files. */
 export class OpenAiStt implements SttProvider {
   constructor(
-    private readonly options: OpenAiOptions,
+    private readonly options: HttpProviderOptions,
     /** `openai`, or another id for an OpenAI-compatible server. */
     readonly id = "openai",
   ) {}

@@ -1,15 +1,6 @@
 import { ProviderError, type AudioFormat, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "../types.ts";
-import { upstreamFetch } from "../upstream-http.ts";
+import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
 import { UtteranceTtsStream } from "../utterance-stream.ts";
-
-export interface OpenAiOptions {
-  apiKey?: string;
-  baseUrl: string;
-  /** Bound on connect / first byte of each request. */
-  connectTimeoutMs: number;
-  /** Longest silence inside a response before the upstream is given up. */
-  idleTimeoutMs: number;
-}
 
 const PCM_RATE = 24000;
 const VOICES = ["alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer", "verse", "marin", "cedar"];
@@ -20,7 +11,7 @@ const VOICES = ["alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nov
  */
 export class OpenAiTts implements TtsProvider {
   constructor(
-    private readonly options: OpenAiOptions,
+    private readonly options: HttpProviderOptions,
     /** `openai`, or another id for an OpenAI-compatible server. */
     readonly id = "openai",
   ) {}

@@ -1,0 +1,79 @@
+import { audioResponse, mp3, speech, type StreamFault } from "./audio-response.ts";
+
+// A fake of Cartesia's `POST /tts/bytes` on loopback, close enough for the official
+// `@cartesia/cartesia-js` SDK: `Authorization: Bearer <key>` and a `Cartesia-Version` header, JSON
+// `{model_id, transcript, voice, output_format}` in (raw pcm_s16le at any rate, or mp3), audio
+// bytes streamed out; `GET /voices` lists one voice. Speech is real (our Flite, resampled). Errors
+// use Cartesia's `{title, message, error_code, request_id}`.
+//
+// Faults for the next request: "401", "429", "500", and the streaming faults of audio-response.ts.
+
+export type CartesiaFault = "401" | "429" | "500" | StreamFault;
+
+export const FAKE_CARTESIA_KEY = "sk_car_fake";
+export const FAKE_CARTESIA_VOICE = "694f9389-aac1-45b6-b726-9d9369183238";
+
+export interface FakeCartesia {
+  url: string;
+  requests: { body: Record<string, any>; authorization: string | null; version: string | null }[];
+  fault(f: CartesiaFault): void;
+  openRequests(): number;
+  stop(): void;
+}
+
+const error = (status: number, error_code: string, message: string) =>
+  Response.json({ title: message, message, error_code, doc_url: "https://docs.cartesia.ai", request_id: crypto.randomUUID() }, { status });
+
+function voiceId(voice: unknown): string | undefined {
+  if (typeof voice === "string") return voice;
+  if (voice && typeof voice === "object" && typeof (voice as { id?: unknown }).id === "string") return (voice as { id: string }).id;
+}
+
+export function startFakeCartesia(): FakeCartesia {
+  const requests: FakeCartesia["requests"] = [];
+  const made = new Map<string, Uint8Array>();
+  let pending: CartesiaFault | undefined;
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    idleTimeout: 0,
+    async fetch(req) {
+      const url = new URL(req.url);
+      const authorization = req.headers.get("authorization");
+      const version = req.headers.get("cartesia-version");
+      const fault = pending;
+      pending = undefined;
+      if (authorization !== `Bearer ${FAKE_CARTESIA_KEY}` || fault === "401") return error(401, "unauthorized", "Invalid API key");
+      if (!version) return error(400, "missing_version", "Cartesia-Version header is required");
+      if (req.method === "GET" && url.pathname === "/voices") {
+        return Response.json({ data: [{ id: FAKE_CARTESIA_VOICE, name: "Katie", language: "en", description: "A friendly voice", is_public: true }], has_more: false });
+      }
+      if (req.method !== "POST" || url.pathname !== "/tts/bytes") return error(404, "not_found", `No route for ${req.method} ${url.pathname}`);
+      const body = (await req.json().catch(() => ({}))) as Record<string, any>;
+      requests.push({ body, authorization, version });
+      if (fault === "429") return error(429, "rate_limited", "Too many requests");
+      if (fault === "500") return error(500, "internal_error", "Internal server error");
+      if (typeof body.transcript !== "string" || !body.transcript) return error(400, "invalid_request", "transcript is required");
+      if (voiceId(body.voice) !== FAKE_CARTESIA_VOICE) return error(404, "voice_not_found", "Voice not found");
+      const out = body.output_format ?? {};
+      const rate = Number(out.sample_rate);
+      const raw = out.container === "raw" && out.encoding === "pcm_s16le";
+      if ((!raw && out.container !== "mp3") || !rate) return error(400, "invalid_output_format", "output_format not supported by this fake");
+      const key = `${out.container}\n${rate}\n${body.transcript}`;
+      let audio = made.get(key);
+      if (!audio) {
+        const pcm = speech(body.transcript, rate);
+        audio = raw ? pcm : mp3(pcm, rate);
+        made.set(key, audio);
+      }
+      return audioResponse(audio, raw ? "application/octet-stream" : "audio/mpeg", fault === "stall" || fault === "drop" || fault === "malformed" ? fault : undefined);
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    requests,
+    fault: (f) => (pending = f),
+    openRequests: () => server.pendingRequests,
+    stop: () => server.stop(true),
+  };
+}

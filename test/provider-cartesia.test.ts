@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { CartesiaTts } from "../src/providers/cartesia/tts.ts";
+import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
+import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
+import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
+import type { TestServer } from "./helpers/server.ts";
+import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
+
+// Cartesia Sonic against its fake, through /v1/tts: the request shape on the wire, options, and
+// every HTTP fault with and without a fallback.
+
+const fake = startFakeCartesia();
+let server: TestServer;
+const options = { apiKey: FAKE_CARTESIA_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
+
+beforeAll(async () => {
+  // "car-echo" is the same adapter serving the test model, so faults can meet a fallback.
+  server = await startEchoServer({ CARTESIA_API_KEY: FAKE_CARTESIA_KEY, CARTESIA_BASE_URL: fake.url }, Object.assign(new CartesiaTts(options), { id: "car-echo" }));
+});
+afterAll(async () => {
+  await server.stop(0);
+  fake.stop();
+});
+
+const speak = (query: string, key?: string) => speakOnce(server, query, "Hello from Sonic. ", key);
+
+describe("Cartesia Sonic through /v1/tts", () => {
+  test("a session streams raw 24 kHz PCM; voice, format and generation options reach the wire", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    const rec = await speak(`model=sonic-3&voice=${FAKE_CARTESIA_VOICE}&speed=1.1&provider_options[emotion]=calm&language=en`, key);
+    expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
+    expect(rec.events.find((e) => e.type === "service.tts_audio_started")).toMatchObject({ provider: "cartesia", encoding: "pcm_s16le", sample_rate: 24000 });
+    expect(totalBytes(rec.audio) / 2 / 24000).toBeGreaterThan(0.7);
+    expect(fake.requests.at(-1)).toEqual({
+      body: {
+        model_id: "sonic-3",
+        transcript: "Hello from Sonic.",
+        voice: { mode: "id", id: FAKE_CARTESIA_VOICE },
+        output_format: { container: "raw", encoding: "pcm_s16le", sample_rate: 24000 },
+        generation_config: { speed: 1.1, emotion: "calm" },
+        language: "en",
+      },
+      authorization: `Bearer ${FAKE_CARTESIA_KEY}`,
+      version: "2026-08-14",
+    });
+    expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "cartesia", status: "completed", usageAmount: 18 });
+  });
+
+  test("format=mp3 passes Sonic's MP3 through", async () => {
+    const rec = await speak(`model=sonic-3&voice=${FAKE_CARTESIA_VOICE}&format=mp3`);
+    expect(rec.close.code).toBe(1000);
+    expect(Buffer.concat(rec.audio)[0]).toBe(0xff);
+    expect(fake.requests.at(-1)!.body.output_format).toEqual({ container: "mp3", sample_rate: 44100, bit_rate: 128000 });
+  });
+
+  test("a non-numeric volume is refused before anything is sent upstream", async () => {
+    const before = fake.requests.length;
+    const rec = await speak(`model=sonic-3&voice=${FAKE_CARTESIA_VOICE}&volume=loud`);
+    expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
+    expect(rec.events.at(-1)).toMatchObject({ type: "service.tts_error", message: 'cartesia option volume must be a number, not "loud"' });
+    expect(fake.requests.length).toBe(before);
+  });
+
+  test("the account's voices come from GET /voices", async () => {
+    expect(await new CartesiaTts(options).voices()).toEqual([{ id: FAKE_CARTESIA_VOICE, name: "Katie", languages: ["en"] }]);
+  });
+});
+
+describeHttpTtsFaults("Cartesia", { server: () => server, fake, echoId: "car-echo", voice: FAKE_CARTESIA_VOICE });
