@@ -29,6 +29,14 @@ describe("the ElevenLabs fake, through the official SDK", () => {
     expect(audio[0]).toBe(0xff);
   });
 
+  test("speechToText.convert answers text and word timings", async () => {
+    const file = new Blob([await Bun.file(new URL("./fixtures/speech.wav", import.meta.url)).arrayBuffer()], { type: "audio/wav" });
+    const res = (await client.speechToText.convert({ modelId: "scribe_v1", file, languageCode: "en" })) as { text: string; words: { type: string }[] };
+    expect(res.text).toBe("Thank you very much. For your help.");
+    expect(res.words.filter((w) => w.type === "word").length).toBe(7);
+    expect(fake.transcriptions.at(-1)).toMatchObject({ fields: { model_id: "scribe_v1", language_code: "en" }, apiKey: FAKE_ELEVENLABS_KEY });
+  });
+
   test("errors come as ElevenLabs detail objects the SDK understands", async () => {
     fake.fault("429");
     const err = await failure(client.textToSpeech.stream(FAKE_VOICE, { text: "x" }));

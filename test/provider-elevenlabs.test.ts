@@ -81,3 +81,42 @@ describe("ElevenLabs TTS through /v1/tts", () => {
 });
 
 describeHttpTtsFaults("ElevenLabs", { server: () => server, fake, echoId: "el-echo", voice: FAKE_VOICE });
+
+describe("ElevenLabs Scribe file transcription through /v1/stt/transcriptions", () => {
+  const upload = async (key: string) => {
+    const form = new FormData();
+    form.set("model", "scribe_v1");
+    form.set("language", "en-US");
+    form.set("file", new Blob([await Bun.file(new URL("./fixtures/speech.ogg", import.meta.url)).arrayBuffer()]), "speech.ogg");
+    return fetch(`${server.url}/v1/stt/transcriptions`, { method: "POST", headers: bearer(key), body: form });
+  };
+
+  test("the file and fields reach Scribe; its words become one segment per sentence; whole seconds billed", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    const res = await upload(key);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      provider: "elevenlabs",
+      model: "elevenlabs/scribe_v1",
+      text: "Thank you very much. For your help.",
+      segments: [
+        { text: "Thank you very much.", start_ms: 0, end_ms: 1550 },
+        { text: "For your help.", start_ms: 1600, end_ms: 2750 },
+      ],
+      billed_seconds: 3,
+    });
+    expect(fake.transcriptions.at(-1)).toMatchObject({ fields: { model_id: "scribe_v1", language_code: "en", timestamps_granularity: "word" }, fileBytes: 6642, apiKey: FAKE_ELEVENLABS_KEY });
+    expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "elevenlabs", status: "completed", usageAmount: 3 });
+  });
+
+  for (const fault of ["429", "malformed"] as const) {
+    test(`${fault} from Scribe is 502 upstream_error and bills nothing`, async () => {
+      const { key, tenantId } = await fundedAccount(server);
+      fake.fault(fault);
+      const res = await upload(key);
+      expect(res.status).toBe(502);
+      expect(await res.json()).toMatchObject({ error: "upstream_error" });
+      expect(await lastActivity(server, tenantId)).toMatchObject({ status: "failed", credits: 0 });
+    });
+  }
+});

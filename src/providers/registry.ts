@@ -4,6 +4,7 @@ import { CartesiaTts } from "./cartesia/tts.ts";
 import { DeepgramStt } from "./deepgram/stt.ts";
 import { DeepgramTts } from "./deepgram/tts.ts";
 import { LocalEngineProvider } from "./local-engine-provider.ts";
+import { ElevenLabsStt } from "./elevenlabs/stt.ts";
 import { ElevenLabsTts } from "./elevenlabs/tts.ts";
 import { OpenAiStt } from "./openai/stt.ts";
 import { OpenAiTts } from "./openai/tts.ts";
@@ -18,6 +19,8 @@ function cloudOptions(config: Config, provider: keyof Config["providers"], defau
 }
 
 const openAiOptions = (config: Config) => cloudOptions(config, "openai", "https://api.openai.com/v1");
+const elevenLabsOptions = (config: Config) => cloudOptions(config, "elevenlabs", "https://api.elevenlabs.io");
+const deepgramOptions = (config: Config) => cloudOptions(config, "deepgram", "https://api.deepgram.com");
 const when = <O, P>(options: O | undefined, make: (o: O) => P): P[] => (options ? [make(options)] : []);
 
 function compatibleOptions(config: Config): HttpProviderOptions | undefined {
@@ -34,9 +37,9 @@ export function ttsProviders(pool: EnginePool, config: Config): TtsProvider[] {
     new LocalEngineProvider("espeak-ng", "espeak-ng", pool),
     ...when(openAiOptions(config), (o) => new OpenAiTts(o)),
     ...when(compatibleOptions(config), (o) => new OpenAiTts(o, "openai-compatible")),
-    ...when(cloudOptions(config, "elevenlabs", "https://api.elevenlabs.io"), (o) => new ElevenLabsTts(o)),
+    ...when(elevenLabsOptions(config), (o) => new ElevenLabsTts(o)),
     ...when(cloudOptions(config, "cartesia", "https://api.cartesia.ai"), (o) => new CartesiaTts(o)),
-    ...when(cloudOptions(config, "deepgram", "https://api.deepgram.com"), (o) => new DeepgramTts(o)),
+    ...when(deepgramOptions(config), (o) => new DeepgramTts(o)),
   ];
 }
 
@@ -45,6 +48,7 @@ export function cloudSttProviders(config: Config): SttProvider[] {
   return [
     ...when(openAiOptions(config), (o) => new OpenAiStt(o)),
     ...when(compatibleOptions(config), (o) => new OpenAiStt(o, "openai-compatible")),
-    ...when(cloudOptions(config, "deepgram", "https://api.deepgram.com"), (o) => new DeepgramStt(o)),
+    ...when(deepgramOptions(config), (o) => new DeepgramStt(o)),
+    ...when(elevenLabsOptions(config), (o) => new ElevenLabsStt(o)),
   ];
 }

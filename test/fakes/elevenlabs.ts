@@ -1,10 +1,11 @@
 import { audioResponse, mp3, speech as speechAt, type StreamFault } from "./audio-response.ts";
 
-// A fake of ElevenLabs' HTTP text-to-speech on loopback, close enough to the wire that the official
+// A fake of ElevenLabs' HTTP text-to-speech and Scribe file transcription on loopback, close enough to the wire that the official
 // `@elevenlabs/elevenlabs-js` SDK works against it: `POST /v1/text-to-speech/{voice_id}/stream`
 // and its non-streaming sibling, `GET /v1/voices`, key in `xi-api-key`, `output_format` in the query (pcm_<rate> =
 // raw s16le, mp3_<rate>_<kbps>), JSON body with `text`, `model_id`, `voice_settings`. Speech is
-// real (our Flite, resampled). Errors use ElevenLabs' `{"detail":{"status","message"}}` shape.
+// real (our Flite, resampled). `POST /v1/speech-to-text` (multipart `model_id`, `file`) answers a
+// fixed sentence with word timings. Errors use ElevenLabs' `{"detail":{"status","message"}}` shape.
 //
 // Faults, set with `fault(...)`, apply to the next request only: "401", "429", "500", and the
 // streaming faults "stall", "drop", "malformed" (see audio-response.ts).
@@ -21,6 +22,7 @@ export interface ElevenLabsRequest {
 export interface FakeElevenLabs {
   url: string;
   requests: ElevenLabsRequest[];
+  transcriptions: { fields: Record<string, string>; fileBytes: number; apiKey: string | null }[];
   fault(f: ElevenLabsFault): void;
   /** Requests still open on the fake: a client that forgets to close a connection shows here. */
   openRequests(): number;
@@ -32,10 +34,22 @@ export const FAKE_VOICE = "JBFqnCBsd6RMkjVDRZzb";
 
 const error = (status: number, code: string, message: string) => Response.json({ detail: { status: code, message } }, { status });
 
+const SCRIBE_WORDS = ["Thank", "you", "very", "much.", "For", "your", "help."];
+const SCRIBE_ANSWER = {
+  language_code: "eng",
+  language_probability: 0.99,
+  text: SCRIBE_WORDS.join(" "),
+  words: SCRIBE_WORDS.flatMap((text, i) => [
+    ...(i ? [{ text: " ", start: i * 0.4 - 0.05, end: i * 0.4, type: "spacing", logprob: 0 }] : []),
+    { text, start: i * 0.4, end: i * 0.4 + 0.35, type: "word", logprob: -0.1 },
+  ]),
+};
+
 const SPEECH = /^\/v1\/text-to-speech\/([^/]+)(\/stream)?$/;
 
 export function startFakeElevenLabs(): FakeElevenLabs {
   const requests: ElevenLabsRequest[] = [];
+  const transcriptions: FakeElevenLabs["transcriptions"] = [];
   let pending: ElevenLabsFault | undefined;
   const made = new Map<string, Uint8Array>();
   const server = Bun.serve({
@@ -50,6 +64,20 @@ export function startFakeElevenLabs(): FakeElevenLabs {
       if (req.method === "GET" && url.pathname === "/v1/voices") {
         if (apiKey !== FAKE_ELEVENLABS_KEY) return error(401, "invalid_api_key", "Invalid API key");
         return Response.json({ voices: [{ voice_id: FAKE_VOICE, name: "George", category: "premade", labels: { gender: "male", accent: "british" } }] });
+      }
+      if (req.method === "POST" && url.pathname === "/v1/speech-to-text") {
+        const form = await req.formData();
+        const fields: Record<string, string> = {};
+        for (const [k, v] of form) if (typeof v === "string") fields[k] = v;
+        const file = form.get("file");
+        transcriptions.push({ fields, fileBytes: file instanceof Blob ? file.size : 0, apiKey });
+        if (apiKey !== FAKE_ELEVENLABS_KEY || fault === "401") return error(401, "invalid_api_key", "Invalid API key");
+        if (fault === "429") return error(429, "too_many_concurrent_requests", "Too many concurrent requests for your subscription.");
+        if (fault === "500") return error(500, "internal_server_error", "An internal error occurred.");
+        if (!fields.model_id) return error(422, "invalid_request", "model_id is required");
+        if (!(file instanceof Blob)) return error(422, "invalid_request", "file or cloud_storage_url is required");
+        if (fault === "malformed") return new Response("{not json", { headers: { "content-type": "application/json" } });
+        return Response.json(SCRIBE_ANSWER);
       }
       const route = req.method === "POST" ? SPEECH.exec(url.pathname) : null;
       if (!route) return error(404, "not_found", `No route for ${req.method} ${url.pathname}`);
@@ -78,6 +106,7 @@ export function startFakeElevenLabs(): FakeElevenLabs {
   return {
     url: `http://127.0.0.1:${server.port}`,
     requests,
+    transcriptions,
     fault: (f) => (pending = f),
     openRequests: () => server.pendingRequests,
     stop: () => server.stop(true),
