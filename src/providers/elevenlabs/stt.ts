@@ -1,5 +1,6 @@
 import { ProviderError, type SttFamily, type SttProvider, type Transcription, type TranscriptionRequest } from "../types.ts";
 import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
+import { sentenceSegments } from "../word-segments.ts";
 
 interface ScribeWord {
   text: string;
@@ -38,24 +39,7 @@ export class ElevenLabsStt implements SttProvider {
       throw new ProviderError("elevenlabs answered a transcription that is not JSON", true);
     }
     if (typeof body.text !== "string") throw new ProviderError("elevenlabs answered a transcription without text", true);
-    return { text: body.text.trim(), segments: sentences(body.words ?? []) };
+    const words = (body.words ?? []).filter((w) => w.type === "word").map((w) => ({ text: w.text, start_ms: Math.round(w.start * 1000), end_ms: Math.round(w.end * 1000) }));
+    return { text: body.text.trim(), segments: sentenceSegments(words) };
   }
-}
-
-/** Scribe gives words, not segments: a segment per sentence, timed by its first and last word. */
-function sentences(words: ScribeWord[]): Transcription["segments"] {
-  const segments: Transcription["segments"] = [];
-  let current: ScribeWord[] = [];
-  const close = () => {
-    if (!current.length) return;
-    segments.push({ text: current.map((w) => w.text).join(" "), start_ms: Math.round(current[0]!.start * 1000), end_ms: Math.round(current.at(-1)!.end * 1000) });
-    current = [];
-  };
-  for (const w of words) {
-    if (w.type !== "word") continue;
-    current.push(w);
-    if (/[.?!]$/.test(w.text)) close();
-  }
-  close();
-  return segments;
 }
