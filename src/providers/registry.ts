@@ -1,5 +1,6 @@
 import type { EnginePool } from "../../workers/engine-pool.ts";
 import type { Config } from "../config.ts";
+import { AssemblyAiStt } from "./assemblyai/stt.ts";
 import { CartesiaTts } from "./cartesia/tts.ts";
 import { DeepgramStt } from "./deepgram/stt.ts";
 import { DeepgramTts } from "./deepgram/tts.ts";
@@ -50,5 +51,6 @@ export function cloudSttProviders(config: Config): SttProvider[] {
     ...when(compatibleOptions(config), (o) => new OpenAiStt(o, "openai-compatible")),
     ...when(deepgramOptions(config), (o) => new DeepgramStt(o)),
     ...when(elevenLabsOptions(config), (o) => new ElevenLabsStt(o)),
+    ...when(cloudOptions(config, "assemblyai", "https://api.assemblyai.com"), (o) => new AssemblyAiStt(o)),
   ];
 }

@@ -1,0 +1,60 @@
+import { ProviderError, type SttFamily, type SttProvider, type Transcription, type TranscriptionRequest } from "../types.ts";
+import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
+import { sentenceSegments } from "../word-segments.ts";
+
+export interface AssemblyAiOptions extends HttpProviderOptions {
+  /** Longest wait for a submitted job to finish. */
+  jobTimeoutMs?: number;
+}
+
+interface TranscriptJob {
+  id: string;
+  status: "queued" | "processing" | "completed" | "error";
+  text?: string | null;
+  words?: { text: string; start: number; end: number }[] | null;
+  error?: string;
+}
+
+const FIRST_POLL_MS = 100;
+const MAX_POLL_MS = 3000;
+
+/**
+ * AssemblyAI async transcription for files: upload the bytes, submit a job, poll it. Polling
+ * starts at 100 ms and backs off to 3 s, so a short file is answered about as soon as it is done
+ * without hammering the API on a long one. (Universal-Streaming is still to come.)
+ */
+export class AssemblyAiStt implements SttProvider {
+  readonly id = "assemblyai";
+
+  constructor(private readonly options: AssemblyAiOptions) {}
+
+  family(): SttFamily | undefined {
+    return undefined;
+  }
+
+  async transcribe(req: TranscriptionRequest): Promise<Transcription> {
+    const { upload_url } = await this.call<{ upload_url: string }>("/v2/upload", { method: "POST", headers: { "content-type": "application/octet-stream" }, body: req.bytes });
+    const submitted: Record<string, unknown> = { audio_url: upload_url, speech_model: req.model };
+    if (req.language) submitted.language_code = req.language.slice(0, 2);
+    let job = await this.call<TranscriptJob>("/v2/transcript", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(submitted) });
+    const deadline = Date.now() + (this.options.jobTimeoutMs ?? 15 * 60_000);
+    for (let wait = FIRST_POLL_MS; job.status === "queued" || job.status === "processing"; wait = Math.min(wait * 1.5, MAX_POLL_MS)) {
+      if (Date.now() + wait > deadline) throw new ProviderError(`assemblyai job ${job.id} did not finish in time`, true);
+      await Bun.sleep(wait);
+      job = await this.call<TranscriptJob>(`/v2/transcript/${encodeURIComponent(job.id)}`, {});
+    }
+    if (job.status !== "completed") throw new ProviderError(`assemblyai could not transcribe the file: ${job.error ?? job.status}`, false);
+    const words = (job.words ?? []).map((w) => ({ text: w.text, start_ms: w.start, end_ms: w.end }));
+    return { text: (job.text ?? "").trim(), segments: sentenceSegments(words) };
+  }
+
+  private async call<T>(path: string, init: RequestInit): Promise<T> {
+    const headers = { ...(init.headers as Record<string, string>), ...(this.options.apiKey ? { authorization: this.options.apiKey } : {}) };
+    const res = await upstreamFetch(this.id, `${this.options.baseUrl}${path}`, { ...init, headers }, Math.max(this.options.connectTimeoutMs, 60_000));
+    try {
+      return (await res.json()) as T;
+    } catch {
+      throw new ProviderError(`assemblyai answered ${path} with something that is not JSON`, true);
+    }
+  }
+}

@@ -1,0 +1,84 @@
+// A fake of AssemblyAI's async transcription API on loopback, close enough for the official
+// `assemblyai` SDK: `Authorization: <key>` (no scheme); `POST /v2/upload` (bytes in,
+// `{upload_url}` out), `POST /v2/transcript` (`{audio_url, speech_model, language_code}` in, a
+// queued transcript out), `GET /v2/transcript/{id}` (queued → processing → completed over the
+// next polls, with words timed in ms). Errors are `{"error": "..."}`.
+//
+// Faults for the next request: "401", "429", "500"; "failed" makes the next transcript end with
+// status "error"; "never" leaves it processing for ever.
+
+export type AssemblyAiFault = "401" | "429" | "500" | "failed" | "never";
+
+export const FAKE_ASSEMBLYAI_KEY = "aai-fake-key";
+const WORDS = ["Thank", "you", "very", "much", "for", "your", "help."];
+
+interface Job {
+  id: string;
+  body: Record<string, unknown>;
+  polls: number;
+  fate: "complete" | "failed" | "never";
+}
+
+export interface FakeAssemblyAi {
+  url: string;
+  uploads: { bytes: number; authorization: string | null }[];
+  jobs: Job[];
+  fault(f: AssemblyAiFault): void;
+  stop(): void;
+}
+
+const error = (status: number, message: string) => Response.json({ error: message }, { status });
+
+export function startFakeAssemblyAi(): FakeAssemblyAi {
+  const uploads: FakeAssemblyAi["uploads"] = [];
+  const jobs: Job[] = [];
+  let pending: AssemblyAiFault | undefined;
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      const url = new URL(req.url);
+      const authorization = req.headers.get("authorization");
+      const fault = pending === "failed" || pending === "never" ? undefined : pending;
+      if (fault) pending = undefined;
+      if (authorization !== FAKE_ASSEMBLYAI_KEY || fault === "401") return error(401, "Authentication error, API token missing/invalid");
+      if (fault === "429") return error(429, "Too many requests");
+      if (fault === "500") return error(500, "Internal server error");
+
+      if (req.method === "POST" && url.pathname === "/v2/upload") {
+        const bytes = (await req.arrayBuffer()).byteLength;
+        uploads.push({ bytes, authorization });
+        if (!bytes) return error(400, "Upload is empty");
+        return Response.json({ upload_url: `${url.origin}/files/${crypto.randomUUID()}` });
+      }
+      if (req.method === "POST" && url.pathname === "/v2/transcript") {
+        const body = (await req.json().catch(() => ({}))) as Record<string, unknown>;
+        if (typeof body.audio_url !== "string") return error(400, "audio_url is required");
+        const fate = pending === "failed" ? "failed" : pending === "never" ? "never" : "complete";
+        pending = undefined;
+        const job: Job = { id: crypto.randomUUID(), body, polls: 0, fate };
+        jobs.push(job);
+        return Response.json({ id: job.id, status: "queued", audio_url: body.audio_url, speech_model: body.speech_model ?? null });
+      }
+      const poll = /^\/v2\/transcript\/([^/]+)$/.exec(url.pathname);
+      if (req.method === "GET" && poll) {
+        const job = jobs.find((j) => j.id === poll[1]);
+        if (!job) return error(404, "Transcript not found");
+        job.polls++;
+        const base = { id: job.id, audio_url: job.body.audio_url, speech_model: job.body.speech_model ?? null, language_code: job.body.language_code ?? "en_us" };
+        if (job.fate === "never" || job.polls < 3) return Response.json({ ...base, status: job.polls < 2 ? "queued" : "processing", text: null, words: null });
+        if (job.fate === "failed") return Response.json({ ...base, status: "error", error: "Transcoding failed. File does not appear to contain audio." });
+        const words = WORDS.map((text, i) => ({ text, start: i * 400, end: i * 400 + 350, confidence: 0.98, speaker: null }));
+        return Response.json({ ...base, status: "completed", text: WORDS.join(" "), words, audio_duration: 3, confidence: 0.98 });
+      }
+      return error(404, `No route for ${req.method} ${url.pathname}`);
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    uploads,
+    jobs,
+    fault: (f) => (pending = f),
+    stop: () => server.stop(true),
+  };
+}

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { AssemblyAiStt } from "../src/providers/assemblyai/stt.ts";
+import { ProviderError } from "../src/providers/types.ts";
+import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type AssemblyAiFault } from "./fakes/assemblyai.ts";
+import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { bearer } from "./helpers/ws-client.ts";
+
+// AssemblyAI file transcription against its fake, through /v1/stt/transcriptions: upload, job,
+// polling, and what each failure costs (nothing).
+
+const fake = startFakeAssemblyAi();
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY, ASSEMBLYAI_BASE_URL: fake.url });
+});
+afterAll(async () => {
+  await server.stop(0);
+  fake.stop();
+});
+
+const fixture = () => Bun.file(new URL("./fixtures/speech.ogg", import.meta.url)).arrayBuffer();
+
+async function upload(key: string, model = "universal") {
+  const form = new FormData();
+  form.set("model", model);
+  form.set("language", "en-US");
+  form.set("file", new Blob([await fixture()]), "speech.ogg");
+  return fetch(`${server.url}/v1/stt/transcriptions`, { method: "POST", headers: bearer(key), body: form });
+}
+
+describe("AssemblyAI through /v1/stt/transcriptions", () => {
+  test("the file is uploaded, a job submitted and polled to completion; words become segments; whole seconds billed", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    const res = await upload(key, "slam-1");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      provider: "assemblyai",
+      model: "assemblyai/slam-1",
+      text: "Thank you very much for your help.",
+      segments: [{ text: "Thank you very much for your help.", start_ms: 0, end_ms: 2750 }],
+      billed_seconds: 3,
+    });
+    expect(fake.uploads.at(-1)).toEqual({ bytes: 6642, authorization: FAKE_ASSEMBLYAI_KEY });
+    const job = fake.jobs.at(-1)!;
+    expect(job.body).toEqual({ audio_url: expect.stringContaining("/files/"), speech_model: "slam-1", language_code: "en" });
+    expect(job.polls).toBe(3);
+    expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "assemblyai", status: "completed", usageAmount: 3 });
+  });
+
+  for (const fault of ["429", "500"] as AssemblyAiFault[]) {
+    test(`${fault}: 502 upstream_error, nothing billed`, async () => {
+      const { key, tenantId } = await fundedAccount(server);
+      fake.fault(fault);
+      const res = await upload(key);
+      expect(res.status).toBe(502);
+      expect(await res.json()).toMatchObject({ error: "upstream_error" });
+      expect(await lastActivity(server, tenantId)).toMatchObject({ status: "failed", credits: 0 });
+    });
+  }
+
+  test("a job AssemblyAI fails (e.g. no audio in the file) is the caller's 422 with its reason, nothing billed", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    fake.fault("failed");
+    const res = await upload(key);
+    expect(res.status).toBe(422);
+    expect(JSON.stringify(await res.json())).toContain("Transcoding failed");
+    expect(await lastActivity(server, tenantId)).toMatchObject({ status: "failed", credits: 0 });
+  });
+
+  test("a job that never finishes is given up at the job timeout, as a retryable failure", async () => {
+    fake.fault("never");
+    const adapter = new AssemblyAiStt({ apiKey: FAKE_ASSEMBLYAI_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300, jobTimeoutMs: 400 });
+    const err = await adapter.transcribe({ model: "universal", bytes: new Uint8Array(await fixture()), container: "Ogg" }).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ProviderError);
+    expect(err).toMatchObject({ retryable: true, message: expect.stringContaining("did not finish in time") });
+  });
+});
