@@ -1,4 +1,4 @@
-import { ProviderError } from "./types.ts";
+import { ProviderError, type TranscriptionRequest } from "./types.ts";
 
 // HTTP to upstream providers: one place that turns what an upstream does wrong into
 // ProviderErrors with the right retry verdict, and that notices an upstream that goes silent.
@@ -72,4 +72,18 @@ export async function* bodyChunks(provider: string, res: Response, idleMs: numbe
     clearTimeout(timer);
     reader.cancel().catch(() => {});
   }
+}
+
+/** A response body as JSON; anything else is a retryable ProviderError. */
+export async function upstreamJson<T>(provider: string, res: Response): Promise<T> {
+  try {
+    return (await res.json()) as T;
+  } catch {
+    throw new ProviderError(`${provider} answered something that is not JSON`, true);
+  }
+}
+
+/** The audio of a file transcription as a multipart `file` field, named after its container. */
+export function setAudioFile(form: FormData, req: TranscriptionRequest): void {
+  form.set("file", new Blob([req.bytes], req.mimeType ? { type: req.mimeType } : undefined), `audio.${req.container.toLowerCase().split(/[/ ]/)[0]}`);
 }

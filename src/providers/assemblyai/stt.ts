@@ -1,5 +1,5 @@
 import { ProviderError, type SttFamily, type SttProvider, type Transcription, type TranscriptionRequest } from "../types.ts";
-import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
+import { upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 import { sentenceSegments } from "../word-segments.ts";
 
 export interface AssemblyAiOptions extends HttpProviderOptions {
@@ -51,10 +51,6 @@ export class AssemblyAiStt implements SttProvider {
   private async call<T>(path: string, init: RequestInit): Promise<T> {
     const headers = { ...(init.headers as Record<string, string>), ...(this.options.apiKey ? { authorization: this.options.apiKey } : {}) };
     const res = await upstreamFetch(this.id, `${this.options.baseUrl}${path}`, { ...init, headers }, Math.max(this.options.connectTimeoutMs, 60_000));
-    try {
-      return (await res.json()) as T;
-    } catch {
-      throw new ProviderError(`assemblyai answered ${path} with something that is not JSON`, true);
-    }
+    return upstreamJson<T>(this.id, res);
   }
 }

@@ -1,6 +1,6 @@
 import { AsyncQueue } from "../../util/async-queue.ts";
 import { ProviderError, type RawUpstream, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
-import { upstreamFetch } from "../upstream-http.ts";
+import { upstreamFetch, upstreamJson } from "../upstream-http.ts";
 
 export interface DeepgramOptions {
   apiKey?: string;
@@ -69,12 +69,7 @@ export class DeepgramStt implements SttProvider {
       },
       60_000,
     );
-    let body: { results?: { channels?: { alternatives?: { transcript?: string }[] }[]; utterances?: { start: number; end: number; transcript: string }[] } };
-    try {
-      body = (await res.json()) as typeof body;
-    } catch {
-      throw new ProviderError("deepgram answered a transcription that is not JSON", true);
-    }
+    const body = await upstreamJson<{ results?: { channels?: { alternatives?: { transcript?: string }[] }[]; utterances?: { start: number; end: number; transcript: string }[] } }>(this.id, res);
     const text = body.results?.channels?.[0]?.alternatives?.[0]?.transcript;
     if (typeof text !== "string") throw new ProviderError("deepgram answered a transcription without a transcript", true);
     const segments = (body.results?.utterances ?? []).map((u) => ({ text: u.transcript, start_ms: Math.round(u.start * 1000), end_ms: Math.round(u.end * 1000) }));

@@ -1,5 +1,5 @@
 import { ProviderError, type SttFamily, type SttProvider, type Transcription, type TranscriptionRequest } from "../types.ts";
-import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
+import { setAudioFile, upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 import { sentenceSegments } from "../word-segments.ts";
 
 interface ScribeWord {
@@ -22,7 +22,7 @@ export class ElevenLabsStt implements SttProvider {
   async transcribe(req: TranscriptionRequest): Promise<Transcription> {
     const form = new FormData();
     form.set("model_id", req.model);
-    form.set("file", new Blob([req.bytes], req.mimeType ? { type: req.mimeType } : undefined), `audio.${req.container.toLowerCase().split(/[/ ]/)[0]}`);
+    setAudioFile(form, req);
     form.set("timestamps_granularity", "word");
     form.set("tag_audio_events", "false");
     if (req.language) form.set("language_code", req.language.slice(0, 2));
@@ -32,12 +32,7 @@ export class ElevenLabsStt implements SttProvider {
       { method: "POST", headers: this.options.apiKey ? { "xi-api-key": this.options.apiKey } : {}, body: form },
       Math.max(this.options.connectTimeoutMs, 60_000),
     );
-    let body: { text?: unknown; words?: ScribeWord[] };
-    try {
-      body = (await res.json()) as typeof body;
-    } catch {
-      throw new ProviderError("elevenlabs answered a transcription that is not JSON", true);
-    }
+    const body = await upstreamJson<{ text?: unknown; words?: ScribeWord[] }>(this.id, res);
     if (typeof body.text !== "string") throw new ProviderError("elevenlabs answered a transcription without text", true);
     const words = (body.words ?? []).filter((w) => w.type === "word").map((w) => ({ text: w.text, start_ms: Math.round(w.start * 1000), end_ms: Math.round(w.end * 1000) }));
     return { text: body.text.trim(), segments: sentenceSegments(words) };

@@ -1,5 +1,5 @@
 import { ProviderError, type SttFamily, type SttProvider, type Transcription, type TranscriptionRequest } from "../types.ts";
-import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
+import { setAudioFile, upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 
 /** OpenAI's realtime transcription family (the streaming adapter is still to come). */
 export const OPENAI_STT_FAMILY: SttFamily = {
@@ -29,7 +29,7 @@ export class OpenAiStt implements SttProvider {
   async transcribe(req: TranscriptionRequest): Promise<Transcription> {
     const form = new FormData();
     form.set("model", req.model);
-    form.set("file", new Blob([req.bytes], req.mimeType ? { type: req.mimeType } : undefined), `audio.${req.container.toLowerCase().split(/[/ ]/)[0]}`);
+    setAudioFile(form, req);
     // whisper-1 gives segments in verbose_json; the gpt-4o transcribers answer json only.
     const verbose = req.model === "whisper-1";
     form.set("response_format", verbose ? "verbose_json" : "json");
@@ -40,12 +40,7 @@ export class OpenAiStt implements SttProvider {
       { method: "POST", headers: this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}, body: form },
       Math.max(this.options.connectTimeoutMs, 60_000),
     );
-    let body: { text?: unknown; segments?: { start: number; end: number; text: string }[] };
-    try {
-      body = (await res.json()) as typeof body;
-    } catch {
-      throw new ProviderError(`${this.id} answered a transcription that is not JSON`, true);
-    }
+    const body = await upstreamJson<{ text?: unknown; segments?: { start: number; end: number; text: string }[] }>(this.id, res);
     if (typeof body.text !== "string") throw new ProviderError(`${this.id} answered a transcription without text`, true);
     const segments = (body.segments ?? []).map((s) => ({ text: s.text.trim(), start_ms: Math.round(s.start * 1000), end_ms: Math.round(s.end * 1000) }));
     return { text: body.text.trim(), segments };
