@@ -21,6 +21,14 @@ describe("the Cartesia fake, through the official SDK", () => {
     expect(fake.requests.at(-1)).toMatchObject({ body: { model_id: "sonic-3", transcript: "Hello from the fake." }, authorization: `Bearer ${FAKE_CARTESIA_KEY}`, version: "2026-08-14" });
   });
 
+  test("stt.transcribe answers text and word timings", async () => {
+    const file = new File([await Bun.file(new URL("./fixtures/speech.wav", import.meta.url)).arrayBuffer()], "speech.wav", { type: "audio/wav" });
+    const res = await client.stt.transcribe({ file, model: "ink-whisper", language: "en", timestamp_granularities: ["word"] });
+    expect(res.text).toBe("Thank you very much. For your help.");
+    expect(res.words?.[0]).toEqual({ word: "Thank", start: 0, end: 0.35 });
+    expect(fake.transcriptions.at(-1)!.fields).toMatchObject({ model: ["ink-whisper"], language: ["en"] });
+  });
+
   test("errors come as Cartesia error objects the SDK understands", async () => {
     fake.fault("429");
     const err = await client.tts

@@ -4,7 +4,7 @@ import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fak
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
 import type { TestServer } from "./helpers/server.ts";
-import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
+import { bearer, totalBytes } from "./helpers/ws-client.ts";
 
 // Cartesia Sonic against its fake, through /v1/tts: the request shape on the wire, options, and
 // every HTTP fault with and without a fallback.
@@ -67,3 +67,38 @@ describe("Cartesia Sonic through /v1/tts", () => {
 });
 
 describeHttpTtsFaults("Cartesia", { server: () => server, fake, echoId: "car-echo", voice: FAKE_CARTESIA_VOICE });
+
+describe("Cartesia Ink-Whisper file transcription through /v1/stt/transcriptions", () => {
+  const upload = async (key: string) => {
+    const form = new FormData();
+    form.set("model", "ink-whisper");
+    form.set("language", "en-US");
+    form.set("file", new Blob([await Bun.file(new URL("./fixtures/speech.ogg", import.meta.url)).arrayBuffer()]), "speech.ogg");
+    return fetch(`${server.url}/v1/stt/transcriptions`, { method: "POST", headers: bearer(key), body: form });
+  };
+
+  test("the file, model and word timestamps are asked for; words become sentence segments; whole seconds billed", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    const res = await upload(key);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      provider: "cartesia",
+      model: "cartesia/ink-whisper",
+      segments: [
+        { text: "Thank you very much.", start_ms: 0, end_ms: 1550 },
+        { text: "For your help.", start_ms: 1600, end_ms: 2750 },
+      ],
+      billed_seconds: 3,
+    });
+    expect(fake.transcriptions.at(-1)).toEqual({ fields: { model: ["ink-whisper"], "timestamp_granularities[]": ["word"], language: ["en"] }, fileBytes: 6642 });
+    expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "cartesia", status: "completed", usageAmount: 3 });
+  });
+
+  test("a malformed answer is 502 upstream_error and bills nothing", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    fake.fault("malformed");
+    const res = await upload(key);
+    expect(res.status).toBe(502);
+    expect(await lastActivity(server, tenantId)).toMatchObject({ status: "failed", credits: 0 });
+  });
+});

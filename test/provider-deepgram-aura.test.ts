@@ -4,7 +4,7 @@ import { FAKE_DEEPGRAM_KEY, startFakeDeepgram } from "./fakes/deepgram.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
 import type { TestServer } from "./helpers/server.ts";
-import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
+import { totalBytes } from "./helpers/ws-client.ts";
 
 // Deepgram Aura TTS against its fake, through /v1/tts: the voice folded into the model name,
 // options on the wire, and every HTTP fault with and without a fallback.

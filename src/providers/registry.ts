@@ -1,6 +1,7 @@
 import type { EnginePool } from "../../workers/engine-pool.ts";
 import type { Config } from "../config.ts";
 import { AssemblyAiStt } from "./assemblyai/stt.ts";
+import { CartesiaStt } from "./cartesia/stt.ts";
 import { CartesiaTts } from "./cartesia/tts.ts";
 import { DeepgramStt } from "./deepgram/stt.ts";
 import { DeepgramTts } from "./deepgram/tts.ts";
@@ -21,6 +22,7 @@ function cloudOptions(config: Config, provider: keyof Config["providers"], defau
 
 const openAiOptions = (config: Config) => cloudOptions(config, "openai", "https://api.openai.com/v1");
 const elevenLabsOptions = (config: Config) => cloudOptions(config, "elevenlabs", "https://api.elevenlabs.io");
+const cartesiaOptions = (config: Config) => cloudOptions(config, "cartesia", "https://api.cartesia.ai");
 const deepgramOptions = (config: Config) => cloudOptions(config, "deepgram", "https://api.deepgram.com");
 const when = <O, P>(options: O | undefined, make: (o: O) => P): P[] => (options ? [make(options)] : []);
 
@@ -39,7 +41,7 @@ export function ttsProviders(pool: EnginePool, config: Config): TtsProvider[] {
     ...when(openAiOptions(config), (o) => new OpenAiTts(o)),
     ...when(compatibleOptions(config), (o) => new OpenAiTts(o, "openai-compatible")),
     ...when(elevenLabsOptions(config), (o) => new ElevenLabsTts(o)),
-    ...when(cloudOptions(config, "cartesia", "https://api.cartesia.ai"), (o) => new CartesiaTts(o)),
+    ...when(cartesiaOptions(config), (o) => new CartesiaTts(o)),
     ...when(deepgramOptions(config), (o) => new DeepgramTts(o)),
   ];
 }
@@ -51,6 +53,7 @@ export function cloudSttProviders(config: Config): SttProvider[] {
     ...when(compatibleOptions(config), (o) => new OpenAiStt(o, "openai-compatible")),
     ...when(deepgramOptions(config), (o) => new DeepgramStt(o)),
     ...when(elevenLabsOptions(config), (o) => new ElevenLabsStt(o)),
+    ...when(cartesiaOptions(config), (o) => new CartesiaStt(o)),
     ...when(cloudOptions(config, "assemblyai", "https://api.assemblyai.com"), (o) => new AssemblyAiStt(o)),
   ];
 }

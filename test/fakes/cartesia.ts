@@ -3,7 +3,8 @@ import { audioResponse, mp3, speech, type StreamFault } from "./audio-response.t
 // A fake of Cartesia's `POST /tts/bytes` on loopback, close enough for the official
 // `@cartesia/cartesia-js` SDK: `Authorization: Bearer <key>` and a `Cartesia-Version` header, JSON
 // `{model_id, transcript, voice, output_format}` in (raw pcm_s16le at any rate, or mp3), audio
-// bytes streamed out; `GET /voices` lists one voice. Speech is real (our Flite, resampled). Errors
+// bytes streamed out; `GET /voices` lists one voice; batch `POST /stt` (multipart `file`, `model`)
+// answers a fixed sentence with word timings. Speech is real (our Flite, resampled). Errors
 // use Cartesia's `{title, message, error_code, request_id}`.
 //
 // Faults for the next request: "401", "429", "500", and the streaming faults of audio-response.ts.
@@ -16,10 +17,13 @@ export const FAKE_CARTESIA_VOICE = "694f9389-aac1-45b6-b726-9d9369183238";
 export interface FakeCartesia {
   url: string;
   requests: { body: Record<string, any>; authorization: string | null; version: string | null }[];
+  transcriptions: { fields: Record<string, string[]>; fileBytes: number }[];
   fault(f: CartesiaFault): void;
   openRequests(): number;
   stop(): void;
 }
+
+const STT_WORDS = ["Thank", "you", "very", "much.", "For", "your", "help."];
 
 const error = (status: number, error_code: string, message: string) =>
   Response.json({ title: message, message, error_code, doc_url: "https://docs.cartesia.ai", request_id: crypto.randomUUID() }, { status });
@@ -31,6 +35,7 @@ function voiceId(voice: unknown): string | undefined {
 
 export function startFakeCartesia(): FakeCartesia {
   const requests: FakeCartesia["requests"] = [];
+  const transcriptions: FakeCartesia["transcriptions"] = [];
   const made = new Map<string, Uint8Array>();
   let pending: CartesiaFault | undefined;
   const server = Bun.serve({
@@ -47,6 +52,19 @@ export function startFakeCartesia(): FakeCartesia {
       if (!version) return error(400, "missing_version", "Cartesia-Version header is required");
       if (req.method === "GET" && url.pathname === "/voices") {
         return Response.json({ data: [{ id: FAKE_CARTESIA_VOICE, name: "Katie", language: "en", description: "A friendly voice", is_public: true }], has_more: false });
+      }
+      if (req.method === "POST" && url.pathname === "/stt") {
+        const form = await req.formData();
+        const fields: Record<string, string[]> = {};
+        for (const [k, v] of form) if (typeof v === "string") (fields[k] ??= []).push(v);
+        const file = form.get("file");
+        transcriptions.push({ fields, fileBytes: file instanceof Blob ? file.size : 0 });
+        if (fault === "429") return error(429, "rate_limited", "Too many requests");
+        if (fault === "500") return error(500, "internal_error", "Internal server error");
+        if (!(file instanceof Blob) || !fields.model) return error(400, "invalid_request", "file and model are required");
+        if (fault === "malformed") return new Response("{not json", { headers: { "content-type": "application/json" } });
+        const words = STT_WORDS.map((word, i) => ({ word, start: i * 0.4, end: i * 0.4 + 0.35 }));
+        return Response.json({ type: "transcript", text: STT_WORDS.join(" "), language: "en", duration: 2.75, words, request_id: crypto.randomUUID() });
       }
       if (req.method !== "POST" || url.pathname !== "/tts/bytes") return error(404, "not_found", `No route for ${req.method} ${url.pathname}`);
       const body = (await req.json().catch(() => ({}))) as Record<string, any>;
@@ -72,6 +90,7 @@ export function startFakeCartesia(): FakeCartesia {
   return {
     url: `http://127.0.0.1:${server.port}`,
     requests,
+    transcriptions,
     fault: (f) => (pending = f),
     openRequests: () => server.pendingRequests,
     stop: () => server.stop(true),

@@ -3,7 +3,7 @@ import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
 import { UtteranceTtsStream } from "../utterance-stream.ts";
 
 /** The API version this adapter was written against (the one SDK 4.2 sends). */
-const API_VERSION = "2026-08-14";
+export const CARTESIA_API_VERSION = "2026-08-14";
 const PCM_RATE = 24000;
 const GENERATION_CONFIG = ["speed", "volume"] as const;
 
@@ -42,7 +42,7 @@ export class CartesiaTts implements TtsProvider {
   }
 
   private headers(extra: Record<string, string>): Record<string, string> {
-    return { ...extra, "cartesia-version": API_VERSION, ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}) };
+    return { ...extra, "cartesia-version": CARTESIA_API_VERSION, ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}) };
   }
 }
 
