@@ -23,20 +23,26 @@ export interface SttPort {
   close(code: number, reason: string): void;
 }
 
-export interface SttSessionSetup {
-  id: string;
+/** A session's audio, turn and option settings, as planned from its query. */
+export interface SttSessionParams {
   families: Map<string, SttFamily>;
   audioFormat: SttAudioFormat;
   sampleRate: number;
   channels: number;
   bytesPerSecond: number;
   language?: string;
+  /** Explicit `interim_results`, or undefined for the family's default. */
   interim?: boolean;
   commitStrategy: "auto" | "manual";
   turnDetection: "auto" | "acoustic" | "semantic";
   vad: VadOptions;
+  /** The portable options given explicitly, with their values. */
   portable: import("../providers/types.ts").PortableValues;
   options: Record<string, string>;
+}
+
+export interface SttSessionSetup extends SttSessionParams {
+  id: string;
   admit: () => Promise<Admission>;
 }
 

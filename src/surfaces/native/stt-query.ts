@@ -5,6 +5,7 @@ import { ApiError } from "../../errors.ts";
 import type { PortableSttOption, PortableValues, SttAudioFormat, SttFamily, SttProvider } from "../../providers/types.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
 import { resolve } from "../../routing/resolve.ts";
+import type { SttSessionParams } from "../../sessions/stt-session.ts";
 
 // The /v1/stt query: every rule is checked before the upgrade (HTTP 400 with the flat envelope).
 
@@ -17,23 +18,9 @@ const STRINGS = ["language", "context"] as const;
 const ROUTING = ["model", "audio_format", "provider", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks"];
 const KNOWN = new Set<string>([...ROUTING, "channels", "commit_strategy", "turn_detection", "keyterms", "event_format", ...DURATIONS, ...THRESHOLDS, ...BOOLEANS, ...STRINGS]);
 
-export interface SttPlan {
+export interface SttPlan extends SttSessionParams {
   candidates: Binding[];
-  families: Map<string, SttFamily>;
-  audioFormat: SttAudioFormat;
-  sampleRate: number;
-  channels: number;
-  bytesPerSecond: number;
-  language?: string;
-  /** Explicit `interim_results`, or undefined for the family's default. */
-  interim?: boolean;
-  commitStrategy: "auto" | "manual";
-  turnDetection: "auto" | "acoustic" | "semantic";
   eventFormat: "normalized" | "provider";
-  vad: VadOptions;
-  /** The portable options given explicitly, with their values. */
-  portable: PortableValues;
-  options: Record<string, string>;
 }
 
 const bad = (param: string, why: string) => new ApiError("invalid_request", `${param} ${why}`, { param });

@@ -1,11 +1,25 @@
 import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
+import { DEFAULT_VAD } from "../../audio/vad.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError, nativeEnvelope } from "../../errors.ts";
 import { SttPassthrough } from "../../sessions/stt-passthrough.ts";
-import { SttSession, type SttCommand } from "../../sessions/stt-session.ts";
+import { SttSession, type SttCommand, type SttSessionParams } from "../../sessions/stt-session.ts";
 import { admitter, checkBeforeUpgrade, tryPlan } from "./admission.ts";
 import { planSttSession } from "./stt-query.ts";
+
+const UNPLANNED: SttSessionParams = {
+  families: new Map(),
+  audioFormat: "pcm_16000",
+  sampleRate: 16000,
+  channels: 1,
+  bytesPerSecond: 32000,
+  commitStrategy: "auto",
+  turnDetection: "auto",
+  vad: DEFAULT_VAD,
+  portable: {},
+  options: {},
+};
 
 const COMMANDS: Record<string, SttCommand["type"]> = { "stt.audio.commit": "commit", "stt.audio.clear": "clear", "stt.session.close": "close" };
 
@@ -49,23 +63,9 @@ export function sttRoute(ctx: AppContext) {
           ctx.sessions.add(relay, "stt");
           return;
         }
+        // Without a plan (a bad query) the session only reports the error: the settings do not matter.
         const session = new SttSession(
-          {
-            id,
-            families: p?.families ?? new Map(),
-            audioFormat: p?.audioFormat ?? "pcm_16000",
-            sampleRate: p?.sampleRate ?? 16000,
-            channels: p?.channels ?? 1,
-            bytesPerSecond: p?.bytesPerSecond ?? 32000,
-            language: p?.language,
-            interim: p?.interim,
-            commitStrategy: p?.commitStrategy ?? "auto",
-            turnDetection: p?.turnDetection ?? "auto",
-            vad: p?.vad ?? { speechThreshold: 0.5, minSpeechDurationMs: 250, minSilenceDurationMs: 100, silenceDurationMs: 500 },
-            portable: p?.portable ?? {},
-            options: p?.options ?? {},
-            admit,
-          },
+          { ...(p ?? UNPLANNED), id, admit },
           {
             provider: (pid) => ctx.sttProviders.get(pid),
             port: {
