@@ -65,6 +65,11 @@ export function closeReason(code: ErrorCode): string {
   return ERRORS[code].close >= 4000 ? JSON.stringify({ error: code }) : code;
 }
 
+/** A session's failure as its client sees it: an ApiError as it is, anything else `upstream_error`. */
+export function sessionFailure(err: unknown): ApiError {
+  return err instanceof ApiError ? err : new ApiError("upstream_error", (err as Error).message);
+}
+
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   return new ApiError("internal_error", "internal error");

@@ -1,5 +1,5 @@
 import type { Binding } from "../catalogue/types.ts";
-import { ApiError, closeReason, type ErrorCode } from "../errors.ts";
+import { closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import { ProviderError, type RawUpstream, type SttProvider, type SttStreamRequest } from "../providers/types.ts";
@@ -126,13 +126,13 @@ export class SttPassthrough {
       } catch (err) {
         this.attempts.push({ provider: binding.provider.id, reason: (err as Error).message });
         if (err instanceof ProviderError && err.retryable && i + 1 < this.admission.candidates.length) continue;
-        return this.fail(err instanceof ProviderError ? new ApiError("upstream_error", err.message) : err);
+        return this.fail(err);
       }
     }
   }
 
   private async fail(err: unknown): Promise<void> {
-    const apiError = err instanceof ApiError ? err : new ApiError("upstream_error", (err as Error).message);
+    const apiError = sessionFailure(err);
     await this.finish({ code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
   }
 

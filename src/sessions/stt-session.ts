@@ -1,6 +1,6 @@
 import type { VadOptions } from "../audio/vad.ts";
 import type { Binding } from "../catalogue/types.ts";
-import { ApiError, closeReason, type ErrorCode } from "../errors.ts";
+import { ApiError, closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import { ProviderError, type SttAudioFormat, type SttEvent, type SttFamily, type SttProvider, type SttStream } from "../providers/types.ts";
@@ -208,13 +208,13 @@ export class SttSession {
         this.attempts.push({ provider: binding.provider.id, reason: (err as Error).message });
         this.log.warn({ provider: binding.provider.id, reason: (err as Error).message }, "provider attempt failed");
         if (err instanceof ProviderError && err.retryable && i + 1 < candidates.length) continue;
-        return this.fail(err instanceof ProviderError ? new ApiError("upstream_error", err.message) : err);
+        return this.fail(err);
       }
       try {
         await this.pump();
         if (!this.closed) await this.complete();
       } catch (err) {
-        await this.fail(err instanceof ProviderError ? new ApiError("upstream_error", err.message) : err);
+        await this.fail(err);
       }
       return;
     }
@@ -323,8 +323,8 @@ export class SttSession {
 
   private async fail(err: unknown): Promise<void> {
     if (this.closed) return;
-    const apiError = err instanceof ApiError ? err : new ApiError("upstream_error", (err as Error).message);
-    if (!(err instanceof ApiError)) this.log.error({ err }, "session failed");
+    const apiError = sessionFailure(err);
+    if (!(err instanceof ApiError || err instanceof ProviderError)) this.log.error({ err }, "session failed");
     this.event("stt.error", { code: apiError.code, message: apiError.message });
     await this.finish("failed", { code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
   }

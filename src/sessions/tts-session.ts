@@ -1,5 +1,5 @@
 import type { Binding } from "../catalogue/types.ts";
-import { ApiError, closeReason, type ErrorCode } from "../errors.ts";
+import { ApiError, closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
 import type { MeteredRequest } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
@@ -164,7 +164,7 @@ export class TtsSession {
           this.flushMarks = [];
           continue;
         }
-        return this.fail(err instanceof ProviderError ? new ApiError("upstream_error", err.message) : err);
+        return this.fail(err);
       }
     }
   }
@@ -327,8 +327,8 @@ export class TtsSession {
 
   private async fail(err: unknown): Promise<void> {
     if (this.closed) return;
-    const apiError = err instanceof ApiError ? err : new ApiError("upstream_error", (err as Error).message);
-    if (!(err instanceof ApiError)) this.log.error({ err }, "session failed");
+    const apiError = sessionFailure(err);
+    if (!(err instanceof ApiError || err instanceof ProviderError)) this.log.error({ err }, "session failed");
     else this.log.info({ code: apiError.code, reason: apiError.message }, "session ended with an error");
     this.deps.port.sendEvent({ type: "service.tts_error", code: apiError.code, message: apiError.message });
     await this.finish("failed", { code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
