@@ -1,3 +1,5 @@
+import { refusal, type RefusalStatus } from "./http-fake.ts";
+
 // A fake of AssemblyAI's async transcription API on loopback, close enough for the official
 // `assemblyai` SDK: `Authorization: <key>` (no scheme); `POST /v2/upload` (bytes in,
 // `{upload_url}` out), `POST /v2/transcript` (`{audio_url, speech_model, language_code}` in, a
@@ -29,6 +31,9 @@ export interface FakeAssemblyAi {
 
 const error = (status: number, message: string) => Response.json({ error: message }, { status });
 
+const REFUSALS = { 401: "Authentication error, API token missing/invalid", 429: "Too many requests", 500: "Internal server error" } as const;
+const refuse = (status: RefusalStatus) => error(status, REFUSALS[status]);
+
 export function startFakeAssemblyAi(): FakeAssemblyAi {
   const uploads: FakeAssemblyAi["uploads"] = [];
   const jobs: Job[] = [];
@@ -41,9 +46,8 @@ export function startFakeAssemblyAi(): FakeAssemblyAi {
       const authorization = req.headers.get("authorization");
       const fault = pending === "failed" || pending === "never" ? undefined : pending;
       if (fault) pending = undefined;
-      if (authorization !== FAKE_ASSEMBLYAI_KEY || fault === "401") return error(401, "Authentication error, API token missing/invalid");
-      if (fault === "429") return error(429, "Too many requests");
-      if (fault === "500") return error(500, "Internal server error");
+      const refused = refusal(authorization === FAKE_ASSEMBLYAI_KEY, fault, refuse);
+      if (refused) return refused;
 
       if (req.method === "POST" && url.pathname === "/v2/upload") {
         const bytes = (await req.arrayBuffer()).byteLength;

@@ -1,4 +1,4 @@
-import { audioResponse, mp3, speech, type StreamFault } from "./audio-response.ts";
+import { audioResponse, mp3, refusal, speech, type RefusalStatus, type StreamFault } from "./http-fake.ts";
 
 // A fake of Cartesia's `POST /tts/bytes` on loopback, close enough for the official
 // `@cartesia/cartesia-js` SDK: `Authorization: Bearer <key>` and a `Cartesia-Version` header, JSON
@@ -7,7 +7,7 @@ import { audioResponse, mp3, speech, type StreamFault } from "./audio-response.t
 // answers a fixed sentence with word timings. Speech is real (our Flite, resampled). Errors
 // use Cartesia's `{title, message, error_code, request_id}`.
 //
-// Faults for the next request: "401", "429", "500", and the streaming faults of audio-response.ts.
+// Faults for the next request: "401", "429", "500", and the streaming faults of http-fake.ts.
 
 export type CartesiaFault = "401" | "429" | "500" | StreamFault;
 
@@ -27,6 +27,9 @@ const STT_WORDS = ["Thank", "you", "very", "much.", "For", "your", "help."];
 
 const error = (status: number, error_code: string, message: string) =>
   Response.json({ title: message, message, error_code, doc_url: "https://docs.cartesia.ai", request_id: crypto.randomUUID() }, { status });
+
+const REFUSALS = { 401: ["unauthorized", "Invalid API key"], 429: ["rate_limited", "Too many requests"], 500: ["internal_error", "Internal server error"] } as const;
+const refuse = (status: RefusalStatus) => error(status, REFUSALS[status][0], REFUSALS[status][1]);
 
 function voiceId(voice: unknown): string | undefined {
   if (typeof voice === "string") return voice;
@@ -48,7 +51,7 @@ export function startFakeCartesia(): FakeCartesia {
       const version = req.headers.get("cartesia-version");
       const fault = pending;
       pending = undefined;
-      if (authorization !== `Bearer ${FAKE_CARTESIA_KEY}` || fault === "401") return error(401, "unauthorized", "Invalid API key");
+      if (authorization !== `Bearer ${FAKE_CARTESIA_KEY}` || fault === "401") return refuse(401);
       if (!version) return error(400, "missing_version", "Cartesia-Version header is required");
       if (req.method === "GET" && url.pathname === "/voices") {
         return Response.json({ data: [{ id: FAKE_CARTESIA_VOICE, name: "Katie", language: "en", description: "A friendly voice", is_public: true }], has_more: false });
@@ -59,8 +62,8 @@ export function startFakeCartesia(): FakeCartesia {
         for (const [k, v] of form) if (typeof v === "string") (fields[k] ??= []).push(v);
         const file = form.get("file");
         transcriptions.push({ fields, fileBytes: file instanceof Blob ? file.size : 0 });
-        if (fault === "429") return error(429, "rate_limited", "Too many requests");
-        if (fault === "500") return error(500, "internal_error", "Internal server error");
+        const refused = refusal(true, fault, refuse);
+        if (refused) return refused;
         if (!(file instanceof Blob) || !fields.model) return error(400, "invalid_request", "file and model are required");
         if (fault === "malformed") return new Response("{not json", { headers: { "content-type": "application/json" } });
         const words = STT_WORDS.map((word, i) => ({ word, start: i * 0.4, end: i * 0.4 + 0.35 }));
@@ -69,8 +72,8 @@ export function startFakeCartesia(): FakeCartesia {
       if (req.method !== "POST" || url.pathname !== "/tts/bytes") return error(404, "not_found", `No route for ${req.method} ${url.pathname}`);
       const body = (await req.json().catch(() => ({}))) as Record<string, any>;
       requests.push({ body, authorization, version });
-      if (fault === "429") return error(429, "rate_limited", "Too many requests");
-      if (fault === "500") return error(500, "internal_error", "Internal server error");
+      const refused = refusal(true, fault, refuse);
+      if (refused) return refused;
       if (typeof body.transcript !== "string" || !body.transcript) return error(400, "invalid_request", "transcript is required");
       if (voiceId(body.voice) !== FAKE_CARTESIA_VOICE) return error(404, "voice_not_found", "Voice not found");
       const out = body.output_format ?? {};

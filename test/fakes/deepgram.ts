@@ -1,4 +1,4 @@
-import { audioResponse, mp3, speech } from "./audio-response.ts";
+import { audioResponse, mp3, refusal, speech, type RefusalStatus } from "./http-fake.ts";
 
 // A fake of Deepgram's streaming STT (`wss://…/v1/listen`, Nova) on loopback, close enough for the
 // official SDK: `Authorization: Token <key>`, binary audio in; `Results` (interim every 0.5 s of
@@ -11,7 +11,7 @@ import { audioResponse, mp3, speech } from "./audio-response.ts";
 // Faults for the next connection: "401" / "429" / "500" (the handshake answers that status),
 // "drop" (after 1 s of audio the socket closes 1011 NET-0000), "malformed" (a non-JSON text
 // frame after the first audio), "data-error" (close 1008 DATA-0000 after the first audio). For
-// `/v1/speak`, "drop", "malformed" and "stall" are the HTTP streaming faults of audio-response.ts.
+// `/v1/speak`, "drop", "malformed" and "stall" are the HTTP streaming faults of http-fake.ts.
 
 export type DeepgramFault = "401" | "429" | "500" | "drop" | "malformed" | "data-error" | "stall";
 
@@ -53,14 +53,15 @@ export function startFakeDeepgram(): FakeDeepgram {
   const speak: FakeDeepgram["speak"] = [];
   const spoken = new Map<string, Uint8Array>();
   const dgError = (status: number, err_code: string, err_msg: string) => Response.json({ err_code, err_msg }, { status });
+  const REFUSALS = { 401: ["INVALID_AUTH", "Invalid credentials."], 429: ["TOO_MANY_REQUESTS", "Too many requests."], 500: ["INTERNAL", "Internal error."] } as const;
+  const refuse = (status: RefusalStatus) => dgError(status, REFUSALS[status][0], REFUSALS[status][1]);
 
   const aura = async (req: Request, url: URL, fault: DeepgramFault | undefined) => {
     const authorization = req.headers.get("authorization");
     const body = (await req.json().catch(() => ({}))) as Record<string, unknown>;
     speak.push({ query: Object.fromEntries(url.searchParams), body, authorization });
-    if (authorization !== `Token ${FAKE_DEEPGRAM_KEY}` || fault === "401") return dgError(401, "INVALID_AUTH", "Invalid credentials.");
-    if (fault === "429") return dgError(429, "TOO_MANY_REQUESTS", "Too many requests.");
-    if (fault === "500") return dgError(500, "INTERNAL", "Internal error.");
+    const refused = refusal(authorization === `Token ${FAKE_DEEPGRAM_KEY}`, fault, refuse);
+    if (refused) return refused;
     if (!url.searchParams.get("model")?.startsWith("aura-")) return dgError(400, "Bad Request", "No such model.");
     if (typeof body.text !== "string" || !body.text) return dgError(400, "Bad Request", "text is required.");
     const encoding = url.searchParams.get("encoding") ?? "mp3";
@@ -114,7 +115,7 @@ export function startFakeDeepgram(): FakeDeepgram {
       }
       if (url.pathname !== "/v1/listen") return new Response("not found", { status: 404 });
       if (req.method === "POST") {
-        if (req.headers.get("authorization") !== `Token ${FAKE_DEEPGRAM_KEY}`) return dgError(401, "INVALID_AUTH", "Invalid credentials.");
+        if (req.headers.get("authorization") !== `Token ${FAKE_DEEPGRAM_KEY}`) return refuse(401);
         const body = new Uint8Array(await req.arrayBuffer());
         prerecorded.push({ query: url.searchParams, contentType: req.headers.get("content-type"), bytes: body.length });
         const text = WORDS.join(" ");
@@ -129,9 +130,8 @@ export function startFakeDeepgram(): FakeDeepgram {
       const fault = pending;
       pending = undefined;
       const authorization = req.headers.get("authorization");
-      if (authorization !== `Token ${FAKE_DEEPGRAM_KEY}` || fault === "401") return dgError(401, "INVALID_AUTH", "Invalid credentials.");
-      if (fault === "429") return dgError(429, "TOO_MANY_REQUESTS", "Too many requests.");
-      if (fault === "500") return dgError(500, "INTERNAL", "Internal error.");
+      const refused = refusal(authorization === `Token ${FAKE_DEEPGRAM_KEY}`, fault, refuse);
+      if (refused) return refused;
       const rate = Number(url.searchParams.get("sample_rate") ?? 16000);
       const perSample = url.searchParams.get("encoding") === "mulaw" ? 1 : 2;
       const conn: Conn = { query: url.searchParams, texts: [], audioBytes: 0, authorization, fault, bytesPerSecond: rate * perSample * Number(url.searchParams.get("channels") ?? 1), sentInterimAt: 0, spoke: false, finalizedUpTo: 0 };

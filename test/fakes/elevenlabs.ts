@@ -1,4 +1,4 @@
-import { audioResponse, mp3, speech as speechAt, type StreamFault } from "./audio-response.ts";
+import { audioResponse, mp3, refusal, speech as speechAt, type RefusalStatus, type StreamFault } from "./http-fake.ts";
 
 // A fake of ElevenLabs' HTTP text-to-speech and Scribe file transcription on loopback, close enough to the wire that the official
 // `@elevenlabs/elevenlabs-js` SDK works against it: `POST /v1/text-to-speech/{voice_id}/stream`
@@ -8,7 +8,7 @@ import { audioResponse, mp3, speech as speechAt, type StreamFault } from "./audi
 // fixed sentence with word timings. Errors use ElevenLabs' `{"detail":{"status","message"}}` shape.
 //
 // Faults, set with `fault(...)`, apply to the next request only: "401", "429", "500", and the
-// streaming faults "stall", "drop", "malformed" (see audio-response.ts).
+// streaming faults "stall", "drop", "malformed" (see http-fake.ts).
 
 export type ElevenLabsFault = "401" | "429" | "500" | StreamFault;
 
@@ -45,6 +45,13 @@ const SCRIBE_ANSWER = {
   ]),
 };
 
+const REFUSALS = {
+  401: ["invalid_api_key", "Invalid API key"],
+  429: ["too_many_concurrent_requests", "Too many concurrent requests for your subscription."],
+  500: ["internal_server_error", "An internal error occurred."],
+} as const;
+const refuse = (status: RefusalStatus) => error(status, REFUSALS[status][0], REFUSALS[status][1]);
+
 const SPEECH = /^\/v1\/text-to-speech\/([^/]+)(\/stream)?$/;
 
 export function startFakeElevenLabs(): FakeElevenLabs {
@@ -62,7 +69,7 @@ export function startFakeElevenLabs(): FakeElevenLabs {
       const fault = pending;
       pending = undefined;
       if (req.method === "GET" && url.pathname === "/v1/voices") {
-        if (apiKey !== FAKE_ELEVENLABS_KEY) return error(401, "invalid_api_key", "Invalid API key");
+        if (apiKey !== FAKE_ELEVENLABS_KEY) return refuse(401);
         return Response.json({ voices: [{ voice_id: FAKE_VOICE, name: "George", category: "premade", labels: { gender: "male", accent: "british" } }] });
       }
       if (req.method === "POST" && url.pathname === "/v1/speech-to-text") {
@@ -71,9 +78,8 @@ export function startFakeElevenLabs(): FakeElevenLabs {
         for (const [k, v] of form) if (typeof v === "string") fields[k] = v;
         const file = form.get("file");
         transcriptions.push({ fields, fileBytes: file instanceof Blob ? file.size : 0, apiKey });
-        if (apiKey !== FAKE_ELEVENLABS_KEY || fault === "401") return error(401, "invalid_api_key", "Invalid API key");
-        if (fault === "429") return error(429, "too_many_concurrent_requests", "Too many concurrent requests for your subscription.");
-        if (fault === "500") return error(500, "internal_server_error", "An internal error occurred.");
+        const refused = refusal(apiKey === FAKE_ELEVENLABS_KEY, fault, refuse);
+        if (refused) return refused;
         if (!fields.model_id) return error(422, "invalid_request", "model_id is required");
         if (!(file instanceof Blob)) return error(422, "invalid_request", "file or cloud_storage_url is required");
         if (fault === "malformed") return new Response("{not json", { headers: { "content-type": "application/json" } });
@@ -83,9 +89,8 @@ export function startFakeElevenLabs(): FakeElevenLabs {
       if (!route) return error(404, "not_found", `No route for ${req.method} ${url.pathname}`);
       const body = (await req.json().catch(() => ({}))) as Record<string, unknown>;
       requests.push({ voiceId: route[1]!, query: Object.fromEntries(url.searchParams), body, apiKey });
-      if (apiKey !== FAKE_ELEVENLABS_KEY || fault === "401") return error(401, "invalid_api_key", "Invalid API key");
-      if (fault === "429") return error(429, "too_many_concurrent_requests", "Too many concurrent requests for your subscription.");
-      if (fault === "500") return error(500, "internal_server_error", "An internal error occurred.");
+      const refused = refusal(apiKey === FAKE_ELEVENLABS_KEY, fault, refuse);
+      if (refused) return refused;
       if (route[1] !== FAKE_VOICE) return error(404, "voice_not_found", `A voice with voice_id ${route[1]} was not found.`);
       if (typeof body.text !== "string" || !body.text) return error(422, "invalid_request", "text is required");
 

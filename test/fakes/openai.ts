@@ -1,4 +1,4 @@
-import { audioResponse, mp3, speech as speechAt } from "./audio-response.ts";
+import { audioResponse, mp3, refusal, speech as speechAt, type RefusalStatus } from "./http-fake.ts";
 
 // A fake of OpenAI's audio API on loopback, close enough to the wire that the official `openai`
 // SDK works against it: `POST /v1/audio/speech` (JSON in, audio bytes streamed out: pcm = raw
@@ -52,6 +52,13 @@ function wav(pcm: Uint8Array, rate: number): Uint8Array {
 const error = (status: number, message: string, type: string, code: string | null = null) =>
   Response.json({ error: { message, type, param: null, code } }, { status });
 
+const refuse = (status: RefusalStatus) =>
+  status === 401
+    ? error(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+    : status === 429
+      ? error(429, "Rate limit reached.", "requests", "rate_limit_exceeded")
+      : error(500, "The server had an error while processing your request.", "server_error");
+
 export function startFakeOpenAi(): FakeOpenAi {
   const speech: SpeechRequest[] = [];
   const transcriptions: FakeOpenAi["transcriptions"] = [];
@@ -69,9 +76,8 @@ export function startFakeOpenAi(): FakeOpenAi {
       const authorization = req.headers.get("authorization");
       const fault = pending;
       pending = undefined;
-      if (authorization !== `Bearer ${KEY}` || fault === "401") return error(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key");
-      if (fault === "429") return error(429, "Rate limit reached.", "requests", "rate_limit_exceeded");
-      if (fault === "500") return error(500, "The server had an error while processing your request.", "server_error");
+      const refused = refusal(authorization === `Bearer ${KEY}`, fault, refuse);
+      if (refused) return refused;
 
       if (req.method === "POST" && url.pathname === "/v1/audio/speech") {
         const body = (await req.json()) as Record<string, unknown>;

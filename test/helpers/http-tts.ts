@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { TtsProvider } from "../../src/providers/types.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "../fakes/fixed-pcm-provider.ts";
-import type { StreamFault } from "../fakes/audio-response.ts";
+import type { StreamFault } from "../fakes/http-fake.ts";
 import { fundedAccount, lastActivity } from "./accounts.ts";
 import { startTestServer, type TestServer } from "./server.ts";
 import { bearer, connect } from "./ws-client.ts";

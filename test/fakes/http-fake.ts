@@ -1,8 +1,8 @@
 import { Mp3StreamEncoder } from "../../src/audio/mp3.ts";
 import { speak } from "../helpers/speech.ts";
 
-// What the HTTP TTS fakes share: real speech at the rate asked for, and a streamed response that
-// misbehaves on request.
+// What the HTTP fakes share: real speech at the rate asked for, a streamed response that
+// misbehaves on request, and the refusals every provider gives.
 
 export type StreamFault = "stall" | "drop" | "malformed";
 
@@ -41,4 +41,16 @@ export function audioResponse(audio: Uint8Array, type: string, fault?: StreamFau
     },
   });
   return new Response(stream, { headers: { "content-type": type } });
+}
+
+/** The statuses a fake answers for a wrong key or an injected fault. */
+export type RefusalStatus = 401 | 429 | 500;
+
+/**
+ * A wrong key, or an injected "401" / "429" / "500" fault, answered in the provider's own error
+ * shape; undefined when the request may go on.
+ */
+export function refusal(authorized: boolean, fault: string | undefined, answer: (status: RefusalStatus) => Response): Response | undefined {
+  if (!authorized || fault === "401") return answer(401);
+  if (fault === "429" || fault === "500") return answer(Number(fault) as RefusalStatus);
 }
