@@ -122,7 +122,15 @@ export type PortableValues = Partial<Record<Exclude<PortableSttOption, "keyterms
 
 /** The internal STT vocabulary: providers map their events onto it; the session adds ids and seq. */
 export type SttEvent =
-  | { type: "signal"; origin: "provider" | "router"; signal: "started" | "end"; atMs: number }
+  | {
+      type: "signal";
+      origin: "provider" | "router";
+      /** `eager_end` / `resumed`: a semantic detector's early guess that the turn ended, and its retraction. */
+      signal: "started" | "end" | "eager_end" | "resumed";
+      /** `turn` for a semantic detector's whole-turn decisions; `utterance` (default) for acoustic ones. */
+      scope?: "utterance" | "turn";
+      atMs: number;
+    }
   | { type: "transcript"; final: boolean; text: string; startMs: number; endMs: number }
   | { type: "committed"; origin: "client" | "router" | "provider"; atMs: number }
   | { type: "cleared"; atMs: number };

@@ -276,7 +276,7 @@ export class SttSession {
         return this.event("stt.signal", {
           origin: ev.origin,
           signal: ev.signal,
-          turn_scope: "utterance",
+          turn_scope: ev.scope ?? "utterance",
           basis: ev.origin === "router" ? ["vad"] : ["provider"],
           turn_id: this.turnId(),
           audio_ms: ev.atMs,

@@ -31,17 +31,19 @@ export interface HttpTtsFaultTarget {
   /** The adapter under test registered under this id, serving TEST_MODEL beside a `fixed` fallback. */
   echoId: string;
   voice: string;
+  /** More query for every session (e.g. `transport=http` for an adapter whose default is a WebSocket). */
+  query?: string;
 }
 
 /**
  * The faults every HTTP TTS adapter must survive, each with and without a fallback: the close
  * code, what is billed, and that no upstream request outlives the session.
  */
-export function describeHttpTtsFaults(name: string, { server, fake, echoId, voice }: HttpTtsFaultTarget): void {
+export function describeHttpTtsFaults(name: string, { server, fake, echoId, voice, query: extra }: HttpTtsFaultTarget): void {
   async function run(fault: "401" | "429" | "500" | StreamFault, query: string) {
     const { key, tenantId } = await fundedAccount(server());
     fake.fault(fault);
-    const rec = await speakOnce(server(), `model=${TEST_MODEL}&voice=${voice}&${query}`, "Twelve chars", key);
+    const rec = await speakOnce(server(), `model=${TEST_MODEL}&voice=${voice}&${query}${extra ? `&${extra}` : ""}`, "Twelve chars", key);
     for (let i = 0; i < 50 && fake.openRequests() > 0; i++) await Bun.sleep(20);
     expect(fake.openRequests()).toBe(0);
     return { rec, record: await lastActivity(server(), tenantId) };

@@ -1,12 +1,6 @@
-import { AsyncQueue } from "../../util/async-queue.ts";
 import { ProviderError, type RawUpstream, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
-import { upstreamFetch, upstreamJson } from "../upstream-http.ts";
-
-export interface DeepgramOptions {
-  apiKey?: string;
-  /** REST base, e.g. https://api.deepgram.com; the realtime base is the same host over ws(s). */
-  baseUrl: string;
-}
+import { upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
+import { JsonSocketStream, openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
 
 /** Nova (v1/listen): acoustic turns from Deepgram's endpointing, Finalize as the commit frame. */
 export const NOVA_FAMILY: SttFamily = {
@@ -49,7 +43,7 @@ export function novaQuery(req: SttStreamRequest): URLSearchParams {
 export class DeepgramStt implements SttProvider {
   readonly id = "deepgram";
 
-  constructor(private readonly options: DeepgramOptions) {}
+  constructor(private readonly options: HttpProviderOptions) {}
 
   family(model: string): SttFamily | undefined {
     return model.startsWith("flux") ? undefined : NOVA_FAMILY; // Flux (v2/listen) is its own family, not built yet
@@ -78,86 +72,56 @@ export class DeepgramStt implements SttProvider {
 
   private socket(req: SttStreamRequest): Promise<WebSocket> {
     const url = `${this.options.baseUrl.replace(/^http/, "ws")}/v1/listen?${novaQuery(req)}`;
-    return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { headers: this.options.apiKey ? { Authorization: `Token ${this.options.apiKey}` } : {} } as never);
-      ws.binaryType = "arraybuffer";
-      ws.onopen = () => resolve(ws);
-      ws.onerror = () => reject(new ProviderError("deepgram refused the stream (connection or handshake failed)", true));
-    });
+    return openUpstreamSocket(this.id, url, { headers: this.options.apiKey ? { Authorization: `Token ${this.options.apiKey}` } : {} });
   }
 
   async passthrough(req: SttStreamRequest): Promise<RawUpstream> {
-    const ws = await this.socket(req);
-    return {
-      send: (frame) => ws.send(frame),
-      onFrame: (listener) => ws.addEventListener("message", (e) => listener(typeof e.data === "string" ? e.data : new Uint8Array(e.data as ArrayBuffer))),
-      onClose: (listener) => ws.addEventListener("close", (e) => listener(e.code, e.reason)),
-      close: (code, reason) => ws.close(code, reason),
-    };
+    return rawUpstream(await this.socket(req));
   }
 
   async open(req: SttStreamRequest): Promise<SttStream> {
-    const ws = await this.socket(req);
-    const queue = new AsyncQueue<SttEvent>();
     const auto = req.commitStrategy === "auto";
     let discarding = false; // after a clear, until Deepgram finalizes what was sent
-    let lastSend = performance.now();
-    const keepAlive = setInterval(() => {
-      if (performance.now() - lastSend >= KEEPALIVE_MS && ws.readyState === WebSocket.OPEN) ws.send('{"type":"KeepAlive"}');
-    }, 1000);
-    const send = (frame: string | Uint8Array) => {
-      lastSend = performance.now();
-      if (ws.readyState === WebSocket.OPEN) ws.send(frame);
-    };
-
-    ws.onmessage = (e) => {
-      if (typeof e.data !== "string") return;
-      let ev: Record<string, any>;
-      try {
-        ev = JSON.parse(e.data);
-      } catch {
-        clearInterval(keepAlive);
-        ws.close(1000);
-        return queue.fail(new ProviderError("deepgram sent a frame that is not JSON", true));
-      }
-      if (ev.type === "SpeechStarted") queue.push({ type: "signal", origin: "provider", signal: "started", atMs: Math.round(ev.timestamp * 1000) });
-      else if (ev.type === "UtteranceEnd") queue.push({ type: "signal", origin: "provider", signal: "end", atMs: Math.round(ev.last_word_end * 1000) });
-      else if (ev.type === "Results") {
-        const startMs = Math.round(ev.start * 1000);
-        const endMs = Math.round((ev.start + ev.duration) * 1000);
-        if (discarding) {
-          if (ev.from_finalize) {
-            discarding = false;
-            queue.push({ type: "cleared", atMs: endMs });
+    const stream = new JsonSocketStream<SttEvent>(this.id, await this.socket(req), this.options.idleTimeoutMs, {
+      keepAlive: { everyMs: KEEPALIVE_MS, frame: '{"type":"KeepAlive"}' },
+      onJson(ev, s) {
+        if (ev.type === "SpeechStarted") s.push({ type: "signal", origin: "provider", signal: "started", atMs: Math.round(ev.timestamp * 1000) });
+        else if (ev.type === "UtteranceEnd") s.push({ type: "signal", origin: "provider", signal: "end", atMs: Math.round(ev.last_word_end * 1000) });
+        else if (ev.type === "Results") {
+          const startMs = Math.round(ev.start * 1000);
+          const endMs = Math.round((ev.start + ev.duration) * 1000);
+          if (ev.from_finalize) s.answered();
+          if (discarding) {
+            if (ev.from_finalize) {
+              discarding = false;
+              s.push({ type: "cleared", atMs: endMs });
+            }
+            return;
           }
-          return;
+          const text = ev.channel?.alternatives?.[0]?.transcript ?? "";
+          if (text) s.push({ type: "transcript", final: Boolean(ev.is_final), text, startMs, endMs });
+          if (ev.from_finalize) s.push({ type: "committed", origin: "client", atMs: endMs });
+          else if (auto && ev.speech_final) s.push({ type: "committed", origin: "provider", atMs: endMs });
         }
-        const text = ev.channel?.alternatives?.[0]?.transcript ?? "";
-        if (text) queue.push({ type: "transcript", final: Boolean(ev.is_final), text, startMs, endMs });
-        if (ev.from_finalize) queue.push({ type: "committed", origin: "client", atMs: endMs });
-        else if (auto && ev.speech_final) queue.push({ type: "committed", origin: "provider", atMs: endMs });
-      }
+      },
+    });
+    const finalize = () => {
+      stream.send('{"type":"Finalize"}');
+      stream.expectAnswer();
     };
-    ws.onclose = (e) => {
-      clearInterval(keepAlive);
-      if (e.code === 1000) queue.end();
-      else queue.fail(new ProviderError(`deepgram closed the stream: ${e.code} ${e.reason}`.trim(), true));
-    };
-
     return {
-      send: (audio) => send(audio),
-      commit: () => send('{"type":"Finalize"}'),
+      send: (audio) => stream.send(audio),
+      commit: finalize,
       clear: () => {
         discarding = true;
-        send('{"type":"Finalize"}');
+        finalize();
       },
-      end: () => send('{"type":"CloseStream"}'),
-      cancel: () => {
-        clearInterval(keepAlive);
-        ws.close(1000);
-        queue.end();
+      end: () => {
+        stream.send('{"type":"CloseStream"}');
+        stream.expectAnswer();
       },
-      [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
+      cancel: () => stream.cancel(),
+      [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
     };
   }
 }

@@ -1,0 +1,142 @@
+import { AsyncQueue } from "../util/async-queue.ts";
+import { ProviderError, type RawUpstream } from "./types.ts";
+
+// WebSockets to upstream providers: connecting with the provider's auth, relaying frames for
+// passthrough, and reading a JSON event protocol with the failure rules every adapter shares
+// (a non-JSON frame, an abnormal close or a silent upstream ends the stream with a retryable
+// ProviderError). Secrets never appear in the messages.
+
+export interface UpstreamSocketInit {
+  headers?: Record<string, string>;
+  protocols?: string[];
+}
+
+/** Connects; a refused connection or failed handshake (401/429/5xx) is a retryable ProviderError. */
+export function openUpstreamSocket(provider: string, url: string, init: UpstreamSocketInit = {}): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers: init.headers ?? {}, protocols: init.protocols } as never);
+    ws.binaryType = "arraybuffer";
+    ws.onopen = () => {
+      ws.onopen = ws.onerror = null;
+      resolve(ws);
+    };
+    ws.onerror = () => reject(new ProviderError(`${provider} refused the stream (connection or handshake failed)`, true));
+  });
+}
+
+/** A provider's socket as it is, for `event_format=provider`. */
+export function rawUpstream(ws: WebSocket): RawUpstream {
+  return {
+    send: (frame) => ws.send(frame),
+    onFrame: (listener) => ws.addEventListener("message", (e) => listener(typeof e.data === "string" ? e.data : new Uint8Array(e.data as ArrayBuffer))),
+    onClose: (listener) => ws.addEventListener("close", (e) => listener(e.code, e.reason)),
+    close: (code, reason) => ws.close(code, reason),
+  };
+}
+
+export interface JsonSocketHandlers<E> {
+  /** Each JSON text frame. Unknown event types should be ignored, never thrown on. */
+  onJson(ev: Record<string, any>, stream: JsonSocketStream<E>): void;
+  /** Binary frames, for protocols that send audio as binary. */
+  onBinary?(data: Uint8Array, stream: JsonSocketStream<E>): void;
+  /** Close codes that end the stream normally (default: 1000). */
+  normalClose?(code: number): boolean;
+  /** A frame sent when nothing went out for `everyMs`, for providers that drop idle sockets. */
+  keepAlive?: { everyMs: number; frame: string };
+}
+
+/**
+ * An upstream socket speaking JSON events, turned into an async stream of our events. The adapter
+ * maps frames in `onJson` and pushes; this class owns the failure rules and the liveness timer:
+ * `expectAnswer()` after a frame that must be answered (a commit, an end, a flush) arms a timer
+ * that every received frame pushes back; `answered()` disarms it. An upstream that stays silent
+ * that long while owing an answer is given up, never left hanging.
+ */
+export class JsonSocketStream<E> implements AsyncIterable<E> {
+  private readonly queue = new AsyncQueue<E>();
+  private liveness?: ReturnType<typeof setTimeout>;
+  private lastSend = performance.now();
+  private readonly keepAlive?: ReturnType<typeof setInterval>;
+  private done = false;
+
+  constructor(
+    private readonly provider: string,
+    private readonly ws: WebSocket,
+    private readonly idleMs: number,
+    private readonly handlers: JsonSocketHandlers<E>,
+  ) {
+    const ka = handlers.keepAlive;
+    if (ka) {
+      this.keepAlive = setInterval(() => {
+        if (performance.now() - this.lastSend >= ka.everyMs) this.send(ka.frame);
+      }, Math.min(1000, ka.everyMs));
+    }
+    ws.onmessage = (e) => {
+      if (this.done) return;
+      this.liveness?.refresh();
+      if (typeof e.data !== "string") return handlers.onBinary?.(new Uint8Array(e.data as ArrayBuffer), this);
+      let ev: unknown;
+      try {
+        ev = JSON.parse(e.data);
+      } catch {
+        return this.fail(`${provider} sent a frame that is not JSON`);
+      }
+      if (ev && typeof ev === "object") handlers.onJson(ev as Record<string, any>, this);
+    };
+    ws.onclose = (e) => {
+      if (this.done) return;
+      if ((handlers.normalClose ?? ((c: number) => c === 1000))(e.code)) this.finish();
+      else this.fail(`${provider} closed the stream: ${e.code} ${e.reason}`.trim());
+    };
+  }
+
+  [Symbol.asyncIterator]() {
+    return this.queue[Symbol.asyncIterator]();
+  }
+
+  push(event: E): void {
+    this.queue.push(event);
+  }
+
+  send(frame: string | Uint8Array): void {
+    this.lastSend = performance.now();
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(frame);
+  }
+
+  /** The last frame sent calls for an answer: arm the liveness timer. */
+  expectAnswer(): void {
+    if (this.liveness || this.done) return;
+    this.liveness = setTimeout(() => this.fail(`${this.provider} went silent for ${this.idleMs} ms`), this.idleMs);
+  }
+
+  /** Nothing more is owed: disarm it. */
+  answered(): void {
+    clearTimeout(this.liveness);
+    this.liveness = undefined;
+  }
+
+  /** The stream is complete: the iteration ends once the queued events are read. */
+  finish(): void {
+    this.stop();
+    this.queue.end();
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.close(1000);
+  }
+
+  /** The upstream did something wrong: the stream ends with a retryable ProviderError. */
+  fail(message: string, retryable = true): void {
+    this.stop();
+    this.queue.fail(new ProviderError(message, retryable));
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(1000);
+  }
+
+  /** Stop now; nothing more is yielded. */
+  cancel(): void {
+    this.finish();
+  }
+
+  private stop(): void {
+    this.done = true;
+    clearTimeout(this.liveness);
+    clearInterval(this.keepAlive);
+  }
+}
