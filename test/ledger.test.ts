@@ -217,7 +217,7 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
         reserves++;
         return original(...args);
       };
-      const m = new Meter(counting, log, { blockUnits: { tts: 100, stt: 10 } }).start(requestId(), { tenantId: t }, "test");
+      const m = new Meter(counting, log, { blockUnits: { tts: 100, stt: 10 }, firstUnits: { tts: 20, stt: 2 } }).start(requestId(), { tenantId: t }, "test");
       // The first reserve covers exactly what was asked; the second also a block (100) ahead.
       expect(await m.cover(binding("cheap"), 10)).toBe(true);
       expect(m.cover(binding("cheap"), 10)).toBe(true);
@@ -230,6 +230,26 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
       expect(await next).toBe(true);
       expect(reserves).toBe(3);
       await m.settle({ binding: binding("cheap"), status: "completed", units: 0, startedAt: new Date(), latencyMs: 1, attempts: [] });
+    });
+
+    test("prefetch reserves the first stretch while the session connects: its first cover needs no round trip", async () => {
+      const t = await tenant(10_000_000);
+      const m = new Meter(new Ledger(database), log, { blockUnits: { tts: 100, stt: 10 }, firstUnits: { tts: 20, stt: 2 } }).start(requestId(), { tenantId: t }, "test");
+      m.prefetch(binding("cheap"));
+      await Bun.sleep(50);
+      expect(m.cover(binding("cheap"), 20)).toBe(true);
+      expect(m.cover(binding("cheap"), 21)).toBeInstanceOf(Promise);
+      await m.settle({ binding: binding("cheap"), status: "completed", units: 0, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      expect(await paid(t)).toMatchObject({ paidCredits: 10_000_000, paidHeld: 0 });
+    });
+
+    test("a prefetch the balance cannot pay leaves the first cover to decide", async () => {
+      const t = await tenant(100);
+      const m = new Meter(new Ledger(database), log, { blockUnits: { tts: 100, stt: 10 }, firstUnits: { tts: 1000, stt: 2 } }).start(requestId(), { tenantId: t }, "test");
+      m.prefetch(binding("cheap"));
+      expect(await m.cover(binding("cheap"), 5)).toBe(true);
+      await m.settle({ binding: binding("cheap"), status: "completed", units: 5, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      expect((await paid(t)).paidHeld).toBe(0);
     });
 
     test("expired holds of a dead request are released", async () => {

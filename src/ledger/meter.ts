@@ -17,9 +17,11 @@ import { total } from "./sources.ts";
 export interface MeterOptions {
   /** How far ahead of use credits are reserved: units (characters or seconds) per block. */
   blockUnits: Record<Capability, number>;
+  /** What a session reserves while it connects (`prefetch`): a typical first sentence or stretch of audio. */
+  firstUnits: Record<Capability, number>;
 }
 
-export const DEFAULT_METER_OPTIONS: MeterOptions = { blockUnits: { tts: 2000, stt: 60 } };
+export const DEFAULT_METER_OPTIONS: MeterOptions = { blockUnits: { tts: 2000, stt: 60 }, firstUnits: { tts: 200, stt: 10 } };
 
 export interface Payer {
   tenantId: string;
@@ -90,16 +92,25 @@ export class MeteredRequest {
    */
   cover(binding: Binding, units: number): boolean | Promise<boolean> {
     if (this.needed(binding, units) <= this.held) return true;
-    return this.extend(binding, units);
+    return this.extend(binding, units, this.held > 0);
   }
 
-  private async extend(binding: Binding, units: number): Promise<boolean> {
+  /**
+   * Reserves ahead of the first use, while the session is still connecting, so that its first
+   * text or audio finds the hold in place instead of waiting for a database round trip. What it
+   * cannot get is simply asked for again by the first `cover`.
+   */
+  prefetch(binding: Binding): void {
+    this.extend(binding, this.options.firstUnits[binding.capability], false).catch((err) => this.log.warn({ err, request: this.id }, "reserving ahead of the first use failed"));
+  }
+
+  private async extend(binding: Binding, units: number, blockAhead: boolean): Promise<boolean> {
     while (this.extending) await this.extending;
     if (this.needed(binding, units) <= this.held) return true;
     const minimum = this.needed(binding, units) - this.held;
-    // A request's first reserve takes what it needs; one that comes back for more is a long
-    // session, and from then on reserves a block ahead so its next frames need no round trip.
-    const ahead = this.held === 0 ? 0 : this.needed(binding, units + this.options.blockUnits[binding.capability]) - this.held - minimum;
+    // A request that comes back for more is a long session, and from then on reserves a block
+    // ahead so its next frames need no round trip.
+    const ahead = blockAhead ? this.needed(binding, units + this.options.blockUnits[binding.capability]) - this.held - minimum : 0;
     this.extending = this.ledger.reserve(this.id, this.payer.tenantId, binding, minimum, ahead).then((added) => {
       const got = total(added);
       this.held += got;

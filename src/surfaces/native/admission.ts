@@ -43,6 +43,8 @@ export function admitter(ctx: AppContext, request: Request, id: string, planned:
     const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
     if (!planned.plan) throw planned.error;
     const candidates = await ctx.meter.admit(principal, planned.plan.candidates);
-    return { candidates, meter: ctx.meter.start(id, principal, "native") };
+    const meter = ctx.meter.start(id, principal, "native");
+    meter.prefetch(candidates[0]);
+    return { candidates, meter };
   };
 }
