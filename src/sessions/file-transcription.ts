@@ -1,0 +1,67 @@
+import type { Principal } from "../accounts/keys.ts";
+import { probeDuration } from "../audio/probe.ts";
+import type { AppContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
+import { ProviderError, type Transcription } from "../providers/types.ts";
+import type { ProviderPreferences } from "../routing/preferences.ts";
+import { resolve } from "../routing/resolve.ts";
+
+// One audio file in, its transcript out, for every surface that offers it (native, /oai, /el):
+// routed, priced and held before any upstream work, tried on the candidates in order, and
+// settled once. See docs/stt-files.md.
+
+export interface FileTranscriptionRequest {
+  bytes: Uint8Array;
+  mimeType?: string;
+  model?: string;
+  provider?: string;
+  language?: string;
+  preferences: ProviderPreferences;
+  surface: string;
+}
+
+export interface FileTranscription extends Transcription {
+  id: string;
+  durationSeconds: number;
+  billedSeconds: number;
+  provider: string;
+  model: string;
+  language?: string;
+}
+
+export async function transcribeFile(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest): Promise<FileTranscription> {
+  const routed = resolve(ctx.catalogue, { capability: "stt", model: req.model, provider: req.provider, mode: "synchronous", preferences: req.preferences });
+  const candidates = routed.filter((b) => ctx.sttProviders.get(b.provider.id)?.transcribe);
+  if (candidates.length === 0) throw new ApiError("no_matching_provider", `no provider in this build transcribes files with ${req.model}`);
+  const probe = await probeDuration(req.bytes, req.mimeType);
+  const seconds = Math.ceil(probe.seconds);
+  const admitted = await ctx.meter.admit(principal, candidates);
+
+  const id = `stt_file_${crypto.randomUUID()}`;
+  const meter = ctx.meter.start(id, principal, req.surface);
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const attempts: { provider: string; reason: string }[] = [];
+  if (!(await meter.cover(admitted[0], seconds))) {
+    await meter.settle({ binding: admitted[0], status: "failed", units: 0, startedAt, latencyMs: 0, attempts });
+    throw new ApiError("insufficient_balance", `the balance cannot pay for ${seconds} s of audio`);
+  }
+  for (const binding of admitted) {
+    let result: Transcription;
+    try {
+      result = await ctx.sttProviders.get(binding.provider.id)!.transcribe!({ model: binding.id, bytes: req.bytes, container: probe.container, mimeType: req.mimeType, language: req.language });
+    } catch (err) {
+      attempts.push({ provider: binding.provider.id, reason: (err as Error).message });
+      const retry = err instanceof ProviderError && err.retryable && binding !== admitted.at(-1);
+      if (retry) continue;
+      await meter.settle({ binding, status: "failed", units: 0, startedAt, latencyMs: performance.now() - t0, attempts });
+      if (err instanceof ApiError) throw err;
+      if (err instanceof ProviderError && !err.retryable) throw new ApiError("validation", err.message);
+      throw new ApiError("upstream_error", (err as Error).message);
+    }
+    // Settled once, outside the provider's try: a ledger failure is not a provider failure.
+    await meter.settle({ binding, status: "completed", units: seconds, startedAt, latencyMs: performance.now() - t0, attempts });
+    return { ...result, id, durationSeconds: probe.seconds, billedSeconds: seconds, provider: binding.provider.id, model: binding.canonical, language: req.language };
+  }
+  throw new ApiError("upstream_error", "no provider could transcribe the file");
+}
