@@ -1,7 +1,8 @@
 import { swagger } from "@elysiajs/swagger";
 import { Elysia } from "elysia";
 import type { AppContext } from "./context.ts";
-import { ApiError, nativeEnvelope } from "./errors.ts";
+import { ApiError, toApiError } from "./errors.ts";
+import { errorResponse } from "./surfaces/error-responses.ts";
 import { signupRoutes } from "./surfaces/account/signup-routes.ts";
 import { topUpRoutes } from "./surfaces/account/top-up-routes.ts";
 import { paymentRoutes } from "./surfaces/payments/payment-routes.ts";
@@ -10,22 +11,22 @@ import { catalogueRoutes } from "./surfaces/native/catalogue-routes.ts";
 import { sttRoute } from "./surfaces/native/stt-route.ts";
 import { transcriptionRoute } from "./surfaces/native/transcription-route.ts";
 import { ttsRoute } from "./surfaces/native/tts-route.ts";
+import { oaiRoutes } from "./surfaces/oai/routes.ts";
 import { opsRoutes } from "./surfaces/ops-routes.ts";
 
 /** The HTTP/WebSocket application, composed from its surfaces. */
 export function createApp(ctx: AppContext) {
   return new Elysia({ websocket: { maxPayloadLength: 16 * 1024 * 1024, backpressureLimit: 1024 * 1024, closeOnBackpressureLimit: false } })
-    .onError(({ code, error, status, set }) => {
-      if (error instanceof ApiError) {
-        if (typeof error.extra.retry_after === "number") set.headers["retry-after"] = String(error.extra.retry_after);
-        return status(error.status, nativeEnvelope(error));
+    .onError(({ code, error, request }) => {
+      let err: ApiError;
+      if (error instanceof ApiError) err = error;
+      else if (code === "NOT_FOUND") err = new ApiError("not_found", "no such endpoint");
+      else if (code === "VALIDATION" || code === "PARSE") err = new ApiError("invalid_request", "the request is not valid");
+      else {
+        ctx.log.error({ err: error }, "unhandled error");
+        err = toApiError(error);
       }
-      if (code === "NOT_FOUND") return status(404, nativeEnvelope(new ApiError("not_found", "no such endpoint")));
-      if (code === "VALIDATION" || code === "PARSE") {
-        return status(400, nativeEnvelope(new ApiError("invalid_request", "the request is not valid")));
-      }
-      ctx.log.error({ err: error }, "unhandled error");
-      return status(500, nativeEnvelope(new ApiError("internal_error", "internal error")));
+      return errorResponse(new URL(request.url).pathname, err);
     })
     .use(
       swagger({
@@ -43,5 +44,6 @@ export function createApp(ctx: AppContext) {
     .use(usageRoutes(ctx))
     .use(signupRoutes(ctx))
     .use(topUpRoutes(ctx))
-    .use(paymentRoutes(ctx));
+    .use(paymentRoutes(ctx))
+    .use(oaiRoutes(ctx));
 }

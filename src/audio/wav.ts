@@ -11,3 +11,26 @@ export function pcmOfWav(wav: Uint8Array): Uint8Array {
   }
   throw new Error("WAVE file has no data chunk");
 }
+
+/**
+ * A 44-byte header for 16-bit PCM. Without `dataBytes` the sizes are the maximum, as streamed WAV
+ * does when the length is not known yet (players read to the end of the body).
+ */
+export function wavHeader(sampleRate: number, channels: number, dataBytes?: number): Uint8Array {
+  const header = new Uint8Array(44);
+  const view = new DataView(header.buffer);
+  const ascii = (at: number, text: string) => header.set(new TextEncoder().encode(text), at);
+  ascii(0, "RIFF");
+  view.setUint32(4, dataBytes === undefined ? 0xffffffff : 36 + dataBytes, true);
+  ascii(8, "WAVEfmt ");
+  view.setUint32(16, 16, true);
+  view.setUint16(20, 1, true);
+  view.setUint16(22, channels, true);
+  view.setUint32(24, sampleRate, true);
+  view.setUint32(28, sampleRate * channels * 2, true);
+  view.setUint16(32, channels * 2, true);
+  view.setUint16(34, 16, true);
+  ascii(36, "data");
+  view.setUint32(40, dataBytes ?? 0xffffffff, true);
+  return header;
+}

@@ -1,0 +1,22 @@
+import { authenticate, type Principal } from "../accounts/keys.ts";
+import type { AppContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
+import { balanceView } from "../ledger/balance.ts";
+
+/**
+ * What a compatibility path the service does not implement checks before it answers 501, in the
+ * interface's order: the key (401, 403 for a disabled tenant), then whether the account can pay
+ * for anything at all (402).
+ */
+export async function notImplemented(ctx: AppContext, key: string | undefined, path: string): Promise<never> {
+  const principal: Principal = await authenticate(ctx.database, key);
+  if ((await balanceView(ctx.meter.ledger, principal.tenantId)).state === "exhausted") throw new ApiError("insufficient_balance", "the balance cannot pay for any request");
+  throw new ApiError("not_implemented", `${path} is not implemented by this service`);
+}
+
+/** Headers every compatibility error carries: SDKs must not retry what cannot succeed. */
+export function errorHeaders(err: ApiError): Record<string, string> {
+  if (err.code === "not_implemented") return { "x-should-retry": "false" };
+  if (typeof err.extra.retry_after === "number") return { "retry-after": String(err.extra.retry_after) };
+  return {};
+}

@@ -1,0 +1,98 @@
+import { ApiError, type ErrorCode } from "../errors.ts";
+import type { TtsPort } from "../sessions/tts-session.ts";
+
+/** What the session said about its audio before the first byte (`service.tts_audio_started`). */
+export interface AudioStarted {
+  encoding: "pcm_s16le" | "mp3";
+  sample_rate: number;
+  channels: number;
+}
+
+export interface HttpAudioShape {
+  contentType(audio: AudioStarted): string;
+  /** Bytes that go before the audio (a streaming WAV header), if the format has any. */
+  preamble?(audio: AudioStarted): Uint8Array;
+}
+
+/** Bytes the response may queue ahead of a slow client before the session waits for it. */
+const HIGH_WATER_BYTES = 256 * 1024;
+
+/**
+ * A TTS session's output as one HTTP response, for the surfaces whose speech endpoints are plain
+ * HTTP. The status is decided by what comes first: audio → 200 with the body streamed as it is
+ * produced (chunks passed through, never copied); a failure before any audio → that error's
+ * status in the surface's envelope. A failure after audio started can only cut the body short.
+ * A client that goes away cancels the session.
+ */
+export class HttpTtsPort implements TtsPort {
+  readonly response: Promise<Response>;
+  private answer!: (res: Response) => void;
+  private controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  private pulled: (() => void) | undefined;
+  private audio: AudioStarted = { encoding: "pcm_s16le", sample_rate: 24000, channels: 1 };
+  private error: ApiError | undefined;
+  private cancelled: () => void = () => {};
+
+  constructor(
+    private readonly shape: HttpAudioShape,
+    private readonly errorResponse: (err: ApiError) => Response,
+  ) {
+    this.response = new Promise((resolve) => (this.answer = resolve));
+  }
+
+  /** What to do when the client stops reading (the session's `abort`). */
+  onCancel(cancel: () => void): void {
+    this.cancelled = cancel;
+  }
+
+  sendEvent(event: Record<string, unknown>): void {
+    if (event.type === "service.tts_audio_started") this.audio = event as unknown as AudioStarted;
+    else if (event.type === "service.tts_error") this.error = new ApiError(event.code as ErrorCode, event.message as string);
+  }
+
+  sendAudio(chunk: Uint8Array): void | Promise<void> {
+    const controller = this.controller ?? this.begin();
+    controller.enqueue(chunk);
+    if ((controller.desiredSize ?? 1) <= 0) return new Promise((resolve) => (this.pulled = resolve));
+  }
+
+  close(code: number, reason: string): void {
+    if (!this.controller) {
+      if (code !== 1000) return this.answer(this.errorResponse(this.error ?? new ApiError("upstream_error", reason)));
+      this.begin();
+    }
+    try {
+      if (code === 1000) this.controller!.close();
+      else this.controller!.error(new Error(this.error?.message ?? reason));
+    } catch {
+      // the client already cancelled the body
+    }
+    this.wake();
+  }
+
+  private begin(): ReadableStreamDefaultController<Uint8Array> {
+    const body = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.controller = controller;
+        },
+        pull: () => this.wake(),
+        cancel: () => {
+          this.wake();
+          this.cancelled();
+        },
+      },
+      { highWaterMark: HIGH_WATER_BYTES, size: (chunk) => chunk?.byteLength ?? 0 },
+    );
+    const preamble = this.shape.preamble?.(this.audio);
+    if (preamble) this.controller!.enqueue(preamble);
+    this.answer(new Response(body, { status: 200, headers: { "content-type": this.shape.contentType(this.audio) } }));
+    return this.controller!;
+  }
+
+  private wake(): void {
+    const resolve = this.pulled;
+    this.pulled = undefined;
+    resolve?.();
+  }
+}

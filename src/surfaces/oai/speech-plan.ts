@@ -1,0 +1,50 @@
+import type { Catalogue } from "../../catalogue/catalogue.ts";
+import type { Binding } from "../../catalogue/types.ts";
+import { ApiError } from "../../errors.ts";
+import { preferencesFromBody } from "../../routing/preferences.ts";
+import { resolve } from "../../routing/resolve.ts";
+
+/** OpenAI's own limit on `input`; longer text is 413 `tts_text_too_large`. */
+export const MAX_INPUT_CHARACTERS = 4096;
+
+/** The `response_format` values we can produce, and what each asks the session for. */
+const RESPONSE_FORMATS = { mp3: "mp3", pcm: "pcm", wav: "pcm" } as const;
+export type ResponseFormat = keyof typeof RESPONSE_FORMATS;
+
+export interface OaiSpeechPlan {
+  candidates: Binding[];
+  input: string;
+  voice?: string;
+  responseFormat: ResponseFormat;
+  format: "pcm" | "mp3";
+  options: Record<string, string>;
+}
+
+const missing = (param: string) => new ApiError("missing_required_parameter", `you must provide ${param}`, { param });
+
+/** Reads a `POST /oai/audio/speech` body and routes it. Pure; throws `ApiError`. */
+export function planOaiSpeech(catalogue: Catalogue, body: unknown): OaiSpeechPlan {
+  if (!body || typeof body !== "object" || Array.isArray(body)) throw new ApiError("invalid_request", "the body must be a JSON object");
+  const b = body as Record<string, unknown>;
+  if (typeof b.model !== "string" || !b.model) throw missing("model");
+  if (typeof b.input !== "string" || !b.input) throw missing("input");
+  if ([...b.input].length > MAX_INPUT_CHARACTERS) throw new ApiError("tts_text_too_large", `input is longer than ${MAX_INPUT_CHARACTERS} characters`, { param: "input" });
+  if (b.voice !== undefined && (typeof b.voice !== "string" || !b.voice)) throw new ApiError("invalid_request", "voice must be a non-empty string", { param: "voice" });
+  const responseFormat = (b.response_format ?? "mp3") as ResponseFormat;
+  if (!(responseFormat in RESPONSE_FORMATS)) {
+    throw new ApiError("invalid_request", `response_format must be one of ${Object.keys(RESPONSE_FORMATS).join(", ")}`, { param: "response_format" });
+  }
+  const options: Record<string, string> = {};
+  if (b.instructions !== undefined) {
+    if (typeof b.instructions !== "string") throw new ApiError("invalid_request", "instructions must be a string", { param: "instructions" });
+    options.instructions = b.instructions;
+  }
+  if (b.speed !== undefined) {
+    if (typeof b.speed !== "number" || b.speed < 0.25 || b.speed > 4) throw new ApiError("invalid_request", "speed must be a number from 0.25 to 4.0", { param: "speed" });
+    options.speed = String(b.speed);
+  }
+  const voice = b.voice as string | undefined;
+  const format = RESPONSE_FORMATS[responseFormat];
+  const candidates = resolve(catalogue, { capability: "tts", model: b.model, voice, format, mode: "streaming", preferences: preferencesFromBody(b.provider) });
+  return { candidates, input: b.input, voice, responseFormat, format, options };
+}

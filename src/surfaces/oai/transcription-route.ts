@@ -1,0 +1,97 @@
+import { Elysia } from "elysia";
+import { authenticate, bearerToken } from "../../accounts/keys.ts";
+import type { AppContext } from "../../context.ts";
+import { ApiError } from "../../errors.ts";
+import { preferencesFromBody } from "../../routing/preferences.ts";
+import { transcribeFile, type FileTranscription } from "../../sessions/file-transcription.ts";
+import { toSrt, toVtt, type TimedText } from "../subtitles.ts";
+
+// `POST /oai/audio/transcriptions`: the OpenAI multipart request onto file transcription.
+
+/** OpenAI fields that change nothing here: accepted so that SDK calls work unchanged. */
+const IGNORED = ["prompt", "temperature", "timestamp_granularities[]", "timestamp_granularities", "include[]", "include", "chunking_strategy"];
+const FIELDS = ["file", "model", "language", "response_format", "stream", "provider", ...IGNORED];
+
+async function readForm(request: Request): Promise<FormData> {
+  if (!(request.headers.get("content-type") ?? "").startsWith("multipart/form-data")) throw new ApiError("invalid_request", "send the audio as multipart/form-data with a file field", { param: "file" });
+  const form = await request.formData().catch(() => {
+    throw new ApiError("invalid_request", "the multipart body cannot be read");
+  });
+  for (const key of form.keys()) if (!FIELDS.includes(key)) throw new ApiError("invalid_request", `${key} is not a known parameter`, { param: key });
+  return form as unknown as FormData;
+}
+
+function field(form: FormData, name: string): string | undefined {
+  const v = form.get(name);
+  return typeof v === "string" && v ? v : undefined;
+}
+
+function providerField(form: FormData): unknown {
+  const raw = field(form, "provider");
+  if (!raw) return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new ApiError("invalid_request", "provider must be a JSON object", { param: "provider" });
+  }
+}
+
+/** Segments for subtitles: the provider's, or the whole text as one cue. */
+function cues(t: FileTranscription): TimedText[] {
+  if (t.segments.length) return t.segments;
+  return t.text ? [{ text: t.text, start_ms: 0, end_ms: Math.round(t.durationSeconds * 1000) }] : [];
+}
+
+const text = (body: string, type: string) => new Response(body, { headers: { "content-type": `${type}; charset=utf-8` } });
+
+function render(format: string, t: FileTranscription): unknown {
+  const usage = { type: "duration", seconds: t.billedSeconds };
+  switch (format) {
+    case "json":
+      return { text: t.text, usage };
+    case "text":
+      return text(t.text, "text/plain");
+    case "srt":
+      return text(toSrt(cues(t)), "application/x-subrip");
+    case "vtt":
+      return text(toVtt(cues(t)), "text/vtt");
+    default:
+      return {
+        task: "transcribe",
+        language: t.language ?? "",
+        duration: t.durationSeconds,
+        text: t.text,
+        segments: t.segments.map((s, id) => ({ id, seek: 0, start: s.start_ms / 1000, end: s.end_ms / 1000, text: s.text, tokens: [], temperature: 0, avg_logprob: 0, compression_ratio: 0, no_speech_prob: 0 })),
+        usage,
+      };
+  }
+}
+
+const FORMATS = ["json", "text", "srt", "vtt", "verbose_json"];
+
+export function oaiTranscriptionRoute(ctx: AppContext) {
+  return new Elysia().post(
+    "/audio/transcriptions",
+    async ({ request }) => {
+      const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
+      const form = await readForm(request);
+      const file = form.get("file");
+      if (!(file instanceof Blob)) throw new ApiError("missing_required_parameter", "you must provide file", { param: "file" });
+      const model = field(form, "model");
+      if (!model) throw new ApiError("missing_required_parameter", "you must provide model", { param: "model" });
+      const format = field(form, "response_format") ?? "json";
+      if (!FORMATS.includes(format)) throw new ApiError("invalid_request", `response_format must be one of ${FORMATS.join(", ")}`, { param: "response_format" });
+      if (field(form, "stream") === "true") throw new ApiError("invalid_request", "streamed transcription is not offered here; use /v1/stt for streaming", { param: "stream" });
+      const t = await transcribeFile(ctx, principal, {
+        bytes: new Uint8Array(await file.arrayBuffer()),
+        mimeType: file.type || undefined,
+        model,
+        language: field(form, "language"),
+        preferences: preferencesFromBody(providerField(form)),
+        surface: "oai",
+      });
+      return render(format, t);
+    },
+    { parse: "none", detail: { summary: "OpenAI-compatible file transcription", tags: ["oai"] } },
+  );
+}
