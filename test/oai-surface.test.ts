@@ -22,7 +22,7 @@ describe("/oai/audio/speech with the OpenAI SDK", () => {
   test("pcm streams as produced, with its rate in the Content-Type; billed per character on the oai surface", async () => {
     const { key, tenantId } = await fundedAccount(server);
     const res = await sdkFor(key).audio.speech.create({ model: "flite", voice: "slt", input: "Hello from the router.", response_format: "pcm" });
-    expect(res.headers.get("content-type")).toBe("audio/L16; rate=16000; channels=1");
+    expect(res.headers.get("content-type")).toBe("audio/L16; rate=24000; channels=1"); // OpenAI's rate, resampled from Flite's 16 kHz
     let chunks = 0;
     let bytes = 0;
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
@@ -30,7 +30,7 @@ describe("/oai/audio/speech with the OpenAI SDK", () => {
       bytes += chunk.byteLength;
     }
     expect(chunks).toBeGreaterThan(0);
-    expect(bytes).toBeGreaterThan(16000); // more than half a second of 16 kHz speech
+    expect(bytes).toBeGreaterThan(24000); // more than half a second of 24 kHz speech
     expect(await lastActivity(server, tenantId)).toMatchObject({ surface: "oai", provider: "flite", usageUnit: "characters", usageAmount: 22, status: "completed" });
   });
 
@@ -44,7 +44,7 @@ describe("/oai/audio/speech with the OpenAI SDK", () => {
     expect(wav.headers.get("content-type")).toBe("audio/wav");
     const bytes = new Uint8Array(await wav.arrayBuffer());
     expect(new TextDecoder().decode(bytes.subarray(0, 4))).toBe("RIFF");
-    expect(new DataView(bytes.buffer).getUint32(24, true)).toBe(16000);
+    expect(new DataView(bytes.buffer).getUint32(24, true)).toBe(24000);
     expect(pcmOfWav(bytes).byteLength).toBe(bytes.byteLength - 44);
   });
 

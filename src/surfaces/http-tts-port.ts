@@ -1,3 +1,4 @@
+import { PcmResampler } from "../audio/resampler.ts";
 import { ApiError, type ErrorCode } from "../errors.ts";
 import type { TtsPort } from "../sessions/tts-session.ts";
 
@@ -9,6 +10,9 @@ export interface AudioStarted {
 }
 
 export interface HttpAudioShape {
+  /** The PCM rate the caller was promised; PCM at another rate is resampled to it. */
+  pcmRate?: number;
+  /** Of the audio as delivered (after any resampling). */
   contentType(audio: AudioStarted): string;
   /** Bytes that go before the audio (a streaming WAV header), if the format has any. */
   preamble?(audio: AudioStarted): Uint8Array;
@@ -20,7 +24,8 @@ const HIGH_WATER_BYTES = 256 * 1024;
 /**
  * A TTS session's output as one HTTP response, for the surfaces whose speech endpoints are plain
  * HTTP. The status is decided by what comes first: audio → 200 with the body streamed as it is
- * produced (chunks passed through, never copied); a failure before any audio → that error's
+ * produced (chunks passed through, never copied, unless PCM must be resampled to the promised
+ * rate); a failure before any audio → that error's
  * status in the surface's envelope. A failure after audio started can only cut the body short.
  * A client that goes away cancels the session.
  */
@@ -32,6 +37,7 @@ export class HttpTtsPort implements TtsPort {
   private audio: AudioStarted = { encoding: "pcm_s16le", sample_rate: 24000, channels: 1 };
   private error: ApiError | undefined;
   private cancelled: () => void = () => {};
+  private resampler: Promise<PcmResampler> | undefined;
 
   constructor(
     private readonly shape: HttpAudioShape,
@@ -46,17 +52,33 @@ export class HttpTtsPort implements TtsPort {
   }
 
   sendEvent(event: Record<string, unknown>): void {
-    if (event.type === "service.tts_audio_started") this.audio = event as unknown as AudioStarted;
+    if (event.type === "service.tts_audio_started") this.started(event as unknown as AudioStarted);
     else if (event.type === "service.tts_error") this.error = new ApiError(event.code as ErrorCode, event.message as string);
   }
 
   sendAudio(chunk: Uint8Array): void | Promise<void> {
+    if (this.resampler) return this.resampler.then((r) => this.enqueue(r.process(chunk)));
+    return this.enqueue(chunk);
+  }
+
+  private started(audio: AudioStarted): void {
+    const target = this.shape.pcmRate;
+    if (audio.encoding !== "pcm_s16le" || !target || audio.sample_rate === target) {
+      this.audio = audio;
+      return;
+    }
+    this.audio = { ...audio, sample_rate: target };
+    this.resampler = PcmResampler.create(audio.sample_rate, target);
+  }
+
+  private enqueue(chunk: Uint8Array): void | Promise<void> {
     const controller = this.controller ?? this.begin();
     controller.enqueue(chunk);
     if ((controller.desiredSize ?? 1) <= 0) return new Promise((resolve) => (this.pulled = resolve));
   }
 
   close(code: number, reason: string): void {
+    this.release();
     if (!this.controller) {
       if (code !== 1000) return this.answer(this.errorResponse(this.error ?? new ApiError("upstream_error", reason)));
       this.begin();
@@ -70,6 +92,10 @@ export class HttpTtsPort implements TtsPort {
     this.wake();
   }
 
+  private release(): void {
+    void this.resampler?.then((r) => r.destroy());
+  }
+
   private begin(): ReadableStreamDefaultController<Uint8Array> {
     const body = new ReadableStream<Uint8Array>(
       {
@@ -78,6 +104,7 @@ export class HttpTtsPort implements TtsPort {
         },
         pull: () => this.wake(),
         cancel: () => {
+          this.release();
           this.wake();
           this.cancelled();
         },

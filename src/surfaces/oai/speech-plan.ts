@@ -13,7 +13,7 @@ export type ResponseFormat = keyof typeof RESPONSE_FORMATS;
 
 export interface OaiSpeechPlan {
   candidates: Binding[];
-  input: string;
+  text: string;
   voice?: string;
   responseFormat: ResponseFormat;
   format: "pcm" | "mp3";
@@ -46,5 +46,5 @@ export function planOaiSpeech(catalogue: Catalogue, body: unknown): OaiSpeechPla
   const voice = b.voice as string | undefined;
   const format = RESPONSE_FORMATS[responseFormat];
   const candidates = resolve(catalogue, { capability: "tts", model: b.model, voice, format, mode: "streaming", preferences: preferencesFromBody(b.provider) });
-  return { candidates, input: b.input, voice, responseFormat, format, options };
+  return { candidates, text: b.input, voice, responseFormat, format, options };
 }

@@ -1,0 +1,46 @@
+import type { Principal } from "../accounts/keys.ts";
+import type { Binding } from "../catalogue/types.ts";
+import type { AppContext } from "../context.ts";
+import type { ApiError } from "../errors.ts";
+import { TtsSession } from "../sessions/tts-session.ts";
+import { HttpTtsPort, type HttpAudioShape } from "./http-tts-port.ts";
+
+export interface HttpTtsRequest {
+  /** Routed candidates, not yet checked against the balance. */
+  candidates: Binding[];
+  text: string;
+  voice?: string;
+  format: "pcm" | "mp3";
+  options: Record<string, string>;
+}
+
+/**
+ * One text to speech as an HTTP response, for the compatibility surfaces: admitted by the meter
+ * (402/422 before anything starts), then the same TTS session as `/v1/tts` (routing, fallback
+ * while no audio went out, metering) with the audio streamed back as produced.
+ */
+export async function speakOverHttp(ctx: AppContext, principal: Principal, req: HttpTtsRequest, shape: HttpAudioShape, errorResponse: (err: ApiError) => Response, surface: string): Promise<Response> {
+  const candidates = await ctx.meter.admit(principal, req.candidates);
+  const id = `tts_${crypto.randomUUID()}`;
+  const port = new HttpTtsPort(shape, errorResponse);
+  const session = new TtsSession(
+    {
+      id,
+      voice: req.voice,
+      format: req.format,
+      autoFlush: true,
+      options: req.options,
+      admit: async () => {
+        const meter = ctx.meter.start(id, principal, surface);
+        meter.prefetch(candidates[0]);
+        return { candidates, meter };
+      },
+    },
+    { provider: (pid) => ctx.providers.get(pid), port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface },
+  );
+  port.onCancel(() => session.abort());
+  ctx.sessions.add(session, "tts");
+  session.command({ type: "text", text: req.text });
+  session.command({ type: "close" });
+  return port.response;
+}

@@ -1,0 +1,5 @@
+// The package ships Emscripten glue without types: a factory that resolves to the module.
+declare module "@echogarden/speex-resampler-wasm" {
+  const factory: () => Promise<unknown>;
+  export default factory;
+}
