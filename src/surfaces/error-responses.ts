@@ -1,5 +1,6 @@
 import { ApiError, nativeEnvelope } from "../errors.ts";
 import { errorHeaders } from "./compat-access.ts";
+import { elevenLabsError } from "./el/errors.ts";
 import { openAiError } from "./oai/errors.ts";
 
 function nativeError(err: ApiError): Response {
@@ -9,5 +10,6 @@ function nativeError(err: ApiError): Response {
 /** An error as the surface a path belongs to spells it: native, or a compatibility surface's envelope. */
 export function errorResponse(path: string, err: ApiError): Response {
   if (path === "/oai" || path.startsWith("/oai/")) return openAiError(err);
+  if (path === "/el" || path.startsWith("/el/")) return elevenLabsError(err);
   return nativeError(err);
 }

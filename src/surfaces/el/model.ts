@@ -1,0 +1,16 @@
+import type { Catalogue } from "../../catalogue/catalogue.ts";
+import type { Capability } from "../../catalogue/types.ts";
+import { ApiError } from "../../errors.ts";
+
+/**
+ * The provider an `/el` `model_id` names: a canonical `{provider}/{model}` names one; a bare model
+ * must be served by exactly one provider (a model that several serve needs the canonical form).
+ */
+export function providerOfModel(catalogue: Catalogue, modelId: string | undefined, capability: Capability): string {
+  if (!modelId) throw new ApiError("model_required", "model_id is required", { param: "model_id" });
+  const providers = [...new Set(catalogue.lookup(modelId, capability).map((b) => b.provider.id))];
+  if (providers.length > 1) {
+    throw new ApiError("invalid_request", `model ${modelId} is served by ${providers.join(", ")}; name one as {provider}/{model}`, { param: "model_id" });
+  }
+  return providers[0] ?? ""; // unknown models are reported by routing, with its codes
+}

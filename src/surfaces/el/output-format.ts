@@ -1,0 +1,23 @@
+import { ApiError } from "../../errors.ts";
+
+export interface OutputFormat {
+  /** What the TTS session produces. */
+  format: "pcm" | "mp3";
+  /** The sample rate the caller asked for (`pcm_16000` → 16000). */
+  sampleRate: number;
+}
+
+/** `output_format` as ElevenLabs spells it: `mp3_44100_128`, `pcm_16000`, … (default `mp3_44100_128`). */
+export function parseOutputFormat(value: string | null | undefined): OutputFormat {
+  const v = value || "mp3_44100_128";
+  const m = /^(mp3|pcm)_(\d{4,5})(?:_(\d{2,3}))?$/.exec(v);
+  if (!m || (m[1] === "pcm" && m[3])) throw new ApiError("invalid_output_format", `output_format ${v} is not offered here: use mp3_<rate>_<bitrate> or pcm_<rate>`, { param: "output_format" });
+  return { format: m[1] as "pcm" | "mp3", sampleRate: Number(m[2]) };
+}
+
+/** The interface's Content-Type table: `mp3_*` → audio/mpeg, `pcm_*` → audio/L16 with its rate, else octet-stream. */
+export function contentTypeOf(outputFormat: string, sampleRate: number): string {
+  if (outputFormat.startsWith("mp3_")) return "audio/mpeg";
+  if (outputFormat.startsWith("pcm_")) return `audio/L16; rate=${sampleRate}`;
+  return "application/octet-stream";
+}

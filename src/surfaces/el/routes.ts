@@ -1,0 +1,20 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../../context.ts";
+import { notImplemented } from "../compat-access.ts";
+import { elevenLabsCatalogueRoutes } from "./catalogue-routes.ts";
+import { elevenLabsKey } from "./errors.ts";
+import { elevenLabsSttRoute } from "./stt-route.ts";
+import { elevenLabsTtsRoutes } from "./tts-route.ts";
+
+/**
+ * `/el`: the ElevenLabs API for its SDK with the base URL pointed here. Thin translators onto the
+ * same sessions, routing and meter as the native API; errors in ElevenLabs' `{detail}` envelope
+ * (see error-responses.ts); any other path answers 501 after the key and balance checks.
+ */
+export function elevenLabsRoutes(ctx: AppContext) {
+  return new Elysia({ prefix: "/el" })
+    .use(elevenLabsTtsRoutes(ctx))
+    .use(elevenLabsSttRoute(ctx))
+    .use(elevenLabsCatalogueRoutes(ctx))
+    .all("/*", ({ request }) => notImplemented(ctx, elevenLabsKey(request.headers), new URL(request.url).pathname), { parse: "none" });
+}

@@ -1,0 +1,65 @@
+import { Elysia } from "elysia";
+import { authenticate } from "../../accounts/keys.ts";
+import type { AppContext } from "../../context.ts";
+import { ApiError } from "../../errors.ts";
+import { preferencesFromQuery } from "../../routing/preferences.ts";
+import { transcribeFile, type FileTranscription } from "../../sessions/file-transcription.ts";
+import { elevenLabsKey } from "./errors.ts";
+import { providerOfModel } from "./model.ts";
+
+// `POST /el/v1/speech-to-text`: ElevenLabs' multipart request onto file transcription.
+
+/** Scribe fields that change nothing here: accepted so that SDK calls work unchanged. */
+const IGNORED = ["tag_audio_events", "num_speakers", "timestamps_granularity", "diarize", "diarization_threshold", "file_format", "temperature", "seed", "use_multi_channel", "enable_logging"];
+
+/**
+ * Words with times. Providers that give only segment times get each segment's words spread
+ * evenly over it (documented in docs/compat-el.md), separated by `spacing` entries as Scribe does.
+ */
+function words(t: FileTranscription) {
+  const out: { text: string; start: number; end: number; type: "word" | "spacing"; logprob: number }[] = [];
+  for (const s of t.segments) {
+    const parts = s.text.trim().split(/\s+/).filter(Boolean);
+    const step = (s.end_ms - s.start_ms) / Math.max(1, parts.length) / 1000;
+    parts.forEach((word, i) => {
+      const start = s.start_ms / 1000 + i * step;
+      if (out.length) out.push({ text: " ", start, end: start, type: "spacing", logprob: 0 });
+      out.push({ text: word, start, end: start + step, type: "word", logprob: 0 });
+    });
+  }
+  return out;
+}
+
+export function elevenLabsSttRoute(ctx: AppContext) {
+  return new Elysia().post(
+    "/v1/speech-to-text",
+    async ({ request }) => {
+      const principal = await authenticate(ctx.database, elevenLabsKey(request.headers));
+      if (!(request.headers.get("content-type") ?? "").startsWith("multipart/form-data")) throw new ApiError("invalid_request", "send the audio as multipart/form-data with a file field", { param: "file" });
+      const form = await request.formData().catch(() => {
+        throw new ApiError("invalid_request", "the multipart body cannot be read");
+      });
+      const text = (name: string) => {
+        const v = form.get(name);
+        return typeof v === "string" && v ? v : undefined;
+      };
+      for (const key of form.keys()) if (!["file", "model_id", "language_code", ...IGNORED].includes(key)) throw new ApiError("invalid_request", `${key} is not a known field`, { param: key });
+      if (text("cloud_storage_url")) throw new ApiError("invalid_request", "cloud_storage_url is not offered here: send the file", { param: "cloud_storage_url" });
+      const file = form.get("file");
+      if (!(file instanceof Blob)) throw new ApiError("invalid_request", "file is required", { param: "file" });
+      const modelId = text("model_id");
+      const provider = providerOfModel(ctx.catalogue, modelId, "stt");
+      const t = await transcribeFile(ctx, principal, {
+        bytes: new Uint8Array(await file.arrayBuffer()),
+        mimeType: file.type || undefined,
+        model: modelId,
+        provider: provider || undefined,
+        language: text("language_code"),
+        preferences: preferencesFromQuery(new URL(request.url).searchParams),
+        surface: "el",
+      });
+      return { language_code: t.language ?? "", language_probability: t.language ? 1 : 0, text: t.text, words: words(t), transcription_id: t.id, audio_duration_secs: t.durationSeconds };
+    },
+    { parse: "none", detail: { summary: "ElevenLabs-compatible file transcription", tags: ["el"] } },
+  );
+}

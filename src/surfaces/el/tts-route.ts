@@ -1,0 +1,38 @@
+import { Elysia } from "elysia";
+import { authenticate } from "../../accounts/keys.ts";
+import type { AppContext } from "../../context.ts";
+import { sessionFailure } from "../../errors.ts";
+import { speakOverHttp } from "../http-tts.ts";
+import { jsonBody } from "../json-body.ts";
+import { elevenLabsError, elevenLabsKey } from "./errors.ts";
+import { contentTypeOf } from "./output-format.ts";
+import { planElevenLabsTts } from "./tts-request.ts";
+
+/**
+ * ElevenLabs HTTP TTS onto a TTS session: `/stream` answers as the audio is produced; the plain
+ * endpoint answers once it is complete, so that a provider failure mid-way is an error status
+ * rather than a truncated file.
+ */
+export function elevenLabsTtsRoutes(ctx: AppContext) {
+  const speak = async (request: Request, voiceId: string) => {
+    const principal = await authenticate(ctx.database, elevenLabsKey(request.headers));
+    const plan = planElevenLabsTts(ctx.catalogue, voiceId, new URL(request.url).searchParams, await jsonBody(request));
+    const shape = { pcmRate: plan.format === "pcm" ? plan.sampleRate : undefined, contentType: () => contentTypeOf(plan.outputFormat, plan.sampleRate) };
+    return speakOverHttp(ctx, principal, plan, shape, elevenLabsError, "el");
+  };
+  return new Elysia()
+    .post("/v1/text-to-speech/:voice_id/stream", ({ request, params }) => speak(request, params.voice_id), { parse: "none", detail: { summary: "ElevenLabs-compatible streaming TTS", tags: ["el"] } })
+    .post(
+      "/v1/text-to-speech/:voice_id",
+      async ({ request, params }) => {
+        const res = await speak(request, params.voice_id);
+        if (!res.ok) return res;
+        try {
+          return new Response(await res.arrayBuffer(), { headers: res.headers });
+        } catch (err) {
+          return elevenLabsError(sessionFailure(err));
+        }
+      },
+      { parse: "none", detail: { summary: "ElevenLabs-compatible TTS (whole file)", tags: ["el"] } },
+    );
+}
