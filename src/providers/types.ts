@@ -99,9 +99,17 @@ export interface SttFamily {
   interimDefault: boolean;
   inputFormats: SttAudioFormat[];
   /** Native option names that declare the audio (a provider_options value must agree with audio_format). */
-  audioOptions: { encoding?: string; sampleRate?: string; channels?: string };
+  audioOptions: {
+    encoding?: string;
+    sampleRate?: string;
+    channels?: string;
+    /** The encoding option's values for `pcm_*` and `ulaw_8000` (default `linear16` / `mulaw`). */
+    encodingValues?: { pcm: string; ulaw: string };
+  };
   /** A direct upstream realtime WebSocket exists (needed by event_format=provider). */
   passthrough: boolean;
+  /** Numeric portable options it takes only within a narrower range than the portable one. */
+  optionRanges?: Partial<Record<PortableSttOption, [min: number, max: number]>>;
 }
 
 export interface SttStreamRequest {
@@ -111,6 +119,8 @@ export interface SttStreamRequest {
   language?: string;
   interim: boolean;
   commitStrategy: "auto" | "manual";
+  /** The turn style the client asked for (`auto`: the family's default). */
+  turnDetection?: "auto" | "acoustic" | "semantic";
   /** Router VAD settings when the router decides turns for this family. */
   routerVad?: import("../audio/vad.ts").VadOptions;
   /** The portable options the client gave explicitly, for the family to translate. */
@@ -165,6 +175,8 @@ export interface RawUpstream {
   onFrame(listener: (frame: string | Uint8Array) => void): void;
   onClose(listener: (code: number, reason: string) => void): void;
   close(code?: number, reason?: string): void;
+  /** Bytes of audio a client text frame carries, for protocols that send audio as base64 in JSON (metering). */
+  audioBytes?(frame: string): number;
 }
 
 export interface SttProvider {

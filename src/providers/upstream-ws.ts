@@ -24,12 +24,34 @@ export function openUpstreamSocket(provider: string, url: string, init: Upstream
   });
 }
 
-/** A provider's socket as it is, for `event_format=provider`. */
+/**
+ * A provider's socket as it is, for `event_format=provider`. Frames and a close that arrive before
+ * the relay listens (a greeting such as OpenAI's `session.created`) are kept and handed over.
+ */
 export function rawUpstream(ws: WebSocket): RawUpstream {
+  const early: (string | Uint8Array)[] = [];
+  let frameListener: ((frame: string | Uint8Array) => void) | undefined;
+  let closeListener: ((code: number, reason: string) => void) | undefined;
+  let closed: { code: number; reason: string } | undefined;
+  ws.addEventListener("message", (e) => {
+    const frame = typeof e.data === "string" ? e.data : new Uint8Array(e.data as ArrayBuffer);
+    if (frameListener) frameListener(frame);
+    else early.push(frame);
+  });
+  ws.addEventListener("close", (e) => {
+    closed = { code: e.code, reason: e.reason };
+    closeListener?.(e.code, e.reason);
+  });
   return {
     send: (frame) => ws.send(frame),
-    onFrame: (listener) => ws.addEventListener("message", (e) => listener(typeof e.data === "string" ? e.data : new Uint8Array(e.data as ArrayBuffer))),
-    onClose: (listener) => ws.addEventListener("close", (e) => listener(e.code, e.reason)),
+    onFrame: (listener) => {
+      frameListener = listener;
+      for (const frame of early.splice(0)) listener(frame);
+    },
+    onClose: (listener) => {
+      closeListener = listener;
+      if (closed) listener(closed.code, closed.reason);
+    },
     close: (code, reason) => ws.close(code, reason),
   };
 }

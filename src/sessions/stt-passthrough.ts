@@ -57,10 +57,12 @@ export class SttPassthrough {
   /** A client frame, relayed untouched. */
   frame(frame: string | Uint8Array): void {
     if (this.closed || this.exhausted) return;
-    if (typeof frame !== "string") {
-      this.receivedBytes += frame.byteLength;
+    // Text frames are measured once the upstream is known (below, for those sent before).
+    const audio = typeof frame === "string" ? (this.upstream?.audioBytes?.(frame) ?? 0) : frame.byteLength;
+    if (audio > 0) {
+      this.receivedBytes += audio;
       if (this.upstream && !this.cover()) {
-        this.receivedBytes -= frame.byteLength; // refused, not relayed, not billed
+        this.receivedBytes -= audio; // refused, not relayed, not billed
         return this.exhaust();
       }
     }
@@ -109,6 +111,7 @@ export class SttPassthrough {
         );
         if (this.closed) return upstream.close(1000, "client closed");
         this.binding = binding;
+        for (const f of this.pending) if (typeof f === "string") this.receivedBytes += upstream.audioBytes?.(f) ?? 0;
         // Audio sent before the upstream was ready is paid for before it is relayed.
         if (this.receivedBytes > 0 && !(await this.admission.meter.cover(binding, Math.ceil(this.receivedBytes / this.setup.bytesPerSecond)))) {
           upstream.close(1000, "balance exhausted");

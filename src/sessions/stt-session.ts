@@ -232,6 +232,7 @@ export class SttSession {
       language: this.setup.language,
       interim,
       commitStrategy: this.setup.commitStrategy,
+      turnDetection: this.setup.turnDetection,
       // The router VAD reads only declared little-endian PCM.
       routerVad: family.turnDetector === "none" && this.setup.audioFormat.startsWith("pcm") ? this.setup.vad : undefined,
       portable: this.setup.portable,

@@ -99,7 +99,7 @@ export function planSttSession(catalogue: Catalogue, sttProvider: (id: string) =
     const provider = sttProvider(b.provider.id);
     const family = provider?.family(b.id);
     if (!provider || !family) return false; // configured, but no adapter for this model in this build
-    const why = unsupported(family, { explicit, commitStrategy, turnDetection, eventFormat, audioFormat, sampleRate, channels, options });
+    const why = unsupported(family, { explicit, portable, commitStrategy, turnDetection, eventFormat, audioFormat, sampleRate, channels, options });
     if (why) {
       refusal ??= why;
       return false;
@@ -137,6 +137,7 @@ export function planSttSession(catalogue: Catalogue, sttProvider: (id: string) =
 
 interface Asked {
   explicit: Set<PortableSttOption>;
+  portable: PortableValues;
   commitStrategy: "auto" | "manual";
   turnDetection: "auto" | "acoustic" | "semantic";
   eventFormat: "normalized" | "provider";
@@ -150,15 +151,19 @@ interface Asked {
 function unsupported(family: SttFamily, asked: Asked): ApiError | undefined {
   const refuse = (param: string, why: string) => new ApiError("unsupported_stt_option", `${param}: ${why} (${family.name})`, { param });
   for (const option of asked.explicit) if (!family.portableOptions.includes(option)) return refuse(option, "this model family cannot honour it");
+  for (const [option, [min, max]] of Object.entries(family.optionRanges ?? {}) as [PortableSttOption, [number, number]][]) {
+    const value = asked.portable[option as keyof PortableValues];
+    if (typeof value === "number" && (value < min || value > max)) return refuse(option, `must be from ${min} to ${max} for this family`);
+  }
   if (asked.turnDetection !== "auto" && !family.turnStyles.includes(asked.turnDetection)) {
     return refuse("turn_detection", `${asked.turnDetection} turns are not available; this family offers ${family.turnStyles.join(", ")}`);
   }
   if (asked.commitStrategy === "manual" && !family.commitFrame) return refuse("commit_strategy", "this family has no commit frame");
   if (asked.eventFormat === "provider" && !family.passthrough) return refuse("event_format", "provider passthrough needs an upstream realtime WebSocket, which this family does not have");
-  const { encoding, sampleRate, channels } = family.audioOptions;
+  const { encoding, sampleRate, channels, encodingValues = { pcm: "linear16", ulaw: "mulaw" } } = family.audioOptions;
   const conflict = (name: string | undefined, expected: string) =>
     name !== undefined && asked.options[name] !== undefined && asked.options[name].toLowerCase() !== expected.toLowerCase();
-  if (conflict(sampleRate, String(asked.sampleRate)) || conflict(channels, String(asked.channels)) || conflict(encoding, asked.audioFormat.startsWith("ulaw") ? "mulaw" : "linear16")) {
+  if (conflict(sampleRate, String(asked.sampleRate)) || conflict(channels, String(asked.channels)) || conflict(encoding, asked.audioFormat.startsWith("ulaw") ? encodingValues.ulaw : encodingValues.pcm)) {
     return new ApiError("conflicting_audio_format", `provider_options declare audio that differs from audio_format=${asked.audioFormat}`, { param: "provider_options" });
   }
   return undefined;

@@ -44,7 +44,7 @@ export function sttRoute(ctx: AppContext) {
           const relay = new SttPassthrough(
             {
               id,
-              request: { audioFormat: p.audioFormat, channels: p.channels, language: p.language, interim: p.interim ?? true, commitStrategy: p.commitStrategy, portable: p.portable, options: p.options },
+              request: { audioFormat: p.audioFormat, channels: p.channels, language: p.language, interim: p.interim ?? true, commitStrategy: p.commitStrategy, turnDetection: p.turnDetection, portable: p.portable, options: p.options },
               bytesPerSecond: p.bytesPerSecond,
               admit,
             },
