@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { DeepgramClient } from "@deepgram/sdk";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram } from "./fakes/deepgram.ts";
+import { speech } from "./fakes/http-fake.ts";
 
 // The Deepgram fake must be good enough for the official SDK pointed at it.
 
@@ -40,5 +41,61 @@ describe("the Deepgram fake, through the official SDK", () => {
     expect(messages.at(-1)!.type).toBe("Metadata");
     expect(fake.connections.at(-1)!.query.get("model")).toBe("nova-3");
     expect(fake.connections.at(-1)!.authorization).toBe(`Token ${FAKE_DEEPGRAM_KEY}`);
+  });
+
+  test("listen.v2.connect (Flux): turns found in real speech, eager guesses, ForceEndTurn, sequence ids", async () => {
+    const client = new DeepgramClient({ apiKey: FAKE_DEEPGRAM_KEY, environment } as never);
+    const socket = await client.listen.v2.connect({ model: "flux-general-en", encoding: "linear16", sample_rate: 16000, eager_eot_threshold: 0.5, keyterm: ["voxroute"], reconnectAttempts: 0 } as never);
+    const messages: { type: string; event?: string; sequence_id: number; transcript?: string; trigger?: string }[] = [];
+    const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
+    socket.on("message", (m) => void messages.push(m as never));
+    socket.connect();
+    await socket.waitForOpen();
+    // Two phrases with Flite's own 0.4 s pause between them, a second of silence, then a phrase cut short by ForceEndTurn.
+    socket.sendMedia(speech("thank you", 16000));
+    socket.sendMedia(speech("very much", 16000));
+    socket.sendMedia(new Uint8Array(32_000));
+    socket.sendMedia(speech("for your help", 16000));
+    socket.sendForceEndTurn({ type: "ForceEndTurn" });
+    socket.sendCloseStream({ type: "CloseStream" });
+    await closed;
+
+    expect(messages[0]).toMatchObject({ type: "Connected", sequence_id: 0 });
+    expect(messages.map((m) => m.sequence_id)).toEqual(messages.map((_, i) => i));
+    const events = messages.filter((m) => m.type === "TurnInfo").map((m) => m.event);
+    expect(events.filter((e) => e !== "Update")).toEqual(["StartOfTurn", "EagerEndOfTurn", "TurnResumed", "EagerEndOfTurn", "EndOfTurn", "StartOfTurn", "EndOfTurn"]);
+    expect(events).toContain("Update");
+    const ends = messages.filter((m) => m.event === "EndOfTurn");
+    expect(ends.map((m) => m.trigger)).toEqual(["model", "manual"]);
+    expect(ends[0].transcript).toMatch(/^thank you/);
+    expect(fake.flux.at(-1)!.query.get("eager_eot_threshold")).toBe("0.5");
+    expect(fake.flux.at(-1)!.query.getAll("keyterm")).toEqual(["voxroute"]);
+    expect(fake.flux.at(-1)!.authorization).toBe(`Token ${FAKE_DEEPGRAM_KEY}`);
+  });
+
+  test("speak.v1.connect (Aura WebSocket): Metadata, real speech in binary frames, Flushed, Cleared, Close", async () => {
+    const client = new DeepgramClient({ apiKey: FAKE_DEEPGRAM_KEY, environment } as never);
+    const socket = await client.speak.v1.connect({ model: "aura-2-thalia-en", encoding: "linear16", sample_rate: "16000", reconnectAttempts: 0 } as never);
+    const messages: unknown[] = [];
+    const closed = new Promise<{ code: number }>((resolve) => socket.on("close", (e) => resolve(e as never)));
+    socket.on("message", (m) => void messages.push(m));
+    socket.connect();
+    await socket.waitForOpen();
+    socket.sendText({ type: "Speak", text: "Hello from Aura" });
+    socket.sendFlush({ type: "Flush" });
+    socket.sendText({ type: "Speak", text: "never spoken" });
+    socket.sendClear({ type: "Clear" });
+    socket.sendClose({ type: "Close" });
+    expect((await closed).code).toBe(1000);
+
+    expect(messages[0]).toMatchObject({ type: "Metadata", model_name: "aura-2-thalia-en" });
+    const audio = messages.filter((m): m is Blob => m instanceof Blob);
+    const bytes = (await Promise.all(audio.map((b) => b.arrayBuffer()))).reduce((n, b) => n + b.byteLength, 0);
+    expect(bytes / 2 / 16000).toBeGreaterThan(0.7);
+    expect(messages.filter((m) => !(m instanceof Blob)).slice(1)).toEqual([
+      { type: "Flushed", sequence_id: 0 },
+      { type: "Cleared", sequence_id: 1 },
+    ]);
+    expect(messages.indexOf(audio.at(-1)!)).toBeLessThan(messages.findIndex((m) => (m as { type?: string }).type === "Flushed"));
   });
 });

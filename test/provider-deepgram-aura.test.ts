@@ -4,10 +4,11 @@ import { FAKE_DEEPGRAM_KEY, startFakeDeepgram } from "./fakes/deepgram.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
 import type { TestServer } from "./helpers/server.ts";
-import { totalBytes } from "./helpers/ws-client.ts";
+import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
-// Deepgram Aura TTS against its fake, through /v1/tts: the voice folded into the model name,
-// options on the wire, and every HTTP fault with and without a fallback.
+// Deepgram Aura TTS against its fake, through /v1/tts: the streaming WebSocket by default for PCM,
+// `POST /v1/speak` with `transport=http` or for MP3; the voice folded into the model name, options
+// and frames on the wire, and every fault of both transports with and without a fallback.
 
 const fake = startFakeDeepgram();
 let server: TestServer;
@@ -24,10 +25,68 @@ afterAll(async () => {
 
 const speak = (query: string, key?: string) => speakOnce(server, query, "Hello from Aura. ", key);
 
-describe("Deepgram Aura through /v1/tts", () => {
-  test("a session streams 24 kHz linear16; the voice is folded into the model name", async () => {
+describe("Deepgram Aura over the WebSocket, through /v1/tts", () => {
+  test("one-shot: Speak, Flush and Close on the wire, 24 kHz linear16 back, billed per character", async () => {
     const { key, tenantId } = await fundedAccount(server);
+    const before = fake.speak.length;
     const rec = await speak("model=aura-2&voice=thalia-en&speed=1.2", key);
+    expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
+    expect(rec.events.find((e) => e.type === "service.tts_audio_started")).toMatchObject({ provider: "deepgram", encoding: "pcm_s16le", sample_rate: 24000 });
+    expect(totalBytes(rec.audio) / 2 / 24000).toBeGreaterThan(0.7);
+    const socket = fake.speakSockets.at(-1)!;
+    expect(Object.fromEntries(socket.query)).toEqual({ model: "aura-2-thalia-en", speed: "1.2", encoding: "linear16", sample_rate: "24000" });
+    expect(socket.authorization).toBe(`Token ${FAKE_DEEPGRAM_KEY}`);
+    expect(socket.texts).toEqual(['{"type":"Speak","text":"Hello from Aura. "}', '{"type":"Flush"}', '{"type":"Close"}']);
+    expect(fake.speak.length).toBe(before);
+    expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "deepgram", status: "completed", usageAmount: 17, credits: 510 });
+    expect(fake.openRequests()).toBe(0);
+  });
+
+  test("flush: service.tts_flushed follows the audio of the text before it, once", async () => {
+    const c = connect(server.wsUrl("/v1/tts?model=aura-2&voice=thalia-en"), bearer(server.key));
+    c.send({ type: "text", text: "First part" });
+    c.send({ type: "flush" });
+    c.send({ type: "text", text: "and the second part." });
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    expect(rec.close.code).toBe(1000);
+    expect(fake.speakSockets.at(-1)!.texts).toEqual([
+      '{"type":"Speak","text":"First part"}',
+      '{"type":"Flush"}',
+      '{"type":"Speak","text":"and the second part."}',
+      '{"type":"Flush"}',
+      '{"type":"Close"}',
+    ]);
+    const flushed = rec.order.indexOf("service.tts_flushed");
+    expect(rec.order.filter((t) => t === "service.tts_flushed").length).toBe(1);
+    expect(rec.order.slice(0, flushed)).toContain("audio");
+    expect(rec.order.slice(flushed)).toContain("audio");
+  });
+
+  test("a client that leaves mid-speech: Clear goes upstream and the socket is closed", async () => {
+    const c = connect(server.wsUrl("/v1/tts?model=aura-2&voice=thalia-en"), bearer(server.key));
+    c.send({ type: "text", text: "A long sentence that keeps speaking for a while, long enough to be cut short." });
+    c.send({ type: "flush" });
+    while (c.rec.audio.length === 0) await Bun.sleep(5);
+    c.ws.close();
+    for (let i = 0; i < 50 && fake.openRequests() > 0; i++) await Bun.sleep(20);
+    expect(fake.openRequests()).toBe(0);
+    expect(fake.speakSockets.at(-1)!.texts.at(-1)).toBe('{"type":"Clear"}');
+  });
+
+  test("a transport other than http is refused before anything is sent upstream", async () => {
+    const before = fake.speakSockets.length;
+    const rec = await speak("model=aura-2&voice=thalia-en&transport=grpc");
+    expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
+    expect(rec.events.at(-1)).toMatchObject({ type: "service.tts_error", message: 'deepgram option transport must be http (or absent for the WebSocket), not "grpc"' });
+    expect(fake.speakSockets.length).toBe(before);
+  });
+});
+
+describe("Deepgram Aura over HTTP, through /v1/tts", () => {
+  test("transport=http: a session streams 24 kHz linear16; the voice is folded into the model name", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    const rec = await speak("model=aura-2&voice=thalia-en&speed=1.2&transport=http", key);
     expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
     expect(rec.events.find((e) => e.type === "service.tts_audio_started")).toMatchObject({ provider: "deepgram", encoding: "pcm_s16le", sample_rate: 24000 });
     expect(totalBytes(rec.audio) / 2 / 24000).toBeGreaterThan(0.7);
@@ -39,7 +98,7 @@ describe("Deepgram Aura through /v1/tts", () => {
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "deepgram", status: "completed", usageAmount: 17, credits: 510 });
   });
 
-  test("format=mp3 passes Aura's MP3 through", async () => {
+  test("format=mp3 goes over HTTP (the WebSocket has no MP3) and passes Aura's MP3 through", async () => {
     const rec = await speak("model=aura-2&voice=thalia-en&format=mp3");
     expect(rec.close.code).toBe(1000);
     expect(Buffer.concat(rec.audio)[0]).toBe(0xff);
@@ -47,11 +106,13 @@ describe("Deepgram Aura through /v1/tts", () => {
   });
 
   test("a non-numeric speed is refused before anything is sent upstream", async () => {
-    const before = fake.speak.length;
-    const rec = await speak("model=aura-2&voice=thalia-en&speed=fast");
-    expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
-    expect(rec.events.at(-1)).toMatchObject({ type: "service.tts_error", message: 'deepgram option speed must be a number, not "fast"' });
-    expect(fake.speak.length).toBe(before);
+    const before = fake.speak.length + fake.speakSockets.length;
+    for (const transport of ["", "&transport=http"]) {
+      const rec = await speak(`model=aura-2&voice=thalia-en&speed=fast${transport}`);
+      expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
+      expect(rec.events.at(-1)).toMatchObject({ type: "service.tts_error", message: 'deepgram option speed must be a number, not "fast"' });
+    }
+    expect(fake.speak.length + fake.speakSockets.length).toBe(before);
   });
 
   test("voices are the Aura-2 models of GET /v1/models", async () => {
@@ -59,4 +120,5 @@ describe("Deepgram Aura through /v1/tts", () => {
   });
 });
 
-describeHttpTtsFaults("Deepgram Aura", { server: () => server, fake, echoId: "dg-echo", voice: "thalia-en" });
+describeHttpTtsFaults("Deepgram Aura WebSocket", { server: () => server, fake, echoId: "dg-echo", voice: "thalia-en" });
+describeHttpTtsFaults("Deepgram Aura HTTP", { server: () => server, fake, echoId: "dg-echo", voice: "thalia-en", query: "transport=http" });

@@ -1,19 +1,43 @@
+import type { ServerWebSocket } from "bun";
+import { auraQueryProblem, auraSocket } from "./deepgram-aura-ws.ts";
+import { fluxQueryProblem, fluxSocket } from "./deepgram-flux.ts";
 import { audioResponse, mp3, refusal, speech, type RefusalStatus } from "./http-fake.ts";
 
-// A fake of Deepgram's streaming STT (`wss://…/v1/listen`, Nova) on loopback, close enough for the
-// official SDK: `Authorization: Token <key>`, binary audio in; `Results` (interim every 0.5 s of
-// audio, final on `Finalize` with `from_finalize`, and at `CloseStream`), `SpeechStarted` and
-// `UtteranceEnd` when `vad_events=true`, `Metadata` at the end, close 1000. Transcripts are the
-// words of a fixed sentence, one more word per interim. Also prerecorded `POST /v1/listen`, `GET /v1/models`,
-// and Aura TTS `POST /v1/speak` (JSON `{text}` in; `linear16` raw PCM at `sample_rate` or `mp3` out;
-// real Flite speech).
+// A fake of Deepgram on loopback, close enough for the official SDK (`Authorization: Token <key>`
+// everywhere):
+// - Nova streaming STT (`/v1/listen`): binary audio in; `Results` (interim every 0.5 s of audio,
+//   final on `Finalize` with `from_finalize`, and at `CloseStream`), `SpeechStarted` and
+//   `UtteranceEnd` when `vad_events=true`, `Metadata` at the end, close 1000. Transcripts are the
+//   words of a fixed sentence, one more word per interim.
+// - Flux streaming STT (`/v2/listen`, deepgram-flux.ts): turns found in the audio itself.
+// - Aura streaming TTS (`/v1/speak` WebSocket, deepgram-aura-ws.ts).
+// - Prerecorded `POST /v1/listen`, `GET /v1/models`, and Aura `POST /v1/speak` (JSON `{text}` in;
+//   `linear16` raw PCM at `sample_rate` or `mp3` out; real Flite speech).
 //
 // Faults for the next connection: "401" / "429" / "500" (the handshake answers that status),
-// "drop" (after 1 s of audio the socket closes 1011 NET-0000), "malformed" (a non-JSON text
-// frame after the first audio), "data-error" (close 1008 DATA-0000 after the first audio). For
-// `/v1/speak`, "drop", "malformed" and "stall" are the HTTP streaming faults of http-fake.ts.
+// "stall" (the socket opens, then nothing is sent and nothing closes), "drop" (close 1011
+// NET-0000 after 1 s of audio in, or after the first audio frame out), "malformed" (a non-JSON
+// text frame after the first audio; Aura: instead of `Metadata`), "data-error" (close 1008
+// DATA-0000 after the first audio or text), "error-frame" (Flux: a fatal `Error` frame, then
+// close 1011). For `POST /v1/speak`, "drop", "malformed" and "stall" are the HTTP streaming faults
+// of http-fake.ts.
 
-export type DeepgramFault = "401" | "429" | "500" | "drop" | "malformed" | "data-error" | "stall";
+export type DeepgramFault = "401" | "429" | "500" | "drop" | "malformed" | "data-error" | "error-frame" | "stall";
+
+/** One upgraded socket: each protocol brings its own handler. */
+export interface FakeSocket {
+  open?(ws: FakeWs): void;
+  message(ws: FakeWs, frame: string | Buffer): void;
+}
+export type FakeWs = ServerWebSocket<FakeSocket>;
+
+/** What a streaming connection received. */
+export interface SocketRecord {
+  query: URLSearchParams;
+  texts: string[];
+  audioBytes: number;
+  authorization: string | null;
+}
 
 export const FAKE_DEEPGRAM_KEY = "dg-fake-key";
 const WORDS = "thank you very much for your help".split(" ");
@@ -22,24 +46,24 @@ export interface FakeDeepgram {
   /** REST base (`http://…`) and realtime base (`ws://…`). */
   http: string;
   ws: string;
-  /** Query of each connection, and the text frames it sent. */
-  connections: { query: URLSearchParams; texts: string[]; audioBytes: number; authorization: string | null }[];
+  /** Each Nova connection (`/v1/listen`): its query, the text frames and audio it sent. */
+  connections: SocketRecord[];
+  /** Each Flux connection (`/v2/listen`). */
+  flux: SocketRecord[];
+  /** Each Aura WebSocket (`/v1/speak`). */
+  speakSockets: SocketRecord[];
   /** Prerecorded requests (POST /v1/listen): query, content type and body size. */
   prerecorded: { query: URLSearchParams; contentType: string | null; bytes: number }[];
   /** Aura requests (POST /v1/speak): query, JSON body and auth header. */
   speak: { query: Record<string, string>; body: Record<string, unknown>; authorization: string | null }[];
-  /** HTTP requests still open: a client that forgets to cancel a response shows here. */
+  /** HTTP requests and sockets still open: a client that forgets to cancel a response or close a socket shows here. */
   openRequests(): number;
   fault(f: DeepgramFault): void;
   openSockets(): number;
   stop(): void;
 }
 
-interface Conn {
-  query: URLSearchParams;
-  texts: string[];
-  audioBytes: number;
-  authorization: string | null;
+interface Conn extends SocketRecord {
   fault?: DeepgramFault;
   bytesPerSecond: number;
   sentInterimAt: number;
@@ -48,13 +72,26 @@ interface Conn {
 }
 
 export function startFakeDeepgram(): FakeDeepgram {
-  const connections: Conn[] = [];
+  const connections: SocketRecord[] = [];
+  const flux: SocketRecord[] = [];
+  const speakSockets: SocketRecord[] = [];
   const prerecorded: FakeDeepgram["prerecorded"] = [];
   const speak: FakeDeepgram["speak"] = [];
   const spoken = new Map<string, Uint8Array>();
   const dgError = (status: number, err_code: string, err_msg: string) => Response.json({ err_code, err_msg }, { status });
   const REFUSALS = { 401: ["INVALID_AUTH", "Invalid credentials."], 429: ["TOO_MANY_REQUESTS", "Too many requests."], 500: ["INTERNAL", "Internal error."] } as const;
   const refuse = (status: RefusalStatus) => dgError(status, REFUSALS[status][0], REFUSALS[status][1]);
+
+  const synthesize = (text: string, rate: number, encoding = "linear16") => {
+    const key = `${encoding}\n${rate}\n${text}`;
+    let audio = spoken.get(key);
+    if (!audio) {
+      const pcm = speech(text, rate);
+      audio = encoding === "mp3" ? mp3(pcm, rate) : pcm;
+      spoken.set(key, audio);
+    }
+    return audio;
+  };
 
   const aura = async (req: Request, url: URL, fault: DeepgramFault | undefined) => {
     const authorization = req.headers.get("authorization");
@@ -66,14 +103,7 @@ export function startFakeDeepgram(): FakeDeepgram {
     if (typeof body.text !== "string" || !body.text) return dgError(400, "Bad Request", "text is required.");
     const encoding = url.searchParams.get("encoding") ?? "mp3";
     if (encoding !== "linear16" && encoding !== "mp3") return dgError(400, "UNSUPPORTED", `encoding ${encoding} is not supported by this fake`);
-    const rate = Number(url.searchParams.get("sample_rate") ?? 24000);
-    const key = `${encoding}\n${rate}\n${body.text}`;
-    let audio = spoken.get(key);
-    if (!audio) {
-      const pcm = speech(body.text, rate);
-      audio = encoding === "mp3" ? mp3(pcm, rate) : pcm;
-      spoken.set(key, audio);
-    }
+    const audio = synthesize(body.text, Number(url.searchParams.get("sample_rate") ?? 24000), encoding);
     return audioResponse(audio, encoding === "mp3" ? "audio/mpeg" : "application/octet-stream", fault === "stall" || fault === "drop" || fault === "malformed" ? fault : undefined);
   };
   let pending: DeepgramFault | undefined;
@@ -94,7 +124,21 @@ export function startFakeDeepgram(): FakeDeepgram {
     });
   };
 
-  const server = Bun.serve<Conn>({
+  /** Upgrades a streaming connection once its key, fault and query pass. */
+  const upgrade = (req: Request, srv: Bun.Server<FakeSocket>, url: URL, records: SocketRecord[], problem: (q: URLSearchParams) => string | undefined, handler: (record: SocketRecord, fault?: DeepgramFault) => FakeSocket) => {
+    const fault = pending;
+    pending = undefined;
+    const authorization = req.headers.get("authorization");
+    const refused = refusal(authorization === `Token ${FAKE_DEEPGRAM_KEY}`, fault, refuse);
+    if (refused) return refused;
+    const why = problem(url.searchParams);
+    if (why) return dgError(400, "Bad Request", why);
+    const record: SocketRecord = { query: url.searchParams, texts: [], audioBytes: 0, authorization };
+    records.push(record);
+    return srv.upgrade(req, { data: handler(record, fault) }) ? undefined : new Response("upgrade failed", { status: 400 });
+  };
+
+  const server = Bun.serve<FakeSocket>({
     port: 0,
     hostname: "127.0.0.1",
     async fetch(req, srv) {
@@ -108,6 +152,9 @@ export function startFakeDeepgram(): FakeDeepgram {
           ],
         });
       }
+      const websocket = req.headers.get("upgrade")?.toLowerCase() === "websocket";
+      if (websocket && url.pathname === "/v2/listen") return upgrade(req, srv, url, flux, fluxQueryProblem, (record, fault) => fluxSocket(url.searchParams, record, fault));
+      if (websocket && url.pathname === "/v1/speak") return upgrade(req, srv, url, speakSockets, auraQueryProblem, (record, fault) => auraSocket(url.searchParams, record, fault, synthesize));
       if (req.method === "POST" && url.pathname === "/v1/speak") {
         const fault = pending;
         pending = undefined;
@@ -127,56 +174,59 @@ export function startFakeDeepgram(): FakeDeepgram {
           },
         });
       }
-      const fault = pending;
-      pending = undefined;
-      const authorization = req.headers.get("authorization");
-      const refused = refusal(authorization === `Token ${FAKE_DEEPGRAM_KEY}`, fault, refuse);
-      if (refused) return refused;
-      const rate = Number(url.searchParams.get("sample_rate") ?? 16000);
-      const perSample = url.searchParams.get("encoding") === "mulaw" ? 1 : 2;
-      const conn: Conn = { query: url.searchParams, texts: [], audioBytes: 0, authorization, fault, bytesPerSecond: rate * perSample * Number(url.searchParams.get("channels") ?? 1), sentInterimAt: 0, spoke: false, finalizedUpTo: 0 };
-      connections.push(conn);
-      return srv.upgrade(req, { data: conn }) ? undefined : new Response("upgrade failed", { status: 400 });
+      return upgrade(req, srv, url, connections, () => undefined, (record, fault) => novaSocket(Object.assign(record, novaState(url.searchParams, fault))));
     },
     websocket: {
-      message(ws, frame) {
-        const c = ws.data;
-        if (typeof frame === "string") {
-          c.texts.push(frame);
-          const type = (JSON.parse(frame) as { type?: string }).type;
-          if (type === "Finalize") {
-            ws.send(results(c, true, true));
-            c.finalizedUpTo = c.audioBytes / c.bytesPerSecond;
-          } else if (type === "CloseStream") {
-            ws.send(results(c, true));
-            if (c.query.get("vad_events") === "true") ws.send(JSON.stringify({ type: "UtteranceEnd", channel: [0, 1], last_word_end: c.audioBytes / c.bytesPerSecond }));
-            ws.send(JSON.stringify({ type: "Metadata", transaction_key: "deprecated", request_id: "fake-request", sha256: "0", created: new Date().toISOString(), duration: c.audioBytes / c.bytesPerSecond, channels: 1 }));
-            ws.close(1000, "");
-          }
-          return;
-        }
-        c.audioBytes += frame.byteLength;
-        if (!c.spoke) {
-          c.spoke = true;
-          if (c.query.get("vad_events") === "true") ws.send(JSON.stringify({ type: "SpeechStarted", channel: [0, 1], timestamp: 0.1 }));
-          if (c.fault === "malformed") ws.send("this is not json");
-          if (c.fault === "data-error") return ws.close(1008, "DATA-0000");
-        }
-        if (c.fault === "drop" && c.audioBytes >= c.bytesPerSecond) return ws.close(1011, "NET-0000");
-        if (c.query.get("interim_results") === "true" && c.audioBytes - c.sentInterimAt >= c.bytesPerSecond / 2) {
-          c.sentInterimAt = c.audioBytes;
-          ws.send(results(c, false));
-        }
-      },
+      open: (ws) => ws.data.open?.(ws),
+      message: (ws, frame) => ws.data.message(ws, frame),
     },
   });
+
+  const novaState = (query: URLSearchParams, fault: DeepgramFault | undefined) => {
+    const perSample = query.get("encoding") === "mulaw" ? 1 : 2;
+    return { fault, bytesPerSecond: Number(query.get("sample_rate") ?? 16000) * perSample * Number(query.get("channels") ?? 1), sentInterimAt: 0, spoke: false, finalizedUpTo: 0 };
+  };
+
+  const novaSocket = (c: Conn): FakeSocket => ({
+    message(ws, frame) {
+      if (typeof frame === "string") {
+        c.texts.push(frame);
+        const type = (JSON.parse(frame) as { type?: string }).type;
+        if (type === "Finalize") {
+          ws.send(results(c, true, true));
+          c.finalizedUpTo = c.audioBytes / c.bytesPerSecond;
+        } else if (type === "CloseStream") {
+          ws.send(results(c, true));
+          if (c.query.get("vad_events") === "true") ws.send(JSON.stringify({ type: "UtteranceEnd", channel: [0, 1], last_word_end: c.audioBytes / c.bytesPerSecond }));
+          ws.send(JSON.stringify({ type: "Metadata", transaction_key: "deprecated", request_id: "fake-request", sha256: "0", created: new Date().toISOString(), duration: c.audioBytes / c.bytesPerSecond, channels: 1 }));
+          ws.close(1000, "");
+        }
+        return;
+      }
+      c.audioBytes += frame.byteLength;
+      if (!c.spoke) {
+        c.spoke = true;
+        if (c.query.get("vad_events") === "true") ws.send(JSON.stringify({ type: "SpeechStarted", channel: [0, 1], timestamp: 0.1 }));
+        if (c.fault === "malformed") ws.send("this is not json");
+        if (c.fault === "data-error") return ws.close(1008, "DATA-0000");
+      }
+      if (c.fault === "drop" && c.audioBytes >= c.bytesPerSecond) return ws.close(1011, "NET-0000");
+      if (c.query.get("interim_results") === "true" && c.audioBytes - c.sentInterimAt >= c.bytesPerSecond / 2) {
+        c.sentInterimAt = c.audioBytes;
+        ws.send(results(c, false));
+      }
+    },
+  });
+
   return {
     http: `http://127.0.0.1:${server.port}`,
     ws: `ws://127.0.0.1:${server.port}`,
     connections,
+    flux,
+    speakSockets,
     prerecorded,
     speak,
-    openRequests: () => server.pendingRequests,
+    openRequests: () => server.pendingRequests + server.pendingWebSockets,
     fault: (f) => (pending = f),
     openSockets: () => server.pendingWebSockets,
     stop: () => server.stop(true),

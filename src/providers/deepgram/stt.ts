@@ -1,6 +1,7 @@
 import { ProviderError, type RawUpstream, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
 import { upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
+import { FLUX_FAMILY, fluxQuery, fluxStream } from "./flux-stt.ts";
 
 /** Nova (v1/listen): acoustic turns from Deepgram's endpointing, Finalize as the commit frame. */
 export const NOVA_FAMILY: SttFamily = {
@@ -14,6 +15,8 @@ export const NOVA_FAMILY: SttFamily = {
   audioOptions: { encoding: "encoding", sampleRate: "sample_rate", channels: "channels" },
   passthrough: true,
 };
+
+const isFlux = (model: string) => model.startsWith("flux-");
 
 /** Deepgram closes a stream that gets nothing for 10 s: a KeepAlive goes out when idle this long. */
 const KEEPALIVE_MS = 4000;
@@ -46,7 +49,7 @@ export class DeepgramStt implements SttProvider {
   constructor(private readonly options: HttpProviderOptions) {}
 
   family(model: string): SttFamily | undefined {
-    return model.startsWith("flux") ? undefined : NOVA_FAMILY; // Flux (v2/listen) is its own family, not built yet
+    return isFlux(model) ? FLUX_FAMILY : NOVA_FAMILY;
   }
 
   /** Prerecorded: the file as the body (Deepgram reads the container), utterances as segments. */
@@ -70,8 +73,10 @@ export class DeepgramStt implements SttProvider {
     return { text, segments };
   }
 
+  /** Nova on v1/listen, Flux on v2/listen. */
   private socket(req: SttStreamRequest): Promise<WebSocket> {
-    const url = `${this.options.baseUrl.replace(/^http/, "ws")}/v1/listen?${novaQuery(req)}`;
+    const path = isFlux(req.model) ? `/v2/listen?${fluxQuery(req)}` : `/v1/listen?${novaQuery(req)}`;
+    const url = `${this.options.baseUrl.replace(/^http/, "ws")}${path}`;
     return openUpstreamSocket(this.id, url, { headers: this.options.apiKey ? { Authorization: `Token ${this.options.apiKey}` } : {} });
   }
 
@@ -80,6 +85,7 @@ export class DeepgramStt implements SttProvider {
   }
 
   async open(req: SttStreamRequest): Promise<SttStream> {
+    if (isFlux(req.model)) return fluxStream(await this.socket(req), req, this.options.idleTimeoutMs);
     const auto = req.commitStrategy === "auto";
     let discarding = false; // after a clear, until Deepgram finalizes what was sent
     const stream = new JsonSocketStream<SttEvent>(this.id, await this.socket(req), this.options.idleTimeoutMs, {

@@ -1,13 +1,13 @@
 import { ProviderError, type AudioFormat, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "../types.ts";
 import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
 import { UtteranceTtsStream } from "../utterance-stream.ts";
-
-const PCM_RATE = 24000;
+import { AURA_PCM_RATE, auraQuery } from "./aura-query.ts";
+import { openAuraWebSocket } from "./aura-websocket.ts";
 
 /**
- * Deepgram Aura `POST /v1/speak`, one request per utterance (UtteranceTtsStream). The voice is
- * part of Deepgram's model name: model `aura-2` + voice `thalia-en` is `aura-2-thalia-en`.
- * Provider option: `speed`.
+ * Deepgram Aura. PCM sessions use the streaming WebSocket (`/v1/speak`); `transport=http`, and
+ * `format=mp3` (which the WebSocket does not produce), use `POST /v1/speak`, one request per
+ * utterance (UtteranceTtsStream). Provider options: `speed`, `transport`.
  */
 export class DeepgramTts implements TtsProvider {
   readonly id = "deepgram";
@@ -16,15 +16,13 @@ export class DeepgramTts implements TtsProvider {
 
   async open(req: TtsStreamRequest): Promise<TtsStream> {
     if (req.format !== "pcm" && req.format !== "mp3") throw new ProviderError(`deepgram streaming sessions produce pcm or mp3, not ${req.format}`, false);
-    if (!req.voice) throw new ProviderError("deepgram needs a voice (e.g. thalia-en)", false);
-    const query = new URLSearchParams({ model: `${req.model}-${req.voice}` });
-    if (req.format === "pcm") query.set("encoding", "linear16"), query.set("sample_rate", String(PCM_RATE)), query.set("container", "none");
+    const { transport } = req.options;
+    if (transport !== undefined && transport !== "http") throw new ProviderError(`deepgram option transport must be http (or absent for the WebSocket), not ${JSON.stringify(transport)}`, false);
+    const query = auraQuery(req);
+    if (req.format === "pcm" && transport !== "http") return openAuraWebSocket(this.options, query);
+    if (req.format === "pcm") query.set("encoding", "linear16"), query.set("sample_rate", String(AURA_PCM_RATE)), query.set("container", "none");
     else query.set("encoding", "mp3");
-    if (req.options.speed) {
-      if (!Number.isFinite(Number(req.options.speed))) throw new ProviderError(`deepgram option speed must be a number, not ${JSON.stringify(req.options.speed)}`, false);
-      query.set("speed", req.options.speed);
-    }
-    const format: AudioFormat = { encoding: req.format === "mp3" ? "mp3" : "pcm_s16le", sampleRate: PCM_RATE, channels: 1 };
+    const format: AudioFormat = { encoding: req.format === "mp3" ? "mp3" : "pcm_s16le", sampleRate: AURA_PCM_RATE, channels: 1 };
     const url = `${this.options.baseUrl}/v1/speak?${query}`;
     return new UtteranceTtsStream(format, this.id, this.options.idleTimeoutMs, (text, signal) =>
       upstreamFetch(this.id, url, { method: "POST", headers: this.headers({ "content-type": "application/json" }), body: JSON.stringify({ text }), signal }, this.options.connectTimeoutMs),

@@ -1,0 +1,18 @@
+import { ProviderError, type TtsStreamRequest } from "../types.ts";
+
+/** Aura's PCM: linear16 at 24 kHz, over HTTP and the WebSocket alike. */
+export const AURA_PCM_RATE = 24000;
+
+/**
+ * What every Aura request carries, over HTTP or the WebSocket: the voice folded into Deepgram's
+ * model name (model `aura-2` + voice `thalia-en` is `aura-2-thalia-en`) and the `speed` option.
+ */
+export function auraQuery(req: TtsStreamRequest): URLSearchParams {
+  if (!req.voice) throw new ProviderError("deepgram needs a voice (e.g. thalia-en)", false);
+  const query = new URLSearchParams({ model: `${req.model}-${req.voice}` });
+  if (req.options.speed) {
+    if (!Number.isFinite(Number(req.options.speed))) throw new ProviderError(`deepgram option speed must be a number, not ${JSON.stringify(req.options.speed)}`, false);
+    query.set("speed", req.options.speed);
+  }
+  return query;
+}

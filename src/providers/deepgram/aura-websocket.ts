@@ -1,0 +1,53 @@
+import type { AudioFormat, TtsEvent, TtsStream } from "../types.ts";
+import type { HttpProviderOptions } from "../upstream-http.ts";
+import { JsonSocketStream, openUpstreamSocket } from "../upstream-ws.ts";
+import { AURA_PCM_RATE } from "./aura-query.ts";
+
+const FORMAT: AudioFormat = { encoding: "pcm_s16le", sampleRate: AURA_PCM_RATE, channels: 1 };
+
+/**
+ * Aura's streaming WebSocket (`/v1/speak`): text goes out as `Speak` as it arrives (Deepgram
+ * chunks it itself), binary frames are the audio. Each `Flush` is answered by `Flushed`, in
+ * order; only those of our `flush()` become `flushed` events (`end()` flushes too).
+ */
+export async function openAuraWebSocket(options: HttpProviderOptions, query: URLSearchParams): Promise<TtsStream> {
+  query.set("encoding", "linear16");
+  query.set("sample_rate", String(AURA_PCM_RATE));
+  const url = `${options.baseUrl.replace(/^http/, "ws")}/v1/speak?${query}`;
+  const ws = await openUpstreamSocket("deepgram", url, { headers: options.apiKey ? { Authorization: `Token ${options.apiKey}` } : {} });
+  const flushes: boolean[] = []; // per Flush sent, oldest first: whether it answers our flush()
+  let ending = false;
+  const stream = new JsonSocketStream<TtsEvent>("deepgram", ws, options.idleTimeoutMs, {
+    // A close before our Close is a failure, not the end of the speech.
+    normalClose: (code) => code === 1000 && ending,
+    onBinary: (audio, s) => s.push({ type: "audio", audio }),
+    onJson(ev, s) {
+      if (ev.type !== "Flushed") return; // Metadata, Cleared, Warning, and types to come
+      if (flushes.shift()) s.push({ type: "flushed" });
+      if (flushes.length === 0 && !ending) s.answered();
+    },
+  });
+  const flush = (ours: boolean) => {
+    flushes.push(ours);
+    stream.send('{"type":"Flush"}');
+    stream.expectAnswer();
+  };
+  return {
+    audioFormat: FORMAT,
+    write: (text) => {
+      if (text) stream.send(JSON.stringify({ type: "Speak", text }));
+    },
+    flush: () => flush(true),
+    end: () => {
+      if (ending) return;
+      flush(false);
+      ending = true;
+      stream.send('{"type":"Close"}');
+    },
+    cancel: () => {
+      stream.send('{"type":"Clear"}');
+      stream.cancel();
+    },
+    [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
+  };
+}
