@@ -1,4 +1,5 @@
-// The OpenAI fake as its own process (for benchmarks): prints its URL, serves until killed.
+// The OpenAI fake as its own process (for benchmarks): prints its URL (the HTTP API and the realtime
+// WebSocket at /v1/realtime share it), serves until killed.
 import { startFakeOpenAi } from "./openai.ts";
 
 const fake = startFakeOpenAi();

@@ -1,17 +1,24 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { audioResponse, mp3, refusal, speech as speechAt, type RefusalStatus } from "./http-fake.ts";
+import { startRealtime, type RealtimeConnection, type RealtimeFault } from "./openai-realtime.ts";
 
 // A fake of OpenAI's audio API on loopback, close enough to the wire that the official `openai`
 // SDK works against it: `POST /v1/audio/speech` (JSON in, audio bytes streamed out: pcm = raw
 // 24 kHz s16le, mp3, wav) and `POST /v1/audio/transcriptions` (multipart in, json/text/
 // verbose_json out). Speech is real (our Flite, resampled to 24 kHz); transcripts are the text
-// the fake last spoke, or a fixed sentence. Errors use OpenAI's error object.
+// the fake last spoke, or a fixed sentence. Errors use OpenAI's error object. Realtime
+// transcription sessions (`/v1/realtime?intent=transcription`) are in openai-realtime.ts.
+// `startFakeOpenAi({ tls: true })` serves HTTPS/WSS with a throwaway self-signed certificate
+// (the SDK's realtime clients only connect to wss:).
 //
 // Faults, set with `fault(...)`, apply to the next request only:
 //   "refuse" (the server is stopped), "401", "429", "500" (an error answer), "stall" (headers, then
 //   nothing), "drop" (some audio, then the connection is cut), "malformed" (a body that is not
-//   what the content type says).
+//   what the content type says); for a realtime session also "error" and "failed".
 
-export type OpenAiFault = "401" | "429" | "500" | "stall" | "drop" | "malformed";
+export type OpenAiFault = "401" | "429" | "500" | RealtimeFault;
 
 export interface SpeechRequest {
   body: Record<string, unknown>;
@@ -23,7 +30,11 @@ export interface FakeOpenAi {
   /** Requests received, as the fake parsed them. */
   speech: SpeechRequest[];
   transcriptions: { fields: Record<string, string>; fileBytes: number; authorization: string | null }[];
+  /** Realtime sessions: handshake, the client's text frames, session updates, audio received. */
+  realtime: RealtimeConnection[];
   fault(f: OpenAiFault): void;
+  /** Realtime sockets still open. */
+  openSockets(): number;
   /** Requests still open on the fake: a client that forgets to close a connection shows here. */
   openRequests(): number;
   stop(): void;
@@ -59,7 +70,19 @@ const refuse = (status: RefusalStatus) =>
       ? error(429, "Rate limit reached.", "requests", "rate_limit_exceeded")
       : error(500, "The server had an error while processing your request.", "server_error");
 
-export function startFakeOpenAi(): FakeOpenAi {
+/** A throwaway self-signed certificate for 127.0.0.1. */
+function loopbackCertificate(): { cert: string; key: string } {
+  const dir = mkdtempSync(join(tmpdir(), "fake-openai-"));
+  const run = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", `${dir}/key.pem`, "-out", `${dir}/cert.pem`]);
+  if (run.exitCode !== 0) throw new Error(`openssl failed: ${run.stderr.toString()}`);
+  const pair = { cert: readFileSync(`${dir}/cert.pem`, "utf8"), key: readFileSync(`${dir}/key.pem`, "utf8") };
+  rmSync(dir, { recursive: true });
+  return pair;
+}
+
+export function startFakeOpenAi(options: { tls?: boolean } = {}): FakeOpenAi & { certificate?: string } {
+  const realtime = startRealtime();
+  const tls = options.tls ? loopbackCertificate() : undefined;
   const speech: SpeechRequest[] = [];
   const transcriptions: FakeOpenAi["transcriptions"] = [];
   let pending: OpenAiFault | undefined;
@@ -71,11 +94,16 @@ export function startFakeOpenAi(): FakeOpenAi {
     port: 0,
     hostname: "127.0.0.1",
     idleTimeout: 0,
-    async fetch(req) {
+    tls,
+    websocket: realtime.websocket,
+    async fetch(req, srv) {
       const url = new URL(req.url);
       const authorization = req.headers.get("authorization");
       const fault = pending;
       pending = undefined;
+      if (url.pathname === "/v1/realtime") {
+        return refusal(realtime.presentedKey(req) === KEY, fault, refuse) ?? realtime.accept(req, srv, fault as RealtimeFault | undefined);
+      }
       const refused = refusal(authorization === `Bearer ${KEY}`, fault, refuse);
       if (refused) return refused;
 
@@ -119,10 +147,13 @@ export function startFakeOpenAi(): FakeOpenAi {
     },
   });
   return {
-    url: `http://127.0.0.1:${server.port}/v1`,
+    url: `${tls ? "https" : "http"}://127.0.0.1:${server.port}/v1`,
+    certificate: tls?.cert,
     speech,
     transcriptions,
+    realtime: realtime.connections,
     fault: (f) => (pending = f),
+    openSockets: () => server.pendingWebSockets,
     openRequests: () => server.pendingRequests,
     stop: () => server.stop(true),
   };

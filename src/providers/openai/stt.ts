@@ -1,29 +1,27 @@
-import { ProviderError, type SttFamily, type SttProvider, type Transcription, type TranscriptionRequest } from "../types.ts";
+import { ProviderError, type RawUpstream, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
 import { setAudioFile, upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
+import { OPENAI_REALTIME_FAMILY, OpenAiRealtimeStt } from "./realtime-stt.ts";
 
-/** OpenAI's realtime transcription family (the streaming adapter is still to come). */
-export const OPENAI_STT_FAMILY: SttFamily = {
-  name: "openai-realtime",
-  portableOptions: ["language", "keyterms", "silence_duration_ms", "speech_threshold", "interim_results"],
-  turnDetector: "acoustic",
-  turnStyles: ["acoustic", "semantic"],
-  commitFrame: true,
-  interimDefault: true,
-  inputFormats: ["pcm_24000"],
-  audioOptions: {},
-  passthrough: true,
-};
-
-/** OpenAI `POST /audio/transcriptions` for files. */
+/** OpenAI `POST /audio/transcriptions` for files, and realtime transcription sessions where the server has them. */
 export class OpenAiStt implements SttProvider {
+  readonly open?: (req: SttStreamRequest) => Promise<SttStream>;
+  readonly passthrough?: (req: SttStreamRequest) => Promise<RawUpstream>;
+
   constructor(
     private readonly options: HttpProviderOptions,
     /** `openai`, or another id for an OpenAI-compatible server. */
     readonly id = "openai",
-  ) {}
+    /** OpenAI's own API has realtime transcription; an OpenAI-compatible server is not assumed to. */
+    realtime = id === "openai",
+  ) {
+    if (!realtime) return;
+    const sessions = new OpenAiRealtimeStt(options, id);
+    this.open = (req) => sessions.open(req);
+    this.passthrough = (req) => sessions.passthrough(req);
+  }
 
-  family(): SttFamily {
-    return OPENAI_STT_FAMILY;
+  family(): SttFamily | undefined {
+    return this.open ? OPENAI_REALTIME_FAMILY : undefined;
   }
 
   async transcribe(req: TranscriptionRequest): Promise<Transcription> {
