@@ -6,8 +6,9 @@ import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/htt
 import type { TestServer } from "./helpers/server.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
-// The ElevenLabs TTS adapter against its fake: real sessions through /v1/tts, options checked on
-// the wire, and every fault with and without a fallback.
+// The ElevenLabs TTS adapter's HTTP transport (`transport=http`) against its fake: real sessions
+// through /v1/tts, options checked on the wire, and every fault with and without a fallback. The
+// WebSocket transport and Scribe realtime: provider-elevenlabs-realtime.test.ts.
 
 const fake = startFakeElevenLabs();
 let server: TestServer;
@@ -22,10 +23,10 @@ afterAll(async () => {
   fake.stop();
 });
 
-describe("ElevenLabs TTS through /v1/tts", () => {
+describe("ElevenLabs TTS through /v1/tts, transport=http", () => {
   test("a session streams 24 kHz PCM; model, voice settings and the previous sentence reach the wire", async () => {
     const { key, tenantId } = await fundedAccount(server);
-    const c = connect(server.wsUrl(`/v1/tts?model=eleven_flash_v2_5&voice=${FAKE_VOICE}&provider_options[stability]=0.3&speed=1.1&language_code=en`), bearer(key));
+    const c = connect(server.wsUrl(`/v1/tts?model=eleven_flash_v2_5&voice=${FAKE_VOICE}&transport=http&provider_options[stability]=0.3&speed=1.1&language_code=en`), bearer(key));
     c.send({ type: "text", text: "Hello from the cloud. " });
     c.send({ type: "text", text: "A second sentence" });
     c.send({ type: "close" });
@@ -45,7 +46,7 @@ describe("ElevenLabs TTS through /v1/tts", () => {
   });
 
   test("format=mp3 passes the upstream's 44.1 kHz MP3 through", async () => {
-    const c = connect(server.wsUrl(`/v1/tts?model=eleven_flash_v2_5&voice=${FAKE_VOICE}&format=mp3`), bearer(server.key));
+    const c = connect(server.wsUrl(`/v1/tts?model=eleven_flash_v2_5&voice=${FAKE_VOICE}&format=mp3&transport=http`), bearer(server.key));
     c.send({ type: "text", text: "MP3 please." });
     c.send({ type: "close" });
     const rec = await c.closed;
@@ -56,7 +57,7 @@ describe("ElevenLabs TTS through /v1/tts", () => {
 
   test("a voice the account does not have is an upstream error, not a retry storm", async () => {
     const before = fake.requests.length;
-    const c = connect(server.wsUrl("/v1/tts?model=eleven_flash_v2_5&voice=no-such-voice"), bearer(server.key));
+    const c = connect(server.wsUrl("/v1/tts?model=eleven_flash_v2_5&voice=no-such-voice&transport=http"), bearer(server.key));
     c.send({ type: "text", text: "Hello." });
     c.send({ type: "close" });
     const rec = await c.closed;
@@ -66,7 +67,7 @@ describe("ElevenLabs TTS through /v1/tts", () => {
 
   test("a non-numeric voice setting is refused before anything is sent upstream", async () => {
     const before = fake.requests.length;
-    const c = connect(server.wsUrl(`/v1/tts?model=eleven_flash_v2_5&voice=${FAKE_VOICE}&stability=high`), bearer(server.key));
+    const c = connect(server.wsUrl(`/v1/tts?model=eleven_flash_v2_5&voice=${FAKE_VOICE}&stability=high&transport=http`), bearer(server.key));
     c.send({ type: "text", text: "Hello." });
     c.send({ type: "close" });
     const rec = await c.closed;
@@ -80,7 +81,7 @@ describe("ElevenLabs TTS through /v1/tts", () => {
   });
 });
 
-describeHttpTtsFaults("ElevenLabs", { server: () => server, fake, echoId: "el-echo", voice: FAKE_VOICE });
+describeHttpTtsFaults("ElevenLabs HTTP", { server: () => server, fake, echoId: "el-echo", voice: FAKE_VOICE, query: "transport=http" });
 
 describe("ElevenLabs Scribe file transcription through /v1/stt/transcriptions", () => {
   const upload = async (key: string) => {

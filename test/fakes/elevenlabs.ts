@@ -1,3 +1,4 @@
+import { startRealtime, type RealtimeConn, type RealtimeFault, type ScribeSocketRecord, type TtsSocketRecord } from "./elevenlabs-realtime.ts";
 import { audioResponse, mp3, refusal, speech as speechAt, type RefusalStatus, type StreamFault } from "./http-fake.ts";
 
 // A fake of ElevenLabs' HTTP text-to-speech and Scribe file transcription on loopback, close enough to the wire that the official
@@ -7,10 +8,14 @@ import { audioResponse, mp3, refusal, speech as speechAt, type RefusalStatus, ty
 // real (our Flite, resampled). `POST /v1/speech-to-text` (multipart `model_id`, `file`) answers a
 // fixed sentence with word timings. Errors use ElevenLabs' `{"detail":{"status","message"}}` shape.
 //
-// Faults, set with `fault(...)`, apply to the next request only: "401", "429", "500", and the
-// streaming faults "stall", "drop", "malformed" (see http-fake.ts).
+// The realtime WebSockets (TTS stream-input and multi-stream-input, Scribe realtime) live in
+// elevenlabs-realtime.ts and are served on the same port.
+//
+// Faults, set with `fault(...)`, apply to the next request or connection only: "401", "429",
+// "500", and the streaming faults "stall", "drop", "malformed" (see http-fake.ts), plus "error"
+// for the WebSockets (see elevenlabs-realtime.ts).
 
-export type ElevenLabsFault = "401" | "429" | "500" | StreamFault;
+export type ElevenLabsFault = "401" | "429" | "500" | StreamFault | RealtimeFault;
 
 export interface ElevenLabsRequest {
   voiceId: string;
@@ -23,9 +28,13 @@ export interface FakeElevenLabs {
   url: string;
   requests: ElevenLabsRequest[];
   transcriptions: { fields: Record<string, string>; fileBytes: number; apiKey: string | null }[];
+  /** TTS input-streaming sockets and Scribe realtime sockets, in connection order. */
+  ttsSockets: TtsSocketRecord[];
+  scribeSockets: ScribeSocketRecord[];
   fault(f: ElevenLabsFault): void;
-  /** Requests still open on the fake: a client that forgets to close a connection shows here. */
+  /** Requests and sockets still open on the fake: a client that forgets to close a connection shows here. */
   openRequests(): number;
+  openSockets(): number;
   stop(): void;
 }
 
@@ -59,15 +68,35 @@ export function startFakeElevenLabs(): FakeElevenLabs {
   const transcriptions: FakeElevenLabs["transcriptions"] = [];
   let pending: ElevenLabsFault | undefined;
   const made = new Map<string, Uint8Array>();
-  const server = Bun.serve({
+  /** Real speech for `text` in an output format (`pcm_<rate>`, `mp3_<rate>…`), made once per text and format. */
+  const spoken = (text: string, format: string) => {
+    const [codec, rate] = format.split("_");
+    const key = `${codec}_${rate}\n${text}`;
+    let audio = made.get(key);
+    if (!audio) {
+      const pcm = speechAt(text, Number(rate));
+      audio = codec === "pcm" ? pcm : mp3(pcm, Number(rate));
+      made.set(key, audio);
+    }
+    return audio;
+  };
+  const realtime = startRealtime(FAKE_VOICE, (text, rate) => spoken(text, `pcm_${rate}`));
+  const server = Bun.serve<RealtimeConn>({
     port: 0,
     hostname: "127.0.0.1",
     idleTimeout: 0,
-    async fetch(req) {
+    websocket: realtime.websocket,
+    async fetch(req, srv) {
       const url = new URL(req.url);
       const apiKey = req.headers.get("xi-api-key");
       const fault = pending;
       pending = undefined;
+      if (req.headers.get("upgrade")?.toLowerCase() === "websocket") {
+        const refused = refusal(apiKey === FAKE_ELEVENLABS_KEY, fault, refuse);
+        if (refused) return refused;
+        const upgraded = realtime.upgrade(req, srv, fault as RealtimeFault | undefined);
+        if (upgraded !== null) return upgraded;
+      }
       if (req.method === "GET" && url.pathname === "/v1/voices") {
         if (apiKey !== FAKE_ELEVENLABS_KEY) return refuse(401);
         return Response.json({ voices: [{ voice_id: FAKE_VOICE, name: "George", category: "premade", labels: { gender: "male", accent: "british" } }] });
@@ -97,13 +126,7 @@ export function startFakeElevenLabs(): FakeElevenLabs {
       const format = url.searchParams.get("output_format") ?? "mp3_44100_128";
       const [codec, rate] = format.split("_");
       if ((codec !== "pcm" && codec !== "mp3") || !Number(rate)) return error(422, "invalid_output_format", `output_format ${format} is not supported by this fake`);
-      const key = `${format}\n${body.text}`;
-      let audio = made.get(key);
-      if (!audio) {
-        const pcm = speechAt(body.text, Number(rate));
-        audio = codec === "pcm" ? pcm : mp3(pcm, Number(rate));
-        made.set(key, audio);
-      }
+      const audio = spoken(body.text, format);
       const type = codec === "pcm" ? "application/octet-stream" : "audio/mpeg";
       return audioResponse(audio, type, fault === "stall" || fault === "drop" || fault === "malformed" ? fault : undefined);
     },
@@ -112,8 +135,11 @@ export function startFakeElevenLabs(): FakeElevenLabs {
     url: `http://127.0.0.1:${server.port}`,
     requests,
     transcriptions,
+    ttsSockets: realtime.ttsSockets,
+    scribeSockets: realtime.scribeSockets,
     fault: (f) => (pending = f),
-    openRequests: () => server.pendingRequests,
+    openRequests: () => server.pendingRequests + server.pendingWebSockets,
+    openSockets: () => server.pendingWebSockets,
     stop: () => server.stop(true),
   };
 }

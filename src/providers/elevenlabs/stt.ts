@@ -1,6 +1,8 @@
-import { ProviderError, type SttFamily, type SttProvider, type Transcription, type TranscriptionRequest } from "../types.ts";
+import { ProviderError, type RawUpstream, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
 import { setAudioFile, upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
+import { openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
 import { sentenceSegments } from "../word-segments.ts";
+import { SCRIBE_REALTIME_FAMILY, scribeAudioBytes, scribeQuery, scribeStream } from "./realtime-stt.ts";
 
 interface ScribeWord {
   text: string;
@@ -9,14 +11,27 @@ interface ScribeWord {
   type: "word" | "spacing" | "audio_event";
 }
 
-/** ElevenLabs Scribe `POST /v1/speech-to-text` for files (Scribe realtime is still to come). */
+/** ElevenLabs Scribe: realtime over `/v1/speech-to-text/realtime` (realtime-stt.ts), files over `POST /v1/speech-to-text`. */
 export class ElevenLabsStt implements SttProvider {
   readonly id = "elevenlabs";
 
   constructor(private readonly options: HttpProviderOptions) {}
 
-  family(): SttFamily | undefined {
-    return undefined;
+  family(model: string): SttFamily | undefined {
+    return model.endsWith("_realtime") ? SCRIBE_REALTIME_FAMILY : undefined;
+  }
+
+  private socket(req: SttStreamRequest): Promise<WebSocket> {
+    const url = `${this.options.baseUrl.replace(/^http/, "ws")}/v1/speech-to-text/realtime?${scribeQuery(req)}`;
+    return openUpstreamSocket(this.id, url, { headers: this.options.apiKey ? { "xi-api-key": this.options.apiKey } : {} });
+  }
+
+  async passthrough(req: SttStreamRequest): Promise<RawUpstream> {
+    return { ...rawUpstream(await this.socket(req)), audioBytes: scribeAudioBytes };
+  }
+
+  async open(req: SttStreamRequest): Promise<SttStream> {
+    return scribeStream(await this.socket(req), req, this.options.idleTimeoutMs);
   }
 
   async transcribe(req: TranscriptionRequest): Promise<Transcription> {

@@ -1,15 +1,18 @@
 import { ProviderError, type AudioFormat, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "../types.ts";
 import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
 import { UtteranceTtsStream } from "../utterance-stream.ts";
+import { voiceSettings } from "./options.ts";
+import { openStreamInput } from "./stream-input-tts.ts";
 
 const PCM_RATE = 24000;
-const VOICE_SETTINGS = ["stability", "similarity_boost", "style", "speed"] as const;
 
 /**
- * ElevenLabs `POST /v1/text-to-speech/{voice}/stream`, one request per utterance
+ * ElevenLabs TTS sessions: by default over the input-streaming WebSocket (stream-input-tts.ts);
+ * with `transport=http`, `POST /v1/text-to-speech/{voice}/stream`, one request per utterance
  * (UtteranceTtsStream), each told the utterance before it (`previous_text`) so prosody carries
  * across sentences. Provider options: `stability`, `similarity_boost`, `style`, `speed` (into
- * `voice_settings`), `language_code`, `seed`, `optimize_streaming_latency`.
+ * `voice_settings`), `language_code`, and per transport `seed`, `optimize_streaming_latency` (HTTP)
+ * or those of stream-input-tts.ts (WebSocket).
  */
 export class ElevenLabsTts implements TtsProvider {
   readonly id = "elevenlabs";
@@ -20,7 +23,11 @@ export class ElevenLabsTts implements TtsProvider {
     if (req.format !== "pcm" && req.format !== "mp3") throw new ProviderError(`elevenlabs streaming sessions produce pcm or mp3, not ${req.format}`, false);
     if (!req.voice) throw new ProviderError("elevenlabs needs a voice id", false);
     const format: AudioFormat = { encoding: req.format === "mp3" ? "mp3" : "pcm_s16le", sampleRate: req.format === "mp3" ? 44100 : PCM_RATE, channels: 1 };
-    const query = new URLSearchParams({ output_format: req.format === "mp3" ? "mp3_44100_128" : `pcm_${PCM_RATE}` });
+    const outputFormat = req.format === "mp3" ? "mp3_44100_128" : `pcm_${PCM_RATE}`;
+    const transport = req.options.transport ?? "websocket";
+    if (transport === "websocket") return openStreamInput(this.options, req, req.voice, format, outputFormat);
+    if (transport !== "http") throw new ProviderError(`elevenlabs option transport must be websocket or http, not ${JSON.stringify(transport)}`, false);
+    const query = new URLSearchParams({ output_format: outputFormat });
     if (req.options.optimize_streaming_latency) query.set("optimize_streaming_latency", req.options.optimize_streaming_latency);
     const url = `${this.options.baseUrl}/v1/text-to-speech/${encodeURIComponent(req.voice)}/stream?${query}`;
     const base = requestBody(req);
@@ -46,14 +53,8 @@ export class ElevenLabsTts implements TtsProvider {
 
 function requestBody(req: TtsStreamRequest): Record<string, unknown> {
   const body: Record<string, unknown> = { model_id: req.model };
-  const settings: Record<string, number> = {};
-  for (const key of VOICE_SETTINGS) {
-    const value = req.options[key];
-    if (value === undefined) continue;
-    if (!Number.isFinite(Number(value))) throw new ProviderError(`elevenlabs option ${key} must be a number, not ${JSON.stringify(value)}`, false);
-    settings[key] = Number(value);
-  }
-  if (Object.keys(settings).length) body.voice_settings = settings;
+  const settings = voiceSettings(req.options);
+  if (settings) body.voice_settings = settings;
   if (req.options.language_code) body.language_code = req.options.language_code;
   if (req.options.seed) body.seed = Number(req.options.seed);
   return body;

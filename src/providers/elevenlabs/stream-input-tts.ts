@@ -1,0 +1,105 @@
+import type { AudioFormat, TtsEvent, TtsStream, TtsStreamRequest } from "../types.ts";
+import type { HttpProviderOptions } from "../upstream-http.ts";
+import { JsonSocketStream, openUpstreamSocket } from "../upstream-ws.ts";
+import { booleanOption, chunkLengthSchedule, voiceSettings } from "./options.ts";
+
+// ElevenLabs' input-streaming WebSocket, in its multi-context form (`multi-stream-input`). The
+// single-context `stream-input` acknowledges nothing until the socket ends, so it cannot say when a
+// flush's audio is complete; with contexts it can: each stretch of text up to a flush is a context,
+// flushed and closed there, and ElevenLabs answers `isFinal` for that context once its audio is
+// out. Contexts may be generated side by side, so audio of a later context waits until the ones
+// before it are final: audio leaves in the order the text came.
+
+/** Provider options passed through as query parameters. */
+const QUERY_OPTIONS = ["auto_mode", "enable_logging", "enable_ssml_parsing", "inactivity_timeout", "language_code", "apply_text_normalization"] as const;
+
+type Entry = { context: string; audio: Uint8Array[]; final: boolean } | { marker: "flushed" | "end" };
+
+export async function openStreamInput(options: HttpProviderOptions, req: TtsStreamRequest, voice: string, format: AudioFormat, outputFormat: string): Promise<TtsStream> {
+  const settings = voiceSettings(req.options);
+  const schedule = chunkLengthSchedule(req.options.chunk_length_schedule);
+  const tryTrigger = booleanOption(req.options, "try_trigger_generation");
+  const query = new URLSearchParams({ model_id: req.model, output_format: outputFormat });
+  for (const name of QUERY_OPTIONS) if (req.options[name] !== undefined) query.set(name, req.options[name]);
+  const url = `${options.baseUrl.replace(/^http/, "ws")}/v1/text-to-speech/${encodeURIComponent(voice)}/multi-stream-input?${query}`;
+  const ws = await openUpstreamSocket("elevenlabs", url, { headers: options.apiKey ? { "xi-api-key": options.apiKey } : {} });
+
+  const contextSetup = { ...(settings ? { voice_settings: settings } : {}), ...(schedule ? { generation_config: { chunk_length_schedule: schedule } } : {}) };
+  /** Text sent or flushed and not yet final, in order, with the flush and end markers between. */
+  const entries: Entry[] = [];
+  let contexts = 1;
+  /** The context initialised with the socket, until text goes to it. */
+  let initialised: string | undefined = "1";
+  /** The context text is going to now. */
+  let speaking: string | undefined;
+  let ending = false;
+
+  // A flush is answered once synthesis starts: like the time to an HTTP response, it gets the connect timeout.
+  const answerMs = Math.max(options.connectTimeoutMs, options.idleTimeoutMs);
+  const stream = new JsonSocketStream<TtsEvent>("elevenlabs", ws, answerMs, {
+    onJson(ev) {
+      const id = ev.contextId ?? ev.context_id;
+      const entry = entries.find((e): e is Extract<Entry, { context: string }> => "context" in e && (id === undefined || e.context === id));
+      if (!entry) return;
+      if (typeof ev.audio === "string" && ev.audio) entry.audio.push(Buffer.from(ev.audio, "base64"));
+      if (ev.isFinal ?? ev.is_final) entry.final = true;
+      drain();
+    },
+  });
+
+  /** Emits what is due: the head context's audio, and every marker whose text is all spoken. */
+  function drain(): void {
+    while (entries.length) {
+      const head = entries[0];
+      if ("marker" in head) {
+        entries.shift();
+        if (head.marker === "flushed") stream.push({ type: "flushed" });
+        else stream.send('{"close_socket":true}'); // ElevenLabs closes the socket (1000) after this
+        continue;
+      }
+      for (const audio of head.audio.splice(0)) stream.push({ type: "audio", audio });
+      if (!head.final) break;
+      entries.shift();
+    }
+    if (!entries.length && !ending) stream.answered();
+  }
+
+  /** Asks for the speaking context's audio now and closes it; `isFinal` answers when it is all out. */
+  function closeContext(marker: "flushed" | "end"): void {
+    if (speaking) {
+      stream.send(JSON.stringify({ context_id: speaking, text: "", flush: true }));
+      stream.send(JSON.stringify({ context_id: speaking, close_context: true }));
+      speaking = undefined;
+    }
+    entries.push({ marker });
+    stream.expectAnswer();
+    drain();
+  }
+
+  stream.send(JSON.stringify({ text: " ", ...contextSetup, context_id: initialised }));
+  return {
+    audioFormat: format,
+    write(text) {
+      if (!text || ending) return;
+      const frame: Record<string, unknown> = { text };
+      if (!speaking) {
+        speaking = initialised ?? String(++contexts);
+        if (!initialised) Object.assign(frame, contextSetup);
+        initialised = undefined;
+        entries.push({ context: speaking, audio: [], final: false });
+      }
+      if (tryTrigger !== undefined) frame.try_trigger_generation = tryTrigger;
+      stream.send(JSON.stringify({ ...frame, context_id: speaking }));
+    },
+    flush() {
+      if (!ending) closeContext("flushed");
+    },
+    end() {
+      if (ending) return;
+      ending = true;
+      closeContext("end");
+    },
+    cancel: () => stream.cancel(),
+    [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
+  };
+}
