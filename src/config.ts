@@ -59,7 +59,8 @@ export interface Config {
     openai: CloudCredentials;
     deepgram: CloudCredentials;
     cartesia: CloudCredentials;
-    assemblyai: CloudCredentials;
+    /** `streamingUrl`: the Universal-Streaming WebSocket (ASSEMBLYAI_STREAMING_URL); unset = derived from the base URL. */
+    assemblyai: CloudCredentials & { streamingUrl?: string };
   };
 }
 
@@ -149,7 +150,7 @@ export function loadConfig(env: Env = process.env): Config {
       openai: credentials(env, "OPENAI"),
       deepgram: credentials(env, "DEEPGRAM"),
       cartesia: credentials(env, "CARTESIA"),
-      assemblyai: credentials(env, "ASSEMBLYAI"),
+      assemblyai: { ...credentials(env, "ASSEMBLYAI"), streamingUrl: env.ASSEMBLYAI_STREAMING_URL || undefined },
     },
   };
 }

@@ -1,6 +1,7 @@
-import { afterAll, describe, expect, test } from "bun:test";
-import { AssemblyAI } from "assemblyai";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { AssemblyAI, type SpeechStartedEvent, type TurnEvent } from "assemblyai";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi } from "./fakes/assemblyai.ts";
+import { spokenChunks } from "./fakes/assemblyai-streaming.ts";
 
 // The fake must be good enough for the official SDK: otherwise tests against it prove nothing.
 
@@ -25,5 +26,77 @@ describe("the AssemblyAI fake, through the official SDK", () => {
     expect(t).toMatchObject({ status: "error", error: expect.stringContaining("Transcoding failed") });
     const bad = new AssemblyAI({ apiKey: "wrong", baseUrl: fake.url });
     expect(await bad.transcripts.transcribe({ audio: await audio() }).then(() => "ok", (e: Error) => e.message)).toContain("Authentication error");
+  });
+});
+
+describe("the Universal-Streaming fake, through the SDK's StreamingTranscriber", () => {
+  // The SDK's streaming client insists on wss: this fake serves TLS with a self-signed certificate.
+  const tlsFake = startFakeAssemblyAi({ tls: true });
+  const trustCheck = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+  beforeAll(() => {
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
+  });
+  afterAll(() => {
+    if (trustCheck === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+    else process.env.NODE_TLS_REJECT_UNAUTHORIZED = trustCheck;
+    tlsFake.stop();
+  });
+  const transcriber = (apiKey = FAKE_ASSEMBLYAI_KEY) =>
+    new AssemblyAI({ apiKey, baseUrl: tlsFake.url }).streaming.transcriber({ websocketBaseUrl: tlsFake.streamingUrl, sampleRate: 16000, formatTurns: true, keytermsPrompt: ["voxroute"], maxConnectionRetries: 0 });
+  test("connect, stream real speech, receive growing turns, an end of turn with its formatted copy, close", async () => {
+    const t = transcriber();
+    const turns: TurnEvent[] = [];
+    const started: number[] = [];
+    t.on("turn", (turn) => turns.push(turn));
+    // The SDK dispatches `speechStarted` but leaves it out of on()'s typed overloads.
+    (t.on.bind(t) as unknown as (event: string, listener: (ev: SpeechStartedEvent) => void) => void)("speechStarted", (ev) => started.push(ev.timestamp));
+    const begin = await t.connect();
+    expect(begin).toMatchObject({ type: "Begin", id: expect.any(String) });
+    for (const chunk of spokenChunks()) t.sendAudio(chunk.buffer as ArrayBuffer);
+    await Bun.sleep(100);
+    await t.close();
+
+    const conn = tlsFake.streaming.at(-1)!;
+    expect(conn.authorization).toBe(FAKE_ASSEMBLYAI_KEY);
+    expect(Object.fromEntries(conn.query)).toMatchObject({ sample_rate: "16000", format_turns: "true", keyterms_prompt: '["voxroute"]' });
+    expect(conn.texts).toEqual(['{"type":"Terminate"}']);
+    expect(started).toHaveLength(1);
+    const interims = turns.filter((x) => !x.end_of_turn);
+    expect(interims.length).toBeGreaterThan(2);
+    expect(interims.every((x) => x.turn_order === 0)).toBe(true);
+    const [unformatted, formatted] = turns.filter((x) => x.end_of_turn);
+    expect(unformatted).toMatchObject({ turn_is_formatted: false, transcript: "thank you very much for your help", end_of_turn_confidence: 0.9 });
+    expect(formatted).toMatchObject({ turn_is_formatted: true, transcript: "Thank you very much for your help." });
+    expect(unformatted.words[0].start).toBeLessThan(unformatted.words.at(-1)!.end);
+    expect(tlsFake.openSockets()).toBe(0);
+  });
+
+  test("ForceEndpoint ends the turn now; a refused handshake and a 4001 close reject connect()", async () => {
+    const t = transcriber();
+    const ends: TurnEvent[] = [];
+    t.on("turn", (turn) => turn.end_of_turn && ends.push(turn));
+    await t.connect();
+    for (const chunk of spokenChunks().slice(0, 10)) t.sendAudio(chunk.buffer as ArrayBuffer);
+    t.forceEndpoint();
+    await t.close();
+    expect(ends.map((x) => x.turn_is_formatted)).toEqual([false, true]);
+
+    tlsFake.fault("429");
+    expect(await transcriber().connect().then(() => "open", (e: Error) => e.message)).not.toBe("open");
+    tlsFake.fault("close-4001");
+    const refused = await transcriber().connect().then(() => undefined, (e: Error & { code?: number }) => e);
+    expect(refused).toMatchObject({ code: 4001, message: "Not Authorized" });
+  });
+
+  test("an Error frame reaches the SDK's error listener", async () => {
+    tlsFake.fault("error-frame");
+    const t = transcriber();
+    const errors: Error[] = [];
+    t.on("error", (e) => errors.push(e));
+    await t.connect();
+    t.sendAudio(spokenChunks()[0].buffer as ArrayBuffer);
+    await Bun.sleep(100);
+    await t.close(false);
+    expect(errors[0]?.message).toContain("Internal server error");
   });
 });

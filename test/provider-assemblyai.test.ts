@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { streamingUrl } from "../src/providers/assemblyai/streaming-stt.ts";
 import { AssemblyAiStt } from "../src/providers/assemblyai/stt.ts";
 import { ProviderError } from "../src/providers/types.ts";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type AssemblyAiFault } from "./fakes/assemblyai.ts";
@@ -74,5 +75,15 @@ describe("AssemblyAI through /v1/stt/transcriptions", () => {
     const err = await adapter.transcribe({ model: "universal", bytes: new Uint8Array(await fixture()), container: "Ogg" }).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(ProviderError);
     expect(err).toMatchObject({ retryable: true, message: expect.stringContaining("did not finish in time") });
+  });
+});
+
+describe("the Universal-Streaming URL", () => {
+  test("ASSEMBLYAI_STREAMING_URL wins; else AssemblyAI's api host becomes its streaming host, any other base keeps its host", () => {
+    expect(streamingUrl("https://api.assemblyai.com")).toBe("wss://streaming.assemblyai.com/v3/ws");
+    expect(streamingUrl("https://api.eu.assemblyai.com")).toBe("wss://streaming.eu.assemblyai.com/v3/ws");
+    expect(streamingUrl("http://127.0.0.1:4100")).toBe("ws://127.0.0.1:4100/v3/ws");
+    expect(streamingUrl("https://proxy.example/assemblyai/")).toBe("wss://proxy.example/assemblyai/v3/ws");
+    expect(streamingUrl("https://api.assemblyai.com", "wss://streaming.example/v3/ws")).toBe("wss://streaming.example/v3/ws");
   });
 });

@@ -1,15 +1,22 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { assemblyAiStreaming, type AssemblyAiStreamingFault, type StreamingConnection } from "./assemblyai-streaming.ts";
 import { refusal, type RefusalStatus } from "./http-fake.ts";
 
 // A fake of AssemblyAI's async transcription API on loopback, close enough for the official
 // `assemblyai` SDK: `Authorization: <key>` (no scheme); `POST /v2/upload` (bytes in,
 // `{upload_url}` out), `POST /v2/transcript` (`{audio_url, speech_model, language_code}` in, a
 // queued transcript out), `GET /v2/transcript/{id}` (queued → processing → completed over the
-// next polls, with words timed in ms). Errors are `{"error": "..."}`.
+// next polls, with words timed in ms). Errors are `{"error": "..."}`. Universal-Streaming
+// (`/v3/ws`) is on the same server: see assemblyai-streaming.ts. With `tls`, the server answers
+// https/wss with a self-signed certificate (the SDK's streaming client insists on wss).
 //
 // Faults for the next request: "401", "429", "500"; "failed" makes the next transcript end with
-// status "error"; "never" leaves it processing for ever.
+// status "error"; "never" leaves it processing for ever; the streaming faults apply to the next
+// `/v3/ws` connection.
 
-export type AssemblyAiFault = "401" | "429" | "500" | "failed" | "never";
+export type AssemblyAiFault = "401" | "429" | "500" | "failed" | "never" | Exclude<AssemblyAiStreamingFault, "401" | "429" | "500">;
 
 export const FAKE_ASSEMBLYAI_KEY = "aai-fake-key";
 const WORDS = ["Thank", "you", "very", "much", "for", "your", "help."];
@@ -23,6 +30,11 @@ interface Job {
 
 export interface FakeAssemblyAi {
   url: string;
+  /** The Universal-Streaming URL (`ws(s)://…/v3/ws`). */
+  streamingUrl: string;
+  /** Each `/v3/ws` connection: query, auth header, client frames. */
+  streaming: StreamingConnection[];
+  openSockets(): number;
   uploads: { bytes: number; authorization: string | null }[];
   jobs: Job[];
   fault(f: AssemblyAiFault): void;
@@ -34,17 +46,32 @@ const error = (status: number, message: string) => Response.json({ error: messag
 const REFUSALS = { 401: "Authentication error, API token missing/invalid", 429: "Too many requests", 500: "Internal server error" } as const;
 const refuse = (status: RefusalStatus) => error(status, REFUSALS[status]);
 
-export function startFakeAssemblyAi(): FakeAssemblyAi {
+/** A throwaway certificate for 127.0.0.1. */
+function selfSigned(): { cert: string; key: string } {
+  const dir = mkdtempSync(join(tmpdir(), "aai-fake-tls-"));
+  Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stderr: "ignore" });
+  return { cert: readFileSync(join(dir, "cert.pem"), "utf8"), key: readFileSync(join(dir, "key.pem"), "utf8") };
+}
+
+export function startFakeAssemblyAi(options: { tls?: boolean } = {}): FakeAssemblyAi {
   const uploads: FakeAssemblyAi["uploads"] = [];
   const jobs: Job[] = [];
+  const streaming = assemblyAiStreaming();
   let pending: AssemblyAiFault | undefined;
   const server = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
-    async fetch(req) {
+    tls: options.tls ? selfSigned() : undefined,
+    websocket: streaming.websocket,
+    async fetch(req, srv) {
       const url = new URL(req.url);
+      if (url.pathname === "/v3/ws") {
+        const fault = pending === "failed" || pending === "never" ? undefined : pending;
+        if (fault) pending = undefined;
+        return streaming.handshake(req, url, srv, fault, FAKE_ASSEMBLYAI_KEY);
+      }
       const authorization = req.headers.get("authorization");
-      const fault = pending === "failed" || pending === "never" ? undefined : pending;
+      const fault = pending === "401" || pending === "429" || pending === "500" ? pending : undefined;
       if (fault) pending = undefined;
       const refused = refusal(authorization === FAKE_ASSEMBLYAI_KEY, fault, refuse);
       if (refused) return refused;
@@ -78,8 +105,12 @@ export function startFakeAssemblyAi(): FakeAssemblyAi {
       return error(404, `No route for ${req.method} ${url.pathname}`);
     },
   });
+  const scheme = options.tls ? "s" : "";
   return {
-    url: `http://127.0.0.1:${server.port}`,
+    url: `http${scheme}://127.0.0.1:${server.port}`,
+    streamingUrl: `ws${scheme}://127.0.0.1:${server.port}/v3/ws`,
+    streaming: streaming.connections,
+    openSockets: () => server.pendingWebSockets,
     uploads,
     jobs,
     fault: (f) => (pending = f),

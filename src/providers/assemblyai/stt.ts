@@ -1,10 +1,13 @@
-import { ProviderError, type SttFamily, type SttProvider, type Transcription, type TranscriptionRequest } from "../types.ts";
+import { ProviderError, type RawUpstream, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
 import { upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 import { sentenceSegments } from "../word-segments.ts";
+import { isUniversalStreaming, openUniversalStreaming, streamingUrl, universalStreamingPassthrough, UNIVERSAL_STREAMING_FAMILY, type AssemblyAiStreamingOptions } from "./streaming-stt.ts";
 
 export interface AssemblyAiOptions extends HttpProviderOptions {
   /** Longest wait for a submitted job to finish. */
   jobTimeoutMs?: number;
+  /** The Universal-Streaming WebSocket URL; unset = derived from `baseUrl` (see `streamingUrl`). */
+  streamingUrl?: string;
 }
 
 interface TranscriptJob {
@@ -21,15 +24,26 @@ const MAX_POLL_MS = 3000;
 /**
  * AssemblyAI async transcription for files: upload the bytes, submit a job, poll it. Polling
  * starts at 100 ms and backs off to 3 s, so a short file is answered about as soon as it is done
- * without hammering the API on a long one. (Universal-Streaming is still to come.)
+ * without hammering the API on a long one. Universal-Streaming models stream (streaming-stt.ts).
  */
 export class AssemblyAiStt implements SttProvider {
   readonly id = "assemblyai";
+  private readonly streaming: AssemblyAiStreamingOptions;
 
-  constructor(private readonly options: AssemblyAiOptions) {}
+  constructor(private readonly options: AssemblyAiOptions) {
+    this.streaming = { ...options, streamingUrl: streamingUrl(options.baseUrl, options.streamingUrl) };
+  }
 
-  family(): SttFamily | undefined {
-    return undefined;
+  family(model: string): SttFamily | undefined {
+    return isUniversalStreaming(model) ? UNIVERSAL_STREAMING_FAMILY : undefined;
+  }
+
+  open(req: SttStreamRequest): Promise<SttStream> {
+    return openUniversalStreaming(this.streaming, req);
+  }
+
+  passthrough(req: SttStreamRequest): Promise<RawUpstream> {
+    return universalStreamingPassthrough(this.streaming, req);
   }
 
   async transcribe(req: TranscriptionRequest): Promise<Transcription> {

@@ -1,0 +1,294 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ASSEMBLYAI } from "../src/catalogue/data/assemblyai.ts";
+import { AssemblyAiStt } from "../src/providers/assemblyai/stt.ts";
+import { ProviderError } from "../src/providers/types.ts";
+import { spokenChunks, type AssemblyAiStreamingFault } from "./fakes/assemblyai-streaming.ts";
+import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi } from "./fakes/assemblyai.ts";
+import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { bearer, connect, type Client } from "./helpers/ws-client.ts";
+
+// AssemblyAI Universal-Streaming against its fake, through /v1/stt. The streaming URL is derived
+// from ASSEMBLYAI_BASE_URL (a loopback http base → ws://…/v3/ws).
+
+let fake: FakeAssemblyAi;
+let server: TestServer;
+beforeAll(async () => {
+  fake = startFakeAssemblyAi();
+  server = await startTestServer({ ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY, ASSEMBLYAI_BASE_URL: fake.url, UPSTREAM_IDLE_TIMEOUT_MS: "1500" });
+});
+afterAll(async () => {
+  await server.stop(0);
+  fake.stop();
+});
+
+const ENGLISH = "model=universal-streaming-english&audio_format=pcm_16000";
+const types = (events: Record<string, any>[]) => events.map((e) => e.type);
+const sendAll = (c: Client, chunks: Uint8Array[]) => chunks.forEach((chunk) => c.ws.send(chunk));
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 100 && !check(); i++) await Bun.sleep(20);
+};
+const upgradeRequest = (query: string) =>
+  fetch(`${server.url}/v1/stt?${query}`, {
+    headers: { ...bearer(server.key), Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" },
+  });
+const noSocketsLeft = async () => {
+  await until(() => fake.openSockets() === 0);
+  expect(fake.openSockets()).toBe(0);
+};
+
+describe("AssemblyAI Universal-Streaming through /v1/stt", () => {
+  test("auto: provider signals, growing interims, one final, a provider commit; billed for the audio", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    const c = connect(server.wsUrl(`/v1/stt?${ENGLISH}`), bearer(key));
+    await c.opened;
+    sendAll(c, spokenChunks());
+    c.send({ type: "stt.session.close" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
+
+    const conn = fake.streaming.at(-1)!;
+    expect(conn.authorization).toBe(FAKE_ASSEMBLYAI_KEY);
+    expect(Object.fromEntries(conn.query)).toEqual({ speech_model: "universal-streaming-english", encoding: "pcm_s16le", sample_rate: "16000" });
+    expect(conn.texts).toEqual(['{"type":"Terminate"}']);
+
+    const ev = rec.events;
+    expect(ev[0]).toMatchObject({ type: "stt.session.started", provider: "assemblyai", input_config: { turn_detection: "semantic", turn_detector: "provider", interim_results: true } });
+    expect(ev[1]).toMatchObject({ type: "stt.signal", origin: "provider", signal: "started", turn_scope: "turn", basis: ["provider"], turn_id: "turn_1" });
+    const interims = ev.filter((e) => e.type === "stt.transcript.interim");
+    expect(interims.length).toBeGreaterThan(2);
+    expect(interims.at(-1)!.text.length).toBeGreaterThan(interims[0].text.length);
+    const final = ev.findIndex((e) => e.type === "stt.transcript.final");
+    expect(ev[final]).toMatchObject({ text: "thank you very much for your help", turn_id: "turn_1" });
+    expect(ev[final].audio_start_ms).toBeLessThan(ev[final].audio_end_ms);
+    expect(ev[final + 1]).toMatchObject({ type: "stt.signal", signal: "end", origin: "provider", turn_scope: "turn", audio_ms: ev[final].audio_end_ms });
+    expect(ev[final + 2]).toMatchObject({ type: "stt.audio.committed", origin: "provider", turn_id: "turn_1" });
+    expect(types(ev).filter((t) => t === "stt.transcript.final")).toHaveLength(1);
+    expect(ev.at(-1)).toMatchObject({ type: "stt.session.ended", billed_seconds: 4 });
+    expect(ev.map((e) => e.seq)).toEqual(ev.map((_, i) => i + 1));
+    expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "assemblyai", usageUnit: "seconds", usageAmount: 4, status: "completed" });
+    await noSocketsLeft();
+  });
+
+  test("portable options reach the wire in AssemblyAI's terms; with format_turns only the formatted final is sent", async () => {
+    const opts = "language=es&keyterms=voxroute&keyterms=Assembly%20AI&formatting=true&turn_threshold=0.5&silence_duration_ms=300&turn_timeout_ms=2000&speech_threshold=0.6&diarization=true&interim_results=false";
+    const c = connect(server.wsUrl(`/v1/stt?${ENGLISH}&${opts}&provider_options[prompt]=a%20call&provider_options[min_turn_silence]=350`), bearer(server.key));
+    await c.opened;
+    sendAll(c, spokenChunks());
+    c.send({ type: "stt.session.close" });
+    const rec = await c.closed;
+    expect(rec.close.code).toBe(1000);
+    expect(Object.fromEntries(fake.streaming.at(-1)!.query)).toEqual({
+      speech_model: "universal-streaming-multilingual",
+      encoding: "pcm_s16le",
+      sample_rate: "16000",
+      language_codes: '["es"]',
+      keyterms_prompt: '["voxroute","Assembly AI"]',
+      format_turns: "true",
+      end_of_turn_confidence_threshold: "0.5",
+      min_turn_silence: "350",
+      max_turn_silence: "2000",
+      vad_threshold: "0.6",
+      speaker_labels: "true",
+      prompt: "a call",
+    });
+    const finals = rec.events.filter((e) => e.type === "stt.transcript.final");
+    expect(finals.map((e) => e.text)).toEqual(["Thank you very much for your help."]);
+    expect(rec.events.some((e) => e.type === "stt.transcript.interim")).toBe(false);
+  });
+
+  test("manual: a commit with a turn under way is a ForceEndpoint; one with none is answered at once", async () => {
+    const c = connect(server.wsUrl(`/v1/stt?${ENGLISH}&commit_strategy=manual`), bearer(server.key));
+    await c.opened;
+    c.send({ type: "stt.audio.commit" });
+    await until(() => c.rec.events.some((e) => e.type === "stt.audio.committed"));
+    const chunks = spokenChunks();
+    sendAll(c, chunks.slice(0, 10));
+    await until(() => c.rec.events.some((e) => e.type === "stt.transcript.interim"));
+    c.send({ type: "stt.audio.commit" });
+    sendAll(c, chunks.slice(10));
+    c.send({ type: "stt.session.close" });
+    const rec = await c.closed;
+    expect(rec.close.code).toBe(1000);
+    expect(fake.streaming.at(-1)!.texts).toEqual(['{"type":"ForceEndpoint"}', '{"type":"Terminate"}']);
+
+    const ev = rec.events;
+    expect(ev[1]).toMatchObject({ type: "stt.audio.committed", origin: "client", turn_id: "turn_1", audio_ms: 0 });
+    const committed = ev.filter((e) => e.type === "stt.audio.committed");
+    expect(committed.map((e) => e.origin)).toEqual(["client", "client"]);
+    const second = ev.indexOf(committed[1]);
+    expect(ev[second - 1]).toMatchObject({ type: "stt.transcript.final", turn_id: "turn_2" });
+    // The rest of the sentence is a turn of its own that AssemblyAI ends; manual mode does not commit it.
+    expect(ev.filter((e) => e.type === "stt.transcript.final").at(-1)).toMatchObject({ turn_id: "turn_3" });
+    expect(ev.find((e) => e.type === "stt.signal" && e.signal === "end")).toMatchObject({ origin: "provider", turn_id: "turn_3" });
+  });
+
+  test("clear: ForceEndpoint, the turn's final dropped, then stt.audio.cleared", async () => {
+    const c = connect(server.wsUrl(`/v1/stt?${ENGLISH}`), bearer(server.key));
+    await c.opened;
+    sendAll(c, spokenChunks().slice(0, 10));
+    await until(() => c.rec.events.some((e) => e.type === "stt.transcript.interim"));
+    c.send({ type: "stt.audio.clear" });
+    c.send({ type: "stt.session.close" });
+    const rec = await c.closed;
+    expect(rec.close.code).toBe(1000);
+    expect(types(rec.events)).not.toContain("stt.transcript.final");
+    expect(rec.events.find((e) => e.type === "stt.audio.cleared")).toMatchObject({ turn_id: "turn_1" });
+  });
+
+  test("µ-law goes up as pcm_mulaw; provider_options must name the same encoding", async () => {
+    const c = connect(server.wsUrl("/v1/stt?model=universal-streaming-english&audio_format=ulaw_8000&provider_options[encoding]=pcm_mulaw"), bearer(server.key));
+    await c.opened;
+    c.ws.send(new Uint8Array(800).fill(0xff));
+    c.send({ type: "stt.session.close" });
+    expect((await c.closed).close.code).toBe(1000);
+    expect(Object.fromEntries(fake.streaming.at(-1)!.query)).toMatchObject({ encoding: "pcm_mulaw", sample_rate: "8000" });
+
+    const res = await upgradeRequest(`${ENGLISH}&provider_options[encoding]=pcm_mulaw`);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: "conflicting_audio_format" });
+  });
+
+  test("turn_detection=acoustic: the semantic end is switched off and silence_duration_ms ends the turn", async () => {
+    const c = connect(server.wsUrl(`/v1/stt?${ENGLISH}&turn_detection=acoustic&silence_duration_ms=600`), bearer(server.key));
+    await c.opened;
+    sendAll(c, spokenChunks());
+    c.send({ type: "stt.session.close" });
+    const rec = await c.closed;
+    expect(Object.fromEntries(fake.streaming.at(-1)!.query)).toMatchObject({ end_of_turn_confidence_threshold: "1", max_turn_silence: "600" });
+    expect(fake.streaming.at(-1)!.query.has("min_turn_silence")).toBe(false);
+    expect(rec.events[0]).toMatchObject({ input_config: { turn_detection: "acoustic", turn_detector: "provider" } });
+    expect(rec.events.find((e) => e.type === "stt.signal" && e.signal === "end")).toMatchObject({ turn_scope: "utterance", origin: "provider" });
+    expect(rec.events.find((e) => e.type === "stt.audio.committed")).toMatchObject({ origin: "provider" });
+  });
+
+  test("options AssemblyAI cannot honour are refused before the upgrade", async () => {
+    for (const option of ["eager_end_threshold=0.3", "include_filler_words=true", "min_speech_duration_ms=100"]) {
+      const res = await upgradeRequest(`${ENGLISH}&${option}`);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ error: "unsupported_stt_option", param: option.split("=")[0] });
+    }
+  });
+
+  test("an idle session sends KeepAlive (every 5 s without audio)", async () => {
+    const c = connect(server.wsUrl(`/v1/stt?${ENGLISH}`), bearer(server.key));
+    await c.opened;
+    await until(() => fake.streaming.length > 0 && c.rec.events.length > 0);
+    await Bun.sleep(5600);
+    c.send({ type: "stt.session.close" });
+    expect((await c.closed).close.code).toBe(1000);
+    expect(fake.streaming.at(-1)!.texts).toEqual(['{"type":"KeepAlive"}', '{"type":"Terminate"}']);
+  }, 10_000);
+
+  test("stereo is refused with a clear error, not sent as noise", async () => {
+    const c = connect(server.wsUrl(`/v1/stt?${ENGLISH}&channels=2`), bearer(server.key));
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
+    expect(rec.events.at(-1)).toMatchObject({ type: "stt.error", message: expect.stringContaining("mono") });
+  });
+
+  test("event_format=provider relays AssemblyAI's own frames byte for byte", async () => {
+    const c = connect(server.wsUrl(`/v1/stt?${ENGLISH}&event_format=provider&provider_options[format_turns]=true`), bearer(server.key));
+    await c.opened;
+    const chunks = spokenChunks();
+    sendAll(c, chunks);
+    c.ws.send('{"type": "ForceEndpoint"}');
+    c.ws.send('{"type":"Terminate"}');
+    const rec = await c.closed;
+    expect(rec.close.code).toBe(1000);
+    const conn = fake.streaming.at(-1)!;
+    expect(conn.texts).toEqual(['{"type": "ForceEndpoint"}', '{"type":"Terminate"}']);
+    expect(Buffer.concat(conn.audio).equals(Buffer.concat(chunks))).toBe(true);
+    expect(conn.audio.map((a) => a.byteLength)).toEqual(chunks.map((a) => a.byteLength));
+    const t = types(rec.events);
+    expect(t[0]).toBe("Begin");
+    expect(t[1]).toBe("SpeechStarted");
+    expect(t.at(-1)).toBe("Termination");
+    expect(rec.events.filter((e) => e.type === "Turn" && e.end_of_turn).map((e) => e.turn_is_formatted)).toEqual([false, true]);
+  });
+
+  test("a connection lost after a final: stt.error, 1011, billed up to that final", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    fake.fault("drop-after-turn");
+    const c = connect(server.wsUrl(`/v1/stt?${ENGLISH}`), bearer(key));
+    await c.opened;
+    sendAll(c, [...spokenChunks(), ...spokenChunks()]);
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
+    const final = rec.events.find((e) => e.type === "stt.transcript.final")!;
+    expect(final.text).toBe("thank you very much for your help");
+    expect(rec.events.at(-1)).toMatchObject({ type: "stt.error", code: "upstream_error" });
+    expect(await lastActivity(server, tenantId)).toMatchObject({ status: "failed", usageAmount: Math.ceil(final.audio_end_ms / 1000) });
+    await noSocketsLeft();
+  });
+
+  const faults: [AssemblyAiStreamingFault, string][] = [
+    ["401", "handshake refused"],
+    ["429", "handshake rate limited"],
+    ["500", "handshake server error"],
+    ["close-4001", "closed 4001 after the upgrade"],
+    ["close-4029", "closed 4029 after the upgrade"],
+    ["stall", "silent after Begin"],
+    ["drop", "dropped mid-stream"],
+    ["malformed", "a non-JSON frame"],
+    ["error-frame", "an Error frame"],
+  ];
+  for (const [fault, what] of faults) {
+    test(`${what}: stt.error then 1011 upstream_error, nothing billed, no socket left open`, async () => {
+      const { key, tenantId } = await fundedAccount(server);
+      fake.fault(fault);
+      const c = connect(server.wsUrl(`/v1/stt?${ENGLISH}`), bearer(key));
+      await c.opened;
+      sendAll(c, spokenChunks().slice(0, 12));
+      c.send({ type: "stt.session.close" });
+      const rec = await c.closed;
+      expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
+      expect(rec.events.at(-1)).toMatchObject({ type: "stt.error", code: "upstream_error" });
+      expect(types(rec.events)).not.toContain("stt.transcript.final");
+      expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "assemblyai", status: "failed", credits: 0 });
+      await noSocketsLeft();
+    });
+  }
+});
+
+describe("a refused AssemblyAI session with a fallback candidate", () => {
+  // "aai-backup" is the same adapter serving the same model, so a refusal can meet a fallback.
+  let backed: TestServer;
+  const adapter = () => new AssemblyAiStt({ apiKey: FAKE_ASSEMBLYAI_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 1500 });
+  beforeAll(async () => {
+    const backup = Object.assign(adapter(), { id: "aai-backup" });
+    const binding = ASSEMBLYAI.bindings.find((b) => b.id === "universal-streaming-english")!;
+    const catalogue = { providers: [{ ...ASSEMBLYAI, id: "aai-backup", name: "AssemblyAI (backup)", bindings: [binding] }], models: [] };
+    backed = await startTestServer({ ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY, ASSEMBLYAI_BASE_URL: fake.url }, { extra: { catalogue, providers: [], sttProviders: [backup] } });
+  });
+  afterAll(() => backed.stop(0));
+
+  for (const fault of ["401", "close-4001", "close-4029"] as const) {
+    test(`${fault}: the next candidate serves the session; the attempt is recorded`, async () => {
+      const { key, tenantId } = await fundedAccount(backed);
+      fake.fault(fault);
+      const c = connect(backed.wsUrl(`/v1/stt?model=assemblyai/universal-streaming-english&audio_format=pcm_16000&provider_order=assemblyai,aai-backup`), bearer(key));
+      await c.opened;
+      sendAll(c, spokenChunks());
+      c.send({ type: "stt.session.close" });
+      const rec = await c.closed;
+      expect(rec.close.code).toBe(1000);
+      expect(rec.events[0]).toMatchObject({ type: "stt.session.started", provider: "aai-backup" });
+      expect(rec.events.find((e) => e.type === "stt.transcript.final")).toMatchObject({ text: "thank you very much for your help" });
+      const activity = await lastActivity(backed, tenantId);
+      expect(activity).toMatchObject({ provider: "aai-backup", status: "completed" });
+      expect(JSON.stringify(activity.attempts)).toContain("assemblyai");
+      await noSocketsLeft();
+    });
+  }
+
+  test("a close that is the request's fault (4000 bad sample rate) is not retryable: no other candidate would do better", async () => {
+    const req = { model: "universal-streaming-english", audioFormat: "pcm_16000" as const, channels: 1, interim: true, commitStrategy: "auto" as const, options: { sample_rate: "0" } };
+    const err = await adapter().open(req).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ProviderError);
+    expect(err).toMatchObject({ retryable: false, message: "assemblyai closed the stream: 4000 Sample rate must be a positive integer" });
+    fake.fault("close-4029");
+    expect(await adapter().open({ ...req, options: {} }).then(() => undefined, (e: unknown) => e)).toMatchObject({ retryable: true });
+    await noSocketsLeft();
+  });
+});
