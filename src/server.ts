@@ -49,7 +49,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   });
   const providers = new Map([...ttsProviders(pool, config), ...(extra?.providers ?? [])].map((p) => [p.id, p]));
   const sttProviders = new Map<string, SttProvider>(
-    [...(localStt.ok ? [new LocalSphinxProvider(audioPool)] : []), ...cloudSttProviders(config), ...(extra?.sttProviders ?? [])].map((p) => [p.id, p]),
+    [...(localStt.ok ? [new LocalSphinxProvider(audioPool)] : []), ...cloudSttProviders(config, audioPool), ...(extra?.sttProviders ?? [])].map((p) => [p.id, p]),
   );
   const metrics = new Metrics();
   const sessions = new SessionRegistry(metrics);

@@ -6,8 +6,10 @@ import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/htt
 import type { TestServer } from "./helpers/server.ts";
 import { bearer, totalBytes } from "./helpers/ws-client.ts";
 
-// Cartesia Sonic against its fake, through /v1/tts: the request shape on the wire, options, and
-// every HTTP fault with and without a fallback.
+// Cartesia Sonic's HTTP transport (`transport=http`: `POST /tts/bytes` per utterance) against its
+// fake, through /v1/tts: the request shape on the wire, options, and every HTTP fault with and
+// without a fallback; Ink-Whisper file transcription. The WebSocket transport (the default) and
+// streaming STT are in provider-cartesia-realtime.test.ts.
 
 const fake = startFakeCartesia();
 let server: TestServer;
@@ -22,9 +24,9 @@ afterAll(async () => {
   fake.stop();
 });
 
-const speak = (query: string, key?: string) => speakOnce(server, query, "Hello from Sonic. ", key);
+const speak = (query: string, key?: string) => speakOnce(server, `${query}&transport=http`, "Hello from Sonic. ", key);
 
-describe("Cartesia Sonic through /v1/tts", () => {
+describe("Cartesia Sonic over HTTP through /v1/tts", () => {
   test("a session streams raw 24 kHz PCM; voice, format and generation options reach the wire", async () => {
     const { key, tenantId } = await fundedAccount(server);
     const rec = await speak(`model=sonic-3&voice=${FAKE_CARTESIA_VOICE}&speed=1.1&provider_options[emotion]=calm&language=en`, key);
@@ -46,8 +48,10 @@ describe("Cartesia Sonic through /v1/tts", () => {
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "cartesia", status: "completed", usageAmount: 18 });
   });
 
-  test("format=mp3 passes Sonic's MP3 through", async () => {
-    const rec = await speak(`model=sonic-3&voice=${FAKE_CARTESIA_VOICE}&format=mp3`);
+  test("format=mp3 passes Sonic's MP3 through; without transport=http too (the WebSocket is raw only)", async () => {
+    const sockets = fake.ttsSockets.length;
+    const rec = await speakOnce(server, `model=sonic-3&voice=${FAKE_CARTESIA_VOICE}&format=mp3`, "Hello from Sonic. ");
+    expect(fake.ttsSockets.length).toBe(sockets);
     expect(rec.close.code).toBe(1000);
     expect(Buffer.concat(rec.audio)[0]).toBe(0xff);
     expect(fake.requests.at(-1)!.body.output_format).toEqual({ container: "mp3", sample_rate: 44100, bit_rate: 128000 });
@@ -66,7 +70,7 @@ describe("Cartesia Sonic through /v1/tts", () => {
   });
 });
 
-describeHttpTtsFaults("Cartesia", { server: () => server, fake, echoId: "car-echo", voice: FAKE_CARTESIA_VOICE });
+describeHttpTtsFaults("Cartesia over HTTP", { server: () => server, fake, echoId: "car-echo", voice: FAKE_CARTESIA_VOICE, query: "transport=http" });
 
 describe("Cartesia Ink-Whisper file transcription through /v1/stt/transcriptions", () => {
   const upload = async (key: string) => {

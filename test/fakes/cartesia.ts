@@ -1,25 +1,36 @@
+import { FAKE_CARTESIA_TLS, realtimeHandlers, sttConn, sttQueryProblem, ttsConn, type RealtimeConn, type SocketFault, type SttSocketRecord, type TtsSocketRecord } from "./cartesia-realtime.ts";
 import { audioResponse, mp3, refusal, speech, type RefusalStatus, type StreamFault } from "./http-fake.ts";
 
-// A fake of Cartesia's `POST /tts/bytes` on loopback, close enough for the official
-// `@cartesia/cartesia-js` SDK: `Authorization: Bearer <key>` and a `Cartesia-Version` header, JSON
+// A fake of Cartesia on loopback, close enough for the official `@cartesia/cartesia-js` SDK:
+// `Authorization: Bearer <key>` and a `Cartesia-Version` header (or, as browsers send them, the
+// `api_key` and `cartesia_version` query parameters on a WebSocket). `POST /tts/bytes`: JSON
 // `{model_id, transcript, voice, output_format}` in (raw pcm_s16le at any rate, or mp3), audio
 // bytes streamed out; `GET /voices` lists one voice; batch `POST /stt` (multipart `file`, `model`)
-// answers a fixed sentence with word timings. Speech is real (our Flite, resampled). Errors
-// use Cartesia's `{title, message, error_code, request_id}`.
+// answers a fixed sentence with word timings; the realtime `/tts/websocket` and `/stt/websocket`
+// are in cartesia-realtime.ts. Speech is real (our Flite, resampled). Errors use Cartesia's
+// `{title, message, error_code, request_id}`.
 //
-// Faults for the next request: "401", "429", "500", and the streaming faults of http-fake.ts.
+// Faults for the next request or connection: "401", "429", "500" (a WebSocket handshake is
+// answered with that status), the streaming faults of http-fake.ts for HTTP audio, and the
+// socket faults of cartesia-realtime.ts ("stall", "drop", "malformed", "error").
 
-export type CartesiaFault = "401" | "429" | "500" | StreamFault;
+export type CartesiaFault = "401" | "429" | "500" | StreamFault | SocketFault;
 
 export const FAKE_CARTESIA_KEY = "sk_car_fake";
 export const FAKE_CARTESIA_VOICE = "694f9389-aac1-45b6-b726-9d9369183238";
 
 export interface FakeCartesia {
+  /** `http://…`, or `https://…` when started with TLS. */
   url: string;
   requests: { body: Record<string, any>; authorization: string | null; version: string | null }[];
   transcriptions: { fields: Record<string, string[]>; fileBytes: number }[];
+  /** Realtime connections, in order. */
+  ttsSockets: TtsSocketRecord[];
+  sttSockets: SttSocketRecord[];
   fault(f: CartesiaFault): void;
+  /** HTTP requests and WebSockets still open: a client that forgets to close one shows here. */
   openRequests(): number;
+  openSockets(): number;
   stop(): void;
 }
 
@@ -36,23 +47,48 @@ function voiceId(voice: unknown): string | undefined {
   if (voice && typeof voice === "object" && typeof (voice as { id?: unknown }).id === "string") return (voice as { id: string }).id;
 }
 
-export function startFakeCartesia(): FakeCartesia {
+/** `tls`: serve https/wss with the fake's self-signed certificate (for SDK helpers that insist on wss). */
+export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia {
   const requests: FakeCartesia["requests"] = [];
   const transcriptions: FakeCartesia["transcriptions"] = [];
+  const ttsSockets: TtsSocketRecord[] = [];
+  const sttSockets: SttSocketRecord[] = [];
   const made = new Map<string, Uint8Array>();
+  const spoken = new Map<string, Uint8Array>();
   let pending: CartesiaFault | undefined;
-  const server = Bun.serve({
+  speech("Ready.", 24000); // the first synthesis is slow: not while a session's liveness timer runs
+  const server = Bun.serve<RealtimeConn>({
     port: 0,
     hostname: "127.0.0.1",
     idleTimeout: 0,
-    async fetch(req) {
+    ...(options.tls ? { tls: FAKE_CARTESIA_TLS } : {}),
+    async fetch(req, srv) {
       const url = new URL(req.url);
-      const authorization = req.headers.get("authorization");
-      const version = req.headers.get("cartesia-version");
+      const apiKey = url.searchParams.get("api_key");
+      const authorization = req.headers.get("authorization") ?? (apiKey ? `Bearer ${apiKey}` : null);
+      const version = req.headers.get("cartesia-version") ?? url.searchParams.get("cartesia_version");
       const fault = pending;
       pending = undefined;
       if (authorization !== `Bearer ${FAKE_CARTESIA_KEY}` || fault === "401") return refuse(401);
       if (!version) return error(400, "missing_version", "Cartesia-Version header is required");
+      if (url.pathname === "/tts/websocket" || url.pathname === "/stt/websocket") {
+        const refused = refusal(true, fault, refuse);
+        if (refused) return refused;
+        const socketFault = fault === "stall" || fault === "drop" || fault === "malformed" || fault === "error" ? fault : undefined;
+        let conn: RealtimeConn;
+        if (url.pathname === "/tts/websocket") {
+          const record = { authorization, version, messages: [] };
+          ttsSockets.push(record);
+          conn = ttsConn(record, socketFault, FAKE_CARTESIA_VOICE, spoken);
+        } else {
+          const problem = sttQueryProblem(url.searchParams);
+          if (problem) return error(400, "invalid_request", problem);
+          const record = { query: url.searchParams, authorization, version, texts: [], audioBytes: 0 };
+          sttSockets.push(record);
+          conn = sttConn(record, socketFault);
+        }
+        return srv.upgrade(req, { data: conn }) ? undefined : error(400, "upgrade_required", "Expected a WebSocket upgrade");
+      }
       if (req.method === "GET" && url.pathname === "/voices") {
         return Response.json({ data: [{ id: FAKE_CARTESIA_VOICE, name: "Katie", language: "en", description: "A friendly voice", is_public: true }], has_more: false });
       }
@@ -89,13 +125,17 @@ export function startFakeCartesia(): FakeCartesia {
       }
       return audioResponse(audio, raw ? "application/octet-stream" : "audio/mpeg", fault === "stall" || fault === "drop" || fault === "malformed" ? fault : undefined);
     },
+    websocket: realtimeHandlers,
   });
   return {
-    url: `http://127.0.0.1:${server.port}`,
+    url: `${options.tls ? "https" : "http"}://127.0.0.1:${server.port}`,
     requests,
     transcriptions,
+    ttsSockets,
+    sttSockets,
     fault: (f) => (pending = f),
-    openRequests: () => server.pendingRequests,
+    openRequests: () => server.pendingRequests + server.pendingWebSockets,
+    openSockets: () => server.pendingWebSockets,
     stop: () => server.stop(true),
   };
 }

@@ -21,6 +21,16 @@ export const CARTESIA: ProviderSpec = {
   bindings: [
     { capability: "tts", id: "sonic-3", canonical: "cartesia/sonic-3", streaming: true, synchronous: true, formats: ["pcm", "ulaw", "wav", "mp3"], price: { amount: "0.03", per: "1000 characters" } },
     { capability: "tts", id: "sonic-2", canonical: "cartesia/sonic-2", streaming: true, synchronous: true, formats: ["pcm", "ulaw", "wav", "mp3"], price: { amount: "0.03", per: "1000 characters" } },
-    { capability: "stt", id: "ink-whisper", canonical: "cartesia/ink-whisper", streaming: true, synchronous: true, batch: false, price: { amount: "0.13", per: "hour" } },
+    {
+      capability: "stt",
+      id: "ink-whisper",
+      canonical: "cartesia/ink-whisper",
+      streaming: true,
+      synchronous: true,
+      batch: false,
+      // pcm_s16le at these rates, or pcm_mulaw (the manual-finalize /stt/websocket's encodings)
+      inputFormats: ["pcm_8000", "pcm_16000", "pcm_22050", "pcm_24000", "pcm_44100", "pcm_48000", "ulaw_8000"],
+      price: { amount: "0.13", per: "hour" },
+    },
   ],
 };

@@ -1,0 +1,274 @@
+import type { ServerWebSocket } from "bun";
+import { speech } from "./http-fake.ts";
+
+// The realtime half of the Cartesia fake: Sonic's `/tts/websocket` (contexts) and Ink's
+// manual-finalize `/stt/websocket`, as Cartesia speaks them.
+//
+// TTS: JSON generation requests `{model_id, transcript, voice, output_format (raw only),
+// context_id, continue, flush, max_buffer_delay_ms, …}`. A context buffers its text for
+// `max_buffer_delay_ms` (default 3000; 0 speaks each message at once), a `flush` speaks what is
+// buffered and answers `flush_done` with the context's flush id (1, 2, …), `continue: false`
+// speaks the rest and answers `done`, `{context_id, cancel: true}` stops the context silently.
+// Audio is real Flite speech at the asked rate, base64 in `chunk` messages of 100 ms.
+//
+// STT: binary audio in at `encoding`/`sample_rate`; an interim `transcript` (`is_final: false`,
+// the text since the last final) every 0.5 s of audio; plain-text `finalize` answers the final
+// transcript of the audio since the last one (a delta, verbatim: later ones start with a space)
+// and `flush_done`; `close` answers the last final, `done`, and closes 1000. Words come from a
+// fixed sentence, two per second of audio.
+//
+// Errors are `{type:"error", status_code, error_code, title, message, request_id}`.
+// Socket faults for the next connection: "stall" (everything is read, nothing is answered),
+// "drop" (TTS: after the second chunk; STT: after 1 s of audio; the TCP connection is cut),
+// "malformed" (a frame that is not JSON instead of the first answer), "error" (an `error`
+// message with status 500 instead of the first answer, then close 1011).
+
+export type SocketFault = "stall" | "drop" | "malformed" | "error";
+
+export const FAKE_CARTESIA_TLS = {
+  // Self-signed for 127.0.0.1, valid until 2126: SDK helpers that insist on wss:// reach the fake over it.
+  cert: `-----BEGIN CERTIFICATE-----
+MIIBjzCCATagAwIBAgIUWmFDcW3jiitBIHlegE1NPV7HpKcwCgYIKoZIzj0EAwIw
+FDESMBAGA1UEAwwJMTI3LjAuMC4xMCAXDTI2MTEyMjA0NTQ1OFoYDzIxMjYxMDI5
+MDQ1NDU4WjAUMRIwEAYDVQQDDAkxMjcuMC4wLjEwWTATBgcqhkjOPQIBBggqhkjO
+PQMBBwNCAARjaKA9nLciTqOeGmXZ4js5b3w1yo34gSVTUKtsoNppG3Tlz42IMsdl
+tjlq0ScHhsRYNWYVeTs6EeFsUYnEMD4Lo2QwYjAdBgNVHQ4EFgQU6e2n/0kow4Cf
+o8bZ/gGSzUKrNAgwHwYDVR0jBBgwFoAU6e2n/0kow4Cfo8bZ/gGSzUKrNAgwDwYD
+VR0TAQH/BAUwAwEB/zAPBgNVHREECDAGhwR/AAABMAoGCCqGSM49BAMCA0cAMEQC
+IF7lQjLtrHBEoGJs2gs2uREPe/lEMZhp5R3pAPsWGZ2SAiBO9B4CJUO/RGs/dJl0
+Vsuj9zOh4gG3OG7hX7NFUV2FBg==
+-----END CERTIFICATE-----`,
+  key: `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgp2aIAZGqwDN7GT8+
+/nduoGqskYqE6Pvake0ewotlJDuhRANCAARjaKA9nLciTqOeGmXZ4js5b3w1yo34
+gSVTUKtsoNppG3Tlz42IMsdltjlq0ScHhsRYNWYVeTs6EeFsUYnEMD4L
+-----END PRIVATE KEY-----`,
+};
+
+/** What a TTS socket sent: its auth and each JSON message. */
+export interface TtsSocketRecord {
+  authorization: string | null;
+  version: string | null;
+  messages: Record<string, any>[];
+}
+
+/** What an STT socket sent: its query, auth, text frames and audio. */
+export interface SttSocketRecord {
+  query: URLSearchParams;
+  authorization: string | null;
+  version: string | null;
+  texts: string[];
+  audioBytes: number;
+}
+
+interface Context {
+  id: string;
+  buffer: string;
+  flushes: number;
+  timer?: ReturnType<typeof setTimeout>;
+  chain: Promise<void>;
+  cancelled: boolean;
+}
+
+interface TtsConn {
+  kind: "tts";
+  record: TtsSocketRecord;
+  fault?: SocketFault;
+  answered: boolean;
+  chunksSent: number;
+  contexts: Map<string, Context>;
+  voice: string;
+  audio: Map<string, Uint8Array>;
+}
+
+interface SttConn {
+  kind: "stt";
+  record: SttSocketRecord;
+  fault?: SocketFault;
+  answered: boolean;
+  requestId: string;
+  bytesPerSecond: number;
+  /** Audio bytes up to the last final, and up to the last interim. */
+  finalAt: number;
+  interimAt: number;
+  words: number;
+}
+
+export type RealtimeConn = TtsConn | SttConn;
+type Socket = ServerWebSocket<RealtimeConn>;
+
+const WORDS = "Thank you very much. For your help. I would like a cup of coffee.".split(" ");
+
+const errorMessage = (status: number, error_code: string, message: string, context_id?: string) =>
+  JSON.stringify({ type: "error", status_code: status, error_code, title: message, message, doc_url: "https://docs.cartesia.ai", request_id: crypto.randomUUID(), done: true, ...(context_id ? { context_id } : {}) });
+
+export function ttsConn(record: TtsSocketRecord, fault: SocketFault | undefined, voice: string, audio: Map<string, Uint8Array>): TtsConn {
+  return { kind: "tts", record, fault, answered: false, chunksSent: 0, contexts: new Map(), voice, audio };
+}
+
+/** Undefined when the query opens a session, else why not. */
+export function sttQueryProblem(q: URLSearchParams): string | undefined {
+  if (!q.get("model")?.startsWith("ink")) return "model must be an Ink model";
+  if (!["pcm_s16le", "pcm_mulaw"].includes(q.get("encoding") ?? "")) return "encoding not supported by this fake";
+  if (!(Number(q.get("sample_rate")) > 0)) return "sample_rate is required";
+}
+
+export function sttConn(record: SttSocketRecord, fault: SocketFault | undefined): SttConn {
+  const perSample = record.query.get("encoding") === "pcm_mulaw" ? 1 : 2;
+  return { kind: "stt", record, fault, answered: false, requestId: crypto.randomUUID(), bytesPerSecond: Number(record.query.get("sample_rate")) * perSample, finalAt: 0, interimAt: 0, words: 0 };
+}
+
+/** The fault that replaces the first answer, if any: true when it did. */
+function firstAnswerFault(ws: Socket, contextId?: string): boolean {
+  const c = ws.data;
+  if (c.answered) return false;
+  c.answered = true;
+  if (c.fault === "malformed") ws.send("<html>502 Bad Gateway</html>");
+  else if (c.fault === "error") {
+    ws.send(errorMessage(500, "internal_error", "Internal server error", contextId));
+    ws.close(1011, "internal error");
+  } else return false;
+  return true;
+}
+
+export const realtimeHandlers = {
+  message(ws: Socket, frame: string | Buffer) {
+    if (ws.data.kind === "tts") ttsMessage(ws as ServerWebSocket<TtsConn>, frame);
+    else sttMessage(ws as ServerWebSocket<SttConn>, frame);
+  },
+  close(ws: Socket) {
+    if (ws.data.kind === "tts") for (const ctx of ws.data.contexts.values()) stopContext(ctx);
+  },
+};
+
+// ---- TTS ----
+
+function stopContext(ctx: Context): void {
+  ctx.cancelled = true;
+  clearTimeout(ctx.timer);
+}
+
+function ttsMessage(ws: ServerWebSocket<TtsConn>, frame: string | Buffer): void {
+  const c = ws.data;
+  if (typeof frame !== "string") return void ws.send(errorMessage(400, "invalid_request", "Binary messages are not accepted"));
+  let msg: Record<string, any>;
+  try {
+    msg = JSON.parse(frame);
+  } catch {
+    return void ws.send(errorMessage(400, "invalid_json", "Message is not valid JSON"));
+  }
+  c.record.messages.push(msg);
+  if (c.fault === "stall") return;
+  const id = msg.context_id;
+  if (typeof id !== "string" || !id) return void ws.send(errorMessage(400, "invalid_request", "context_id is required"));
+  if (msg.cancel === true) {
+    const ctx = c.contexts.get(id);
+    if (ctx) stopContext(ctx);
+    c.contexts.delete(id);
+    return;
+  }
+  if (firstAnswerFault(ws, id)) return;
+  const problem = generationProblem(msg, c.voice);
+  if (problem) return void ws.send(errorMessage(problem[0], problem[1], problem[2], id));
+  let ctx = c.contexts.get(id);
+  if (!ctx) c.contexts.set(id, (ctx = { id, buffer: "", flushes: 0, chain: Promise.resolve(), cancelled: false }));
+  ctx.buffer += msg.transcript;
+  const rate = Number(msg.output_format.sample_rate);
+  if (msg.flush === true) {
+    const flushId = ++ctx.flushes;
+    speakBuffered(ws, ctx, rate, flushId, { type: "flush_done", done: false, flush_done: true, flush_id: flushId, status_code: 206, context_id: id });
+  } else if (msg.continue !== true) {
+    c.contexts.delete(id);
+    speakBuffered(ws, ctx, rate, undefined, { type: "done", done: true, status_code: 200, context_id: id });
+  } else if (!ctx.timer) {
+    const delay = typeof msg.max_buffer_delay_ms === "number" ? msg.max_buffer_delay_ms : 3000;
+    if (delay === 0) speakBuffered(ws, ctx, rate);
+    else ctx.timer = setTimeout(() => speakBuffered(ws, ctx, rate), delay);
+  }
+}
+
+/** [status, error_code, message] when the generation request cannot be served. */
+function generationProblem(msg: Record<string, any>, voice: string): [number, string, string] | undefined {
+  if (typeof msg.model_id !== "string" || !msg.model_id) return [400, "invalid_model", "model_id is required"];
+  if (typeof msg.transcript !== "string") return [400, "invalid_request", "transcript is required"];
+  const id = typeof msg.voice === "string" ? msg.voice : msg.voice?.id;
+  if (id !== voice) return [404, "voice_not_found", "Voice not found"];
+  const out = msg.output_format ?? {};
+  if (out.container !== "raw" || out.encoding !== "pcm_s16le" || !(Number(out.sample_rate) > 0)) return [400, "invalid_output_format", "The WebSocket supports raw output only"];
+}
+
+/**
+ * Speaks what the context has buffered, after what it is already saying, then sends `last`.
+ * Sentence by sentence, as Sonic streams: the fake shares the event loop with the router under
+ * test, and one long synthesis would stall it.
+ */
+function speakBuffered(ws: ServerWebSocket<TtsConn>, ctx: Context, rate: number, flushId?: number, last?: Record<string, unknown>): void {
+  clearTimeout(ctx.timer);
+  ctx.timer = undefined;
+  const sentences = ctx.buffer.split(/(?<=[.!?;:])\s+/).filter((s) => s.trim());
+  ctx.buffer = "";
+  ctx.chain = ctx.chain.then(async () => {
+    const c = ws.data;
+    const chunk = (rate / 10) * 2;
+    for (const sentence of sentences) {
+      const pcm = cachedSpeech(c.audio, sentence, rate);
+      for (let i = 0; i < pcm.length; i += chunk) {
+        if (ctx.cancelled) return;
+        const data = Buffer.from(pcm.subarray(i, i + chunk)).toString("base64");
+        ws.send(JSON.stringify({ type: "chunk", data, done: false, status_code: 206, step_time: 12.5, context_id: ctx.id, ...(flushId ? { flush_id: flushId } : {}) }));
+        await Bun.sleep(1); // lets the chunk leave before a drop cuts the connection
+        if (c.fault === "drop" && ++c.chunksSent >= 2) return ws.terminate();
+      }
+    }
+    if (last && !ctx.cancelled) ws.send(JSON.stringify(last));
+  });
+}
+
+function cachedSpeech(cache: Map<string, Uint8Array>, text: string, rate: number): Uint8Array {
+  const key = `${rate}\n${text}`;
+  let pcm = cache.get(key);
+  if (!pcm) cache.set(key, (pcm = speech(text, rate)));
+  return pcm;
+}
+
+// ---- STT ----
+
+function sttMessage(ws: ServerWebSocket<SttConn>, frame: string | Buffer): void {
+  const c = ws.data;
+  if (typeof frame === "string") {
+    c.record.texts.push(frame);
+    if (c.fault === "stall" || firstAnswerFault(ws)) return;
+    if (frame === "finalize") {
+      sendFinal(ws);
+      ws.send(JSON.stringify({ type: "flush_done", request_id: c.requestId }));
+    } else if (frame === "close") {
+      sendFinal(ws);
+      ws.send(JSON.stringify({ type: "done", request_id: c.requestId }));
+      ws.close(1000, "");
+    } else ws.send(errorMessage(400, "invalid_request", `Unknown command ${JSON.stringify(frame.slice(0, 40))}: send finalize or close`));
+    return;
+  }
+  c.record.audioBytes += frame.byteLength;
+  if (c.fault === "stall" || firstAnswerFault(ws)) return;
+  if (c.fault === "drop" && c.record.audioBytes >= c.bytesPerSecond) return ws.terminate();
+  if (c.record.audioBytes - c.interimAt >= c.bytesPerSecond / 2) {
+    c.interimAt = c.record.audioBytes;
+    ws.send(transcript(c, false));
+  }
+}
+
+function sendFinal(ws: ServerWebSocket<SttConn>): void {
+  const c = ws.data;
+  if (c.record.audioBytes > c.finalAt) ws.send(transcript(c, true));
+  c.finalAt = c.interimAt = c.record.audioBytes;
+}
+
+/** The text of the audio since the last final (a delta, as Cartesia sends it); a final moves on. */
+function transcript(c: SttConn, isFinal: boolean): string {
+  const seconds = (c.record.audioBytes - c.finalAt) / c.bytesPerSecond;
+  const n = Math.max(1, Math.round(seconds * 2));
+  const words = Array.from({ length: n }, (_, i) => WORDS[(c.words + i) % WORDS.length]);
+  const text = (c.words > 0 ? " " : "") + words.join(" ");
+  if (isFinal) c.words += n;
+  return JSON.stringify({ type: "transcript", text, is_final: isFinal, request_id: c.requestId, duration: seconds, language: c.record.query.get("language") ?? "en" });
+}
