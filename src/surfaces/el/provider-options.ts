@@ -46,3 +46,14 @@ export function elevenLabsProviderOptions(query: URLSearchParams, reserved: stri
   const merged = { ...fields, ...bodyOptions(body), ...providerOptions(query, reserved) };
   return Object.fromEntries(Object.entries(merged).map(([k, v]) => [k, normalize(k, v)]));
 }
+
+const VOICE_SETTINGS = ["stability", "similarity_boost", "style", "speed", "use_speaker_boost"];
+
+/** ElevenLabs' `voice_settings` object as provider options; settings it does not name are left out. */
+export function voiceSettingsOptions(settings: unknown): Record<string, string> {
+  if (settings === undefined || settings === null) return {};
+  if (typeof settings !== "object" || Array.isArray(settings)) throw new ApiError("invalid_request", "voice_settings must be an object", { param: "voice_settings" });
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(settings)) if (VOICE_SETTINGS.includes(k) && v !== null && v !== undefined) out[k] = String(v);
+  return out;
+}

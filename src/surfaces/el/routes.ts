@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { notImplemented } from "../compat-access.ts";
 import { elevenLabsCatalogueRoutes } from "./catalogue-routes.ts";
 import { elevenLabsKey } from "./errors.ts";
+import { elevenLabsStreamInputRoute } from "./stream-input-route.ts";
 import { elevenLabsSttRoute } from "./stt-route.ts";
 import { elevenLabsTtsRoutes } from "./tts-route.ts";
 
@@ -14,6 +15,7 @@ import { elevenLabsTtsRoutes } from "./tts-route.ts";
 export function elevenLabsRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/el" })
     .use(elevenLabsTtsRoutes(ctx))
+    .use(elevenLabsStreamInputRoute(ctx))
     .use(elevenLabsSttRoute(ctx))
     .use(elevenLabsCatalogueRoutes(ctx))
     .all("/*", ({ request }) => notImplemented(ctx, elevenLabsKey(request.headers), new URL(request.url).pathname), { parse: "none" });

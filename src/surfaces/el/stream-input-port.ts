@@ -1,0 +1,93 @@
+import type { ServerWebSocket } from "bun";
+import { PcmResampler } from "../../audio/resampler.ts";
+import { ApiError, closeReason, ERRORS, type ErrorCode } from "../../errors.ts";
+import type { TtsPort } from "../../sessions/tts-session.ts";
+import { WsPort } from "../ws-port.ts";
+
+/** ElevenLabs calls a client frame it cannot read `invalid_input_message` and closes with 1008, where /v1/tts says 1003. */
+const BAD_FRAME = { error: "invalid_input_message", close: 1008 };
+
+const utf8 = new TextDecoder();
+const encoder = new TextEncoder();
+
+/** The socket as WsPort drives it, with every frame sent as text: this channel has no binary frames. */
+function textFrames(raw: ServerWebSocket<unknown>): ServerWebSocket<unknown> {
+  return {
+    get readyState() {
+      return raw.readyState;
+    },
+    send: (data: string | Uint8Array) => raw.sendText(typeof data === "string" ? data : utf8.decode(data)),
+    close: (code?: number, reason?: string) => raw.close(code, reason),
+  } as unknown as ServerWebSocket<unknown>;
+}
+
+/**
+ * A TTS session spoken as ElevenLabs' `stream-input`: audio as `{"audio": <base64>, …}` frames
+ * (PCM resampled to the rate `output_format` promised), `{"isFinal": true}` before the normal
+ * close, and ElevenLabs' error frame `{message, error, code}` before any other close. The
+ * session's own events (provider status, readiness, flush acknowledgements) have no counterpart.
+ */
+export class StreamInputPort implements TtsPort {
+  private readonly socket: WsPort;
+  private resampler: Promise<PcmResampler> | undefined;
+  private disposed = false;
+
+  constructor(
+    raw: ServerWebSocket<unknown>,
+    /** The PCM rate the caller was promised (`pcm_16000`); undefined for MP3. */
+    private readonly pcmRate: number | undefined,
+  ) {
+    this.socket = new WsPort(textFrames(raw));
+  }
+
+  sendEvent(event: Record<string, unknown>): void {
+    if (event.type === "service.tts_audio_started") this.started(event.encoding as string, event.sample_rate as number);
+    else if (event.type === "service.tts_error") this.error(event.code as ErrorCode, event.message as string);
+    else if (event.type === "service.tts_session_ended") this.socket.sendEvent({ isFinal: true });
+  }
+
+  sendAudio(chunk: Uint8Array): void | Promise<void> {
+    if (this.resampler) return this.resampler.then((r) => (this.disposed ? undefined : this.send(r.process(chunk))));
+    return this.send(chunk);
+  }
+
+  close(code: number, reason: string): void {
+    this.dispose();
+    if (code === ERRORS.invalid_tts_frame.close) this.socket.close(BAD_FRAME.close, BAD_FRAME.error);
+    else this.socket.close(code, reason);
+  }
+
+  /** Ends the connection with an error frame and the close its code calls for. */
+  refuse(err: ApiError): void {
+    this.error(err.code, err.message);
+    this.close(err.closeCode, closeReason(err.code));
+  }
+
+  /** Bun's `drain` callback for this socket. */
+  drain(): void {
+    this.socket.drain();
+  }
+
+  /** The socket is gone: release a waiting sender and the resampler. */
+  dispose(): void {
+    this.socket.drain();
+    if (this.disposed) return;
+    this.disposed = true;
+    void this.resampler?.then((r) => r.destroy());
+  }
+
+  private started(encoding: string, sampleRate: number): void {
+    if (encoding === "pcm_s16le" && this.pcmRate && sampleRate !== this.pcmRate) this.resampler = PcmResampler.create(sampleRate, this.pcmRate);
+  }
+
+  private error(code: ErrorCode, message: string): void {
+    const { error, close } = code === "invalid_tts_frame" ? BAD_FRAME : { error: code, close: ERRORS[code].close };
+    this.socket.sendEvent({ message, error, code: close });
+  }
+
+  private send(audio: Uint8Array): void | Promise<void> {
+    if (!audio.byteLength) return;
+    const frame = JSON.stringify({ audio: Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64"), isFinal: null, normalizedAlignment: null, alignment: null });
+    return this.socket.sendAudio(encoder.encode(frame));
+  }
+}

@@ -1,0 +1,57 @@
+import type { Catalogue } from "../../catalogue/catalogue.ts";
+import type { Binding } from "../../catalogue/types.ts";
+import { ApiError } from "../../errors.ts";
+import { preferencesFromQuery } from "../../routing/preferences.ts";
+import { resolve } from "../../routing/resolve.ts";
+import { providerOfModel } from "./model.ts";
+import { parseOutputFormat, type OutputFormat } from "./output-format.ts";
+import { elevenLabsProviderOptions } from "./provider-options.ts";
+
+/**
+ * Query keys of `stream-input` that are ours. Every other key is a provider option, among them
+ * `auto_mode`, `enable_logging`, `enable_ssml_parsing`, `language_code`, `apply_text_normalization`
+ * and `inactivity_timeout` (also given to ElevenLabs, whose own socket must stay open as long as ours).
+ */
+const RESERVED_QUERY = ["model_id", "output_format", "authorization", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks"];
+const DEFAULT_INACTIVITY_SECONDS = 20;
+const MAX_INACTIVITY_SECONDS = 180;
+
+export interface StreamInputPlan {
+  candidates: Binding[];
+  voice: string;
+  format: OutputFormat["format"];
+  /** The rate `output_format` promises (PCM at another rate is resampled to it). */
+  sampleRate: number;
+  inactivitySeconds: number;
+  /** The provider options, given what the init frame's fields translate to; the query wins. */
+  options(fields: Record<string, string>): Record<string, string>;
+}
+
+function inactivity(value: string | null): number {
+  if (value === null || value === "") return DEFAULT_INACTIVITY_SECONDS;
+  const seconds = Number(value);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_INACTIVITY_SECONDS) {
+    throw new ApiError("invalid_request", `inactivity_timeout must be a whole number of seconds from 1 to ${MAX_INACTIVITY_SECONDS}`, { param: "inactivity_timeout" });
+  }
+  return seconds;
+}
+
+/** Reads the `GET /el/v1/text-to-speech/{voice_id}/stream-input` query and routes it. Pure; throws `ApiError`. */
+export function planStreamInput(catalogue: Catalogue, voice: string, query: URLSearchParams): StreamInputPlan {
+  const modelId = query.get("model_id") || undefined;
+  const provider = providerOfModel(catalogue, modelId, "tts");
+  const output = parseOutputFormat(query.get("output_format"));
+  const inactivitySeconds = inactivity(query.get("inactivity_timeout"));
+  const options = (fields: Record<string, string>) => elevenLabsProviderOptions(query, RESERVED_QUERY, undefined, fields);
+  options({}); // a bad enum or boolean in the query is told before the upgrade
+  const candidates = resolve(catalogue, {
+    capability: "tts",
+    model: modelId,
+    provider: provider || undefined,
+    voice,
+    format: output.format,
+    mode: "streaming",
+    preferences: preferencesFromQuery(query),
+  });
+  return { candidates, voice, ...output, inactivitySeconds, options };
+}

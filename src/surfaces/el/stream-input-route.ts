@@ -1,0 +1,137 @@
+import type { ServerWebSocket } from "bun";
+import { Elysia } from "elysia";
+import { authenticate, bearerToken } from "../../accounts/keys.ts";
+import type { AppContext } from "../../context.ts";
+import { ApiError } from "../../errors.ts";
+import { TtsSession, type TtsCommand } from "../../sessions/tts-session.ts";
+import { tryPlan } from "../native/admission.ts";
+import { elevenLabsError, elevenLabsKey } from "./errors.ts";
+import { parseInitFrame, parseTextFrame, type InitFrame } from "./stream-input-frames.ts";
+import { StreamInputPort } from "./stream-input-port.ts";
+import { planStreamInput, type StreamInputPlan } from "./stream-input-request.ts";
+
+type Planned = { plan?: StreamInputPlan; error?: unknown };
+
+interface Connection {
+  request: Request;
+  planned: Planned;
+  port: StreamInputPort;
+  /** Closes the socket after `inactivity_timeout` seconds without a client frame; stopped by the end of input. */
+  idle?: Timer;
+  /** Started by the init frame, which carries the voice settings and maybe the key. */
+  session?: TtsSession;
+}
+
+const PATH = "/v1/text-to-speech/:voice_id/stream-input";
+
+/** The key of the handshake: `xi-api-key` or Bearer, else the `authorization` query parameter ElevenLabs also reads. */
+function handshakeKey(request: Request): string | undefined {
+  const query = new URL(request.url).searchParams.get("authorization");
+  return elevenLabsKey(request.headers) ?? (query ? (bearerToken(query) ?? query) : undefined);
+}
+
+/**
+ * `/el/v1/text-to-speech/{voice_id}/stream-input`: ElevenLabs' input-streaming TTS socket onto a
+ * TTS session. Before the upgrade: query errors (400) and, for a known handshake key, an account
+ * that cannot pay (402), in the `{detail}` envelope. After it, everything waits for the init
+ * frame, since browsers can only send the key there: the handshake key wins over the frame's;
+ * a missing or invalid key closes 4401, a disabled account or excluded providers 4403.
+ */
+export function elevenLabsStreamInputRoute(ctx: AppContext) {
+  const connections = new WeakMap<ServerWebSocket<unknown>, Connection>();
+  const plan = (request: Request, voice: string): Planned => tryPlan(() => planStreamInput(ctx.catalogue, voice, new URL(request.url).searchParams));
+
+  // Before the upgrade, possibly twice: read-only (no holds, no debits).
+  async function refuseBeforeUpgrade(request: Request, planned: Planned): Promise<Response | undefined> {
+    if (!planned.plan) return planned.error instanceof ApiError && planned.error.status === 400 ? elevenLabsError(planned.error) : undefined;
+    const principal = await authenticate(ctx.database, handshakeKey(request)).catch(() => undefined);
+    if (!principal) return;
+    try {
+      await ctx.meter.admit(principal, planned.plan.candidates);
+    } catch (err) {
+      if (err instanceof ApiError) return elevenLabsError(err);
+      throw err;
+    }
+  }
+
+  function start(conn: Connection, message: unknown): void {
+    const { plan, error } = conn.planned;
+    let init: InitFrame;
+    let options: Record<string, string>;
+    try {
+      init = parseInitFrame(message);
+      options = plan?.options(init.fields) ?? {};
+    } catch (err) {
+      return conn.port.refuse(new ApiError("invalid_tts_frame", (err as Error).message));
+    }
+    const key = handshakeKey(conn.request) ?? init.key;
+    const id = `tts_${crypto.randomUUID()}`;
+    const session = new TtsSession(
+      {
+        id,
+        voice: plan?.voice,
+        format: plan?.format ?? "mp3",
+        autoFlush: true,
+        options,
+        // The key, then the plan's own error, then billing: the interface's order.
+        admit: async () => {
+          const principal = await authenticate(ctx.database, key);
+          if (!plan) throw error;
+          const candidates = await ctx.meter.admit(principal, plan.candidates);
+          const meter = ctx.meter.start(id, principal, "el");
+          meter.prefetch(candidates[0]);
+          return { candidates, meter };
+        },
+      },
+      { provider: (pid) => ctx.providers.get(pid), port: conn.port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "el" },
+    );
+    conn.session = session;
+    ctx.sessions.add(session, "tts");
+    for (const cmd of init.commands) session.command(cmd);
+  }
+
+  return new Elysia()
+    .get(PATH, () => elevenLabsError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
+    .ws(PATH, {
+      beforeHandle: ({ request, params }) => refuseBeforeUpgrade(request, plan(request, params.voice_id)),
+      open(ws) {
+        const raw = ws.raw as ServerWebSocket<unknown>;
+        const request = ws.data.request;
+        const planned = plan(request, ws.data.params.voice_id);
+        const seconds = planned.plan?.inactivitySeconds ?? 20;
+        // ElevenLabs' own words (shortened to fit a close reason); the session ends as if the client left.
+        const idle = setTimeout(() => raw.close(1008, `Have not received a new text input within the timeout of ${seconds} seconds.`), seconds * 1000);
+        connections.set(raw, { request, planned, port: new StreamInputPort(raw, planned.plan?.format === "pcm" ? planned.plan.sampleRate : undefined), idle });
+      },
+      message(ws, message) {
+        const conn = connections.get(ws.raw as ServerWebSocket<unknown>);
+        if (!conn) return;
+        conn.idle?.refresh();
+        if (!conn.session) return start(conn, message);
+        let commands: TtsCommand[];
+        try {
+          commands = parseTextFrame(message);
+        } catch (err) {
+          return conn.session.reject("invalid_tts_frame", (err as Error).message);
+        }
+        for (const cmd of commands) {
+          conn.session.command(cmd);
+          if (cmd.type !== "close") continue;
+          clearTimeout(conn.idle);
+          conn.idle = undefined;
+        }
+      },
+      drain(ws) {
+        connections.get(ws.raw as ServerWebSocket<unknown>)?.port.drain();
+      },
+      close(ws) {
+        const raw = ws.raw as ServerWebSocket<unknown>;
+        const conn = connections.get(raw);
+        connections.delete(raw);
+        if (!conn) return;
+        clearTimeout(conn.idle);
+        conn.session?.abort();
+        conn.port.dispose();
+      },
+    });
+}
