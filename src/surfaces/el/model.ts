@@ -1,6 +1,8 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
-import type { Capability } from "../../catalogue/types.ts";
+import type { Binding, Capability } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
+import { preferencesFromQuery } from "../../routing/preferences.ts";
+import { resolve } from "../../routing/resolve.ts";
 
 /**
  * The provider an `/el` `model_id` names: a canonical `{provider}/{model}` names one; a bare model
@@ -13,4 +15,10 @@ export function providerOfModel(catalogue: Catalogue, modelId: string | undefine
     throw new ApiError("invalid_request", `model ${modelId} is served by ${providers.join(", ")}; name one as {provider}/{model}`, { param: "model_id" });
   }
   return providers[0] ?? ""; // unknown models are reported by routing, with its codes
+}
+
+/** The candidates of an `/el` TTS request: its `model_id`, the path's voice, the format, the query's provider preferences. */
+export function elevenLabsTtsCandidates(catalogue: Catalogue, modelId: string | undefined, voice: string, format: "pcm" | "mp3", query: URLSearchParams): Binding[] {
+  const provider = providerOfModel(catalogue, modelId, "tts");
+  return resolve(catalogue, { capability: "tts", model: modelId, provider: provider || undefined, voice, format, mode: "streaming", preferences: preferencesFromQuery(query) });
 }

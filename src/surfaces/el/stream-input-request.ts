@@ -1,9 +1,7 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import type { Binding } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
-import { preferencesFromQuery } from "../../routing/preferences.ts";
-import { resolve } from "../../routing/resolve.ts";
-import { providerOfModel } from "./model.ts";
+import { elevenLabsTtsCandidates } from "./model.ts";
 import { parseOutputFormat, type OutputFormat } from "./output-format.ts";
 import { elevenLabsProviderOptions } from "./provider-options.ts";
 
@@ -39,19 +37,10 @@ function inactivity(value: string | null): number {
 /** Reads the `GET /el/v1/text-to-speech/{voice_id}/stream-input` query and routes it. Pure; throws `ApiError`. */
 export function planStreamInput(catalogue: Catalogue, voice: string, query: URLSearchParams): StreamInputPlan {
   const modelId = query.get("model_id") || undefined;
-  const provider = providerOfModel(catalogue, modelId, "tts");
   const output = parseOutputFormat(query.get("output_format"));
   const inactivitySeconds = inactivity(query.get("inactivity_timeout"));
   const options = (fields: Record<string, string>) => elevenLabsProviderOptions(query, RESERVED_QUERY, undefined, fields);
   options({}); // a bad enum or boolean in the query is told before the upgrade
-  const candidates = resolve(catalogue, {
-    capability: "tts",
-    model: modelId,
-    provider: provider || undefined,
-    voice,
-    format: output.format,
-    mode: "streaming",
-    preferences: preferencesFromQuery(query),
-  });
+  const candidates = elevenLabsTtsCandidates(catalogue, modelId, voice, output.format, query);
   return { candidates, voice, ...output, inactivitySeconds, options };
 }

@@ -1,20 +1,19 @@
 import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
-import { authenticate, bearerToken } from "../../accounts/keys.ts";
+import { bearerToken } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { TtsSession, type TtsCommand } from "../../sessions/tts-session.ts";
-import { tryPlan } from "../native/admission.ts";
+import { admitter, checkBeforeUpgrade, tryPlan, type Planned } from "../ws-admission.ts";
 import { elevenLabsError, elevenLabsKey } from "./errors.ts";
 import { parseInitFrame, parseTextFrame, type InitFrame } from "./stream-input-frames.ts";
 import { StreamInputPort } from "./stream-input-port.ts";
 import { planStreamInput, type StreamInputPlan } from "./stream-input-request.ts";
 
-type Planned = { plan?: StreamInputPlan; error?: unknown };
 
 interface Connection {
   request: Request;
-  planned: Planned;
+  planned: Planned<StreamInputPlan>;
   port: StreamInputPort;
   /** Closes the socket after `inactivity_timeout` seconds without a client frame; stopped by the end of input. */
   idle?: Timer;
@@ -39,23 +38,10 @@ function handshakeKey(request: Request): string | undefined {
  */
 export function elevenLabsStreamInputRoute(ctx: AppContext) {
   const connections = new WeakMap<ServerWebSocket<unknown>, Connection>();
-  const plan = (request: Request, voice: string): Planned => tryPlan(() => planStreamInput(ctx.catalogue, voice, new URL(request.url).searchParams));
-
-  // Before the upgrade, possibly twice: read-only (no holds, no debits).
-  async function refuseBeforeUpgrade(request: Request, planned: Planned): Promise<Response | undefined> {
-    if (!planned.plan) return planned.error instanceof ApiError && planned.error.status === 400 ? elevenLabsError(planned.error) : undefined;
-    const principal = await authenticate(ctx.database, handshakeKey(request)).catch(() => undefined);
-    if (!principal) return;
-    try {
-      await ctx.meter.admit(principal, planned.plan.candidates);
-    } catch (err) {
-      if (err instanceof ApiError) return elevenLabsError(err);
-      throw err;
-    }
-  }
+  const plan = (request: Request, voice: string): Planned<StreamInputPlan> => tryPlan(() => planStreamInput(ctx.catalogue, voice, new URL(request.url).searchParams));
 
   function start(conn: Connection, message: unknown): void {
-    const { plan, error } = conn.planned;
+    const { plan } = conn.planned;
     let init: InitFrame;
     let options: Record<string, string>;
     try {
@@ -73,15 +59,7 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         format: plan?.format ?? "mp3",
         autoFlush: true,
         options,
-        // The key, then the plan's own error, then billing: the interface's order.
-        admit: async () => {
-          const principal = await authenticate(ctx.database, key);
-          if (!plan) throw error;
-          const candidates = await ctx.meter.admit(principal, plan.candidates);
-          const meter = ctx.meter.start(id, principal, "el");
-          meter.prefetch(candidates[0]);
-          return { candidates, meter };
-        },
+        admit: admitter(ctx, key, id, conn.planned, "el"),
       },
       { provider: (pid) => ctx.providers.get(pid), port: conn.port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "el" },
     );
@@ -93,7 +71,8 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
   return new Elysia()
     .get(PATH, () => elevenLabsError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
     .ws(PATH, {
-      beforeHandle: ({ request, params }) => refuseBeforeUpgrade(request, plan(request, params.voice_id)),
+      // Before the upgrade, possibly twice: read-only (no holds, no debits).
+      beforeHandle: ({ request, params }) => checkBeforeUpgrade(ctx, handshakeKey(request), plan(request, params.voice_id), elevenLabsError),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;

@@ -1,15 +1,12 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import type { Binding } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
-import { preferencesFromQuery } from "../../routing/preferences.ts";
-import { resolve } from "../../routing/resolve.ts";
-import { providerOfModel } from "./model.ts";
+import { elevenLabsTtsCandidates } from "./model.ts";
 import { parseOutputFormat, type OutputFormat } from "./output-format.ts";
-import { elevenLabsProviderOptions } from "./provider-options.ts";
+import { elevenLabsProviderOptions, voiceSettingsOptions } from "./provider-options.ts";
 
 /** Query keys of the ElevenLabs TTS endpoints that are theirs, not provider options. */
 const RESERVED_QUERY = ["output_format", "optimize_streaming_latency", "enable_logging", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks"];
-const VOICE_SETTINGS = ["stability", "similarity_boost", "style", "speed", "use_speaker_boost"];
 
 export interface ElevenLabsTtsPlan {
   candidates: Binding[];
@@ -28,27 +25,13 @@ export function planElevenLabsTts(catalogue: Catalogue, voice: string, query: UR
   const b = body as Record<string, unknown>;
   if (typeof b.text !== "string" || !b.text) throw new ApiError("invalid_request", "text is required", { param: "text" });
   const modelId = typeof b.model_id === "string" ? b.model_id : undefined;
-  const provider = providerOfModel(catalogue, modelId, "tts");
   const outputFormat = query.get("output_format") || "mp3_44100_128";
   const output = parseOutputFormat(outputFormat);
 
-  const options: Record<string, string> = {};
-  const settings = b.voice_settings;
-  if (settings !== undefined && settings !== null) {
-    if (typeof settings !== "object" || Array.isArray(settings)) throw new ApiError("invalid_request", "voice_settings must be an object", { param: "voice_settings" });
-    for (const [k, v] of Object.entries(settings)) if (VOICE_SETTINGS.includes(k) && v !== null && v !== undefined) options[k] = String(v);
-  }
+  const options = voiceSettingsOptions(b.voice_settings);
   for (const k of ["language_code", "apply_text_normalization", "seed", "previous_text", "next_text"]) if (b[k] !== undefined && b[k] !== null) options[k] = String(b[k]);
   for (const k of ["optimize_streaming_latency", "enable_logging"]) if (query.has(k)) options[k] = query.get(k)!;
 
-  const candidates = resolve(catalogue, {
-    capability: "tts",
-    model: modelId,
-    provider: provider || undefined,
-    voice,
-    format: output.format,
-    mode: "streaming",
-    preferences: preferencesFromQuery(query),
-  });
+  const candidates = elevenLabsTtsCandidates(catalogue, modelId, voice, output.format, query);
   return { candidates, text: b.text, voice, outputFormat, ...output, options: elevenLabsProviderOptions(query, RESERVED_QUERY, b.provider_options, options) };
 }

@@ -1,11 +1,12 @@
 import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
+import { bearerToken } from "../../accounts/keys.ts";
 import { DEFAULT_VAD } from "../../audio/vad.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError, nativeEnvelope } from "../../errors.ts";
 import { SttPassthrough } from "../../sessions/stt-passthrough.ts";
 import { SttSession, type SttCommand, type SttSessionParams } from "../../sessions/stt-session.ts";
-import { admitter, checkBeforeUpgrade, tryPlan } from "./admission.ts";
+import { admitter, checkBeforeUpgrade, tryPlan } from "../ws-admission.ts";
 import { planSttSession } from "./stt-query.ts";
 
 const UNPLANNED: SttSessionParams = {
@@ -32,14 +33,14 @@ export function sttRoute(ctx: AppContext) {
     .get("/v1/stt", ({ status }) => status(426, nativeEnvelope(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade"))))
     .ws("/v1/stt", {
       // Runs before the upgrade, possibly twice: read-only checks only.
-      beforeHandle: ({ request, status }) => checkBeforeUpgrade(ctx, request, tryPlan(() => plan(request.url)), status),
+      beforeHandle: ({ request, status }) => checkBeforeUpgrade(ctx, bearerToken(request.headers.get("authorization")), tryPlan(() => plan(request.url)), (err) => status(err.status, nativeEnvelope(err))),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;
         const planned = tryPlan(() => plan(request.url));
         const p = planned.plan;
         const id = `stt_${crypto.randomUUID()}`;
-        const admit = admitter(ctx, request, id, planned);
+        const admit = admitter(ctx, bearerToken(request.headers.get("authorization")), id, planned, "native");
         if (p?.eventFormat === "provider") {
           const relay = new SttPassthrough(
             {

@@ -1,10 +1,11 @@
 import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
+import { bearerToken } from "../../accounts/keys.ts";
 import { ApiError, nativeEnvelope } from "../../errors.ts";
 import type { AppContext } from "../../context.ts";
 import { TtsSession } from "../../sessions/tts-session.ts";
 import { WsPort } from "../ws-port.ts";
-import { admitter, checkBeforeUpgrade, tryPlan } from "./admission.ts";
+import { admitter, checkBeforeUpgrade, tryPlan } from "../ws-admission.ts";
 import { parseTtsFrame } from "./tts-frames.ts";
 import { planTtsSession } from "./tts-query.ts";
 
@@ -28,7 +29,7 @@ export function ttsRoute(ctx: AppContext) {
     )
     .ws("/v1/tts", {
       // Runs before the upgrade, possibly twice: read-only checks only (no holds, no debits).
-      beforeHandle: ({ request, status }) => checkBeforeUpgrade(ctx, request, tryPlan(() => planTtsSession(ctx.catalogue, queryOf(request.url))), status),
+      beforeHandle: ({ request, status }) => checkBeforeUpgrade(ctx, bearerToken(request.headers.get("authorization")), tryPlan(() => planTtsSession(ctx.catalogue, queryOf(request.url))), (err) => status(err.status, nativeEnvelope(err))),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;
@@ -43,7 +44,7 @@ export function ttsRoute(ctx: AppContext) {
             format: plan?.format ?? "pcm",
             autoFlush: plan?.autoFlush ?? true,
             options: plan?.options ?? {},
-            admit: admitter(ctx, request, id, planned),
+            admit: admitter(ctx, bearerToken(request.headers.get("authorization")), id, planned, "native"),
           },
           { provider: (id) => ctx.providers.get(id), port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "native" },
         );

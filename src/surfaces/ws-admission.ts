@@ -1,0 +1,52 @@
+import { authenticate } from "../accounts/keys.ts";
+import type { Binding } from "../catalogue/types.ts";
+import type { AppContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
+import type { Admission } from "../sessions/tts-session.ts";
+
+// What the WebSocket channels check around the upgrade, in the interface's order. Each surface
+// brings its own key (header, query or first frame) and its own error envelope.
+
+export type Planned<P extends { candidates: Binding[] }> = { plan?: P; error?: unknown };
+
+/** A plan, or the error planning raised (told before the upgrade when it is a 400, after it otherwise). */
+export function tryPlan<P extends { candidates: Binding[] }>(plan: () => P): Planned<P> {
+  try {
+    return { plan: plan() };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/**
+ * Before the upgrade, possibly twice: read-only. A 400 from the query is answered as HTTP; a
+ * known key whose account cannot pay is told too (402, or 422 for an unpriced model). Key and
+ * permission errors are left to the session, which closes with 4401/4403 after the upgrade.
+ * `refuse` renders the answer in the surface's envelope; undefined lets the upgrade go ahead.
+ */
+export async function checkBeforeUpgrade<R>(ctx: AppContext, key: string | undefined, planned: Planned<{ candidates: Binding[] }>, refuse: (err: ApiError) => R): Promise<R | undefined> {
+  if (!planned.plan) {
+    if (planned.error instanceof ApiError && planned.error.status === 400) return refuse(planned.error);
+    return;
+  }
+  const principal = await authenticate(ctx.database, key).catch(() => undefined);
+  if (!principal) return;
+  try {
+    await ctx.meter.admit(principal, planned.plan.candidates);
+  } catch (err) {
+    if (err instanceof ApiError) return refuse(err);
+    throw err;
+  }
+}
+
+/** The session's admission after the upgrade: the key, then the plan's own error, then billing; credits reserved while it connects. */
+export function admitter(ctx: AppContext, key: string | undefined, id: string, planned: Planned<{ candidates: Binding[] }>, surface: string): () => Promise<Admission> {
+  return async () => {
+    const principal = await authenticate(ctx.database, key);
+    if (!planned.plan) throw planned.error;
+    const candidates = await ctx.meter.admit(principal, planned.plan.candidates);
+    const meter = ctx.meter.start(id, principal, surface);
+    meter.prefetch(candidates[0]);
+    return { candidates, meter };
+  };
+}
