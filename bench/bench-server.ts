@@ -1,5 +1,5 @@
 // The router as the benchmark measures it: a real server process with the embedded engines and
-// the trivial fixed-PCM provider (no engine cost). Prints its URL and a fresh key, then serves.
+// the trivial fixed-PCM provider (no engine cost). Prints its URL and a fresh, funded key, then serves.
 import { createKey } from "../src/accounts/keys.ts";
 import { loadConfig } from "../src/config.ts";
 import { startServer } from "../src/server.ts";
@@ -8,7 +8,8 @@ import { FixedPcmProvider, testCatalogue } from "../test/fakes/fixed-pcm-provide
 const server = await startServer(loadConfig(), {
   extra: { catalogue: testCatalogue(["fixed"]), providers: [new FixedPcmProvider("fixed", 10)] },
 });
-const { key } = await createKey(server.ctx.database, "bench");
+const { key, tenantId } = await createKey(server.ctx.database, "bench");
+await server.ctx.meter.ledger.credit(tenantId, { credits: 1_000_000_000, type: "adjustment", description: "bench" });
 console.log(JSON.stringify({ url: server.url, key }));
 process.on("SIGTERM", async () => {
   await server.stop(0);

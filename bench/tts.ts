@@ -138,6 +138,65 @@ for (const c of cases) {
     }
   }
 }
+// The compatibility surfaces against the native channel, each timed from the request leaving the
+// caller (connection, auth and admission included) to the first audio byte.
+const SURFACE_LEVELS = LEVELS.filter((n) => n <= 50);
+const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+async function firstByte(res: Promise<Response>, t0: number): Promise<number> {
+  const reader = (await res).body!.getReader();
+  await reader.read();
+  const first = performance.now() - t0;
+  while (!(await reader.read()).done);
+  return first;
+}
+const surfaces: { name: string; once: () => Promise<number> }[] = [
+  {
+    name: "native /v1/tts",
+    once: () =>
+      new Promise((resolve, reject) => {
+        const t0 = performance.now();
+        const ws = new WebSocket(`${base}/v1/tts?model=${TEST_MODEL}&provider=fixed`, { headers: { Authorization: `Bearer ${key}` } } as any);
+        let first = 0;
+        ws.onopen = () => {
+          ws.send(JSON.stringify({ type: "text", text: TEXT }));
+          ws.send(JSON.stringify({ type: "close" }));
+        };
+        ws.onmessage = (e) => {
+          if (!first && typeof e.data !== "string") first = performance.now() - t0;
+        };
+        ws.onclose = (e) => (e.code === 1000 ? resolve(first) : reject(new Error(`closed ${e.code}`)));
+      }),
+  },
+  {
+    name: "/oai/audio/speech",
+    once: () => {
+      const t0 = performance.now();
+      return firstByte(fetch(`${url}/oai/audio/speech`, { method: "POST", headers, body: JSON.stringify({ model: TEST_MODEL, input: TEXT, response_format: "pcm", provider: { only: ["fixed"] } }) }), t0);
+    },
+  },
+  {
+    name: "/el …/stream",
+    once: () => {
+      const t0 = performance.now();
+      return firstByte(fetch(`${url}/el/v1/text-to-speech/any/stream?output_format=pcm_16000`, { method: "POST", headers, body: JSON.stringify({ text: TEXT, model_id: `fixed/echo` }) }), t0);
+    },
+  },
+];
+console.log("\ncompatibility surfaces vs the native channel (trivial fixed-PCM provider), time to first audio byte from the request leaving the caller:");
+for (const s of surfaces) await Promise.all([0, 1, 2, 3].map(() => s.once()));
+for (const n of SURFACE_LEVELS) {
+  const times = new Map<string, number[]>();
+  for (const s of surfaces) times.set(s.name, await Promise.all(Array.from({ length: n }, () => s.once())));
+  const native = times.get("native /v1/tts")!;
+  for (const [name, t] of times) {
+    if (name === "native /v1/tts") continue;
+    console.log(
+      `  ${name.padEnd(18)} × ${String(n).padStart(3)}: p50 ${pct(t, 50).toFixed(2)} ms p99 ${pct(t, 99).toFixed(2)} ms | native p50 ${pct(native, 50).toFixed(2)} ms p99 ${pct(native, 99).toFixed(2)} ms | ` +
+        `added p50 ${(pct(t, 50) - pct(native, 50)).toFixed(2)} ms | ratio p50 ${(pct(t, 50) / pct(native, 50)).toFixed(2)}`,
+    );
+  }
+}
+
 await pool.close();
 server.kill("SIGTERM");
 await server.exited;

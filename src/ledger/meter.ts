@@ -104,6 +104,14 @@ export class MeteredRequest {
     this.extend(binding, this.options.firstUnits[binding.capability], false).catch((err) => this.log.warn({ err, request: this.id }, "reserving ahead of the first use failed"));
   }
 
+  /**
+   * Settles once a reserve under way (the prefetch) has landed, however it went: a session that
+   * says it is ready only then finds its first text or audio covered without a round trip.
+   */
+  async reserved(): Promise<void> {
+    await this.extending?.catch(() => {});
+  }
+
   private async extend(binding: Binding, units: number, blockAhead: boolean): Promise<boolean> {
     while (this.extending) await this.extending;
     if (this.needed(binding, units) <= this.held) return true;

@@ -239,6 +239,7 @@ export class SttSession {
       options: this.setup.options,
     });
     const stream = await withTimeout(opening, this.deps.connectTimeoutMs, `${binding.provider.id} did not accept the session in time`, (late) => late.cancel());
+    await this.admission!.meter.reserved();
     if (this.closed) return stream.cancel();
     this.binding = binding;
     this.stream = stream;

@@ -227,6 +227,7 @@ export class TtsSession {
     this.status("connecting", binding);
     const opening = provider.open({ model: binding.id, voice: this.setup.voice, format: this.setup.format, options: this.setup.options });
     const stream = await withTimeout(opening, this.deps.connectTimeoutMs, `${binding.provider.id} did not accept the session in time`, (late) => late.cancel());
+    await this.admission!.meter.reserved();
     if (this.closed) {
       stream.cancel();
       return;
