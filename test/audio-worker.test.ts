@@ -103,3 +103,14 @@ describe.skipIf(!localSttAvailable)("a dead audio worker", () => {
     }
   });
 });
+
+describe.skipIf(!localSttAvailable)("closing the pool", () => {
+  test("while the VAD is busy: the workers finish what they hold and exit; the process lives on", async () => {
+    const local = new AudioPool(2);
+    const lanes = [0, 1, 2, 3].map(() => local.open({ rate: 16000, vad: DEFAULT_VAD, autoCommit: true, interim: false }, () => {}));
+    for (const lane of lanes) for (const f of frames(speak("Audio queued for the voice activity detector."))) lane.audio(f);
+    const exits = local.workers.map((w) => new Promise<number>((resolve) => w.once("exit", resolve)));
+    await local.close();
+    expect(await Promise.all(exits)).toEqual([0, 0]); // exited by themselves, not terminated mid-inference
+  });
+});

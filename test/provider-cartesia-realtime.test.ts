@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CartesiaTts } from "../src/providers/cartesia/tts.ts";
 import { TEST_MODEL } from "./fakes/fixed-pcm-provider.ts";
-import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia, type CartesiaFault } from "./fakes/cartesia.ts";
+import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
 import type { TestServer } from "./helpers/server.ts";
+import { describeSttFaults } from "./helpers/stt-faults.ts";
 import { concat, frames, silence, speak } from "./helpers/speech.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
@@ -21,9 +22,6 @@ beforeAll(async () => {
   server = await startEchoServer({ CARTESIA_API_KEY: FAKE_CARTESIA_KEY, CARTESIA_BASE_URL: fake.url }, Object.assign(new CartesiaTts(options), { id: "car-echo" }));
 });
 afterAll(async () => {
-  // Failed sessions leave audio queued in the router VAD's workers; terminating a worker during
-  // onnxruntime inference aborts the process, so they get a moment to drain first.
-  await Bun.sleep(1000);
   await server.stop(0);
   fake.stop();
 });
@@ -269,28 +267,5 @@ describe("Cartesia Ink-Whisper streaming through /v1/stt", () => {
     expect(fake.sttSockets.length).toBe(before);
   });
 
-  const faults: [CartesiaFault, string][] = [
-    ["401", "handshake refused"],
-    ["429", "handshake rate limited"],
-    ["500", "handshake server error"],
-    ["stall", "a silent upstream"],
-    ["drop", "dropped mid-stream"],
-    ["malformed", "a non-JSON frame"],
-    ["error", "an error message"],
-  ];
-  for (const [fault, what] of faults) {
-    test(`${what}: 1011 upstream_error, billed only what was delivered, no socket left open`, async () => {
-      const { key, tenantId } = await fundedAccount(server);
-      fake.fault(fault);
-      const c = connect(server.wsUrl(`/v1/stt?${INK}`), bearer(key));
-      await c.opened;
-      for (let i = 0; i < 3; i++) c.ws.send(new Uint8Array(32_000));
-      c.send({ type: "stt.session.close" });
-      const rec = await c.closed;
-      expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
-      expect(rec.events.at(-1)).toMatchObject({ type: "stt.error", code: "upstream_error" });
-      expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "cartesia", status: "failed", credits: 0 });
-      await noSocketsLeft();
-    });
-  }
+  describeSttFaults("Ink-Whisper", { server: () => server, fake: () => fake, query: INK, provider: "cartesia", faults: [["stall", "a silent upstream"], ["error", "an error message"]] });
 });

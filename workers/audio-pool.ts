@@ -26,7 +26,7 @@ export class AudioPool {
   private readonly pool: WorkerPool<ToAudio, FromAudio>;
 
   constructor(size: number, log?: Logger) {
-    this.pool = new WorkerPool<ToAudio, FromAudio>(new URL("./audio-worker.ts", import.meta.url), size, null, (sid) => ({ sid, ev: "error", message: "audio worker exited" }), log);
+    this.pool = new WorkerPool<ToAudio, FromAudio>(new URL("./audio-worker.ts", import.meta.url), size, null, (sid) => ({ sid, ev: "error", message: "audio worker exited" }), log, { op: "shutdown", sid: 0 });
   }
 
   open(options: AudioSessionOptions, listener: (msg: FromAudio) => void): AudioLane {

@@ -9,7 +9,9 @@ export type ToAudio =
   | { op: "commit"; sid: number }
   | { op: "clear"; sid: number }
   | { op: "end"; sid: number }
-  | { op: "drop"; sid: number };
+  | { op: "drop"; sid: number }
+  /** The pool is closing: finish the work in hand (inference must not be cut off), then exit. */
+  | { op: "shutdown"; sid: 0 };
 
 export type FromAudio =
   | { sid: number; ev: "opened" }

@@ -130,7 +130,15 @@ function release(sid: number, s: Session): void {
 // One chain per session, from its `open` on (which loads models and may take a while): its
 // messages in order, and other sessions never wait for it.
 const chains = new Map<number, Promise<void>>();
+let stopping = false;
 parentPort!.on("message", (msg: ToAudio) => {
+  if (stopping) return;
+  if (msg.op === "shutdown") {
+    // Terminating a thread inside onnxruntime's inference aborts the whole process.
+    stopping = true;
+    void Promise.allSettled(chains.values()).then(() => process.exit(0));
+    return;
+  }
   const run = () =>
     handle(msg).catch((err) => {
       sessions.delete(msg.sid);

@@ -34,6 +34,8 @@ export class WorkerPool<In, Out extends { sid: number }> {
     private readonly workerData: unknown,
     private readonly death: (sid: number) => Out,
     private readonly log?: Logger,
+    /** Asks a worker to finish its work and exit; without it, closing terminates at once. */
+    private readonly shutdown?: In,
   ) {
     for (let i = 0; i < size; i++) this.slots.push(this.spawn());
   }
@@ -85,8 +87,21 @@ export class WorkerPool<In, Out extends { sid: number }> {
     return this.slots.map((s) => s.worker);
   }
 
-  async close(): Promise<void> {
+  /** Stops the workers: with a `shutdown` message, each gets up to `graceMs` to finish first. */
+  async close(graceMs = 3000): Promise<void> {
     this.closed = true;
-    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+    await Promise.all(
+      this.slots.map(async ({ worker }) => {
+        const shutdown = this.shutdown;
+        if (shutdown !== undefined) {
+          const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+          worker.postMessage(shutdown);
+          let timer: Timer | undefined;
+          await Promise.race([exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+          clearTimeout(timer);
+        }
+        await worker.terminate();
+      }),
+    );
   }
 }
