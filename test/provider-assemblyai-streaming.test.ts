@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ASSEMBLYAI } from "../src/catalogue/data/assemblyai.ts";
 import { AssemblyAiStt } from "../src/providers/assemblyai/stt.ts";
 import { ProviderError } from "../src/providers/types.ts";
-import { spokenChunks, type AssemblyAiStreamingFault } from "./fakes/assemblyai-streaming.ts";
+import { spokenChunks } from "./fakes/assemblyai-streaming.ts";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi } from "./fakes/assemblyai.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { describeSttFaults } from "./helpers/stt-faults.ts";
 import { bearer, connect, type Client } from "./helpers/ws-client.ts";
 
 // AssemblyAI Universal-Streaming against its fake, through /v1/stt. The streaming URL is derived
@@ -222,33 +223,19 @@ describe("AssemblyAI Universal-Streaming through /v1/stt", () => {
     await noSocketsLeft();
   });
 
-  const faults: [AssemblyAiStreamingFault, string][] = [
-    ["401", "handshake refused"],
-    ["429", "handshake rate limited"],
-    ["500", "handshake server error"],
-    ["close-4001", "closed 4001 after the upgrade"],
-    ["close-4029", "closed 4029 after the upgrade"],
-    ["stall", "silent after Begin"],
-    ["drop", "dropped mid-stream"],
-    ["malformed", "a non-JSON frame"],
-    ["error-frame", "an Error frame"],
-  ];
-  for (const [fault, what] of faults) {
-    test(`${what}: stt.error then 1011 upstream_error, nothing billed, no socket left open`, async () => {
-      const { key, tenantId } = await fundedAccount(server);
-      fake.fault(fault);
-      const c = connect(server.wsUrl(`/v1/stt?${ENGLISH}`), bearer(key));
-      await c.opened;
-      sendAll(c, spokenChunks().slice(0, 12));
-      c.send({ type: "stt.session.close" });
-      const rec = await c.closed;
-      expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
-      expect(rec.events.at(-1)).toMatchObject({ type: "stt.error", code: "upstream_error" });
-      expect(types(rec.events)).not.toContain("stt.transcript.final");
-      expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "assemblyai", status: "failed", credits: 0 });
-      await noSocketsLeft();
-    });
-  }
+  describeSttFaults("Universal-Streaming", {
+    server: () => server,
+    fake: () => fake,
+    query: ENGLISH,
+    provider: "assemblyai",
+    audio: () => spokenChunks().slice(0, 12),
+    faults: [
+      ["close-4001", "closed 4001 after the upgrade"],
+      ["close-4029", "closed 4029 after the upgrade"],
+      ["stall", "silent after Begin"],
+      ["error-frame", "an Error frame"],
+    ],
+  });
 });
 
 describe("a refused AssemblyAI session with a fallback candidate", () => {

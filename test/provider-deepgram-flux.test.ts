@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type DeepgramFault, type FakeDeepgram } from "./fakes/deepgram.ts";
+import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "./fakes/deepgram.ts";
 import { speech } from "./fakes/http-fake.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { describeSttFaults } from "./helpers/stt-faults.ts";
 import { bearer, connect, type Client } from "./helpers/ws-client.ts";
 
 // Deepgram Flux (semantic turns, v2/listen) against its fake, through /v1/stt. The fake finds
@@ -165,33 +166,18 @@ describe("Deepgram Flux through /v1/stt", () => {
     expect(rec.events.map((e) => e.sequence_id)).toEqual(rec.events.map((_, i) => i));
   });
 
-  const faults: [DeepgramFault, string][] = [
-    ["401", "handshake refused"],
-    ["429", "handshake rate limited"],
-    ["500", "handshake server error"],
-    ["stall", "a stalled upstream"],
-    ["drop", "dropped mid-stream"],
-    ["malformed", "a non-JSON frame"],
-    ["error-frame", "a fatal Error frame"],
-    ["data-error", "closed 1008 DATA-0000"],
-  ];
-  for (const [fault, what] of faults) {
-    test(`${what}: 1011 upstream_error, billed only what was delivered, no socket left open`, async () => {
-      const { key, tenantId } = await fundedAccount(server);
-      fake.fault(fault);
-      const c = connect(server.wsUrl(`/v1/stt?${FLUX}`), bearer(key));
-      await c.opened;
-      for (let i = 0; i < 3; i++) c.ws.send(silence(1));
-      c.send({ type: "stt.session.close" });
-      const rec = await c.closed;
-      expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
-      expect(rec.events.at(-1)).toMatchObject({ type: "stt.error", code: "upstream_error" });
-      if (fault === "error-frame") expect(rec.events.at(-1)!.message).toBe("deepgram flux failed: INTERNAL_SERVER_ERROR The server encountered an internal error.");
-      expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "deepgram", status: "failed", credits: 0 });
-      for (let i = 0; i < 50 && fake.openSockets() > 0; i++) await Bun.sleep(20);
-      expect(fake.openSockets()).toBe(0);
-    });
-  }
+  describeSttFaults("Deepgram Flux", {
+    server: () => server,
+    fake: () => fake,
+    query: FLUX,
+    provider: "deepgram",
+    faults: [
+      ["stall", "a stalled upstream"],
+      ["error-frame", "a fatal Error frame"],
+      ["data-error", "closed 1008 DATA-0000"],
+    ],
+    messages: { "error-frame": "deepgram flux failed: INTERNAL_SERVER_ERROR The server encountered an internal error." },
+  });
 
   test("a failure after a final: billed up to that final", async () => {
     const { key, tenantId } = await fundedAccount(server);

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type DeepgramFault, type FakeDeepgram } from "./fakes/deepgram.ts";
+import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "./fakes/deepgram.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { describeSttFaults } from "./helpers/stt-faults.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
 // Deepgram Nova streaming STT against its fake, through /v1/stt.
@@ -88,28 +89,5 @@ describe("Deepgram Nova through /v1/stt", () => {
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "deepgram", usageAmount: 3 });
   });
 
-  const faults: [DeepgramFault, string][] = [
-    ["401", "handshake refused"],
-    ["429", "handshake rate limited"],
-    ["500", "handshake server error"],
-    ["drop", "dropped mid-stream"],
-    ["malformed", "a non-JSON frame"],
-    ["data-error", "closed 1008 DATA-0000"],
-  ];
-  for (const [fault, what] of faults) {
-    test(`${what}: 1011 upstream_error, billed only what was delivered, no socket left open`, async () => {
-      const { key, tenantId } = await fundedAccount(server);
-      fake.fault(fault);
-      const c = connect(server.wsUrl(`/v1/stt?${NOVA}`), bearer(key));
-      await c.opened;
-      for (let i = 0; i < 3; i++) c.ws.send(second());
-      c.send({ type: "stt.session.close" });
-      const rec = await c.closed;
-      expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
-      expect(rec.events.at(-1)).toMatchObject({ type: "stt.error", code: "upstream_error" });
-      expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "deepgram", status: "failed", credits: 0 });
-      for (let i = 0; i < 50 && fake.openSockets() > 0; i++) await Bun.sleep(20);
-      expect(fake.openSockets()).toBe(0);
-    });
-  }
+  describeSttFaults("Deepgram Nova", { server: () => server, fake: () => fake, query: NOVA, provider: "deepgram", faults: [["data-error", "closed 1008 DATA-0000"]] });
 });

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ElevenLabsTts } from "../src/providers/elevenlabs/tts.ts";
-import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs, type ElevenLabsFault } from "./fakes/elevenlabs.ts";
+import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { TEST_MODEL } from "./fakes/fixed-pcm-provider.ts";
 import { speech } from "./fakes/http-fake.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
 import type { TestServer } from "./helpers/server.ts";
+import { describeSttFaults } from "./helpers/stt-faults.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
 // ElevenLabs' realtime APIs against the fake, through our server: TTS sessions over the
@@ -111,7 +112,8 @@ describe("ElevenLabs TTS through /v1/tts over the input-streaming WebSocket", ()
 
 describeHttpTtsFaults("ElevenLabs WebSocket", { server: () => server, fake, echoId: "el-echo", voice: FAKE_VOICE });
 
-const SCRIBE = "/v1/stt?model=scribe_v2_realtime&audio_format=pcm_16000";
+const SCRIBE_QUERY = "model=scribe_v2_realtime&audio_format=pcm_16000";
+const SCRIBE = `/v1/stt?${SCRIBE_QUERY}`;
 /** Real speech then silence, as 100 ms frames. */
 const utterance = (text: string, silenceMs = 1000) => frames(Buffer.concat([speech(text, 16000), new Uint8Array(32 * silenceMs)]));
 const frames = (pcm: Uint8Array) => Array.from({ length: Math.ceil(pcm.length / 3200) }, (_, i) => pcm.subarray(i * 3200, (i + 1) * 3200));
@@ -218,29 +220,5 @@ describe("Scribe realtime through /v1/stt", () => {
     expect(await res.json()).toMatchObject({ error: "unsupported_stt_option", param: "silence_duration_ms" });
   });
 
-  const faults: [ElevenLabsFault, string][] = [
-    ["401", "handshake refused"],
-    ["429", "handshake rate limited"],
-    ["500", "handshake server error"],
-    ["stall", "a silent upstream"],
-    ["drop", "dropped mid-stream"],
-    ["malformed", "a non-JSON frame"],
-    ["error", "a transcriber_error message"],
-  ];
-  for (const [fault, what] of faults) {
-    test(`${what}: 1011 upstream_error, billed only what was delivered, no socket left open`, async () => {
-      const { key, tenantId } = await fundedAccount(server);
-      fake.fault(fault);
-      const c = connect(server.wsUrl(SCRIBE), bearer(key));
-      await c.opened;
-      for (let i = 0; i < 3; i++) c.ws.send(new Uint8Array(32_000));
-      c.send({ type: "stt.session.close" });
-      const rec = await c.closed;
-      expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
-      expect(rec.events.at(-1)).toMatchObject({ type: "stt.error", code: "upstream_error" });
-      expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "elevenlabs", status: "failed", credits: 0 });
-      for (let i = 0; i < 50 && fake.openSockets() > 0; i++) await Bun.sleep(20);
-      expect(fake.openSockets()).toBe(0);
-    });
-  }
+  describeSttFaults("Scribe realtime", { server: () => server, fake: () => fake, query: SCRIBE_QUERY, provider: "elevenlabs", faults: [["stall", "a silent upstream"], ["error", "a transcriber_error message"]] });
 });

@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { CatalogueData } from "../src/catalogue/catalogue.ts";
 import { OpenAiStt } from "../src/providers/openai/stt.ts";
 import { speech } from "./fakes/http-fake.ts";
-import { FAKE_OPENAI_KEY, startFakeOpenAi, type FakeOpenAi, type OpenAiFault } from "./fakes/openai.ts";
+import { FAKE_OPENAI_KEY, startFakeOpenAi, type FakeOpenAi } from "./fakes/openai.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { describeSttFaults } from "./helpers/stt-faults.ts";
 import { bearer, connect, type Client } from "./helpers/ws-client.ts";
 
 // OpenAI realtime transcription sessions against the fake, through /v1/stt: the session.update
@@ -45,8 +46,9 @@ const UTTERANCE = speech("Thank you very much for your help.", 24000);
 const silence = (ms: number) => new Uint8Array(48 * ms);
 
 /** Real speech in 100 ms frames. */
+const speechFrames = (pcm = UTTERANCE) => Array.from({ length: Math.ceil(pcm.length / 4800) }, (_, i) => pcm.subarray(i * 4800, (i + 1) * 4800));
 function sendSpeech(c: Client, pcm = UTTERANCE): void {
-  for (let i = 0; i < pcm.length; i += 4800) c.ws.send(pcm.subarray(i, i + 4800));
+  for (const frame of speechFrames(pcm)) c.ws.send(frame);
 }
 
 const lastConnection = () => fake.realtime.at(-1)!;
@@ -267,33 +269,18 @@ describe("OpenAI realtime faults through /v1/stt", () => {
     });
   }
 
-  const faults: [OpenAiFault, string][] = [
-    ["401", "handshake refused"],
-    ["429", "handshake rate limited"],
-    ["500", "handshake server error"],
-    ["stall", "an upstream that goes quiet"],
-    ["drop", "a connection cut mid-stream"],
-    ["malformed", "a non-JSON frame"],
-    ["error", "an error event, then close"],
-    ["failed", "a failed transcription"],
-  ];
-  for (const [fault, what] of faults) {
-    test(`${what}: stt.error, then 1011 upstream_error; billed only what was delivered; no socket left open`, async () => {
-      const { key, tenantId } = await fundedAccount(server);
-      fake.fault(fault);
-      const c = connect(server.wsUrl(`/v1/stt?${ONLY_OPENAI}`), bearer(key));
-      await c.opened;
-      sendSpeech(c);
-      c.ws.send(silence(600));
-      c.send({ type: "stt.session.close" });
-      const rec = await c.closed;
-      expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
-      expect(rec.events.at(-1)).toMatchObject({ type: "stt.error", code: "upstream_error" });
-      expect(rec.events.some((e) => e.type === "stt.transcript.final")).toBe(false);
-      expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "openai", status: "failed", credits: 0 });
-      expect(await noSocketsLeft()).toBe(0);
-    });
-  }
+  describeSttFaults("OpenAI realtime", {
+    server: () => server,
+    fake: () => fake,
+    query: ONLY_OPENAI,
+    provider: "openai",
+    audio: () => [...speechFrames(), silence(600)],
+    faults: [
+      ["stall", "an upstream that goes quiet"],
+      ["error", "an error event, then close"],
+      ["failed", "a failed transcription"],
+    ],
+  });
 
   test("a failure after a delivered final is billed up to that final", async () => {
     const { key, tenantId } = await fundedAccount(server);
