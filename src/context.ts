@@ -7,6 +7,7 @@ import type { Database } from "./db/open.ts";
 import type { Meter } from "./ledger/meter.ts";
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
+import type { RealtimeProfiles } from "./realtime/profiles.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import type { SessionRegistry } from "./sessions/registry.ts";
 
@@ -25,6 +26,7 @@ export interface AppContext {
   signup: Signup;
   topUps: TopUps;
   payments: PaymentProvider | undefined;
+  profiles: RealtimeProfiles;
   /** False once shutdown began: /healthz turns 503 so balancers stop sending traffic. */
   accepting: () => boolean;
 }

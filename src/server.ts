@@ -6,6 +6,7 @@ import { StripePayments } from "./accounts/payments/stripe.ts";
 import { Signup, welcomeFromConfig } from "./accounts/signup.ts";
 import { TopUps } from "./accounts/top-ups.ts";
 import { createApp } from "./app.ts";
+import { RealtimeProfiles } from "./realtime/profiles.ts";
 import { Catalogue, type CatalogueData } from "./catalogue/catalogue.ts";
 import { servedCatalogue } from "./catalogue/served.ts";
 import type { Config } from "./config.ts";
@@ -76,7 +77,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       : undefined;
   const topUps = new TopUps(database, ledger, payments, log);
   let accepting = true;
-  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, sttProviders, accepting: () => accepting };
+  const profiles = new RealtimeProfiles(database);
+  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, sttProviders, accepting: () => accepting };
 
   const app = createApp(ctx).listen({ port: config.port, hostname: config.host });
   const server = app.server!;

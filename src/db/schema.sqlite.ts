@@ -168,3 +168,19 @@ export const settings = sqliteTable("settings", {
   key: text("key").primaryKey(),
   value: text("value").notNull(),
 });
+
+/** Realtime profiles: a reusable STT → application → TTS pipeline (also served as /el Speech Engines). */
+export const realtimeProfiles = sqliteTable(
+  "realtime_profiles",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    name: text("name").notNull(),
+    /** JSON: `{stt: {model, …}, tts: {model, …}, upstream: {url, …}}`. */
+    pipeline: text("pipeline").notNull(),
+    revision: integer("revision").notNull().default(1),
+    createdAt: ms("created_at").notNull(),
+    updatedAt: ms("updated_at").notNull(),
+  },
+  (t) => [index("realtime_profiles_tenant_idx").on(t.tenantId)],
+);

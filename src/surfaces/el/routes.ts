@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { notImplemented } from "../compat-access.ts";
 import { elevenLabsCatalogueRoutes } from "./catalogue-routes.ts";
 import { elevenLabsKey } from "./errors.ts";
+import { elevenLabsSpeechEngineRoutes } from "./speech-engine-routes.ts";
 import { elevenLabsStreamInputRoute } from "./stream-input-route.ts";
 import { elevenLabsSttRoute } from "./stt-route.ts";
 import { elevenLabsTtsRoutes } from "./tts-route.ts";
@@ -18,5 +19,6 @@ export function elevenLabsRoutes(ctx: AppContext) {
     .use(elevenLabsStreamInputRoute(ctx))
     .use(elevenLabsSttRoute(ctx))
     .use(elevenLabsCatalogueRoutes(ctx))
+    .use(elevenLabsSpeechEngineRoutes(ctx))
     .all("/*", ({ request }) => notImplemented(ctx, elevenLabsKey(request.headers), new URL(request.url).pathname), { parse: "none" });
 }

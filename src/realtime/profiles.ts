@@ -1,0 +1,107 @@
+import { and, eq } from "drizzle-orm";
+import type { Catalogue } from "../catalogue/catalogue.ts";
+import type { Capability } from "../catalogue/types.ts";
+import type { Database } from "../db/open.ts";
+import { ApiError } from "../errors.ts";
+
+// Realtime profiles: a tenant's reusable pipeline (STT model, TTS model, the application's
+// WebSocket), stored once and named by id. The interface fixes `stt.model`, `tts.model` and
+// `upstream.url`; the other members kept here are ours (see docs/realtime-profiles.md):
+// `stt.provider`, `stt.provider_options`, `stt.input`, `tts.provider`, `tts.voice`,
+// `tts.provider_options`, `upstream.headers`.
+
+export interface PipelineStage {
+  model: string;
+  provider?: string;
+  voice?: string;
+  provider_options: Record<string, string>;
+  input: Record<string, unknown>;
+}
+
+export interface Pipeline {
+  stt: PipelineStage;
+  tts: PipelineStage;
+  upstream: { url: string; headers: Record<string, string> };
+}
+
+export interface RealtimeProfile {
+  id: string;
+  object: "realtime.profile";
+  type: "pipeline";
+  name: string;
+  pipeline: Pipeline;
+  revision: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function stringMap(value: unknown, param: string): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  if (!isObject(value)) throw new ApiError("invalid_request", `${param} must be an object`, { param });
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v === "object" && v !== null) throw new ApiError("invalid_request", `${param}.${k} must be a string, number or boolean`, { param });
+    out[k] = String(v);
+  }
+  return out;
+}
+
+function stage(catalogue: Catalogue, value: unknown, capability: Capability): PipelineStage {
+  const param = `pipeline.${capability}`;
+  if (!isObject(value)) throw new ApiError("invalid_request", `${param} must be an object with a model`, { param });
+  const { model, provider, voice, provider_options, input } = value;
+  if (typeof model !== "string" || !model) throw new ApiError("model_required", `${param}.model is required`, { param: `${param}.model` });
+  if (provider !== undefined && typeof provider !== "string") throw new ApiError("invalid_request", `${param}.provider must be a provider id`, { param: `${param}.provider` });
+  const bindings = catalogue.lookup(model, capability).filter((b) => b.streaming && (provider === undefined || b.provider.id === provider));
+  if (bindings.length === 0) throw new ApiError("model_not_found", `${model} is not a streaming ${capability} model${provider === undefined ? "" : ` of ${provider}`} in this service`, { param: `${param}.model` });
+  if (voice !== undefined && typeof voice !== "string") throw new ApiError("invalid_request", `${param}.voice must be a string`, { param: `${param}.voice` });
+  if (input !== undefined && !isObject(input)) throw new ApiError("invalid_request", `${param}.input must be an object`, { param: `${param}.input` });
+  return { model, ...(provider ? { provider } : {}), ...(voice ? { voice } : {}), provider_options: stringMap(provider_options, `${param}.provider_options`), input: input ?? {} };
+}
+
+/** A create request's pipeline, checked against the catalogue. Throws `ApiError`. */
+export function parsePipeline(catalogue: Catalogue, value: unknown): Pipeline {
+  if (!isObject(value)) throw new ApiError("invalid_request", "pipeline must be an object", { param: "pipeline" });
+  const upstream = value.upstream;
+  if (!isObject(upstream) || typeof upstream.url !== "string") throw new ApiError("invalid_request", "pipeline.upstream.url is required", { param: "pipeline.upstream.url" });
+  let url: URL;
+  try {
+    url = new URL(upstream.url);
+  } catch {
+    throw new ApiError("invalid_request", "pipeline.upstream.url is not a URL", { param: "pipeline.upstream.url" });
+  }
+  if (url.protocol !== "wss:" && url.protocol !== "ws:") throw new ApiError("invalid_request", "pipeline.upstream.url must be a ws:// or wss:// URL", { param: "pipeline.upstream.url" });
+  return {
+    stt: stage(catalogue, value.stt, "stt"),
+    tts: stage(catalogue, value.tts, "tts"),
+    upstream: { url: upstream.url, headers: stringMap(upstream.headers, "pipeline.upstream.headers") },
+  };
+}
+
+export class RealtimeProfiles {
+  constructor(private readonly database: Database) {}
+
+  async create(tenantId: string, name: unknown, pipeline: Pipeline): Promise<RealtimeProfile> {
+    if (typeof name !== "string" || !name.trim() || name.length > 200) throw new ApiError("invalid_request", "name must be a string of 1 to 200 characters", { param: "name" });
+    const now = new Date();
+    const row = { id: `rp_${crypto.randomUUID().replaceAll("-", "")}`, tenantId, name: name.trim(), pipeline: JSON.stringify(pipeline), revision: 1, createdAt: now, updatedAt: now };
+    const { db, schema } = this.database;
+    await db.insert(schema.realtimeProfiles).values(row);
+    return view(row);
+  }
+
+  /** The tenant's profile; another tenant's is as absent as an unknown one (404). */
+  async get(tenantId: string, id: string): Promise<RealtimeProfile> {
+    const { db, schema } = this.database;
+    const t = schema.realtimeProfiles;
+    const [row] = await db.select().from(t).where(and(eq(t.id, id), eq(t.tenantId, tenantId)));
+    if (!row) throw new ApiError("not_found", `no realtime profile ${id}`);
+    return view(row);
+  }
+}
+
+function view(row: { id: string; name: string; pipeline: string; revision: number; createdAt: Date; updatedAt: Date }): RealtimeProfile {
+  return { id: row.id, object: "realtime.profile", type: "pipeline", name: row.name, pipeline: JSON.parse(row.pipeline) as Pipeline, revision: row.revision, created_at: row.createdAt.toISOString(), updated_at: row.updatedAt.toISOString() };
+}

@@ -1,0 +1,76 @@
+import { Elysia } from "elysia";
+import { authenticate } from "../../accounts/keys.ts";
+import type { AppContext } from "../../context.ts";
+import { ApiError } from "../../errors.ts";
+import { parsePipeline, type PipelineStage, type RealtimeProfile } from "../../realtime/profiles.ts";
+import { jsonBody } from "../json-body.ts";
+import { elevenLabsKey } from "./errors.ts";
+
+// ElevenLabs Speech Engines are our realtime profiles seen through /el: the engine's `ws_url` and
+// `request_headers` are the profile's application upstream, and the STT and TTS models are the
+// extension block `service` (docs/compat-el.md). Creating an engine creates a profile.
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function serviceStage(catalogue: AppContext["catalogue"], s: PipelineStage, capability: "stt" | "tts") {
+  const provider = s.provider ?? catalogue.lookup(s.model, capability).find((b) => b.streaming)?.provider.id ?? "";
+  return { model_id: s.model, provider, provider_options: s.provider_options, input: s.input, ...(s.voice ? { voice_id: s.voice } : {}) };
+}
+
+/** The Speech Engine object: the interface's fields, and ElevenLabs' own (empty where we have nothing) so its SDK reads it. */
+export function speechEngineOf(ctx: AppContext, p: RealtimeProfile) {
+  const created = Math.floor(Date.parse(p.created_at) / 1000);
+  return {
+    speech_engine_id: p.id,
+    name: p.name,
+    speech_engine: { ws_url: p.pipeline.upstream.url, request_headers: p.pipeline.upstream.headers },
+    service: { stt: serviceStage(ctx.catalogue, p.pipeline.stt, "stt"), tts: serviceStage(ctx.catalogue, p.pipeline.tts, "tts") },
+    asr: {},
+    tts: { model_id: p.pipeline.tts.model, ...(p.pipeline.tts.voice ? { voice_id: p.pipeline.tts.voice } : {}) },
+    turn: {},
+    vad: {},
+    conversation: {},
+    privacy: {},
+    call_limits: {},
+    language: "en",
+    cascade_timeout_seconds: 0,
+    tags: [],
+    overrides: {},
+    metadata: { created_at_unix_secs: created, updated_at_unix_secs: Math.floor(Date.parse(p.updated_at) / 1000) },
+  };
+}
+
+/**
+ * An ElevenLabs create body onto a pipeline: `speech_engine` gives the upstream, `service` the
+ * models (the SDK sends it through `additionalBodyParameters`); without `service.tts`, ElevenLabs'
+ * own `tts.model_id` / `tts.voice_id` are read.
+ */
+function pipelineOf(body: Record<string, unknown>): unknown {
+  const engine = body.speech_engine;
+  if (!isObject(engine) || typeof engine.ws_url !== "string") throw new ApiError("invalid_request", "speech_engine.ws_url is required", { param: "speech_engine.ws_url" });
+  const service = isObject(body.service) ? body.service : {};
+  const stage = (s: unknown) => (isObject(s) ? { model: s.model_id, provider: s.provider, voice: s.voice_id, provider_options: s.provider_options, input: s.input } : undefined);
+  if (!isObject(service.stt)) throw new ApiError("model_required", "service.stt.model_id is required: the STT model of the engine", { param: "service.stt.model_id" });
+  return { stt: stage(service.stt), tts: stage(service.tts ?? body.tts), upstream: { url: engine.ws_url, headers: engine.request_headers } };
+}
+
+export function elevenLabsSpeechEngineRoutes(ctx: AppContext) {
+  const principal = (request: Request) => authenticate(ctx.database, elevenLabsKey(request.headers));
+  return new Elysia()
+    .post(
+      "/v1/speech-engine",
+      async ({ request }) => {
+        const { tenantId } = await principal(request);
+        const body = await jsonBody(request);
+        if (!isObject(body)) throw new ApiError("invalid_request", "the body must be a JSON object");
+        const profile = await ctx.profiles.create(tenantId, body.name ?? "speech engine", parsePipeline(ctx.catalogue, pipelineOf(body)));
+        return speechEngineOf(ctx, profile);
+      },
+      { parse: "none", detail: { summary: "Create a Speech Engine (a realtime profile)", tags: ["el"] } },
+    )
+    .get(
+      "/v1/speech-engine/:speech_engine_id",
+      async ({ request, params }) => speechEngineOf(ctx, await ctx.profiles.get((await principal(request)).tenantId, params.speech_engine_id)),
+      { detail: { summary: "A Speech Engine", tags: ["el"] } },
+    );
+}
