@@ -1,6 +1,7 @@
 import { Database as SQLite } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { Worker } from "node:worker_threads";
 import { drizzle as drizzleSqlite, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { migrate as migrateSqlite } from "drizzle-orm/bun-sqlite/migrator";
 import { drizzle as drizzlePg } from "drizzle-orm/postgres-js";
@@ -84,7 +85,36 @@ export async function openDatabase(url: string): Promise<Database> {
   client.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;");
   const db = drizzleSqlite(client, { schema: sqliteSchema });
   migrateSqlite(db, { migrationsFolder: MIGRATIONS.sqlite });
+  const checkpointer = path === ":memory:" ? undefined : startCheckpointer(client, path);
   const writer = new SqliteWriter(client);
   const transaction = <T>(fn: (tx: Db) => Promise<T>): Promise<T> => writer.transaction(() => fn(db));
-  return { dialect: "sqlite", db, schema: sqliteSchema, transaction, sql: sqliteRunner(client, writer), close: async () => client.close() };
+  const close = async () => {
+    await checkpointer?.stop();
+    client.close();
+  };
+  return { dialect: "sqlite", db, schema: sqliteSchema, transaction, sql: sqliteRunner(client, writer), close };
+}
+
+/**
+ * Moves WAL checkpoints (SQLite's fsyncs) to a worker thread, so that the event loop never waits on
+ * the disk; should the worker fail, the connection checkpoints for itself again.
+ */
+function startCheckpointer(client: SQLite, path: string): { stop(): Promise<void> } {
+  client.exec("PRAGMA wal_autocheckpoint = 0");
+  const worker = new Worker(new URL("../../workers/sqlite-checkpointer.ts", import.meta.url), { workerData: { path, everyMs: 1000 } });
+  worker.unref();
+  let stopping = false;
+  const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+  void exited.then(() => {
+    if (!stopping) client.exec("PRAGMA wal_autocheckpoint = 1000");
+  });
+  worker.on("error", () => {});
+  return {
+    stop: async () => {
+      stopping = true;
+      worker.ref(); // an unreferenced worker would let the process end before it has stopped
+      worker.postMessage("stop");
+      await exited;
+    },
+  };
 }
