@@ -243,10 +243,12 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
       expect(await paid(t)).toMatchObject({ paidCredits: 10_000_000, paidHeld: 0 });
     });
 
-    test("a prefetch the balance cannot pay leaves the first cover to decide", async () => {
+    test("on a balance not far beyond the first stretch, nothing is held ahead: the first cover decides", async () => {
       const t = await tenant(100);
-      const m = new Meter(new Ledger(database), log, { blockUnits: { tts: 100, stt: 10 }, firstUnits: { tts: 1000, stt: 2 } }).start(requestId(), { tenantId: t }, "test");
+      const m = new Meter(new Ledger(database), log, { blockUnits: { tts: 100, stt: 10 }, firstUnits: { tts: 20, stt: 2 } }).start(requestId(), { tenantId: t }, "test");
       m.prefetch(binding("cheap"));
+      await m.reserved();
+      expect((await paid(t)).paidHeld).toBe(0);
       expect(await m.cover(binding("cheap"), 5)).toBe(true);
       await m.settle({ binding: binding("cheap"), status: "completed", units: 5, startedAt: new Date(), latencyMs: 1, attempts: [] });
       expect((await paid(t)).paidHeld).toBe(0);

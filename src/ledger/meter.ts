@@ -3,7 +3,7 @@ import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { ceilCredits, costOf, rateOf, usageUnit } from "./cost.ts";
 import type { Ledger } from "./ledger.ts";
-import { total } from "./sources.ts";
+import { total, type Allocation } from "./sources.ts";
 
 // The one entry point that every channel (native TTS and STT, compatibility surfaces, realtime)
 // uses to bill a request:
@@ -64,6 +64,8 @@ export interface Outcome {
 }
 
 const SETTLE_TRIES = 5;
+/** How many times its first stretch an account must be able to pay before a session reserves it ahead. */
+const RICH_ACCOUNT = 100;
 
 export class MeteredRequest {
   /** Credits held so far (the hold row in the database says from which sources). */
@@ -97,11 +99,24 @@ export class MeteredRequest {
 
   /**
    * Reserves ahead of the first use, while the session is still connecting, so that its first
-   * text or audio finds the hold in place instead of waiting for a database round trip. What it
-   * cannot get is simply asked for again by the first `cover`.
+   * text or audio finds the hold in place instead of waiting for a database round trip. Only for
+   * accounts far richer than that first stretch: on a small balance, holding ahead of use would
+   * turn away requests the balance could still pay for. What it does not get, the first `cover`
+   * asks for.
    */
   prefetch(binding: Binding): void {
-    this.extend(binding, this.options.firstUnits[binding.capability], false).catch((err) => this.log.warn({ err, request: this.id }, "reserving ahead of the first use failed"));
+    if (this.extending || this.held) return;
+    const minimum = this.needed(binding, this.options.firstUnits[binding.capability]);
+    const tenant = this.payer.tenantId;
+    const run = async () => (await this.ledger.spendable(tenant, binding)) >= RICH_ACCOUNT * minimum && this.take(await this.ledger.reserve(this.id, tenant, binding, minimum, 0), minimum);
+    const prefetching = run().catch((err) => {
+      this.log.warn({ err, request: this.id }, "reserving ahead of the first use failed");
+      return false;
+    });
+    this.extending = prefetching;
+    void prefetching.then(() => {
+      if (this.extending === prefetching) this.extending = undefined;
+    });
   }
 
   /**
@@ -119,17 +134,20 @@ export class MeteredRequest {
     // A request that comes back for more is a long session, and from then on reserves a block
     // ahead so its next frames need no round trip.
     const ahead = blockAhead ? this.needed(binding, units + this.options.blockUnits[binding.capability]) - this.held - minimum : 0;
-    this.extending = this.ledger.reserve(this.id, this.payer.tenantId, binding, minimum, ahead).then((added) => {
-      const got = total(added);
-      this.held += got;
-      if (got && !this.keepAlive && !this.settled) this.keepHoldAlive();
-      return got >= minimum;
-    });
+    this.extending = this.ledger.reserve(this.id, this.payer.tenantId, binding, minimum, ahead).then((added) => this.take(added, minimum));
     try {
       return await this.extending;
     } finally {
       this.extending = undefined;
     }
+  }
+
+  /** Counts what a reserve added to the hold; true when it is at least `minimum`. */
+  private take(added: Allocation[], minimum: number): boolean {
+    const got = total(added);
+    this.held += got;
+    if (got && !this.keepAlive && !this.settled) this.keepHoldAlive();
+    return got >= minimum;
   }
 
   /** A long request refreshes its hold well before it could lapse. */
