@@ -121,7 +121,7 @@ describe("Cartesia Sonic over the WebSocket through /v1/tts", () => {
 
   const refused: [string, string][] = [
     ["max_buffer_delay_ms=9000", 'cartesia option max_buffer_delay_ms must be a whole number from 0 to 5000, not "9000"'],
-    ["transport=grpc", 'cartesia transport must be http (or left out for the WebSocket), not "grpc"'],
+    ["transport=grpc", 'car-echo option transport must be websocket or http, not "grpc"'], // the adapter under its echo id,
     ["volume=loud", 'cartesia option volume must be a number, not "loud"'],
   ];
   for (const [option, message] of refused) {

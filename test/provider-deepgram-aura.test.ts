@@ -74,11 +74,11 @@ describe("Deepgram Aura over the WebSocket, through /v1/tts", () => {
     expect(fake.speakSockets.at(-1)!.texts.at(-1)).toBe('{"type":"Clear"}');
   });
 
-  test("a transport other than http is refused before anything is sent upstream", async () => {
+  test("a transport other than websocket or http is refused before anything is sent upstream", async () => {
     const before = fake.speakSockets.length;
     const rec = await speak("model=aura-2&voice=thalia-en&transport=grpc");
     expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
-    expect(rec.events.at(-1)).toMatchObject({ type: "service.tts_error", message: 'deepgram option transport must be http (or absent for the WebSocket), not "grpc"' });
+    expect(rec.events.at(-1)).toMatchObject({ type: "service.tts_error", message: 'deepgram option transport must be websocket or http, not "grpc"' });
     expect(fake.speakSockets.length).toBe(before);
   });
 });

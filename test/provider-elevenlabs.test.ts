@@ -26,7 +26,7 @@ afterAll(async () => {
 describe("ElevenLabs TTS through /v1/tts, transport=http", () => {
   test("a session streams 24 kHz PCM; model, voice settings and the previous sentence reach the wire", async () => {
     const { key, tenantId } = await fundedAccount(server);
-    const c = connect(server.wsUrl(`/v1/tts?model=eleven_flash_v2_5&voice=${FAKE_VOICE}&transport=http&provider_options[stability]=0.3&speed=1.1&language_code=en`), bearer(key));
+    const c = connect(server.wsUrl(`/v1/tts?model=eleven_flash_v2_5&voice=${FAKE_VOICE}&transport=http&provider_options[stability]=0.3&speed=1.1&use_speaker_boost=true&previous_text=Before.&language_code=en`), bearer(key));
     c.send({ type: "text", text: "Hello from the cloud. " });
     c.send({ type: "text", text: "A second sentence" });
     c.send({ type: "close" });
@@ -38,7 +38,7 @@ describe("ElevenLabs TTS through /v1/tts, transport=http", () => {
     expect(first).toEqual({
       voiceId: FAKE_VOICE,
       query: { output_format: "pcm_24000" },
-      body: { model_id: "eleven_flash_v2_5", text: "Hello from the cloud.", voice_settings: { stability: 0.3, speed: 1.1 }, language_code: "en" },
+      body: { model_id: "eleven_flash_v2_5", text: "Hello from the cloud.", voice_settings: { stability: 0.3, speed: 1.1, use_speaker_boost: true }, language_code: "en", previous_text: "Before." },
       apiKey: FAKE_ELEVENLABS_KEY,
     });
     expect(second!.body).toMatchObject({ text: "A second sentence", previous_text: "Hello from the cloud." });

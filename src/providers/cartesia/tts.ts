@@ -1,3 +1,4 @@
+import { ttsTransport } from "../tts-transport.ts";
 import { ProviderError, type AudioFormat, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "../types.ts";
 import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
 import { UtteranceTtsStream } from "../utterance-stream.ts";
@@ -20,9 +21,7 @@ export class CartesiaTts implements TtsProvider {
 
   async open(req: TtsStreamRequest): Promise<TtsStream> {
     if (req.format !== "pcm" && req.format !== "mp3") throw new ProviderError(`cartesia streaming sessions produce pcm or mp3, not ${req.format}`, false);
-    const transport = req.options.transport;
-    if (transport !== undefined && transport !== "http") throw new ProviderError(`cartesia transport must be http (or left out for the WebSocket), not ${JSON.stringify(transport)}`, false);
-    if (transport === "http" || req.format === "mp3") return this.openHttp(req);
+    if (ttsTransport(this.id, req.options) === "http" || req.format === "mp3") return this.openHttp(req);
     return openSonicWebSocket(this.id, this.options, req);
   }
 

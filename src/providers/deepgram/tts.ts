@@ -1,3 +1,4 @@
+import { ttsTransport } from "../tts-transport.ts";
 import { ProviderError, type AudioFormat, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "../types.ts";
 import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
 import { UtteranceTtsStream } from "../utterance-stream.ts";
@@ -16,10 +17,9 @@ export class DeepgramTts implements TtsProvider {
 
   async open(req: TtsStreamRequest): Promise<TtsStream> {
     if (req.format !== "pcm" && req.format !== "mp3") throw new ProviderError(`deepgram streaming sessions produce pcm or mp3, not ${req.format}`, false);
-    const { transport } = req.options;
-    if (transport !== undefined && transport !== "http") throw new ProviderError(`deepgram option transport must be http (or absent for the WebSocket), not ${JSON.stringify(transport)}`, false);
+    const transport = ttsTransport(this.id, req.options);
     const query = auraQuery(req);
-    if (req.format === "pcm" && transport !== "http") return openAuraWebSocket(this.options, query);
+    if (req.format === "pcm" && transport === "websocket") return openAuraWebSocket(this.options, query);
     if (req.format === "pcm") query.set("encoding", "linear16"), query.set("sample_rate", String(AURA_PCM_RATE)), query.set("container", "none");
     else query.set("encoding", "mp3");
     const format: AudioFormat = { encoding: req.format === "mp3" ? "mp3" : "pcm_s16le", sampleRate: AURA_PCM_RATE, channels: 1 };

@@ -4,15 +4,17 @@ import { ProviderError } from "../types.ts";
 
 const VOICE_SETTINGS = ["stability", "similarity_boost", "style", "speed"] as const;
 
-/** `voice_settings` from the numeric provider options; undefined when none is given. */
-export function voiceSettings(options: Record<string, string>): Record<string, number> | undefined {
-  const settings: Record<string, number> = {};
+/** `voice_settings` from the numeric provider options and `use_speaker_boost`; undefined when none is given. */
+export function voiceSettings(options: Record<string, string>): Record<string, number | boolean> | undefined {
+  const settings: Record<string, number | boolean> = {};
   for (const key of VOICE_SETTINGS) {
     const value = options[key];
     if (value === undefined) continue;
     if (!Number.isFinite(Number(value))) throw new ProviderError(`elevenlabs option ${key} must be a number, not ${JSON.stringify(value)}`, false);
     settings[key] = Number(value);
   }
+  const boost = booleanOption(options, "use_speaker_boost");
+  if (boost !== undefined) settings.use_speaker_boost = boost;
   return Object.keys(settings).length ? settings : undefined;
 }
 

@@ -1,3 +1,4 @@
+import { ttsTransport } from "../tts-transport.ts";
 import { ProviderError, type AudioFormat, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "../types.ts";
 import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
 import { UtteranceTtsStream } from "../utterance-stream.ts";
@@ -24,14 +25,13 @@ export class ElevenLabsTts implements TtsProvider {
     if (!req.voice) throw new ProviderError("elevenlabs needs a voice id", false);
     const format: AudioFormat = { encoding: req.format === "mp3" ? "mp3" : "pcm_s16le", sampleRate: req.format === "mp3" ? 44100 : PCM_RATE, channels: 1 };
     const outputFormat = req.format === "mp3" ? "mp3_44100_128" : `pcm_${PCM_RATE}`;
-    const transport = req.options.transport ?? "websocket";
-    if (transport === "websocket") return openStreamInput(this.options, req, req.voice, format, outputFormat);
-    if (transport !== "http") throw new ProviderError(`elevenlabs option transport must be websocket or http, not ${JSON.stringify(transport)}`, false);
+    if (ttsTransport(this.id, req.options) === "websocket") return openStreamInput(this.options, req, req.voice, format, outputFormat);
     const query = new URLSearchParams({ output_format: outputFormat });
     if (req.options.optimize_streaming_latency) query.set("optimize_streaming_latency", req.options.optimize_streaming_latency);
     const url = `${this.options.baseUrl}/v1/text-to-speech/${encodeURIComponent(req.voice)}/stream?${query}`;
     const base = requestBody(req);
-    let previous: string | undefined;
+    // The caller's own previous_text opens the session; each later utterance follows the one before it.
+    let previous = req.options.previous_text;
     return new UtteranceTtsStream(format, this.id, this.options.idleTimeoutMs, (text, signal) => {
       const body = { ...base, text, ...(previous ? { previous_text: previous } : {}) };
       previous = text;

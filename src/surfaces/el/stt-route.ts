@@ -13,8 +13,9 @@ import { providerOfModel } from "./model.ts";
 const IGNORED = ["tag_audio_events", "num_speakers", "timestamps_granularity", "diarize", "diarization_threshold", "file_format", "temperature", "seed", "use_multi_channel", "enable_logging"];
 
 /**
- * Words with times. Providers that give only segment times get each segment's words spread
- * evenly over it (documented in docs/compat-el.md), separated by `spacing` entries as Scribe does.
+ * Words with times. File transcription keeps segment times only, so each segment's words are
+ * spread evenly over it (estimates, as docs/compat-el.md says), separated by `spacing` entries as
+ * Scribe does.
  */
 function words(t: FileTranscription) {
   const out: { text: string; start: number; end: number; type: "word" | "spacing"; logprob: number }[] = [];
