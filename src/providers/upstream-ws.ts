@@ -56,6 +56,13 @@ export function rawUpstream(ws: WebSocket): RawUpstream {
   };
 }
 
+let liveStreams = 0;
+
+/** Upstream JSON streams not yet finished: each may hold a liveness or keep-alive timer (tests check none leaks). */
+export function openUpstreamStreams(): number {
+  return liveStreams;
+}
+
 export interface JsonSocketHandlers<E> {
   /** Each JSON text frame. Unknown event types should be ignored, never thrown on. */
   onJson(ev: Record<string, any>, stream: JsonSocketStream<E>): void;
@@ -87,6 +94,7 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
     private readonly idleMs: number,
     private readonly handlers: JsonSocketHandlers<E>,
   ) {
+    liveStreams++;
     const ka = handlers.keepAlive;
     if (ka) {
       this.keepAlive = setInterval(() => {
@@ -157,6 +165,7 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
   }
 
   private stop(): void {
+    if (!this.done) liveStreams--;
     this.done = true;
     clearTimeout(this.liveness);
     clearInterval(this.keepAlive);

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { TtsProvider } from "../../src/providers/types.ts";
+import { openUpstreamStreams } from "../../src/providers/upstream-ws.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "../fakes/fixed-pcm-provider.ts";
 import type { StreamFault } from "../fakes/http-fake.ts";
 import { fundedAccount, lastActivity } from "./accounts.ts";
@@ -44,8 +45,9 @@ export function describeHttpTtsFaults(name: string, { server, fake, echoId, voic
     const { key, tenantId } = await fundedAccount(server());
     fake.fault(fault);
     const rec = await speakOnce(server(), `model=${TEST_MODEL}&voice=${voice}&${query}${extra ? `&${extra}` : ""}`, "Twelve chars", key);
-    for (let i = 0; i < 50 && fake.openRequests() > 0; i++) await Bun.sleep(20);
+    for (let i = 0; i < 50 && (fake.openRequests() > 0 || openUpstreamStreams() > 0); i++) await Bun.sleep(20);
     expect(fake.openRequests()).toBe(0);
+    expect(openUpstreamStreams()).toBe(0); // WebSocket transports: no stream, and so no timer, outlives the session
     return { rec, record: await lastActivity(server(), tenantId) };
   }
 

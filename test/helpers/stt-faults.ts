@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { openUpstreamStreams } from "../../src/providers/upstream-ws.ts";
 import { fundedAccount, lastActivity } from "./accounts.ts";
 import type { TestServer } from "./server.ts";
 import { bearer, connect } from "./ws-client.ts";
@@ -31,7 +32,7 @@ export interface SttFaultTarget<F extends string> {
 /**
  * The faults every streaming STT adapter must survive without a fallback: the session ends with
  * `stt.error` and 1011 upstream_error, no final was delivered, nothing is billed, and no upstream
- * socket outlives it.
+ * socket or stream (with its timers) outlives it.
  */
 export function describeSttFaults<F extends string>(name: string, { server, fake, query, provider, faults, audio, messages }: SttFaultTarget<F>): void {
   describe(`${name} faults`, () => {
@@ -49,8 +50,9 @@ export function describeSttFaults<F extends string>(name: string, { server, fake
         expect(rec.events.at(-1)).toMatchObject({ type: "stt.error", code: "upstream_error", ...(message && { message }) });
         expect(rec.events.some((e) => e.type === "stt.transcript.final")).toBe(false);
         expect(await lastActivity(server(), tenantId)).toMatchObject({ provider, status: "failed", credits: 0 });
-        for (let i = 0; i < 100 && fake().openSockets() > 0; i++) await Bun.sleep(20);
+        for (let i = 0; i < 100 && (fake().openSockets() > 0 || openUpstreamStreams() > 0); i++) await Bun.sleep(20);
         expect(fake().openSockets()).toBe(0);
+        expect(openUpstreamStreams()).toBe(0); // and with them their liveness and keep-alive timers
       });
     }
   });
