@@ -4,7 +4,8 @@
 // a POST /v1/audio/speech (direct), at 1, 50 and 200 concurrent sessions, in one run.
 // STT: event latency, from the audio frame that completes half a second (the Deepgram fake answers
 // each half second with an interim Results) to that event arriving: through /v1/stt (normalized)
-// vs straight to the fake.
+// vs straight to the fake; with the half second sent at once (a burst the relay must forward
+// frame by frame) and paced as a live microphone sends it.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -126,14 +127,60 @@ async function sttLatency(url: string, headers: Record<string, string>, n: numbe
   for (const ws of sockets) ws.close();
   return times;
 }
-for (const n of LEVELS) {
-  const r = await sttLatency(`${router.url.replace("http", "ws")}/v1/stt?model=nova-3&audio_format=pcm_16000`, { Authorization: `Bearer ${key}` }, n, (d) => d.includes("stt.transcript.interim"));
-  const d = await sttLatency(`${deepgram.url.replace("http", "ws")}/v1/listen?model=nova-3&encoding=linear16&sample_rate=16000&interim_results=true`, { Authorization: `Token ${FAKE_DEEPGRAM_KEY}` }, n, (x) => x.includes('"Results"'));
-  const ms = (x: number) => `${x.toFixed(3).padStart(8)} ms`;
-  console.log(
-    `STT event × ${String(n).padStart(3)}: router p50 ${ms(pct(r, 50))} p99 ${ms(pct(r, 99))} | direct p50 ${ms(pct(d, 50))} p99 ${ms(pct(d, 99))} | ` +
-      `added p50 ${ms(pct(r, 50) - pct(d, 50))} p99 ${ms(pct(r, 99) - pct(d, 99))} | ratio p50 ${(pct(r, 50) / pct(d, 50)).toFixed(2)}`,
+/**
+ * Per session, as a live microphone: 20 ms frames every 20 ms for a second (phases spread over the
+ * first frame), timing each frame that completes half a second → the interim it brings.
+ */
+async function sttRealTime(url: string, headers: Record<string, string>, n: number, isInterim: (data: string) => boolean): Promise<number[]> {
+  const sockets = await Promise.all(
+    Array.from({ length: n }, () => {
+      const ws = new WebSocket(url, { headers } as any);
+      return new Promise<WebSocket>((resolve) => (ws.onopen = () => resolve(ws)));
+    }),
   );
+  await Bun.sleep(100);
+  const times: number[] = [];
+  await Promise.all(
+    sockets.map(
+      (ws) =>
+        new Promise<void>((resolve) => {
+          let t0 = 0;
+          let sent = 0;
+          ws.onmessage = (e) => {
+            if (t0 && typeof e.data === "string" && isInterim(e.data)) {
+              times.push(performance.now() - t0);
+              t0 = 0;
+            }
+          };
+          setTimeout(() => {
+            const timer = setInterval(() => {
+              ws.send(new Uint8Array(640));
+              if (++sent % 25 === 0) t0 = performance.now();
+              if (sent === 50) {
+                clearInterval(timer);
+                setTimeout(resolve, 200);
+              }
+            }, 20);
+          }, Math.random() * 20);
+        }),
+    ),
+  );
+  for (const ws of sockets) ws.close();
+  return times;
+}
+
+const ROUTER_STT = `${router.url.replace("http", "ws")}/v1/stt?model=nova-3&audio_format=pcm_16000`;
+const DIRECT_STT = `${deepgram.url.replace("http", "ws")}/v1/listen?model=nova-3&encoding=linear16&sample_rate=16000&interim_results=true`;
+for (const [mode, measure] of [["half a second at once", sttLatency], ["real time (20 ms frames)", sttRealTime]] as const) {
+  for (const n of LEVELS) {
+    const r = await measure(ROUTER_STT, { Authorization: `Bearer ${key}` }, n, (d) => d.includes("stt.transcript.interim"));
+    const d = await measure(DIRECT_STT, { Authorization: `Token ${FAKE_DEEPGRAM_KEY}` }, n, (x) => x.includes('"Results"'));
+    const ms = (x: number) => `${x.toFixed(3).padStart(8)} ms`;
+    console.log(
+      `STT event, ${mode.padEnd(24)} × ${String(n).padStart(3)}: router p50 ${ms(pct(r, 50))} p99 ${ms(pct(r, 99))} | direct p50 ${ms(pct(d, 50))} p99 ${ms(pct(d, 99))} | ` +
+        `added p50 ${ms(pct(r, 50) - pct(d, 50))} p99 ${ms(pct(r, 99) - pct(d, 99))} | ratio p50 ${(pct(r, 50) / pct(d, 50)).toFixed(2)}`,
+    );
+  }
 }
 await database.close();
 router.proc.kill("SIGTERM");
