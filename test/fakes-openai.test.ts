@@ -37,7 +37,7 @@ describe("the OpenAI fake, through the official SDK", () => {
 });
 
 describe("the OpenAI realtime fake, through the SDK's OpenAIRealtimeWS", () => {
-  // The SDK connects to wss: only, so this fake serves TLS with a throwaway certificate.
+  // The SDK connects to wss: only, so this fake serves TLS with the loopback self-signed certificate.
   const secure = startFakeOpenAi({ tls: true });
   afterAll(() => secure.stop());
   const open = (apiKey = FAKE_OPENAI_KEY) => {

@@ -1,8 +1,6 @@
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { assemblyAiStreaming, type AssemblyAiStreamingFault, type StreamingConnection } from "./assemblyai-streaming.ts";
 import { refusal, type RefusalStatus } from "./http-fake.ts";
+import { LOOPBACK_TLS } from "./loopback-tls.ts";
 
 // A fake of AssemblyAI's async transcription API on loopback, close enough for the official
 // `assemblyai` SDK: `Authorization: <key>` (no scheme); `POST /v2/upload` (bytes in,
@@ -46,13 +44,6 @@ const error = (status: number, message: string) => Response.json({ error: messag
 const REFUSALS = { 401: "Authentication error, API token missing/invalid", 429: "Too many requests", 500: "Internal server error" } as const;
 const refuse = (status: RefusalStatus) => error(status, REFUSALS[status]);
 
-/** A throwaway certificate for 127.0.0.1. */
-function selfSigned(): { cert: string; key: string } {
-  const dir = mkdtempSync(join(tmpdir(), "aai-fake-tls-"));
-  Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stderr: "ignore" });
-  return { cert: readFileSync(join(dir, "cert.pem"), "utf8"), key: readFileSync(join(dir, "key.pem"), "utf8") };
-}
-
 export function startFakeAssemblyAi(options: { tls?: boolean } = {}): FakeAssemblyAi {
   const uploads: FakeAssemblyAi["uploads"] = [];
   const jobs: Job[] = [];
@@ -61,7 +52,7 @@ export function startFakeAssemblyAi(options: { tls?: boolean } = {}): FakeAssemb
   const server = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
-    tls: options.tls ? selfSigned() : undefined,
+    tls: options.tls ? LOOPBACK_TLS : undefined,
     websocket: streaming.websocket,
     async fetch(req, srv) {
       const url = new URL(req.url);

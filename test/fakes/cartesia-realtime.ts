@@ -25,25 +25,6 @@ import { speech } from "./http-fake.ts";
 
 export type SocketFault = "stall" | "drop" | "malformed" | "error";
 
-export const FAKE_CARTESIA_TLS = {
-  // Self-signed for 127.0.0.1, valid until 2126: SDK helpers that insist on wss:// reach the fake over it.
-  cert: `-----BEGIN CERTIFICATE-----
-MIIBjzCCATagAwIBAgIUWmFDcW3jiitBIHlegE1NPV7HpKcwCgYIKoZIzj0EAwIw
-FDESMBAGA1UEAwwJMTI3LjAuMC4xMCAXDTI2MTEyMjA0NTQ1OFoYDzIxMjYxMDI5
-MDQ1NDU4WjAUMRIwEAYDVQQDDAkxMjcuMC4wLjEwWTATBgcqhkjOPQIBBggqhkjO
-PQMBBwNCAARjaKA9nLciTqOeGmXZ4js5b3w1yo34gSVTUKtsoNppG3Tlz42IMsdl
-tjlq0ScHhsRYNWYVeTs6EeFsUYnEMD4Lo2QwYjAdBgNVHQ4EFgQU6e2n/0kow4Cf
-o8bZ/gGSzUKrNAgwHwYDVR0jBBgwFoAU6e2n/0kow4Cfo8bZ/gGSzUKrNAgwDwYD
-VR0TAQH/BAUwAwEB/zAPBgNVHREECDAGhwR/AAABMAoGCCqGSM49BAMCA0cAMEQC
-IF7lQjLtrHBEoGJs2gs2uREPe/lEMZhp5R3pAPsWGZ2SAiBO9B4CJUO/RGs/dJl0
-Vsuj9zOh4gG3OG7hX7NFUV2FBg==
------END CERTIFICATE-----`,
-  key: `-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgp2aIAZGqwDN7GT8+
-/nduoGqskYqE6Pvake0ewotlJDuhRANCAARjaKA9nLciTqOeGmXZ4js5b3w1yo34
-gSVTUKtsoNppG3Tlz42IMsdltjlq0ScHhsRYNWYVeTs6EeFsUYnEMD4L
------END PRIVATE KEY-----`,
-};
 
 /** What a TTS socket sent: its auth and each JSON message. */
 export interface TtsSocketRecord {

@@ -1,4 +1,5 @@
-import { FAKE_CARTESIA_TLS, realtimeHandlers, sttConn, sttQueryProblem, ttsConn, type RealtimeConn, type SocketFault, type SttSocketRecord, type TtsSocketRecord } from "./cartesia-realtime.ts";
+import { LOOPBACK_TLS } from "./loopback-tls.ts";
+import { realtimeHandlers, sttConn, sttQueryProblem, ttsConn, type RealtimeConn, type SocketFault, type SttSocketRecord, type TtsSocketRecord } from "./cartesia-realtime.ts";
 import { audioResponse, mp3, refusal, speech, type RefusalStatus, type StreamFault } from "./http-fake.ts";
 
 // A fake of Cartesia on loopback, close enough for the official `@cartesia/cartesia-js` SDK:
@@ -61,7 +62,7 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
     port: 0,
     hostname: "127.0.0.1",
     idleTimeout: 0,
-    ...(options.tls ? { tls: FAKE_CARTESIA_TLS } : {}),
+    ...(options.tls ? { tls: LOOPBACK_TLS } : {}),
     async fetch(req, srv) {
       const url = new URL(req.url);
       const apiKey = url.searchParams.get("api_key");

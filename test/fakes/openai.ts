@@ -1,7 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { audioResponse, mp3, refusal, speech as speechAt, type RefusalStatus } from "./http-fake.ts";
+import { LOOPBACK_TLS } from "./loopback-tls.ts";
 import { startRealtime, type RealtimeConnection, type RealtimeFault } from "./openai-realtime.ts";
 
 // A fake of OpenAI's audio API on loopback, close enough to the wire that the official `openai`
@@ -10,7 +8,7 @@ import { startRealtime, type RealtimeConnection, type RealtimeFault } from "./op
 // verbose_json out). Speech is real (our Flite, resampled to 24 kHz); transcripts are the text
 // the fake last spoke, or a fixed sentence. Errors use OpenAI's error object. Realtime
 // transcription sessions (`/v1/realtime?intent=transcription`) are in openai-realtime.ts.
-// `startFakeOpenAi({ tls: true })` serves HTTPS/WSS with a throwaway self-signed certificate
+// `startFakeOpenAi({ tls: true })` serves HTTPS/WSS with the loopback self-signed certificate
 // (the SDK's realtime clients only connect to wss:).
 //
 // Faults, set with `fault(...)`, apply to the next request only:
@@ -70,19 +68,9 @@ const refuse = (status: RefusalStatus) =>
       ? error(429, "Rate limit reached.", "requests", "rate_limit_exceeded")
       : error(500, "The server had an error while processing your request.", "server_error");
 
-/** A throwaway self-signed certificate for 127.0.0.1. */
-function loopbackCertificate(): { cert: string; key: string } {
-  const dir = mkdtempSync(join(tmpdir(), "fake-openai-"));
-  const run = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", `${dir}/key.pem`, "-out", `${dir}/cert.pem`]);
-  if (run.exitCode !== 0) throw new Error(`openssl failed: ${run.stderr.toString()}`);
-  const pair = { cert: readFileSync(`${dir}/cert.pem`, "utf8"), key: readFileSync(`${dir}/key.pem`, "utf8") };
-  rmSync(dir, { recursive: true });
-  return pair;
-}
-
 export function startFakeOpenAi(options: { tls?: boolean } = {}): FakeOpenAi & { certificate?: string } {
   const realtime = startRealtime();
-  const tls = options.tls ? loopbackCertificate() : undefined;
+  const tls = options.tls ? LOOPBACK_TLS : undefined;
   const speech: SpeechRequest[] = [];
   const transcriptions: FakeOpenAi["transcriptions"] = [];
   let pending: OpenAiFault | undefined;
