@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { openUpstreamStreams } from "./providers/upstream-ws.ts";
 
 /** Prometheus metrics; one registry per app so tests and several apps in one process stay apart. */
 export class Metrics {
@@ -9,6 +10,16 @@ export class Metrics {
     help: "WebSocket sessions currently open",
     labelNames: ["channel"] as const,
     registers: [this.registry],
+  });
+
+  /** Read at scrape time: a number that only grows means streams (and their timers) are leaking. */
+  readonly upstreamStreams = new Gauge({
+    name: "voxroute_upstream_streams_open",
+    help: "Realtime WebSocket streams to upstream providers currently open",
+    registers: [this.registry],
+    collect() {
+      this.set(openUpstreamStreams());
+    },
   });
 
   readonly requests = new Counter({

@@ -55,6 +55,18 @@ describe("Deepgram Nova through /v1/stt", () => {
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "deepgram", usageUnit: "seconds", usageAmount: 3, status: "completed" });
   });
 
+  test("/metrics counts the upstream streams open: one during a session, none after", async () => {
+    const metric = async () => /voxroute_upstream_streams_open (\d+)/.exec(await (await fetch(`${server.url}/metrics`)).text())?.[1];
+    const c = connect(server.wsUrl(`/v1/stt?${NOVA}`), bearer(server.key));
+    await c.opened;
+    c.ws.send(second());
+    for (let i = 0; i < 100 && !c.rec.events.some((e) => e.type === "stt.session.started"); i++) await Bun.sleep(10);
+    expect(await metric()).toBe("1");
+    c.send({ type: "stt.session.close" });
+    await c.closed;
+    expect(await metric()).toBe("0");
+  });
+
   test("event_format=provider relays Deepgram's own frames byte for byte", async () => {
     const c = connect(server.wsUrl(`/v1/stt?${NOVA}&event_format=provider`), bearer(server.key));
     await c.opened;
