@@ -96,6 +96,15 @@ describe("stream-input as ElevenLabs documents it", () => {
     expect(Math.abs(at24.byteLength / at16.byteLength - 1.5)).toBeLessThan(0.01);
   });
 
+  test("ulaw_8000 and alaw_8000: one byte per sample at 8 kHz, companded", async () => {
+    const at16 = await speak("model_id=flite&output_format=pcm_16000", ["Telephone line. "], xi(server.key));
+    const ulaw = await speak("model_id=flite&output_format=ulaw_8000", ["Telephone line. "], xi(server.key));
+    const alaw = await speak("model_id=flite&output_format=alaw_8000", ["Telephone line. "], xi(server.key));
+    expect(Math.abs(ulaw.byteLength / (at16.byteLength / 4) - 1)).toBeLessThan(0.02);
+    expect(alaw.byteLength).toBe(ulaw.byteLength);
+    expect(ulaw).not.toEqual(alaw);
+  });
+
   test("flush mid-stream: the first sentence's audio arrives before the input ends", async () => {
     const c = connect(url("slt", "model_id=flite&output_format=pcm_16000"), xi(server.key));
     c.send(init());

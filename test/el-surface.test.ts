@@ -71,6 +71,10 @@ describe("/el HTTP rules", () => {
     const mp3 = await tts("slt/stream?output_format=mp3_22050_32", { text: "x", model_id: "flite" });
     expect(mp3.headers.get("content-type")).toBe("audio/mpeg");
     await mp3.arrayBuffer();
+    const ulaw = await tts("slt/stream?output_format=ulaw_8000", { text: "Telephone line.", model_id: "flite" });
+    expect(ulaw.headers.get("content-type")).toBe("application/octet-stream");
+    const pcm16 = await tts("slt/stream?output_format=pcm_16000", { text: "Telephone line.", model_id: "flite" });
+    expect(Math.abs((await ulaw.arrayBuffer()).byteLength / ((await pcm16.arrayBuffer()).byteLength / 4) - 1)).toBeLessThan(0.02); // 8-bit samples at half the rate
   });
 
   test("Bearer works as well as xi-api-key; no key at all is the flat missing_api_key", async () => {

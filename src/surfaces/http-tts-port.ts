@@ -1,4 +1,4 @@
-import { PcmResampler } from "../audio/resampler.ts";
+import { PcmDelivery, type PcmPromise } from "../audio/pcm-delivery.ts";
 import { ApiError, type ErrorCode } from "../errors.ts";
 import type { TtsPort } from "../sessions/tts-session.ts";
 
@@ -10,8 +10,8 @@ export interface AudioStarted {
 }
 
 export interface HttpAudioShape {
-  /** The PCM rate the caller was promised; PCM at another rate is resampled to it. */
-  pcmRate?: number;
+  /** The PCM the caller was promised (rate, G.711 companding); the provider's PCM is converted to it. */
+  pcm?: PcmPromise;
   /** Of the audio as delivered (after any resampling). */
   contentType(audio: AudioStarted): string;
   /** Bytes that go before the audio (a streaming WAV header), if the format has any. */
@@ -24,8 +24,8 @@ const HIGH_WATER_BYTES = 256 * 1024;
 /**
  * A TTS session's output as one HTTP response, for the surfaces whose speech endpoints are plain
  * HTTP. The status is decided by what comes first: audio → 200 with the body streamed as it is
- * produced (chunks passed through, never copied, unless PCM must be resampled to the promised
- * rate); a failure before any audio → that error's
+ * produced (chunks passed through, never copied, unless PCM must be converted to the promised
+ * rate or companding); a failure before any audio → that error's
  * status in the surface's envelope. A failure after audio started can only cut the body short.
  * A client that goes away cancels the session.
  */
@@ -37,7 +37,7 @@ export class HttpTtsPort implements TtsPort {
   private audio: AudioStarted = { encoding: "pcm_s16le", sample_rate: 24000, channels: 1 };
   private error: ApiError | undefined;
   private cancelled: () => void = () => {};
-  private resampler: Promise<PcmResampler> | undefined;
+  private delivery: PcmDelivery | undefined;
 
   constructor(
     private readonly shape: HttpAudioShape,
@@ -57,21 +57,17 @@ export class HttpTtsPort implements TtsPort {
   }
 
   sendAudio(chunk: Uint8Array): void | Promise<void> {
-    if (this.resampler) return this.resampler.then((r) => this.enqueue(r.process(chunk)));
+    if (this.delivery) return this.delivery.process(chunk).then((bytes) => this.enqueue(bytes));
     return this.enqueue(chunk);
   }
 
   private started(audio: AudioStarted): void {
-    const target = this.shape.pcmRate;
-    if (audio.encoding !== "pcm_s16le" || !target || audio.sample_rate === target) {
-      this.audio = audio;
-      return;
-    }
-    this.audio = { ...audio, sample_rate: target };
-    this.resampler = PcmResampler.create(audio.sample_rate, target);
+    this.delivery = PcmDelivery.for(this.shape.pcm, audio);
+    this.audio = this.delivery ? { ...audio, sample_rate: this.shape.pcm!.rate } : audio;
   }
 
   private enqueue(chunk: Uint8Array): void | Promise<void> {
+    if (!chunk.byteLength) return;
     const controller = this.controller ?? this.begin();
     controller.enqueue(chunk);
     if ((controller.desiredSize ?? 1) <= 0) return new Promise((resolve) => (this.pulled = resolve));
@@ -93,7 +89,7 @@ export class HttpTtsPort implements TtsPort {
   }
 
   private release(): void {
-    void this.resampler?.then((r) => r.destroy());
+    this.delivery?.release();
   }
 
   private begin(): ReadableStreamDefaultController<Uint8Array> {

@@ -1,5 +1,5 @@
 import type { ServerWebSocket } from "bun";
-import { PcmResampler } from "../../audio/resampler.ts";
+import { PcmDelivery, type PcmPromise } from "../../audio/pcm-delivery.ts";
 import { ApiError, closeReason, ERRORS, type ErrorCode } from "../../errors.ts";
 import type { TtsPort } from "../../sessions/tts-session.ts";
 import { WsPort } from "../ws-port.ts";
@@ -23,31 +23,31 @@ function textFrames(raw: ServerWebSocket<unknown>): ServerWebSocket<unknown> {
 
 /**
  * A TTS session spoken as ElevenLabs' `stream-input`: audio as `{"audio": <base64>, …}` frames
- * (PCM resampled to the rate `output_format` promised), `{"isFinal": true}` before the normal
+ * (PCM converted to the rate and encoding `output_format` promised), `{"isFinal": true}` before the normal
  * close, and ElevenLabs' error frame `{message, error, code}` before any other close. The
  * session's own events (provider status, readiness, flush acknowledgements) have no counterpart.
  */
 export class StreamInputPort implements TtsPort {
   private readonly socket: WsPort;
-  private resampler: Promise<PcmResampler> | undefined;
+  private delivery: PcmDelivery | undefined;
   private disposed = false;
 
   constructor(
     raw: ServerWebSocket<unknown>,
-    /** The PCM rate the caller was promised (`pcm_16000`); undefined for MP3. */
-    private readonly pcmRate: number | undefined,
+    /** The PCM the caller was promised (`pcm_16000`, `ulaw_8000`); undefined for MP3. */
+    private readonly pcm: PcmPromise | undefined,
   ) {
     this.socket = new WsPort(textFrames(raw));
   }
 
   sendEvent(event: Record<string, unknown>): void {
-    if (event.type === "service.tts_audio_started") this.started(event.encoding as string, event.sample_rate as number);
+    if (event.type === "service.tts_audio_started") this.delivery = PcmDelivery.for(this.pcm, event as unknown as { encoding: string; sample_rate: number });
     else if (event.type === "service.tts_error") this.error(event.code as ErrorCode, event.message as string);
     else if (event.type === "service.tts_session_ended") this.socket.sendEvent({ isFinal: true });
   }
 
   sendAudio(chunk: Uint8Array): void | Promise<void> {
-    if (this.resampler) return this.resampler.then((r) => (this.disposed ? undefined : this.send(r.process(chunk))));
+    if (this.delivery) return this.delivery.process(chunk).then((audio) => (this.disposed ? undefined : this.send(audio)));
     return this.send(chunk);
   }
 
@@ -68,16 +68,12 @@ export class StreamInputPort implements TtsPort {
     this.socket.drain();
   }
 
-  /** The socket is gone: release a waiting sender and the resampler. */
+  /** The socket is gone: release a waiting sender and the PCM conversion. */
   dispose(): void {
     this.socket.drain();
     if (this.disposed) return;
     this.disposed = true;
-    void this.resampler?.then((r) => r.destroy());
-  }
-
-  private started(encoding: string, sampleRate: number): void {
-    if (encoding === "pcm_s16le" && this.pcmRate && sampleRate !== this.pcmRate) this.resampler = PcmResampler.create(sampleRate, this.pcmRate);
+    this.delivery?.release();
   }
 
   private error(code: ErrorCode, message: string): void {

@@ -18,8 +18,8 @@ export interface StreamInputPlan {
   candidates: Binding[];
   voice: string;
   format: OutputFormat["format"];
-  /** The rate `output_format` promises (PCM at another rate is resampled to it). */
-  sampleRate: number;
+  /** The PCM `output_format` promises (the provider's is converted to it); undefined for MP3. */
+  pcm?: OutputFormat["pcm"];
   inactivitySeconds: number;
   /** The provider options, given what the init frame's fields translate to; the query wins. */
   options(fields: Record<string, string>): Record<string, string>;
@@ -42,5 +42,5 @@ export function planStreamInput(catalogue: Catalogue, voice: string, query: URLS
   const options = (fields: Record<string, string>) => elevenLabsProviderOptions(query, RESERVED_QUERY, undefined, fields);
   options({}); // a bad enum or boolean in the query is told before the upgrade
   const candidates = elevenLabsTtsCandidates(catalogue, modelId, voice, output.format, query);
-  return { candidates, voice, ...output, inactivitySeconds, options };
+  return { candidates, voice, format: output.format, pcm: output.pcm, inactivitySeconds, options };
 }

@@ -80,7 +80,7 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         const seconds = planned.plan?.inactivitySeconds ?? 20;
         // ElevenLabs' own words (shortened to fit a close reason); the session ends as if the client left.
         const idle = setTimeout(() => raw.close(1008, `Have not received a new text input within the timeout of ${seconds} seconds.`), seconds * 1000);
-        connections.set(raw, { request, planned, port: new StreamInputPort(raw, planned.plan?.format === "pcm" ? planned.plan.sampleRate : undefined), idle });
+        connections.set(raw, { request, planned, port: new StreamInputPort(raw, planned.plan?.pcm), idle });
       },
       message(ws, message) {
         const conn = connections.get(ws.raw as ServerWebSocket<unknown>);

@@ -16,6 +16,7 @@ export interface ElevenLabsTtsPlan {
   outputFormat: string;
   format: OutputFormat["format"];
   sampleRate: number;
+  pcm?: OutputFormat["pcm"];
   options: Record<string, string>;
 }
 

@@ -17,7 +17,7 @@ export function elevenLabsTtsRoutes(ctx: AppContext) {
   const speak = async (request: Request, voiceId: string) => {
     const principal = await authenticate(ctx.database, elevenLabsKey(request.headers));
     const plan = planElevenLabsTts(ctx.catalogue, voiceId, new URL(request.url).searchParams, await jsonBody(request));
-    const shape = { pcmRate: plan.format === "pcm" ? plan.sampleRate : undefined, contentType: () => contentTypeOf(plan.outputFormat, plan.sampleRate) };
+    const shape = { pcm: plan.pcm, contentType: () => contentTypeOf(plan.outputFormat, plan.sampleRate) };
     return speakOverHttp(ctx, principal, plan, shape, elevenLabsError, "el");
   };
   return new Elysia()

@@ -13,8 +13,8 @@ const pcmType = (a: AudioStarted) => `audio/L16; rate=${a.sample_rate}; channels
 const OPENAI_PCM_RATE = 24000;
 const SHAPES: Record<ResponseFormat, HttpAudioShape> = {
   mp3: { contentType: () => "audio/mpeg" },
-  pcm: { pcmRate: OPENAI_PCM_RATE, contentType: pcmType },
-  wav: { pcmRate: OPENAI_PCM_RATE, contentType: () => "audio/wav", preamble: (a) => wavHeader(a.sample_rate, a.channels) },
+  pcm: { pcm: { rate: OPENAI_PCM_RATE }, contentType: pcmType },
+  wav: { pcm: { rate: OPENAI_PCM_RATE }, contentType: () => "audio/wav", preamble: (a) => wavHeader(a.sample_rate, a.channels) },
 };
 
 /**
