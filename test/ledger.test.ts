@@ -243,6 +243,28 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
       expect(await paid(t)).toMatchObject({ paidCredits: 10_000_000, paidHeld: 0 });
     });
 
+    test("a cover still waiting when the request settles reserves nothing after it: no hold outlives the request", async () => {
+      const t = await tenant(10_000_000);
+      const m = new Meter(new Ledger(database), log, { blockUnits: { tts: 100, stt: 10 }, firstUnits: { tts: 20, stt: 2 } }).start(requestId(), { tenantId: t }, "test");
+      m.prefetch(binding("cheap"));
+      const late = m.cover(binding("cheap"), 500); // waits behind the prefetch
+      await m.settle({ binding: binding("cheap"), status: "failed", units: 0, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      expect(await late).toBe(false);
+      expect((await paid(t)).paidHeld).toBe(0);
+      expect(await database.sql.query("SELECT id FROM holds WHERE tenant_id = ?", [t])).toEqual([]);
+    });
+
+    test("a request whose client left before it was served: recorded unbilled, its prefetched hold released", async () => {
+      const t = await tenant(10_000_000);
+      const m = new Meter(new Ledger(database), log).start(requestId(), { tenantId: t }, "test");
+      m.prefetch(binding("cheap"));
+      await m.unserved(binding("cheap"), new Date());
+      expect((await paid(t)).paidHeld).toBe(0);
+      expect(await database.sql.query("SELECT id FROM holds WHERE tenant_id = ?", [t])).toEqual([]);
+      const records = await database.sql.query<{ status: string; credits: number | string }>("SELECT status, credits FROM activity WHERE tenant_id = ?", [t]);
+      expect(records.map((r) => [r.status, Number(r.credits)])).toEqual([["failed", 0]]);
+    });
+
     test("on a balance not far beyond the first stretch, nothing is held ahead: the first cover decides", async () => {
       const t = await tenant(100);
       const m = new Meter(new Ledger(database), log, { blockUnits: { tts: 100, stt: 10 }, firstUnits: { tts: 20, stt: 2 } }).start(requestId(), { tenantId: t }, "test");

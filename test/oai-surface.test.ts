@@ -73,6 +73,16 @@ describe("/oai/audio/speech with the OpenAI SDK", () => {
     expect(noVoice).toMatchObject({ status: 400, code: "missing_required_parameter", param: "voice" });
   });
 
+  test("a client that stops reading after the first audio pays for the text the provider was given", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    const input = "This is a long sentence for the router to speak. ".repeat(8).trim();
+    const res = await fetch(`${server.url}/oai/audio/speech`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ model: "flite", voice: "slt", input, response_format: "pcm" }) });
+    const reader = res.body!.getReader();
+    expect((await reader.read()).value!.byteLength).toBeGreaterThan(0);
+    await reader.cancel();
+    expect(await lastActivity(server, tenantId)).toMatchObject({ surface: "oai", status: "failed", usageAmount: [...input].length });
+  });
+
   test("bad bodies: unknown format, bad speed, too long, not JSON", async () => {
     const post = (body: string) => fetch(`${server.url}/oai/audio/speech`, { method: "POST", headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" }, body });
     const opus = await post(JSON.stringify({ model: "flite", input: "x", response_format: "opus" }));

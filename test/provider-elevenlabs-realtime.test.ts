@@ -58,13 +58,27 @@ describe("ElevenLabs TTS through /v1/tts over the input-streaming WebSocket", ()
       { text: "Hello from the socket. ", try_trigger_generation: true, context_id: "1" },
       { context_id: "1", text: "", flush: true },
       { context_id: "1", close_context: true },
-      { text: "A second turn", ...setup, try_trigger_generation: true, context_id: "2" },
+      { text: " ", ...setup, context_id: "2" }, // the next turn's context opens at once
+      { text: "A second turn", try_trigger_generation: true, context_id: "2" },
       { context_id: "2", text: "", flush: true },
       { context_id: "2", close_context: true },
       { close_socket: true },
     ]);
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "elevenlabs", status: "completed", usageAmount: 36 });
   });
+
+  test("a session idle between turns longer than inactivity_timeout: keep-alives hold the socket open", async () => {
+    const c = connect(server.wsUrl(`${TTS}&inactivity_timeout=1`), bearer(server.key));
+    c.send({ type: "text", text: "Before the pause. " });
+    c.send({ type: "flush" });
+    await Bun.sleep(2500);
+    c.send({ type: "text", text: "After the pause." });
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
+    expect(rec.order.filter((e) => e === "service.tts_flushed").length).toBe(1);
+    expect(fake.ttsSockets.at(-1)!.frames).toContainEqual({ context_id: "2", text: "" });
+  }, 10_000);
 
   test("one-shot: a sentence and close; format=mp3 asks for mp3_44100_128", async () => {
     const rec = await speakOnce(server, `model=eleven_flash_v2_5&voice=${FAKE_VOICE}&format=mp3`, "MP3 over the socket.");
@@ -80,6 +94,7 @@ describe("ElevenLabs TTS through /v1/tts over the input-streaming WebSocket", ()
     ["stability=high", 'elevenlabs option stability must be a number, not "high"'],
     ["try_trigger_generation=maybe", 'elevenlabs option try_trigger_generation must be true or false, not "maybe"'],
     ["transport=grpc", 'elevenlabs option transport must be websocket or http, not "grpc"'],
+    ["inactivity_timeout=0", 'elevenlabs option inactivity_timeout must be a whole number of seconds from 1 to 180, not "0"'],
   ]) {
     test(`${query} is refused before anything connects upstream`, async () => {
       const before = fake.ttsSockets.length + fake.requests.length;

@@ -66,3 +66,25 @@ describe("event_format=provider", () => {
     expect(await res.json()).toMatchObject({ error: "conflicting_audio_format" });
   });
 });
+
+describe("metering base64 audio in passthrough text frames", () => {
+  test("OpenAI: every spelling of the event type counts; a session.update to 8 kHz µ-law is still billed at the declared rate", async () => {
+    const { appendMeter } = await import("../src/providers/openai/realtime-stt.ts");
+    const meter = appendMeter(48000);
+    const audio = Buffer.alloc(4800).toString("base64");
+    expect(meter(JSON.stringify({ type: "input_audio_buffer.append", audio }))).toBe(4800);
+    expect(meter(`{"type":"input_audio_buffer.\\u0061ppend","audio":"${audio}"}`)).toBe(4800);
+    expect(meter('{"type":"input_audio_buffer.commit"}')).toBe(0);
+    expect(meter("not json")).toBe(0);
+    expect(meter(JSON.stringify({ type: "session.update", session: { audio: { input: { format: { type: "audio/pcmu" } } } } }))).toBe(0);
+    expect(meter(JSON.stringify({ type: "input_audio_buffer.append", audio: Buffer.alloc(800).toString("base64") }))).toBe(4800); // 0.1 s either way
+  });
+
+  test("Scribe: escaped message types count; a chunk at another sample_rate is billed by its duration", async () => {
+    const { scribeChunkMeter } = await import("../src/providers/elevenlabs/realtime-stt.ts");
+    const meter = scribeChunkMeter(16000);
+    const audio = Buffer.alloc(3200).toString("base64");
+    expect(meter(`{"message_type":"input_audio_\\u0063hunk","audio_base_64":"${audio}"}`)).toBe(3200);
+    expect(meter(JSON.stringify({ message_type: "input_audio_chunk", audio_base_64: audio, sample_rate: 8000 }))).toBe(6400);
+  });
+});

@@ -51,6 +51,6 @@ export class PcmDelivery {
   }
 
   release(): void {
-    void this.resampler?.then((r) => r.destroy());
+    this.resampler?.then((r) => r.destroy()).catch(() => {}); // a resampler that never started has nothing to free
   }
 }

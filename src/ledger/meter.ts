@@ -105,7 +105,7 @@ export class MeteredRequest {
    * asks for.
    */
   prefetch(binding: Binding): void {
-    if (this.extending || this.held) return;
+    if (this.extending || this.held || this.settled) return;
     const minimum = this.needed(binding, this.options.firstUnits[binding.capability]);
     const tenant = this.payer.tenantId;
     const run = async () => (await this.ledger.spendable(tenant, binding)) >= RICH_ACCOUNT * minimum && this.take(await this.ledger.reserve(this.id, tenant, binding, minimum, 0), minimum);
@@ -129,6 +129,7 @@ export class MeteredRequest {
 
   private async extend(binding: Binding, units: number, blockAhead: boolean): Promise<boolean> {
     while (this.extending) await this.extending;
+    if (this.settled) return false; // a finished request reserves nothing more
     if (this.needed(binding, units) <= this.held) return true;
     const minimum = this.needed(binding, units) - this.held;
     // A request that comes back for more is a long session, and from then on reserves a block
@@ -158,6 +159,11 @@ export class MeteredRequest {
     this.keepAlive.unref();
   }
 
+  /** The client left before the request was served: it is recorded, unbilled, and its hold released. */
+  async unserved(binding: Binding, startedAt: Date): Promise<void> {
+    await this.settle({ binding, status: "failed", units: 0, startedAt, latencyMs: 0, attempts: [] }).catch(() => {}); // logged by settle
+  }
+
   /**
    * Writes the request's debits and its one activity record, releasing the rest of its hold.
    * Retried on database errors; settling twice is harmless (the request id is the record's id).
@@ -165,8 +171,8 @@ export class MeteredRequest {
   async settle(outcome: Outcome): Promise<{ credits: number }> {
     if (this.settled) throw new Error(`request ${this.id} settled twice`);
     this.settled = true;
-    // A reserve still under way must land first: its credits are released by this settle.
-    await this.extending?.catch(() => {});
+    // Reserves still under way must land first: their credits are released by this settle.
+    while (this.extending) await this.extending.catch(() => {});
     clearInterval(this.keepAlive);
     const input = {
       id: this.id,

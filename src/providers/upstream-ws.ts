@@ -71,7 +71,7 @@ export interface JsonSocketHandlers<E> {
   /** Close codes that end the stream normally (default: 1000). */
   normalClose?(code: number): boolean;
   /** A frame sent when nothing went out for `everyMs`, for providers that drop idle sockets. */
-  keepAlive?: { everyMs: number; frame: string };
+  keepAlive?: { everyMs: number; frame: string | (() => string) };
 }
 
 /**
@@ -98,20 +98,25 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
     const ka = handlers.keepAlive;
     if (ka) {
       this.keepAlive = setInterval(() => {
-        if (performance.now() - this.lastSend >= ka.everyMs) this.send(ka.frame);
-      }, Math.min(1000, ka.everyMs));
+        if (performance.now() - this.lastSend >= ka.everyMs) this.send(typeof ka.frame === "string" ? ka.frame : ka.frame());
+      }, Math.min(1000, ka.everyMs / 2));
     }
     ws.onmessage = (e) => {
       if (this.done) return;
       this.liveness?.refresh();
-      if (typeof e.data !== "string") return handlers.onBinary?.(new Uint8Array(e.data as ArrayBuffer), this);
       let ev: unknown;
       try {
-        ev = JSON.parse(e.data);
+        ev = typeof e.data === "string" ? JSON.parse(e.data) : undefined;
       } catch {
         return this.fail(`${provider} sent a frame that is not JSON`);
       }
-      if (ev && typeof ev === "object") handlers.onJson(ev as Record<string, any>, this);
+      // A frame an adapter cannot make sense of fails its stream, never the process.
+      try {
+        if (typeof e.data !== "string") handlers.onBinary?.(new Uint8Array(e.data as ArrayBuffer), this);
+        else if (ev && typeof ev === "object") handlers.onJson(ev as Record<string, any>, this);
+      } catch (err) {
+        this.fail(`${provider} sent a frame this adapter could not read: ${(err as Error).message}`);
+      }
     };
     ws.onclose = (e) => {
       if (this.done) return;

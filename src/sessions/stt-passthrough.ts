@@ -43,6 +43,8 @@ export class SttPassthrough {
   private exhausted = false;
   private readonly startedAt = new Date();
   private readonly attempts: { provider: string; reason: string }[] = [];
+  /** The upstream's measure of the audio in a client text frame (base64 audio in JSON); set once it is known. */
+  private meterText: ((frame: string) => number) | undefined;
   readonly finished: Promise<void>;
   private done!: () => void;
 
@@ -57,8 +59,8 @@ export class SttPassthrough {
   /** A client frame, relayed untouched. */
   frame(frame: string | Uint8Array): void {
     if (this.closed || this.exhausted) return;
-    // Text frames are measured once the upstream is known (below, for those sent before).
-    const audio = typeof frame === "string" ? (this.upstream?.audioBytes?.(frame) ?? 0) : frame.byteLength;
+    // Text frames are measured once the upstream is known (in `run`, for those sent before).
+    const audio = typeof frame === "string" ? (this.meterText?.(frame) ?? 0) : frame.byteLength;
     if (audio > 0) {
       this.receivedBytes += audio;
       if (this.upstream && !this.cover()) {
@@ -101,6 +103,7 @@ export class SttPassthrough {
     } catch (err) {
       return this.fail(err);
     }
+    if (this.closed) return this.admission.meter.unserved(this.admission.candidates[0], this.startedAt);
     for (const [i, binding] of this.admission.candidates.entries()) {
       if (this.closed) return;
       const provider = this.deps.provider(binding.provider.id);
@@ -111,14 +114,19 @@ export class SttPassthrough {
         );
         if (this.closed) return upstream.close(1000, "client closed");
         this.binding = binding;
-        for (const f of this.pending) if (typeof f === "string") this.receivedBytes += upstream.audioBytes?.(f) ?? 0;
-        // Audio sent before the upstream was ready is paid for before it is relayed.
-        if (this.receivedBytes > 0 && !(await this.admission.meter.cover(binding, Math.ceil(this.receivedBytes / this.setup.bytesPerSecond)))) {
+        // From here on every text frame is measured as it arrives, in order (meters may keep state).
+        this.meterText = upstream.audioBytes ?? (() => 0);
+        for (const f of this.pending) if (typeof f === "string") this.receivedBytes += this.meterText(f);
+        // Audio sent before the upstream was ready is paid for before it is relayed, including
+        // what arrives while that hold is being taken; refused, none of it is relayed or billed.
+        const covered = (): boolean | Promise<boolean> => this.receivedBytes === 0 || this.admission!.meter.cover(binding, Math.ceil(this.receivedBytes / this.setup.bytesPerSecond));
+        if (!(await covered()) || !(await covered())) {
           upstream.close(1000, "balance exhausted");
           this.receivedBytes = 0;
           this.exhausted = true;
           return void this.finish({ code: 4402, reason: closeReason("insufficient_balance") });
         }
+        if (this.closed) return upstream.close(1000, "client closed");
         upstream.onFrame((frame) => this.deps.port.send(frame));
         upstream.onClose((code, reason) => void this.finish({ code: code === 1005 || code === 1006 ? 1011 : code, reason }));
         this.upstream = upstream;

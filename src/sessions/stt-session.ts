@@ -196,6 +196,7 @@ export class SttSession {
     } catch (err) {
       return this.fail(err);
     }
+    if (this.closed) return this.admission.meter.unserved(this.admission.candidates[0], this.startedAt);
     // Audio sent while the session was being admitted waits in the inbox: it goes on as paid for.
     this.admitAudio();
     const { candidates } = this.admission;

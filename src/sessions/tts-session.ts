@@ -39,6 +39,12 @@ export interface TtsSessionSetup {
   options: Record<string, string>;
   /** Auth, routing and billing admission; an `ApiError` from it ends the session with its close code. */
   admit: () => Promise<Admission>;
+  /**
+   * What a client that leaves pays for: `acknowledged`, the text a `flushed` confirmed (the
+   * WebSocket channels, whose clients flush); `sent`, once audio has begun, all the text given to
+   * the provider (one-shot requests, where nothing is acknowledged but the provider spoke it all).
+   */
+  abandoned?: "acknowledged" | "sent";
 }
 
 export interface TtsSessionDeps {
@@ -140,6 +146,7 @@ export class TtsSession {
     } catch (err) {
       return this.fail(err);
     }
+    if (this.closed) return this.admission.meter.unserved(this.admission.candidates[0], this.startedAt);
     this.admitInbox();
     const { candidates } = this.admission;
     for (let i = 0; i < candidates.length && !this.closed; i++) {
@@ -338,14 +345,14 @@ export class TtsSession {
   /**
    * Ends the session once: stops the provider, settles usage, then (unless the client is gone)
    * sends the final event and closes. Completed sessions pay for every admitted character; failed
-   * ones for the text a `flushed` acknowledgement confirmed.
+   * ones for the text a `flushed` acknowledgement confirmed (see `abandoned` for clients that leave).
    */
   private async finish(status: "completed" | "failed", close: { code: number; reason: string } | null, lastWords?: () => void): Promise<void> {
     if (this.closed) return;
     this.state = "closed";
     this.stream?.cancel();
     const outcome = status === "completed" ? "completed" : close ? "failed" : "aborted";
-    const billed = status === "completed" ? this.characters : this.acknowledged;
+    const billed = status === "completed" ? this.characters : outcome === "aborted" && this.setup.abandoned === "sent" && this.audioStarted ? this.written : this.acknowledged;
     if (this.admission) {
       // Every admitted request leaves one activity record, also one that never reached a provider.
       await this.admission.meter

@@ -12,6 +12,8 @@ export interface HttpTtsRequest {
   voice?: string;
   format: "pcm" | "mp3";
   options: Record<string, string>;
+  /** The request's signal: the client going away before the first byte ends the session. */
+  signal: AbortSignal;
 }
 
 /**
@@ -30,6 +32,7 @@ export async function speakOverHttp(ctx: AppContext, principal: Principal, req: 
       format: req.format,
       autoFlush: true,
       options: req.options,
+      abandoned: "sent",
       admit: async () => {
         const meter = ctx.meter.start(id, principal, surface);
         meter.prefetch(candidates[0]);
@@ -38,7 +41,9 @@ export async function speakOverHttp(ctx: AppContext, principal: Principal, req: 
     },
     { provider: (pid) => ctx.providers.get(pid), port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface },
   );
+  // A client that stops reading, or goes away before the first byte, ends the session.
   port.onCancel(() => session.abort());
+  req.signal.addEventListener("abort", () => session.abort(), { once: true });
   ctx.sessions.add(session, "tts");
   session.command({ type: "text", text: req.text });
   session.command({ type: "close" });

@@ -58,6 +58,8 @@ interface TtsConn {
   contexts: Map<string, { buffer: string; chunks: number }>;
   /** Generation runs one piece at a time, so audio leaves in order. */
   work: Promise<void>;
+  /** Closes the socket as ElevenLabs does after `inactivity_timeout` seconds without a text. */
+  idle?: Timer;
 }
 
 interface ScribeConn {
@@ -117,10 +119,14 @@ export function startRealtime(voice: string, pcm: (text: string, rate: number) =
       const { codec, rate } = c;
       if (c.record.voiceId !== voice) ws.close(1008, `A voice with voice_id ${c.record.voiceId} was not found.`);
       else if ((codec !== "pcm" && codec !== "mp3") || !rate) ws.close(1008, `output_format ${c.record.query.output_format} is not supported by this fake`);
+      else inactive(ws as ServerWebSocket<TtsConn>);
     },
     message(ws: ServerWebSocket<RealtimeConn>, frame: string | Buffer) {
       if (ws.data.kind === "tts") ttsMessage(ws as ServerWebSocket<TtsConn>, frame);
       else scribeMessage(ws as ServerWebSocket<ScribeConn>, frame);
+    },
+    close(ws: ServerWebSocket<RealtimeConn>) {
+      if (ws.data.kind === "tts") clearTimeout(ws.data.idle);
     },
   };
 
@@ -136,6 +142,7 @@ export function startRealtime(voice: string, pcm: (text: string, rate: number) =
     }
     const first = !c.record.frames.length;
     c.record.frames.push(msg);
+    if (typeof msg.text === "string") inactive(ws);
     if (c.fault === "stall") return;
     if (first) {
       if (!c.record.multi && msg.text !== " ") return ws.close(1008, 'The first message must initialise the stream with text " "');
@@ -171,6 +178,13 @@ export function startRealtime(voice: string, pcm: (text: string, rate: number) =
     if (buffer.length < threshold) return 0;
     const boundary = buffer.lastIndexOf(" ");
     return boundary > 0 ? boundary + 1 : 0;
+  }
+
+  /** (Re)starts the inactivity timer of a TTS socket. */
+  function inactive(ws: ServerWebSocket<TtsConn>) {
+    const seconds = Number(ws.data.record.query.inactivity_timeout ?? 20);
+    clearTimeout(ws.data.idle);
+    ws.data.idle = setTimeout(() => ws.readyState === 1 && ws.close(1008, `Have not received a new text input within the timeout of ${seconds} seconds.`), seconds * 1000);
   }
 
   function enqueue(ws: ServerWebSocket<TtsConn>, job: () => Promise<void> | void) {

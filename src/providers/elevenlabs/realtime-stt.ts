@@ -51,15 +51,24 @@ export function scribeQuery(req: SttStreamRequest): URLSearchParams {
   return q;
 }
 
-/** Audio bytes an `input_audio_chunk` text frame carries (for metering passthrough sessions). */
-export function scribeAudioBytes(frame: string): number {
-  if (!frame.includes("input_audio_chunk")) return 0;
-  try {
-    const message = JSON.parse(frame);
-    return message?.message_type === "input_audio_chunk" && typeof message.audio_base_64 === "string" ? Buffer.byteLength(message.audio_base_64, "base64") : 0;
-  } catch {
-    return 0; // Scribe answers it with an input_error; nothing to meter
-  }
+/**
+ * Metering of a passthrough session's client frames: the audio of each `input_audio_chunk`,
+ * counted at the session's declared rate even when a chunk names another `sample_rate`. Every
+ * text frame is parsed, so no spelling of the message type escapes it.
+ */
+export function scribeChunkMeter(declaredRate: number): (frame: string) => number {
+  return (frame) => {
+    let message: Record<string, any>;
+    try {
+      message = JSON.parse(frame);
+    } catch {
+      return 0; // Scribe answers it with an input_error; nothing to meter
+    }
+    if (message?.message_type !== "input_audio_chunk" || typeof message.audio_base_64 !== "string") return 0;
+    const bytes = Buffer.byteLength(message.audio_base_64, "base64");
+    const rate = typeof message.sample_rate === "number" && message.sample_rate > 0 ? message.sample_rate : declaredRate;
+    return Math.round((bytes * declaredRate) / rate);
+  };
 }
 
 /** Scribe's error messages: the request's own fault, not worth another provider. */

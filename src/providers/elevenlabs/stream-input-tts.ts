@@ -1,4 +1,4 @@
-import type { AudioFormat, TtsEvent, TtsStream, TtsStreamRequest } from "../types.ts";
+import { ProviderError, type AudioFormat, type TtsEvent, type TtsStream, type TtsStreamRequest } from "../types.ts";
 import type { HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket } from "../upstream-ws.ts";
 import { booleanOption, chunkLengthSchedule, voiceSettings } from "./options.ts";
@@ -19,6 +19,12 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
   const settings = voiceSettings(req.options);
   const schedule = chunkLengthSchedule(req.options.chunk_length_schedule);
   const tryTrigger = booleanOption(req.options, "try_trigger_generation");
+  // ElevenLabs closes a socket that gets no text for `inactivity_timeout` seconds (20 by default),
+  // which a session idle between turns would hit: an empty text to the open context resets it.
+  const inactivitySeconds = Number(req.options.inactivity_timeout ?? 20);
+  if (!Number.isInteger(inactivitySeconds) || inactivitySeconds < 1 || inactivitySeconds > 180) {
+    throw new ProviderError(`elevenlabs option inactivity_timeout must be a whole number of seconds from 1 to 180, not ${JSON.stringify(req.options.inactivity_timeout)}`, false);
+  }
   const query = new URLSearchParams({ model_id: req.model, output_format: outputFormat });
   for (const name of QUERY_OPTIONS) if (req.options[name] !== undefined) query.set(name, req.options[name]);
   const url = `${options.baseUrl.replace(/^http/, "ws")}/v1/text-to-speech/${encodeURIComponent(voice)}/multi-stream-input?${query}`;
@@ -37,6 +43,7 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
   // A flush is answered once synthesis starts: like the time to an HTTP response, it gets the connect timeout.
   const answerMs = Math.max(options.connectTimeoutMs, options.idleTimeoutMs);
   const stream = new JsonSocketStream<TtsEvent>("elevenlabs", ws, answerMs, {
+    keepAlive: { everyMs: (inactivitySeconds * 1000) / 3, frame: () => JSON.stringify({ context_id: speaking ?? initialised, text: "" }) },
     onJson(ev) {
       const id = ev.contextId ?? ev.context_id;
       const entry = entries.find((e): e is Extract<Entry, { context: string }> => "context" in e && (id === undefined || e.context === id));
@@ -70,6 +77,11 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
       stream.send(JSON.stringify({ context_id: speaking, text: "", flush: true }));
       stream.send(JSON.stringify({ context_id: speaking, close_context: true }));
       speaking = undefined;
+      // The next turn's context opens now, so that there is always one for the keep-alive.
+      if (marker === "flushed") {
+        initialised = String(++contexts);
+        stream.send(JSON.stringify({ text: " ", ...contextSetup, context_id: initialised }));
+      }
     }
     entries.push({ marker });
     stream.expectAnswer();

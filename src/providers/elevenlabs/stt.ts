@@ -2,7 +2,7 @@ import { ProviderError, type RawUpstream, type SttFamily, type SttProvider, type
 import { setAudioFile, upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 import { openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
 import { sentenceSegments } from "../word-segments.ts";
-import { SCRIBE_REALTIME_FAMILY, scribeAudioBytes, scribeQuery, scribeStream } from "./realtime-stt.ts";
+import { SCRIBE_REALTIME_FAMILY, scribeChunkMeter, scribeQuery, scribeStream } from "./realtime-stt.ts";
 
 interface ScribeWord {
   text: string;
@@ -27,7 +27,7 @@ export class ElevenLabsStt implements SttProvider {
   }
 
   async passthrough(req: SttStreamRequest): Promise<RawUpstream> {
-    return { ...rawUpstream(await this.socket(req)), audioBytes: scribeAudioBytes };
+    return { ...rawUpstream(await this.socket(req)), audioBytes: scribeChunkMeter(Number(req.audioFormat.split("_")[1])) };
   }
 
   async open(req: SttStreamRequest): Promise<SttStream> {

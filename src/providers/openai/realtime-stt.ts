@@ -75,17 +75,39 @@ export function transcriptionSession(req: SttStreamRequest): Record<string, unkn
   return { type: "transcription", audio: { input } };
 }
 
-/** The audio an `input_audio_buffer.append` carries (metering in passthrough); 0 for other events. */
-export function appendedBytes(frame: string): number {
-  if (!frame.includes("input_audio_buffer.append")) return 0;
-  try {
-    const ev = JSON.parse(frame);
+/** Bytes per second of an OpenAI input audio format, GA (`{type, rate}`) or beta (`pcm16`, `g711_*`) spelling; undefined if unknown. */
+function formatBytesPerSecond(format: unknown): number | undefined {
+  if (format === "pcm16") return 48000;
+  if (format === "g711_ulaw" || format === "g711_alaw") return 8000;
+  if (!format || typeof format !== "object") return undefined;
+  const { type, rate } = format as { type?: unknown; rate?: unknown };
+  if (type === "audio/pcm") return (typeof rate === "number" ? rate : 24000) * 2;
+  if (type === "audio/pcmu" || type === "audio/pcma") return 8000;
+  return undefined;
+}
+
+/**
+ * Metering of a passthrough session's client frames: the audio of each `input_audio_buffer.append`,
+ * counted at the rate of the session's declared `audio_format` even when the client's own
+ * `session.update` changes the input format (so a switch to 8 kHz µ-law is not billed at 1/6).
+ * Every text frame is parsed, so no spelling of the event type escapes it.
+ */
+export function appendMeter(declaredBytesPerSecond: number): (frame: string) => number {
+  let current = declaredBytesPerSecond;
+  return (frame) => {
+    let ev: Record<string, any>;
+    try {
+      ev = JSON.parse(frame);
+    } catch {
+      return 0; // OpenAI answers it with an error event; nothing to meter
+    }
+    if (ev?.type === "session.update") {
+      current = formatBytesPerSecond(ev.session?.audio?.input?.format ?? ev.session?.input_audio_format) ?? current;
+      return 0;
+    }
     if (ev?.type !== "input_audio_buffer.append" || typeof ev.audio !== "string") return 0;
-    const b64 = ev.audio.trimEnd();
-    return Math.floor((b64.length * 3) / 4) - (b64.endsWith("==") ? 2 : b64.endsWith("=") ? 1 : 0);
-  } catch {
-    return 0; // OpenAI answers it with an error event; nothing to meter
-  }
+    return Math.round((Buffer.byteLength(ev.audio, "base64") * declaredBytesPerSecond) / current);
+  };
 }
 
 /** Whether an OpenAI error object may be retried elsewhere: the request's own mistakes may not. */
@@ -321,6 +343,6 @@ export class OpenAiRealtimeStt {
 
   /** The client speaks OpenAI's events itself; the session is opened with the settings of the query. */
   async passthrough(req: SttStreamRequest): Promise<RawUpstream> {
-    return { ...rawUpstream(await this.socket(req)), audioBytes: appendedBytes };
+    return { ...rawUpstream(await this.socket(req)), audioBytes: appendMeter(req.audioFormat === "ulaw_8000" ? 8000 : 48000) };
   }
 }

@@ -18,7 +18,7 @@ export function elevenLabsTtsRoutes(ctx: AppContext) {
     const principal = await authenticate(ctx.database, elevenLabsKey(request.headers));
     const plan = planElevenLabsTts(ctx.catalogue, voiceId, new URL(request.url).searchParams, await jsonBody(request));
     const shape = { pcm: plan.pcm, contentType: () => contentTypeOf(plan.outputFormat, plan.sampleRate) };
-    return speakOverHttp(ctx, principal, plan, shape, elevenLabsError, "el");
+    return speakOverHttp(ctx, principal, { ...plan, signal: request.signal }, shape, elevenLabsError, "el");
   };
   return new Elysia()
     .post("/v1/text-to-speech/:voice_id/stream", ({ request, params }) => speak(request, params.voice_id), { parse: "none", detail: { summary: "ElevenLabs-compatible streaming TTS", tags: ["el"] } })

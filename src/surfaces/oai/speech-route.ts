@@ -27,7 +27,7 @@ export function oaiSpeechRoute(ctx: AppContext) {
     async ({ request }) => {
       const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
       const plan = planOaiSpeech(ctx.catalogue, await jsonBody(request));
-      return speakOverHttp(ctx, principal, plan, SHAPES[plan.responseFormat], openAiError, "oai");
+      return speakOverHttp(ctx, principal, { ...plan, signal: request.signal }, SHAPES[plan.responseFormat], openAiError, "oai");
     },
     { parse: "none", detail: { summary: "OpenAI-compatible text to speech", tags: ["oai"] } },
   );
