@@ -83,6 +83,18 @@ describe("/oai/audio/speech with the OpenAI SDK", () => {
     expect(await lastActivity(server, tenantId)).toMatchObject({ surface: "oai", status: "failed", usageAmount: [...input].length });
   });
 
+  test("a client that goes away before the first byte: the session ends, nothing billed, nothing left open", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    const controller = new AbortController();
+    const request = fetch(`${server.url}/oai/audio/speech`, { method: "POST", signal: controller.signal, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ model: "flite", voice: "slt", input: "Gone before it starts. ".repeat(20) }) });
+    await Bun.sleep(5);
+    controller.abort();
+    await request.catch(() => {});
+    expect(await lastActivity(server, tenantId)).toMatchObject({ surface: "oai", status: "failed", usageAmount: 0 });
+    for (let i = 0; i < 100 && server.ctx.sessions.size > 0; i++) await Bun.sleep(10);
+    expect(server.ctx.sessions.size).toBe(0);
+  });
+
   test("bad bodies: unknown format, bad speed, too long, not JSON", async () => {
     const post = (body: string) => fetch(`${server.url}/oai/audio/speech`, { method: "POST", headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" }, body });
     const opus = await post(JSON.stringify({ model: "flite", input: "x", response_format: "opus" }));

@@ -46,6 +46,15 @@ export class HttpTtsPort implements TtsPort {
     this.response = new Promise((resolve) => (this.answer = resolve));
   }
 
+  /**
+   * The client went away before the first byte: the session is aborted (no close follows), so the
+   * pending response is settled here, with nginx's "client closed request" that nobody will read.
+   */
+  abandon(): void {
+    this.release();
+    if (!this.controller) this.answer(new Response(null, { status: 499 }));
+  }
+
   /** What to do when the client stops reading (the session's `abort`). */
   onCancel(cancel: () => void): void {
     this.cancelled = cancel;

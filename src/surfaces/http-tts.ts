@@ -43,7 +43,14 @@ export async function speakOverHttp(ctx: AppContext, principal: Principal, req: 
   );
   // A client that stops reading, or goes away before the first byte, ends the session.
   port.onCancel(() => session.abort());
-  req.signal.addEventListener("abort", () => session.abort(), { once: true });
+  req.signal.addEventListener(
+    "abort",
+    () => {
+      port.abandon();
+      session.abort();
+    },
+    { once: true },
+  );
   ctx.sessions.add(session, "tts");
   session.command({ type: "text", text: req.text });
   session.command({ type: "close" });
