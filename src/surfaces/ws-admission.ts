@@ -10,12 +10,25 @@ import type { Admission } from "../sessions/tts-session.ts";
 export type Planned<P extends { candidates: Binding[] }> = { plan?: P; error?: unknown };
 
 /** A plan, or the error planning raised (told before the upgrade when it is a 400, after it otherwise). */
-export function tryPlan<P extends { candidates: Binding[] }>(plan: () => P): Planned<P> {
+function tryPlan<P extends { candidates: Binding[] }>(plan: () => P): Planned<P> {
   try {
     return { plan: plan() };
   } catch (error) {
     return { error };
   }
+}
+
+/**
+ * Plans each handshake once: the checks before the upgrade (which may run twice) and the
+ * session's `open` share the plan of the same request (`args` are read from that request too).
+ */
+export function planPerRequest<P extends { candidates: Binding[] }, A extends unknown[]>(plan: (request: Request, ...args: A) => P): (request: Request, ...args: A) => Planned<P> {
+  const plans = new WeakMap<Request, Planned<P>>();
+  return (request, ...args) => {
+    let planned = plans.get(request);
+    if (!planned) plans.set(request, (planned = tryPlan(() => plan(request, ...args))));
+    return planned;
+  };
 }
 
 /**

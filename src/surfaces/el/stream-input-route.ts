@@ -4,7 +4,7 @@ import { bearerToken } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { TtsSession, type TtsCommand } from "../../sessions/tts-session.ts";
-import { admitter, checkBeforeUpgrade, tryPlan, type Planned } from "../ws-admission.ts";
+import { admitter, checkBeforeUpgrade, planPerRequest, type Planned } from "../ws-admission.ts";
 import { elevenLabsError, elevenLabsKey } from "./errors.ts";
 import { parseInitFrame, parseTextFrame, type InitFrame } from "./stream-input-frames.ts";
 import { StreamInputPort } from "./stream-input-port.ts";
@@ -38,7 +38,7 @@ function handshakeKey(request: Request): string | undefined {
  */
 export function elevenLabsStreamInputRoute(ctx: AppContext) {
   const connections = new WeakMap<ServerWebSocket<unknown>, Connection>();
-  const plan = (request: Request, voice: string): Planned<StreamInputPlan> => tryPlan(() => planStreamInput(ctx.catalogue, voice, new URL(request.url).searchParams));
+  const plan = planPerRequest((request: Request, voice: string) => planStreamInput(ctx.catalogue, voice, new URL(request.url).searchParams));
 
   function start(conn: Connection, message: unknown): void {
     const { plan } = conn.planned;

@@ -6,7 +6,7 @@ import type { AppContext } from "../../context.ts";
 import { ApiError, nativeEnvelope } from "../../errors.ts";
 import { SttPassthrough } from "../../sessions/stt-passthrough.ts";
 import { SttSession, type SttCommand, type SttSessionParams } from "../../sessions/stt-session.ts";
-import { admitter, checkBeforeUpgrade, tryPlan } from "../ws-admission.ts";
+import { admitter, checkBeforeUpgrade, planPerRequest } from "../ws-admission.ts";
 import { planSttSession } from "./stt-query.ts";
 
 const UNPLANNED: SttSessionParams = {
@@ -27,17 +27,17 @@ const COMMANDS: Record<string, SttCommand["type"]> = { "stt.audio.commit": "comm
 /** `/v1/stt`: the native streaming STT channel (see docs/stt-websocket.md). */
 export function sttRoute(ctx: AppContext) {
   const sessions = new WeakMap<ServerWebSocket<unknown>, { abort(): void }>();
-  const plan = (url: string) => planSttSession(ctx.catalogue, (id) => ctx.sttProviders.get(id), new URL(url).searchParams);
+  const plan = planPerRequest((request) => planSttSession(ctx.catalogue, (id) => ctx.sttProviders.get(id), new URL(request.url).searchParams));
 
   return new Elysia()
     .get("/v1/stt", ({ status }) => status(426, nativeEnvelope(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade"))))
     .ws("/v1/stt", {
       // Runs before the upgrade, possibly twice: read-only checks only.
-      beforeHandle: ({ request, status }) => checkBeforeUpgrade(ctx, bearerToken(request.headers.get("authorization")), tryPlan(() => plan(request.url)), (err) => status(err.status, nativeEnvelope(err))),
+      beforeHandle: ({ request, status }) => checkBeforeUpgrade(ctx, bearerToken(request.headers.get("authorization")), plan(request), (err) => status(err.status, nativeEnvelope(err))),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;
-        const planned = tryPlan(() => plan(request.url));
+        const planned = plan(request);
         const p = planned.plan;
         const id = `stt_${crypto.randomUUID()}`;
         const admit = admitter(ctx, bearerToken(request.headers.get("authorization")), id, planned, "native");

@@ -5,7 +5,7 @@ import { ApiError, nativeEnvelope } from "../../errors.ts";
 import type { AppContext } from "../../context.ts";
 import { TtsSession } from "../../sessions/tts-session.ts";
 import { WsPort } from "../ws-port.ts";
-import { admitter, checkBeforeUpgrade, tryPlan } from "../ws-admission.ts";
+import { admitter, checkBeforeUpgrade, planPerRequest } from "../ws-admission.ts";
 import { parseTtsFrame } from "./tts-frames.ts";
 import { planTtsSession } from "./tts-query.ts";
 
@@ -22,6 +22,7 @@ const queryOf = (url: string) => new URL(url).searchParams;
  */
 export function ttsRoute(ctx: AppContext) {
   const connections = new WeakMap<ServerWebSocket<unknown>, Connection>();
+  const plan = planPerRequest((request) => planTtsSession(ctx.catalogue, queryOf(request.url)));
 
   return new Elysia()
     .get("/v1/tts", ({ status }) =>
@@ -29,21 +30,20 @@ export function ttsRoute(ctx: AppContext) {
     )
     .ws("/v1/tts", {
       // Runs before the upgrade, possibly twice: read-only checks only (no holds, no debits).
-      beforeHandle: ({ request, status }) => checkBeforeUpgrade(ctx, bearerToken(request.headers.get("authorization")), tryPlan(() => planTtsSession(ctx.catalogue, queryOf(request.url))), (err) => status(err.status, nativeEnvelope(err))),
+      beforeHandle: ({ request, status }) => checkBeforeUpgrade(ctx, bearerToken(request.headers.get("authorization")), plan(request), (err) => status(err.status, nativeEnvelope(err))),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;
         const port = new WsPort(raw);
-        const planned = tryPlan(() => planTtsSession(ctx.catalogue, queryOf(request.url)));
-        const plan = planned.plan;
+        const planned = plan(request);
         const id = `tts_${crypto.randomUUID()}`;
         const session = new TtsSession(
           {
             id,
-            voice: plan?.voice,
-            format: plan?.format ?? "pcm",
-            autoFlush: plan?.autoFlush ?? true,
-            options: plan?.options ?? {},
+            voice: planned.plan?.voice,
+            format: planned.plan?.format ?? "pcm",
+            autoFlush: planned.plan?.autoFlush ?? true,
+            options: planned.plan?.options ?? {},
             admit: admitter(ctx, bearerToken(request.headers.get("authorization")), id, planned, "native"),
           },
           { provider: (id) => ctx.providers.get(id), port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "native" },
