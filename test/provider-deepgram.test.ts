@@ -67,6 +67,17 @@ describe("Deepgram Nova through /v1/stt", () => {
     expect(await metric()).toBe("0");
   });
 
+  test("a client that breaks the frame rules pays for the audio it sent, as on a close", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    const c = connect(server.wsUrl(`/v1/stt?${NOVA}&commit_strategy=manual`), bearer(key));
+    await c.opened;
+    c.ws.send(second());
+    c.ws.send(second());
+    c.send({ type: "nope" });
+    expect((await c.closed).close.code).toBe(1003);
+    expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "deepgram", status: "failed", usageAmount: 2 });
+  });
+
   test("event_format=provider relays Deepgram's own frames byte for byte", async () => {
     const c = connect(server.wsUrl(`/v1/stt?${NOVA}&event_format=provider`), bearer(server.key));
     await c.opened;

@@ -12,7 +12,7 @@ let server: TestServer;
 const fixed = new FixedPcmProvider("fixed", 2);
 const refusing = new BrokenProvider("refusing", "refuse");
 beforeAll(async () => {
-  server = await startTestServer({}, { extra: { catalogue: testCatalogue(["refusing", "fixed"]), providers: [fixed, refusing, new FixedPcmProvider("unpriced")] } });
+  server = await startTestServer({}, { extra: { catalogue: testCatalogue(["refusing", "fixed", "ending"]), providers: [fixed, refusing, new BrokenProvider("ending", "end-early"), new FixedPcmProvider("unpriced")] } });
 });
 afterAll(() => server.stop(0));
 
@@ -93,6 +93,45 @@ describe("usage", () => {
     expect(record).toMatchObject({ status: "failed", provider: "refusing", usageAmount: 0, credits: 0 });
     expect((await paidOf(tenantId)).paidCredits).toBe(1_000_000);
     expect((await paidOf(tenantId)).paidHeld).toBe(0);
+  });
+
+  /** A session that got audio for its first, flushed text and then had more text written. */
+  async function spokenThenMore(key: string) {
+    const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}&provider=fixed`), bearer(key));
+    c.send({ type: "text", text: "Twelve chars" });
+    c.send({ type: "flush" });
+    for (let i = 0; i < 100 && !c.rec.events.some((e) => e.type === "service.tts_flushed"); i++) await Bun.sleep(10);
+    c.send({ type: "text", text: "more text!" });
+    await Bun.sleep(50);
+    return c;
+  }
+
+  test("a client that leaves after audio began pays for all the text the provider was given, flushed or not", async () => {
+    const { key, tenantId } = await account(1_000_000);
+    const c = await spokenThenMore(key);
+    c.ws.close();
+    await c.closed;
+    for (let i = 0; i < 50 && !(await activityOf(tenantId)).length; i++) await Bun.sleep(20);
+    expect((await activityOf(tenantId))[0]).toMatchObject({ status: "failed", usageAmount: 22, credits: 220 });
+  });
+
+  test("a client that breaks the frame rules after audio began pays the same: a bad frame is no way out of the bill", async () => {
+    const { key, tenantId } = await account(1_000_000);
+    const c = await spokenThenMore(key);
+    c.ws.send("not json");
+    expect((await c.closed).close.code).toBe(1003);
+    expect((await activityOf(tenantId))[0]).toMatchObject({ status: "failed", usageAmount: 22, credits: 220 });
+  });
+
+  test("a provider that ends its stream while the session is still open is a failure (1011), not a completed session", async () => {
+    const { key, tenantId } = await account(1_000_000);
+    const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}&provider=ending`), bearer(key));
+    c.send({ type: "text", text: "Twelve chars" });
+    c.send({ type: "flush" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
+    expect(rec.events.some((e) => e.type === "service.tts_session_ended")).toBe(false);
+    expect((await activityOf(tenantId))[0]).toMatchObject({ status: "failed", provider: "ending", usageAmount: 0 });
   });
 
   test("a balance that runs out mid-session: admitted text is spoken, then 4402 insufficient_balance", async () => {

@@ -71,6 +71,8 @@ export class SttSession {
   private covering = false;
   private exhausted = false;
   private closing = false;
+  /** The client broke the frame contract (rather than the provider failing). */
+  private endedByClient = false;
   private lastFinalEndMs = 0;
   private firstInputAt: number | undefined;
   private firstOutputAt: number | undefined;
@@ -146,8 +148,9 @@ export class SttSession {
     this.admitAudio();
   }
 
-  /** The client broke the frame contract. */
+  /** The client broke the frame contract: the session ends, and the audio it sent is paid for as on a close. */
   reject(message: string): void {
+    this.endedByClient = true;
     void this.fail(new ApiError("invalid_stt_frame", message));
   }
 
@@ -213,7 +216,10 @@ export class SttSession {
       }
       try {
         await this.pump();
-        if (!this.closed) await this.complete();
+        if (this.closed) return;
+        // A provider may only end the stream after the client closed the session.
+        if (!this.closing) throw new ProviderError(`${binding.provider.id} ended the stream before the session was closed`, true);
+        await this.complete();
       } catch (err) {
         await this.fail(err);
       }
@@ -334,14 +340,15 @@ export class SttSession {
 
   /**
    * Ends the session once: stops the provider, settles usage (all audio received when it
-   * completed or the client left; up to the last final transcript when the provider failed),
+   * completed or the client left or broke the rules; up to the last final transcript, and never
+   * more than was received, when the provider failed),
    * then sends the last event and closes (unless the client is gone).
    */
   private async finish(status: "completed" | "failed", close: { code: number; reason: string } | null, lastWords?: () => void): Promise<void> {
     if (this.closed) return;
     this.state = "closed";
     this.stream?.cancel();
-    const seconds = status === "completed" ? this.receivedSeconds : Math.ceil(this.lastFinalEndMs / 1000);
+    const seconds = status === "completed" || this.endedByClient ? this.receivedSeconds : Math.min(this.receivedSeconds, Math.ceil(this.lastFinalEndMs / 1000));
     if (this.admission) {
       await this.admission.meter
         .settle({

@@ -39,12 +39,6 @@ export interface TtsSessionSetup {
   options: Record<string, string>;
   /** Auth, routing and billing admission; an `ApiError` from it ends the session with its close code. */
   admit: () => Promise<Admission>;
-  /**
-   * What a client that leaves pays for: `acknowledged`, the text a `flushed` confirmed (the
-   * WebSocket channels, whose clients flush); `sent`, once audio has begun, all the text given to
-   * the provider (one-shot requests, where nothing is acknowledged but the provider spoke it all).
-   */
-  abandoned?: "acknowledged" | "sent";
 }
 
 export interface TtsSessionDeps {
@@ -95,6 +89,8 @@ export class TtsSession {
   private written = 0;
   /** Characters whose audio a `flushed` acknowledgement confirmed. */
   private acknowledged = 0;
+  /** The client left or broke the frame contract (rather than the provider failing). */
+  private endedByClient = false;
   private audioBytes = 0;
   private readonly attempts: { provider: string; reason: string }[] = [];
   private readonly log: Logger;
@@ -121,14 +117,16 @@ export class TtsSession {
     if (this.admission) this.admitInbox();
   }
 
-  /** The client broke the frame contract (1003 / 1009). */
+  /** The client broke the frame contract (1003 / 1009): it ends the session as if it had left. */
   reject(code: "invalid_tts_frame" | "tts_text_frame_too_large", message: string): void {
+    this.endedByClient = true;
     void this.fail(new ApiError(code, message));
   }
 
-  /** The client went away: stop work, send nothing, bill what was acknowledged. */
+  /** The client went away: stop work, send nothing, bill the text the provider was given once audio began. */
   abort(): void {
     if (this.closed) return;
+    this.endedByClient = true;
     this.log.info({ characters: this.characters }, "client closed the session");
     void this.finish("failed", null);
   }
@@ -258,6 +256,7 @@ export class TtsSession {
       if (this.closed) return false;
       if (ev.type === "flushed") {
         this.acknowledged = this.flushMarks.shift() ?? this.acknowledged;
+        if (!this.audioStarted) this.forgetAnsweredFlush();
         this.deps.port.sendEvent({ type: "service.tts_flushed" });
         continue;
       }
@@ -266,7 +265,16 @@ export class TtsSession {
       const backpressure = this.deps.port.sendAudio(ev.audio);
       if (backpressure) await backpressure;
     }
-    return !this.closed;
+    if (this.closed) return false;
+    // A provider may only end the stream once the client closed the session and every flush was answered.
+    if (!this.closeAccepted || this.flushMarks.length) throw new ProviderError(`${this.binding!.provider.id} ended the stream before the session was over`, true);
+    return true;
+  }
+
+  /** A flush answered before any audio is not replayed on a fallback: the client would get it twice. */
+  private forgetAnsweredFlush(): void {
+    const i = this.replay.findIndex((c) => c.type === "flush");
+    if (i >= 0) this.replay.splice(i, 1);
   }
 
   private startAudio(): void {
@@ -345,14 +353,18 @@ export class TtsSession {
   /**
    * Ends the session once: stops the provider, settles usage, then (unless the client is gone)
    * sends the final event and closes. Completed sessions pay for every admitted character; failed
-   * ones for the text a `flushed` acknowledgement confirmed (see `abandoned` for clients that leave).
+   * ones for the text a `flushed` acknowledgement confirmed, or, when the client ended them, for
+   * the text the provider was given.
    */
   private async finish(status: "completed" | "failed", close: { code: number; reason: string } | null, lastWords?: () => void): Promise<void> {
     if (this.closed) return;
     this.state = "closed";
     this.stream?.cancel();
     const outcome = status === "completed" ? "completed" : close ? "failed" : "aborted";
-    const billed = status === "completed" ? this.characters : outcome === "aborted" && this.setup.abandoned === "sent" && this.audioStarted ? this.written : this.acknowledged;
+    // A provider failure costs the client only what a flush confirmed; a client that leaves (or
+    // breaks the rules) once audio has begun pays for all the text the provider was given, which
+    // it has spoken or is speaking: leaving must not be a way to get audio for free.
+    const billed = status === "completed" ? this.characters : this.endedByClient && this.audioStarted ? Math.max(this.written, this.acknowledged) : this.acknowledged;
     if (this.admission) {
       // Every admitted request leaves one activity record, also one that never reached a provider.
       await this.admission.meter

@@ -32,7 +32,6 @@ export async function speakOverHttp(ctx: AppContext, principal: Principal, req: 
       format: req.format,
       autoFlush: true,
       options: req.options,
-      abandoned: "sent",
       admit: async () => {
         const meter = ctx.meter.start(id, principal, surface);
         meter.prefetch(candidates[0]);

@@ -80,9 +80,9 @@ export class FixedPcmProvider implements TtsProvider {
   }
 }
 
-export type FailureMode = "refuse" | "hang" | "fail-before-audio" | "fail-after-audio" | "reject-voice";
+export type FailureMode = "refuse" | "hang" | "fail-before-audio" | "fail-after-audio" | "reject-voice" | "end-early";
 
-/** A provider that fails the way an upstream does: refused, silent, or dying mid-stream. */
+/** A provider that fails the way an upstream does: refused, silent, dying mid-stream, or ending too soon. */
 export class BrokenProvider implements TtsProvider {
   opened = 0;
   constructor(
@@ -97,8 +97,10 @@ export class BrokenProvider implements TtsProvider {
     if (this.mode === "hang") await new Promise(() => {});
     const queue = new AsyncQueue<TtsEvent>();
     const die = () => {
-      if (this.mode === "fail-after-audio") queue.push({ type: "audio", audio: FIXED_CHUNK });
-      queue.fail(new ProviderError("upstream returned 500", true));
+      if (this.mode === "fail-after-audio" || this.mode === "end-early") queue.push({ type: "audio", audio: FIXED_CHUNK });
+      // "end-early": the upstream closes normally, though the session is not over.
+      if (this.mode === "end-early") queue.end();
+      else queue.fail(new ProviderError("upstream returned 500", true));
     };
     return {
       audioFormat: { encoding: "pcm_s16le", sampleRate: FIXED_RATE, channels: 1 },

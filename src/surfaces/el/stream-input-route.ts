@@ -59,8 +59,6 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         format: plan?.format ?? "mp3",
         autoFlush: true,
         options,
-        // Flushes here are the client's to send or not: one that leaves pays for the text spoken.
-        abandoned: "sent",
         admit: admitter(ctx, key, id, conn.planned, "el"),
       },
       { provider: (pid) => ctx.providers.get(pid), port: conn.port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "el" },
