@@ -198,6 +198,14 @@ describe("closes after the upgrade", () => {
     }
   });
 
+  test("a text over 2000 characters closes 1009, in the init frame or later, as on /v1/tts", async () => {
+    for (const frames of [[init(), { text: "a".repeat(2001) }], [{ text: "a".repeat(2001) }]]) {
+      const rec = await run("model_id=flite", xi(server.key), frames);
+      expect(rec.close.code).toBe(1009);
+      expect(rec.events.at(-1)).toMatchObject({ error: "tts_text_frame_too_large", code: 1009 });
+    }
+  });
+
   test("a provider that fails after audio went out: error frame upstream_error, close 1011", async () => {
     const rec = await run("model_id=late-dying/echo&output_format=pcm_16000", xi(server.key), [init(), { text: "Doomed. ", flush: true }]);
     expect(rec.close.code).toBe(1011);

@@ -1,6 +1,7 @@
 import { bearerToken } from "../../accounts/keys.ts";
 import { ApiError } from "../../errors.ts";
 import type { TtsCommand } from "../../sessions/tts-session.ts";
+import { FRAME_TOO_LARGE, overFrameLimit } from "../native/tts-frames.ts";
 import { voiceSettingsOptions } from "./provider-options.ts";
 
 // Client frames of `stream-input`, as ElevenLabs defines them: JSON text objects with a string
@@ -26,6 +27,7 @@ function frameOf(message: unknown): Frame {
   }
   const frame = message as Record<string, unknown>;
   if (typeof frame.text !== "string") throw new ApiError("invalid_tts_frame", "a frame needs a string text");
+  if (overFrameLimit(frame.text)) throw new ApiError("tts_text_frame_too_large", FRAME_TOO_LARGE);
   for (const name of ["flush", "try_trigger_generation"]) {
     if (frame[name] !== undefined && frame[name] !== null && typeof frame[name] !== "boolean") throw new ApiError("invalid_tts_frame", `${name} must be true or false`);
   }

@@ -23,6 +23,9 @@ interface Connection {
 
 const PATH = "/v1/text-to-speech/:voice_id/stream-input";
 
+/** The close a bad client frame calls for: 1009 for a text over the frame limit, else ElevenLabs' 1008. */
+const frameError = (err: unknown) => (err instanceof ApiError && err.code === "tts_text_frame_too_large" ? "tts_text_frame_too_large" : "invalid_tts_frame");
+
 /** The key of the handshake: `xi-api-key` or Bearer, else the `authorization` query parameter ElevenLabs also reads. */
 function handshakeKey(request: Request): string | undefined {
   const query = new URL(request.url).searchParams.get("authorization");
@@ -48,7 +51,7 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
       init = parseInitFrame(message);
       options = plan?.options(init.fields) ?? {};
     } catch (err) {
-      return conn.port.refuse(new ApiError("invalid_tts_frame", (err as Error).message));
+      return conn.port.refuse(new ApiError(frameError(err), (err as Error).message));
     }
     const key = handshakeKey(conn.request) ?? init.key;
     const id = `tts_${crypto.randomUUID()}`;
@@ -91,7 +94,7 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         try {
           commands = parseTextFrame(message);
         } catch (err) {
-          return conn.session.reject("invalid_tts_frame", (err as Error).message);
+          return conn.session.reject(frameError(err), (err as Error).message);
         }
         for (const cmd of commands) {
           conn.session.command(cmd);

@@ -2,6 +2,15 @@ import type { TtsCommand } from "../../sessions/tts-session.ts";
 
 export const MAX_TEXT_FRAME_CHARACTERS = 2000;
 
+/** Whether a frame's text is over the limit (counted in characters, stopping at the limit). */
+export function overFrameLimit(text: string): boolean {
+  let count = 0;
+  for (const _ of text) if (++count > MAX_TEXT_FRAME_CHARACTERS) return true;
+  return false;
+}
+
+export const FRAME_TOO_LARGE = `a text frame holds at most ${MAX_TEXT_FRAME_CHARACTERS} characters`;
+
 export type FrameVerdict = { command: TtsCommand } | { error: "invalid_tts_frame" | "tts_text_frame_too_large"; message: string };
 
 /** A `/v1/tts` client frame, as Elysia hands it over (JSON text already parsed, binary as a Buffer). */
@@ -13,12 +22,7 @@ export function parseTtsFrame(message: unknown): FrameVerdict {
   switch (frame.type) {
     case "text": {
       if (typeof frame.text !== "string") return { error: "invalid_tts_frame", message: "a text frame needs a string text" };
-      let count = 0;
-      for (const _ of frame.text) {
-        if (++count > MAX_TEXT_FRAME_CHARACTERS) {
-          return { error: "tts_text_frame_too_large", message: `a text frame holds at most ${MAX_TEXT_FRAME_CHARACTERS} characters` };
-        }
-      }
+      if (overFrameLimit(frame.text)) return { error: "tts_text_frame_too_large", message: FRAME_TOO_LARGE };
       return { command: { type: "text", text: frame.text } };
     }
     case "flush":
