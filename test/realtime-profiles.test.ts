@@ -40,6 +40,14 @@ describe("/v1/realtime/profiles", () => {
     expect(await bad({ ...PIPELINE, tts: {} })).toMatchObject({ status: 400, body: { error: "model_required" } });
     expect(await bad({ ...PIPELINE, tts: { model: "flite", provider: "espeak-ng" } })).toMatchObject({ status: 400, body: { error: "model_not_found" } });
     expect(await bad(PIPELINE, "")).toMatchObject({ status: 400, body: { param: "name" } });
+    const upstream = (headers: unknown) => ({ ...PIPELINE, upstream: { url: "wss://app.example/voice", headers } });
+    expect(await bad(upstream({ "x-evil": "a\r\nHost: other" }))).toMatchObject({ status: 400, body: { param: "pipeline.upstream.headers" } });
+    expect(await bad(upstream({ Host: "other.example" }))).toMatchObject({ status: 400, body: { param: "pipeline.upstream.headers" } });
+    expect(await bad(upstream({ "bad name": "x" }))).toMatchObject({ status: 400, body: { param: "pipeline.upstream.headers" } });
+    expect(await bad({ ...PIPELINE, tts: { model: "flite", provider_options: JSON.parse('{"__proto__": "x"}') } })).toMatchObject({ status: 400, body: { param: "pipeline.tts.provider_options" } });
+    expect(await bad({ ...PIPELINE, tts: { model: "flite", provider_options: { speed: null } } })).toMatchObject({ status: 400, body: { param: "pipeline.tts.provider_options" } });
+    expect(await bad({ ...PIPELINE, tts: { model: "flite", voice: "v".repeat(201) } })).toMatchObject({ status: 400, body: { param: "pipeline.tts.voice" } });
+    expect(await bad({ ...PIPELINE, stt: { model: "pocketsphinx", input: { blob: "x".repeat(5000) } } })).toMatchObject({ status: 400, body: { param: "pipeline.stt.input" } });
     expect((await fetch(`${server.url}/v1/realtime/profiles`, { method: "POST", body: "{}" })).status).toBe(401);
   });
 });

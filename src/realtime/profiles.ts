@@ -37,27 +37,55 @@ export interface RealtimeProfile {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** Bounds on what a profile stores: it is configuration, not a place for data. */
+const LIMITS = { entries: 50, key: 100, value: 2000, input: 4096, url: 2048, text: 200 };
+const RESERVED_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Headers the router sets itself on the connection to the application. */
+const ROUTER_HEADERS = /^(host|connection|upgrade|content-length|transfer-encoding|sec-websocket-.*)$/i;
+
 function stringMap(value: unknown, param: string): Record<string, string> {
   if (value === undefined || value === null) return {};
   if (!isObject(value)) throw new ApiError("invalid_request", `${param} must be an object`, { param });
+  const entries = Object.entries(value);
+  if (entries.length > LIMITS.entries) throw new ApiError("invalid_request", `${param} holds at most ${LIMITS.entries} entries`, { param });
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(value)) {
-    if (typeof v === "object" && v !== null) throw new ApiError("invalid_request", `${param}.${k} must be a string, number or boolean`, { param });
-    out[k] = String(v);
+  for (const [k, v] of entries) {
+    if (!k || k.length > LIMITS.key || RESERVED_KEYS.has(k)) throw new ApiError("invalid_request", `${param} has a key that is empty, too long or reserved: ${JSON.stringify(k.slice(0, LIMITS.key))}`, { param });
+    if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean") throw new ApiError("invalid_request", `${param}.${k} must be a string, number or boolean`, { param });
+    const text = String(v);
+    if (text.length > LIMITS.value) throw new ApiError("invalid_request", `${param}.${k} is longer than ${LIMITS.value} characters`, { param });
+    out[k] = text;
   }
   return out;
+}
+
+function headers(value: unknown): Record<string, string> {
+  const param = "pipeline.upstream.headers";
+  const out = stringMap(value, param);
+  for (const [name, text] of Object.entries(out)) {
+    if (!HEADER_NAME.test(name) || ROUTER_HEADERS.test(name)) throw new ApiError("invalid_request", `${param}: ${JSON.stringify(name)} is not a header the application may be sent`, { param });
+    if (/[\r\n\0]/.test(text)) throw new ApiError("invalid_request", `${param}.${name} must not contain line breaks`, { param });
+  }
+  return out;
+}
+
+function shortText(value: unknown, param: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || !value || value.length > LIMITS.text) throw new ApiError("invalid_request", `${param} must be a string of 1 to ${LIMITS.text} characters`, { param });
+  return value;
 }
 
 function stage(catalogue: Catalogue, value: unknown, capability: Capability): PipelineStage {
   const param = `pipeline.${capability}`;
   if (!isObject(value)) throw new ApiError("invalid_request", `${param} must be an object with a model`, { param });
-  const { model, provider, voice, provider_options, input } = value;
+  const { model, provider: rawProvider, voice: rawVoice, provider_options, input } = value;
   if (typeof model !== "string" || !model) throw new ApiError("model_required", `${param}.model is required`, { param: `${param}.model` });
-  if (provider !== undefined && typeof provider !== "string") throw new ApiError("invalid_request", `${param}.provider must be a provider id`, { param: `${param}.provider` });
+  const provider = shortText(rawProvider, `${param}.provider`);
+  const voice = shortText(rawVoice, `${param}.voice`);
   const bindings = catalogue.lookup(model, capability).filter((b) => b.streaming && (provider === undefined || b.provider.id === provider));
   if (bindings.length === 0) throw new ApiError("model_not_found", `${model} is not a streaming ${capability} model${provider === undefined ? "" : ` of ${provider}`} in this service`, { param: `${param}.model` });
-  if (voice !== undefined && typeof voice !== "string") throw new ApiError("invalid_request", `${param}.voice must be a string`, { param: `${param}.voice` });
-  if (input !== undefined && !isObject(input)) throw new ApiError("invalid_request", `${param}.input must be an object`, { param: `${param}.input` });
+  if (input !== undefined && (!isObject(input) || JSON.stringify(input).length > LIMITS.input)) throw new ApiError("invalid_request", `${param}.input must be an object of at most ${LIMITS.input} bytes of JSON`, { param: `${param}.input` });
   return { model, ...(provider ? { provider } : {}), ...(voice ? { voice } : {}), provider_options: stringMap(provider_options, `${param}.provider_options`), input: input ?? {} };
 }
 
@@ -66,6 +94,7 @@ export function parsePipeline(catalogue: Catalogue, value: unknown): Pipeline {
   if (!isObject(value)) throw new ApiError("invalid_request", "pipeline must be an object", { param: "pipeline" });
   const upstream = value.upstream;
   if (!isObject(upstream) || typeof upstream.url !== "string") throw new ApiError("invalid_request", "pipeline.upstream.url is required", { param: "pipeline.upstream.url" });
+  if (upstream.url.length > LIMITS.url) throw new ApiError("invalid_request", `pipeline.upstream.url is longer than ${LIMITS.url} characters`, { param: "pipeline.upstream.url" });
   let url: URL;
   try {
     url = new URL(upstream.url);
@@ -76,7 +105,7 @@ export function parsePipeline(catalogue: Catalogue, value: unknown): Pipeline {
   return {
     stt: stage(catalogue, value.stt, "stt"),
     tts: stage(catalogue, value.tts, "tts"),
-    upstream: { url: upstream.url, headers: stringMap(upstream.headers, "pipeline.upstream.headers") },
+    upstream: { url: upstream.url, headers: headers(upstream.headers) },
   };
 }
 
