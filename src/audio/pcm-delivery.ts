@@ -1,5 +1,6 @@
 import { alaw, mulaw } from "alawmulaw";
 import { PcmResampler } from "./resampler.ts";
+import { SampleCarry } from "./sample-carry.ts";
 
 // PCM as a caller was promised it: at the promised rate (resampled from the provider's when they
 // differ) and, for telephony formats, companded to G.711 µ-law or A-law. Audio that already
@@ -12,8 +13,8 @@ export interface PcmPromise {
 }
 
 export class PcmDelivery {
-  /** An odd trailing byte (a sample split across chunks) when no resampler keeps it. */
-  private carry: number | undefined;
+  /** A sample split across chunks, when no resampler keeps it. */
+  private readonly carry = new SampleCarry();
 
   private constructor(
     private readonly resampler: Promise<PcmResampler> | undefined,
@@ -29,26 +30,12 @@ export class PcmDelivery {
   }
 
   async process(chunk: Uint8Array): Promise<Uint8Array> {
-    const pcm = this.resampler ? (await this.resampler).process(chunk) : this.wholeSamples(chunk);
+    const pcm = this.resampler ? (await this.resampler).process(chunk) : this.carry.wholeSamples(chunk);
     if (!this.companding || !pcm.byteLength) return pcm;
     const samples = pcm.byteOffset % 2 === 0 ? new Int16Array(pcm.buffer, pcm.byteOffset, pcm.byteLength >> 1) : new Int16Array(pcm.slice().buffer);
     return (this.companding === "ulaw" ? mulaw : alaw).encode(samples);
   }
 
-  private wholeSamples(chunk: Uint8Array): Uint8Array {
-    let bytes = chunk;
-    if (this.carry !== undefined) {
-      bytes = new Uint8Array(chunk.byteLength + 1);
-      bytes[0] = this.carry;
-      bytes.set(chunk, 1);
-      this.carry = undefined;
-    }
-    if (bytes.byteLength % 2) {
-      this.carry = bytes[bytes.byteLength - 1];
-      bytes = bytes.subarray(0, bytes.byteLength - 1);
-    }
-    return bytes;
-  }
 
   release(): void {
     this.resampler?.then((r) => r.destroy()).catch(() => {}); // a resampler that never started has nothing to free

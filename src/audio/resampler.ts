@@ -1,4 +1,5 @@
 import SpeexResampler from "@echogarden/speex-resampler-wasm";
+import { SampleCarry } from "./sample-carry.ts";
 
 // Streaming sample-rate conversion of 16-bit mono PCM with SpeexDSP's resampler (compiled to
 // WASM), for surfaces that promise the caller a rate the provider does not produce
@@ -26,8 +27,7 @@ export class PcmResampler {
   /** Scratch memory in the WASM heap: [inLen, outLen, err] words, then input, then output. */
   private scratch = 0;
   private capacity = 0;
-  /** An odd trailing byte of the last chunk (a sample split across chunks). */
-  private carry: number | undefined;
+  private readonly carry = new SampleCarry();
 
   private constructor(
     private readonly m: SpeexModule,
@@ -46,17 +46,7 @@ export class PcmResampler {
 
   /** The chunk at the output rate (a new buffer: conversion cannot pass bytes through). */
   process(chunk: Uint8Array): Uint8Array {
-    let input = chunk;
-    if (this.carry !== undefined) {
-      input = new Uint8Array(chunk.byteLength + 1);
-      input[0] = this.carry;
-      input.set(chunk, 1);
-      this.carry = undefined;
-    }
-    if (input.byteLength % 2) {
-      this.carry = input[input.byteLength - 1];
-      input = input.subarray(0, input.byteLength - 1);
-    }
+    const input = this.carry.wholeSamples(chunk);
     const samples = input.byteLength / 2;
     if (!samples) return new Uint8Array(0);
     const outSamples = Math.ceil((samples * this.outRate) / this.inRate) + 16;
