@@ -36,7 +36,6 @@ export class PcmDelivery {
     return (this.companding === "ulaw" ? mulaw : alaw).encode(samples);
   }
 
-
   release(): void {
     this.resampler?.then((r) => r.destroy()).catch(() => {}); // a resampler that never started has nothing to free
   }
