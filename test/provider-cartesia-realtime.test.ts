@@ -167,6 +167,10 @@ describe("Cartesia Ink-Whisper streaming through /v1/stt", () => {
     }
   }
 
+  async function until(c: ReturnType<typeof connect>, done: (events: Record<string, any>[]) => boolean) {
+    for (let i = 0; i < 200 && !done(c.rec.events); i++) await Bun.sleep(10);
+  }
+
   test("router VAD turns commit with finalize; transcripts mapped; portable options on the wire; billed by the second", async () => {
     const { key, tenantId } = await fundedAccount(server);
     const c = connect(
@@ -227,19 +231,39 @@ describe("Cartesia Ink-Whisper streaming through /v1/stt", () => {
     expect(rec.events[4]).toMatchObject({ audio_start_ms: 2000, audio_end_ms: 2500 });
   });
 
-  test("event_format=provider relays Cartesia's frames both ways as they are (µ-law here)", async () => {
-    const c = connect(server.wsUrl(`/v1/stt?model=ink-whisper&audio_format=ulaw_8000&event_format=provider`), bearer(server.key));
+  test("a client commit mid-utterance ends the turn: the router VAD's later end of that speech commits nothing more", async () => {
+    const c = connect(server.wsUrl(`/v1/stt?${INK}`), bearer(server.key));
+    await stream(c, concat([silence(300), speak("Thank you very much."), silence(100)]));
+    await until(c, (ev) => ev.some((e) => e.type === "stt.signal" && e.signal === "started"));
+    c.send({ type: "stt.audio.commit" });
+    await stream(c, silence(1500));
+    c.send({ type: "stt.session.close" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
+    expect(fake.sttSockets.at(-1)!.texts).toEqual(["finalize", "close"]);
+    const turn1 = rec.events.filter((e) => e.type !== "stt.transcript.interim" && e.turn_id === "turn_1");
+    expect(turn1.map((e) => [e.type, e.signal ?? e.origin])).toEqual([
+      ["stt.signal", "started"],
+      ["stt.transcript.final", undefined],
+      ["stt.audio.committed", "client"],
+    ]);
+    // The trailing silence is transcribed at the close, in a turn nobody committed.
+    expect(rec.events.filter((e) => e.type === "stt.audio.committed" || e.type === "stt.signal")).toEqual([turn1[0], turn1[2]]);
+  }, 20_000);
+
+  test("event_format=provider relays Cartesia's frames both ways as they are", async () => {
+    const c = connect(server.wsUrl(`/v1/stt?model=ink-whisper&audio_format=pcm_8000&event_format=provider`), bearer(server.key));
     const raw: string[] = [];
     c.ws.addEventListener("message", (e) => typeof e.data === "string" && raw.push(e.data));
     await c.opened;
-    c.ws.send(new Uint8Array(8000).fill(0xff));
+    c.ws.send(new Uint8Array(16_000));
     c.ws.send("finalize");
     c.ws.send("close");
     const rec = await c.closed;
     expect(rec.close.code).toBe(1000);
     const sent = fake.sttSockets.at(-1)!;
-    expect(sent).toMatchObject({ texts: ["finalize", "close"], audioBytes: 8000 });
-    expect(Object.fromEntries(sent.query)).toEqual({ model: "ink-whisper", encoding: "pcm_mulaw", sample_rate: "8000" });
+    expect(sent).toMatchObject({ texts: ["finalize", "close"], audioBytes: 16_000 });
+    expect(Object.fromEntries(sent.query)).toEqual({ model: "ink-whisper", encoding: "pcm_s16le", sample_rate: "8000" });
     expect(rec.events.map((e) => e.type)).toEqual(["transcript", "transcript", "flush_done", "done"]);
     expect(raw[1]).toStartWith('{"type":"transcript","text":"Thank you","is_final":true,"request_id":');
   });
@@ -258,6 +282,16 @@ describe("Cartesia Ink-Whisper streaming through /v1/stt", () => {
       expect(await res.json()).toMatchObject({ error, param });
     });
   }
+
+  test("µ-law is refused before the upgrade: the router VAD, Ink's turn detector, reads PCM only", async () => {
+    const before = fake.sttSockets.length;
+    const res = await fetch(`${server.url}/v1/stt?model=ink-whisper&audio_format=ulaw_8000`, {
+      headers: { ...bearer(server.key), Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" },
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: "invalid_request", param: "audio_format" });
+    expect(fake.sttSockets.length).toBe(before);
+  });
 
   test("stereo is refused with a clear error before anything is sent upstream", async () => {
     const before = fake.sttSockets.length;

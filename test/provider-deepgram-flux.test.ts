@@ -116,6 +116,31 @@ describe("Deepgram Flux through /v1/stt", () => {
     expect(ev[2].text).toMatch(/^thank you/);
   });
 
+  test("a commit or clear while a ForceEndTurn is on its way: one ForceEndTurn, each answered in order, the commit's final kept", async () => {
+    for (const second of ["commit", "clear"]) {
+      const c = connect(server.wsUrl(`/v1/stt?${FLUX}&commit_strategy=manual`), bearer(server.key));
+      await c.opened;
+      c.ws.send(speech("thank you very much", 16000));
+      await until(c, (ev) => ev.some((e) => e.type === "stt.signal" && e.signal === "started"));
+      c.send({ type: "stt.audio.commit" });
+      c.send({ type: `stt.audio.${second}` });
+      await until(c, (ev) => ev.some((e) => e.type === (second === "commit" ? "stt.audio.committed" : "stt.audio.cleared") && e.turn_id === "turn_2"));
+      c.send({ type: "stt.session.close" });
+      const rec = await c.closed;
+      expect(rec.close.code).toBe(1000);
+      expect(fake.flux.at(-1)!.texts).toEqual(['{"type":"ForceEndTurn"}', '{"type":"CloseStream"}']);
+      const ev = rec.events.filter((e) => e.type !== "stt.session.started" && e.type !== "stt.session.ended");
+      expect(ev.map((e) => [e.type, e.turn_id, e.signal ?? e.origin])).toEqual([
+        ["stt.signal", "turn_1", "started"],
+        ["stt.transcript.final", "turn_1", undefined],
+        ["stt.signal", "turn_1", "end"],
+        ["stt.audio.committed", "turn_1", "client"],
+        second === "commit" ? ["stt.audio.committed", "turn_2", "client"] : ["stt.audio.cleared", "turn_2", undefined],
+      ]);
+      expect(ev[1].text).toMatch(/^thank you/);
+    }
+  });
+
   test("flux-general-multi sends the language as language_hint", async () => {
     const c = connect(server.wsUrl("/v1/stt?model=flux-general-multi&audio_format=pcm_16000&language=de"), bearer(server.key));
     c.send({ type: "stt.session.close" });

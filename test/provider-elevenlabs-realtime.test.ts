@@ -209,6 +209,30 @@ describe("Scribe realtime through /v1/stt", () => {
     ]);
   });
 
+  test("auto commit: a commit of Scribe's own between a clear and its answer never lets the cleared audio through", async () => {
+    fake.fault("vad_race");
+    const c = connect(server.wsUrl(`${SCRIBE}&silence_duration_ms=300`), bearer(server.key));
+    await c.opened;
+    for (const f of utterance("Thank you very much.", 200)) c.ws.send(f);
+    c.send({ type: "stt.audio.clear" });
+    while (!c.rec.events.some((e) => e.type === "stt.audio.cleared")) await Bun.sleep(10);
+    for (const f of utterance("For your help.", 600)) c.ws.send(f);
+    while (!c.rec.events.some((e) => e.type === "stt.audio.committed")) await Bun.sleep(10);
+    c.send({ type: "stt.session.close" });
+    const rec = await c.closed;
+    expect(rec.close.code).toBe(1000);
+
+    // Ours: the clear and the end's. Scribe's: its VAD's, the clear's answer (the last 0.5 s), its VAD's again, the end's.
+    expect(fake.scribeSockets.at(-1)!.texts.filter((t) => JSON.parse(t).commit)).toHaveLength(2);
+    const ev = rec.events.filter((e) => e.type !== "stt.transcript.interim" && e.type !== "stt.session.started" && e.type !== "stt.session.ended");
+    expect(ev.map((e) => [e.type, e.turn_id, e.origin])).toEqual([
+      ["stt.audio.cleared", "turn_1", undefined],
+      ["stt.transcript.final", "turn_2", undefined],
+      ["stt.audio.committed", "turn_2", "provider"],
+    ]);
+    expect(ev[1]).toMatchObject({ text: "Thank you very much.", audio_start_ms: ev[0].audio_ms });
+  });
+
   test("event_format=provider relays Scribe's own frames byte for byte; the base64 audio is metered", async () => {
     const { key, tenantId } = await fundedAccount(server);
     const c = connect(server.wsUrl(`${SCRIBE}&commit_strategy=manual&event_format=provider`), bearer(key));

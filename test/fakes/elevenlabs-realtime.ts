@@ -27,9 +27,11 @@ import { Mp3StreamEncoder } from "../../src/audio/mp3.ts";
 // "stall" (accepts, then never answers), "drop" (TTS: closes 1011 after the first audio frame;
 // Scribe: after 1 s of audio), "malformed" (a frame that is not JSON, before any audio or after
 // the first audio chunk), "error" (TTS: close 1008 with a reason on the first text; Scribe: a
-// `transcriber_error` message after the first audio chunk, then close 1011).
+// `transcriber_error` message after the first audio chunk, then close 1011), "vad_race" (Scribe
+// with `commit_strategy=vad`: each client commit finds the VAD committing first, all the speech
+// but its last 0.5 s, so the commit answers that last 0.5 s).
 
-export type RealtimeFault = "401" | "429" | "500" | "stall" | "drop" | "malformed" | "error";
+export type RealtimeFault = "401" | "429" | "500" | "stall" | "drop" | "malformed" | "error" | "vad_race";
 
 export interface TtsSocketRecord {
   voiceId: string;
@@ -265,7 +267,13 @@ export function startRealtime(voice: string, pcm: (text: string, rate: number) =
     if (msg.message_type !== "input_audio_chunk" || typeof msg.audio_base_64 !== "string") return scribeSend(ws, { message_type: "input_error", error: "Expected an input_audio_chunk message with audio_base_64" });
     const audio = Buffer.from(msg.audio_base_64, "base64");
     if (audio.length) hear(ws, audio);
-    if (msg.commit === true && ws.readyState === 1) commit(ws);
+    if (msg.commit !== true || ws.readyState !== 1) return;
+    if (c.fault === "vad_race" && c.record.query.get("commit_strategy") === "vad" && c.speechMs > 500) {
+      c.speechMs -= 500;
+      commit(ws);
+      c.speechMs = 500;
+    }
+    commit(ws);
   }
 
   function hear(ws: ServerWebSocket<ScribeConn>, audio: Buffer) {

@@ -28,8 +28,8 @@ export const CARTESIA: ProviderSpec = {
       streaming: true,
       synchronous: true,
       batch: false,
-      // pcm_s16le at these rates, or pcm_mulaw (the manual-finalize /stt/websocket's encodings)
-      inputFormats: ["pcm_8000", "pcm_16000", "pcm_22050", "pcm_24000", "pcm_44100", "pcm_48000", "ulaw_8000"],
+      // pcm_s16le at these rates: the router VAD, which decides Ink's turns, reads PCM only
+      inputFormats: ["pcm_8000", "pcm_16000", "pcm_22050", "pcm_24000", "pcm_44100", "pcm_48000"],
       price: { amount: "0.13", per: "hour" },
     },
   ],

@@ -18,16 +18,16 @@ export const INK_WHISPER_FAMILY: SttFamily = {
   turnStyles: ["acoustic"],
   commitFrame: true,
   interimDefault: true,
-  inputFormats: ["pcm_8000", "pcm_16000", "pcm_22050", "pcm_24000", "pcm_44100", "pcm_48000", "ulaw_8000"],
-  audioOptions: { encoding: "encoding", sampleRate: "sample_rate", encodingValues: { pcm: "pcm_s16le", ulaw: "pcm_mulaw" } },
+  // No µ-law: the router VAD, Ink's only turn detector, reads PCM.
+  inputFormats: ["pcm_8000", "pcm_16000", "pcm_22050", "pcm_24000", "pcm_44100", "pcm_48000"],
+  audioOptions: { encoding: "encoding", sampleRate: "sample_rate", encodingValues: { pcm: "pcm_s16le", ulaw: "pcm_mulaw" } }, // ulaw: for the type; never offered
   passthrough: true,
 };
 
 /** The upstream query: portable settings translated, provider_options winning. */
 export function inkQuery(req: SttStreamRequest): URLSearchParams {
   if (req.channels !== 1) throw new ProviderError("cartesia ink-whisper takes mono audio only", false);
-  const encoding = req.audioFormat.startsWith("ulaw") ? "pcm_mulaw" : "pcm_s16le";
-  const q = new URLSearchParams({ model: req.model, encoding, sample_rate: req.audioFormat.split("_")[1] });
+  const q = new URLSearchParams({ model: req.model, encoding: "pcm_s16le", sample_rate: req.audioFormat.split("_")[1] });
   if (req.language) q.set("language", req.language.split("-")[0].toLowerCase());
   const o = req.portable ?? {};
   if (o.silence_duration_ms !== undefined) q.set("max_silence_duration_secs", String(Number(o.silence_duration_ms) / 1000));
@@ -52,6 +52,11 @@ export class InkStream implements SttStream {
   /** Where the audio behind the next transcript begins: the end of the last final. */
   private segmentStartMs = 0;
   private closing = false;
+  /**
+   * The router VAD hears speech that no client commit or clear has ended. The VAD is not reset by
+   * those, so the `speech_ended` of an utterance they cut short is ignored: its turn is over.
+   */
+  private speaking = false;
 
   constructor(
     provider: string,
@@ -61,7 +66,7 @@ export class InkStream implements SttStream {
     pool: AudioPool | undefined,
   ) {
     const rate = Number(req.audioFormat.split("_")[1]);
-    this.bytesPerMs = (rate * (req.audioFormat.startsWith("ulaw") ? 1 : 2)) / 1000;
+    this.bytesPerMs = (rate * 2) / 1000;
     this.socket = new JsonSocketStream<SttEvent>(provider, ws, idleMs, { onJson: (ev) => this.onMessage(ev), normalClose: (code) => this.closing && code === 1000 });
     if (req.routerVad && pool) this.lane = pool.open({ rate, vad: req.routerVad, autoCommit: false, interim: false }, (msg) => this.onVad(msg));
   }
@@ -78,10 +83,12 @@ export class InkStream implements SttStream {
 
   commit(): void {
     this.finalize("client", this.sentMs);
+    this.lane?.commit();
   }
 
   clear(): void {
     this.finalize("clear", this.sentMs);
+    this.lane?.clear();
   }
 
   /** With the router VAD, `close` goes upstream once it has read all the audio, so the last turn is committed first. */
@@ -119,11 +126,16 @@ export class InkStream implements SttStream {
   }
 
   private onVad(msg: FromAudio): void {
-    if (msg.ev === "speech_started") this.emitRouter({ type: "signal", origin: "router", signal: "started", atMs: msg.atMs });
-    else if (msg.ev === "speech_ended") {
+    if (msg.ev === "speech_started") {
+      this.speaking = true;
+      this.emitRouter({ type: "signal", origin: "router", signal: "started", atMs: msg.atMs });
+    } else if (msg.ev === "speech_ended") {
+      if (!this.speaking) return;
+      this.speaking = false;
       if (this.req.commitStrategy === "auto") this.finalize("router", msg.atMs);
       else this.emitRouter({ type: "signal", origin: "router", signal: "end", atMs: msg.atMs });
-    } else if (msg.ev === "ended") this.close();
+    } else if (msg.ev === "committed" || msg.ev === "cleared") this.speaking = false; // in order with the audio before the commit
+    else if (msg.ev === "ended") this.close();
     else if (msg.ev === "error") this.socket.fail(`the router VAD failed: ${msg.message}`);
   }
 

@@ -55,27 +55,29 @@ export function fluxStream(ws: WebSocket, req: SttStreamRequest, idleMs: number)
   const bytesPerSecond = Number(req.audioFormat.split("_")[1]) * (req.audioFormat.startsWith("ulaw") ? 1 : 2);
   let sentBytes = 0;
   let inTurn = false; // between StartOfTurn and EndOfTurn
-  let forcing = false; // a ForceEndTurn awaits its EndOfTurn
-  let discarding = false; // a clear: that EndOfTurn's transcript is dropped
   let ending = false;
+  /** Commits and clears sent as one ForceEndTurn, answered in order by the end of the turn. */
+  const owed: ("commit" | "clear")[] = [];
   const sentMs = () => Math.round((sentBytes / bytesPerSecond) * 1000);
   const signal = (s: JsonSocketStream<SttEvent>, name: "started" | "end" | "eager_end" | "resumed", atMs: number) =>
     s.push({ type: "signal", origin: "provider", signal: name, scope: "turn", atMs });
+  const acknowledge = (kind: "commit" | "clear", atMs: number) =>
+    stream.push(kind === "clear" ? { type: "cleared", atMs } : { type: "committed", origin: "client", atMs });
 
   const endOfTurn = (ev: TurnInfo, s: JsonSocketStream<SttEvent>) => {
-    const byClient = forcing || ev.trigger === "manual";
     inTurn = false;
-    if (forcing && !ending) s.answered();
-    forcing = false;
+    const answering = owed.shift();
+    if (answering && !ending) s.answered();
     const endMs = ms(ev.audio_window_end);
-    if (discarding) {
-      discarding = false;
-      return s.push({ type: "cleared", atMs: endMs });
+    if (answering === "clear") s.push({ type: "cleared", atMs: endMs });
+    else {
+      if (ev.transcript) s.push({ type: "transcript", final: true, text: ev.transcript, startMs: ms(ev.audio_window_start), endMs });
+      signal(s, "end", endMs);
+      if (answering || ev.trigger === "manual") s.push({ type: "committed", origin: "client", atMs: endMs });
+      else if (auto) s.push({ type: "committed", origin: "provider", atMs: endMs });
     }
-    if (ev.transcript) s.push({ type: "transcript", final: true, text: ev.transcript, startMs: ms(ev.audio_window_start), endMs });
-    signal(s, "end", endMs);
-    if (byClient) s.push({ type: "committed", origin: "client", atMs: endMs });
-    else if (auto) s.push({ type: "committed", origin: "provider", atMs: endMs });
+    // Anything else owed found no turn left to end.
+    for (let kind = owed.shift(); kind; kind = owed.shift()) acknowledge(kind, endMs);
   };
 
   const stream = new JsonSocketStream<SttEvent>("deepgram", ws, idleMs, {
@@ -92,14 +94,14 @@ export function fluxStream(ws: WebSocket, req: SttStreamRequest, idleMs: number)
           inTurn = true;
           return signal(s, "started", ms(turn.audio_window_start));
         case "Update":
-          if (req.interim && !discarding) interim();
+          if (req.interim && owed[0] !== "clear") interim();
           return;
         case "EagerEndOfTurn":
-          if (discarding) return;
+          if (owed[0] === "clear") return;
           signal(s, "eager_end", ms(turn.audio_window_end));
           return interim(); // the transcript the eager guess is about, even without interim_results
         case "TurnResumed":
-          if (!discarding) signal(s, "resumed", ms(turn.audio_window_end));
+          if (owed[0] !== "clear") signal(s, "resumed", ms(turn.audio_window_end));
           return;
         case "EndOfTurn":
           return endOfTurn(turn, s);
@@ -107,11 +109,11 @@ export function fluxStream(ws: WebSocket, req: SttStreamRequest, idleMs: number)
     },
   });
 
-  /** Ends the open turn now; with no turn open there is nothing to end and `acknowledge` answers at once. */
-  const forceEnd = (acknowledge: () => void) => {
-    if (!inTurn) return acknowledge();
-    if (forcing) return;
-    forcing = true;
+  /** Ends the open turn now; with no turn open there is nothing to end and the answer is immediate. */
+  const forceEnd = (kind: "commit" | "clear") => {
+    if (!inTurn) return acknowledge(kind, sentMs());
+    owed.push(kind);
+    if (owed.length > 1) return; // the ForceEndTurn already sent ends this turn for both
     stream.send('{"type":"ForceEndTurn"}');
     stream.expectAnswer();
   };
@@ -121,11 +123,8 @@ export function fluxStream(ws: WebSocket, req: SttStreamRequest, idleMs: number)
       sentBytes += audio.byteLength;
       stream.send(audio);
     },
-    commit: () => forceEnd(() => stream.push({ type: "committed", origin: "client", atMs: sentMs() })),
-    clear: () => {
-      discarding = inTurn;
-      forceEnd(() => stream.push({ type: "cleared", atMs: sentMs() }));
-    },
+    commit: () => forceEnd("commit"),
+    clear: () => forceEnd("clear"),
     end: () => {
       ending = true;
       stream.send('{"type":"CloseStream"}');

@@ -103,6 +103,14 @@ export function scribeStream(ws: WebSocket, req: SttStreamRequest, idleMs: numbe
   let audioSinceCommit = false;
   let ending = false;
   let settle: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * With `commit_strategy=vad`, a commit of Scribe's own may reach us between a clear and its
+   * answer; counted as the answer, it pushes the real answer (cleared audio) past the count. Scribe
+   * commits by itself only after `vad_silence_threshold_secs` of silence, so until that much audio
+   * has followed the clear, a commit nobody owes is that late answer and is dropped.
+   */
+  let clearedUntilMs = 0;
+  const vadSilenceMs = Number(scribeQuery(req).get("vad_silence_threshold_secs") ?? 1.5) * 1000;
   /** Commits we sent and Scribe has not answered yet, oldest first: what each answer is for. */
   const commits: ("client" | "clear" | "end")[] = [];
   const audioMs = () => Math.round(sentBytes / bytesPerMs);
@@ -113,11 +121,11 @@ export function scribeStream(ws: WebSocket, req: SttStreamRequest, idleMs: numbe
       if (type === "partial_transcript") {
         if (req.interim && ev.text && commits[0] !== "clear") s.push({ type: "transcript", final: false, text: ev.text, startMs: turnStartMs, endMs: audioMs() });
       } else if (type === "committed_transcript") {
-        const purpose = commits.shift() ?? "provider";
+        const purpose = commits.shift() ?? (audioMs() < clearedUntilMs ? "late clear" : "provider");
         if (!commits.length) s.answered();
         const endMs = audioMs();
         if (purpose === "clear") s.push({ type: "cleared", atMs: endMs });
-        else if (ev.text) s.push({ type: "transcript", final: true, text: ev.text, startMs: turnStartMs, endMs });
+        else if (ev.text && purpose !== "late clear") s.push({ type: "transcript", final: true, text: ev.text, startMs: turnStartMs, endMs });
         if (purpose === "client" || purpose === "provider") s.push({ type: "committed", origin: purpose, atMs: endMs });
         turnStartMs = endMs;
         if (ending && !commits.length) {
@@ -146,7 +154,10 @@ export function scribeStream(ws: WebSocket, req: SttStreamRequest, idleMs: numbe
       stream.send(JSON.stringify({ message_type: "input_audio_chunk", audio_base_64: Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64"), commit: false, sample_rate: rate }));
     },
     commit: () => commit("client"),
-    clear: () => commit("clear"),
+    clear: () => {
+      clearedUntilMs = audioMs() + vadSilenceMs;
+      commit("clear");
+    },
     // Scribe has no end-of-stream message: the last audio is committed, then the socket closes.
     end() {
       ending = true;

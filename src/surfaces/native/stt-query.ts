@@ -150,6 +150,7 @@ interface Asked {
 /** Why this family cannot serve the request as asked, or undefined when it can. */
 function unsupported(family: SttFamily, asked: Asked): ApiError | undefined {
   const refuse = (param: string, why: string) => new ApiError("unsupported_stt_option", `${param}: ${why} (${family.name})`, { param });
+  if (!family.inputFormats.includes(asked.audioFormat)) return new ApiError("invalid_request", `${family.name} does not take ${asked.audioFormat} audio`, { param: "audio_format" });
   for (const option of asked.explicit) if (!family.portableOptions.includes(option)) return refuse(option, "this model family cannot honour it");
   for (const [option, [min, max]] of Object.entries(family.optionRanges ?? {}) as [PortableSttOption, [number, number]][]) {
     const value = asked.portable[option as keyof PortableValues];
