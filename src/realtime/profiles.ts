@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, count, eq } from "drizzle-orm";
 import type { Catalogue } from "../catalogue/catalogue.ts";
 import type { Capability } from "../catalogue/types.ts";
 import type { Database } from "../db/open.ts";
@@ -36,6 +36,9 @@ export interface RealtimeProfile {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Profiles a tenant may keep (checked before each create, so two racing creates may pass it by one). */
+export const PROFILES_PER_TENANT = 1000;
 
 /** Bounds on what a profile stores: it is configuration, not a place for data. */
 const LIMITS = { entries: 50, key: 100, value: 2000, input: 4096, url: 2048, text: 200 };
@@ -114,9 +117,11 @@ export class RealtimeProfiles {
 
   async create(tenantId: string, name: unknown, pipeline: Pipeline): Promise<RealtimeProfile> {
     if (typeof name !== "string" || !name.trim() || name.length > 200) throw new ApiError("invalid_request", "name must be a string of 1 to 200 characters", { param: "name" });
+    const { db, schema } = this.database;
+    const [{ n }] = await db.select({ n: count() }).from(schema.realtimeProfiles).where(eq(schema.realtimeProfiles.tenantId, tenantId));
+    if (Number(n) >= PROFILES_PER_TENANT) throw new ApiError("invalid_request", `a tenant keeps at most ${PROFILES_PER_TENANT} realtime profiles`);
     const now = new Date();
     const row = { id: `rp_${crypto.randomUUID().replaceAll("-", "")}`, tenantId, name: name.trim(), pipeline: JSON.stringify(pipeline), revision: 1, createdAt: now, updatedAt: now };
-    const { db, schema } = this.database;
     await db.insert(schema.realtimeProfiles).values(row);
     return view(row);
   }
