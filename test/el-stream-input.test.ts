@@ -228,3 +228,15 @@ describe("closes after the upgrade", () => {
     expect(await lastActivity(server, tenantId)).toMatchObject({ surface: "el", usageAmount: 22, status: "failed" });
   });
 });
+
+describe("stream-input frames", () => {
+  test("the init frame: its customary space is not spoken, but a flush it asks for counts; both key spellings and Bearer", async () => {
+    const { parseInitFrame } = await import("../src/surfaces/el/stream-input-frames.ts");
+    expect(parseInitFrame({ text: " " }).commands).toEqual([]);
+    expect(parseInitFrame({ text: " ", flush: true }).commands).toEqual([{ type: "flush" }]);
+    expect(parseInitFrame({ text: "Hello ", flush: true }).commands).toEqual([{ type: "text", text: "Hello " }, { type: "flush" }]);
+    expect(parseInitFrame({ text: " ", xi_api_key: "k1" }).key).toBe("k1");
+    expect(parseInitFrame({ text: " ", "xi-api-key": "k2" }).key).toBe("k2");
+    expect(parseInitFrame({ text: " ", authorization: "Bearer k3" }).key).toBe("k3");
+  });
+});

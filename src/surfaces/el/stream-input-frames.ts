@@ -67,7 +67,9 @@ export function parseInitFrame(message: unknown): InitFrame {
   } catch (err) {
     throw new ApiError("invalid_tts_frame", (err as Error).message);
   }
-  return { key, fields: { ...settings, ...chunkLengthSchedule(frame.generation_config) }, commands: frame.text.trim() ? commandsOf(frame) : [] };
+  // The customary " " is not spoken, but a flush it asks for still counts.
+  const commands: TtsCommand[] = frame.text.trim() ? commandsOf(frame) : frame.flush === true ? [{ type: "flush" }] : [];
+  return { key, fields: { ...settings, ...chunkLengthSchedule(frame.generation_config) }, commands };
 }
 
 /** A frame after the init frame: the session commands it stands for. Throws `ApiError` `invalid_tts_frame`. */
