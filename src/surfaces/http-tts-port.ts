@@ -47,12 +47,15 @@ export class HttpTtsPort implements TtsPort {
   }
 
   /**
-   * The client went away before the first byte: the session is aborted (no close follows), so the
-   * pending response is settled here, with nginx's "client closed request" that nobody will read.
+   * The client went away: the session is aborted (no close follows), so the response is settled
+   * here — before the first byte with nginx's "client closed request" that nobody will read, after
+   * it by ending the body in error — and a send waiting for the reader is released.
    */
   abandon(): void {
     this.release();
     if (!this.controller) this.answer(new Response(null, { status: 499 }));
+    else this.end(new ApiError("upstream_error", "the client went away"));
+    this.wake();
   }
 
   /** What to do when the client stops reading (the session's `abort`). */
@@ -88,13 +91,19 @@ export class HttpTtsPort implements TtsPort {
       if (code !== 1000) return this.answer(this.errorResponse(this.error ?? new ApiError("upstream_error", reason)));
       this.begin();
     }
-    try {
-      if (code === 1000) this.controller!.close();
-      else this.controller!.error(new Error(this.error?.message ?? reason));
-    } catch {
-      // the client already cancelled the body
-    }
+    if (code === 1000) this.end();
+    else this.end(this.error ?? new ApiError("upstream_error", reason));
     this.wake();
+  }
+
+  /** Closes the body, or ends it with the error (an `ApiError`, so a reader can tell a 402 from a 502). */
+  private end(error?: ApiError): void {
+    try {
+      if (error) this.controller!.error(error);
+      else this.controller!.close();
+    } catch {
+      // the client already cancelled the body, or it has ended
+    }
   }
 
   private release(): void {

@@ -1,0 +1,45 @@
+import { expect, test } from "bun:test";
+import { ApiError } from "../src/errors.ts";
+import { HttpTtsPort } from "../src/surfaces/http-tts-port.ts";
+
+// The port that turns a TTS session into an HTTP response: every way the session or the client
+// ends settles the response and wakes a sender waiting for the reader.
+
+const port = () => new HttpTtsPort({ contentType: () => "audio/mpeg" }, (e: ApiError) => Response.json({ code: e.code }, { status: e.status }));
+const started = (p: HttpTtsPort) => p.sendEvent({ type: "service.tts_audio_started", encoding: "mp3", sample_rate: 44100, channels: 1 });
+
+test("the client going away after audio began ends the body (a whole-file read settles) and wakes a waiting sender", async () => {
+  const p = port();
+  started(p);
+  const waiting = p.sendAudio(new Uint8Array(300 * 1024)); // over the high-water mark: waits for the reader
+  expect(waiting).toBeInstanceOf(Promise);
+  const res = await p.response;
+  const read = res.arrayBuffer().then(
+    () => "read",
+    () => "ended in error",
+  );
+  p.abandon();
+  expect(await read).toBe("ended in error");
+  await waiting; // settles instead of hanging
+});
+
+test("before any audio: the response is the client-closed-request answer nobody reads", async () => {
+  const p = port();
+  p.abandon();
+  expect((await p.response).status).toBe(499);
+});
+
+test("a failure after audio began ends the body with the session's own error, so a 402 stays a 402", async () => {
+  const p = port();
+  started(p);
+  p.sendAudio(new Uint8Array(10));
+  const res = await p.response;
+  p.sendEvent({ type: "service.tts_error", code: "insufficient_balance", message: "the balance is used up" });
+  p.close(4402, "insufficient_balance");
+  const err = await res.arrayBuffer().then(
+    () => undefined,
+    (e) => e,
+  );
+  expect(err).toBeInstanceOf(ApiError);
+  expect(err).toMatchObject({ code: "insufficient_balance", status: 402 });
+});
