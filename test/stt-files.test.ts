@@ -29,6 +29,12 @@ describe("duration probing", () => {
     });
   }
 
+  test("the bytes decide, not a wrong declared type: a WAV sent as audio/mpeg is still a WAV", async () => {
+    const wav = await fixture("speech.wav");
+    expect(await probeDuration(wav, "audio/mpeg")).toMatchObject({ container: "WAVE", seconds: 2.745 });
+    expect(await probeDuration(await fixture("speech.ogg"), "video/webm")).toMatchObject({ container: "Ogg" });
+  });
+
   test("a corrupt or empty file is 422 indeterminate_audio_duration, never a guess", async () => {
     for (const bytes of [await fixture("corrupt.mp3"), new Uint8Array(0), new TextEncoder().encode("RIFF....WAVEnot really")]) {
       const err = await probeDuration(bytes).catch((e) => e);
@@ -64,6 +70,19 @@ describe.skipIf(!localSttAvailable)("POST /v1/stt/transcriptions with the local 
     const { db, schema } = server.ctx.database;
     const [record] = await db.select().from(schema.activity).where(eq(schema.activity.tenantId, tenantId)).orderBy(desc(schema.activity.startedAt));
     expect(record).toMatchObject({ capability: "stt", usageUnit: "seconds", usageAmount: 3, credits: 30, status: "completed" });
+  });
+
+  test("a transcription in flight counts as an open session, so a shutdown lets it finish and settle", async () => {
+    const pending = multipart("speech.wav", { model: "pocketsphinx-en-us" });
+    let seen = false;
+    for (let i = 0; i < 200 && !seen; i++) {
+      seen = server.ctx.sessions.size > 0;
+      await Bun.sleep(5);
+    }
+    expect(seen).toBe(true);
+    expect((await pending).status).toBe(200);
+    for (let i = 0; i < 50 && server.ctx.sessions.size > 0; i++) await Bun.sleep(10);
+    expect(server.ctx.sessions.size).toBe(0);
   });
 
   test("raw MP3 body with the fields in the query", async () => {

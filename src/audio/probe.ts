@@ -18,11 +18,19 @@ export interface Probe {
  */
 export async function probeDuration(bytes: Uint8Array, mimeType?: string): Promise<Probe> {
   const indeterminate = (why: string) => new ApiError("indeterminate_audio_duration", `the audio's duration cannot be determined: ${why}`);
+  const parse = (type?: string) => parseBuffer(bytes, type ? { mimeType: type } : undefined, { duration: true, skipCovers: true });
   let meta;
   try {
-    meta = await parseBuffer(bytes, mimeType ? { mimeType } : undefined, { duration: true, skipCovers: true });
+    // The bytes first: a declared type may be wrong (a WAV sent as audio/mpeg); it is only a fallback.
+    meta = await parse();
+    if (meta.format.duration === undefined && mimeType) meta = await parse(mimeType);
   } catch (err) {
-    throw indeterminate((err as Error).message);
+    if (!mimeType) throw indeterminate((err as Error).message);
+    try {
+      meta = await parse(mimeType);
+    } catch {
+      throw indeterminate((err as Error).message);
+    }
   }
   const seconds = meta.format.duration;
   if (seconds === undefined || !Number.isFinite(seconds) || seconds <= 0) throw indeterminate("the container does not say");

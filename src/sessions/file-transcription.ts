@@ -29,7 +29,19 @@ export interface FileTranscription extends Transcription {
   language?: string;
 }
 
-export async function transcribeFile(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest): Promise<FileTranscription> {
+/**
+ * Counted among the open sessions, so that a shutdown lets it finish and settle within the grace
+ * period (past it the server stops waiting; a settle that then fails is logged for billing by hand).
+ */
+export function transcribeFile(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest): Promise<FileTranscription> {
+  const work = transcribe(ctx, principal, req);
+  let giveUp = () => {};
+  const stopped = new Promise<void>((resolve) => (giveUp = resolve));
+  ctx.sessions.add({ finished: Promise.race([work.then(() => {}, () => {}), stopped]), shutdown: giveUp }, "stt_file");
+  return work;
+}
+
+async function transcribe(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest): Promise<FileTranscription> {
   const routed = resolve(ctx.catalogue, { capability: "stt", model: req.model, provider: req.provider, mode: "synchronous", preferences: req.preferences });
   const candidates = routed.filter((b) => ctx.sttProviders.get(b.provider.id)?.transcribe);
   if (candidates.length === 0) throw new ApiError("no_matching_provider", `no provider in this build transcribes files with ${req.model}`);
@@ -47,6 +59,11 @@ export async function transcribeFile(ctx: AppContext, principal: Principal, req:
     throw new ApiError("insufficient_balance", `the balance cannot pay for ${seconds} s of audio`);
   }
   for (const binding of admitted) {
+    // A fallback to a dearer provider is held for first: the balance pays for what it is asked.
+    if (binding !== admitted[0] && !(await meter.cover(binding, seconds))) {
+      await meter.settle({ binding, status: "failed", units: 0, startedAt, latencyMs: performance.now() - t0, attempts });
+      throw new ApiError("insufficient_balance", `the balance cannot pay for ${seconds} s of audio on ${binding.provider.id}`);
+    }
     let result: Transcription;
     try {
       result = await ctx.sttProviders.get(binding.provider.id)!.transcribe!({ model: binding.id, bytes: req.bytes, container: probe.container, mimeType: req.mimeType, language: req.language });
