@@ -159,3 +159,21 @@ describe("/el speech to text with the ElevenLabs SDK", () => {
     expect(await post({ model_id: "pocketsphinx", colour: "blue" })).toMatchObject({ status: 400, body: { detail: { status: "invalid_request", param: "colour" } } });
   });
 });
+
+describe("/el/v1/voices with a provider that stalls", () => {
+  test("the stalled provider is left out after the connect timeout; the others answer", async () => {
+    const { FixedPcmProvider, testCatalogue } = await import("./fakes/fixed-pcm-provider.ts");
+    const stalled = Object.assign(new FixedPcmProvider("stalled"), { voices: () => new Promise<never>(() => {}) });
+    const local = await startTestServer({ PROVIDER_CONNECT_TIMEOUT_MS: "300" }, { extra: { catalogue: testCatalogue(["stalled"]), providers: [stalled] } });
+    try {
+      const t0 = performance.now();
+      const res = await fetch(`${local.url}/el/v1/voices`, { headers: { "xi-api-key": local.key } });
+      const { voices } = (await res.json()) as { voices: { voice_id: string; labels: { provider: string } }[] };
+      expect(performance.now() - t0).toBeLessThan(3000);
+      expect(voices.some((v) => v.labels.provider === "flite")).toBe(true);
+      expect(voices.some((v) => v.labels.provider === "stalled")).toBe(false);
+    } finally {
+      await local.stop(0);
+    }
+  });
+});

@@ -41,8 +41,40 @@ function elevenLabsVoice(provider: string, v: Voice) {
   };
 }
 
+/** How long a provider's voice list is reused. */
+const VOICES_TTL_MS = 5 * 60_000;
+
+/**
+ * The voices of every TTS provider, each list cached for a while (a listing calls every cloud
+ * provider's API otherwise) and bounded by the provider connect timeout: a provider that fails or
+ * stalls is left out of this answer rather than failing or hanging it.
+ */
+function voiceLists(ctx: AppContext) {
+  const cache = new Map<string, { at: number; voices: Voice[] }>();
+  return () =>
+    Promise.all(
+      [...ctx.providers.values()].map(async (p) => {
+        const hit = cache.get(p.id);
+        if (hit && Date.now() - hit.at < VOICES_TTL_MS) return { provider: p.id, voices: hit.voices };
+        let timer: Timer | undefined;
+        const ms = ctx.config.providerConnectTimeoutMs;
+        try {
+          const voices = await Promise.race([p.voices(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]);
+          cache.set(p.id, { at: Date.now(), voices });
+          return { provider: p.id, voices };
+        } catch (err) {
+          ctx.log.warn({ err, provider: p.id }, "listing voices failed");
+          return { provider: p.id, voices: [] };
+        } finally {
+          clearTimeout(timer);
+        }
+      }),
+    );
+}
+
 export function elevenLabsCatalogueRoutes(ctx: AppContext) {
   const models = modelsList(ctx);
+  const lists = voiceLists(ctx);
   return new Elysia()
     .get(
       "/v1/models",
@@ -56,18 +88,7 @@ export function elevenLabsCatalogueRoutes(ctx: AppContext) {
       "/v1/voices",
       async ({ request }) => {
         await authenticate(ctx.database, elevenLabsKey(request.headers));
-        // A provider that cannot list its voices right now is left out rather than failing the list.
-        const lists = await Promise.all(
-          [...ctx.providers.values()].map(async (p) => {
-            try {
-              return (await p.voices()).map((v) => elevenLabsVoice(p.id, v));
-            } catch (err) {
-              ctx.log.warn({ err, provider: p.id }, "listing voices failed");
-              return [];
-            }
-          }),
-        );
-        const voices = lists.flat();
+        const voices = (await lists()).flatMap(({ provider, voices }) => voices.map((v) => elevenLabsVoice(provider, v)));
         return { voices, has_more: false, total_count: voices.length };
       },
       { detail: { summary: "ElevenLabs-compatible voice list", tags: ["el"] } },
