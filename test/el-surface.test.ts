@@ -77,6 +77,12 @@ describe("/el HTTP rules", () => {
     expect(Math.abs((await ulaw.arrayBuffer()).byteLength / ((await pcm16.arrayBuffer()).byteLength / 4) - 1)).toBeLessThan(0.02); // 8-bit samples at half the rate
   });
 
+  test("text over 40,000 characters is 413 tts_text_too_large", async () => {
+    const res = await tts("slt/stream", { text: "a".repeat(40_001), model_id: "flite" });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ detail: { status: "tts_text_too_large", param: "text" } });
+  });
+
   test("Bearer works as well as xi-api-key; no key at all is the flat missing_api_key", async () => {
     const bearer = await tts("slt/stream", { text: "x", model_id: "flite" }, { authorization: `Bearer ${server.key}` });
     expect(bearer.status).toBe(200);

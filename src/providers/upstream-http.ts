@@ -50,7 +50,11 @@ export async function upstreamFetch(provider: string, url: string, init: Request
 export async function* bodyChunks(provider: string, res: Response, idleMs: number, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
   const reader = res.body!.getReader();
   let silent = false;
-  const timer = setTimeout(() => {
+  // While the consumer holds a chunk (a slow client downstream), the upstream is not being read:
+  // that wait is not the upstream's silence.
+  let held = false;
+  const timer = setTimeout(function expire() {
+    if (held) return void timer.refresh();
     silent = true;
     reader.cancel().catch(() => {});
   }, idleMs);
@@ -66,7 +70,11 @@ export async function* bodyChunks(provider: string, res: Response, idleMs: numbe
       if (silent) throw new ProviderError(`${provider} went silent for ${idleMs} ms`, true);
       if (step.done) return;
       timer.refresh();
-      if (step.value.byteLength) yield step.value;
+      if (!step.value.byteLength) continue;
+      held = true;
+      yield step.value;
+      held = false;
+      timer.refresh();
     }
   } finally {
     clearTimeout(timer);

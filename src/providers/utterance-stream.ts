@@ -3,6 +3,9 @@ import { takeSentences } from "./sentences.ts";
 import { ProviderError, type AudioFormat, type TtsEvent, type TtsStream } from "./types.ts";
 import { bodyChunks } from "./upstream-http.ts";
 
+/** Audio chunks read ahead of the client, at most (a few hundred KB): past it, reading pauses. */
+const QUEUED_CHUNKS = 32;
+
 /** One upstream request for one utterance: a response whose body is the audio. */
 export type SpeakRequest = (input: string, signal: AbortSignal) => Promise<Response>;
 
@@ -84,6 +87,10 @@ export class UtteranceTtsStream implements TtsStream {
       await res.body?.cancel();
       throw new ProviderError(`${this.provider} answered ${type || "no content type"} instead of audio`, true);
     }
-    for await (const chunk of bodyChunks(this.provider, res, this.idleTimeoutMs, this.abort.signal)) this.queue.push({ type: "audio", audio: chunk });
+    for await (const chunk of bodyChunks(this.provider, res, this.idleTimeoutMs, this.abort.signal)) {
+      this.queue.push({ type: "audio", audio: chunk });
+      // The upstream is read no faster than the client takes the audio: nothing piles up here.
+      await this.queue.roomFor(QUEUED_CHUNKS);
+    }
   }
 }

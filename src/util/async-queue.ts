@@ -2,6 +2,7 @@
 export class AsyncQueue<T> implements AsyncIterable<T> {
   private items: T[] = [];
   private waiter: (() => void) | undefined;
+  private room: (() => void) | undefined;
   private ended = false;
   private error: unknown;
 
@@ -14,6 +15,9 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
   end(): void {
     this.ended = true;
     this.wake();
+    const room = this.room;
+    this.room = undefined;
+    room?.();
   }
 
   fail(error: unknown): void {
@@ -28,10 +32,19 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
     w?.();
   }
 
+  /** Resolves once fewer than `max` items wait to be read, or the queue has ended: a producer's backpressure. */
+  async roomFor(max: number): Promise<void> {
+    while (this.items.length >= max && !this.ended) await new Promise<void>((resolve) => (this.room = resolve));
+  }
+
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     for (;;) {
       if (this.items.length) {
-        yield this.items.shift()!;
+        const item = this.items.shift()!;
+        const room = this.room;
+        this.room = undefined;
+        room?.();
+        yield item;
       } else if (this.ended) {
         if (this.error !== undefined) throw this.error;
         return;

@@ -5,6 +5,9 @@ import { elevenLabsTtsCandidates } from "./model.ts";
 import { parseOutputFormat, type OutputFormat } from "./output-format.ts";
 import { elevenLabsProviderOptions, voiceSettingsOptions } from "./provider-options.ts";
 
+/** ElevenLabs' own longest request (Flash v2.5); longer text is 413 `tts_text_too_large`. */
+export const MAX_TEXT_CHARACTERS = 40_000;
+
 /** Query keys of the ElevenLabs TTS endpoints that are theirs, not provider options. */
 const RESERVED_QUERY = ["output_format", "optimize_streaming_latency", "enable_logging", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks"];
 
@@ -25,6 +28,7 @@ export function planElevenLabsTts(catalogue: Catalogue, voice: string, query: UR
   if (!body || typeof body !== "object" || Array.isArray(body)) throw new ApiError("invalid_request", "the body must be a JSON object");
   const b = body as Record<string, unknown>;
   if (typeof b.text !== "string" || !b.text) throw new ApiError("invalid_request", "text is required", { param: "text" });
+  if (b.text.length > MAX_TEXT_CHARACTERS) throw new ApiError("tts_text_too_large", `text is longer than ${MAX_TEXT_CHARACTERS} characters`, { param: "text" });
   const modelId = typeof b.model_id === "string" ? b.model_id : undefined;
   const outputFormat = query.get("output_format") || "mp3_44100_128";
   const output = parseOutputFormat(outputFormat);

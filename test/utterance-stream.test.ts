@@ -1,0 +1,32 @@
+import { expect, test } from "bun:test";
+import { UtteranceTtsStream } from "../src/providers/utterance-stream.ts";
+
+// A slow client must not make the router read a whole response ahead of it: the upstream body is
+// read only as fast as the audio is taken (a bounded read-ahead), and that wait is not mistaken
+// for the upstream going silent.
+
+test("an upstream body is read ahead of a client that takes nothing only up to a bound, then resumes without a false 'silent'", async () => {
+  let pulled = 0;
+  const total = 500;
+  const response = () =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (pulled === total) return controller.close();
+          pulled++;
+          controller.enqueue(new Uint8Array(1024));
+        },
+      }),
+      { headers: { "content-type": "audio/mpeg" } },
+    );
+  const stream = new UtteranceTtsStream({ encoding: "mp3", sampleRate: 44100, channels: 1 }, "test", 100, async () => response());
+  stream.write("One sentence.");
+  stream.end();
+  const iterator = stream[Symbol.asyncIterator]();
+  await iterator.next(); // the first chunk, then the client pauses
+  await Bun.sleep(300); // longer than the 100 ms idle timeout
+  expect(pulled).toBeLessThan(64);
+  let chunks = 1;
+  for (let step = await iterator.next(); !step.done; step = await iterator.next()) chunks++;
+  expect(chunks).toBe(total);
+});
