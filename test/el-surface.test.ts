@@ -94,8 +94,14 @@ describe("/el HTTP rules", () => {
 
   test("model_id: a canonical {provider}/{model} or a bare id of exactly one provider", async () => {
     const { providerOfModel } = await import("../src/surfaces/el/model.ts");
-    expect(providerOfModel(server.ctx.catalogue, "espeak-ng/espeak-ng", "tts")).toBe("espeak-ng");
-    expect(providerOfModel(server.ctx.catalogue, "espeak", "tts")).toBe("espeak-ng");
+    const none = new URLSearchParams();
+    expect(providerOfModel(server.ctx.catalogue, "espeak-ng/espeak-ng", "tts", none)).toBe("espeak-ng");
+    expect(providerOfModel(server.ctx.catalogue, "espeak", "tts", none)).toBe("espeak-ng");
+    const { Catalogue } = await import("../src/catalogue/catalogue.ts");
+    const { TEST_MODEL, testCatalogue } = await import("./fakes/fixed-pcm-provider.ts");
+    const two = new Catalogue(testCatalogue(["a", "b"]));
+    expect(() => providerOfModel(two, TEST_MODEL, "tts", none)).toThrow("served by a, b");
+    expect(providerOfModel(two, TEST_MODEL, "tts", new URLSearchParams("provider_only=b"))).toBe("b");
     const res = await tts("en/stream?output_format=pcm_16000", { text: "x", model_id: "espeak-ng/espeak-ng" });
     expect(res.status).toBe(200);
     await res.arrayBuffer();

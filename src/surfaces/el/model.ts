@@ -6,11 +6,13 @@ import { resolve } from "../../routing/resolve.ts";
 
 /**
  * The provider an `/el` `model_id` names: a canonical `{provider}/{model}` names one; a bare model
- * must be served by exactly one provider (a model that several serve needs the canonical form).
+ * must be served by exactly one provider among those `provider_only` allows (a model that several
+ * serve needs the canonical form, or `provider_only`).
  */
-export function providerOfModel(catalogue: Catalogue, modelId: string | undefined, capability: Capability): string {
+export function providerOfModel(catalogue: Catalogue, modelId: string | undefined, capability: Capability, query: URLSearchParams): string {
   if (!modelId) throw new ApiError("model_required", "model_id is required", { param: "model_id" });
-  const providers = [...new Set(catalogue.lookup(modelId, capability).map((b) => b.provider.id))];
+  const only = preferencesFromQuery(query).only;
+  const providers = [...new Set(catalogue.lookup(modelId, capability).map((b) => b.provider.id))].filter((id) => !only || only.includes(id));
   if (providers.length > 1) {
     throw new ApiError("invalid_request", `model ${modelId} is served by ${providers.join(", ")}; name one as {provider}/{model}`, { param: "model_id" });
   }
@@ -19,6 +21,6 @@ export function providerOfModel(catalogue: Catalogue, modelId: string | undefine
 
 /** The candidates of an `/el` TTS request: its `model_id`, the path's voice, the format, the query's provider preferences. */
 export function elevenLabsTtsCandidates(catalogue: Catalogue, modelId: string | undefined, voice: string, format: "pcm" | "mp3", query: URLSearchParams): Binding[] {
-  const provider = providerOfModel(catalogue, modelId, "tts");
+  const provider = providerOfModel(catalogue, modelId, "tts", query);
   return resolve(catalogue, { capability: "tts", model: modelId, provider: provider || undefined, voice, format, mode: "streaming", preferences: preferencesFromQuery(query) });
 }

@@ -44,12 +44,12 @@ export function elevenLabsSttRoute(ctx: AppContext) {
         const v = form.get(name);
         return typeof v === "string" && v ? v : undefined;
       };
-      for (const key of form.keys()) if (!["file", "model_id", "language_code", ...IGNORED].includes(key)) throw new ApiError("invalid_request", `${key} is not a known field`, { param: key });
+      for (const key of form.keys()) if (!["file", "model_id", "language_code", "cloud_storage_url", ...IGNORED].includes(key)) throw new ApiError("invalid_request", `${key} is not a known field`, { param: key });
       if (text("cloud_storage_url")) throw new ApiError("invalid_request", "cloud_storage_url is not offered here: send the file", { param: "cloud_storage_url" });
       const file = form.get("file");
       if (!(file instanceof Blob)) throw new ApiError("invalid_request", "file is required", { param: "file" });
       const modelId = text("model_id");
-      const provider = providerOfModel(ctx.catalogue, modelId, "stt");
+      const provider = providerOfModel(ctx.catalogue, modelId, "stt", new URL(request.url).searchParams);
       const t = await transcribeFile(ctx, principal, {
         bytes: new Uint8Array(await file.arrayBuffer()),
         mimeType: file.type || undefined,
