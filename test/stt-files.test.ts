@@ -18,7 +18,7 @@ describe("duration probing", () => {
     ["speech.mp3", "MPEG", 2.844],
     ["speech.flac", "FLAC", 2.745],
     ["speech.ogg", "Ogg", 2.745],
-    ["speech.webm", "EBML/webm", 2.753],
+    ["speech.webm", "EBML/webm", 2.761], // from its blocks (the header says 2.753)
     ["speech.m4a", "M4A/isom/iso2", 2.809],
   ];
   for (const [name, container, seconds] of cases) {
@@ -33,6 +33,18 @@ describe("duration probing", () => {
     const wav = await fixture("speech.wav");
     expect(await probeDuration(wav, "audio/mpeg")).toMatchObject({ container: "WAVE", seconds: 2.745 });
     expect(await probeDuration(await fixture("speech.ogg"), "video/webm")).toMatchObject({ container: "Ogg" });
+  });
+
+  test("WebM: the blocks decide, so a browser recording without a header duration is measured, and a header that lies is not believed", async () => {
+    const webm = await fixture("speech.webm");
+    const at = webm.findIndex((b, i) => b === 0x44 && webm[i + 1] === 0x89); // the Duration element
+    const size = webm[at + 2]! & 0x7f;
+    const lying = webm.slice();
+    new DataView(lying.buffer, at + 3, size).setFloat64(0, 1.0); // "1 ms"
+    const missing = webm.slice();
+    missing[at] = 0xec; // a Void element in its place, as MediaRecorder writes no duration
+    missing[at + 1] = 0x80 | (size + 1);
+    for (const file of [lying, missing]) expect((await probeDuration(file, "audio/webm")).seconds).toBeCloseTo(2.761, 2);
   });
 
   test("a corrupt or empty file is 422 indeterminate_audio_duration, never a guess", async () => {

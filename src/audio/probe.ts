@@ -1,5 +1,6 @@
 import { parseBuffer } from "music-metadata";
 import { ApiError } from "../errors.ts";
+import { matroskaDuration } from "./matroska-duration.ts";
 
 /** Longest file accepted: a day. A duration beyond it is a broken header, not audio. */
 const MAX_SECONDS = 24 * 3600;
@@ -32,8 +33,10 @@ export async function probeDuration(bytes: Uint8Array, mimeType?: string): Promi
       throw indeterminate((err as Error).message);
     }
   }
-  const seconds = meta.format.duration;
+  const container = meta.format.container ?? "unknown";
+  // Matroska/WebM: the blocks say how long the audio is; the header may not say, or may lie.
+  const seconds = /webm|matroska/i.test(container) ? ((await matroskaDuration(bytes).catch(() => undefined)) ?? meta.format.duration) : meta.format.duration;
   if (seconds === undefined || !Number.isFinite(seconds) || seconds <= 0) throw indeterminate("the container does not say");
   if (seconds > MAX_SECONDS) throw indeterminate(`${seconds} s is not a plausible recording`);
-  return { seconds, container: meta.format.container ?? "unknown", codec: meta.format.codec, sampleRate: meta.format.sampleRate };
+  return { seconds, container, codec: meta.format.codec, sampleRate: meta.format.sampleRate };
 }
