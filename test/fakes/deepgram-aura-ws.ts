@@ -4,7 +4,7 @@ import type { DeepgramFault, FakeSocket, FakeWs, SocketRecord } from "./deepgram
 // Deepgram Aura's streaming TTS (`wss://…/v1/speak`) for the fake: `Metadata` first; `Speak` text
 // is buffered and each complete sentence is spoken as soon as it is in (as Deepgram chunks text
 // itself); `Flush` speaks the rest and answers `Flushed`; `Clear` drops the buffer and answers
-// `Cleared`; `Close` speaks the rest and closes 1000. Audio is real Flite speech as raw linear16
+// `Cleared`; `Close` closes 1000 at once, dropping what was not flushed. Audio is real Flite speech as raw linear16
 // at `sample_rate` (default 24000), in binary frames of 100 ms. `sequence_id` counts flushes and
 // clears from 0.
 
@@ -63,8 +63,8 @@ export function auraSocket(query: URLSearchParams, record: SocketRecord, fault: 
         case "Clear":
           buffer = "";
           return ws.send(JSON.stringify({ type: "Cleared", sequence_id: sequence++ }));
-        case "Close":
-          speakRest(ws);
+        case "Close": // halts at once, as Deepgram documents: what was not flushed is not spoken
+          buffer = "";
           return ws.close(1000, "");
         default:
           return ws.send(JSON.stringify({ type: "Warning", description: `unknown message type ${message.type}`, code: "UNKNOWN_MESSAGE" }));

@@ -24,7 +24,10 @@ export async function openAuraWebSocket(options: HttpProviderOptions, query: URL
     onJson(ev, s) {
       if (ev.type !== "Flushed") return; // Metadata, Cleared, Warning, and types to come
       if (flushes.shift()) s.push({ type: "flushed" });
-      if (flushes.length === 0 && !ending) s.answered();
+      if (flushes.length) return;
+      // `Close` halts Deepgram at once: it goes only when the end's own flush has been spoken.
+      if (ending) s.send('{"type":"Close"}');
+      else s.answered();
     },
   });
   const flush = (ours: boolean) => {
@@ -42,7 +45,6 @@ export async function openAuraWebSocket(options: HttpProviderOptions, query: URL
       if (ending) return;
       flush(false);
       ending = true;
-      stream.send('{"type":"Close"}');
     },
     cancel: () => {
       stream.send('{"type":"Clear"}');
