@@ -58,8 +58,7 @@ describe("ElevenLabs TTS through /v1/tts over the input-streaming WebSocket", ()
       { text: "Hello from the socket. ", try_trigger_generation: true, context_id: "1" },
       { context_id: "1", text: "", flush: true },
       { context_id: "1", close_context: true },
-      { text: " ", ...setup, context_id: "2" }, // the next turn's context opens at once
-      { text: "A second turn", try_trigger_generation: true, context_id: "2" },
+      { text: "A second turn", ...setup, try_trigger_generation: true, context_id: "2" },
       { context_id: "2", text: "", flush: true },
       { context_id: "2", close_context: true },
       { close_socket: true },

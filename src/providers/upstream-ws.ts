@@ -71,7 +71,7 @@ export interface JsonSocketHandlers<E> {
   /** Close codes that end the stream normally (default: 1000). */
   normalClose?(code: number): boolean;
   /** A frame sent when nothing went out for `everyMs`, for providers that drop idle sockets. */
-  keepAlive?: { everyMs: number; frame: string | (() => string) };
+  keepAlive?: { everyMs: number; frame: string | (() => string | undefined) };
 }
 
 /**
@@ -98,7 +98,9 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
     const ka = handlers.keepAlive;
     if (ka) {
       this.keepAlive = setInterval(() => {
-        if (performance.now() - this.lastSend >= ka.everyMs) this.send(typeof ka.frame === "string" ? ka.frame : ka.frame());
+        if (performance.now() - this.lastSend < ka.everyMs) return;
+        const frame = typeof ka.frame === "string" ? ka.frame : ka.frame();
+        if (frame !== undefined) this.send(frame);
       }, Math.min(1000, ka.everyMs / 2));
     }
     ws.onmessage = (e) => {

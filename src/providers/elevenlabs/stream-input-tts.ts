@@ -43,7 +43,13 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
   // A flush is answered once synthesis starts: like the time to an HTTP response, it gets the connect timeout.
   const answerMs = Math.max(options.connectTimeoutMs, options.idleTimeoutMs);
   const stream = new JsonSocketStream<TtsEvent>("elevenlabs", ws, answerMs, {
-    keepAlive: { everyMs: (inactivitySeconds * 1000) / 3, frame: () => JSON.stringify({ context_id: speaking ?? initialised, text: "" }) },
+    keepAlive: {
+      everyMs: (inactivitySeconds * 1000) / 3,
+      frame: () => {
+        const context = speaking ?? initialised;
+        return context === undefined ? undefined : JSON.stringify({ context_id: context, text: "" });
+      },
+    },
     onJson(ev) {
       const id = ev.contextId ?? ev.context_id;
       const entry = entries.find((e): e is Extract<Entry, { context: string }> => "context" in e && (id === undefined || e.context === id));
@@ -68,7 +74,14 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
       if (!head.final) break;
       entries.shift();
     }
-    if (!entries.length && !ending) stream.answered();
+    if (entries.length || ending) return;
+    stream.answered();
+    // All spoken and idle: a context opens for the next turn, so that the keep-alive has one to
+    // address (opened only now, it never adds to the contexts ElevenLabs is generating).
+    if (speaking === undefined && initialised === undefined) {
+      initialised = String(++contexts);
+      stream.send(JSON.stringify({ text: " ", ...contextSetup, context_id: initialised }));
+    }
   }
 
   /** Asks for the speaking context's audio now and closes it; `isFinal` answers when it is all out. */
@@ -77,11 +90,6 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
       stream.send(JSON.stringify({ context_id: speaking, text: "", flush: true }));
       stream.send(JSON.stringify({ context_id: speaking, close_context: true }));
       speaking = undefined;
-      // The next turn's context opens now, so that there is always one for the keep-alive.
-      if (marker === "flushed") {
-        initialised = String(++contexts);
-        stream.send(JSON.stringify({ text: " ", ...contextSetup, context_id: initialised }));
-      }
     }
     entries.push({ marker });
     stream.expectAnswer();
