@@ -137,7 +137,7 @@ describe("Cartesia Sonic over the WebSocket through /v1/tts", () => {
   test("an error message for the caller's request (404 unknown voice) is not retried elsewhere", async () => {
     const rec = await speakOnce(server, `model=${TEST_MODEL}&voice=no-such-voice&provider_order=car-echo,fixed`, "Twelve chars");
     expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
-    expect(rec.events.at(-1)).toMatchObject({ type: "service.tts_error", message: "cartesia answered an error 404: voice_not_found: Voice not found" });
+    expect(rec.events.at(-1)).toMatchObject({ type: "service.tts_error", message: "cartesia answered an error 404 (voice_not_found)" }); // the code only: free text may echo the request
     await noSocketsLeft();
   });
 
@@ -148,7 +148,7 @@ describe("Cartesia Sonic over the WebSocket through /v1/tts", () => {
     expect(rec.close.code).toBe(1000);
     const record = await lastActivity(server, tenantId);
     expect(record).toMatchObject({ provider: "fixed", status: "completed", usageAmount: 12 });
-    expect(JSON.parse(record.attempts)[0]).toMatchObject({ provider: "car-echo", reason: "cartesia answered an error 500: internal_error: Internal server error" });
+    expect(JSON.parse(record.attempts)[0]).toMatchObject({ provider: "car-echo", reason: "cartesia answered an error 500 (internal_error)" });
     await noSocketsLeft();
   });
 });

@@ -19,6 +19,32 @@ export function retryableStatus(status: number): boolean {
   return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
 }
 
+/** A short, safe identifier: an error code, never free text (which may echo a request's key). */
+export function safeErrorCode(value: unknown): string | undefined {
+  return typeof value === "string" && /^[\w .:-]{1,64}$/.test(value) ? value : undefined;
+}
+
+/**
+ * What an upstream's error body may tell a client: its error code, from the fields providers put
+ * one in. The body itself is not passed on: free-text messages can echo part of our API key
+ * (OpenAI's 401 does), and ProviderError messages reach clients.
+ */
+export function upstreamErrorCode(body: string): string | undefined {
+  let json: any;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const error = json?.error;
+  const candidates = [error?.code, error?.type, json?.error_code, json?.err_code, json?.detail?.status, json?.code, typeof error === "string" ? error : undefined];
+  for (const candidate of candidates) {
+    const code = safeErrorCode(candidate);
+    if (code) return code;
+  }
+  return undefined;
+}
+
 /** A fetch whose failure is a ProviderError: refused/reset/timeout are retryable. */
 export async function upstreamFetch(provider: string, url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
   const controller = new AbortController();
@@ -28,8 +54,8 @@ export async function upstreamFetch(provider: string, url: string, init: Request
   try {
     const res = await fetch(url, { ...init, signal: controller.signal });
     if (!res.ok) {
-      const detail = await res.text().catch(() => "");
-      throw new ProviderError(`${provider} answered ${res.status}${detail ? `: ${detail.slice(0, 200)}` : ""}`, retryableStatus(res.status));
+      const code = upstreamErrorCode(await res.text().catch(() => ""));
+      throw new ProviderError(`${provider} answered ${res.status}${code ? ` (${code})` : ""}`, retryableStatus(res.status));
     }
     return res;
   } catch (err) {

@@ -1,5 +1,5 @@
 import { ProviderError } from "../types.ts";
-import { retryableStatus, type HttpProviderOptions } from "../upstream-http.ts";
+import { retryableStatus, safeErrorCode, type HttpProviderOptions } from "../upstream-http.ts";
 
 /** The API version this adapter was written against (the one SDK 4.2 sends). */
 export const CARTESIA_API_VERSION = "2026-08-14";
@@ -21,6 +21,7 @@ export function cartesiaSocketBase(options: HttpProviderOptions): string {
  */
 export function cartesiaSocketError(ev: Record<string, any>): ProviderError {
   const status = typeof ev.status_code === "number" ? ev.status_code : undefined;
-  const detail = [ev.error_code, ev.message ?? ev.title ?? ev.error].filter((s) => typeof s === "string" && s).join(": ");
-  return new ProviderError(`cartesia answered an error${status ? ` ${status}` : ""}${detail ? `: ${detail.slice(0, 200)}` : ""}`, status === undefined || retryableStatus(status));
+  // Only its code goes on: free text may echo the request (the key among it).
+  const code = safeErrorCode(ev.error_code) ?? safeErrorCode(ev.title);
+  return new ProviderError(`cartesia answered an error${status ? ` ${status}` : ""}${code ? ` (${code})` : ""}`, status === undefined || retryableStatus(status));
 }
