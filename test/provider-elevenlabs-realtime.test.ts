@@ -66,6 +66,20 @@ describe("ElevenLabs TTS through /v1/tts over the input-streaming WebSocket", ()
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "elevenlabs", status: "completed", usageAmount: 36 });
   });
 
+  test("eight turns flushed at once: ElevenLabs allows five contexts, so later turns wait for a context to finish; all are spoken, in order", async () => {
+    const c = connect(server.wsUrl(TTS), bearer(server.key));
+    for (let i = 1; i <= 8; i++) {
+      c.send({ type: "text", text: `Turn number ${i}. ` });
+      c.send({ type: "flush" });
+    }
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
+    expect(rec.order.filter((e) => e === "service.tts_flushed").length).toBe(8);
+    const frames = fake.ttsSockets.at(-1)!.frames as { text?: string; context_id?: string }[];
+    expect(frames.filter((f) => f.text?.startsWith("Turn number")).map((f) => f.text)).toEqual(Array.from({ length: 8 }, (_, i) => `Turn number ${i + 1}. `));
+  }, 20_000);
+
   test("a session idle between turns longer than inactivity_timeout: keep-alives hold the socket open", async () => {
     const c = connect(server.wsUrl(`${TTS}&inactivity_timeout=1`), bearer(server.key));
     c.send({ type: "text", text: "Before the pause. " });

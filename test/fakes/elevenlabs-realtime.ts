@@ -62,6 +62,8 @@ interface TtsConn {
   work: Promise<void>;
   /** Closes the socket as ElevenLabs does after `inactivity_timeout` seconds without a text. */
   idle?: Timer;
+  /** Contexts open or still being generated. */
+  active: Set<string>;
 }
 
 interface ScribeConn {
@@ -103,7 +105,7 @@ export function startRealtime(voice: string, pcm: (text: string, rate: number) =
       const [codec, rate] = format.split("_");
       const record: TtsSocketRecord = { voiceId: tts[1]!, multi: Boolean(tts[2]), query: Object.fromEntries(url.searchParams), frames: [], apiKey };
       ttsSockets.push(record);
-      data = { kind: "tts", record, fault, codec: codec!, rate: Number(rate), schedule: DEFAULT_SCHEDULE, contexts: new Map(), work: Promise.resolve() };
+      data = { kind: "tts", record, fault, codec: codec!, rate: Number(rate), schedule: DEFAULT_SCHEDULE, contexts: new Map(), active: new Set(), work: Promise.resolve() };
     } else {
       const record: ScribeSocketRecord = { query: url.searchParams, texts: [], audioBytes: 0, apiKey };
       scribeSockets.push(record);
@@ -155,13 +157,19 @@ export function startRealtime(voice: string, pcm: (text: string, rate: number) =
     if (msg.close_socket) return enqueue(ws, () => endSocket(ws));
     const id = c.record.multi ? String(msg.context_id ?? "default") : SINGLE_CONTEXT;
     let context = c.contexts.get(id);
-    if (!context) c.contexts.set(id, (context = { buffer: "", chunks: 0 }));
+    if (!context) {
+      // Like ElevenLabs: at most five contexts open or still being generated per socket.
+      if (c.record.multi && c.active.size >= 5) return ws.close(1008, "max_active_conversations");
+      c.active.add(id);
+      c.contexts.set(id, (context = { buffer: "", chunks: 0 }));
+    }
     if (msg.close_context) {
       c.contexts.delete(id);
       const rest = context.buffer;
       return enqueue(ws, async () => {
         await generate(ws, rest, id);
         ws.send(JSON.stringify({ isFinal: true, contextId: id }));
+        c.active.delete(id);
       });
     }
     if (typeof msg.text !== "string") return ws.close(1008, "Invalid message: text is required");

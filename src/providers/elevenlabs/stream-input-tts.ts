@@ -14,6 +14,13 @@ import { booleanOption, chunkLengthSchedule, voiceSettings } from "./options.ts"
 const QUERY_OPTIONS = ["auto_mode", "enable_logging", "enable_ssml_parsing", "inactivity_timeout", "language_code", "apply_text_normalization"] as const;
 
 type Entry = { context: string; audio: Uint8Array[]; final: boolean } | { marker: "flushed" | "end" };
+type Waiting = { kind: "text"; text: string } | { kind: "flush" } | { kind: "end" };
+
+/**
+ * ElevenLabs refuses a sixth context per socket (closing it with 1008) while five are open or
+ * still being generated: a new turn's text waits until one of them is final.
+ */
+const MAX_CONTEXTS = 5;
 
 export async function openStreamInput(options: HttpProviderOptions, req: TtsStreamRequest, voice: string, format: AudioFormat, outputFormat: string): Promise<TtsStream> {
   const settings = voiceSettings(req.options);
@@ -39,6 +46,9 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
   /** The context text is going to now. */
   let speaking: string | undefined;
   let ending = false;
+  /** Commands waiting for a context to finish (see MAX_CONTEXTS), in order. */
+  const waiting: Waiting[] = [];
+  const unfinished = () => entries.filter((e) => "context" in e && !e.final).length;
 
   // A flush is answered once synthesis starts: like the time to an HTTP response, it gets the connect timeout.
   const answerMs = Math.max(options.connectTimeoutMs, options.idleTimeoutMs);
@@ -74,6 +84,7 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
       if (!head.final) break;
       entries.shift();
     }
+    resume(); // a context that finished makes room for a waiting turn
     if (entries.length || ending) return;
     stream.answered();
     // All spoken and idle: a context opens for the next turn, so that the keep-alive has one to
@@ -97,27 +108,47 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
   }
 
   stream.send(JSON.stringify({ text: " ", ...contextSetup, context_id: initialised }));
+  function write(text: string): void {
+    const frame: Record<string, unknown> = { text };
+    if (!speaking) {
+      speaking = initialised ?? String(++contexts);
+      if (!initialised) Object.assign(frame, contextSetup);
+      initialised = undefined;
+      entries.push({ context: speaking, audio: [], final: false });
+    }
+    if (tryTrigger !== undefined) frame.try_trigger_generation = tryTrigger;
+    stream.send(JSON.stringify({ ...frame, context_id: speaking }));
+  }
+
+  /** Runs the commands that waited for a context to finish, as far as there is room now. */
+  function resume(): void {
+    while (waiting.length) {
+      const next = waiting[0];
+      if (next.kind === "text" && !speaking && !initialised && unfinished() >= MAX_CONTEXTS) return;
+      waiting.shift();
+      if (next.kind === "text") write(next.text);
+      else closeContext(next.kind === "flush" ? "flushed" : "end");
+    }
+  }
+
+  /** Commands keep their order: once one waits for room, those after it wait too. */
+  function run(command: Waiting): void {
+    waiting.push(command);
+    resume();
+  }
+
   return {
     audioFormat: format,
     write(text) {
-      if (!text || ending) return;
-      const frame: Record<string, unknown> = { text };
-      if (!speaking) {
-        speaking = initialised ?? String(++contexts);
-        if (!initialised) Object.assign(frame, contextSetup);
-        initialised = undefined;
-        entries.push({ context: speaking, audio: [], final: false });
-      }
-      if (tryTrigger !== undefined) frame.try_trigger_generation = tryTrigger;
-      stream.send(JSON.stringify({ ...frame, context_id: speaking }));
+      if (text && !ending) run({ kind: "text", text });
     },
     flush() {
-      if (!ending) closeContext("flushed");
+      if (!ending) run({ kind: "flush" });
     },
     end() {
       if (ending) return;
       ending = true;
-      closeContext("end");
+      run({ kind: "end" });
     },
     cancel: () => stream.cancel(),
     [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
