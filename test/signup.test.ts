@@ -43,8 +43,10 @@ afterAll(async () => {
 
 /** Each test is its own client address (X-Forwarded-For, trusted here), so per-client limits stay apart. */
 let clientIp = "203.0.113.1";
+// A client address of its own for every test: the per-address limit counts across tests.
+let nextHost = 1;
 beforeEach(() => {
-  clientIp = `203.0.113.${Math.floor(Math.random() * 250) + 2}`;
+  clientIp = `203.0.113.${++nextHost}`;
 });
 
 const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
