@@ -43,8 +43,7 @@ afterAll(async () => {
 
 /** Each test is its own client address (X-Forwarded-For, trusted here), so per-client limits stay apart. */
 let clientIp = "203.0.113.1";
-// A client address of its own for every test: the per-address limit counts across tests.
-let nextHost = 1;
+let nextHost = 1; // counted, not random: a repeated address would carry one test's codes into another
 beforeEach(() => {
   clientIp = `203.0.113.${++nextHost}`;
 });
