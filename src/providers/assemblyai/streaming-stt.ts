@@ -1,4 +1,5 @@
 import { ProviderError, type RawUpstream, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
+import { TurnEnds, turnEndingStream } from "../turn-ends.ts";
 import type { HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
 
@@ -131,25 +132,18 @@ export async function openUniversalStreaming(options: AssemblyAiStreamingOptions
   let sentBytes = 0;
   let turnOpen = false;
   let ending = false;
-  /** Commits and clears sent as ForceEndpoint, answered in order by the end of the turn. */
-  const owed: ("commit" | "clear")[] = [];
   const audioMs = () => Math.round(sentBytes / bytesPerMs);
-
-  const acknowledge = (kind: "commit" | "clear", atMs: number) =>
-    stream.push(kind === "clear" ? { type: "cleared", atMs } : { type: "committed", origin: "client", atMs });
 
   const endOfTurn = (ev: Record<string, any>, startMs: number, endMs: number) => {
     turnOpen = false;
-    const answering = owed.shift();
-    if (answering && !ending) stream.answered();
+    const answering = ends.answering(ending);
     if (ev.transcript && answering !== "clear") stream.push({ type: "transcript", final: true, text: ev.transcript, startMs, endMs });
-    if (answering) acknowledge(answering, endMs);
+    if (answering) ends.acknowledge(answering, endMs);
     else {
       stream.push({ type: "signal", origin: "provider", signal: "end", scope, atMs: endMs });
       if (req.commitStrategy === "auto") stream.push({ type: "committed", origin: "provider", atMs: endMs });
     }
-    // Anything else owed found no turn left to end.
-    for (let kind = owed.shift(); kind; kind = owed.shift()) acknowledge(kind, endMs);
+    ends.answerRest(endMs);
   };
 
   const stream: JsonSocketStream<SttEvent> = new JsonSocketStream<SttEvent>("assemblyai", ws, options.idleTimeoutMs, {
@@ -166,33 +160,18 @@ export async function openUniversalStreaming(options: AssemblyAiStreamingOptions
         const endMs = words.at(-1)?.end ?? startMs;
         if (!ev.end_of_turn) {
           turnOpen = true;
-          if (req.interim && ev.transcript && owed[0] !== "clear") s.push({ type: "transcript", final: false, text: ev.transcript, startMs, endMs });
+          if (req.interim && ev.transcript && !ends.clearing) s.push({ type: "transcript", final: false, text: ev.transcript, startMs, endMs });
         } else if (!formatted || ev.turn_is_formatted) endOfTurn(ev, startMs, endMs); // with format_turns the formatted copy is the final
       }
     },
   });
 
-  /** ForceEndpoint when a turn is under way; with none, there is nothing to end and the answer is immediate. */
-  const endTurn = (kind: "commit" | "clear") => {
-    if (!turnOpen) return acknowledge(kind, audioMs());
-    owed.push(kind);
-    if (owed.length > 1) return; // the ForceEndpoint already sent ends this turn for both
-    stream.send('{"type":"ForceEndpoint"}');
-    stream.expectAnswer();
-  };
-  return {
-    send: (audio) => {
-      sentBytes += audio.byteLength;
-      stream.send(audio);
-    },
-    commit: () => endTurn("commit"),
-    clear: () => endTurn("clear"),
-    end: () => {
-      ending = true;
-      stream.send('{"type":"Terminate"}');
-      stream.expectAnswer();
-    },
-    cancel: () => stream.cancel(),
-    [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
-  };
+  const ends = new TurnEnds(stream, '{"type":"ForceEndpoint"}');
+  return turnEndingStream(stream, ends, {
+    endFrame: '{"type":"Terminate"}',
+    turnOpen: () => turnOpen,
+    audioMs,
+    sent: (bytes) => (sentBytes += bytes),
+    ending: () => (ending = true),
+  });
 }

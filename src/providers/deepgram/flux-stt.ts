@@ -1,4 +1,5 @@
 import { ProviderError, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
+import { TurnEnds, turnEndingStream } from "../turn-ends.ts";
 import { JsonSocketStream } from "../upstream-ws.ts";
 
 /**
@@ -56,18 +57,12 @@ export function fluxStream(ws: WebSocket, req: SttStreamRequest, idleMs: number)
   let sentBytes = 0;
   let inTurn = false; // between StartOfTurn and EndOfTurn
   let ending = false;
-  /** Commits and clears sent as one ForceEndTurn, answered in order by the end of the turn. */
-  const owed: ("commit" | "clear")[] = [];
   const sentMs = () => Math.round((sentBytes / bytesPerSecond) * 1000);
   const signal = (s: JsonSocketStream<SttEvent>, name: "started" | "end" | "eager_end" | "resumed", atMs: number) =>
     s.push({ type: "signal", origin: "provider", signal: name, scope: "turn", atMs });
-  const acknowledge = (kind: "commit" | "clear", atMs: number) =>
-    stream.push(kind === "clear" ? { type: "cleared", atMs } : { type: "committed", origin: "client", atMs });
-
   const endOfTurn = (ev: TurnInfo, s: JsonSocketStream<SttEvent>) => {
     inTurn = false;
-    const answering = owed.shift();
-    if (answering && !ending) s.answered();
+    const answering = ends.answering(ending);
     const endMs = ms(ev.audio_window_end);
     if (answering === "clear") s.push({ type: "cleared", atMs: endMs });
     else {
@@ -76,8 +71,7 @@ export function fluxStream(ws: WebSocket, req: SttStreamRequest, idleMs: number)
       if (answering || ev.trigger === "manual") s.push({ type: "committed", origin: "client", atMs: endMs });
       else if (auto) s.push({ type: "committed", origin: "provider", atMs: endMs });
     }
-    // Anything else owed found no turn left to end.
-    for (let kind = owed.shift(); kind; kind = owed.shift()) acknowledge(kind, endMs);
+    ends.answerRest(endMs);
   };
 
   const stream = new JsonSocketStream<SttEvent>("deepgram", ws, idleMs, {
@@ -94,14 +88,14 @@ export function fluxStream(ws: WebSocket, req: SttStreamRequest, idleMs: number)
           inTurn = true;
           return signal(s, "started", ms(turn.audio_window_start));
         case "Update":
-          if (req.interim && owed[0] !== "clear") interim();
+          if (req.interim && !ends.clearing) interim();
           return;
         case "EagerEndOfTurn":
-          if (owed[0] === "clear") return;
+          if (ends.clearing) return;
           signal(s, "eager_end", ms(turn.audio_window_end));
           return interim(); // the transcript the eager guess is about, even without interim_results
         case "TurnResumed":
-          if (owed[0] !== "clear") signal(s, "resumed", ms(turn.audio_window_end));
+          if (!ends.clearing) signal(s, "resumed", ms(turn.audio_window_end));
           return;
         case "EndOfTurn":
           return endOfTurn(turn, s);
@@ -109,28 +103,12 @@ export function fluxStream(ws: WebSocket, req: SttStreamRequest, idleMs: number)
     },
   });
 
-  /** Ends the open turn now; with no turn open there is nothing to end and the answer is immediate. */
-  const forceEnd = (kind: "commit" | "clear") => {
-    if (!inTurn) return acknowledge(kind, sentMs());
-    owed.push(kind);
-    if (owed.length > 1) return; // the ForceEndTurn already sent ends this turn for both
-    stream.send('{"type":"ForceEndTurn"}');
-    stream.expectAnswer();
-  };
-
-  return {
-    send: (audio) => {
-      sentBytes += audio.byteLength;
-      stream.send(audio);
-    },
-    commit: () => forceEnd("commit"),
-    clear: () => forceEnd("clear"),
-    end: () => {
-      ending = true;
-      stream.send('{"type":"CloseStream"}');
-      stream.expectAnswer();
-    },
-    cancel: () => stream.cancel(),
-    [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
-  };
+  const ends = new TurnEnds(stream, '{"type":"ForceEndTurn"}');
+  return turnEndingStream(stream, ends, {
+    endFrame: '{"type":"CloseStream"}',
+    turnOpen: () => inTurn,
+    audioMs: sentMs,
+    sent: (bytes) => (sentBytes += bytes),
+    ending: () => (ending = true),
+  });
 }
