@@ -1,10 +1,8 @@
 import type { Binding } from "../catalogue/types.ts";
 import { closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
-import type { Logger } from "../log.ts";
-import type { Metrics } from "../metrics.ts";
 import { ProviderError, type RawUpstream, type SttProvider, type SttStreamRequest } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
-import type { Admission } from "./tts-session.ts";
+import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
 
 // `event_format=provider`: the client speaks the provider's own protocol through the router.
 // Frames are relayed both ways as they are (binary stays binary, text stays text): no parsing,
@@ -24,14 +22,7 @@ export interface PassthroughSetup {
   admit: () => Promise<Admission>;
 }
 
-export interface PassthroughDeps {
-  provider: (id: string) => SttProvider | undefined;
-  port: PassthroughPort;
-  log: Logger;
-  metrics: Metrics;
-  connectTimeoutMs: number;
-  surface: string;
-}
+export type PassthroughDeps = SessionDeps<SttProvider, PassthroughPort>;
 
 export class SttPassthrough {
   private upstream: RawUpstream | undefined;
@@ -98,12 +89,8 @@ export class SttPassthrough {
   }
 
   private async run(): Promise<void> {
-    try {
-      this.admission = await this.setup.admit();
-    } catch (err) {
-      return this.fail(err);
-    }
-    if (this.closed) return this.admission.meter.unserved(this.admission.candidates[0], this.startedAt);
+    this.admission = await admitSession(this.setup.admit, (err) => this.fail(err), () => this.closed, this.startedAt);
+    if (!this.admission) return;
     for (const [i, binding] of this.admission.candidates.entries()) {
       if (this.closed) return;
       const provider = this.deps.provider(binding.provider.id);

@@ -2,10 +2,9 @@ import type { VadOptions } from "../audio/vad.ts";
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import type { Metrics } from "../metrics.ts";
 import { ProviderError, type SttAudioFormat, type SttEvent, type SttFamily, type SttProvider, type SttStream } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
-import type { Admission } from "./tts-session.ts";
+import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
 
 // A streaming STT session, independent of the surface that frames it.
 // - Audio is forwarded as it came (no resampling, no transcoding); audio sent while the session
@@ -46,14 +45,7 @@ export interface SttSessionSetup extends SttSessionParams {
   admit: () => Promise<Admission>;
 }
 
-export interface SttSessionDeps {
-  provider: (id: string) => SttProvider | undefined;
-  port: SttPort;
-  log: Logger;
-  metrics: Metrics;
-  connectTimeoutMs: number;
-  surface: string;
-}
+export type SttSessionDeps = SessionDeps<SttProvider, SttPort>;
 
 export class SttSession {
   private state: "starting" | "ready" | "closed" = "starting";
@@ -194,12 +186,8 @@ export class SttSession {
   }
 
   private async run(): Promise<void> {
-    try {
-      this.admission = await this.setup.admit();
-    } catch (err) {
-      return this.fail(err);
-    }
-    if (this.closed) return this.admission.meter.unserved(this.admission.candidates[0], this.startedAt);
+    this.admission = await admitSession(this.setup.admit, (err) => this.fail(err), () => this.closed, this.startedAt);
+    if (!this.admission) return;
     // Audio sent while the session was being admitted waits in the inbox: it goes on as paid for.
     this.admitAudio();
     const { candidates } = this.admission;

@@ -1,10 +1,9 @@
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
-import type { MeteredRequest } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
-import type { Metrics } from "../metrics.ts";
 import { ProviderError, type TtsProvider, type TtsStream } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
+import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
 
 // A streaming TTS session, independent of the surface that frames it.
 // - Text is admitted only once the request's credit hold covers it (no database round trip while
@@ -26,11 +25,6 @@ export interface TtsPort {
   close(code: number, reason: string): void;
 }
 
-export interface Admission {
-  candidates: Binding[];
-  meter: MeteredRequest;
-}
-
 export interface TtsSessionSetup {
   id: string;
   voice?: string;
@@ -41,14 +35,7 @@ export interface TtsSessionSetup {
   admit: () => Promise<Admission>;
 }
 
-export interface TtsSessionDeps {
-  provider: (id: string) => TtsProvider | undefined;
-  port: TtsPort;
-  log: Logger;
-  metrics: Metrics;
-  connectTimeoutMs: number;
-  surface: string;
-}
+export type TtsSessionDeps = SessionDeps<TtsProvider, TtsPort>;
 
 type State = "starting" | "ready" | "closed";
 
@@ -139,12 +126,8 @@ export class TtsSession {
   }
 
   private async run(): Promise<void> {
-    try {
-      this.admission = await this.setup.admit();
-    } catch (err) {
-      return this.fail(err);
-    }
-    if (this.closed) return this.admission.meter.unserved(this.admission.candidates[0], this.startedAt);
+    this.admission = await admitSession(this.setup.admit, (err) => this.fail(err), () => this.closed, this.startedAt);
+    if (!this.admission) return;
     this.admitInbox();
     const { candidates } = this.admission;
     for (let i = 0; i < candidates.length && !this.closed; i++) {

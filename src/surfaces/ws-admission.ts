@@ -2,7 +2,7 @@ import { authenticate } from "../accounts/keys.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
-import type { Admission } from "../sessions/tts-session.ts";
+import type { Admission } from "../sessions/admission.ts";
 
 // What the WebSocket channels check around the upgrade, in the interface's order. Each surface
 // brings its own key (header, query or first frame) and its own error envelope.

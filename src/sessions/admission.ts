@@ -1,0 +1,39 @@
+import type { Binding } from "../catalogue/types.ts";
+import type { MeteredRequest } from "../ledger/meter.ts";
+import type { Logger } from "../log.ts";
+import type { Metrics } from "../metrics.ts";
+
+// What every session (TTS, STT, STT passthrough) is given, and how it is admitted.
+
+/** The outcome of auth, routing and billing admission: the candidates in order, and the request's meter. */
+export interface Admission {
+  candidates: Binding[];
+  meter: MeteredRequest;
+}
+
+/** A session's providers, its port to the client, and the server's facilities. */
+export interface SessionDeps<Provider, Port> {
+  provider: (id: string) => Provider | undefined;
+  port: Port;
+  log: Logger;
+  metrics: Metrics;
+  connectTimeoutMs: number;
+  surface: string;
+}
+
+/**
+ * Runs a session's admission. Undefined when it failed (`fail` has reported it) or when the
+ * client left while it ran (the request is then recorded unbilled and its hold released).
+ */
+export async function admitSession(admit: () => Promise<Admission>, fail: (err: unknown) => Promise<void>, left: () => boolean, startedAt: Date): Promise<Admission | undefined> {
+  let admission: Admission;
+  try {
+    admission = await admit();
+  } catch (err) {
+    await fail(err);
+    return undefined;
+  }
+  if (!left()) return admission;
+  await admission.meter.unserved(admission.candidates[0], startedAt);
+  return undefined;
+}
