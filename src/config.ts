@@ -36,6 +36,8 @@ export interface Config {
   devOutboxDir: string;
   /** Read the client address from X-Forwarded-For (only behind a proxy you run). */
   trustProxy: boolean;
+  /** Sessions that end when they should: idle limits. */
+  sessionLimits: SessionLimits;
   /** Promotional credits for a new signup, limited to the embedded engines. */
   welcomeGrantUsd: string;
   welcomeGrantDays: number;
@@ -62,6 +64,13 @@ export interface Config {
     /** `streamingUrl`: the Universal-Streaming WebSocket (ASSEMBLYAI_STREAMING_URL); unset = derived from the base URL. */
     assemblyai: CloudCredentials & { streamingUrl?: string };
   };
+}
+
+export interface SessionLimits {
+  /** `/v1/tts` closes after this long with no client frame and nothing sent to the client; 0 = never. */
+  ttsIdleTimeoutMs: number;
+  /** `/v1/stt` likewise (audio, commands, empty keep-alive frames and events sent all count); 0 = never. */
+  sttIdleTimeoutMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -92,6 +101,13 @@ function credentials(env: Env, prefix: string): CloudCredentials {
   return {
     apiKey: env[`${prefix}_API_KEY`] || undefined,
     baseUrl: env[`${prefix}_BASE_URL`]?.replace(/\/+$/, "") || undefined,
+  };
+}
+
+function sessionLimits(env: Env): SessionLimits {
+  return {
+    ttsIdleTimeoutMs: integer(env, "TTS_IDLE_TIMEOUT_MS", 20_000),
+    sttIdleTimeoutMs: integer(env, "STT_IDLE_TIMEOUT_MS", 10_000),
   };
 }
 
@@ -139,6 +155,7 @@ export function loadConfig(env: Env = process.env): Config {
     mailFrom: env.MAIL_FROM || "voxroute <no-reply@localhost>",
     devOutboxDir: env.DEV_OUTBOX_DIR || "./data/outbox",
     trustProxy: flag(env, "TRUST_PROXY"),
+    sessionLimits: sessionLimits(env),
     welcomeGrantUsd: decimal(env, "WELCOME_GRANT_USD", "1"),
     welcomeGrantDays: integer(env, "WELCOME_GRANT_DAYS", 30, 1),
     publicUrl: env.PUBLIC_URL?.replace(/\/+$/, "") || undefined,
