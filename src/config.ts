@@ -36,7 +36,7 @@ export interface Config {
   devOutboxDir: string;
   /** Read the client address from X-Forwarded-For (only behind a proxy you run). */
   trustProxy: boolean;
-  /** Sessions that end when they should: idle limits. */
+  /** Sessions that end when they should: idle limits and withdrawn access. */
   sessionLimits: SessionLimits;
   /** Promotional credits for a new signup, limited to the embedded engines. */
   welcomeGrantUsd: string;
@@ -71,6 +71,8 @@ export interface SessionLimits {
   ttsIdleTimeoutMs: number;
   /** `/v1/stt` likewise (audio, commands, empty keep-alive frames and events sent all count); 0 = never. */
   sttIdleTimeoutMs: number;
+  /** How often open sessions' keys and tenants are checked for revocation or disabling. */
+  accessCheckIntervalMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -108,6 +110,7 @@ function sessionLimits(env: Env): SessionLimits {
   return {
     ttsIdleTimeoutMs: integer(env, "TTS_IDLE_TIMEOUT_MS", 20_000),
     sttIdleTimeoutMs: integer(env, "STT_IDLE_TIMEOUT_MS", 10_000),
+    accessCheckIntervalMs: integer(env, "ACCESS_CHECK_INTERVAL_MS", 2_000, 100),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
+import type { Payer } from "../ledger/meter.ts";
 import { ProviderError, type RawUpstream, type SttProvider, type SttStreamRequest } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
 import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
@@ -53,6 +54,11 @@ export class SttPassthrough {
     void this.run();
   }
 
+  /** Who pays for the session, once admitted. */
+  get payer(): Payer | undefined {
+    return this.admission?.meter.payer;
+  }
+
   /** A client frame, relayed untouched. */
   frame(frame: string | Uint8Array): void {
     if (this.closed || this.exhausted) return;
@@ -83,7 +89,7 @@ export class SttPassthrough {
     void this.finish(null);
   }
 
-  /** The server ends the session (idle); the audio received is billed. */
+  /** The server ends the session (idle, a revoked key, a disabled tenant); the audio received is billed. */
   end(err: ApiError): void {
     this.upstream?.close(1000, err.code);
     void this.fail(err);

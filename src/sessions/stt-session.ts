@@ -1,6 +1,7 @@
 import type { VadOptions } from "../audio/vad.ts";
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
+import type { Payer } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import { ProviderError, type SttAudioFormat, type SttEvent, type SttFamily, type SttProvider, type SttStream } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
@@ -92,6 +93,11 @@ export class SttSession {
     this.finished = this.run();
   }
 
+  /** Who pays for the session, once admitted. */
+  get payer(): Payer | undefined {
+    return this.admission?.meter.payer;
+  }
+
   private get closed() {
     return this.state === "closed";
   }
@@ -167,6 +173,14 @@ export class SttSession {
   abort(): void {
     if (this.closed) return;
     void this.finish("completed", null);
+  }
+
+  /**
+   * The server ends the session (its key was revoked, its tenant disabled): billed as when a
+   * provider fails, up to the last final transcript the client got.
+   */
+  end(err: ApiError): void {
+    void this.fail(err);
   }
 
   shutdown(): void {

@@ -1,5 +1,6 @@
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
+import type { Payer } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import { ProviderError, type TtsProvider, type TtsStream } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
@@ -103,6 +104,11 @@ export class TtsSession {
     this.finished = this.run();
   }
 
+  /** Who pays for the session, once admitted. */
+  get payer(): Payer | undefined {
+    return this.admission?.meter.payer;
+  }
+
   private get closed(): boolean {
     return this.state === "closed";
   }
@@ -132,6 +138,14 @@ export class TtsSession {
     this.endedByClient = true;
     this.log.info({ characters: this.characters }, "client closed the session");
     void this.finish("failed", null);
+  }
+
+  /**
+   * The server ends the session (its key was revoked, its tenant disabled): billed as when a
+   * provider fails, for the text whose audio a flush confirmed, since the client did not choose it.
+   */
+  end(err: ApiError): void {
+    void this.fail(err);
   }
 
   /** The server is stopping and the grace period is over. */
