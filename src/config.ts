@@ -36,7 +36,7 @@ export interface Config {
   devOutboxDir: string;
   /** Read the client address from X-Forwarded-For (only behind a proxy you run). */
   trustProxy: boolean;
-  /** Sessions that end when they should: idle limits and withdrawn access. */
+  /** Sessions that end when they should: idle limits, the init deadline of keyless sockets, and withdrawn access. */
   sessionLimits: SessionLimits;
   /** Promotional credits for a new signup, limited to the embedded engines. */
   welcomeGrantUsd: string;
@@ -71,6 +71,10 @@ export interface SessionLimits {
   ttsIdleTimeoutMs: number;
   /** `/v1/stt` likewise (audio, commands, empty keep-alive frames and events sent all count); 0 = never. */
   sttIdleTimeoutMs: number;
+  /** An `/el` stream-input socket without a valid key in its handshake must send its init frame within this. */
+  elInitTimeoutMs: number;
+  /** How many such sockets one client address may have waiting for their init frame; beyond it, 429. */
+  elUnauthenticatedPerAddress: number;
   /** How often open sessions' keys and tenants are checked for revocation or disabling. */
   accessCheckIntervalMs: number;
 }
@@ -110,6 +114,8 @@ function sessionLimits(env: Env): SessionLimits {
   return {
     ttsIdleTimeoutMs: integer(env, "TTS_IDLE_TIMEOUT_MS", 20_000),
     sttIdleTimeoutMs: integer(env, "STT_IDLE_TIMEOUT_MS", 10_000),
+    elInitTimeoutMs: integer(env, "EL_INIT_TIMEOUT_MS", 5_000, 1),
+    elUnauthenticatedPerAddress: integer(env, "EL_UNAUTHENTICATED_PER_ADDRESS", 20, 1),
     accessCheckIntervalMs: integer(env, "ACCESS_CHECK_INTERVAL_MS", 2_000, 100),
   };
 }
