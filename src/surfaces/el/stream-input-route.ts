@@ -99,7 +99,7 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
   return new Elysia()
     .get(PATH, () => elevenLabsError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
     .ws(PATH, {
-      // Before the upgrade, possibly twice: read-only (no holds, no debits).
+      // Before the upgrade, possibly twice: no holds, no debits; a keyless handshake's slot is taken once per request.
       beforeHandle: ({ request, params, server }) =>
         checkBeforeUpgrade(ctx, handshakeKey(request), plan(request, params.voice_id), elevenLabsError, (reason) => waitForKey(request, clientAddress(ctx.config, request, server), reason)),
       open(ws) {
