@@ -28,7 +28,7 @@ export interface Config {
   providerConnectTimeoutMs: number;
   /** Longest silence inside an upstream's response or stream before it is given up. */
   upstreamIdleTimeoutMs: number;
-  /** A request's credit hold lapses this long after its last refresh (a crashed process's holds free up). */
+  /** A request's credit hold lapses this long after its last refresh; a crashed process's holds are then settled from their checkpoints. */
   holdTtlMs: number;
   /** smtp(s)://user:pass@host:port; unset = codes go to the log and the dev outbox. */
   smtpUrl?: string;
@@ -158,7 +158,7 @@ export function loadConfig(env: Env = process.env): Config {
     picoVoicesUrl: env.PICO_VOICES_URL ?? DEFAULT_PICO_VOICES_URL,
     espeakEnabled: flag(env, "ESPEAK_ENABLED"),
     providerConnectTimeoutMs: integer(env, "PROVIDER_CONNECT_TIMEOUT_MS", 5_000, 1),
-    holdTtlMs: integer(env, "HOLD_TTL_MS", 600_000, 1000),
+    holdTtlMs: integer(env, "HOLD_TTL_MS", 60_000, 1000),
     upstreamIdleTimeoutMs: integer(env, "UPSTREAM_IDLE_TIMEOUT_MS", 10_000, 1),
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || "voxroute <no-reply@localhost>",

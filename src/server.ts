@@ -59,14 +59,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const accessWatch = new AccessWatch(sessions, (keyIds) => withdrawnKeys(database, keyIds), config.sessionLimits.accessCheckIntervalMs, log);
   const ledger = new Ledger(database, config.holdTtlMs);
   const meter = new Meter(ledger, log);
-  // Holds of requests whose process died are released once they expire.
-  const sweeper = setInterval(() => {
-    ledger.releaseExpiredHolds().then(
-      (n) => n && log.warn({ released: n }, "released expired credit holds"),
-      (err) => log.error({ err }, "releasing expired holds failed"),
-    );
-  }, Math.max(1000, Math.floor(config.holdTtlMs / 4)));
-  sweeper.unref();
+  // Keeps this process's holds and checkpoints current; settles lapsed holds of dead processes.
+  ledger.holds.start(log);
   const mailer = config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom) : devOutbox(config.devOutboxDir, config.mailFrom, log);
   const localProviders = catalogue.providers.filter((p) => p.kind === "local").map((p) => p.id);
   const welcome = welcomeFromConfig(config.welcomeGrantUsd, config.welcomeGrantDays, localProviders);
@@ -98,7 +92,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       server.stop(false);
       await sessions.drain(graceMs);
       await accessWatch.stop();
-      clearInterval(sweeper);
+      await ledger.holds.stop();
       server.stop(true);
       await pool.close();
       await audioPool.close();
