@@ -71,9 +71,15 @@ export class SttPassthrough {
         this.receivedBytes -= audio; // refused, not relayed, not billed
         return this.exhaust();
       }
+      if (this.upstream) this.noteDelivered();
     }
     if (this.upstream) this.upstream.send(frame);
     else this.pending.push(frame);
+  }
+
+  /** The audio received and covered so far: what a crash of the server is billed. */
+  private noteDelivered(): void {
+    this.admission!.meter.delivered(this.binding!, Math.ceil(this.receivedBytes / this.setup.bytesPerSecond));
   }
 
   /** Holds credits for the audio received; false when the balance cannot. */
@@ -133,6 +139,7 @@ export class SttPassthrough {
           return void this.finish({ code: 4402, reason: closeReason("insufficient_balance") });
         }
         if (this.closed) return upstream.close(1000, "client closed");
+        this.noteDelivered();
         upstream.onFrame((frame) => {
           this.idle.touch();
           this.deps.port.send(frame);

@@ -15,7 +15,8 @@ import { IdleTimer } from "./idle-timer.ts";
 //   a turn's interim and final transcripts and its commit, and moves on after the commit.
 // - Audio seconds received are paid for as they arrive (a credit hold, no database round trip
 //   while the block lasts); when the balance runs dry, the audio already received is finalized
-//   and the session ends with 4402. Usage is settled also when the client just goes away.
+//   and the session ends with 4402. Usage is settled also when the client just goes away; the
+//   audio received is noted to the meter as it comes (what a crash of the server is billed).
 // - With an idle timeout, a session with no client frame (an empty binary frame is a keep-alive)
 //   and no event sent for that long ends with 4408 `idle_timeout`, until the client closes it.
 
@@ -147,6 +148,7 @@ export class SttSession {
       }
       this.inbox.shift();
       this.admittedBytes += frame.byteLength;
+      this.admission.meter.delivered(this.binding ?? this.admission.candidates[0], this.receivedSeconds);
       this.forward(frame);
     }
   }

@@ -16,6 +16,8 @@ import { IdleTimer } from "./idle-timer.ts";
 //   the next candidate and the admitted text is replayed; once audio went out, a failure ends the
 //   session with 1011.
 // - Usage is settled (debits + one activity record) before the final event and close are sent.
+//   Until then the meter is told, as audio goes out, which text has been heard: what a crash of
+//   the server is billed (the text the provider had been given when its latest audio was sent).
 // - With an idle timeout, a session with no client frame and nothing sent to the client for that
 //   long (audio waiting for the client to read does not count) ends with 4408 `idle_timeout`.
 
@@ -82,6 +84,8 @@ export class TtsSession {
   private written = 0;
   /** Characters whose audio a `flushed` acknowledgement confirmed. */
   private acknowledged = 0;
+  /** Characters the provider had been given when its latest audio went out. */
+  private writtenAtAudio = 0;
   /** The client left or broke the frame contract (rather than the provider failing). */
   private endedByClient = false;
   private audioBytes = 0;
@@ -271,11 +275,14 @@ export class TtsSession {
       if (ev.type === "flushed") {
         this.acknowledged = this.flushMarks.shift() ?? this.acknowledged;
         if (!this.audioStarted) this.forgetAnsweredFlush();
+        this.noteDelivered();
         this.deps.port.sendEvent({ type: "service.tts_flushed" });
         continue;
       }
       if (!this.audioStarted) this.startAudio();
       this.audioBytes += ev.audio.byteLength;
+      this.writtenAtAudio = this.written;
+      this.noteDelivered();
       const backpressure = this.deps.port.sendAudio(ev.audio);
       if (backpressure) await this.idle.during(backpressure);
     }
@@ -283,6 +290,10 @@ export class TtsSession {
     // A provider may only end the stream once the client closed the session and every flush was answered.
     if (!this.closeAccepted || this.flushMarks.length) throw new ProviderError(`${this.binding!.provider.id} ended the stream before the session was over`, true);
     return true;
+  }
+
+  private noteDelivered(): void {
+    this.admission!.meter.delivered(this.binding!, Math.max(this.acknowledged, this.writtenAtAudio));
   }
 
   /** A flush answered before any audio is not replayed on a fallback: the client would get it twice. */
