@@ -3,7 +3,7 @@ import { ApiError, closeReason, type ErrorCode, sessionFailure } from "../errors
 import type { Payer } from "../ledger/meter.ts";
 import { ProviderError, type RawUpstream, type SttProvider, type SttStreamRequest } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
-import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
+import { admitSession, cutOffStatus, type Admission, type SessionDeps } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
 
 // `event_format=provider`: the client speaks the provider's own protocol through the router.
@@ -171,7 +171,7 @@ export class SttPassthrough {
       await this.admission.meter
         .settle({
           binding: this.binding ?? this.admission.candidates[0],
-          status: close && close.code !== 1000 && !this.exhausted ? "failed" : "completed",
+          status: this.exhausted ? cutOffStatus(this.receivedBytes) : close && close.code !== 1000 ? "failed" : "completed",
           units: Math.ceil(this.receivedBytes / this.setup.bytesPerSecond),
           startedAt: this.startedAt,
           latencyMs: 0,

@@ -5,7 +5,7 @@ import type { Payer } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import { ProviderError, type SttAudioFormat, type SttEvent, type SttFamily, type SttProvider, type SttStream } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
-import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
+import { admitSession, cutOffStatus, type Admission, type SessionDeps } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
 
 // A streaming STT session, independent of the surface that frames it.
@@ -339,7 +339,7 @@ export class SttSession {
   private async complete(): Promise<void> {
     if (this.exhausted) {
       this.event("stt.error", { code: "insufficient_balance", message: "the balance is used up; the audio received before was transcribed" });
-      return this.finish("completed", { code: 4402, reason: closeReason("insufficient_balance") });
+      return this.finish(cutOffStatus(this.admittedBytes), { code: 4402, reason: closeReason("insufficient_balance") });
     }
     await this.finish("completed", { code: 1000, reason: "stt_complete" }, () =>
       this.event("stt.session.ended", {

@@ -4,7 +4,7 @@ import type { Payer } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import { ProviderError, type TtsProvider, type TtsStream } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
-import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
+import { admitSession, cutOffStatus, type Admission, type SessionDeps } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
 
 // A streaming TTS session, independent of the surface that frames it.
@@ -352,7 +352,7 @@ export class TtsSession {
   private async complete(): Promise<void> {
     if (this.exhausted) {
       this.deps.port.sendEvent({ type: "service.tts_error", code: "insufficient_balance", message: "the balance is used up; the text admitted before was spoken" });
-      return this.finish("completed", { code: 4402, reason: closeReason("insufficient_balance") });
+      return this.finish(cutOffStatus(this.characters), { code: 4402, reason: closeReason("insufficient_balance") });
     }
     await this.finish("completed", null, () =>
       this.deps.port.sendEvent({
