@@ -320,6 +320,23 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       expect(await paid(t)).toMatchObject({ paidHeld: 0, paidCredits: 100_000 - 500 });
     });
 
+    test("a settle that keeps failing leaves its final usage in the checkpoint, and the hold is recovered with it", async () => {
+      const t = await tenant(100_000);
+      const own = new Ledger(database, 60_000);
+      const m = new Meter(own, log).start(requestId(), { tenantId: t }, "test");
+      expect(await m.cover(binding("cheap"), 100)).toBe(true);
+      m.delivered(binding("cheap"), 20);
+      const settle = own.settle.bind(own);
+      own.settle = () => Promise.reject(new Error("the database is unreachable"));
+      const outcome = { binding: binding("cheap"), status: "completed" as const, units: 64, startedAt: new Date(), latencyMs: 1, attempts: [] };
+      expect(await m.settle(outcome).then(() => "settled", (err) => (err as Error).message)).toBe("the database is unreachable"); // after the meter's retries
+      own.settle = settle;
+      await own.holds.flush(); // the database is back: the final checkpoint is written, its hold left to lapse
+      await later(1_000).holds.sweep();
+      expect(await records(t)).toMatchObject([{ id: m.id, status: "interrupted", usageAmount: 64, credits: 800 }]);
+      expect(await paid(t)).toMatchObject({ paidHeld: 0, paidCredits: 100_000 - 800 });
+    }, 10_000);
+
     test("a recovered request pays its per-request price once, and nothing when nothing was delivered", async () => {
       const t = await tenant(100_000);
       await deadRequest(t, "fee", 10, 3);
