@@ -1,5 +1,5 @@
 // Messages between the engine pool (main thread) and an engine worker. Audio crosses as a
-// transferred ArrayBuffer, never copied.
+// transferred ArrayBuffer holding exactly its bytes (`exactBuffer`).
 
 export type EngineName = "flite" | "svox-pico" | "espeak-ng";
 export type EngineFormat = "pcm" | "mp3";

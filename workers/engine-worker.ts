@@ -2,6 +2,7 @@
 // is served in order: one `say` (an utterance) at a time, audio handed back as it is produced.
 
 import { parentPort, workerData } from "node:worker_threads";
+import { exactBuffer } from "../src/audio/bytes.ts";
 import { Mp3StreamEncoder } from "../src/audio/mp3.ts";
 import { createEspeakEngine } from "../src/providers/local-espeak/engine.ts";
 import { UnknownVoiceError, type LocalEngine } from "../src/providers/local-engine-types.ts";
@@ -38,8 +39,8 @@ const post = (msg: FromWorker, transfer: ArrayBuffer[] = []) => parentPort!.post
 
 function sendAudio(sid: number, bytes: Uint8Array) {
   if (bytes.length === 0) return;
-  const buf = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
-  post({ sid, ev: "audio", buf: buf as ArrayBuffer }, [buf as ArrayBuffer]);
+  const buf = exactBuffer(bytes);
+  post({ sid, ev: "audio", buf }, [buf]);
 }
 
 function say(sid: number, s: Session, text: string) {
