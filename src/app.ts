@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "./context.ts";
 import { ApiError, toApiError } from "./errors.ts";
 import { errorResponse } from "./surfaces/error-responses.ts";
+import { markRetryVerdict } from "./surfaces/retry-verdict.ts";
 import { signupRoutes } from "./surfaces/account/signup-routes.ts";
 import { topUpRoutes } from "./surfaces/account/top-up-routes.ts";
 import { paymentRoutes } from "./surfaces/payments/payment-routes.ts";
@@ -19,7 +20,7 @@ import { opsRoutes } from "./surfaces/ops-routes.ts";
 /** The HTTP/WebSocket application, composed from its surfaces. */
 export function createApp(ctx: AppContext) {
   return new Elysia({ websocket: { maxPayloadLength: 16 * 1024 * 1024, backpressureLimit: 1024 * 1024, closeOnBackpressureLimit: false } })
-    .onError(({ code, error, request }) => {
+    .onError(({ code, error, request, set }) => {
       let err: ApiError;
       if (error instanceof ApiError) err = error;
       else if (code === "NOT_FOUND") err = new ApiError("not_found", "no such endpoint");
@@ -28,8 +29,11 @@ export function createApp(ctx: AppContext) {
         ctx.log.error({ err: error }, "unhandled error");
         err = toApiError(error);
       }
-      return errorResponse(new URL(request.url).pathname, err);
+      const response = errorResponse(new URL(request.url).pathname, err);
+      markRetryVerdict(response, set); // an unknown path skips mapResponse
+      return response;
     })
+    .mapResponse({ as: "global" }, ({ responseValue, set }) => markRetryVerdict(responseValue, set))
     .use(
       swagger({
         path: "/swagger",
