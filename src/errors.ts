@@ -1,3 +1,5 @@
+import { ProviderError } from "./providers/types.ts";
+
 // One error type and one table: every code maps to an HTTP status and a WebSocket close code here,
 // never in scattered literals. Surfaces choose the envelope; the table is shared.
 
@@ -69,9 +71,14 @@ export function closeReason(code: ErrorCode): string {
   return ERRORS[code].close >= 4000 ? JSON.stringify({ error: code }) : code;
 }
 
-/** A session's failure as its client sees it: an ApiError as it is, anything else `upstream_error`. */
+/**
+ * A session's failure as its client sees it: an ApiError as it is, a provider's refusal of one of
+ * the request's fields 400 `invalid_request` naming it, anything else `upstream_error`.
+ */
 export function sessionFailure(err: unknown): ApiError {
-  return err instanceof ApiError ? err : new ApiError("upstream_error", (err as Error).message);
+  if (err instanceof ApiError) return err;
+  if (err instanceof ProviderError && err.param) return new ApiError("invalid_request", err.message, { param: err.param });
+  return new ApiError("upstream_error", (err as Error).message);
 }
 
 export function toApiError(err: unknown): ApiError {

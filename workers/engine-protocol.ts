@@ -16,7 +16,7 @@ export type FromWorker =
   | { sid: number; ev: "audio"; buf: ArrayBuffer }
   | { sid: number; ev: "said" }
   | { sid: number; ev: "ended" }
-  | { sid: number; ev: "voices"; voices: unknown[] }
+  | { sid: number; ev: "voices"; voices: unknown[]; names: string[] }
   | { sid: number; ev: "error"; message: string; unknownVoice?: boolean };
 
 export interface EngineWorkerOptions {

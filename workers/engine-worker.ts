@@ -86,8 +86,10 @@ async function handle(msg: ToWorker) {
       case "drop":
         sessions.delete(sid);
         return;
-      case "voices":
-        return post({ sid, ev: "voices", voices: (await engine(msg.engine)).voices() });
+      case "voices": {
+        const e = await engine(msg.engine);
+        return post({ sid, ev: "voices", voices: e.voices(), names: e.voiceNames() });
+      }
     }
   } catch (err) {
     sessions.delete(sid);

@@ -90,6 +90,7 @@ export async function createPicoEngine(options: PicoOptions): Promise<LocalEngin
 
   return {
     voices: () => PICO_VOICES.map(({ files, ...v }) => v),
+    voiceNames: () => PICO_VOICES.map((v) => v.id),
     async prepare(voiceId) {
       ready.set(voiceId!, await engineFor(voiceId));
       return SAMPLE_RATE;
