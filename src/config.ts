@@ -34,8 +34,13 @@ export interface Config {
   smtpUrl?: string;
   mailFrom: string;
   devOutboxDir: string;
-  /** Read the client address from X-Forwarded-For (only behind a proxy you run). */
-  trustProxy: boolean;
+  /**
+   * How many proxies of yours stand in front: the client address is the entry that many places
+   * from the right of X-Forwarded-For (each proxy appends what it saw). 0: the socket's address.
+   */
+  trustProxyHops: number;
+  /** Largest audio file body (multipart included) the transcription endpoints read. */
+  maxAudioUploadBytes: number;
   /** Promotional credits for a new signup, limited to the embedded engines. */
   welcomeGrantUsd: string;
   welcomeGrantDays: number;
@@ -88,6 +93,12 @@ function flag(env: Env, name: string): boolean {
   return ["1", "true", "yes", "on"].includes((env[name] ?? "").toLowerCase());
 }
 
+/** TRUST_PROXY_HOPS when set; else TRUST_PROXY=true means one proxy. */
+function trustProxyHops(env: Env): number {
+  if (env.TRUST_PROXY_HOPS) return integer(env, "TRUST_PROXY_HOPS", 0);
+  return flag(env, "TRUST_PROXY") ? 1 : 0;
+}
+
 function credentials(env: Env, prefix: string): CloudCredentials {
   return {
     apiKey: env[`${prefix}_API_KEY`] || undefined,
@@ -138,7 +149,8 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || "voxroute <no-reply@localhost>",
     devOutboxDir: env.DEV_OUTBOX_DIR || "./data/outbox",
-    trustProxy: flag(env, "TRUST_PROXY"),
+    trustProxyHops: trustProxyHops(env),
+    maxAudioUploadBytes: integer(env, "MAX_AUDIO_UPLOAD_BYTES", 25 * 1024 * 1024, 1),
     welcomeGrantUsd: decimal(env, "WELCOME_GRANT_USD", "1"),
     welcomeGrantDays: integer(env, "WELCOME_GRANT_DAYS", 30, 1),
     publicUrl: env.PUBLIC_URL?.replace(/\/+$/, "") || undefined,

@@ -80,7 +80,9 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const profiles = new RealtimeProfiles(database);
   const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, sttProviders, accepting: () => accepting };
 
-  const app = createApp(ctx).listen({ port: config.port, hostname: config.host });
+  // Bun's own body cap answers 413 with no body: bodies are capped per route instead, in the
+  // surface's envelope (surfaces/request-body.ts).
+  const app = createApp(ctx).listen({ port: config.port, hostname: config.host, maxRequestBodySize: Number.MAX_SAFE_INTEGER });
   const server = app.server!;
   const url = `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${server.port}`;
   publicUrl = config.publicUrl ?? url;
