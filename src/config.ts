@@ -12,6 +12,8 @@ export interface CloudCredentials {
 export interface Config {
   port: number;
   host: string;
+  /** Share the port with other processes (SO_REUSEPORT); otherwise a taken port stops the start. */
+  reusePort: boolean;
   databaseUrl: string;
   logLevel: LogLevel;
   shutdownGraceMs: number;
@@ -135,6 +137,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, "PORT", 8080),
     host: env.HOST || "0.0.0.0",
+    reusePort: flag(env, "REUSE_PORT"),
     databaseUrl: env.DATABASE_URL || "sqlite://./data/voxroute.sqlite",
     logLevel,
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 10_000),
