@@ -20,6 +20,7 @@ import { cloudSttProviders, ttsProviders } from "./providers/registry.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import { availability as localSttAvailability } from "./providers/local-pocketsphinx/decoder.ts";
 import { LocalSphinxProvider } from "./providers/local-pocketsphinx/provider.ts";
+import { picoOffer } from "./providers/local-pico/availability.ts";
 import { SessionRegistry } from "./sessions/registry.ts";
 
 export interface ServerOptions {
@@ -44,11 +45,14 @@ export class PortTakenError extends Error {}
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const log = options.log ?? createLogger(config.logLevel);
   const database = await openDatabase(config.databaseUrl);
-  const pool = new EnginePool(config.ttsWorkers, { picoVoicesDir: config.picoVoicesDir, picoVoicesUrl: config.picoVoicesUrl }, log);
+  const pico = await picoOffer(config.picoVoicesDir, config.picoVoicesUrl);
+  for (const { voice, reason } of pico.refused) log.warn({ voice, reason }, "SVOX Pico voice not offered");
+  if (pico.voices.length === 0) log.warn("SVOX Pico not offered: none of its voices is present or fetchable");
+  const pool = new EnginePool(config.ttsWorkers, { picoVoicesDir: config.picoVoicesDir, picoVoicesUrl: config.picoVoicesUrl, picoVoices: pico.voices }, log);
   const audioPool = new AudioPool(config.audioWorkers, log);
   const localStt = localSttAvailability();
   if (!localStt.ok) log.warn({ reason: localStt.reason }, "local STT (PocketSphinx) disabled");
-  const served = servedCatalogue(config, localStt.ok);
+  const served = servedCatalogue(config, { stt: localStt.ok, picoVoices: pico.voices });
   const extra = options.extra;
   const catalogue = new Catalogue({
     providers: [...served.providers, ...(extra?.catalogue.providers ?? [])],
