@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import pino from "pino";
 import { createKey } from "../src/accounts/keys.ts";
 import { createApp } from "../src/app.ts";
 import { openDatabase } from "../src/db/open.ts";
@@ -172,6 +173,24 @@ test("no route leaves its body to Elysia's unbounded parsers", async () => {
       const declared = Array.isArray(parse) ? parse.map((p: { fn?: unknown }) => p.fn ?? p) : [parse];
       expect({ route: `${route.method} ${route.path}`, parse: declared }).toEqual({ route: `${route.method} ${route.path}`, parse: ["none"] });
     }
+  } finally {
+    await server.stop(0);
+  }
+});
+
+test("a client that vanishes mid-body is no server error", async () => {
+  const errors: Record<string, any>[] = [];
+  const log = pino({ level: "error" }, { write: (line: string) => void errors.push(JSON.parse(line)) });
+  const server = await startTestServer({}, { log });
+  try {
+    const { hostname, port } = new URL(server.url);
+    const socket = await Bun.connect({ hostname, port: Number(port), socket: { data() {} } });
+    socket.write(`POST /account/agent-signup HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"email": "a@`);
+    await Bun.sleep(100);
+    socket.end();
+    await Bun.sleep(200);
+    expect(errors).toEqual([]);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   } finally {
     await server.stop(0);
   }

@@ -39,7 +39,9 @@ export async function readBody(request: Request, limit: number): Promise<Uint8Ar
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { value, done } = await reader.read();
+    const { value, done } = await reader.read().catch(() => {
+      throw new ApiError("invalid_request", "the request body could not be read to its end");
+    });
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
