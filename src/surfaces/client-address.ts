@@ -1,14 +1,17 @@
+import type { Config } from "../config.ts";
+
 /** What is needed of Bun's server: the socket peer of a request. */
 type PeerSource = { requestIP(request: Request): { address: string } | null } | null | undefined;
 
 /**
- * The address a request came from. Behind `trustedHops` proxies of yours, each appending the
- * address it saw to X-Forwarded-For, the client is the entry that many places from the right:
- * entries further left were written by the client and prove nothing. Without a trusted proxy, or
- * without the header, it is the socket's peer.
+ * The address a request came from, as every per-address limit counts it. Behind
+ * `config.trustProxyHops` proxies of yours, each appending the address it saw to X-Forwarded-For,
+ * the client is the entry that many places from the right: entries further left were written by
+ * the client and prove nothing. Without a trusted proxy, or without the header, it is the peer.
  */
-export function clientAddress(request: Request, server: PeerSource, trustedHops: number): string {
+export function clientAddress(config: Pick<Config, "trustProxyHops">, request: Request, server: PeerSource): string {
   const peer = server?.requestIP(request)?.address ?? "unknown";
+  const trustedHops = config.trustProxyHops;
   if (trustedHops === 0) return peer;
   const chain = (request.headers.get("x-forwarded-for") ?? "")
     .split(",")

@@ -15,7 +15,7 @@ export function signupRoutes(ctx: AppContext) {
   return new Elysia({ detail: { tags: ["account"] } })
     .post(
       "/account/agent-signup",
-      async ({ request, server }) => ctx.signup.request((await body(request)).email, clientAddress(request, server, ctx.config.trustProxyHops)),
+      async ({ request, server }) => ctx.signup.request((await body(request)).email, clientAddress(ctx.config, request, server)),
       { parse: "none", detail: { summary: "Send a six-digit code to an e-mail address (new or existing account)" } },
     )
     .post(
