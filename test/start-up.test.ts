@@ -84,6 +84,12 @@ describe("a port another process listens on", () => {
   }, 30_000);
 });
 
+test("a bad setting is said the same way: one line on stderr, exit status 1", async () => {
+  const bad = startMain({ PORT: "eighty" });
+  expect(await bad.proc.exited).toBe(1);
+  expect((await bad.stderr).trim()).toBe('voxroute did not start: config: PORT must be an integer >= 0, got "eighty"');
+});
+
 describe("SVOX Pico offers only the voices it can load", () => {
   /** A server started with these Pico settings, its warnings captured. */
   async function withPico(dir: string, url: string, check: (server: TestServer, warnings: Record<string, any>[]) => Promise<void>) {
