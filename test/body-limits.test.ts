@@ -24,7 +24,7 @@ beforeAll(async () => {
   key = (await createKey(database, "limits")).key;
   await database.close();
   server = await spawnServer({ DATABASE_URL: databaseUrl, TTS_WORKERS: "1", MAX_AUDIO_UPLOAD_BYTES: String(AUDIO_LIMIT), PICO_VOICES_DIR: PICO_DIR, PICO_VOICES_URL: "" });
-});
+}, 30_000);
 afterAll(async () => {
   server.proc.kill("SIGTERM");
   await server.proc.exited;
@@ -78,7 +78,7 @@ describe("JSON bodies without a key", () => {
     );
     for (const r of result) expect(r).toMatchObject({ status: 413, body: { error: "payload_too_large" } });
     expect(growthMiB).toBeLessThan(40);
-  });
+  }, 20_000);
 
   test("a chunked body with no Content-Length is read only up to the limit", async () => {
     const { result, growthMiB } = await rssGrowthDuring(() =>
@@ -86,7 +86,7 @@ describe("JSON bodies without a key", () => {
     );
     expect(result).toMatchObject({ status: 413, body: { error: "payload_too_large", limit_bytes: BODY_LIMITS.account } });
     expect(growthMiB).toBeLessThan(40);
-  });
+  }, 20_000);
 
   test("a body over the route's own limit, under the server-wide one, is refused by the route", async () => {
     const body = JSON.stringify({ email: "a@b.c", padding: "x".repeat(BODY_LIMITS.account) });
@@ -94,7 +94,7 @@ describe("JSON bodies without a key", () => {
     expect(res).toMatchObject({ status: 413, body: { error: "payload_too_large", limit_bytes: BODY_LIMITS.account } });
     // The server keeps serving on the same address.
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
-  });
+  }, 20_000);
 });
 
 describe("each surface answers 413 in its own envelope", () => {
@@ -103,7 +103,7 @@ describe("each surface answers 413 in its own envelope", () => {
   test("/oai/audio/speech: the OpenAI error object", async () => {
     const res = await answer(await fetch(`${server.url}/oai/audio/speech`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: speechBody(BODY_LIMITS.speech) }));
     expect(res).toMatchObject({ status: 413, body: { error: { code: "payload_too_large", type: "invalid_request_error" } } });
-  });
+  }, 20_000);
 
   test("/el text to speech: {detail}; 40,000 characters written as JSON escapes still fit", async () => {
     const tts = (body: string) => fetch(`${server.url}/el/v1/text-to-speech/slt?output_format=opus_48000_64`, { method: "POST", headers: { "xi-api-key": key, "content-type": "application/json" }, body });
@@ -113,7 +113,7 @@ describe("each surface answers 413 in its own envelope", () => {
     const escaped = JSON.stringify({ text: "语".repeat(40_000), model_id: "flite" }).replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
     expect(escaped.length).toBeGreaterThan(240_000);
     expect(await answer(await tts(escaped))).toMatchObject({ status: 400, body: { detail: { status: "invalid_output_format" } } });
-  });
+  }, 20_000);
 
   test("audio uploads over MAX_AUDIO_UPLOAD_BYTES, on every transcription surface", async () => {
     const audio = new Uint8Array(AUDIO_LIMIT + 1);
@@ -128,7 +128,7 @@ describe("each surface answers 413 in its own envelope", () => {
     // Far past every limit: refused before routing, still in the surface's envelope.
     const huge = await answer(await fetch(`${server.url}/oai/audio/transcriptions`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "multipart/form-data; boundary=x" }, body: new Uint8Array(50 * MiB) }));
     expect(huge).toMatchObject({ status: 413, body: { error: { code: "payload_too_large" } } });
-  });
+  }, 20_000);
 
   test("a chunked audio upload is cut at the limit", async () => {
     const { result, growthMiB } = await rssGrowthDuring(() =>
@@ -136,13 +136,13 @@ describe("each surface answers 413 in its own envelope", () => {
     );
     expect(result).toMatchObject({ status: 413, body: { error: "payload_too_large", limit_bytes: AUDIO_LIMIT } });
     expect(growthMiB).toBeLessThan(40);
-  });
+  }, 20_000);
 
   test("an upload under the audio limit but over the JSON limits is read", async () => {
     const res = await answer(await fetch(`${server.url}/v1/stt/transcriptions?model=pocketsphinx`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "audio/wav" }, body: new Uint8Array(AUDIO_LIMIT - 1024) }));
     expect(res.status).not.toBe(413);
     expect(res.status).toBeLessThan(500);
-  });
+  }, 20_000);
 });
 
 test("a realtime profile at every one of its own bounds fits its body limit", async () => {
@@ -161,7 +161,7 @@ test("a realtime profile at every one of its own bounds fits its body limit", as
   } finally {
     await server.stop(0);
   }
-});
+}, 20_000);
 
 test("no route leaves its body to Elysia's unbounded parsers", async () => {
   const server = await startTestServer({ SANDBOX_PAYMENTS: "true" });
@@ -176,7 +176,7 @@ test("no route leaves its body to Elysia's unbounded parsers", async () => {
   } finally {
     await server.stop(0);
   }
-});
+}, 20_000);
 
 test("a client that vanishes mid-body is no server error", async () => {
   const errors: Record<string, any>[] = [];
@@ -194,4 +194,4 @@ test("a client that vanishes mid-body is no server error", async () => {
   } finally {
     await server.stop(0);
   }
-});
+}, 20_000);

@@ -38,7 +38,7 @@ describe("the per-address signup limit cannot be dodged with a forged X-Forwarde
     } finally {
       await server.stop(0);
     }
-  });
+  }, 20_000);
 
   test("TRUST_PROXY_HOPS=2: the second entry from the right (what the outer proxy saw) is the client", async () => {
     const server = await startTestServer({ TRUST_PROXY_HOPS: "2", DEV_OUTBOX_DIR: mkdtempSync(join(tmpdir(), "outbox-")) });
@@ -49,7 +49,7 @@ describe("the per-address signup limit cannot be dodged with a forged X-Forwarde
     } finally {
       await server.stop(0);
     }
-  });
+  }, 20_000);
 
   test("without a trusted proxy the header is ignored: the socket's peer is the client", async () => {
     const server = await startTestServer({ DEV_OUTBOX_DIR: mkdtempSync(join(tmpdir(), "outbox-")) });
@@ -58,7 +58,7 @@ describe("the per-address signup limit cannot be dodged with a forged X-Forwarde
     } finally {
       await server.stop(0);
     }
-  });
+  }, 20_000);
 });
 
 test("configuration: TRUST_PROXY=true is one hop; TRUST_PROXY_HOPS counts them; a bad count is refused", () => {
@@ -66,4 +66,4 @@ test("configuration: TRUST_PROXY=true is one hop; TRUST_PROXY_HOPS counts them; 
   expect(loadConfig({ TRUST_PROXY: "true" }).trustProxyHops).toBe(1);
   expect(loadConfig({ TRUST_PROXY_HOPS: "3" }).trustProxyHops).toBe(3);
   expect(() => loadConfig({ TRUST_PROXY_HOPS: "-1" })).toThrow(/TRUST_PROXY_HOPS/);
-});
+}, 20_000);

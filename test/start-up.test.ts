@@ -88,7 +88,7 @@ test("a bad setting is said the same way: one line on stderr, exit status 1", as
   const bad = startMain({ PORT: "eighty" });
   expect(await bad.proc.exited).toBe(1);
   expect((await bad.stderr).trim()).toBe('voxroute did not start: config: PORT must be an integer >= 0, got "eighty"');
-});
+}, 20_000);
 
 describe("SVOX Pico offers only the voices it can load", () => {
   /** A server started with these Pico settings, its warnings captured. */
@@ -124,7 +124,7 @@ describe("SVOX Pico offers only the voices it can load", () => {
       for (const w of refusals(warnings)) expect(w.reason).toMatch(/not in .*, and not fetchable: /);
       expect(warnings.filter((w) => w.msg.startsWith("SVOX Pico not offered")).length).toBe(1);
     });
-  });
+  }, 20_000);
 
   test("only German present, nothing fetchable: only German is offered, and it is the default voice", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pico-de-"));
@@ -138,7 +138,7 @@ describe("SVOX Pico offers only the voices it can load", () => {
       expect(german.status).toBe(200);
       expect((await german.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
     });
-  });
+  }, 20_000);
 
   test("files absent but fetchable: every voice is offered, nothing is downloaded until used", async () => {
     const heads: string[] = [];
@@ -163,7 +163,7 @@ describe("SVOX Pico offers only the voices it can load", () => {
     } finally {
       origin.stop(true);
     }
-  });
+  }, 20_000);
 
   test("a URL that never answers holds start-up for at most the probe timeout", async () => {
     const silent = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Promise<Response>(() => {}) });
