@@ -43,6 +43,8 @@ export interface Config {
   trustProxyHops: number;
   /** Largest audio file body (multipart included) the transcription endpoints read. */
   maxAudioUploadBytes: number;
+  /** Sessions that end when they should: idle limits, the init deadline of keyless sockets, and withdrawn access. */
+  sessionLimits: SessionLimits;
   /** Promotional credits for a new signup, limited to the embedded engines. */
   welcomeGrantUsd: string;
   welcomeGrantDays: number;
@@ -69,6 +71,19 @@ export interface Config {
     /** `streamingUrl`: the Universal-Streaming WebSocket (ASSEMBLYAI_STREAMING_URL); unset = derived from the base URL. */
     assemblyai: CloudCredentials & { streamingUrl?: string };
   };
+}
+
+export interface SessionLimits {
+  /** `/v1/tts` closes after this long with no client frame and nothing sent to the client; 0 = never. */
+  ttsIdleTimeoutMs: number;
+  /** `/v1/stt` likewise (audio, commands, empty keep-alive frames and events sent all count); 0 = never. */
+  sttIdleTimeoutMs: number;
+  /** An `/el` stream-input socket without a valid key in its handshake must send its init frame within this. */
+  elInitTimeoutMs: number;
+  /** How many such sockets one client address may have waiting for their init frame; beyond it, 429. */
+  elUnauthenticatedPerAddress: number;
+  /** How often open sessions' keys and tenants are checked for revocation or disabling. */
+  accessCheckIntervalMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -105,6 +120,16 @@ function credentials(env: Env, prefix: string): CloudCredentials {
   return {
     apiKey: env[`${prefix}_API_KEY`] || undefined,
     baseUrl: env[`${prefix}_BASE_URL`]?.replace(/\/+$/, "") || undefined,
+  };
+}
+
+function sessionLimits(env: Env): SessionLimits {
+  return {
+    ttsIdleTimeoutMs: integer(env, "TTS_IDLE_TIMEOUT_MS", 20_000),
+    sttIdleTimeoutMs: integer(env, "STT_IDLE_TIMEOUT_MS", 10_000),
+    elInitTimeoutMs: integer(env, "EL_INIT_TIMEOUT_MS", 5_000, 1),
+    elUnauthenticatedPerAddress: integer(env, "EL_UNAUTHENTICATED_PER_ADDRESS", 20, 1),
+    accessCheckIntervalMs: integer(env, "ACCESS_CHECK_INTERVAL_MS", 2_000, 100),
   };
 }
 
@@ -154,6 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
     devOutboxDir: env.DEV_OUTBOX_DIR || "./data/outbox",
     trustProxyHops: trustProxyHops(env),
     maxAudioUploadBytes: integer(env, "MAX_AUDIO_UPLOAD_BYTES", 25 * 1024 * 1024, 1),
+    sessionLimits: sessionLimits(env),
     welcomeGrantUsd: decimal(env, "WELCOME_GRANT_USD", "1"),
     welcomeGrantDays: integer(env, "WELCOME_GRANT_DAYS", 30, 1),
     publicUrl: env.PUBLIC_URL?.replace(/\/+$/, "") || undefined,

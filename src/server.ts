@@ -1,5 +1,6 @@
 import { AudioPool } from "../workers/audio-pool.ts";
 import { EnginePool } from "../workers/engine-pool.ts";
+import { withdrawnKeys } from "./accounts/keys.ts";
 import { devOutbox, smtpMailer } from "./accounts/mailer.ts";
 import { SandboxPayments } from "./accounts/payments/sandbox.ts";
 import { StripePayments } from "./accounts/payments/stripe.ts";
@@ -21,6 +22,7 @@ import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import { availability as localSttAvailability } from "./providers/local-pocketsphinx/decoder.ts";
 import { LocalSphinxProvider } from "./providers/local-pocketsphinx/provider.ts";
 import { picoOffer } from "./providers/local-pico/availability.ts";
+import { AccessWatch } from "./sessions/access-watch.ts";
 import { SessionRegistry } from "./sessions/registry.ts";
 
 export interface ServerOptions {
@@ -64,6 +66,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   );
   const metrics = new Metrics();
   const sessions = new SessionRegistry(metrics);
+  const accessWatch = new AccessWatch(sessions, (keyIds) => withdrawnKeys(database, keyIds), config.sessionLimits.accessCheckIntervalMs, log);
   const ledger = new Ledger(database, config.holdTtlMs);
   const meter = new Meter(ledger, log);
   // Holds of requests whose process died are released once they expire.
@@ -91,6 +94,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, sttProviders, accepting: () => accepting };
 
   const release = async () => {
+    await accessWatch.stop();
     clearInterval(sweeper);
     await pool.close();
     await audioPool.close();

@@ -76,7 +76,7 @@ export class MeteredRequest {
 
   constructor(
     readonly id: string,
-    private readonly payer: Payer,
+    readonly payer: Payer,
     private readonly surface: string,
     private readonly ledger: Ledger,
     private readonly log: Logger,

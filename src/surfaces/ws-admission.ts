@@ -1,4 +1,4 @@
-import { authenticate } from "../accounts/keys.ts";
+import { authenticate, type Principal } from "../accounts/keys.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
@@ -34,16 +34,25 @@ export function planPerRequest<P extends { candidates: Binding[] }, A extends un
 /**
  * Before the upgrade, possibly twice: read-only. A 400 from the query is answered as HTTP; a
  * known key whose account cannot pay is told too (402, or 422 for an unpriced model). Key and
- * permission errors are left to the session, which closes with 4401/4403 after the upgrade.
+ * permission errors are left to the session, which closes with 4401/4403 after the upgrade;
+ * a surface that lets such sockets wait (for a key in a frame) decides in `unauthenticated`.
  * `refuse` renders the answer in the surface's envelope; undefined lets the upgrade go ahead.
  */
-export async function checkBeforeUpgrade<R>(ctx: AppContext, key: string | undefined, planned: Planned<{ candidates: Binding[] }>, refuse: (err: ApiError) => R): Promise<R | undefined> {
-  if (!planned.plan) {
-    if (planned.error instanceof ApiError && planned.error.status === 400) return refuse(planned.error);
-    return;
+export async function checkBeforeUpgrade<R>(
+  ctx: AppContext,
+  key: string | undefined,
+  planned: Planned<{ candidates: Binding[] }>,
+  refuse: (err: ApiError) => R,
+  unauthenticated?: (err: ApiError) => R | undefined,
+): Promise<R | undefined> {
+  if (!planned.plan && planned.error instanceof ApiError && planned.error.status === 400) return refuse(planned.error);
+  let principal: Principal;
+  try {
+    principal = await authenticate(ctx.database, key);
+  } catch (err) {
+    return unauthenticated?.(err instanceof ApiError ? err : new ApiError("invalid_api_key", "the API key could not be checked"));
   }
-  const principal = await authenticate(ctx.database, key).catch(() => undefined);
-  if (!principal) return;
+  if (!planned.plan) return;
   try {
     await ctx.meter.admit(principal, planned.plan.candidates);
   } catch (err) {

@@ -48,6 +48,7 @@ export function sttRoute(ctx: AppContext) {
               request: { audioFormat: p.audioFormat, channels: p.channels, language: p.language, interim: p.interim ?? true, commitStrategy: p.commitStrategy, turnDetection: p.turnDetection, portable: p.portable, options: p.options },
               bytesPerSecond: p.bytesPerSecond,
               admit,
+              idleTimeoutMs: ctx.config.sessionLimits.sttIdleTimeoutMs,
             },
             {
               provider: (pid) => ctx.sttProviders.get(pid),
@@ -66,7 +67,7 @@ export function sttRoute(ctx: AppContext) {
         }
         // Without a plan (a bad query) the session only reports the error: the settings do not matter.
         const session = new SttSession(
-          { ...(p ?? UNPLANNED), id, admit },
+          { ...(p ?? UNPLANNED), id, admit, idleTimeoutMs: ctx.config.sessionLimits.sttIdleTimeoutMs },
           {
             provider: (pid) => ctx.sttProviders.get(pid),
             port: {
