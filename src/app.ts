@@ -16,10 +16,16 @@ import { realtimeProfileRoutes } from "./realtime/profile-routes.ts";
 import { elevenLabsRoutes } from "./surfaces/el/routes.ts";
 import { oaiRoutes } from "./surfaces/oai/routes.ts";
 import { opsRoutes } from "./surfaces/ops-routes.ts";
+import { requestGate } from "./surfaces/request-gate.ts";
 
-/** The HTTP/WebSocket application, composed from its surfaces. */
+/**
+ * The HTTP/WebSocket application, composed from its surfaces. Every route that takes a body reads
+ * it itself (`parse: "none"`) through surfaces/request-body.ts, against its own limit.
+ */
 export function createApp(ctx: AppContext) {
+  const gate = requestGate(ctx);
   return new Elysia({ websocket: { maxPayloadLength: 16 * 1024 * 1024, backpressureLimit: 1024 * 1024, closeOnBackpressureLimit: false } })
+    .onRequest(({ request }) => gate(request))
     .onError(({ code, error, request, set }) => {
       let err: ApiError;
       if (error instanceof ApiError) err = error;

@@ -20,6 +20,7 @@ export const ERRORS = {
   provider_not_allowed: { status: 403, close: 4403 },
   not_found: { status: 404, close: 1008 },
   tts_text_too_large: { status: 413, close: 1009 },
+  payload_too_large: { status: 413, close: 1009 },
   validation: { status: 422, close: 1008 },
   model_not_priced: { status: 422, close: 1008 },
   indeterminate_audio_duration: { status: 422, close: 1008 },

@@ -22,4 +22,6 @@ export type FromWorker =
 export interface EngineWorkerOptions {
   picoVoicesDir: string;
   picoVoicesUrl: string;
+  /** The Pico voices offered (start-up found their files present or fetchable); unset: all. */
+  picoVoices?: string[];
 }

@@ -16,7 +16,7 @@ const CHUNK_BYTES = 2048;
 
 const loaders: Record<EngineName, () => Promise<LocalEngine>> = {
   flite: createFliteEngine,
-  "svox-pico": () => createPicoEngine({ voicesDir: options.picoVoicesDir, voicesUrl: options.picoVoicesUrl }),
+  "svox-pico": () => createPicoEngine({ voicesDir: options.picoVoicesDir, voicesUrl: options.picoVoicesUrl, offered: options.picoVoices }),
   "espeak-ng": createEspeakEngine,
 };
 const engines = new Map<EngineName, Promise<LocalEngine>>();
