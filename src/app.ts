@@ -25,7 +25,11 @@ import { requestGate } from "./surfaces/request-gate.ts";
 export function createApp(ctx: AppContext) {
   const gate = requestGate(ctx);
   return new Elysia({ websocket: { maxPayloadLength: 16 * 1024 * 1024, backpressureLimit: 1024 * 1024, closeOnBackpressureLimit: false } })
-    .onRequest(({ request }) => gate(request))
+    .onRequest(({ request, set }) => {
+      const refused = gate(request);
+      if (refused) markRetryVerdict(refused, set); // an answer before routing skips mapResponse
+      return refused;
+    })
     .onError(({ code, error, request, set }) => {
       let err: ApiError;
       if (error instanceof ApiError) err = error;

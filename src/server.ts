@@ -90,7 +90,6 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const release = async () => {
     await accessWatch.stop();
     await ledger.holds.stop();
-    clearInterval(sweeper);
     await pool.close();
     await audioPool.close();
     await database.close();

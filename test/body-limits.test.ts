@@ -60,7 +60,7 @@ function chunkedBody(total: number, fill = 0x20): ReadableStream<Uint8Array> {
   });
 }
 
-const answer = async (res: Response) => ({ status: res.status, body: (await res.json()) as Record<string, any> });
+const answer = async (res: Response) => ({ status: res.status, retry: res.headers.get("x-should-retry"), body: (await res.json()) as Record<string, any> });
 
 function multipart(bytes: Uint8Array, fields: Record<string, string>): FormData {
   const form = new FormData();
@@ -76,7 +76,7 @@ describe("JSON bodies without a key", () => {
     const { result, growthMiB } = await rssGrowthDuring(() =>
       Promise.all(Array.from({ length: 4 }, () => fetch(`${server.url}/account/agent-signup`, { method: "POST", headers: { "content-type": "application/json" }, body: huge }).then(answer))),
     );
-    for (const r of result) expect(r).toMatchObject({ status: 413, body: { error: "payload_too_large" } });
+    for (const r of result) expect(r).toMatchObject({ status: 413, retry: "false", body: { error: "payload_too_large" } });
     expect(growthMiB).toBeLessThan(40);
   }, 20_000);
 
