@@ -1,6 +1,7 @@
 import type { EnginePool, EngineSession } from "../../workers/engine-pool.ts";
 import type { EngineName } from "../../workers/engine-protocol.ts";
-import { AsyncQueue } from "../util/async-queue.ts";
+import type { AsyncQueue } from "../util/async-queue.ts";
+import { AUDIO_BACKLOG_BYTES, ttsEventQueue } from "./audio-backlog.ts";
 import { takeSentences } from "./sentences.ts";
 import { ProviderError, type AudioFormat, type TtsEvent, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "./types.ts";
 
@@ -21,7 +22,7 @@ export class LocalEngineProvider implements TtsProvider {
     const format = req.format;
     return new Promise((resolve, reject) => {
       let stream: LocalTtsStream | undefined;
-      const queue = new AsyncQueue<TtsEvent>();
+      const queue = ttsEventQueue(this.id);
       const session = this.pool.open(this.engine, req.voice, format, (msg) => {
         switch (msg.ev) {
           case "opened":
@@ -69,12 +70,17 @@ export class LocalEngineProvider implements TtsProvider {
 
 /**
  * Text → utterances → engine. One utterance is in the worker at a time, so a cancelled session
- * leaves at most one utterance of wasted work behind.
+ * leaves at most one utterance of wasted work behind, and the next one goes only while the client
+ * has less than AUDIO_BACKLOG_BYTES of audio left to read: a client that stops reading holds at
+ * most that plus one utterance's audio.
  */
 class LocalTtsStream implements TtsStream {
   private buffer = "";
   private readonly utterances: string[] = [];
   private inFlight = false;
+  /** Waiting for the client to read the backlog down. */
+  private waiting = false;
+  private cancelled = false;
   private sent = 0;
   private done = 0;
   private readonly flushMarks: number[] = [];
@@ -109,6 +115,7 @@ class LocalTtsStream implements TtsStream {
   }
 
   cancel(): void {
+    this.cancelled = true;
     this.utterances.length = 0;
     this.session.drop();
     this.queue.end();
@@ -134,7 +141,15 @@ class LocalTtsStream implements TtsStream {
   }
 
   private pump(): void {
-    if (this.inFlight) return;
+    if (this.inFlight || this.waiting || this.cancelled) return;
+    if (this.queue.unread >= AUDIO_BACKLOG_BYTES) {
+      this.waiting = true;
+      void this.queue.roomFor(AUDIO_BACKLOG_BYTES).then(() => {
+        this.waiting = false;
+        this.pump();
+      });
+      return;
+    }
     const next = this.utterances.shift();
     if (next !== undefined) {
       this.inFlight = true;
