@@ -215,4 +215,21 @@ describe("a client that stops reading", () => {
     expect(spent).toBe(charged);
     expect(held).toBe(0);
   }, 300_000);
+
+  test("the error event and close sent while the client is behind still reach it, after the audio", async () => {
+    const { key } = await account();
+    const ws = await RawWebSocket.open(server.wsUrl("/v1/tts?model=flite&voice=slt"), { Authorization: `Bearer ${key}` });
+    ws.pause();
+    // Numbers are spoken as words: one utterance of minutes of audio, megabytes handed over at once.
+    ws.send({ type: "text", text: "9999999 ".repeat(60) });
+    ws.send({ type: "flush" });
+    expect(await untilIdle(60_000)).toBe(true);
+    ws.send("not a frame"); // the session ends with 1003 while the socket is full
+    await Bun.sleep(1000);
+    ws.resume();
+    await ws.closed;
+    expect(ws.binaryBytes).toBeGreaterThan(2 * 1024 * 1024);
+    expect(JSON.parse(ws.texts.at(-1)!)).toMatchObject({ type: "service.tts_error", code: "invalid_tts_frame" });
+    expect(ws.close).toEqual({ code: 1003, reason: "invalid_tts_frame" });
+  }, 120_000);
 });

@@ -47,6 +47,13 @@ export type TtsSessionDeps = SessionDeps<TtsProvider, TtsPort>;
 
 type State = "starting" | "ready" | "closed";
 
+/**
+ * Audio reaches the port in pieces of at most this. A socket holds one piece beyond the port's
+ * wait for drain, so it stays far under Bun's backpressureLimit (1 MiB), past which Bun would drop
+ * the events and close frame sent meanwhile (an embedded engine hands over a whole utterance at once).
+ */
+const MAX_AUDIO_PIECE = 64 * 1024;
+
 const codePoints = (text: string) => {
   let n = 0;
   for (const _ of text) n++;
@@ -283,8 +290,11 @@ export class TtsSession {
       this.audioBytes += ev.audio.byteLength;
       this.writtenAtAudio = this.written;
       this.noteDelivered();
-      const backpressure = this.deps.port.sendAudio(ev.audio);
-      if (backpressure) await this.idle.during(backpressure);
+      for (let at = 0; at < ev.audio.byteLength && !this.closed; at += MAX_AUDIO_PIECE) {
+        // While the client is behind, the provider's stream is not read: it stops producing (audio-backlog.ts).
+        const backpressure = this.deps.port.sendAudio(ev.audio.subarray(at, at + MAX_AUDIO_PIECE));
+        if (backpressure) await this.idle.during(backpressure);
+      }
     }
     if (this.closed) return false;
     // A provider may only end the stream once the client closed the session and every flush was answered.
