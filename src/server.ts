@@ -39,7 +39,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const log = options.log ?? createLogger(config.logLevel);
   const database = await openDatabase(config.databaseUrl);
   const pool = new EnginePool(config.ttsWorkers, { picoVoicesDir: config.picoVoicesDir, picoVoicesUrl: config.picoVoicesUrl }, log);
-  const audioPool = new AudioPool(config.audioWorkers, log);
+  const audioPool = new AudioPool(config.audioWorkers, config.localStt, log);
   const localStt = localSttAvailability();
   if (!localStt.ok) log.warn({ reason: localStt.reason }, "local STT (PocketSphinx) disabled");
   const served = servedCatalogue(config, localStt.ok);
