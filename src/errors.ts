@@ -1,3 +1,5 @@
+import { ProviderOverloaded } from "./providers/types.ts";
+
 // One error type and one table: every code maps to an HTTP status and a WebSocket close code here,
 // never in scattered literals. Surfaces choose the envelope; the table is shared.
 
@@ -25,6 +27,8 @@ export const ERRORS = {
   not_implemented: { status: 501, close: 1008 },
   upstream_error: { status: 502, close: 1011 },
   service_unavailable: { status: 503, close: 1001 },
+  /** Every candidate is at capacity (the local recognizer's decoders): try again later (`retry_after` seconds). */
+  provider_overloaded: { status: 503, close: 1013 },
   internal_error: { status: 500, close: 1011 },
   // Close-only codes of the /v1/tts channel.
   invalid_tts_frame: { status: 400, close: 1003 },
@@ -65,9 +69,11 @@ export function closeReason(code: ErrorCode): string {
   return ERRORS[code].close >= 4000 ? JSON.stringify({ error: code }) : code;
 }
 
-/** A session's failure as its client sees it: an ApiError as it is, anything else `upstream_error`. */
+/** A session's failure as its client sees it: an ApiError as it is, a provider at capacity `provider_overloaded`, anything else `upstream_error`. */
 export function sessionFailure(err: unknown): ApiError {
-  return err instanceof ApiError ? err : new ApiError("upstream_error", (err as Error).message);
+  if (err instanceof ApiError) return err;
+  if (err instanceof ProviderOverloaded) return new ApiError("provider_overloaded", err.message, { retry_after: err.retryAfterSeconds });
+  return new ApiError("upstream_error", (err as Error).message);
 }
 
 export function toApiError(err: unknown): ApiError {

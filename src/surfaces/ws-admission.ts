@@ -1,7 +1,8 @@
 import { authenticate } from "../accounts/keys.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, sessionFailure } from "../errors.ts";
+import type { ProviderOverloaded } from "../providers/types.ts";
 import type { Admission } from "../sessions/admission.ts";
 
 // What the WebSocket channels check around the upgrade, in the interface's order. Each surface
@@ -34,22 +35,32 @@ export function planPerRequest<P extends { candidates: Binding[] }, A extends un
 /**
  * Before the upgrade, possibly twice: read-only. A 400 from the query is answered as HTTP; a
  * known key whose account cannot pay is told too (402, or 422 for an unpriced model). Key and
- * permission errors are left to the session, which closes with 4401/4403 after the upgrade.
+ * permission errors are left to the session, which closes with 4401/4403 after the upgrade. When
+ * every candidate it could pay for is at capacity (`overloaded`), 503 `provider_overloaded`.
  * `refuse` renders the answer in the surface's envelope; undefined lets the upgrade go ahead.
  */
-export async function checkBeforeUpgrade<R>(ctx: AppContext, key: string | undefined, planned: Planned<{ candidates: Binding[] }>, refuse: (err: ApiError) => R): Promise<R | undefined> {
+export async function checkBeforeUpgrade<R>(
+  ctx: AppContext,
+  key: string | undefined,
+  planned: Planned<{ candidates: Binding[] }>,
+  refuse: (err: ApiError) => R,
+  overloaded: (candidate: Binding) => ProviderOverloaded | undefined = () => undefined,
+): Promise<R | undefined> {
   if (!planned.plan) {
     if (planned.error instanceof ApiError && planned.error.status === 400) return refuse(planned.error);
     return;
   }
   const principal = await authenticate(ctx.database, key).catch(() => undefined);
   if (!principal) return;
+  let candidates: Binding[];
   try {
-    await ctx.meter.admit(principal, planned.plan.candidates);
+    candidates = await ctx.meter.admit(principal, planned.plan.candidates);
   } catch (err) {
     if (err instanceof ApiError) return refuse(err);
     throw err;
   }
+  const refusals = candidates.map(overloaded);
+  if (refusals.every(Boolean)) return refuse(sessionFailure(refusals.at(-1)));
 }
 
 /** The session's admission after the upgrade: the key, then the plan's own error, then billing; credits reserved while it connects. */
