@@ -89,15 +89,22 @@ describe.skipIf(!localSttAvailable)("the local recognizer at capacity", () => {
     expect(await transcribe(second)).toEqual({ text: FIXTURE_TEXT, close: { code: 1000, reason: "stt_complete" } });
   }, 30_000);
 
-  test("when the wait runs out: stt.error provider_overloaded and close 1013", async () => {
+  test("when the wait runs out: stt.error provider_overloaded and close 1013; the audio sent meanwhile is not billed", async () => {
+    const { key, tenantId } = await createKey(server.ctx.database, `capacity-${crypto.randomUUID()}`);
+    await server.ctx.meter.ledger.credit(tenantId, { credits: 1_000_000, type: "adjustment", description: "test" });
     const first = await holding();
     const t0 = performance.now();
-    const rec = await open().closed;
+    const refused = open(key);
+    await refused.opened;
+    for (const f of frames(speech)) refused.ws.send(f);
+    const rec = await refused.closed;
     const waited = performance.now() - t0;
     expect(rec.close).toEqual({ code: 1013, reason: "provider_overloaded" });
     expect(rec.events.at(-1)).toMatchObject({ type: "stt.error", code: "provider_overloaded" });
     expect(waited).toBeGreaterThanOrEqual(WAIT_MS - 100);
     expect(waited).toBeLessThan(WAIT_MS + 2000);
+    await until(() => server.ctx.sessions.size === 1);
+    expect((await server.ctx.meter.ledger.snapshot(tenantId)).balance).toMatchObject({ paidCredits: 1_000_000, paidHeld: 0 });
     await end(first);
   }, 30_000);
 
