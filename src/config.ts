@@ -33,7 +33,7 @@ export interface Config {
   providerConnectTimeoutMs: number;
   /** Longest silence inside an upstream's response or stream before it is given up. */
   upstreamIdleTimeoutMs: number;
-  /** A request's credit hold lapses this long after its last refresh (a crashed process's holds free up). */
+  /** A request's credit hold lapses this long after its last refresh; a crashed process's holds are then settled from their checkpoints. */
   holdTtlMs: number;
   /** smtp(s)://user:pass@host:port; unset = codes go to the log and the dev outbox. */
   smtpUrl?: string;
@@ -41,6 +41,8 @@ export interface Config {
   devOutboxDir: string;
   /** Read the client address from X-Forwarded-For (only behind a proxy you run). */
   trustProxy: boolean;
+  /** Sessions that end when they should: idle limits, the init deadline of keyless sockets, and withdrawn access. */
+  sessionLimits: SessionLimits;
   /** Promotional credits for a new signup, limited to the embedded engines. */
   welcomeGrantUsd: string;
   welcomeGrantDays: number;
@@ -67,6 +69,19 @@ export interface Config {
     /** `streamingUrl`: the Universal-Streaming WebSocket (ASSEMBLYAI_STREAMING_URL); unset = derived from the base URL. */
     assemblyai: CloudCredentials & { streamingUrl?: string };
   };
+}
+
+export interface SessionLimits {
+  /** `/v1/tts` closes after this long with no client frame and nothing sent to the client; 0 = never. */
+  ttsIdleTimeoutMs: number;
+  /** `/v1/stt` likewise (audio, commands, empty keep-alive frames and events sent all count); 0 = never. */
+  sttIdleTimeoutMs: number;
+  /** An `/el` stream-input socket without a valid key in its handshake must send its init frame within this. */
+  elInitTimeoutMs: number;
+  /** How many such sockets one client address may have waiting for their init frame; beyond it, 429. */
+  elUnauthenticatedPerAddress: number;
+  /** How often open sessions' keys and tenants are checked for revocation or disabling. */
+  accessCheckIntervalMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -97,6 +112,16 @@ function credentials(env: Env, prefix: string): CloudCredentials {
   return {
     apiKey: env[`${prefix}_API_KEY`] || undefined,
     baseUrl: env[`${prefix}_BASE_URL`]?.replace(/\/+$/, "") || undefined,
+  };
+}
+
+function sessionLimits(env: Env): SessionLimits {
+  return {
+    ttsIdleTimeoutMs: integer(env, "TTS_IDLE_TIMEOUT_MS", 20_000),
+    sttIdleTimeoutMs: integer(env, "STT_IDLE_TIMEOUT_MS", 10_000),
+    elInitTimeoutMs: integer(env, "EL_INIT_TIMEOUT_MS", 5_000, 1),
+    elUnauthenticatedPerAddress: integer(env, "EL_UNAUTHENTICATED_PER_ADDRESS", 20, 1),
+    accessCheckIntervalMs: integer(env, "ACCESS_CHECK_INTERVAL_MS", 2_000, 100),
   };
 }
 
@@ -147,12 +172,13 @@ export function loadConfig(env: Env = process.env): Config {
     picoVoicesUrl: env.PICO_VOICES_URL ?? DEFAULT_PICO_VOICES_URL,
     espeakEnabled: flag(env, "ESPEAK_ENABLED"),
     providerConnectTimeoutMs: integer(env, "PROVIDER_CONNECT_TIMEOUT_MS", 5_000, 1),
-    holdTtlMs: integer(env, "HOLD_TTL_MS", 600_000, 1000),
+    holdTtlMs: integer(env, "HOLD_TTL_MS", 60_000, 1000),
     upstreamIdleTimeoutMs: integer(env, "UPSTREAM_IDLE_TIMEOUT_MS", 10_000, 1),
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || "voxroute <no-reply@localhost>",
     devOutboxDir: env.DEV_OUTBOX_DIR || "./data/outbox",
     trustProxy: flag(env, "TRUST_PROXY"),
+    sessionLimits: sessionLimits(env),
     welcomeGrantUsd: decimal(env, "WELCOME_GRANT_USD", "1"),
     welcomeGrantDays: integer(env, "WELCOME_GRANT_DAYS", 30, 1),
     publicUrl: env.PUBLIC_URL?.replace(/\/+$/, "") || undefined,

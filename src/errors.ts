@@ -35,6 +35,10 @@ export const ERRORS = {
   tts_text_frame_too_large: { status: 400, close: 1009 },
   // Close-only code of the /v1/stt channel.
   invalid_stt_frame: { status: 400, close: 1003 },
+  // Close-only code of the streaming channels: no client frame and nothing sent for the idle timeout.
+  idle_timeout: { status: 408, close: 4408 },
+  // Before an /el stream-input upgrade: too many sockets from one address wait for their init frame.
+  too_many_concurrent_requests: { status: 429, close: 1013 },
 } as const satisfies Record<string, { status: number; close: number }>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -1,5 +1,6 @@
 import { AudioPool } from "../workers/audio-pool.ts";
 import { EnginePool } from "../workers/engine-pool.ts";
+import { withdrawnKeys } from "./accounts/keys.ts";
 import { devOutbox, smtpMailer } from "./accounts/mailer.ts";
 import { SandboxPayments } from "./accounts/payments/sandbox.ts";
 import { StripePayments } from "./accounts/payments/stripe.ts";
@@ -20,6 +21,7 @@ import { cloudSttProviders, ttsProviders } from "./providers/registry.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import { availability as localSttAvailability } from "./providers/local-pocketsphinx/decoder.ts";
 import { LocalSphinxProvider } from "./providers/local-pocketsphinx/provider.ts";
+import { AccessWatch } from "./sessions/access-watch.ts";
 import { SessionRegistry } from "./sessions/registry.ts";
 
 export interface ServerOptions {
@@ -54,16 +56,11 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   );
   const metrics = new Metrics();
   const sessions = new SessionRegistry(metrics);
+  const accessWatch = new AccessWatch(sessions, (keyIds) => withdrawnKeys(database, keyIds), config.sessionLimits.accessCheckIntervalMs, log);
   const ledger = new Ledger(database, config.holdTtlMs);
   const meter = new Meter(ledger, log);
-  // Holds of requests whose process died are released once they expire.
-  const sweeper = setInterval(() => {
-    ledger.releaseExpiredHolds().then(
-      (n) => n && log.warn({ released: n }, "released expired credit holds"),
-      (err) => log.error({ err }, "releasing expired holds failed"),
-    );
-  }, Math.max(1000, Math.floor(config.holdTtlMs / 4)));
-  sweeper.unref();
+  // Keeps this process's holds and checkpoints current; settles lapsed holds of dead processes.
+  ledger.holds.start(log);
   const mailer = config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom) : devOutbox(config.devOutboxDir, config.mailFrom, log);
   const localProviders = catalogue.providers.filter((p) => p.kind === "local").map((p) => p.id);
   const welcome = welcomeFromConfig(config.welcomeGrantUsd, config.welcomeGrantDays, localProviders);
@@ -94,7 +91,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       log.info({ sessions: sessions.size, graceMs }, "shutting down: no new connections");
       server.stop(false);
       await sessions.drain(graceMs);
-      clearInterval(sweeper);
+      await accessWatch.stop();
+      await ledger.holds.stop();
       server.stop(true);
       await pool.close();
       await audioPool.close();

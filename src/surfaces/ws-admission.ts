@@ -1,4 +1,4 @@
-import { authenticate } from "../accounts/keys.ts";
+import { authenticate, type Principal } from "../accounts/keys.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, sessionFailure } from "../errors.ts";
@@ -32,11 +32,20 @@ export function planPerRequest<P extends { candidates: Binding[] }, A extends un
   };
 }
 
+/** What a surface adds to the checks before the upgrade. */
+export interface UpgradeChecks<R> {
+  /** A surface that lets keyless sockets wait (for a key in a frame) decides here; otherwise the session closes 4401/4403. */
+  unauthenticated?: (err: ApiError) => R | undefined;
+  /** The refusal a candidate's provider would give a new session now, when it is at capacity. */
+  overloaded?: (candidate: Binding) => ProviderOverloaded | undefined;
+}
+
 /**
  * Before the upgrade, possibly twice: read-only. A 400 from the query is answered as HTTP; a
  * known key whose account cannot pay is told too (402, or 422 for an unpriced model). Key and
- * permission errors are left to the session, which closes with 4401/4403 after the upgrade. When
- * every candidate it could pay for is at capacity (`overloaded`), 503 `provider_overloaded`.
+ * permission errors are left to the session, which closes with 4401/4403 after the upgrade,
+ * unless the surface decides in `unauthenticated`. When every candidate the account could pay
+ * for is at capacity (`overloaded`), 503 `provider_overloaded`.
  * `refuse` renders the answer in the surface's envelope; undefined lets the upgrade go ahead.
  */
 export async function checkBeforeUpgrade<R>(
@@ -44,14 +53,16 @@ export async function checkBeforeUpgrade<R>(
   key: string | undefined,
   planned: Planned<{ candidates: Binding[] }>,
   refuse: (err: ApiError) => R,
-  overloaded: (candidate: Binding) => ProviderOverloaded | undefined = () => undefined,
+  checks: UpgradeChecks<R> = {},
 ): Promise<R | undefined> {
-  if (!planned.plan) {
-    if (planned.error instanceof ApiError && planned.error.status === 400) return refuse(planned.error);
-    return;
+  if (!planned.plan && planned.error instanceof ApiError && planned.error.status === 400) return refuse(planned.error);
+  let principal: Principal;
+  try {
+    principal = await authenticate(ctx.database, key);
+  } catch (err) {
+    return checks.unauthenticated?.(err instanceof ApiError ? err : new ApiError("invalid_api_key", "the API key could not be checked"));
   }
-  const principal = await authenticate(ctx.database, key).catch(() => undefined);
-  if (!principal) return;
+  if (!planned.plan) return;
   let candidates: Binding[];
   try {
     candidates = await ctx.meter.admit(principal, planned.plan.candidates);
@@ -59,7 +70,7 @@ export async function checkBeforeUpgrade<R>(
     if (err instanceof ApiError) return refuse(err);
     throw err;
   }
-  const refusals = candidates.map(overloaded);
+  const refusals = candidates.map((candidate) => checks.overloaded?.(candidate));
   if (refusals.every(Boolean)) return refuse(sessionFailure(refusals.at(-1)));
 }
 

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
+import { clientAddress } from "../client-address.ts";
 
 const body = (value: unknown): Record<string, unknown> => {
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new ApiError("invalid_request", "the body must be a JSON object");
@@ -12,11 +13,7 @@ export function signupRoutes(ctx: AppContext) {
   return new Elysia({ detail: { tags: ["account"] } })
     .post(
       "/account/agent-signup",
-      ({ body: b, request, server }) => {
-        const forwarded = ctx.config.trustProxy ? request.headers.get("x-forwarded-for")?.split(",")[0]?.trim() : undefined;
-        const ip = forwarded || server?.requestIP(request)?.address || "unknown";
-        return ctx.signup.request(body(b).email, ip);
-      },
+      ({ body: b, request, server }) => ctx.signup.request(body(b).email, clientAddress(ctx.config, request, server)),
       { detail: { summary: "Send a six-digit code to an e-mail address (new or existing account)" } },
     )
     .post(

@@ -43,7 +43,7 @@ export function sttRoute(ctx: AppContext) {
             Object.assign(set.headers, errorHeaders(err));
             return status(err.status, nativeEnvelope(err));
           },
-          (candidate) => ctx.sttProviders.get(candidate.provider.id)?.overloaded?.(),
+          { overloaded: (candidate) => ctx.sttProviders.get(candidate.provider.id)?.overloaded?.() },
         ),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
@@ -59,6 +59,7 @@ export function sttRoute(ctx: AppContext) {
               request: { audioFormat: p.audioFormat, channels: p.channels, language: p.language, interim: p.interim ?? true, commitStrategy: p.commitStrategy, turnDetection: p.turnDetection, portable: p.portable, options: p.options },
               bytesPerSecond: p.bytesPerSecond,
               admit,
+              idleTimeoutMs: ctx.config.sessionLimits.sttIdleTimeoutMs,
             },
             {
               provider: (pid) => ctx.sttProviders.get(pid),
@@ -77,7 +78,7 @@ export function sttRoute(ctx: AppContext) {
         }
         // Without a plan (a bad query) the session only reports the error: the settings do not matter.
         const session = new SttSession(
-          { ...(p ?? UNPLANNED), id, admit },
+          { ...(p ?? UNPLANNED), id, admit, idleTimeoutMs: ctx.config.sessionLimits.sttIdleTimeoutMs },
           {
             provider: (pid) => ctx.sttProviders.get(pid),
             port: {
