@@ -85,7 +85,8 @@ async function handle(msg: ToAudio): Promise<void> {
     const s: Session = { rate: msg.rate, autoCommit: msg.autoCommit, interim: msg.interim, samples: 0, utteranceStart: 0, utteranceHasAudio: false, lastInterimAt: 0, lastInterim: "" };
     sessions.set(sid, s); // from here on, a failure releases what the session holds
     if (msg.vad) s.vad = new SileroVad(await (silero ??= loadSilero(ort)), msg.rate, msg.vad);
-    if (msg.recognizer) {
+    // A session dropped while it was opening (its client left) never takes a decoder.
+    if (msg.recognizer && !dropped.has(sid)) {
       s.decoder = await decoders.acquire();
       s.decoder.start();
     }
@@ -132,6 +133,8 @@ function release(sid: number, s: Session): void {
 // One chain per session, from its `open` on (which loads models and may take a while): its
 // messages in order, and other sessions never wait for it.
 const chains = new Map<number, Promise<void>>();
+/** Sessions whose drop has arrived but not yet run (it waits behind their earlier messages). */
+const dropped = new Set<number>();
 let stopping = false;
 parentPort!.on("message", (msg: ToAudio) => {
   if (stopping) return;
@@ -147,7 +150,12 @@ parentPort!.on("message", (msg: ToAudio) => {
       if (s) release(msg.sid, s);
       post({ sid: msg.sid, ev: "error", message: (err as Error).message });
     });
+  if (msg.op === "drop") dropped.add(msg.sid);
   const next = (chains.get(msg.sid) ?? Promise.resolve()).then(run);
   chains.set(msg.sid, next);
-  if (msg.op === "end" || msg.op === "drop") void next.finally(() => chains.get(msg.sid) === next && chains.delete(msg.sid));
+  if (msg.op === "end" || msg.op === "drop")
+    void next.finally(() => {
+      if (msg.op === "drop") dropped.delete(msg.sid);
+      if (chains.get(msg.sid) === next) chains.delete(msg.sid);
+    });
 });

@@ -2,7 +2,7 @@ import { CString, dlopen, FFIType, ptr, read, type Pointer } from "bun:ffi";
 
 // CMU PocketSphinx 5prealpha (Debian: libpocketsphinx3, pocketsphinx-en-us) through bun:ffi.
 // `cmd_ln_init` is variadic, which bun:ffi cannot call: the configuration is parsed from an argv
-// with `cmd_ln_parse_r` instead. A decoder is single-threaded, costs ~95 MiB and ~0.3 s to build:
+// with `cmd_ln_parse_r` instead. A decoder is single-threaded, costs ~95 MiB and ~0.5 s to build:
 // it serves one session at a time and is reused by the next (decoder-pool.ts), used only inside
 // an audio worker.
 
