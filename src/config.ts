@@ -12,6 +12,8 @@ export interface CloudCredentials {
 export interface Config {
   port: number;
   host: string;
+  /** Share the port with other processes (SO_REUSEPORT); otherwise a taken port stops the start. */
+  reusePort: boolean;
   databaseUrl: string;
   logLevel: LogLevel;
   shutdownGraceMs: number;
@@ -39,8 +41,13 @@ export interface Config {
   smtpUrl?: string;
   mailFrom: string;
   devOutboxDir: string;
-  /** Read the client address from X-Forwarded-For (only behind a proxy you run). */
-  trustProxy: boolean;
+  /**
+   * How many proxies of yours stand in front: the client address is the entry that many places
+   * from the right of X-Forwarded-For (each proxy appends what it saw). 0: the socket's address.
+   */
+  trustProxyHops: number;
+  /** Largest audio file body (multipart included) the transcription endpoints read. */
+  maxAudioUploadBytes: number;
   /** Sessions that end when they should: idle limits, the init deadline of keyless sockets, and withdrawn access. */
   sessionLimits: SessionLimits;
   /** Promotional credits for a new signup, limited to the embedded engines. */
@@ -108,6 +115,12 @@ function flag(env: Env, name: string): boolean {
   return ["1", "true", "yes", "on"].includes((env[name] ?? "").toLowerCase());
 }
 
+/** TRUST_PROXY_HOPS when set; else TRUST_PROXY=true means one proxy. */
+function trustProxyHops(env: Env): number {
+  if (env.TRUST_PROXY_HOPS) return integer(env, "TRUST_PROXY_HOPS", 0);
+  return flag(env, "TRUST_PROXY") ? 1 : 0;
+}
+
 function credentials(env: Env, prefix: string): CloudCredentials {
   return {
     apiKey: env[`${prefix}_API_KEY`] || undefined,
@@ -162,6 +175,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, "PORT", 8080),
     host: env.HOST || "0.0.0.0",
+    reusePort: flag(env, "REUSE_PORT"),
     databaseUrl: env.DATABASE_URL || "sqlite://./data/voxroute.sqlite",
     logLevel,
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 10_000),
@@ -177,7 +191,8 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || "voxroute <no-reply@localhost>",
     devOutboxDir: env.DEV_OUTBOX_DIR || "./data/outbox",
-    trustProxy: flag(env, "TRUST_PROXY"),
+    trustProxyHops: trustProxyHops(env),
+    maxAudioUploadBytes: integer(env, "MAX_AUDIO_UPLOAD_BYTES", 25 * 1024 * 1024, 1),
     sessionLimits: sessionLimits(env),
     welcomeGrantUsd: decimal(env, "WELCOME_GRANT_USD", "1"),
     welcomeGrantDays: integer(env, "WELCOME_GRANT_DAYS", 30, 1),

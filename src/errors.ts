@@ -1,4 +1,4 @@
-import { ProviderOverloaded } from "./providers/types.ts";
+import { ProviderError, ProviderOverloaded } from "./providers/types.ts";
 
 // One error type and one table: every code maps to an HTTP status and a WebSocket close code here,
 // never in scattered literals. Surfaces choose the envelope; the table is shared.
@@ -20,6 +20,7 @@ export const ERRORS = {
   provider_not_allowed: { status: 403, close: 4403 },
   not_found: { status: 404, close: 1008 },
   tts_text_too_large: { status: 413, close: 1009 },
+  payload_too_large: { status: 413, close: 1009 },
   validation: { status: 422, close: 1008 },
   model_not_priced: { status: 422, close: 1008 },
   indeterminate_audio_duration: { status: 422, close: 1008 },
@@ -73,9 +74,14 @@ export function closeReason(code: ErrorCode): string {
   return ERRORS[code].close >= 4000 ? JSON.stringify({ error: code }) : code;
 }
 
-/** A session's failure as its client sees it: an ApiError as it is, a provider at capacity `provider_overloaded`, anything else `upstream_error`. */
+/**
+ * A session's failure as its client sees it: an ApiError as it is, a provider's refusal of one of
+ * the request's fields 400 `invalid_request` naming it, a provider at capacity
+ * `provider_overloaded`, anything else `upstream_error`.
+ */
 export function sessionFailure(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  if (err instanceof ProviderError && err.param) return new ApiError("invalid_request", err.message, { param: err.param });
   if (err instanceof ProviderOverloaded) return new ApiError("provider_overloaded", err.message, { retry_after: err.retryAfterSeconds });
   return new ApiError("upstream_error", (err as Error).message);
 }

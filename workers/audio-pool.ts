@@ -1,3 +1,4 @@
+import { exactBuffer } from "../src/audio/bytes.ts";
 import type { VadOptions } from "../src/audio/vad.ts";
 import type { Logger } from "../src/log.ts";
 import type { FromAudio, ToAudio } from "./audio-protocol.ts";
@@ -12,7 +13,7 @@ export interface AudioSessionOptions {
 
 /** One audio session's line to its worker. */
 export interface AudioLane {
-  /** Hands the frame to the worker: its buffer is transferred (the caller must not use it after). */
+  /** Hands the frame's bytes to the worker: a frame spanning its whole buffer is transferred (the caller must not use it after), any other is copied. */
   audio(frame: Uint8Array): void;
   commit(): void;
   clear(): void;
@@ -64,10 +65,7 @@ export class AudioPool {
     lane.post({ op: "open", sid, ...options, recognizer });
     return {
       audio: (frame) => {
-        // A frame that owns its whole buffer moves to the worker as is; one that is a view into a
-        // larger buffer (which cannot be transferred) is copied once.
-        const whole = frame.byteOffset === 0 && frame.byteLength === frame.buffer.byteLength && frame.buffer instanceof ArrayBuffer;
-        const buf = whole ? (frame.buffer as ArrayBuffer) : frame.slice().buffer;
+        const buf = exactBuffer(frame);
         lane.post({ op: "audio", sid, buf }, [buf]);
       },
       commit: () => lane.post({ op: "commit", sid }),

@@ -6,6 +6,8 @@ import { ProviderError, type AudioFormat, type TtsEvent, type TtsProvider, type 
 
 /** An embedded engine served by the engine worker pool, behind the common `TtsProvider`. */
 export class LocalEngineProvider implements TtsProvider {
+  private listing: Promise<{ voices: Voice[]; names: ReadonlySet<string> }> | undefined;
+
   constructor(
     readonly id: string,
     private readonly engine: EngineName,
@@ -39,7 +41,7 @@ export class LocalEngineProvider implements TtsProvider {
           case "error": {
             session.drop();
             // An unknown voice is the caller's mistake; any other engine failure may be retried elsewhere.
-            const err = new ProviderError(msg.message, !msg.unknownVoice);
+            const err = msg.unknownVoice ? new ProviderError(msg.message, false, "voice") : new ProviderError(msg.message, true);
             return stream ? queue.fail(err) : reject(err);
           }
         }
@@ -48,7 +50,20 @@ export class LocalEngineProvider implements TtsProvider {
   }
 
   async voices(): Promise<Voice[]> {
-    return (await this.pool.voices(this.engine)) as Voice[];
+    return (await this.list()).voices;
+  }
+
+  async voiceNames(): Promise<ReadonlySet<string>> {
+    return (await this.list()).names;
+  }
+
+  /** The engine's voice list, asked of a worker once (again after a failure). */
+  private list(): Promise<{ voices: Voice[]; names: ReadonlySet<string> }> {
+    if (!this.listing) {
+      this.listing = this.pool.voices(this.engine).then(({ voices, names }) => ({ voices: voices as Voice[], names: new Set(names) }));
+      this.listing.catch(() => (this.listing = undefined));
+    }
+    return this.listing;
   }
 }
 

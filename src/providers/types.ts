@@ -45,17 +45,25 @@ export interface TtsProvider {
   /** Resolves once the provider accepted the session (handshake done); rejects with `ProviderError`. */
   open(req: TtsStreamRequest): Promise<TtsStream>;
   voices(): Promise<Voice[]>;
+  /**
+   * Every name the provider takes as a voice, when it knows them all (the embedded engines): a
+   * voice outside it is refused before any session starts. Providers whose voices cannot be listed
+   * completely and cheaply leave it out, and their own answer decides.
+   */
+  voiceNames?(): Promise<ReadonlySet<string>>;
 }
 
 /**
  * A provider failure. `retryable` failures (refused, handshake error, upstream 5xx) let the
  * session move on to the next candidate while no audio has reached the client; the others
- * (a bad voice, a rejected option) are the caller's to fix.
+ * (a bad voice, a rejected option) are the caller's to fix. `param` names the request's field the
+ * provider refused, when it can tell: the client is then answered 400, not 502.
  */
 export class ProviderError extends Error {
   constructor(
     message: string,
     readonly retryable: boolean,
+    readonly param?: string,
   ) {
     super(message);
   }

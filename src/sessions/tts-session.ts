@@ -371,7 +371,8 @@ export class TtsSession {
     const apiError = sessionFailure(err);
     if (!(err instanceof ApiError || err instanceof ProviderError)) this.log.error({ err }, "session failed");
     else this.log.info({ code: apiError.code, reason: apiError.message }, "session ended with an error");
-    this.deps.port.sendEvent({ type: "service.tts_error", code: apiError.code, message: apiError.message });
+    const { param } = apiError.extra;
+    this.deps.port.sendEvent({ type: "service.tts_error", code: apiError.code, message: apiError.message, ...(param ? { param } : {}) });
     await this.finish("failed", { code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
   }
 
