@@ -21,6 +21,11 @@ export interface Config {
   ttsWorkers: number;
   /** Worker threads for router VAD and the local recognizer. */
   audioWorkers: number;
+  /**
+   * The local recognizer's capacity: PocketSphinx decoders per audio worker (~95 MiB each, kept
+   * and reused), and how many sessions may wait for one, for how long, before they are refused.
+   */
+  localStt: { perWorker: number; queue: number; waitMs: number };
   picoVoicesDir: string;
   /** Where missing Pico voice files are fetched from on first use; empty disables fetching. */
   picoVoicesUrl: string;
@@ -154,11 +159,19 @@ function openaiCompatible(env: Env): Config["openaiCompatible"] {
   };
 }
 
+function localStt(env: Env, audioWorkers: number): Config["localStt"] {
+  // Three per worker: 6 decoders (~560 MiB) and ~1.1 cores of real-time decoding on two workers,
+  // which leaves room for everything else within 1.5 GiB and two cores.
+  const perWorker = integer(env, "LOCAL_STT_DECODERS_PER_WORKER", 3, 1);
+  return { perWorker, queue: integer(env, "LOCAL_STT_QUEUE", perWorker * audioWorkers), waitMs: integer(env, "LOCAL_STT_QUEUE_WAIT_MS", 2000) };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = (env.LOG_LEVEL ?? "info").toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new Error(`config: LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
   }
+  const audioWorkers = integer(env, "AUDIO_WORKERS", 2, 1);
   return {
     port: integer(env, "PORT", 8080),
     host: env.HOST || "0.0.0.0",
@@ -167,7 +180,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 10_000),
     ttsWorkers: integer(env, "TTS_WORKERS", 2, 1),
-    audioWorkers: integer(env, "AUDIO_WORKERS", 2, 1),
+    audioWorkers,
+    localStt: localStt(env, audioWorkers),
     picoVoicesDir: env.PICO_VOICES_DIR || "./data/pico-voices",
     picoVoicesUrl: env.PICO_VOICES_URL ?? DEFAULT_PICO_VOICES_URL,
     espeakEnabled: flag(env, "ESPEAK_ENABLED"),

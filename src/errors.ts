@@ -1,4 +1,4 @@
-import { ProviderError } from "./providers/types.ts";
+import { ProviderError, ProviderOverloaded } from "./providers/types.ts";
 
 // One error type and one table: every code maps to an HTTP status and a WebSocket close code here,
 // never in scattered literals. Surfaces choose the envelope; the table is shared.
@@ -28,6 +28,8 @@ export const ERRORS = {
   not_implemented: { status: 501, close: 1008 },
   upstream_error: { status: 502, close: 1011 },
   service_unavailable: { status: 503, close: 1001 },
+  /** Every candidate is at capacity (the local recognizer's decoders): try again later (`retry_after` seconds). */
+  provider_overloaded: { status: 503, close: 1013 },
   internal_error: { status: 500, close: 1011 },
   // Close-only codes of the /v1/tts channel.
   invalid_tts_frame: { status: 400, close: 1003 },
@@ -74,11 +76,13 @@ export function closeReason(code: ErrorCode): string {
 
 /**
  * A session's failure as its client sees it: an ApiError as it is, a provider's refusal of one of
- * the request's fields 400 `invalid_request` naming it, anything else `upstream_error`.
+ * the request's fields 400 `invalid_request` naming it, a provider at capacity
+ * `provider_overloaded`, anything else `upstream_error`.
  */
 export function sessionFailure(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof ProviderError && err.param) return new ApiError("invalid_request", err.message, { param: err.param });
+  if (err instanceof ProviderOverloaded) return new ApiError("provider_overloaded", err.message, { retry_after: err.retryAfterSeconds });
   return new ApiError("upstream_error", (err as Error).message);
 }
 

@@ -69,6 +69,16 @@ export class ProviderError extends Error {
   }
 }
 
+/** A provider at capacity: the next candidate may be tried; a client left with none should try again later. */
+export class ProviderOverloaded extends ProviderError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message, true);
+  }
+}
+
 // ---- Speech to text ----
 
 export type SttAudioFormat = "pcm_8000" | "pcm_16000" | "pcm_22050" | "pcm_24000" | "pcm_44100" | "pcm_48000" | "ulaw_8000";
@@ -134,6 +144,8 @@ export interface SttStreamRequest {
   /** The portable options the client gave explicitly, for the family to translate. */
   portable?: PortableValues;
   options: Record<string, string>;
+  /** Aborted when the session is given up while opening: what was taken for it is let go. */
+  signal?: AbortSignal;
 }
 
 export type PortableValues = Partial<Record<Exclude<PortableSttOption, "keyterms">, string | number | boolean>> & { keyterms?: string[] };
@@ -193,6 +205,8 @@ export interface SttProvider {
   family(model: string): SttFamily | undefined;
   /** Streaming recognition, for providers that offer it. */
   open?(req: SttStreamRequest): Promise<SttStream>;
+  /** The refusal a new session would meet at once, for a provider whose capacity is bounded here. */
+  overloaded?(): ProviderOverloaded | undefined;
   /** Connects to the provider's realtime WebSocket (families with `passthrough: true`). */
   passthrough?(req: SttStreamRequest): Promise<RawUpstream>;
   /** Synchronous file transcription, for models that offer it. */

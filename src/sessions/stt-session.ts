@@ -57,6 +57,8 @@ export type SttSessionDeps = SessionDeps<SttProvider, SttPort>;
 export class SttSession {
   private state: "starting" | "ready" | "closed" = "starting";
   private stream: SttStream | undefined;
+  /** Aborted when the session ends while a provider is still opening for it. */
+  private opening: AbortController | undefined;
   private binding: Binding | undefined;
   private admission: Admission | undefined;
   private pending: (Uint8Array | SttCommand)[] = [];
@@ -254,6 +256,7 @@ export class SttSession {
     if (!provider?.open) throw new ProviderError(`provider ${binding.provider.id} has no streaming adapter in this build`, true);
     const family = this.setup.families.get(binding.provider.id)!;
     const interim = this.setup.interim ?? family.interimDefault;
+    const abandon = (this.opening = new AbortController());
     const opening = provider.open({
       model: binding.id,
       audioFormat: this.setup.audioFormat,
@@ -266,8 +269,17 @@ export class SttSession {
       routerVad: family.turnDetector === "none" && this.setup.audioFormat.startsWith("pcm") ? this.setup.vad : undefined,
       portable: this.setup.portable,
       options: this.setup.options,
+      signal: abandon.signal,
     });
-    const stream = await withTimeout(opening, this.deps.connectTimeoutMs, `${binding.provider.id} did not accept the session in time`, (late) => late.cancel());
+    let stream: SttStream;
+    try {
+      stream = await withTimeout(opening, this.deps.connectTimeoutMs, `${binding.provider.id} did not accept the session in time`, (late) => late.cancel());
+    } catch (err) {
+      abandon.abort(); // given up (timed out): the opening lets go of what it took or waits for
+      throw err;
+    } finally {
+      this.opening = undefined;
+    }
     await this.admission!.meter.reserved();
     if (this.closed) return stream.cancel();
     this.binding = binding;
@@ -370,6 +382,7 @@ export class SttSession {
     if (this.closed) return;
     this.state = "closed";
     this.idle.stop();
+    this.opening?.abort();
     this.stream?.cancel();
     const seconds = status === "completed" || this.endedByClient ? this.receivedSeconds : Math.min(this.receivedSeconds, Math.ceil(this.lastFinalEndMs / 1000));
     if (this.admission) {

@@ -1,7 +1,8 @@
 import { authenticate, type Principal } from "../accounts/keys.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, sessionFailure } from "../errors.ts";
+import type { ProviderOverloaded } from "../providers/types.ts";
 import { candidatesForVoice } from "../routing/voices.ts";
 import type { Admission } from "../sessions/admission.ts";
 
@@ -41,20 +42,28 @@ export function planPerRequest<P extends RoutedPlan, A extends unknown[]>(plan: 
   };
 }
 
+/** What a surface adds to the checks before the upgrade. */
+export interface UpgradeChecks<R> {
+  /** A surface that lets keyless sockets wait (for a key in a frame) decides here; otherwise the session closes 4401/4403. */
+  unauthenticated?: (err: ApiError) => R | undefined;
+  /** The refusal a candidate's provider would give a new session now, when it is at capacity. */
+  overloaded?: (candidate: Binding) => ProviderOverloaded | undefined;
+}
+
 /**
  * Before the upgrade, possibly twice: read-only. A 400 from the query (a voice no candidate takes
  * among them) is answered as HTTP; a known key whose account cannot pay is told too (402, or 422
  * for an unpriced model). Key and permission errors are left to the session, which closes with
- * 4401/4403 after the upgrade; a surface that lets such sockets wait (for a key in a frame)
- * decides in `unauthenticated`. `refuse` renders the answer in the surface's envelope; undefined
- * lets the upgrade go ahead.
+ * 4401/4403 after the upgrade, unless the surface decides in `unauthenticated`. When every
+ * candidate the account could pay for is at capacity (`overloaded`), 503 `provider_overloaded`.
+ * `refuse` renders the answer in the surface's envelope; undefined lets the upgrade go ahead.
  */
 export async function checkBeforeUpgrade<R>(
   ctx: AppContext,
   key: string | undefined,
   planned: Planned<RoutedPlan>,
   refuse: (err: ApiError) => R,
-  unauthenticated?: (err: ApiError) => R | undefined,
+  checks: UpgradeChecks<R> = {},
 ): Promise<R | undefined> {
   if (!planned.plan && planned.error instanceof ApiError && planned.error.status === 400) return refuse(planned.error);
   const refusal = (err: unknown) => {
@@ -71,14 +80,17 @@ export async function checkBeforeUpgrade<R>(
   try {
     principal = await authenticate(ctx.database, key);
   } catch (err) {
-    return unauthenticated?.(err instanceof ApiError ? err : new ApiError("invalid_api_key", "the API key could not be checked"));
+    return checks.unauthenticated?.(err instanceof ApiError ? err : new ApiError("invalid_api_key", "the API key could not be checked"));
   }
   if (!candidates) return;
+  let affordable: Binding[];
   try {
-    await ctx.meter.admit(principal, candidates);
+    affordable = await ctx.meter.admit(principal, candidates);
   } catch (err) {
     return refusal(err);
   }
+  const refusals = affordable.map((candidate) => checks.overloaded?.(candidate));
+  if (refusals.every(Boolean)) return refuse(sessionFailure(refusals.at(-1)));
 }
 
 /** The session's admission after the upgrade: the key, then the plan's own error, then billing; credits reserved while it connects. */

@@ -101,7 +101,7 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
     .ws(PATH, {
       // Before the upgrade, possibly twice: no holds, no debits; a keyless handshake's slot is taken once per request.
       beforeHandle: ({ request, params, server }) =>
-        checkBeforeUpgrade(ctx, handshakeKey(request), plan(request, params.voice_id), elevenLabsError, (reason) => waitForKey(request, clientAddress(ctx.config, request, server), reason)),
+        checkBeforeUpgrade(ctx, handshakeKey(request), plan(request, params.voice_id), elevenLabsError, { unauthenticated: (reason) => waitForKey(request, clientAddress(ctx.config, request, server), reason) }),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;
