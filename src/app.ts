@@ -12,7 +12,7 @@ import { catalogueRoutes } from "./surfaces/native/catalogue-routes.ts";
 import { sttRoute } from "./surfaces/native/stt-route.ts";
 import { transcriptionRoute } from "./surfaces/native/transcription-route.ts";
 import { ttsRoute } from "./surfaces/native/tts-route.ts";
-import { realtimeProfileRoutes } from "./realtime/profile-routes.ts";
+import { realtimeProfileRoutes } from "./surfaces/native/realtime-profile-routes.ts";
 import { elevenLabsRoutes } from "./surfaces/el/routes.ts";
 import { oaiRoutes } from "./surfaces/oai/routes.ts";
 import { opsRoutes } from "./surfaces/ops-routes.ts";

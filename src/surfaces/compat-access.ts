@@ -1,15 +1,14 @@
-import { authenticate, type Principal } from "../accounts/keys.ts";
+import type { Principal } from "../accounts/keys.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { balanceView } from "../ledger/balance.ts";
 
 /**
  * What a compatibility path the service does not implement checks before it answers 501, in the
- * interface's order: the key (401, 403 for a disabled tenant), then whether the account can pay
- * for anything at all (402).
+ * interface's order: the key (401, 403 for a disabled tenant: the surface's auth plugin, before),
+ * then whether the account can pay for anything at all (402).
  */
-export async function notImplemented(ctx: AppContext, key: string | undefined, path: string): Promise<never> {
-  const principal: Principal = await authenticate(ctx.database, key);
+export async function notImplemented(ctx: AppContext, principal: Principal, path: string): Promise<never> {
   if ((await balanceView(ctx.meter.ledger, principal.tenantId)).state === "exhausted") throw new ApiError("insufficient_balance", "the balance cannot pay for any request");
   throw new ApiError("not_implemented", `${path} is not implemented by this service`);
 }

@@ -1,8 +1,8 @@
 import { Elysia } from "elysia";
-import { authenticate, bearerToken } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import { ACTIVITY_STATUSES, activityPage, dailyUsage, transactionsPage } from "../../ledger/activity.ts";
 import { balanceView } from "../../ledger/balance.ts";
+import { nativeAuth } from "../native/auth.ts";
 import { cursor, day, encodeCursor, integer, oneOf, onlyKnown, range, text, timestamp } from "./query.ts";
 
 const ACTIVITY_PARAMS = ["start_time", "end_time", "provider", "model", "capability", "status", "limit", "cursor"];
@@ -11,17 +11,16 @@ const TRANSACTION_PARAMS = ["limit", "cursor"];
 
 /** `/account/balance`, `/account/activity`, `/account/usage`, `/account/transactions` (Bearer). */
 export function usageRoutes(ctx: AppContext) {
-  const principal = (request: Request) => authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
   const params = (request: Request) => new URL(request.url).searchParams;
 
   return new Elysia({ detail: { tags: ["account"] } })
-    .get("/account/balance", async ({ request }) => balanceView(ctx.meter.ledger, (await principal(request)).tenantId), {
+    .use(nativeAuth(ctx))
+    .get("/account/balance", ({ principal }) => balanceView(ctx.meter.ledger, principal.tenantId), {
       detail: { summary: "Balance, spendable credits and promotional grants" },
     })
     .get(
       "/account/activity",
-      async ({ request }) => {
-        const { tenantId } = await principal(request);
+      async ({ request, principal: { tenantId } }) => {
         const q = params(request);
         onlyKnown(q, ACTIVITY_PARAMS);
         const { start, end } = range(timestamp(q, "start_time"), timestamp(q, "end_time"), ["start_time", "end_time"]);
@@ -42,8 +41,7 @@ export function usageRoutes(ctx: AppContext) {
     )
     .get(
       "/account/usage",
-      async ({ request }) => {
-        const { tenantId } = await principal(request);
+      async ({ request, principal: { tenantId } }) => {
         const q = params(request);
         onlyKnown(q, USAGE_PARAMS);
         const today = new Date(new Date().toISOString().slice(0, 10) + "T00:00:00Z");
@@ -55,8 +53,7 @@ export function usageRoutes(ctx: AppContext) {
     )
     .get(
       "/account/transactions",
-      async ({ request }) => {
-        const { tenantId } = await principal(request);
+      async ({ request, principal: { tenantId } }) => {
         const q = params(request);
         onlyKnown(q, TRANSACTION_PARAMS);
         const page = await transactionsPage(ctx.database, tenantId, integer(q, "limit", 1, 100, 50), cursor(q));

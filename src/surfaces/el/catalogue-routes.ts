@@ -1,8 +1,7 @@
 import { Elysia } from "elysia";
-import { authenticate } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import type { Voice } from "../../providers/types.ts";
-import { elevenLabsKey } from "./errors.ts";
+import { elAuth } from "./auth.ts";
 
 // `GET /el/v1/models` and `GET /el/v1/voices` for ElevenLabs SDK users, from our catalogue and
 // our TTS providers. Model ids are `{provider}/{model}`, so any of them can go back as `model_id`.
@@ -76,18 +75,13 @@ export function elevenLabsCatalogueRoutes(ctx: AppContext) {
   const models = modelsList(ctx);
   const lists = voiceLists(ctx);
   return new Elysia()
-    .get(
-      "/v1/models",
-      async ({ request }) => {
-        await authenticate(ctx.database, elevenLabsKey(request.headers));
-        return models;
-      },
+    .use(elAuth(ctx))
+    .get("/v1/models", () => models,
       { detail: { summary: "ElevenLabs-compatible model list", tags: ["el"] } },
     )
     .get(
       "/v1/voices",
-      async ({ request }) => {
-        await authenticate(ctx.database, elevenLabsKey(request.headers));
+      async () => {
         const voices = (await lists()).flatMap(({ provider, voices }) => voices.map((v) => elevenLabsVoice(provider, v)));
         return { voices, has_more: false, total_count: voices.length };
       },

@@ -10,10 +10,3 @@ export function elevenLabsError(err: ApiError): Response {
   const body = err.code === "missing_api_key" ? { error: err.code } : { detail: { message: err.message, status: err.code, ...err.extra } };
   return Response.json(body, { status: err.status, headers: errorHeaders(err) });
 }
-
-/** The key of an `/el` request: `xi-api-key`, or a Bearer token. */
-export function elevenLabsKey(headers: Headers): string | undefined {
-  const xi = headers.get("xi-api-key")?.trim();
-  if (xi) return xi;
-  return /^Bearer\s+(\S+)\s*$/i.exec(headers.get("authorization") ?? "")?.[1];
-}

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { notImplemented } from "../compat-access.ts";
 import { elevenLabsCatalogueRoutes } from "./catalogue-routes.ts";
-import { elevenLabsKey } from "./errors.ts";
+import { elAuth } from "./auth.ts";
 import { elevenLabsSpeechEngineRoutes } from "./speech-engine-routes.ts";
 import { elevenLabsStreamInputRoute } from "./stream-input-route.ts";
 import { elevenLabsSttRoute } from "./stt-route.ts";
@@ -20,5 +20,6 @@ export function elevenLabsRoutes(ctx: AppContext) {
     .use(elevenLabsSttRoute(ctx))
     .use(elevenLabsCatalogueRoutes(ctx))
     .use(elevenLabsSpeechEngineRoutes(ctx))
-    .all("/*", ({ request }) => notImplemented(ctx, elevenLabsKey(request.headers), new URL(request.url).pathname), { parse: "none" });
+    .use(elAuth(ctx))
+    .all("/*", ({ request, principal }) => notImplemented(ctx, principal, new URL(request.url).pathname), { parse: "none" });
 }

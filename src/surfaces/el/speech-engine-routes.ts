@@ -1,10 +1,9 @@
 import { Elysia } from "elysia";
-import { authenticate } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { parsePipeline, type PipelineStage, type RealtimeProfile } from "../../realtime/profiles.ts";
 import { BODY_LIMITS, jsonBody } from "../request-body.ts";
-import { elevenLabsKey } from "./errors.ts";
+import { elAuth } from "./auth.ts";
 
 // ElevenLabs Speech Engines are our realtime profiles seen through /el: the engine's `ws_url` and
 // `request_headers` are the profile's application upstream, and the STT and TTS models are the
@@ -55,12 +54,11 @@ function pipelineOf(body: Record<string, unknown>): unknown {
 }
 
 export function elevenLabsSpeechEngineRoutes(ctx: AppContext) {
-  const principal = (request: Request) => authenticate(ctx.database, elevenLabsKey(request.headers));
   return new Elysia()
+    .use(elAuth(ctx))
     .post(
       "/v1/speech-engine",
-      async ({ request }) => {
-        const { tenantId } = await principal(request);
+      async ({ request, principal: { tenantId } }) => {
         const body = await jsonBody(request, BODY_LIMITS.profile);
         if (!isObject(body)) throw new ApiError("invalid_request", "the body must be a JSON object");
         const profile = await ctx.profiles.create(tenantId, body.name ?? "speech engine", parsePipeline(ctx.catalogue, pipelineOf(body)));
@@ -70,7 +68,7 @@ export function elevenLabsSpeechEngineRoutes(ctx: AppContext) {
     )
     .get(
       "/v1/speech-engine/:speech_engine_id",
-      async ({ request, params }) => speechEngineOf(ctx, await ctx.profiles.get((await principal(request)).tenantId, params.speech_engine_id)),
+      async ({ principal, params }) => speechEngineOf(ctx, await ctx.profiles.get(principal.tenantId, params.speech_engine_id)),
       { detail: { summary: "A Speech Engine", tags: ["el"] } },
     );
 }

@@ -6,7 +6,8 @@ import { ApiError } from "../../errors.ts";
 import { TtsSession, type TtsCommand } from "../../sessions/tts-session.ts";
 import { clientAddress } from "../client-address.ts";
 import { admitter, checkBeforeUpgrade, planPerRequest, type Planned } from "../ws-admission.ts";
-import { elevenLabsError, elevenLabsKey } from "./errors.ts";
+import { elevenLabsKey } from "./auth.ts";
+import { elevenLabsError } from "./errors.ts";
 import { KeylessSockets, type KeylessSlot } from "./keyless-sockets.ts";
 import { parseInitFrame, parseTextFrame, type InitFrame } from "./stream-input-frames.ts";
 import { StreamInputPort } from "./stream-input-port.ts";
@@ -33,7 +34,7 @@ const frameError = (err: unknown) => (err instanceof ApiError && err.code === "t
 /** The key of the handshake: `xi-api-key` or Bearer, else the `authorization` query parameter ElevenLabs also reads. */
 function handshakeKey(request: Request): string | undefined {
   const query = new URL(request.url).searchParams.get("authorization");
-  return elevenLabsKey(request.headers) ?? (query ? (bearerToken(query) ?? query) : undefined);
+  return elevenLabsKey(request) ?? (query ? (bearerToken(query) ?? query) : undefined);
 }
 
 /**

@@ -1,11 +1,10 @@
 import { Elysia } from "elysia";
-import { authenticate } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
 import { transcribeFile, type FileTranscription } from "../../sessions/file-transcription.ts";
 import { formBody } from "../request-body.ts";
-import { elevenLabsKey } from "./errors.ts";
+import { elAuth } from "./auth.ts";
 import { providerOfModel } from "./model.ts";
 
 // `POST /el/v1/speech-to-text`: ElevenLabs' multipart request onto file transcription.
@@ -33,10 +32,9 @@ function words(t: FileTranscription) {
 }
 
 export function elevenLabsSttRoute(ctx: AppContext) {
-  return new Elysia().post(
+  return new Elysia().use(elAuth(ctx)).post(
     "/v1/speech-to-text",
-    async ({ request }) => {
-      const principal = await authenticate(ctx.database, elevenLabsKey(request.headers));
+    async ({ request, principal }) => {
       if (!(request.headers.get("content-type") ?? "").startsWith("multipart/form-data")) throw new ApiError("invalid_request", "send the audio as multipart/form-data with a file field", { param: "file" });
       const form = await formBody(request, ctx.config.maxAudioUploadBytes);
       const text = (name: string) => {

@@ -1,10 +1,11 @@
 import { Elysia } from "elysia";
-import { authenticate } from "../../accounts/keys.ts";
+import type { Principal } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import { sessionFailure } from "../../errors.ts";
 import { speakOverHttp } from "../http-tts.ts";
 import { BODY_LIMITS, jsonBody } from "../request-body.ts";
-import { elevenLabsError, elevenLabsKey } from "./errors.ts";
+import { elAuth } from "./auth.ts";
+import { elevenLabsError } from "./errors.ts";
 import { contentTypeOf } from "./output-format.ts";
 import { planElevenLabsTts } from "./tts-request.ts";
 
@@ -14,18 +15,18 @@ import { planElevenLabsTts } from "./tts-request.ts";
  * rather than a truncated file.
  */
 export function elevenLabsTtsRoutes(ctx: AppContext) {
-  const speak = async (request: Request, voiceId: string) => {
-    const principal = await authenticate(ctx.database, elevenLabsKey(request.headers));
+  const speak = async (request: Request, principal: Principal, voiceId: string) => {
     const plan = planElevenLabsTts(ctx.catalogue, voiceId, new URL(request.url).searchParams, await jsonBody(request, BODY_LIMITS.speech));
     const shape = { pcm: plan.pcm, contentType: () => contentTypeOf(plan.outputFormat, plan.sampleRate) };
     return speakOverHttp(ctx, principal, { ...plan, signal: request.signal }, shape, elevenLabsError, "el");
   };
   return new Elysia()
-    .post("/v1/text-to-speech/:voice_id/stream", ({ request, params }) => speak(request, params.voice_id), { parse: "none", detail: { summary: "ElevenLabs-compatible streaming TTS", tags: ["el"] } })
+    .use(elAuth(ctx))
+    .post("/v1/text-to-speech/:voice_id/stream", ({ request, principal, params }) => speak(request, principal, params.voice_id), { parse: "none", detail: { summary: "ElevenLabs-compatible streaming TTS", tags: ["el"] } })
     .post(
       "/v1/text-to-speech/:voice_id",
-      async ({ request, params }) => {
-        const res = await speak(request, params.voice_id);
+      async ({ request, principal, params }) => {
+        const res = await speak(request, principal, params.voice_id);
         if (!res.ok) return res;
         try {
           return new Response(await res.arrayBuffer(), { headers: res.headers });

@@ -1,12 +1,12 @@
 import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
-import { bearerToken } from "../../accounts/keys.ts";
 import { DEFAULT_VAD } from "../../audio/vad.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError, nativeEnvelope } from "../../errors.ts";
 import { SttPassthrough } from "../../sessions/stt-passthrough.ts";
 import { SttSession, type SttCommand, type SttSessionParams } from "../../sessions/stt-session.ts";
 import { errorHeaders } from "../compat-access.ts";
+import { nativeKey } from "./auth.ts";
 import { admitter, checkBeforeUpgrade, planPerRequest } from "../ws-admission.ts";
 import { planSttSession } from "./stt-query.ts";
 
@@ -37,7 +37,7 @@ export function sttRoute(ctx: AppContext) {
       beforeHandle: ({ request, status, set }) =>
         checkBeforeUpgrade(
           ctx,
-          bearerToken(request.headers.get("authorization")),
+          nativeKey(request),
           plan(request),
           (err) => {
             Object.assign(set.headers, errorHeaders(err));
@@ -51,7 +51,7 @@ export function sttRoute(ctx: AppContext) {
         const planned = plan(request);
         const p = planned.plan;
         const id = `stt_${crypto.randomUUID()}`;
-        const admit = admitter(ctx, bearerToken(request.headers.get("authorization")), id, planned, "native");
+        const admit = admitter(ctx, nativeKey(request), id, planned, "native");
         if (p?.eventFormat === "provider") {
           const relay = new SttPassthrough(
             {

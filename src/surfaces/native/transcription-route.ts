@@ -1,10 +1,10 @@
 import { Elysia } from "elysia";
-import { authenticate, bearerToken } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
 import { transcribeFile } from "../../sessions/file-transcription.ts";
 import { formBody, readBody } from "../request-body.ts";
+import { nativeAuth } from "./auth.ts";
 
 // `POST /v1/stt/transcriptions`: one audio file in, its transcript out (see docs/stt-files.md).
 // The file comes as multipart (`file` and the fields) or as the raw body with its Content-Type,
@@ -28,11 +28,10 @@ async function readRequest(request: Request, limit: number): Promise<{ bytes: Ui
 }
 
 export function transcriptionRoute(ctx: AppContext) {
-  return new Elysia({ detail: { tags: ["stt"] } }).post(
+  return new Elysia({ detail: { tags: ["stt"] } }).use(nativeAuth(ctx)).post(
     "/v1/stt/transcriptions",
-    async ({ request }) => {
-      // 401/403 first, then what the request says, then its price: all before any upstream work.
-      const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
+    async ({ request, principal }) => {
+      // 401/403 first (nativeAuth), then what the request says, then its price: all before any upstream work.
       const { bytes, mimeType, params } = await readRequest(request, ctx.config.maxAudioUploadBytes);
       for (const key of params.keys()) if (!FIELDS.includes(key)) throw new ApiError("invalid_request", `${key} is not a known parameter`, { param: key });
       const t = await transcribeFile(ctx, principal, {

@@ -1,10 +1,10 @@
 import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
-import { bearerToken } from "../../accounts/keys.ts";
 import { ApiError, nativeEnvelope } from "../../errors.ts";
 import type { AppContext } from "../../context.ts";
 import { TtsSession } from "../../sessions/tts-session.ts";
 import { WsPort } from "../ws-port.ts";
+import { nativeKey } from "./auth.ts";
 import { admitter, checkBeforeUpgrade, planPerRequest } from "../ws-admission.ts";
 import { parseTtsFrame } from "./tts-frames.ts";
 import { planTtsSession } from "./tts-query.ts";
@@ -30,7 +30,7 @@ export function ttsRoute(ctx: AppContext) {
     )
     .ws("/v1/tts", {
       // Runs before the upgrade, possibly twice: read-only checks only (no holds, no debits).
-      beforeHandle: ({ request, status }) => checkBeforeUpgrade(ctx, bearerToken(request.headers.get("authorization")), plan(request), (err) => status(err.status, nativeEnvelope(err))),
+      beforeHandle: ({ request, status }) => checkBeforeUpgrade(ctx, nativeKey(request), plan(request), (err) => status(err.status, nativeEnvelope(err))),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;
@@ -44,7 +44,7 @@ export function ttsRoute(ctx: AppContext) {
             format: planned.plan?.format ?? "pcm",
             autoFlush: planned.plan?.autoFlush ?? true,
             options: planned.plan?.options ?? {},
-            admit: admitter(ctx, bearerToken(request.headers.get("authorization")), id, planned, "native"),
+            admit: admitter(ctx, nativeKey(request), id, planned, "native"),
             idleTimeoutMs: ctx.config.sessionLimits.ttsIdleTimeoutMs,
           },
           { provider: (id) => ctx.providers.get(id), port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "native" },

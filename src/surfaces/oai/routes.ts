@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
-import { bearerToken } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import { notImplemented } from "../compat-access.ts";
+import { oaiAuth } from "./auth.ts";
 import { oaiSpeechRoute } from "./speech-route.ts";
 import { oaiTranscriptionRoute } from "./transcription-route.ts";
 
@@ -14,5 +14,6 @@ export function oaiRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/oai" })
     .use(oaiSpeechRoute(ctx))
     .use(oaiTranscriptionRoute(ctx))
-    .all("/*", ({ request }) => notImplemented(ctx, bearerToken(request.headers.get("authorization")), new URL(request.url).pathname), { parse: "none" });
+    .use(oaiAuth(ctx))
+    .all("/*", ({ request, principal }) => notImplemented(ctx, principal, new URL(request.url).pathname), { parse: "none" });
 }

@@ -1,10 +1,10 @@
 import { Elysia } from "elysia";
-import { authenticate, bearerToken } from "../../accounts/keys.ts";
 import { wavHeader } from "../../audio/wav.ts";
 import type { AppContext } from "../../context.ts";
 import { BODY_LIMITS, jsonBody } from "../request-body.ts";
 import type { AudioStarted, HttpAudioShape } from "../http-tts-port.ts";
 import { speakOverHttp } from "../http-tts.ts";
+import { oaiAuth } from "./auth.ts";
 import { openAiError } from "./errors.ts";
 import { planOaiSpeech, type ResponseFormat } from "./speech-plan.ts";
 
@@ -22,10 +22,9 @@ const SHAPES: Record<ResponseFormat, HttpAudioShape> = {
  * fallback and metering as `/v1/tts`), the audio streamed back as it is produced.
  */
 export function oaiSpeechRoute(ctx: AppContext) {
-  return new Elysia().post(
+  return new Elysia().use(oaiAuth(ctx)).post(
     "/audio/speech",
-    async ({ request }) => {
-      const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
+    async ({ request, principal }) => {
       const plan = planOaiSpeech(ctx.catalogue, await jsonBody(request, BODY_LIMITS.speech));
       return speakOverHttp(ctx, principal, { ...plan, signal: request.signal }, SHAPES[plan.responseFormat], openAiError, "oai");
     },

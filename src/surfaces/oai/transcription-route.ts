@@ -1,11 +1,11 @@
 import { Elysia } from "elysia";
-import { authenticate, bearerToken } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { preferencesFromBody } from "../../routing/preferences.ts";
 import { transcribeFile, type FileTranscription } from "../../sessions/file-transcription.ts";
 import { formBody, type FormBody } from "../request-body.ts";
 import { toSrt, toVtt, type TimedText } from "../subtitles.ts";
+import { oaiAuth } from "./auth.ts";
 
 // `POST /oai/audio/transcriptions`: the OpenAI multipart request onto file transcription.
 
@@ -69,10 +69,9 @@ function render(format: string, t: FileTranscription): unknown {
 const FORMATS = ["json", "text", "srt", "vtt", "verbose_json"];
 
 export function oaiTranscriptionRoute(ctx: AppContext) {
-  return new Elysia().post(
+  return new Elysia().use(oaiAuth(ctx)).post(
     "/audio/transcriptions",
-    async ({ request }) => {
-      const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
+    async ({ request, principal }) => {
       const form = await readForm(request, ctx.config.maxAudioUploadBytes);
       const file = form.get("file");
       if (!(file instanceof Blob)) throw new ApiError("missing_required_parameter", "you must provide file", { param: "file" });

@@ -1,17 +1,16 @@
 import { Elysia } from "elysia";
-import { authenticate, bearerToken } from "../accounts/keys.ts";
-import type { AppContext } from "../context.ts";
-import { BODY_LIMITS, jsonBody } from "../surfaces/request-body.ts";
-import { parsePipeline } from "./profiles.ts";
+import type { AppContext } from "../../context.ts";
+import { parsePipeline } from "../../realtime/profiles.ts";
+import { BODY_LIMITS, jsonBody } from "../request-body.ts";
+import { nativeAuth } from "./auth.ts";
 
 /** `POST /v1/realtime/profiles` and `GET /v1/realtime/profiles/{profile_id}` (Bearer). */
 export function realtimeProfileRoutes(ctx: AppContext) {
-  const principal = (request: Request) => authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
   return new Elysia({ detail: { tags: ["realtime"] } })
+    .use(nativeAuth(ctx))
     .post(
       "/v1/realtime/profiles",
-      async ({ request, set }) => {
-        const { tenantId } = await principal(request);
+      async ({ request, principal: { tenantId }, set }) => {
         const body = await jsonBody(request, BODY_LIMITS.profile);
         const b = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
         set.status = 201;
@@ -19,5 +18,5 @@ export function realtimeProfileRoutes(ctx: AppContext) {
       },
       { parse: "none", detail: { summary: "Create a realtime profile" } },
     )
-    .get("/v1/realtime/profiles/:profile_id", async ({ request, params }) => ctx.profiles.get((await principal(request)).tenantId, params.profile_id), { detail: { summary: "A realtime profile" } });
+    .get("/v1/realtime/profiles/:profile_id", ({ principal, params }) => ctx.profiles.get(principal.tenantId, params.profile_id), { detail: { summary: "A realtime profile" } });
 }

@@ -1,0 +1,19 @@
+import { Elysia } from "elysia";
+import { authenticate, bearerToken } from "../accounts/keys.ts";
+import type { AppContext } from "../context.ts";
+
+/** Where a surface reads a request's API key. */
+export type KeyReader = (request: Request) => string | undefined;
+
+/** The key of an `Authorization: Bearer` header (the native and `/oai` surfaces). */
+export const bearerKey: KeyReader = (request) => bearerToken(request.headers.get("authorization"));
+
+/**
+ * A surface's authentication as an Elysia plugin: the routes after `.use(...)` get `principal`,
+ * and a missing or unknown key (401) or a disabled tenant (403) is thrown before their handler,
+ * to be answered in the path's envelope (app.ts, error-responses.ts). WebSocket routes do not use
+ * it: they check the same key in surfaces/ws-admission.ts, before and after the upgrade.
+ */
+export function authPlugin(ctx: AppContext, keyOf: KeyReader) {
+  return new Elysia().resolve({ as: "scoped" }, async ({ request }) => ({ principal: await authenticate(ctx.database, keyOf(request)) }));
+}
