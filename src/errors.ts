@@ -44,6 +44,22 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
+/** Close codes that carry no code of the table above. */
+export const CLOSE = {
+  /** The work is done (`tts_complete`, `stt_complete`), or we end an upstream socket. */
+  normal: 1000,
+  /** The server is shutting down (`server_shutdown`). */
+  goingAway: 1001,
+  /** ElevenLabs' close on `/el` stream-input, where /v1/tts would say 1003 or 4408: an unreadable frame, its inactivity timeout. */
+  policyViolation: 1008,
+  /** Only ever received: the peer closed without a code, or the connection dropped. */
+  noStatus: 1005,
+  abnormal: 1006,
+} as const;
+
+/** nginx's "client closed request": the status of an HTTP answer nobody is left to read. */
+export const CLIENT_GONE_STATUS = 499;
+
 export class ApiError extends Error {
   readonly status: number;
   readonly closeCode: number;

@@ -1,3 +1,4 @@
+import { CLOSE } from "../errors.ts";
 import { AsyncQueue } from "../util/async-queue.ts";
 import { ProviderError, type RawUpstream } from "./types.ts";
 
@@ -68,7 +69,7 @@ export interface JsonSocketHandlers<E> {
   onJson(ev: Record<string, any>, stream: JsonSocketStream<E>): void;
   /** Binary frames, for protocols that send audio as binary. */
   onBinary?(data: Uint8Array, stream: JsonSocketStream<E>): void;
-  /** Close codes that end the stream normally (default: 1000). */
+  /** Close codes that end the stream normally (default: `CLOSE.normal`). */
   normalClose?(code: number): boolean;
   /** A frame sent when nothing went out for `everyMs`, for providers that drop idle sockets. */
   keepAlive?: { everyMs: number; frame: string | (() => string | undefined) };
@@ -123,7 +124,7 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
     };
     ws.onclose = (e) => {
       if (this.done) return;
-      if ((handlers.normalClose ?? ((c: number) => c === 1000))(e.code)) this.finish();
+      if ((handlers.normalClose ?? ((c: number) => c === CLOSE.normal))(e.code)) this.finish();
       else this.fail(`${provider} closed the stream: ${e.code} ${e.reason}`.trim());
     };
   }
@@ -157,14 +158,14 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
   finish(): void {
     this.stop();
     this.queue.end();
-    if (this.ws.readyState === WebSocket.OPEN) this.ws.close(1000);
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.close(CLOSE.normal);
   }
 
   /** The upstream did something wrong: the stream ends with a retryable ProviderError. */
   fail(message: string, retryable = true): void {
     this.stop();
     this.queue.fail(new ProviderError(message, retryable));
-    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(1000);
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(CLOSE.normal);
   }
 
   /** Stop now; nothing more is yielded. */

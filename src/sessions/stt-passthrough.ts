@@ -1,5 +1,5 @@
 import type { Binding } from "../catalogue/types.ts";
-import { ApiError, closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
+import { ApiError, CLOSE, closeReason, ERRORS, type ErrorCode, sessionFailure } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
 import { ProviderError, type RawUpstream, type SttProvider, type SttStreamRequest } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
@@ -91,26 +91,26 @@ export class SttPassthrough {
   }
 
   abort(): void {
-    this.upstream?.close(1000, "client closed");
+    this.upstream?.close(CLOSE.normal, "client closed");
     void this.finish(null);
   }
 
   /** The server ends the session (idle, a revoked key, a disabled tenant); the audio received is billed. */
   end(err: ApiError): void {
-    this.upstream?.close(1000, err.code);
+    this.upstream?.close(CLOSE.normal, err.code);
     void this.fail(err);
   }
 
   shutdown(): void {
-    this.upstream?.close(1001, "server shutdown");
-    void this.finish({ code: 1001, reason: "server_shutdown" });
+    this.upstream?.close(CLOSE.goingAway, "server shutdown");
+    void this.finish({ code: CLOSE.goingAway, reason: "server_shutdown" });
   }
 
   private exhaust(): void {
     if (this.exhausted) return;
     this.exhausted = true;
-    this.upstream?.close(1000, "balance exhausted");
-    void this.finish({ code: 4402, reason: closeReason("insufficient_balance") });
+    this.upstream?.close(CLOSE.normal, "balance exhausted");
+    void this.finish({ code: ERRORS.insufficient_balance.close, reason: closeReason("insufficient_balance") });
   }
 
   private async run(): Promise<void> {
@@ -122,9 +122,9 @@ export class SttPassthrough {
       try {
         if (!provider?.passthrough) throw new ProviderError(`${binding.provider.id} has no realtime WebSocket`, true);
         const upstream = await this.idle.during(withTimeout(provider.passthrough({ ...this.setup.request, model: binding.id }), this.deps.connectTimeoutMs, "the upstream did not accept in time", (late) =>
-          late.close(1000, "too late"),
+          late.close(CLOSE.normal, "too late"),
         ));
-        if (this.closed) return upstream.close(1000, "client closed");
+        if (this.closed) return upstream.close(CLOSE.normal, "client closed");
         this.binding = binding;
         // From here on every text frame is measured as it arrives, in order (meters may keep state).
         this.meterText = upstream.audioBytes ?? (() => 0);
@@ -133,18 +133,18 @@ export class SttPassthrough {
         // what arrives while that hold is being taken; refused, none of it is relayed or billed.
         const covered = (): boolean | Promise<boolean> => this.receivedBytes === 0 || this.admission!.meter.cover(binding, Math.ceil(this.receivedBytes / this.setup.bytesPerSecond));
         if (!(await covered()) || !(await covered())) {
-          upstream.close(1000, "balance exhausted");
+          upstream.close(CLOSE.normal, "balance exhausted");
           this.receivedBytes = 0;
           this.exhausted = true;
-          return void this.finish({ code: 4402, reason: closeReason("insufficient_balance") });
+          return void this.finish({ code: ERRORS.insufficient_balance.close, reason: closeReason("insufficient_balance") });
         }
-        if (this.closed) return upstream.close(1000, "client closed");
+        if (this.closed) return upstream.close(CLOSE.normal, "client closed");
         this.noteDelivered();
         upstream.onFrame((frame) => {
           this.idle.touch();
           this.deps.port.send(frame);
         });
-        upstream.onClose((code, reason) => void this.finish({ code: code === 1005 || code === 1006 ? 1011 : code, reason }));
+        upstream.onClose((code, reason) => void this.finish({ code: code === CLOSE.noStatus || code === CLOSE.abnormal ? ERRORS.upstream_error.close : code, reason }));
         this.upstream = upstream;
         const queued = this.pending;
         this.pending = [];
@@ -171,7 +171,7 @@ export class SttPassthrough {
       await this.admission.meter
         .settle({
           binding: this.binding ?? this.admission.candidates[0],
-          status: this.exhausted ? cutOffStatus(this.receivedBytes) : close && close.code !== 1000 ? "failed" : "completed",
+          status: this.exhausted ? cutOffStatus(this.receivedBytes) : close && close.code !== CLOSE.normal ? "failed" : "completed",
           units: Math.ceil(this.receivedBytes / this.setup.bytesPerSecond),
           startedAt: this.startedAt,
           latencyMs: 0,

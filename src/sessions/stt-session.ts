@@ -1,6 +1,6 @@
 import type { VadOptions } from "../audio/vad.ts";
 import type { Binding } from "../catalogue/types.ts";
-import { ApiError, closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
+import { ApiError, CLOSE, closeReason, ERRORS, type ErrorCode, sessionFailure } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import { ProviderError, type SttAudioFormat, type SttEvent, type SttFamily, type SttProvider, type SttStream } from "../providers/types.ts";
@@ -190,7 +190,7 @@ export class SttSession {
   shutdown(): void {
     if (this.closed) return;
     this.event("stt.error", { code: "service_unavailable", message: "the server is shutting down" });
-    void this.finish("completed", { code: 1001, reason: "server_shutdown" });
+    void this.finish("completed", { code: CLOSE.goingAway, reason: "server_shutdown" });
   }
 
   private forward(item: Uint8Array | SttCommand): void {
@@ -351,9 +351,9 @@ export class SttSession {
   private async complete(): Promise<void> {
     if (this.exhausted) {
       this.event("stt.error", { code: "insufficient_balance", message: "the balance is used up; the audio received before was transcribed" });
-      return this.finish(cutOffStatus(this.admittedBytes), { code: 4402, reason: closeReason("insufficient_balance") });
+      return this.finish(cutOffStatus(this.admittedBytes), { code: ERRORS.insufficient_balance.close, reason: closeReason("insufficient_balance") });
     }
-    await this.finish("completed", { code: 1000, reason: "stt_complete" }, () =>
+    await this.finish("completed", { code: CLOSE.normal, reason: "stt_complete" }, () =>
       this.event("stt.session.ended", {
         session_id: this.setup.id,
         provider: this.binding?.provider.id,

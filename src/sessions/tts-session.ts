@@ -1,5 +1,5 @@
 import type { Binding } from "../catalogue/types.ts";
-import { ApiError, closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
+import { ApiError, CLOSE, closeReason, ERRORS, type ErrorCode, sessionFailure } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import { ProviderError, type TtsProvider, type TtsStream } from "../providers/types.ts";
@@ -163,7 +163,7 @@ export class TtsSession {
   shutdown(): void {
     if (this.closed) return;
     this.deps.port.sendEvent({ type: "service.tts_error", code: "service_unavailable", message: "the server is shutting down" });
-    void this.finish("failed", { code: 1001, reason: "server_shutdown" });
+    void this.finish("failed", { code: CLOSE.goingAway, reason: "server_shutdown" });
   }
 
   private async run(): Promise<void> {
@@ -362,7 +362,7 @@ export class TtsSession {
   private async complete(): Promise<void> {
     if (this.exhausted) {
       this.deps.port.sendEvent({ type: "service.tts_error", code: "insufficient_balance", message: "the balance is used up; the text admitted before was spoken" });
-      return this.finish(cutOffStatus(this.characters), { code: 4402, reason: closeReason("insufficient_balance") });
+      return this.finish(cutOffStatus(this.characters), { code: ERRORS.insufficient_balance.close, reason: closeReason("insufficient_balance") });
     }
     await this.finish("completed", null, () =>
       this.deps.port.sendEvent({
@@ -416,7 +416,7 @@ export class TtsSession {
         .catch(() => {}); // logged by the meter with everything needed to bill it by hand
     }
     lastWords?.();
-    const { code, reason } = close ?? { code: 1000, reason: "tts_complete" };
+    const { code, reason } = close ?? { code: CLOSE.normal, reason: "tts_complete" };
     if (outcome !== "aborted") this.deps.port.close(code, reason);
     this.log.info({ outcome, code, provider: this.binding?.provider.id, characters: this.characters, billed, audioBytes: this.audioBytes }, "session closed");
     this.deps.metrics.requests.inc({ surface: this.deps.surface, provider: this.binding?.provider.id ?? "none", status: outcome });

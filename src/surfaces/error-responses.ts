@@ -3,7 +3,8 @@ import { errorHeaders } from "./compat-access.ts";
 import { elevenLabsError } from "./el/errors.ts";
 import { openAiError } from "./oai/errors.ts";
 
-function nativeError(err: ApiError): Response {
+/** The native flat envelope `{error}`, with the code's status. */
+export function nativeError(err: ApiError): Response {
   return Response.json(nativeEnvelope(err), { status: err.status, headers: errorHeaders(err) });
 }
 

@@ -1,5 +1,5 @@
 import { PcmDelivery, type PcmPromise } from "../audio/pcm-delivery.ts";
-import { ApiError, type ErrorCode } from "../errors.ts";
+import { ApiError, CLIENT_GONE_STATUS, CLOSE, type ErrorCode } from "../errors.ts";
 import type { TtsPort } from "../sessions/tts-session.ts";
 
 /** What the session said about its audio before the first byte (`service.tts_audio_started`). */
@@ -53,7 +53,7 @@ export class HttpTtsPort implements TtsPort {
    */
   abandon(): void {
     this.release();
-    if (!this.controller) this.answer(new Response(null, { status: 499 }));
+    if (!this.controller) this.answer(new Response(null, { status: CLIENT_GONE_STATUS }));
     else this.end(new ApiError("upstream_error", "the client went away"));
     this.wake();
   }
@@ -88,10 +88,10 @@ export class HttpTtsPort implements TtsPort {
   close(code: number, reason: string): void {
     this.release();
     if (!this.controller) {
-      if (code !== 1000) return this.answer(this.errorResponse(this.error ?? new ApiError("upstream_error", reason)));
+      if (code !== CLOSE.normal) return this.answer(this.errorResponse(this.error ?? new ApiError("upstream_error", reason)));
       this.begin();
     }
-    if (code === 1000) this.end();
+    if (code === CLOSE.normal) this.end();
     else this.end(this.error ?? new ApiError("upstream_error", reason));
     this.wake();
   }

@@ -1,3 +1,4 @@
+import { CLOSE } from "../../errors.ts";
 import { ProviderError, type RawUpstream, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
 import { TurnEnds, turnEndingStream } from "../turn-ends.ts";
 import type { HttpProviderOptions } from "../upstream-http.ts";
@@ -96,7 +97,7 @@ function awaitBegin(ws: WebSocket, timeoutMs: number): Promise<void> {
       clearTimeout(timer);
       ws.onmessage = ws.onclose = null;
       if (!err) return resolve();
-      if (ws.readyState === WebSocket.OPEN) ws.close(1000);
+      if (ws.readyState === WebSocket.OPEN) ws.close(CLOSE.normal);
       reject(err);
     };
     const timer = setTimeout(() => settle(new ProviderError(`assemblyai did not begin the session within ${timeoutMs} ms`, true)), timeoutMs);

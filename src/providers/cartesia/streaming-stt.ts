@@ -1,5 +1,6 @@
 import type { AudioLane, AudioPool } from "../../../workers/audio-pool.ts";
 import type { FromAudio } from "../../../workers/audio-protocol.ts";
+import { CLOSE } from "../../errors.ts";
 import { ProviderError, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
 import { JsonSocketStream } from "../upstream-ws.ts";
 import { cartesiaSocketError } from "./api.ts";
@@ -67,7 +68,7 @@ export class InkStream implements SttStream {
   ) {
     const rate = Number(req.audioFormat.split("_")[1]);
     this.bytesPerMs = (rate * 2) / 1000;
-    this.socket = new JsonSocketStream<SttEvent>(provider, ws, idleMs, { onJson: (ev) => this.onMessage(ev), normalClose: (code) => this.closing && code === 1000 });
+    this.socket = new JsonSocketStream<SttEvent>(provider, ws, idleMs, { onJson: (ev) => this.onMessage(ev), normalClose: (code) => this.closing && code === CLOSE.normal });
     if (req.routerVad && pool) this.lane = pool.open({ rate, vad: req.routerVad, autoCommit: false, interim: false }, (msg) => this.onVad(msg));
   }
 

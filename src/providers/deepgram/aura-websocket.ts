@@ -1,3 +1,4 @@
+import { CLOSE } from "../../errors.ts";
 import { ttsEventQueue } from "../audio-backlog.ts";
 import { pacedText, TEXT_WINDOW } from "../paced-text.ts";
 import type { AudioFormat, TtsEvent, TtsStream } from "../types.ts";
@@ -27,7 +28,7 @@ export async function openAuraWebSocket(options: HttpProviderOptions, query: URL
   let ending = false;
   const stream = new JsonSocketStream<TtsEvent>("deepgram", ws, options.idleTimeoutMs, {
     // A close before our Close is a failure, not the end of the speech.
-    normalClose: (code) => code === 1000 && ending,
+    normalClose: (code) => code === CLOSE.normal && ending,
     onBinary: (audio, s) => s.push({ type: "audio", audio }),
     onJson(ev, s) {
       if (ev.type !== "Flushed") return; // Metadata, Cleared, Warning, and types to come

@@ -1,3 +1,4 @@
+import { CLOSE } from "../../errors.ts";
 import { ProviderError, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
 import { TurnEnds, turnEndingStream } from "../turn-ends.ts";
 import { JsonSocketStream } from "../upstream-ws.ts";
@@ -75,7 +76,7 @@ export function fluxStream(ws: WebSocket, req: SttStreamRequest, idleMs: number)
   };
 
   const stream = new JsonSocketStream<SttEvent>("deepgram", ws, idleMs, {
-    normalClose: (code) => code === 1000 && ending,
+    normalClose: (code) => code === CLOSE.normal && ending,
     onJson(ev, s) {
       if (ev.type === "Error") return s.fail(`deepgram flux failed: ${ev.code ?? "error"} ${ev.description ?? ""}`.trim());
       if (ev.type !== "TurnInfo") return; // Connected, ConfigureSuccess, and types to come

@@ -1,11 +1,11 @@
 import type { ServerWebSocket } from "bun";
 import { PcmDelivery, type PcmPromise } from "../../audio/pcm-delivery.ts";
-import { ApiError, closeReason, ERRORS, type ErrorCode } from "../../errors.ts";
+import { ApiError, CLOSE, closeReason, ERRORS, type ErrorCode } from "../../errors.ts";
 import type { TtsPort } from "../../sessions/tts-session.ts";
 import { WsPort } from "../ws-port.ts";
 
 /** ElevenLabs calls a client frame it cannot read `invalid_input_message` and closes with 1008, where /v1/tts says 1003. */
-const BAD_FRAME = { error: "invalid_input_message", close: 1008 };
+const BAD_FRAME = { error: "invalid_input_message", close: CLOSE.policyViolation };
 
 const utf8 = new TextDecoder();
 const encoder = new TextEncoder();

@@ -2,7 +2,7 @@ import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
 import { bearerToken } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
-import { ApiError } from "../../errors.ts";
+import { ApiError, CLOSE } from "../../errors.ts";
 import { TtsSession, type TtsCommand } from "../../sessions/tts-session.ts";
 import { clientAddress } from "../client-address.ts";
 import { admitter, checkBeforeUpgrade, planPerRequest, type Planned } from "../ws-admission.ts";
@@ -109,7 +109,7 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         const planned = plan(request, ws.data.params.voice_id);
         const seconds = planned.plan?.inactivitySeconds ?? 20;
         // ElevenLabs' own words (shortened to fit a close reason); the session ends as if the client left.
-        const idle = setTimeout(() => raw.close(1008, `Have not received a new text input within the timeout of ${seconds} seconds.`), seconds * 1000);
+        const idle = setTimeout(() => raw.close(CLOSE.policyViolation, `Have not received a new text input within the timeout of ${seconds} seconds.`), seconds * 1000);
         const conn: Connection = { request, planned, port: new StreamInputPort(raw, planned.plan?.pcm), idle };
         conn.keyless = keyless.claim(request, (slot) => initTooLate(conn, slot));
         connections.set(raw, conn);

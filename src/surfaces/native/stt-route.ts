@@ -2,10 +2,10 @@ import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
 import { DEFAULT_VAD } from "../../audio/vad.ts";
 import type { AppContext } from "../../context.ts";
-import { ApiError, nativeEnvelope } from "../../errors.ts";
+import { ApiError } from "../../errors.ts";
 import { SttPassthrough } from "../../sessions/stt-passthrough.ts";
 import { SttSession, type SttCommand, type SttSessionParams } from "../../sessions/stt-session.ts";
-import { errorHeaders } from "../compat-access.ts";
+import { nativeError } from "../error-responses.ts";
 import { nativeKey } from "./auth.ts";
 import { admitter, checkBeforeUpgrade, planPerRequest } from "../ws-admission.ts";
 import { planSttSession } from "./stt-query.ts";
@@ -31,20 +31,10 @@ export function sttRoute(ctx: AppContext) {
   const plan = planPerRequest((request) => planSttSession(ctx.catalogue, (id) => ctx.sttProviders.get(id), new URL(request.url).searchParams));
 
   return new Elysia()
-    .get("/v1/stt", ({ status }) => status(426, nativeEnvelope(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade"))))
+    .get("/v1/stt", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
     .ws("/v1/stt", {
       // Runs before the upgrade, possibly twice: read-only checks only.
-      beforeHandle: ({ request, status, set }) =>
-        checkBeforeUpgrade(
-          ctx,
-          nativeKey(request),
-          plan(request),
-          (err) => {
-            Object.assign(set.headers, errorHeaders(err));
-            return status(err.status, nativeEnvelope(err));
-          },
-          { overloaded: (candidate) => ctx.sttProviders.get(candidate.provider.id)?.overloaded?.() },
-        ),
+      beforeHandle: ({ request }) => checkBeforeUpgrade(ctx, nativeKey(request), plan(request), nativeError, { overloaded: (candidate) => ctx.sttProviders.get(candidate.provider.id)?.overloaded?.() }),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;

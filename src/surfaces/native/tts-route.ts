@@ -1,8 +1,9 @@
 import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
-import { ApiError, nativeEnvelope } from "../../errors.ts";
+import { ApiError } from "../../errors.ts";
 import type { AppContext } from "../../context.ts";
 import { TtsSession } from "../../sessions/tts-session.ts";
+import { nativeError } from "../error-responses.ts";
 import { WsPort } from "../ws-port.ts";
 import { nativeKey } from "./auth.ts";
 import { admitter, checkBeforeUpgrade, planPerRequest } from "../ws-admission.ts";
@@ -25,12 +26,10 @@ export function ttsRoute(ctx: AppContext) {
   const plan = planPerRequest((request) => planTtsSession(ctx.catalogue, queryOf(request.url)));
 
   return new Elysia()
-    .get("/v1/tts", ({ status }) =>
-      status(426, nativeEnvelope(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade"))),
-    )
+    .get("/v1/tts", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
     .ws("/v1/tts", {
       // Runs before the upgrade, possibly twice: read-only checks only (no holds, no debits).
-      beforeHandle: ({ request, status }) => checkBeforeUpgrade(ctx, nativeKey(request), plan(request), (err) => status(err.status, nativeEnvelope(err))),
+      beforeHandle: ({ request }) => checkBeforeUpgrade(ctx, nativeKey(request), plan(request), nativeError),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;

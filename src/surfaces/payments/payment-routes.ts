@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
 import { StripePayments } from "../../accounts/payments/stripe.ts";
 import type { AppContext } from "../../context.ts";
-import { ApiError, nativeEnvelope } from "../../errors.ts";
+import { ApiError } from "../../errors.ts";
+import { nativeError } from "../error-responses.ts";
 import { BODY_LIMITS, textBody } from "../request-body.ts";
 
 const COMPLETING = new Set(["checkout.session.completed", "checkout.session.async_payment_succeeded"]);
@@ -26,13 +27,13 @@ export function paymentRoutes(ctx: AppContext) {
   if (payments instanceof StripePayments) {
     app.post(
       "/webhooks/stripe",
-      async ({ request, status }) => {
+      async ({ request }) => {
         const body = await textBody(request, BODY_LIMITS.webhook);
         let event;
         try {
           event = await payments.verify(body, request.headers.get("stripe-signature"));
         } catch {
-          return status(400, nativeEnvelope(new ApiError("invalid_request", "the webhook signature does not verify")));
+          return nativeError(new ApiError("invalid_request", "the webhook signature does not verify"));
         }
         if (COMPLETING.has(event.type)) {
           const session = event.data.object as { id: string; payment_status?: string };
@@ -46,9 +47,9 @@ export function paymentRoutes(ctx: AppContext) {
 
   if (payments?.id === "sandbox") {
     app
-      .get("/sandbox/checkout/:id", async ({ params, status }) => {
+      .get("/sandbox/checkout/:id", async ({ params }) => {
         const row = await ctx.topUps.sandboxCheckout(params.id);
-        if (!row) return status(404, nativeEnvelope(new ApiError("not_found", "no such checkout")));
+        if (!row) return nativeError(new ApiError("not_found", "no such checkout"));
         const amount = (row.amountCents / 100).toFixed(2);
         if (row.completedAt) return page("Paid", `<h1>Paid</h1><p>${amount} USD of credits were added.</p>`);
         if (row.expiresAt.getTime() < Date.now()) return page("Expired", `<h1>This checkout has expired</h1>`);
@@ -58,9 +59,9 @@ export function paymentRoutes(ctx: AppContext) {
            <form method="post" action="/sandbox/checkout/${params.id}/complete"><button type="submit">Pay ${amount} USD</button></form>`,
         );
       })
-      .post("/sandbox/checkout/:id/complete", async ({ params, status }) => {
+      .post("/sandbox/checkout/:id/complete", async ({ params }) => {
         const row = await ctx.topUps.sandboxCheckout(params.id);
-        if (!row) return status(404, nativeEnvelope(new ApiError("not_found", "no such checkout")));
+        if (!row) return nativeError(new ApiError("not_found", "no such checkout"));
         if (row.expiresAt.getTime() < Date.now() && !row.completedAt) return page("Expired", `<h1>This checkout has expired</h1>`);
         await ctx.topUps.complete("sandbox", params.id);
         return page("Paid", `<h1>Paid</h1><p>${(row.amountCents / 100).toFixed(2)} USD of credits were added.</p>`);
