@@ -4,7 +4,7 @@ import { createKey } from "../src/accounts/keys.ts";
 import { aacFrameSeconds } from "../src/audio/duration/aac.ts";
 import { probeDuration } from "../src/audio/probe.ts";
 import { ApiError } from "../src/errors.ts";
-import { decodedSeconds, speech } from "./helpers/forged-audio.ts";
+import { decodedSeconds, lacedOpusWebm, speech } from "./helpers/forged-audio.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer } from "./helpers/ws-client.ts";
@@ -89,6 +89,17 @@ describe("duration probing", () => {
       expect(seconds).toBeLessThan(decoded + 0.25);
     });
   }
+
+  test("WebM frames laced (Xiph, EBML, fixed) or stored with a stripped header: each one counted, as ffmpeg decodes them", async () => {
+    for (const lacing of ["xiph", "ebml", "fixed"] as const) {
+      for (const stripped of [false, true]) {
+        const webm = lacedOpusWebm(10, 5, lacing, stripped); // 50 frames of 20 ms
+        const decoded = await decodedSeconds(webm, "laced.webm");
+        expect({ lacing, stripped, seconds: probeDuration(webm).seconds }).toEqual({ lacing, stripped, seconds: 1 });
+        expect(decoded).toBeGreaterThan(0.99); // 1 s less Opus's pre-skip
+      }
+    }
+  });
 
   test("an AAC frame lasts its frame length at the core rate: 960 or 1024 samples, SBR (HE-AAC) included", () => {
     const config = (bits: string) => new Uint8Array(bits.padEnd(Math.ceil(bits.length / 8) * 8, "0").match(/.{8}/g)!.map((b) => parseInt(b, 2)));

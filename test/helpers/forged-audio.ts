@@ -183,3 +183,35 @@ export function flacWithTotalSamples(flac: Uint8Array, samples: number): Uint8Ar
 
 /** Bytes that are no audio and no well-formed structure, appended. */
 export const withJunk = (bytes: Uint8Array) => cat(bytes, new Uint8Array(4096).map((_, i) => (i * 7919) % 251));
+
+// --- Matroska, written by hand -------------------------------------------------------------------
+
+/** An EBML element: its ID's bytes, an 8-byte size (or "unknown"), its body. */
+function ebml(id: number, ...body: Uint8Array[]): Uint8Array {
+  const idBytes = Buffer.from(id.toString(16).padStart(id > 0xffffff ? 8 : id > 0xffff ? 6 : id > 0xff ? 4 : 2, "0"), "hex");
+  const data = cat(...body);
+  const size = Buffer.alloc(8);
+  size.writeBigUInt64BE(BigInt(data.length));
+  size[0] = 0x01;
+  return cat(idBytes, size, data);
+}
+const uint = (n: number) => new Uint8Array([n]);
+const unknownSize = (id: number, ...body: Uint8Array[]) => cat(Buffer.from(id.toString(16), "hex"), new Uint8Array([0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), ...body);
+
+/**
+ * A WebM of Opus frames (CELT, 20 ms each: TOC byte 0xf8) in SimpleBlocks laced `lacing` ways, as a
+ * live recording writes it (Segment and Clusters of unknown size). With `stripped`, the TOC byte is
+ * kept once in the track's header-stripping ContentEncoding and left out of every frame.
+ */
+export function lacedOpusWebm(blocks: number, framesPerBlock: number, lacing: "xiph" | "ebml" | "fixed", stripped = false): Uint8Array {
+  const frame = stripped ? new Uint8Array([0, 0, 0]) : new Uint8Array([0xf8, 0, 0, 0]);
+  const lacingBits = { xiph: 1, fixed: 2, ebml: 3 }[lacing];
+  const sizes = framesPerBlock - 1;
+  const head = lacing === "xiph" ? Array(sizes).fill(frame.length) : lacing === "ebml" ? [0x80 | frame.length, ...Array(sizes - 1).fill(0xbf)] : []; // EBML: the first size, then differences of 0
+  const block = cat(new Uint8Array([0x81, 0, 0, 0x80 | (lacingBits << 1), framesPerBlock - 1, ...head]), ...Array(framesPerBlock).fill(frame));
+  const opusHead = cat(ascii("OpusHead"), new Uint8Array([1, 1, 0x38, 0x01, 0x80, 0xbb, 0, 0, 0, 0, 0]));
+  const encoding = stripped ? [ebml(0x6d80, ebml(0x6240, ebml(0x5034, ebml(0x4254, uint(3)), ebml(0x4255, uint(0xf8)))))] : [];
+  const track = ebml(0xae, ebml(0xd7, uint(1)), ebml(0x83, uint(2)), ebml(0x86, ascii("A_OPUS")), ebml(0x63a2, opusHead), ...encoding, ebml(0xe1, ebml(0x9f, uint(1))));
+  const clusters = Array.from({ length: blocks }, (_, i) => unknownSize(0x1f43b675, ebml(0xe7, uint(i)), ebml(0xa3, block)));
+  return cat(ebml(0x1a45dfa3, ebml(0x4282, ascii("webm"))), unknownSize(0x18538067, ebml(0x1654ae6b, track), ...clusters));
+}

@@ -66,57 +66,54 @@ function vint(b: Uint8Array, at: number, keepMarker = false): { value: number | 
   return { value: allOnes && !keepMarker ? undefined : value, length };
 }
 
-/** The frames of a Block or SimpleBlock: one, or several when laced. */
-function blockFrames(block: Uint8Array): { track: number; frames: Uint8Array[] } | undefined {
-  const track = vint(block, 0);
-  if (!track?.value) return;
-  let at = track.length + 3; // track number, timecode (2 bytes), flags
-  const lacing = (block[at - 1] >> 1) & 3;
-  if (at > block.length) return;
-  if (!lacing) return { track: track.value, frames: [block.subarray(at)] };
-  const count = block[at++] + 1;
-  const sizes: number[] = [];
-  if (lacing === 1) {
-    // Xiph lacing: each size as a run of 255s and a last byte.
-    for (let i = 0; i < count - 1; i++) {
-      let size = 0;
-      while (block[at] === 255) size += block[at++];
-      size += block[at++] ?? 0;
-      sizes.push(size);
-    }
-  } else if (lacing === 3) {
-    // EBML lacing: the first size, then signed differences.
-    for (let i = 0; i < count - 1; i++) {
-      const n = vint(block, at);
-      if (n?.value === undefined) return;
-      sizes.push(i === 0 ? n.value : sizes[i - 1] + n.value - (2 ** (7 * n.length - 1) - 1));
-      at += n.length;
-    }
-  } else {
-    const each = Math.floor((block.length - at) / count);
-    for (let i = 0; i < count - 1; i++) sizes.push(each);
-  }
+/** Laced frames from `at` (a count byte, then sizes by `readSizes`): the last one runs to the end. */
+function laced(b: Uint8Array, at: number, readSizes: (count: number, at: number) => { sizes: number[]; at: number } | undefined): Uint8Array[] | undefined {
+  const read = readSizes((b[at] ?? 0) + 1, at + 1);
+  if (!read) return;
   const frames: Uint8Array[] = [];
-  for (const size of sizes) {
-    if (size < 0 || at + size > block.length) return;
-    frames.push(block.subarray(at, (at += size)));
+  for (const size of read.sizes) {
+    if (size < 0 || read.at + size > b.length) return;
+    frames.push(b.subarray(read.at, (read.at += size)));
   }
-  frames.push(block.subarray(at));
-  return { track: track.value, frames };
+  return [...frames, b.subarray(read.at)];
 }
 
-/** Xiph-laced header packets, as Vorbis keeps its three headers in CodecPrivate. */
-function xiphPackets(b: Uint8Array): Uint8Array[] {
-  const count = (b[0] ?? 0) + 1;
-  let at = 1;
-  const sizes: number[] = [];
-  for (let i = 0; i < count - 1; i++) {
-    let size = 0;
-    while (b[at] === 255) size += b[at++];
-    sizes.push(size + (b[at++] ?? 0));
-  }
-  const packets = sizes.map((size) => b.subarray(at, (at += size)));
-  return [...packets, b.subarray(at)];
+/** Xiph lacing: each size but the last as a run of 255s and a last byte. */
+const xiphLaced = (b: Uint8Array, at: number) =>
+  laced(b, at, (count, p) => {
+    const sizes: number[] = [];
+    for (let i = 0; i < count - 1; i++) {
+      let size = 0;
+      while (b[p] === 255) size += b[p++];
+      sizes.push(size + (b[p++] ?? 0));
+    }
+    return { sizes, at: p };
+  });
+
+/** EBML lacing: the first size, then signed differences. */
+const ebmlLaced = (b: Uint8Array, at: number) =>
+  laced(b, at, (count, p) => {
+    const sizes: number[] = [];
+    for (let i = 0; i < count - 1; i++) {
+      const n = vint(b, p);
+      if (n?.value === undefined) return;
+      sizes.push(i === 0 ? n.value : sizes[i - 1] + n.value - (2 ** (7 * n.length - 1) - 1));
+      p += n.length;
+    }
+    return { sizes, at: p };
+  });
+
+/** Fixed-size lacing: frames of equal size. */
+const fixedLaced = (b: Uint8Array, at: number) => laced(b, at, (count, p) => ({ sizes: Array(count - 1).fill(Math.floor((b.length - p) / count)), at: p }));
+
+/** The frames of a Block or SimpleBlock (track number, timecode, flags, data): one, or several when laced. */
+function blockFrames(block: Uint8Array): { track: number; frames: Uint8Array[] } | undefined {
+  const track = vint(block, 0);
+  const at = (track?.length ?? 0) + 3;
+  if (!track?.value || at > block.length) return;
+  const lacing = (block[at - 1] >> 1) & 3;
+  const frames = lacing === 0 ? [block.subarray(at)] : lacing === 1 ? xiphLaced(block, at) : lacing === 3 ? ebmlLaced(block, at) : fixedLaced(block, at);
+  return frames && { track: track.value, frames };
 }
 
 /** The track's clock, given each frame as the decoder sees it (with any stripped header put back). */
@@ -133,7 +130,7 @@ function codecClock(track: Track): PacketClock {
   const priv = track.codecPrivate ?? new Uint8Array(0);
   if (codec === "A_OPUS") return opusClock;
   if (codec === "A_VORBIS") {
-    const [identification, , setup] = xiphPackets(priv);
+    const [identification, , setup] = xiphLaced(priv, 0) ?? []; // Vorbis keeps its three headers in CodecPrivate
     if (setup) return vorbisPacketClock(identification, setup);
   }
   if (codec === "A_FLAC" && priv.length > 8) return flacClock(priv.subarray(8)); // "fLaC", a block header, STREAMINFO
