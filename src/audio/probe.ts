@@ -51,7 +51,7 @@ function ebmlDocType(b: Uint8Array): string {
   return new TextDecoder().decode(b.subarray(at + 3, at + 3 + (b[at + 2] & 0x7f))).replace(/\0+$/, ""); // a one-byte size, as headers write it
 }
 
-/** An MP4's brands as music-metadata named them: major and compatible, distinct, joined by "/". */
+/** An MP4's brands, major and compatible, distinct, joined by "/": its container's name. */
 function mp4Brands(b: Uint8Array): string {
   const end = Math.min(new DataView(b.buffer, b.byteOffset).getUint32(0), b.length);
   const brands = new Set<string>();
