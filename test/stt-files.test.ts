@@ -79,6 +79,10 @@ describe("duration probing", () => {
     ["fragmented MP4 (as Safari records)", ["-c:a", "aac", "-movflags", "frag_keyframe+empty_moov", "-frag_duration", "1000000", "-f", "mp4"]],
     ["AAC at 44.1 kHz in an iPod M4A", ["-ar", "44100", "-c:a", "aac", "-f", "ipod"]],
     ["ALAC in M4A", ["-c:a", "alac", "-f", "ipod"]],
+    ["Opus in MP4", ["-c:a", "libopus", "-f", "mp4"]],
+    ["Opus in fragmented MP4 (as browsers record it)", ["-c:a", "libopus", "-movflags", "frag_keyframe+empty_moov", "-frag_duration", "1000000", "-f", "mp4"]],
+    ["MP3 in MP4", ["-c:a", "libmp3lame", "-f", "mp4"]],
+    ["FLAC in MP4", ["-c:a", "flac", "-strict", "-2", "-f", "mp4"]],
   ];
   for (const [name, args] of encodings) {
     test(`${name}: measured from its frames`, async () => {
@@ -112,7 +116,8 @@ describe("duration probing", () => {
   test("a codec or container whose frames cannot be measured is 422 indeterminate_audio_duration", async () => {
     const unmeasurable = [
       ["-c:a", "adpcm_ima_wav", "-f", "wav"],
-      ["-c:a", "libopus", "-f", "mp4"],
+      ["-c:a", "ac3", "-f", "mp4"],
+      ["-c:a", "pcm_s16le", "-f", "mov"],
       ["-c:a", "pcm_s16be", "-f", "aiff"],
     ];
     for (const args of unmeasurable) expect(refusal(await speech(1, "audio", args))).toMatchObject({ code: "indeterminate_audio_duration" });

@@ -1,22 +1,24 @@
 import { aacFrameSeconds } from "./aac.ts";
 import { fourcc, view } from "./bits.ts";
 import { indeterminate } from "./indeterminate.ts";
+import { flacClock, mpegClock, opusClock, type PacketClock } from "./packet-clocks.ts";
 
-// MP4/M4A (and QuickTime) measured by its samples: the number of samples each audio track's sample
-// tables and fragments index (every one a decoder plays), times how long one sample plays by its
-// codec (AAC: a frame of 1024 samples at the rate of its AudioSpecificConfig; ALAC: its frame
-// length). The movie and media header durations (mvhd, mdhd), the time-to-sample durations (stts)
-// and edit lists are claims and are not read. Tracks play side by side: the longest one is the
-// file's length.
+// MP4/M4A (and QuickTime) measured by its samples: every sample each audio track's sample tables
+// and fragments index (each one a decoder plays), measured by its codec: AAC and ALAC samples each
+// play one frame (AAC: 1024 samples at the rate of its AudioSpecificConfig); Opus, MP3 and FLAC
+// samples are read and measured from their own bytes. The movie and media header durations (mvhd,
+// tkhd, mdhd), the time-to-sample durations (stts), the timescale and edit lists are claims and are
+// not read. Tracks play side by side: the longest one is the file's length.
 
 interface Box {
   type: string;
-  /** Where its payload starts and the box ends. */
+  /** Where the box starts, where its payload starts, where it ends. */
+  start: number;
   at: number;
   end: number;
 }
 
-const CONTAINERS = new Set(["moov", "trak", "mdia", "minf", "stbl", "moof", "traf", "wave"]);
+const CONTAINERS = new Set(["moov", "trak", "mdia", "minf", "stbl", "mvex", "moof", "traf", "wave"]);
 
 function* boxes(b: Uint8Array, from: number, to: number): Generator<Box> {
   const v = view(b);
@@ -28,56 +30,47 @@ function* boxes(b: Uint8Array, from: number, to: number): Generator<Box> {
       header = 16;
     } else if (size === 0) size = to - at;
     if (size < header) return;
-    yield { type: fourcc(b, at + 4), at: at + header, end: Math.min(at + size, to) };
+    yield { type: fourcc(b, at + 4), start: at, at: at + header, end: Math.min(at + size, to) };
     at += size;
   }
 }
 
-/** Every box under `from..to`, depth first, with the track it belongs to (the enclosing `trak` or `traf`). */
-function* allBoxes(b: Uint8Array, from = 0, to = b.length, owner?: Box): Generator<Box & { owner?: Box }> {
+/** Every box under `from..to`, depth first, with the `trak`, `traf` or `moof` it belongs to. */
+function* allBoxes(b: Uint8Array, from = 0, to = b.length, owners: Record<string, Box> = {}): Generator<Box & { owners: Record<string, Box> }> {
   for (const box of boxes(b, from, to)) {
-    yield { ...box, owner };
-    if (CONTAINERS.has(box.type)) yield* allBoxes(b, box.at, box.end, box.type === "trak" || box.type === "traf" ? box : owner);
+    yield { ...box, owners };
+    if (CONTAINERS.has(box.type)) yield* allBoxes(b, box.at, box.end, ["trak", "traf", "moof"].includes(box.type) ? { ...owners, [box.type]: box } : owners);
   }
 }
 
-interface Track {
-  id?: number;
-  audio?: boolean;
-  /** Seconds one sample plays. */
-  sampleSeconds?: number;
-  samples: number;
-}
+/** A codec's samples: each plays a fixed time, or each is read and measured by its bytes. */
+type SampleClock = { each: number } | { packet: PacketClock };
 
-/** How long one sample of a sound sample entry plays, by its codec. */
-function sampleSeconds(b: Uint8Array, entry: Box): number {
+/** objectTypeIndication values whose decoder config is an AudioSpecificConfig (MPEG-4 audio, MPEG-2 AAC), and MPEG audio's. */
+const AAC_OBJECT_TYPES = new Set([0x40, 0x66, 0x67, 0x68]);
+const MPEG_AUDIO_OBJECT_TYPES = new Set([0x69, 0x6b]);
+
+/** How a sound sample entry's samples play, by its codec. */
+function sampleClock(b: Uint8Array, entry: Box): SampleClock {
   const v = view(b);
-  const format = entry.type;
   // QuickTime sound descriptions version 1 and 2 carry 16 and 36 more bytes before their child boxes.
   const version = v.getUint16(entry.at + 8);
   const children = entry.at + 28 + (version === 1 ? 16 : version === 2 ? 36 : 0);
   const child = (type: string) => [...allBoxes(b, children, entry.end)].find((x) => x.type === type);
-  if (format === "mp4a") {
-    const esds = child("esds");
-    const config = esds && decoderSpecificInfo(b.subarray(esds.at + 4, esds.end));
-    if (config) return aacFrameSeconds(config);
-  }
-  if (format === "alac") {
-    const alac = child("alac");
-    if (alac && alac.end - alac.at >= 28) {
-      const frameLength = v.getUint32(alac.at + 4);
-      const rate = v.getUint32(alac.at + 24);
-      if (frameLength && rate) return frameLength / rate;
-    }
-  }
-  throw indeterminate(`an MP4 audio track of a codec that cannot be measured (${format})`);
+  const esds = entry.type === "mp4a" ? child("esds") : undefined;
+  const decoder = esds && decoderConfig(b.subarray(esds.at + 4, esds.end));
+  if (decoder && AAC_OBJECT_TYPES.has(decoder.objectType) && decoder.specific) return { each: aacFrameSeconds(decoder.specific) };
+  if ((decoder && MPEG_AUDIO_OBJECT_TYPES.has(decoder.objectType)) || entry.type === ".mp3") return { packet: mpegClock };
+  if (entry.type === "Opus") return { packet: opusClock };
+  const dfLa = entry.type === "fLaC" ? child("dfLa") : undefined;
+  if (dfLa) return { packet: flacClock(b.subarray(dfLa.at + 8, dfLa.end)) }; // version and flags, STREAMINFO's block header
+  const alac = entry.type === "alac" ? child("alac") : undefined;
+  if (alac && alac.end - alac.at >= 28 && v.getUint32(alac.at + 24)) return { each: v.getUint32(alac.at + 4) / v.getUint32(alac.at + 24) }; // frame length, sample rate
+  throw indeterminate(`an MP4 audio track of a codec that cannot be measured (${entry.type})`);
 }
 
-/** objectTypeIndication values whose decoder config is an AudioSpecificConfig: MPEG-4 audio, MPEG-2 AAC. */
-const MPEG4_AUDIO = new Set([0x40, 0x66, 0x67, 0x68]);
-
-/** The AudioSpecificConfig inside an ES descriptor (ISO 14496-1 §7.2.6), for AAC only. */
-function decoderSpecificInfo(d: Uint8Array): Uint8Array | undefined {
+/** The object type and decoder-specific info inside an ES descriptor (ISO 14496-1 §7.2.6). */
+function decoderConfig(d: Uint8Array): { objectType: number; specific?: Uint8Array } | undefined {
   let at = 0;
   const descriptor = (tag: number) => {
     if (d[at++] !== tag) return;
@@ -95,53 +88,166 @@ function decoderSpecificInfo(d: Uint8Array): Uint8Array | undefined {
   if (flags & 0x80) at += 2; // dependsOn_ES_ID
   if (flags & 0x40) at += 1 + d[at]; // URL
   if (flags & 0x20) at += 2; // OCR_ES_Id
-  if (descriptor(0x04) === undefined || !MPEG4_AUDIO.has(d[at])) return; // objectTypeIndication
+  if (descriptor(0x04) === undefined) return;
+  const objectType = d[at];
   at += 13;
   const size = descriptor(0x05);
-  return size ? d.subarray(at, at + size) : undefined;
+  return { objectType, specific: size ? d.subarray(at, at + size) : undefined };
+}
+
+/** A run of samples stored one after another: where the first starts, how many, each one's size. */
+interface Run {
+  at: number;
+  count: number;
+  size: (i: number) => number;
+}
+
+interface Track {
+  id?: number;
+  audio?: boolean;
+  entries: Box[];
+  /** Samples the time-to-sample table counts (a decoder may go by it or by the size table). */
+  timed: number;
+  /** The sample size table, and the chunk table's offsets and runs of samples per chunk. */
+  sizes: { count: number; size: (i: number) => number };
+  chunks: number[];
+  samplesPerChunk: { firstChunk: number; samples: number }[];
+  /** Fragments' runs (a movie fragment's `trun`s), and the default sample size `trex` gives them. */
+  runs: Run[];
+  defaultSize?: number;
+}
+
+/** The sample tables' samples, as runs: one per chunk. */
+function chunkRuns(t: Track): Run[] {
+  const runs: Run[] = [];
+  let sample = 0;
+  t.samplesPerChunk.forEach(({ firstChunk, samples }, i) => {
+    const next = Math.min(t.samplesPerChunk[i + 1]?.firstChunk ?? Infinity, t.chunks.length + 1);
+    for (let chunk = firstChunk; chunk < next && sample < t.sizes.count; chunk++) {
+      const first = sample;
+      const count = Math.min(samples, t.sizes.count - first);
+      runs.push({ at: t.chunks[chunk - 1], count, size: (k) => t.sizes.size(first + k) });
+      sample += count;
+    }
+  });
+  return runs;
+}
+
+function trackSeconds(b: Uint8Array, t: Track): number {
+  const clocks = t.entries.map((entry) => sampleClock(b, entry));
+  const samples = Math.max(t.sizes.count, t.timed) + t.runs.reduce((n, r) => n + r.count, 0);
+  // No sample is smaller than a byte: a table that counts more is not a recording.
+  if (samples > b.length) throw indeterminate("the MP4 sample tables count more samples than the file has bytes");
+  // Samples may use any of the entries: the longest frame counts.
+  if (clocks.every((c) => "each" in c)) return samples * Math.max(0, ...clocks.map((c) => ("each" in c ? c.each : 0)));
+  const [clock] = clocks;
+  if (clocks.length > 1 || !("packet" in clock)) throw indeterminate("an MP4 audio track of several codecs");
+  let seconds = 0;
+  for (const run of [...chunkRuns(t), ...t.runs]) {
+    for (let i = 0, at = run.at; i < run.count && at < b.length; i++) seconds += clock.packet(b.subarray(at, (at += run.size(i))));
+  }
+  return seconds;
 }
 
 export function mp4Seconds(b: Uint8Array): number {
   const v = view(b);
   const tracks = new Map<Box, Track>();
   const byId = new Map<number, Track>();
-  const fragments: { id: number; samples: number }[] = [];
-  let fragmentTrack = 0;
+  /** A table of `count` entries `stride` bytes apart from `from`, cut at the end of its box. */
+  const entries = (box: Box, from: number, stride: number) => Math.max(0, Math.min(v.getUint32(box.at + 4), Math.floor((box.end - from) / stride)));
+  const fragments: (Box & { owners: Record<string, Box> })[] = [];
   for (const box of allBoxes(b)) {
-    if (box.type === "tfhd") fragmentTrack = v.getUint32(box.at + 4);
-    if (box.type === "trun") fragments.push({ id: fragmentTrack, samples: v.getUint32(box.at + 4) });
-    if (!box.owner || box.owner.type !== "trak") continue;
-    let track = tracks.get(box.owner);
-    if (!track) tracks.set(box.owner, (track = { samples: 0 }));
+    if (box.type === "trex") {
+      const track = byId.get(v.getUint32(box.at + 4));
+      if (track) track.defaultSize = v.getUint32(box.at + 16);
+    }
+    if (box.type === "tfhd" || box.type === "trun") fragments.push(box);
+    const trak = box.owners.trak;
+    if (!trak) continue;
+    let t = tracks.get(trak);
+    if (!t) tracks.set(trak, (t = { entries: [], timed: 0, sizes: { count: 0, size: () => 0 }, chunks: [], samplesPerChunk: [], runs: [] }));
     switch (box.type) {
       case "tkhd":
-        track.id = v.getUint32(box.at + (b[box.at] === 1 ? 20 : 12));
-        byId.set(track.id, track);
+        t.id = v.getUint32(box.at + (b[box.at] === 1 ? 20 : 12));
+        byId.set(t.id, t);
         break;
       case "hdlr":
-        track.audio = fourcc(b, box.at + 8) === "soun";
+        t.audio = fourcc(b, box.at + 8) === "soun";
         break;
       case "stsd":
-        // Samples may use any of the entries: each is measured, and the longest frame counts.
-        if (track.audio) track.sampleSeconds = Math.max(0, ...[...boxes(b, box.at + 8, box.end)].map((entry) => sampleSeconds(b, entry)));
+        if (t.audio) t.entries = [...boxes(b, box.at + 8, box.end)];
         break;
-      case "stsz":
-      case "stz2":
-        track.samples = Math.max(track.samples, v.getUint32(box.at + 8));
+      case "stts":
+        for (let i = 0, n = entries(box, box.at + 8, 8); i < n; i++) t.timed += v.getUint32(box.at + 8 + i * 8);
         break;
-      case "stts": {
-        let counted = 0;
-        for (let i = 0, n = v.getUint32(box.at + 4); i < n && box.at + 16 + i * 8 <= box.end; i++) counted += v.getUint32(box.at + 8 + i * 8);
-        track.samples = Math.max(track.samples, counted);
+      case "stsz": {
+        const uniform = v.getUint32(box.at + 4);
+        const at = box.at + 12;
+        const count = v.getUint32(box.at + 8);
+        t.sizes = uniform ? { count, size: () => uniform } : { count: Math.min(count, Math.floor((box.end - at) / 4)), size: (i) => v.getUint32(at + i * 4) };
         break;
       }
+      case "stz2": {
+        const bits = b[box.at + 7];
+        const at = box.at + 12;
+        const count = Math.min(v.getUint32(box.at + 8), Math.floor(((box.end - at) * 8) / (bits || 8)));
+        t.sizes = { count, size: (i) => (bits === 4 ? (b[at + (i >> 1)] >> (i & 1 ? 0 : 4)) & 15 : bits === 8 ? b[at + i] : v.getUint16(at + i * 2)) };
+        break;
+      }
+      case "stsc":
+        t.samplesPerChunk = Array.from({ length: entries(box, box.at + 8, 12) }, (_, i) => ({ firstChunk: v.getUint32(box.at + 8 + i * 12), samples: v.getUint32(box.at + 12 + i * 12) }));
+        break;
+      case "stco":
+        t.chunks = Array.from({ length: entries(box, box.at + 8, 4) }, (_, i) => v.getUint32(box.at + 8 + i * 4));
+        break;
+      case "co64":
+        t.chunks = Array.from({ length: entries(box, box.at + 8, 8) }, (_, i) => Number(v.getBigUint64(box.at + 8 + i * 8)));
+        break;
     }
   }
-  for (const f of fragments) {
-    const track = byId.get(f.id);
-    if (track) track.samples += f.samples;
-  }
+  // Fragments after the movie box, whose `trex` gives their default sample size.
+  for (const run of fragmentRuns(b, fragments, byId)) run.track.runs.push(run);
   const audio = [...tracks.values()].filter((t) => t.audio);
   if (!audio.length) throw indeterminate("the MP4 file has no audio track");
-  return Math.max(...audio.map((t) => t.samples * (t.sampleSeconds ?? 0)));
+  return Math.max(...audio.map((t) => trackSeconds(b, t)));
+}
+
+/** The runs of samples of movie fragments: each `trun` after its `tfhd`, sizes from it, the `tfhd` or the `trex`. */
+function* fragmentRuns(b: Uint8Array, boxes: (Box & { owners: Record<string, Box> })[], byId: Map<number, Track>): Generator<Run & { track: Track }> {
+  const v = view(b);
+  let track: Track | undefined;
+  let base = 0;
+  let defaultSize = 0;
+  let next = 0;
+  for (const box of boxes) {
+    const flags = v.getUint32(box.at) & 0xffffff;
+    if (box.type === "tfhd") {
+      track = byId.get(v.getUint32(box.at + 4));
+      let at = box.at + 8;
+      base = flags & 0x01 ? Number(v.getBigUint64(at)) : (box.owners.moof?.start ?? 0);
+      if (flags & 0x01) at += 8;
+      if (flags & 0x02) at += 4;
+      if (flags & 0x08) at += 4;
+      defaultSize = flags & 0x10 ? v.getUint32(at) : (track?.defaultSize ?? 0);
+      next = base;
+      continue;
+    }
+    if (!track) continue;
+    const count = v.getUint32(box.at + 4);
+    let at = box.at + 8;
+    const start = flags & 0x01 ? base + v.getInt32(at) : next;
+    if (flags & 0x01) at += 4;
+    if (flags & 0x04) at += 4;
+    // Each sample's fields, in order: duration, size, flags, composition offset.
+    const stride = [0x100, 0x200, 0x400, 0x800].filter((f) => flags & f).length * 4;
+    const sizeAt = at + (flags & 0x100 ? 4 : 0);
+    const described = stride ? Math.min(count, Math.floor((box.end - at) / stride)) : count;
+    if (described > b.length) throw indeterminate("an MP4 fragment counts more samples than the file has bytes");
+    const fixed = defaultSize;
+    const size = flags & 0x200 ? (i: number) => v.getUint32(sizeAt + i * stride) : () => fixed;
+    let end = start;
+    for (let i = 0; i < described && end < b.length; i++) end += size(i);
+    next = end;
+    yield { track, at: start, count: described, size };
+  }
 }
