@@ -14,7 +14,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_VAD } from "../src/audio/vad.ts";
-import { AudioPool } from "../workers/audio-pool.ts";
+import { AudioPool, type AudioLane } from "../workers/audio-pool.ts";
 import { createKey } from "../src/accounts/keys.ts";
 import { loadConfig } from "../src/config.ts";
 import { startServer } from "../src/server.ts";
@@ -64,7 +64,7 @@ async function vadLevel(pool: AudioPool, streams: number): Promise<{ sustained: 
 
 console.log(`voxroute STT benchmark; ${cores} cores`);
 console.log(`(a) router VAD: real-time 16 kHz streams, ${cores} audio workers`);
-const pool = new AudioPool(cores);
+const pool = new AudioPool(cores, { perWorker: 1, queue: 0, waitMs: 0 }); // the router VAD only
 await vadLevel(pool, 10); // warm the model in every worker
 let best = 0;
 for (const streams of [100, 200, 300, 400, 500, 600]) {
@@ -107,22 +107,25 @@ async function viaRouter(): Promise<number> {
   });
 }
 
-const direct = new AudioPool(1);
+const direct = new AudioPool(1, { perWorker: 1, queue: 0, waitMs: 0 });
 async function viaDirect(): Promise<number> {
+  let t0 = 0;
+  let lane: AudioLane | undefined; // assigned before the worker's first answer arrives
   return new Promise((resolve) => {
-    let t0 = 0;
-    const lane = direct.open({ rate: 16000, recognizer: "pocketsphinx", autoCommit: false, interim: false }, (m) => {
-      if (m.ev === "opened") {
-        for (const f of frames(concat([speak("Good morning everyone."), silence(200)]))) lane.audio(f);
-        setTimeout(() => {
-          t0 = performance.now();
-          lane.commit();
-        }, 300);
-      } else if (m.ev === "final") {
-        resolve(performance.now() - t0);
-        lane.drop();
-      }
-    });
+    void direct
+      .openRecognizer({ rate: 16000, autoCommit: false, interim: false }, (m) => {
+        if (m.ev === "opened") {
+          for (const f of frames(concat([speak("Good morning everyone."), silence(200)]))) lane!.audio(f);
+          setTimeout(() => {
+            t0 = performance.now();
+            lane!.commit();
+          }, 300);
+        } else if (m.ev === "final") {
+          resolve(performance.now() - t0);
+          lane!.drop();
+        }
+      })
+      .then((l) => (lane = l));
   });
 }
 

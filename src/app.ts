@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "./context.ts";
 import { ApiError, toApiError } from "./errors.ts";
 import { errorResponse } from "./surfaces/error-responses.ts";
+import { markRetryVerdict } from "./surfaces/retry-verdict.ts";
 import { signupRoutes } from "./surfaces/account/signup-routes.ts";
 import { topUpRoutes } from "./surfaces/account/top-up-routes.ts";
 import { paymentRoutes } from "./surfaces/payments/payment-routes.ts";
@@ -15,11 +16,21 @@ import { realtimeProfileRoutes } from "./realtime/profile-routes.ts";
 import { elevenLabsRoutes } from "./surfaces/el/routes.ts";
 import { oaiRoutes } from "./surfaces/oai/routes.ts";
 import { opsRoutes } from "./surfaces/ops-routes.ts";
+import { requestGate } from "./surfaces/request-gate.ts";
 
-/** The HTTP/WebSocket application, composed from its surfaces. */
+/**
+ * The HTTP/WebSocket application, composed from its surfaces. Every route that takes a body reads
+ * it itself (`parse: "none"`) through surfaces/request-body.ts, against its own limit.
+ */
 export function createApp(ctx: AppContext) {
+  const gate = requestGate(ctx);
   return new Elysia({ websocket: { maxPayloadLength: 16 * 1024 * 1024, backpressureLimit: 1024 * 1024, closeOnBackpressureLimit: false } })
-    .onError(({ code, error, request }) => {
+    .onRequest(({ request, set }) => {
+      const refused = gate(request);
+      if (refused) markRetryVerdict(refused, set); // an answer before routing skips mapResponse
+      return refused;
+    })
+    .onError(({ code, error, request, set }) => {
       let err: ApiError;
       if (error instanceof ApiError) err = error;
       else if (code === "NOT_FOUND") err = new ApiError("not_found", "no such endpoint");
@@ -28,8 +39,11 @@ export function createApp(ctx: AppContext) {
         ctx.log.error({ err: error }, "unhandled error");
         err = toApiError(error);
       }
-      return errorResponse(new URL(request.url).pathname, err);
+      const response = errorResponse(new URL(request.url).pathname, err);
+      markRetryVerdict(response, set); // an unknown path skips mapResponse
+      return response;
     })
+    .mapResponse({ as: "global" }, ({ responseValue, set }) => markRetryVerdict(responseValue, set))
     .use(
       swagger({
         path: "/swagger",

@@ -12,6 +12,8 @@ export interface CloudCredentials {
 export interface Config {
   port: number;
   host: string;
+  /** Share the port with other processes (SO_REUSEPORT); otherwise a taken port stops the start. */
+  reusePort: boolean;
   databaseUrl: string;
   logLevel: LogLevel;
   shutdownGraceMs: number;
@@ -19,6 +21,11 @@ export interface Config {
   ttsWorkers: number;
   /** Worker threads for router VAD and the local recognizer. */
   audioWorkers: number;
+  /**
+   * The local recognizer's capacity: PocketSphinx decoders per audio worker (~95 MiB each, kept
+   * and reused), and how many sessions may wait for one, for how long, before they are refused.
+   */
+  localStt: { perWorker: number; queue: number; waitMs: number };
   picoVoicesDir: string;
   /** Where missing Pico voice files are fetched from on first use; empty disables fetching. */
   picoVoicesUrl: string;
@@ -28,14 +35,21 @@ export interface Config {
   providerConnectTimeoutMs: number;
   /** Longest silence inside an upstream's response or stream before it is given up. */
   upstreamIdleTimeoutMs: number;
-  /** A request's credit hold lapses this long after its last refresh (a crashed process's holds free up). */
+  /** A request's credit hold lapses this long after its last refresh; a crashed process's holds are then settled from their checkpoints. */
   holdTtlMs: number;
   /** smtp(s)://user:pass@host:port; unset = codes go to the log and the dev outbox. */
   smtpUrl?: string;
   mailFrom: string;
   devOutboxDir: string;
-  /** Read the client address from X-Forwarded-For (only behind a proxy you run). */
-  trustProxy: boolean;
+  /**
+   * How many proxies of yours stand in front: the client address is the entry that many places
+   * from the right of X-Forwarded-For (each proxy appends what it saw). 0: the socket's address.
+   */
+  trustProxyHops: number;
+  /** Largest audio file body (multipart included) the transcription endpoints read. */
+  maxAudioUploadBytes: number;
+  /** Sessions that end when they should: idle limits, the init deadline of keyless sockets, and withdrawn access. */
+  sessionLimits: SessionLimits;
   /** Promotional credits for a new signup, limited to the embedded engines. */
   welcomeGrantUsd: string;
   welcomeGrantDays: number;
@@ -64,6 +78,19 @@ export interface Config {
   };
 }
 
+export interface SessionLimits {
+  /** `/v1/tts` closes after this long with no client frame and nothing sent to the client; 0 = never. */
+  ttsIdleTimeoutMs: number;
+  /** `/v1/stt` likewise (audio, commands, empty keep-alive frames and events sent all count); 0 = never. */
+  sttIdleTimeoutMs: number;
+  /** An `/el` stream-input socket without a valid key in its handshake must send its init frame within this. */
+  elInitTimeoutMs: number;
+  /** How many such sockets one client address may have waiting for their init frame; beyond it, 429. */
+  elUnauthenticatedPerAddress: number;
+  /** How often open sessions' keys and tenants are checked for revocation or disabling. */
+  accessCheckIntervalMs: number;
+}
+
 type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS: LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -88,10 +115,26 @@ function flag(env: Env, name: string): boolean {
   return ["1", "true", "yes", "on"].includes((env[name] ?? "").toLowerCase());
 }
 
+/** TRUST_PROXY_HOPS when set; else TRUST_PROXY=true means one proxy. */
+function trustProxyHops(env: Env): number {
+  if (env.TRUST_PROXY_HOPS) return integer(env, "TRUST_PROXY_HOPS", 0);
+  return flag(env, "TRUST_PROXY") ? 1 : 0;
+}
+
 function credentials(env: Env, prefix: string): CloudCredentials {
   return {
     apiKey: env[`${prefix}_API_KEY`] || undefined,
     baseUrl: env[`${prefix}_BASE_URL`]?.replace(/\/+$/, "") || undefined,
+  };
+}
+
+function sessionLimits(env: Env): SessionLimits {
+  return {
+    ttsIdleTimeoutMs: integer(env, "TTS_IDLE_TIMEOUT_MS", 20_000),
+    sttIdleTimeoutMs: integer(env, "STT_IDLE_TIMEOUT_MS", 10_000),
+    elInitTimeoutMs: integer(env, "EL_INIT_TIMEOUT_MS", 5_000, 1),
+    elUnauthenticatedPerAddress: integer(env, "EL_UNAUTHENTICATED_PER_ADDRESS", 20, 1),
+    accessCheckIntervalMs: integer(env, "ACCESS_CHECK_INTERVAL_MS", 2_000, 100),
   };
 }
 
@@ -116,29 +159,41 @@ function openaiCompatible(env: Env): Config["openaiCompatible"] {
   };
 }
 
+function localStt(env: Env, audioWorkers: number): Config["localStt"] {
+  // Three per worker: 6 decoders (~560 MiB) and ~1.1 cores of real-time decoding on two workers,
+  // which leaves room for everything else within 1.5 GiB and two cores.
+  const perWorker = integer(env, "LOCAL_STT_DECODERS_PER_WORKER", 3, 1);
+  return { perWorker, queue: integer(env, "LOCAL_STT_QUEUE", perWorker * audioWorkers), waitMs: integer(env, "LOCAL_STT_QUEUE_WAIT_MS", 2000) };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = (env.LOG_LEVEL ?? "info").toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new Error(`config: LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
   }
+  const audioWorkers = integer(env, "AUDIO_WORKERS", 2, 1);
   return {
     port: integer(env, "PORT", 8080),
     host: env.HOST || "0.0.0.0",
+    reusePort: flag(env, "REUSE_PORT"),
     databaseUrl: env.DATABASE_URL || "sqlite://./data/voxroute.sqlite",
     logLevel,
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 10_000),
     ttsWorkers: integer(env, "TTS_WORKERS", 2, 1),
-    audioWorkers: integer(env, "AUDIO_WORKERS", 2, 1),
+    audioWorkers,
+    localStt: localStt(env, audioWorkers),
     picoVoicesDir: env.PICO_VOICES_DIR || "./data/pico-voices",
     picoVoicesUrl: env.PICO_VOICES_URL ?? DEFAULT_PICO_VOICES_URL,
     espeakEnabled: flag(env, "ESPEAK_ENABLED"),
     providerConnectTimeoutMs: integer(env, "PROVIDER_CONNECT_TIMEOUT_MS", 5_000, 1),
-    holdTtlMs: integer(env, "HOLD_TTL_MS", 600_000, 1000),
+    holdTtlMs: integer(env, "HOLD_TTL_MS", 60_000, 1000),
     upstreamIdleTimeoutMs: integer(env, "UPSTREAM_IDLE_TIMEOUT_MS", 10_000, 1),
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || "voxroute <no-reply@localhost>",
     devOutboxDir: env.DEV_OUTBOX_DIR || "./data/outbox",
-    trustProxy: flag(env, "TRUST_PROXY"),
+    trustProxyHops: trustProxyHops(env),
+    maxAudioUploadBytes: integer(env, "MAX_AUDIO_UPLOAD_BYTES", 25 * 1024 * 1024, 1),
+    sessionLimits: sessionLimits(env),
     welcomeGrantUsd: decimal(env, "WELCOME_GRANT_USD", "1"),
     welcomeGrantDays: integer(env, "WELCOME_GRANT_DAYS", 30, 1),
     publicUrl: env.PUBLIC_URL?.replace(/\/+$/, "") || undefined,

@@ -1,3 +1,5 @@
+import { ProviderError, ProviderOverloaded } from "./providers/types.ts";
+
 // One error type and one table: every code maps to an HTTP status and a WebSocket close code here,
 // never in scattered literals. Surfaces choose the envelope; the table is shared.
 
@@ -18,6 +20,7 @@ export const ERRORS = {
   provider_not_allowed: { status: 403, close: 4403 },
   not_found: { status: 404, close: 1008 },
   tts_text_too_large: { status: 413, close: 1009 },
+  payload_too_large: { status: 413, close: 1009 },
   validation: { status: 422, close: 1008 },
   model_not_priced: { status: 422, close: 1008 },
   indeterminate_audio_duration: { status: 422, close: 1008 },
@@ -25,12 +28,18 @@ export const ERRORS = {
   not_implemented: { status: 501, close: 1008 },
   upstream_error: { status: 502, close: 1011 },
   service_unavailable: { status: 503, close: 1001 },
+  /** Every candidate is at capacity (the local recognizer's decoders): try again later (`retry_after` seconds). */
+  provider_overloaded: { status: 503, close: 1013 },
   internal_error: { status: 500, close: 1011 },
   // Close-only codes of the /v1/tts channel.
   invalid_tts_frame: { status: 400, close: 1003 },
   tts_text_frame_too_large: { status: 400, close: 1009 },
   // Close-only code of the /v1/stt channel.
   invalid_stt_frame: { status: 400, close: 1003 },
+  // Close-only code of the streaming channels: no client frame and nothing sent for the idle timeout.
+  idle_timeout: { status: 408, close: 4408 },
+  // Before an /el stream-input upgrade: too many sockets from one address wait for their init frame.
+  too_many_concurrent_requests: { status: 429, close: 1013 },
 } as const satisfies Record<string, { status: number; close: number }>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -65,9 +74,16 @@ export function closeReason(code: ErrorCode): string {
   return ERRORS[code].close >= 4000 ? JSON.stringify({ error: code }) : code;
 }
 
-/** A session's failure as its client sees it: an ApiError as it is, anything else `upstream_error`. */
+/**
+ * A session's failure as its client sees it: an ApiError as it is, a provider's refusal of one of
+ * the request's fields 400 `invalid_request` naming it, a provider at capacity
+ * `provider_overloaded`, anything else `upstream_error`.
+ */
 export function sessionFailure(err: unknown): ApiError {
-  return err instanceof ApiError ? err : new ApiError("upstream_error", (err as Error).message);
+  if (err instanceof ApiError) return err;
+  if (err instanceof ProviderError && err.param) return new ApiError("invalid_request", err.message, { param: err.param });
+  if (err instanceof ProviderOverloaded) return new ApiError("provider_overloaded", err.message, { retry_after: err.retryAfterSeconds });
+  return new ApiError("upstream_error", (err as Error).message);
 }
 
 export function toApiError(err: unknown): ApiError {

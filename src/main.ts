@@ -1,7 +1,15 @@
 import { loadConfig } from "./config.ts";
-import { startServer } from "./server.ts";
+import { PortTakenError, startServer } from "./server.ts";
 
-const server = await startServer(loadConfig());
+// A server that cannot start says why on stderr and exits non-zero; a bad setting or a taken port
+// is the operator's to fix, not a crash to read a stack trace from.
+const server = await Promise.resolve()
+  .then(() => startServer(loadConfig()))
+  .catch((err: Error) => {
+    const known = err instanceof PortTakenError || err.message.startsWith("config:");
+    console.error(`voxroute did not start: ${known ? err.message : (err.stack ?? err.message)}`);
+    process.exit(1);
+  });
 
 // A last line of defence: a promise rejected where nobody was listening is logged; it must not
 // take every open session down with the process.

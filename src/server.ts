@@ -1,5 +1,6 @@
 import { AudioPool } from "../workers/audio-pool.ts";
 import { EnginePool } from "../workers/engine-pool.ts";
+import { withdrawnKeys } from "./accounts/keys.ts";
 import { devOutbox, smtpMailer } from "./accounts/mailer.ts";
 import { SandboxPayments } from "./accounts/payments/sandbox.ts";
 import { StripePayments } from "./accounts/payments/stripe.ts";
@@ -20,6 +21,8 @@ import { cloudSttProviders, ttsProviders } from "./providers/registry.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import { availability as localSttAvailability } from "./providers/local-pocketsphinx/decoder.ts";
 import { LocalSphinxProvider } from "./providers/local-pocketsphinx/provider.ts";
+import { picoOffer } from "./providers/local-pico/availability.ts";
+import { AccessWatch } from "./sessions/access-watch.ts";
 import { SessionRegistry } from "./sessions/registry.ts";
 
 export interface ServerOptions {
@@ -31,18 +34,27 @@ export interface ServerOptions {
 export interface RunningServer {
   url: string;
   ctx: AppContext;
-  /** Stops accepting, lets open sessions finish within the grace period, closes the rest with 1001. */
+  /**
+   * Answers new requests 503 (`/healthz` with `shutting_down`) while open sessions finish within
+   * the grace period, then closes the rest with 1001 and stops listening.
+   */
   stop(graceMs?: number): Promise<void>;
 }
+
+/** Another process listens on the port, and port sharing was not asked for. */
+export class PortTakenError extends Error {}
 
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const log = options.log ?? createLogger(config.logLevel);
   const database = await openDatabase(config.databaseUrl);
-  const pool = new EnginePool(config.ttsWorkers, { picoVoicesDir: config.picoVoicesDir, picoVoicesUrl: config.picoVoicesUrl }, log);
-  const audioPool = new AudioPool(config.audioWorkers, log);
+  const pico = await picoOffer(config.picoVoicesDir, config.picoVoicesUrl);
+  for (const { voice, reason } of pico.refused) log.warn({ voice, reason }, "SVOX Pico voice not offered");
+  if (pico.voices.length === 0) log.warn("SVOX Pico not offered: none of its voices is present or fetchable");
+  const pool = new EnginePool(config.ttsWorkers, { picoVoicesDir: config.picoVoicesDir, picoVoicesUrl: config.picoVoicesUrl, picoVoices: pico.voices }, log);
+  const audioPool = new AudioPool(config.audioWorkers, config.localStt, log);
   const localStt = localSttAvailability();
   if (!localStt.ok) log.warn({ reason: localStt.reason }, "local STT (PocketSphinx) disabled");
-  const served = servedCatalogue(config, localStt.ok);
+  const served = servedCatalogue(config, { stt: localStt.ok, picoVoices: pico.voices });
   const extra = options.extra;
   const catalogue = new Catalogue({
     providers: [...served.providers, ...(extra?.catalogue.providers ?? [])],
@@ -54,16 +66,11 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   );
   const metrics = new Metrics();
   const sessions = new SessionRegistry(metrics);
+  const accessWatch = new AccessWatch(sessions, (keyIds) => withdrawnKeys(database, keyIds), config.sessionLimits.accessCheckIntervalMs, log);
   const ledger = new Ledger(database, config.holdTtlMs);
   const meter = new Meter(ledger, log);
-  // Holds of requests whose process died are released once they expire.
-  const sweeper = setInterval(() => {
-    ledger.releaseExpiredHolds().then(
-      (n) => n && log.warn({ released: n }, "released expired credit holds"),
-      (err) => log.error({ err }, "releasing expired holds failed"),
-    );
-  }, Math.max(1000, Math.floor(config.holdTtlMs / 4)));
-  sweeper.unref();
+  // Keeps this process's holds and checkpoints current; settles lapsed holds of dead processes.
+  ledger.holds.start(log);
   const mailer = config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom) : devOutbox(config.devOutboxDir, config.mailFrom, log);
   const localProviders = catalogue.providers.filter((p) => p.kind === "local").map((p) => p.id);
   const welcome = welcomeFromConfig(config.welcomeGrantUsd, config.welcomeGrantDays, localProviders);
@@ -80,25 +87,39 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const profiles = new RealtimeProfiles(database);
   const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, sttProviders, accepting: () => accepting };
 
-  const app = createApp(ctx).listen({ port: config.port, hostname: config.host });
-  const server = app.server!;
+  const release = async () => {
+    await accessWatch.stop();
+    await ledger.holds.stop();
+    await pool.close();
+    await audioPool.close();
+    await database.close();
+  };
+
+  let server: NonNullable<ReturnType<typeof createApp>["server"]>;
+  try {
+    // Elysia asks Bun for SO_REUSEPORT by default, with which a second server on a taken port
+    // starts and silently takes a share of the traffic. Bun's own body cap answers 413 with no
+    // body: bodies are capped per route instead, in the surface's envelope (surfaces/request-body.ts).
+    const app = createApp(ctx).listen({ port: config.port, hostname: config.host, reusePort: config.reusePort, maxRequestBodySize: Number.MAX_SAFE_INTEGER });
+    server = app.server!;
+  } catch (err) {
+    await release();
+    if ((err as { code?: string }).code !== "EADDRINUSE") throw err;
+    throw new PortTakenError(`port ${config.port} on ${config.host} is already in use by another process: stop it, choose another PORT, or set REUSE_PORT=true to share the port on purpose`);
+  }
   const url = `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${server.port}`;
   publicUrl = config.publicUrl ?? url;
-  log.info({ url, database: database.dialect, providers: catalogue.providers.map((p) => p.id) }, "voxroute listening");
+  log.info({ url, database: database.dialect, providers: catalogue.providers.map((p) => p.id), reusePort: config.reusePort }, "voxroute listening");
 
   return {
     url,
     ctx,
     async stop(graceMs = config.shutdownGraceMs) {
       accepting = false;
-      log.info({ sessions: sessions.size, graceMs }, "shutting down: no new connections");
-      server.stop(false);
+      log.info({ sessions: sessions.size, graceMs }, "shutting down: new requests answered 503 while open sessions finish");
       await sessions.drain(graceMs);
-      clearInterval(sweeper);
       server.stop(true);
-      await pool.close();
-      await audioPool.close();
-      await database.close();
+      await release();
       log.info("shut down");
     },
   };

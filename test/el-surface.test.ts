@@ -122,7 +122,7 @@ describe("/el HTTP rules", () => {
     expect(planElevenLabsTts(server.ctx.catalogue, "en:f1@v2", new URLSearchParams(), { text: "x", model_id: "espeak" }).voice).toBe("en:f1@v2");
     for (const path of ["en:us@x", "en%3Aus%40x"]) {
       const res = await tts(`${path}/stream?output_format=pcm_16000`, { text: "x", model_id: "espeak" });
-      expect(((await res.json()) as { detail: { message: string } }).detail.message).toBe('espeak-ng has no voice "en:us@x"'); // the engine saw it verbatim
+      expect(((await res.json()) as { detail: { message: string } }).detail.message).toBe('voice "en:us@x" is not a voice of espeak-ng'); // routing saw it verbatim
     }
   });
 

@@ -121,7 +121,8 @@ describe("a server killed right after a session completes", () => {
     const books = await reconcile(database, tenantId, 1_000_000);
     expect(books.paid).toBe(1_000_000 - 120);
 
-    // A session cut mid-way by a kill leaves a hold; after restart it lapses and is released.
+    // A session cut mid-way by a kill leaves a hold; after restart it lapses and is settled from its
+    // checkpoint: no audio went out, so it is recorded `interrupted` and nothing is billed.
     const ws = new WebSocket(second.wsUrl(`/v1/tts?model=${TEST_MODEL}&auto_flush=false`), { headers: bearer(key) } as any);
     await new Promise<void>((resolve) => {
       ws.onmessage = (e) => typeof e.data === "string" && JSON.parse(e.data).type === "service.tts_session_ready" && resolve();
@@ -135,10 +136,12 @@ describe("a server killed right after a session completes", () => {
     running.push(third);
     for (let i = 0; i < 100 && (await reconcile(database, tenantId, 0)).held > 0; i++) await Bun.sleep(100);
     const after = await reconcile(database, tenantId, 1_000_000);
-    expect(after).toMatchObject({ held: 0, holds: 0, paid: 1_000_000 - 120, records: 1 });
+    expect(after).toMatchObject({ held: 0, holds: 0, paid: 1_000_000 - 120, records: 2, debited: 120 });
+    const interrupted = await database.db.select().from(database.schema.activity).where(eq(database.schema.activity.status, "interrupted"));
+    expect(interrupted.filter((r) => r.tenantId === tenantId)).toMatchObject([{ usageAmount: 0, credits: 0 }]);
   }
 
-  test("SQLite: the usage is there exactly once after restart; a dead session's hold is released", async () => {
+  test("SQLite: the usage is there exactly once after restart; a dead session's hold is settled unbilled", async () => {
     await killAfterCompletion(`sqlite://${join(mkdtempSync(join(tmpdir(), "crash-")), "db.sqlite")}`);
   }, 60_000);
 

@@ -9,6 +9,7 @@ import { add, rational, type Rational } from "../src/catalogue/price.ts";
 import type { Binding, ProviderSpec } from "../src/catalogue/types.ts";
 import { openDatabase, type Database } from "../src/db/open.ts";
 import { ApiError } from "../src/errors.ts";
+import { newCheckpoint } from "../src/ledger/checkpoint.ts";
 import { costOf, rateOf } from "../src/ledger/cost.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
 import { Meter } from "../src/ledger/meter.ts";
@@ -43,28 +44,39 @@ afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-async function sqlite(): Promise<Database> {
-  const db = await openDatabase(`sqlite://${join(mkdtempSync(join(tmpdir(), "ledger-")), "db.sqlite")}`);
-  cleanups.push(() => db.close());
-  return db;
+/** Opens the suite's database; `connect` opens it once more, as another server process would. */
+interface Opened {
+  database: Database;
+  connect: () => Promise<Database>;
 }
 
-async function postgres(): Promise<Database> {
+function connector(url: string) {
+  return async () => {
+    const db = await openDatabase(url);
+    cleanups.push(() => db.close());
+    return db;
+  };
+}
+
+async function sqlite(): Promise<Opened> {
+  const connect = connector(`sqlite://${join(mkdtempSync(join(tmpdir(), "ledger-")), "db.sqlite")}`);
+  return { database: await connect(), connect };
+}
+
+async function postgres(): Promise<Opened> {
   const fresh = await freshPostgres();
-  const db = await openDatabase(fresh.url);
-  cleanups.push(async () => {
-    await db.close();
-    await fresh.drop();
-  });
-  return db;
+  cleanups.push(fresh.drop);
+  const connect = connector(fresh.url);
+  return { database: await connect(), connect };
 }
 
 let requestNo = 0;
 const requestId = () => `req_${++requestNo}_${crypto.randomUUID()}`;
 
-function suite(name: string, open: () => Promise<Database>, skip: boolean) {
+function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
   describe.skipIf(skip)(`ledger on ${name}`, () => {
     let database: Database;
+    let connect: () => Promise<Database>;
     let ledger: Ledger;
     let meter: Meter;
 
@@ -79,6 +91,20 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
       return balance;
     }
 
+    /** The ledger as another process sees it `ms` from now. */
+    const later = (ms: number) => new Ledger(database, 60_000, () => new Date(Date.now() + ms));
+
+    const records = (tenantId: string) => database.db.select().from(database.schema.activity).where(eq(database.schema.activity.tenantId, tenantId));
+
+    /** A request that covered `covered` units, delivered `delivered` (written to its hold), and whose process then died. */
+    async function deadRequest(tenantId: string, b: string, covered: number, delivered: number) {
+      const m = meter.start(requestId(), { tenantId, keyId: "key_1" }, "test");
+      expect(await m.cover(binding(b), covered)).toBe(true);
+      m.delivered(binding(b), delivered);
+      await ledger.holds.flush();
+      return { m };
+    }
+
     /** One metered request: reserve, use `units`, settle. */
     async function request(tenantId: string, b: Binding, units: number, status: "completed" | "failed" = "completed") {
       const m = meter.start(requestId(), { tenantId }, "test");
@@ -87,7 +113,7 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
     }
 
     test("opens and migrates", async () => {
-      database = await open();
+      ({ database, connect } = await open());
       ledger = new Ledger(database, 60_000);
       meter = new Meter(ledger, log);
     });
@@ -159,14 +185,19 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
       expect(holds).toEqual([]);
     });
 
-    test("a settle after the sweeper released its hold releases nothing twice", async () => {
+    test("a settle after its hold lapsed and was recovered bills nothing twice and leaves nothing held", async () => {
       const t = await tenant(10_000);
       const id = requestId();
-      await ledger.reserve(id, t, binding("cheap"), 1_000, 0);
+      await ledger.reserve(id, t, binding("cheap"), 1_000, 0, newCheckpoint("test", undefined, Date.now(), binding("cheap")));
       expect((await paid(t)).paidHeld).toBe(1_000);
-      expect(await new Ledger(database, 60_000, () => new Date(Date.now() + 3_600_000)).releaseExpiredHolds()).toBeGreaterThanOrEqual(1);
-      await ledger.settle({ id, tenantId: t, surface: "test", binding: binding("cheap"), status: "completed", usageUnit: "characters", units: 40, cost: costOf(rateOf(binding("cheap")), 40), startedAt: new Date(), finishedAt: new Date(), latencyMs: 1, attempts: [] });
-      expect(await paid(t)).toMatchObject({ paidHeld: 0, paidCredits: 10_000 - 500 });
+      await later(3_600_000).holds.sweep();
+      const settle = { id, tenantId: t, surface: "test", binding: binding("cheap"), status: "completed" as const, usageUnit: "characters" as const, units: 40, cost: costOf(rateOf(binding("cheap")), 40), startedAt: new Date(), finishedAt: new Date(), latencyMs: 1, attempts: [] };
+      expect(await ledger.settle(settle)).toMatchObject({ status: "interrupted", credits: 0 }); // the record already written
+      // A hold taken again after the record (a late reserve) is released by the settle.
+      await ledger.reserve(id, t, binding("cheap"), 300, 0, newCheckpoint("test", undefined, Date.now(), binding("cheap")));
+      await ledger.settle(settle);
+      expect(await paid(t)).toMatchObject({ paidHeld: 0, paidCredits: 10_000 });
+      expect(await records(t)).toMatchObject([{ id, status: "interrupted", usageAmount: 0, credits: 0 }]);
     });
 
     test("grants: eligible ones first, soonest expiry first; targets limit what a grant pays for; expired grants pay nothing", async () => {
@@ -276,15 +307,85 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
       expect((await paid(t)).paidHeld).toBe(0);
     });
 
-    test("expired holds of a dead request are released", async () => {
-      const t = await tenant(1_000);
-      const shortLived = new Ledger(database, 1_000, () => new Date(Date.now()));
-      await shortLived.reserve(requestId(), t, binding("cheap"), 600, 0);
-      expect((await paid(t)).paidHeld).toBe(600);
-      const later = new Ledger(database, 1_000, () => new Date(Date.now() + 5_000));
-      expect(await later.releaseExpiredHolds()).toBeGreaterThanOrEqual(1);
-      expect((await paid(t)).paidHeld).toBe(0);
-      expect((await paid(t)).paidCredits).toBe(1_000);
+    test("a dead request's lapsed hold is settled from its last checkpoint: delivered units at its rate, status interrupted, the rest released", async () => {
+      const t = await tenant(100_000);
+      const { m } = await deadRequest(t, "cheap", 400, 40);
+      // Noted after the last write: lost with the process (at most the last flush delay's worth).
+      m.delivered(binding("cheap"), 55);
+      expect((await paid(t)).paidHeld).toBeGreaterThan(0);
+      expect((await later(3_600_000).holds.sweep()).recovered).toBeGreaterThanOrEqual(1);
+      const [record] = await records(t);
+      expect(record).toMatchObject({ id: m.id, status: "interrupted", provider: "cheap", model: "cheap/cheap-model", capability: "tts", usageUnit: "characters", usageAmount: 40, credits: 500, keyId: "key_1" });
+      expect(record.finishedAt.getTime()).toBeGreaterThanOrEqual(record.startedAt.getTime());
+      expect(await paid(t)).toMatchObject({ paidHeld: 0, paidCredits: 100_000 - 500 });
+    });
+
+    test("a settle that keeps failing leaves its final usage in the checkpoint, and the hold is recovered with it", async () => {
+      const t = await tenant(100_000);
+      const own = new Ledger(database, 60_000);
+      const m = new Meter(own, log).start(requestId(), { tenantId: t }, "test");
+      expect(await m.cover(binding("cheap"), 100)).toBe(true);
+      m.delivered(binding("cheap"), 20);
+      const settle = own.settle.bind(own);
+      own.settle = () => Promise.reject(new Error("the database is unreachable"));
+      const outcome = { binding: binding("cheap"), status: "completed" as const, units: 64, startedAt: new Date(), latencyMs: 1, attempts: [] };
+      expect(await m.settle(outcome).then(() => "settled", (err) => (err as Error).message)).toBe("the database is unreachable"); // after the meter's retries
+      own.settle = settle;
+      await own.holds.flush(); // the database is back: the final checkpoint is written, its hold left to lapse
+      await later(1_000).holds.sweep();
+      expect(await records(t)).toMatchObject([{ id: m.id, status: "interrupted", usageAmount: 64, credits: 800 }]);
+      expect(await paid(t)).toMatchObject({ paidHeld: 0, paidCredits: 100_000 - 800 });
+    }, 10_000);
+
+    test("a recovered request pays its per-request price once, and nothing when nothing was delivered", async () => {
+      const t = await tenant(100_000);
+      await deadRequest(t, "fee", 10, 3);
+      await deadRequest(t, "fee", 10, 0);
+      await later(3_600_000).holds.sweep();
+      expect((await records(t)).map((r) => r.credits).sort()).toEqual([0, 2000 + 300]);
+      expect(await paid(t)).toMatchObject({ paidHeld: 0, paidCredits: 100_000 - 2300 });
+    });
+
+    test("a hold its process keeps alive is never recovered by that process; a request settled normally never by anyone", async () => {
+      const t = await tenant(100_000);
+      let clock = Date.now();
+      const own = new Ledger(database, 60_000, () => new Date(clock));
+      const m = new Meter(own, log).start(requestId(), { tenantId: t }, "test");
+      expect(await m.cover(binding("cheap"), 10)).toBe(true);
+      clock += 3_600_000; // its hold lapsed (no refresh ran), but this process knows the request is alive
+      await own.holds.sweep();
+      expect(await records(t)).toEqual([]);
+      expect((await paid(t)).paidHeld).toBeGreaterThan(0);
+      await m.settle({ binding: binding("cheap"), status: "completed", units: 10, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      await later(3_600_000).holds.sweep();
+      expect(await records(t)).toMatchObject([{ status: "completed", credits: 125 }]);
+    });
+
+    test("two processes recovering the same lapsed holds at once: each is settled once", async () => {
+      const t = await tenant(1_000_000);
+      for (let i = 0; i < 10; i++) await deadRequest(t, "cheap", 100, 8);
+      const clock = () => new Date(Date.now() + 3_600_000);
+      // On PostgreSQL a connection of its own, as another server has. SQLite is one synchronous
+      // connection per process (a second one in this process would block it): two ledgers share it.
+      const other = database.dialect === "postgres" ? await connect() : database;
+      const [a, b] = [new Ledger(database, 60_000, clock), new Ledger(other, 60_000, clock)];
+      const [ra, rb] = await Promise.all([a.holds.sweep(), b.holds.sweep()]);
+      expect(ra.recovered + rb.recovered).toBeGreaterThanOrEqual(10);
+      expect((await records(t)).map((r) => r.credits)).toEqual(Array(10).fill(100));
+      expect(await paid(t)).toMatchObject({ paidHeld: 0, paidCredits: 1_000_000 - 1000 });
+    });
+
+    test("a recovery racing the request's own settle: one record, billed once", async () => {
+      const t = await tenant(100_000);
+      const { m } = await deadRequest(t, "cheap", 100, 8);
+      const [settled] = await Promise.all([
+        m.settle({ binding: binding("cheap"), status: "completed", units: 16, startedAt: new Date(), latencyMs: 1, attempts: [] }),
+        later(3_600_000).holds.sweep(),
+      ]);
+      const rows = await records(t);
+      expect(rows.length).toBe(1);
+      expect(rows[0].credits).toBe(settled.credits);
+      expect(await paid(t)).toMatchObject({ paidHeld: 0, paidCredits: 100_000 - settled.credits });
     });
 
     test("admission: 422 for an unpriced model, 402 when nothing can pay, affordable candidates only", async () => {

@@ -80,7 +80,7 @@ describe("configuration", () => {
 });
 
 describe("graceful shutdown on SIGTERM", () => {
-  test("stops accepting, lets a session finish within the grace period, closes the rest with 1001", async () => {
+  test("during the grace period /healthz is 503 shutting_down and new work 503; a session finishes, the rest close 1001", async () => {
     const config = testConfig();
     const port = 20000 + Math.floor(Math.random() * 20000);
     const root = new URL("..", import.meta.url).pathname;
@@ -102,8 +102,20 @@ describe("graceful shutdown on SIGTERM", () => {
     const t0 = performance.now();
     proc.kill("SIGTERM");
     await Bun.sleep(300);
-    // No new connections once shutdown began.
-    expect(await fetch(`http://${base}/healthz`).then((r) => r.status, () => "refused")).toBe("refused");
+    // Still listening: balancers read 503 on /healthz, and new work is refused in each surface's envelope.
+    const health = await fetch(`http://${base}/healthz`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toEqual({ status: "shutting_down", sessions: 2 });
+    const refused = async (path: string, init: RequestInit = {}) => {
+      const res = await fetch(`http://${base}${path}`, init);
+      return { status: res.status, body: await res.json() };
+    };
+    expect(await refused("/v1/tts?model=flite&voice=slt", { headers: bearer(key) })).toMatchObject({ status: 503, body: { error: "service_unavailable" } });
+    expect(await refused("/oai/audio/speech", { method: "POST", headers: bearer(key), body: "{}" })).toMatchObject({ status: 503, body: { error: { code: "service_unavailable" } } });
+    expect(await refused("/el/v1/models", { headers: { "xi-api-key": key } })).toMatchObject({ status: 503, body: { detail: { status: "service_unavailable" } } });
+    const late = connect(`ws://${base}/v1/tts?model=flite&voice=slt`, bearer(key));
+    expect(await late.opened.then(() => "opened", () => "refused")).toBe("refused");
+    expect((await fetch(`http://${base}/metrics`)).status).toBe(200);
     finishing.send({ type: "text", text: "Finishing during the grace period." });
     finishing.send({ type: "close" });
 

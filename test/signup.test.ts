@@ -41,17 +41,23 @@ afterAll(async () => {
   await new Promise<void>((resolve) => smtp.close(resolve));
 });
 
-/** Each test is its own client address (X-Forwarded-For, trusted here), so per-client limits stay apart. */
+/**
+ * Each test is its own client address, so per-client limits stay apart. It reaches the server as
+ * the trusted proxy passes it on: whatever the client wrote into X-Forwarded-For (here a new
+ * forged address every time), then the address the proxy saw.
+ */
 let clientIp = "203.0.113.1";
 let nextHost = 1; // counted, not random: a repeated address would carry one test's codes into another
 beforeEach(() => {
   clientIp = `203.0.113.${++nextHost}`;
 });
 
+const forged = () => `192.0.2.${Math.floor(Math.random() * 250) + 1}`;
+
 const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
   const res = await fetch(`${server.url}${path}`, {
     method: "POST",
-    headers: { "content-type": "application/json", "x-forwarded-for": `${clientIp}, 10.0.0.1`, ...headers },
+    headers: { "content-type": "application/json", "x-forwarded-for": `${forged()}, ${clientIp}`, ...headers },
     body: JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as any, headers: res.headers };
@@ -154,7 +160,8 @@ describe("signup by e-mail code", () => {
     expect(limited).toMatchObject({ status: 429, body: { error: "invalid_request" } });
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
 
-    // Ten codes per client address per window (the three above count): the eighth new address is refused.
+    // Ten codes per client address per window (the three above count): the eighth new address is
+    // refused, though each request forged a new leftmost X-Forwarded-For entry.
     for (let i = 0; i < 7; i++) expect((await post("/account/agent-signup", { email: unique() })).status).toBe(200);
     expect((await post("/account/agent-signup", { email: unique() })).status).toBe(429);
     // Another client is not affected.

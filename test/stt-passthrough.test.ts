@@ -47,6 +47,20 @@ describe("event_format=provider", () => {
     expect(rows[0]).toMatchObject({ provider: "relay", usageAmount: 3 });
   });
 
+  test("a balance that covers no audio at all: 4402, nothing relayed, recorded failed and unbilled", async () => {
+    const { key, tenantId } = await createKey(server.ctx.database, `relay-none-${crypto.randomUUID()}`);
+    await server.ctx.meter.ledger.credit(tenantId, { credits: 100, type: "adjustment", description: "test" }); // admitted, but a second needs 101
+    upstream.received.length = 0;
+    const c = connect(server.wsUrl("/v1/stt?model=relay-1&audio_format=pcm_16000&event_format=provider"), bearer(key));
+    await c.opened;
+    c.ws.send(new Uint8Array(32_000));
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 4402, reason: JSON.stringify({ error: "insufficient_balance" }) });
+    expect(upstream.received).toEqual([]);
+    const { db, schema } = server.ctx.database;
+    expect(await db.select().from(schema.activity).where(eq(schema.activity.tenantId, tenantId))).toMatchObject([{ status: "failed", usageAmount: 0, credits: 0 }]);
+  });
+
   test("text frames are relayed unparsed: the raw text reaches the upstream", async () => {
     upstream.received.length = 0;
     const c = connect(server.wsUrl("/v1/stt?model=relay-1&audio_format=pcm_16000&event_format=provider"), bearer(server.key));

@@ -122,6 +122,19 @@ describe.skipIf(!localSttAvailable)("/v1/stt with the local recognizer", () => {
     expect(bal.paidHeld).toBe(0);
   });
 
+  test("a balance that covers no audio at all: 4402, recorded failed and unbilled", async () => {
+    const { key, tenantId } = await createKey(server.ctx.database, `stt-none-${crypto.randomUUID()}`);
+    await server.ctx.meter.ledger.credit(tenantId, { credits: 10, type: "adjustment", description: "test" }); // admitted, but a second needs 11
+    const c = connect(stt(MODEL), bearer(key));
+    await c.opened;
+    for (const f of frames(silence(1000))) c.ws.send(f);
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 4402, reason: JSON.stringify({ error: "insufficient_balance" }) });
+    const { db, schema } = server.ctx.database;
+    expect(await db.select().from(schema.activity).where(eq(schema.activity.tenantId, tenantId))).toMatchObject([{ status: "failed", usageAmount: 0, credits: 0 }]);
+    expect((await server.ctx.meter.ledger.snapshot(tenantId)).balance).toMatchObject({ paidCredits: 10, paidHeld: 0 });
+  });
+
   test("a client that just goes away is still billed for the audio it sent", async () => {
     const { key, tenantId } = await createKey(server.ctx.database, `stt-gone-${crypto.randomUUID()}`);
     await server.ctx.meter.ledger.credit(tenantId, { credits: 1_000_000, type: "adjustment", description: "test" });

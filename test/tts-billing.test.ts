@@ -152,4 +152,16 @@ describe("usage", () => {
     expect(bal.paidCredits).toBe(205);
     expect(bal.paidHeld).toBe(0);
   });
+
+  test("a balance that cannot cover even the first text: nothing spoken, 4402, recorded failed and unbilled", async () => {
+    const { key, tenantId } = await account(50); // admitted (one character's worth), but not for 30
+    const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}`), bearer(key));
+    c.send({ type: "text", text: "x".repeat(30) });
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 4402, reason: JSON.stringify({ error: "insufficient_balance" }) });
+    expect(rec.audio.length).toBe(0);
+    expect(await activityOf(tenantId)).toMatchObject([{ status: "failed", usageAmount: 0, credits: 0 }]);
+    expect(await paidOf(tenantId)).toMatchObject({ paidCredits: 50, paidHeld: 0 });
+  });
 });

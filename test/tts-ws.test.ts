@@ -278,10 +278,11 @@ describe("/v1/tts fallback", () => {
     expect(fixed.opened).toBe(before);
   });
 
-  test("a caller error (unknown voice) is not retried elsewhere", async () => {
+  test("a caller error (a voice the provider refuses) is not retried elsewhere: 1008 invalid_request, not 1011", async () => {
     const before = fixed.opened;
     const rec = await run("provider_only=bad-voice,fixed");
-    expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
+    expect(rec.close).toEqual({ code: 1008, reason: "invalid_request" });
+    expect(rec.events.find((e) => e.type === "service.tts_error")).toMatchObject({ code: "invalid_request", message: "unknown voice", param: "voice" });
     expect(fixed.opened).toBe(before);
   });
 });

@@ -1,19 +1,19 @@
+import { exactBuffer } from "../src/audio/bytes.ts";
 import type { VadOptions } from "../src/audio/vad.ts";
 import type { Logger } from "../src/log.ts";
 import type { FromAudio, ToAudio } from "./audio-protocol.ts";
-import { WorkerPool } from "./pool.ts";
+import { type Lane, type Seats, WorkerPool } from "./pool.ts";
 
 export interface AudioSessionOptions {
   rate: number;
   vad?: VadOptions;
-  recognizer?: "pocketsphinx";
   autoCommit: boolean;
   interim: boolean;
 }
 
 /** One audio session's line to its worker. */
 export interface AudioLane {
-  /** Hands the frame to the worker: its buffer is transferred (the caller must not use it after). */
+  /** Hands the frame's bytes to the worker: a frame spanning its whole buffer is transferred (the caller must not use it after), any other is copied. */
   audio(frame: Uint8Array): void;
   commit(): void;
   clear(): void;
@@ -21,24 +21,51 @@ export interface AudioLane {
   drop(): void;
 }
 
-/** Router VAD and local recognition in worker threads (see audio-worker.ts). */
+/**
+ * Router VAD and local recognition in worker threads (see audio-worker.ts). A recognition session
+ * holds one of its worker's PocketSphinx decoders (`decoders.perWorker` each, ~95 MiB apiece)
+ * from open to end; sessions beyond them wait briefly in a queue, then are refused (NoSeat).
+ */
 export class AudioPool {
   private readonly pool: WorkerPool<ToAudio, FromAudio>;
 
-  constructor(size: number, log?: Logger) {
-    this.pool = new WorkerPool<ToAudio, FromAudio>(new URL("./audio-worker.ts", import.meta.url), size, null, (sid) => ({ sid, ev: "error", message: "audio worker exited" }), log, { op: "shutdown", sid: 0 });
+  constructor(
+    size: number,
+    readonly decoders: Seats,
+    log?: Logger,
+  ) {
+    this.pool = new WorkerPool<ToAudio, FromAudio>(
+      new URL("./audio-worker.ts", import.meta.url),
+      size,
+      { decoders: decoders.perWorker },
+      (sid) => ({ sid, ev: "error", message: "audio worker exited" }),
+      log,
+      { op: "shutdown", sid: 0 },
+      decoders,
+    );
   }
 
+  /** A session with the router VAD only (its recognizer is upstream). */
   open(options: AudioSessionOptions, listener: (msg: FromAudio) => void): AudioLane {
-    const lane = this.pool.open(listener);
+    return this.start(this.pool.open(listener), options, false);
+  }
+
+  /** A local recognition session, once a decoder is free for it; rejects with NoSeat, or with `signal`'s reason. */
+  async openRecognizer(options: AudioSessionOptions, listener: (msg: FromAudio) => void, signal?: AbortSignal): Promise<AudioLane> {
+    return this.start(await this.pool.openSeated(listener, signal), options, true);
+  }
+
+  /** Whether a recognition session would be refused at once: every decoder busy and the queue full. */
+  get recognizersFull(): boolean {
+    return this.pool.seatsFull;
+  }
+
+  private start(lane: Lane<ToAudio>, options: AudioSessionOptions, recognizer: boolean): AudioLane {
     const { sid } = lane;
-    lane.post({ op: "open", sid, ...options });
+    lane.post({ op: "open", sid, ...options, recognizer });
     return {
       audio: (frame) => {
-        // A frame that owns its whole buffer moves to the worker as is; one that is a view into a
-        // larger buffer (which cannot be transferred) is copied once.
-        const whole = frame.byteOffset === 0 && frame.byteLength === frame.buffer.byteLength && frame.buffer instanceof ArrayBuffer;
-        const buf = whole ? (frame.buffer as ArrayBuffer) : frame.slice().buffer;
+        const buf = exactBuffer(frame);
         lane.post({ op: "audio", sid, buf }, [buf]);
       },
       commit: () => lane.post({ op: "commit", sid }),

@@ -4,7 +4,8 @@ import type { VadOptions } from "../src/audio/vad.ts";
 // transferred ArrayBuffer (16-bit little-endian PCM), never copied on the main thread.
 
 export type ToAudio =
-  | { op: "open"; sid: number; rate: number; vad?: VadOptions; recognizer?: "pocketsphinx"; autoCommit: boolean; interim: boolean }
+  /** `recognizer`: the session holds one of the worker's PocketSphinx decoders (see pool.ts seats). */
+  | { op: "open"; sid: number; rate: number; vad?: VadOptions; recognizer: boolean; autoCommit: boolean; interim: boolean }
   | { op: "audio"; sid: number; buf: ArrayBuffer }
   | { op: "commit"; sid: number }
   | { op: "clear"; sid: number }

@@ -1,10 +1,12 @@
 // An audio worker: router VAD (Silero) and, for local sessions, the PocketSphinx recognizer,
-// per session, off the main thread. Each session's messages are handled strictly in order.
+// per session, off the main thread. Each session's messages are handled strictly in order. A
+// recognition session borrows one of the worker's decoders and gives it back on every way out.
 
 import * as ort from "onnxruntime-node";
-import { parentPort } from "node:worker_threads";
+import { parentPort, workerData } from "node:worker_threads";
 import { loadSilero, SileroVad } from "../src/audio/vad.ts";
-import { SphinxDecoder } from "../src/providers/local-pocketsphinx/decoder.ts";
+import type { SphinxDecoder } from "../src/providers/local-pocketsphinx/decoder.ts";
+import { DecoderPool } from "../src/providers/local-pocketsphinx/decoder-pool.ts";
 import type { FromAudio, ToAudio } from "./audio-protocol.ts";
 
 /** Interim hypotheses at most this often, in audio time. */
@@ -12,7 +14,7 @@ const INTERIM_EVERY_MS = 250;
 
 const post = (msg: FromAudio) => parentPort!.postMessage(msg);
 let silero: ReturnType<typeof loadSilero> | undefined;
-const idleDecoders: SphinxDecoder[] = [];
+const decoders = new DecoderPool((workerData as { decoders: number }).decoders);
 
 interface Session {
   rate: number;
@@ -29,10 +31,6 @@ interface Session {
 }
 const sessions = new Map<number, Session>();
 const ms = (s: Session, samples: number) => Math.round((samples / s.rate) * 1000);
-
-function decoder(): SphinxDecoder {
-  return idleDecoders.pop() ?? new SphinxDecoder();
-}
 
 function finalize(sid: number, s: Session): void {
   if (!s.decoder) return;
@@ -85,12 +83,13 @@ async function handle(msg: ToAudio): Promise<void> {
   const { sid } = msg;
   if (msg.op === "open") {
     const s: Session = { rate: msg.rate, autoCommit: msg.autoCommit, interim: msg.interim, samples: 0, utteranceStart: 0, utteranceHasAudio: false, lastInterimAt: 0, lastInterim: "" };
+    sessions.set(sid, s); // from here on, a failure releases what the session holds
     if (msg.vad) s.vad = new SileroVad(await (silero ??= loadSilero(ort)), msg.rate, msg.vad);
-    if (msg.recognizer) {
-      s.decoder = decoder();
+    // A session dropped while it was opening (its client left) never takes a decoder.
+    if (msg.recognizer && !dropped.has(sid)) {
+      s.decoder = await decoders.acquire();
       s.decoder.start();
     }
-    sessions.set(sid, s);
     return post({ sid, ev: "opened" });
   }
   const s = sessions.get(sid);
@@ -121,15 +120,21 @@ async function handle(msg: ToAudio): Promise<void> {
 
 function release(sid: number, s: Session): void {
   sessions.delete(sid);
-  if (s.decoder) {
-    s.decoder.end();
-    idleDecoders.push(s.decoder);
+  const decoder = s.decoder;
+  s.decoder = undefined;
+  if (!decoder) return;
+  try {
+    decoder.end();
+  } finally {
+    decoders.release(decoder);
   }
 }
 
 // One chain per session, from its `open` on (which loads models and may take a while): its
 // messages in order, and other sessions never wait for it.
 const chains = new Map<number, Promise<void>>();
+/** Sessions whose drop has arrived but not yet run (it waits behind their earlier messages). */
+const dropped = new Set<number>();
 let stopping = false;
 parentPort!.on("message", (msg: ToAudio) => {
   if (stopping) return;
@@ -141,10 +146,16 @@ parentPort!.on("message", (msg: ToAudio) => {
   }
   const run = () =>
     handle(msg).catch((err) => {
-      sessions.delete(msg.sid);
+      const s = sessions.get(msg.sid);
+      if (s) release(msg.sid, s);
       post({ sid: msg.sid, ev: "error", message: (err as Error).message });
     });
+  if (msg.op === "drop") dropped.add(msg.sid);
   const next = (chains.get(msg.sid) ?? Promise.resolve()).then(run);
   chains.set(msg.sid, next);
-  if (msg.op === "end" || msg.op === "drop") void next.finally(() => chains.get(msg.sid) === next && chains.delete(msg.sid));
+  if (msg.op === "end" || msg.op === "drop")
+    void next.finally(() => {
+      if (msg.op === "drop") dropped.delete(msg.sid);
+      if (chains.get(msg.sid) === next) chains.delete(msg.sid);
+    });
 });

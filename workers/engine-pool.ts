@@ -31,12 +31,12 @@ export class EnginePool {
     };
   }
 
-  /** The engine's voice list, asked of the least-loaded worker. */
-  voices(engine: EngineName): Promise<unknown[]> {
+  /** The engine's voices and every name it takes for one, asked of the least-loaded worker. */
+  voices(engine: EngineName): Promise<{ voices: unknown[]; names: string[] }> {
     return new Promise((resolve, reject) => {
       const lane = this.pool.open((msg) => {
         lane.close();
-        if (msg.ev === "voices") resolve(msg.voices);
+        if (msg.ev === "voices") resolve({ voices: msg.voices, names: msg.names });
         else reject(new Error(msg.ev === "error" ? msg.message : `unexpected ${msg.ev}`));
       });
       lane.post({ op: "voices", sid: lane.sid, engine });

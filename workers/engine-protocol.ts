@@ -1,5 +1,5 @@
 // Messages between the engine pool (main thread) and an engine worker. Audio crosses as a
-// transferred ArrayBuffer, never copied.
+// transferred ArrayBuffer holding exactly its bytes (`exactBuffer`).
 
 export type EngineName = "flite" | "svox-pico" | "espeak-ng";
 export type EngineFormat = "pcm" | "mp3";
@@ -16,10 +16,12 @@ export type FromWorker =
   | { sid: number; ev: "audio"; buf: ArrayBuffer }
   | { sid: number; ev: "said" }
   | { sid: number; ev: "ended" }
-  | { sid: number; ev: "voices"; voices: unknown[] }
+  | { sid: number; ev: "voices"; voices: unknown[]; names: string[] }
   | { sid: number; ev: "error"; message: string; unknownVoice?: boolean };
 
 export interface EngineWorkerOptions {
   picoVoicesDir: string;
   picoVoicesUrl: string;
+  /** The Pico voices offered (start-up found their files present or fetchable); unset: all. */
+  picoVoices?: string[];
 }

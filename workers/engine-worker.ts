@@ -2,6 +2,7 @@
 // is served in order: one `say` (an utterance) at a time, audio handed back as it is produced.
 
 import { parentPort, workerData } from "node:worker_threads";
+import { exactBuffer } from "../src/audio/bytes.ts";
 import { Mp3StreamEncoder } from "../src/audio/mp3.ts";
 import { createEspeakEngine } from "../src/providers/local-espeak/engine.ts";
 import { UnknownVoiceError, type LocalEngine } from "../src/providers/local-engine-types.ts";
@@ -15,7 +16,7 @@ const CHUNK_BYTES = 2048;
 
 const loaders: Record<EngineName, () => Promise<LocalEngine>> = {
   flite: createFliteEngine,
-  "svox-pico": () => createPicoEngine({ voicesDir: options.picoVoicesDir, voicesUrl: options.picoVoicesUrl }),
+  "svox-pico": () => createPicoEngine({ voicesDir: options.picoVoicesDir, voicesUrl: options.picoVoicesUrl, offered: options.picoVoices }),
   "espeak-ng": createEspeakEngine,
 };
 const engines = new Map<EngineName, Promise<LocalEngine>>();
@@ -38,8 +39,8 @@ const post = (msg: FromWorker, transfer: ArrayBuffer[] = []) => parentPort!.post
 
 function sendAudio(sid: number, bytes: Uint8Array) {
   if (bytes.length === 0) return;
-  const buf = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
-  post({ sid, ev: "audio", buf: buf as ArrayBuffer }, [buf as ArrayBuffer]);
+  const buf = exactBuffer(bytes);
+  post({ sid, ev: "audio", buf }, [buf]);
 }
 
 function say(sid: number, s: Session, text: string) {
@@ -85,8 +86,10 @@ async function handle(msg: ToWorker) {
       case "drop":
         sessions.delete(sid);
         return;
-      case "voices":
-        return post({ sid, ev: "voices", voices: (await engine(msg.engine)).voices() });
+      case "voices": {
+        const e = await engine(msg.engine);
+        return post({ sid, ev: "voices", voices: e.voices(), names: e.voiceNames() });
+      }
     }
   } catch (err) {
     sessions.delete(sid);

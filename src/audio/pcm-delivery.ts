@@ -1,4 +1,5 @@
 import { alaw, mulaw } from "alawmulaw";
+import { samplesOf } from "./bytes.ts";
 import { PcmResampler } from "./resampler.ts";
 import { SampleCarry } from "./sample-carry.ts";
 
@@ -32,8 +33,7 @@ export class PcmDelivery {
   async process(chunk: Uint8Array): Promise<Uint8Array> {
     const pcm = this.resampler ? (await this.resampler).process(chunk) : this.carry.wholeSamples(chunk);
     if (!this.companding || !pcm.byteLength) return pcm;
-    const samples = pcm.byteOffset % 2 === 0 ? new Int16Array(pcm.buffer, pcm.byteOffset, pcm.byteLength >> 1) : new Int16Array(pcm.slice().buffer);
-    return (this.companding === "ulaw" ? mulaw : alaw).encode(samples);
+    return (this.companding === "ulaw" ? mulaw : alaw).encode(samplesOf(pcm));
   }
 
   release(): void {

@@ -1,7 +1,7 @@
 import { fourcc, view } from "./duration/bits.ts";
 import { indeterminate } from "./duration/indeterminate.ts";
 
-/** The PCM payload of a RIFF/WAVE file (its `data` chunk), without copying. */
+/** The PCM payload of a RIFF/WAVE file (its `data` chunk), without copying: a view, whose `.buffer` is the whole file (see bytes.ts). */
 export function pcmOfWav(wav: Uint8Array): Uint8Array {
   const view = new DataView(wav.buffer, wav.byteOffset, wav.byteLength);
   const tag = (at: number) => String.fromCharCode(wav[at], wav[at + 1], wav[at + 2], wav[at + 3]);

@@ -7,13 +7,10 @@ import { DEEPGRAM, DEEPGRAM_MODELS } from "./data/deepgram.ts";
 import { ELEVENLABS, ELEVENLABS_MODELS } from "./data/elevenlabs.ts";
 import { ESPEAK_NG, FLITE, LOCAL_MODELS, POCKETSPHINX, SVOX_PICO } from "./data/local.ts";
 import { OPENAI, OPENAI_MODELS } from "./data/openai.ts";
+import { PICO_VOICES } from "../providers/local-pico/voices.ts";
 
 export const ALL_MODELS = [...LOCAL_MODELS, ...ELEVENLABS_MODELS, ...OPENAI_MODELS, ...DEEPGRAM_MODELS, ...CARTESIA_MODELS, ...ASSEMBLYAI_MODELS];
 
-/**
- * What this deployment can actually serve: local engines always (eSpeak NG only when opted in,
- * PocketSphinx only when installed), a cloud provider only when its key or base URL is configured.
- */
 /** An operator's OpenAI-compatible server, as catalogue data built from its configuration. */
 function openaiCompatible(config: Config): CatalogueData {
   const c = config.openaiCompatible;
@@ -56,7 +53,27 @@ function openaiCompatible(config: Config): CatalogueData {
   return { providers: [provider], models };
 }
 
-export function servedCatalogue(config: Config, localStt = false): CatalogueData {
+/** What start-up found the embedded engines can do on this machine. */
+export interface LocalAvailability {
+  /** PocketSphinx and its model are installed. */
+  stt: boolean;
+  /** Pico voices whose files are present or fetchable. */
+  picoVoices: readonly string[];
+}
+
+/** Pico with its default voice among those offered, or nothing when none is. */
+function svoxPico(voices: readonly string[]): ProviderSpec[] {
+  if (voices.length === 0) return [];
+  const tts = SVOX_PICO.defaults.tts!;
+  return [{ ...SVOX_PICO, defaults: { tts: { ...tts, voice: voices.includes(tts.voice!) ? tts.voice : voices[0] } } }];
+}
+
+/**
+ * What this deployment can actually serve: Flite always, Pico with the voices it can load, eSpeak
+ * NG only when opted in, PocketSphinx only when installed, a cloud provider only when its key or
+ * base URL is configured.
+ */
+export function servedCatalogue(config: Config, local: LocalAvailability = { stt: false, picoVoices: PICO_VOICES.map((v) => v.id) }): CatalogueData {
   const cloud = (spec: typeof ELEVENLABS, creds: { apiKey?: string; baseUrl?: string }) =>
     creds.apiKey || creds.baseUrl ? [spec] : [];
   const p = config.providers;
@@ -64,9 +81,9 @@ export function servedCatalogue(config: Config, localStt = false): CatalogueData
   return {
     providers: [
       FLITE,
-      SVOX_PICO,
+      ...svoxPico(local.picoVoices),
       ...(config.espeakEnabled ? [ESPEAK_NG] : []),
-      ...(localStt ? [POCKETSPHINX] : []),
+      ...(local.stt ? [POCKETSPHINX] : []),
       ...cloud(ELEVENLABS, p.elevenlabs),
       ...cloud(OPENAI, p.openai),
       ...cloud(DEEPGRAM, p.deepgram),

@@ -59,7 +59,7 @@ export const grants = pgTable(
   (t) => [index("grants_tenant_idx").on(t.tenantId)],
 );
 
-/** Credits reserved for a request in flight, per source; released or turned into debits at settle. */
+/** Credits reserved for a request in flight, per source; released or turned into debits at settle (or at recovery, after a crash). */
 export const holds = pgTable(
   "holds",
   {
@@ -69,8 +69,10 @@ export const holds = pgTable(
     allocations: text("allocations").notNull(),
     totalCredits: integer("total_credits").notNull(),
     createdAt: ms("created_at").notNull(),
-    /** Refreshed while the request runs; an expired hold is released by the sweeper. */
+    /** Refreshed while the request runs; a lapsed hold is settled from its checkpoint by the hold keeper. */
     expiresAt: ms("expires_at").notNull(),
+    /** JSON (ledger/checkpoint.ts): payer, binding and exact rate, and the usage delivered so far. */
+    checkpoint: text("checkpoint"),
   },
   (t) => [index("holds_expiry_idx").on(t.expiresAt)],
 );

@@ -2,6 +2,10 @@ import { and, desc, eq, gte, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../db/open.ts";
 import { usdOfCredits } from "./amounts.ts";
 
+/** `interrupted`: the server died mid-request; settled later from the request's last checkpoint. */
+export const ACTIVITY_STATUSES = ["completed", "failed", "interrupted"] as const;
+export type ActivityStatus = (typeof ACTIVITY_STATUSES)[number];
+
 export interface ActivityQuery {
   tenantId: string;
   start: Date;
@@ -9,7 +13,7 @@ export interface ActivityQuery {
   provider?: string;
   model?: string;
   capability?: "tts" | "stt";
-  status?: "completed" | "failed";
+  status?: ActivityStatus;
   limit: number;
   after?: { t: number; id: string };
 }
@@ -63,7 +67,8 @@ export async function dailyUsage(database: Database, tenantId: string, start: Da
       keyId: a.keyId,
       prefix: k.prefix,
       requests: sql<number>`count(*)`,
-      failed: sql<number>`sum(case when ${a.status} = 'failed' then 1 else 0 end)`,
+      // Every request that did not complete: failed, or interrupted by a crash of the server.
+      failed: sql<number>`sum(case when ${a.status} <> 'completed' then 1 else 0 end)`,
       characters: sql<number>`sum(case when ${a.usageUnit} = 'characters' then ${a.usageAmount} else 0 end)`,
       seconds: sql<number>`sum(case when ${a.usageUnit} = 'seconds' then ${a.usageAmount} else 0 end)`,
       credits: sql<number>`sum(${a.credits})`,

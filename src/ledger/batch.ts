@@ -2,12 +2,13 @@ import { add, rational } from "../catalogue/price.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { Database } from "../db/open.ts";
 import { asDate, asDateOrNull, asNumber, type SqlTx } from "../db/sql.ts";
-import { allocate, eligibleGrants, mergeAllocations, PAID, planDebits, total, type Allocation, type GrantRow } from "./sources.ts";
+import { recoveredSettle } from "./checkpoint.ts";
+import { allocate, eligibleGrants, mergeAllocations, PAID, planDebits, total, type Allocation, type BillingTarget, type GrantRow } from "./sources.ts";
 
-// Holds and settles, many requests per transaction. A batch locks the balance rows of every
-// tenant it touches, in tenant-id order (so batches of other instances cannot deadlock with it),
-// reads their grants and which of its settles are already recorded, applies its requests one by
-// one in memory, in the order they arrived, and writes the outcome (absolute balances and grants,
+// Holds, settles and recoveries, many requests per transaction. A batch locks the balance rows of
+// every tenant it touches, in tenant-id order (so batches of other instances cannot deadlock with
+// it), reads their grants and which of its requests are already recorded, applies its requests one
+// by one in memory, in the order they arrived, and writes the outcome (absolute balances and grants,
 // multi-row inserts) together with the COMMIT. Two round trips per batch, however large; every
 // request's promise settles only after the COMMIT.
 
@@ -25,8 +26,9 @@ export interface SettleInput {
   tenantId: string;
   keyId?: string;
   surface: string;
-  binding: Binding;
-  status: "completed" | "failed";
+  binding: BillingTarget;
+  /** `interrupted`: recovered from the hold's checkpoint after its process died. */
+  status: "completed" | "failed" | "interrupted";
   usageUnit: "characters" | "seconds";
   units: number;
   /** Exact credits the usage costs. */
@@ -51,7 +53,22 @@ export interface ReserveInput {
   minimum: number;
   /** Credits it would like to hold ahead, at most 1/AHEAD_SHARE of what else is free. */
   ahead: number;
+  /** The request's checkpoint (JSON), stored when this reserve creates the hold. */
+  checkpoint: string;
 }
+
+export interface RecoverInput {
+  holdId: string;
+  tenantId: string;
+  /** Recover only if the hold still expired before this: a refresh since then means it is alive. */
+  lapsedBefore: Date;
+}
+
+/**
+ * `recovered`: settled from its checkpoint; `released`: released unbilled (already recorded, or
+ * no checkpoint to bill from); `skipped`: gone or refreshed meanwhile (another process got it).
+ */
+export type Recovery = "recovered" | "released" | "skipped";
 
 /** A request's look-ahead hold takes at most this fraction (1/n) of the credits left free. */
 const AHEAD_SHARE = 8;
@@ -60,7 +77,8 @@ const RETRYABLE = new Set(["40P01", "40001"]); // PostgreSQL deadlock / serializ
 
 type Job =
   | { kind: "reserve"; input: ReserveInput; resolve: (v: Allocation[]) => void; reject: (e: unknown) => void }
-  | { kind: "settle"; input: SettleInput; resolve: (v: ActivityRow) => void; reject: (e: unknown) => void };
+  | { kind: "settle"; input: SettleInput; resolve: (v: ActivityRow) => void; reject: (e: unknown) => void }
+  | { kind: "recover"; input: RecoverInput; resolve: (v: Recovery) => void; reject: (e: unknown) => void };
 
 export const BALANCE_COLUMNS = "paid_credits, paid_held, carry_num, carry_den, updated_at";
 export const GRANT_COLUMNS = "id, name, remaining_credits, held_credits, targets, expires_at, created_at";
@@ -114,6 +132,10 @@ export class LedgerBatcher {
     return new Promise((resolve, reject) => this.enqueue({ kind: "settle", input, resolve, reject }));
   }
 
+  recover(input: RecoverInput): Promise<Recovery> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: "recover", input, resolve, reject }));
+  }
+
   private enqueue(job: Job): void {
     this.queue.push(job);
     this.pump();
@@ -148,23 +170,29 @@ export class LedgerBatcher {
     const now = this.now();
     const tenantOf = (job: Job) => job.input.tenantId;
     const tenants = [...new Set(batch.map(tenantOf))].sort();
-    const settleIds = batch.flatMap((j) => (j.kind === "settle" ? [j.input.id] : []));
+    const recordIds = batch.flatMap((j) => (j.kind === "settle" ? [j.input.id] : j.kind === "recover" ? [j.input.holdId] : []));
     const holdIds = batch.map((j) => (j.kind === "settle" ? j.input.id : j.input.holdId));
+    const recoverIds = batch.flatMap((j) => (j.kind === "recover" ? [j.input.holdId] : []));
     const forUpdate = this.database.dialect === "postgres" ? " FOR UPDATE" : "";
 
     // Round trip 1: balance rows exist and are locked (in order), grants read, earlier settles seen,
     // and what each request holds read from its hold row: the database, never the caller's copy,
-    // says what is held (a hold the sweeper released holds nothing any more).
-    const [, locked, grantRows, done, holdRows] = await Promise.all([
+    // says what is held (a hold already recovered holds nothing any more). Read under the locks,
+    // a lapsed hold's expiry and checkpoint decide its recovery once, whichever process asks.
+    const [, locked, grantRows, done, holdRows, lapsedRows] = await Promise.all([
       tx.query(
         `INSERT INTO balances (tenant_id, paid_credits, paid_held, carry_num, carry_den, updated_at) VALUES ${tenants.map(() => "(?, 0, 0, 0, 1, ?)").join(", ")} ON CONFLICT (tenant_id) DO NOTHING`,
         tenants.flatMap((t) => [t, now]),
       ),
       tx.query(`SELECT tenant_id, ${BALANCE_COLUMNS} FROM balances WHERE tenant_id IN (${marks(tenants.length)}) ORDER BY tenant_id${forUpdate}`, tenants),
       tx.query(`SELECT tenant_id, ${GRANT_COLUMNS} FROM grants WHERE tenant_id IN (${marks(tenants.length)}) AND remaining_credits > 0`, tenants),
-      settleIds.length ? tx.query<{ id: string; credits: unknown; status: string }>(`SELECT id, credits, status FROM activity WHERE id IN (${marks(settleIds.length)})`, settleIds) : [],
+      recordIds.length ? tx.query<{ id: string; credits: unknown; status: string }>(`SELECT id, credits, status FROM activity WHERE id IN (${marks(recordIds.length)})`, recordIds) : [],
       tx.query<{ id: string; allocations: string }>(`SELECT id, allocations FROM holds WHERE id IN (${marks(holdIds.length)})`, holdIds),
+      recoverIds.length
+        ? tx.query<{ id: string; expires_at: unknown; checkpoint: string | null }>(`SELECT id, expires_at, checkpoint FROM holds WHERE id IN (${marks(recoverIds.length)})`, recoverIds)
+        : [],
     ]);
+    const lapsed = new Map(lapsedRows.map((r) => [r.id, { expiresAt: asDate(r.expires_at), checkpoint: r.checkpoint }]));
     const heldBy = new Map(holdRows.map((r) => [r.id, JSON.parse(r.allocations) as Allocation[]]));
 
     const state = new Map<string, TenantState>();
@@ -172,43 +200,17 @@ export class LedgerBatcher {
     for (const r of grantRows) state.get(String(r.tenant_id))!.grants.push(grantOf(r));
     const settled = new Map(done.map((r) => [r.id, { id: r.id, credits: asNumber(r.credits), status: r.status }]));
     const dirtyGrants = new Set<GrantRow>();
-    const holdUpserts = new Map<string, { tenantId: string; allocations: Allocation[] }>();
+    const holdUpserts = new Map<string, { tenantId: string; allocations: Allocation[]; checkpoint: string }>();
     const holdDeletes: string[] = [];
     const activity: unknown[][] = [];
     const entries: unknown[][] = [];
 
-    const results = batch.map((job) => {
-      const s = state.get(tenantOf(job))!;
-      if (job.kind === "reserve") {
-        const { binding, minimum, ahead, holdId } = job.input;
-        const held = heldBy.get(holdId) ?? [];
-        const grants = eligibleGrants(s.grants, binding, now);
-        const sources = [...grants.map((g) => ({ id: g.id, available: g.remainingCredits - g.heldCredits })), { id: PAID, available: s.bal.paidCredits - s.bal.paidHeld }];
-        const available = sources.reduce((n, x) => n + Math.max(0, x.available), 0);
-        if (available < minimum || available === 0) return [];
-        const added = allocate(sources, minimum + Math.min(ahead, Math.floor((available - minimum) / AHEAD_SHARE)));
-        for (const a of added) {
-          if (a.source === PAID) s.bal.paidHeld += a.credits;
-          else this.touch(s, a.source, dirtyGrants)!.heldCredits += a.credits;
-        }
-        s.dirty = true;
-        const merged = mergeAllocations(held, added);
-        heldBy.set(holdId, merged);
-        holdUpserts.set(holdId, { tenantId: job.input.tenantId, allocations: merged });
-        return added;
-      }
-
-      const input = job.input;
-      const seen = settled.get(input.id);
-      if (seen) return seen;
-      const held = heldBy.get(input.id) ?? [];
-      heldBy.delete(input.id);
-      holdUpserts.delete(input.id);
-      // carry + cost = debit + carry', with debit whole and 0 <= carry' < 1
-      const exact = add(rational(BigInt(s.bal.carryNum), BigInt(s.bal.carryDen)), input.cost);
-      const debit = Number(exact.num / exact.den);
-      const carry = rational(exact.num % exact.den, exact.den);
-      const debits = planDebits(debit, held, s.grants, s.bal, input.binding, now);
+    /** Gives back what the request holds, and drops its hold row. */
+    const release = (s: TenantState, id: string) => {
+      const held = heldBy.get(id);
+      if (!held) return;
+      heldBy.delete(id);
+      holdUpserts.delete(id);
       for (const h of held) {
         if (h.source === PAID) s.bal.paidHeld -= h.credits;
         else {
@@ -216,6 +218,22 @@ export class LedgerBatcher {
           if (g) g.heldCredits -= h.credits;
         }
       }
+      s.dirty = true;
+      holdDeletes.push(id);
+    };
+
+    const settle = (s: TenantState, input: SettleInput): ActivityRow => {
+      const seen = settled.get(input.id);
+      if (seen) {
+        release(s, input.id); // a hold taken again after the record was written (a late reserve)
+        return seen;
+      }
+      // carry + cost = debit + carry', with debit whole and 0 <= carry' < 1
+      const exact = add(rational(BigInt(s.bal.carryNum), BigInt(s.bal.carryDen)), input.cost);
+      const debit = Number(exact.num / exact.den);
+      const carry = rational(exact.num % exact.den, exact.den);
+      const debits = planDebits(debit, heldBy.get(input.id) ?? [], s.grants, s.bal, input.binding, now);
+      release(s, input.id);
       for (const d of debits) {
         if (d.source === PAID) s.bal.paidCredits -= d.credits;
         else this.touch(s, d.source, dirtyGrants)!.remainingCredits -= d.credits;
@@ -224,7 +242,6 @@ export class LedgerBatcher {
       s.bal.carryNum = Number(carry.num);
       s.bal.carryDen = Number(carry.den);
       s.dirty = true;
-      holdDeletes.push(input.id);
       activity.push([
         input.id,
         input.tenantId,
@@ -245,6 +262,40 @@ export class LedgerBatcher {
       const row = { id: input.id, credits: debit, status: input.status };
       settled.set(input.id, row);
       return row;
+    };
+
+    const results = batch.map((job) => {
+      const s = state.get(tenantOf(job))!;
+      if (job.kind === "reserve") {
+        const { binding, minimum, ahead, holdId } = job.input;
+        const held = heldBy.get(holdId) ?? [];
+        const grants = eligibleGrants(s.grants, binding, now);
+        const sources = [...grants.map((g) => ({ id: g.id, available: g.remainingCredits - g.heldCredits })), { id: PAID, available: s.bal.paidCredits - s.bal.paidHeld }];
+        const available = sources.reduce((n, x) => n + Math.max(0, x.available), 0);
+        if (available < minimum || available === 0) return [];
+        const added = allocate(sources, minimum + Math.min(ahead, Math.floor((available - minimum) / AHEAD_SHARE)));
+        for (const a of added) {
+          if (a.source === PAID) s.bal.paidHeld += a.credits;
+          else this.touch(s, a.source, dirtyGrants)!.heldCredits += a.credits;
+        }
+        s.dirty = true;
+        const merged = mergeAllocations(held, added);
+        heldBy.set(holdId, merged);
+        holdUpserts.set(holdId, { tenantId: job.input.tenantId, allocations: merged, checkpoint: job.input.checkpoint });
+        return added;
+      }
+      if (job.kind === "recover") {
+        const { holdId, tenantId, lapsedBefore } = job.input;
+        const hold = lapsed.get(holdId);
+        if (!hold || !heldBy.has(holdId) || hold.expiresAt.getTime() >= lapsedBefore.getTime()) return "skipped";
+        if (settled.has(holdId) || !hold.checkpoint) {
+          release(s, holdId);
+          return "released";
+        }
+        settle(s, recoveredSettle(holdId, tenantId, hold.checkpoint));
+        return "recovered";
+      }
+      return settle(s, job.input);
     });
 
     // Round trip 2, with the COMMIT: the outcome.
@@ -263,12 +314,14 @@ export class LedgerBatcher {
     if (holdUpserts.size) {
       const expiresAt = new Date(now.getTime() + this.holdTtlMs);
       tx.later(
-        `INSERT INTO holds (id, tenant_id, allocations, total_credits, created_at, expires_at) VALUES ${rows(holdUpserts.size, 6)} ` +
+        // The checkpoint is written with a new hold only: later ones come from the hold keeper.
+        `INSERT INTO holds (id, tenant_id, allocations, total_credits, created_at, expires_at, checkpoint) VALUES ${rows(holdUpserts.size, 7)} ` +
           "ON CONFLICT (id) DO UPDATE SET allocations = excluded.allocations, total_credits = excluded.total_credits, expires_at = excluded.expires_at",
-        [...holdUpserts].flatMap(([id, h]) => [id, h.tenantId, JSON.stringify(h.allocations), total(h.allocations), now, expiresAt]),
+        // In id order, as every writer of hold rows locks them.
+        [...holdUpserts].sort(([a], [b]) => (a < b ? -1 : 1)).flatMap(([id, h]) => [id, h.tenantId, JSON.stringify(h.allocations), total(h.allocations), now, expiresAt, h.checkpoint]),
       );
     }
-    if (holdDeletes.length) tx.later(`DELETE FROM holds WHERE id IN (${marks(holdDeletes.length)})`, holdDeletes);
+    if (holdDeletes.length) tx.later(`DELETE FROM holds WHERE id IN (${marks(holdDeletes.length)})`, holdDeletes.sort());
     if (activity.length) {
       tx.later(
         "INSERT INTO activity (id, tenant_id, key_id, surface, started_at, finished_at, latency_ms, provider, model, capability, status, usage_unit, usage_amount, credits, attempts) " +

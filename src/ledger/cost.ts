@@ -1,6 +1,6 @@
 import { parseDecimal, rational, type Rational } from "../catalogue/price.ts";
 import { creditsPerBaseUnit } from "../catalogue/pricing.ts";
-import type { Binding } from "../catalogue/types.ts";
+import type { Binding, Capability } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
 
 // What a request costs, exactly, in credits (1 credit = 0.000001 USD): the binding's rate per
@@ -35,6 +35,6 @@ export function ceilCredits(r: Rational): number {
   return Number((r.num + r.den - 1n) / r.den);
 }
 
-export function usageUnit(binding: Binding): "characters" | "seconds" {
-  return binding.capability === "tts" ? "characters" : "seconds";
+export function usageUnit(target: { capability: Capability }): "characters" | "seconds" {
+  return target.capability === "tts" ? "characters" : "seconds";
 }

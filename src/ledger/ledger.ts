@@ -2,6 +2,8 @@ import type { Binding } from "../catalogue/types.ts";
 import type { Database } from "../db/open.ts";
 import type { SqlQuery, SqlTx } from "../db/sql.ts";
 import { BALANCE_COLUMNS, balanceOf, GRANT_COLUMNS, grantOf, LedgerBatcher, type ActivityRow, type BalanceRow, type SettleInput } from "./batch.ts";
+import type { Checkpoint } from "./checkpoint.ts";
+import { HoldKeeper } from "./hold-keeper.ts";
 import { eligibleGrants, grantActive, PAID, type Allocation, type GrantRow, type GrantTarget } from "./sources.ts";
 
 export type { ActivityRow, SettleInput } from "./batch.ts";
@@ -9,8 +11,9 @@ export type { ActivityRow, SettleInput } from "./batch.ts";
 // The credit ledger. Every change to money happens in a transaction that first locks the
 // tenant's balance row, so concurrent requests of one tenant, in one process or several, see
 // each other's holds and debits: no double spend. Different tenants never wait on each other.
-// Holds and settles, the per-request path, are batched (batch.ts); grants, top-ups and hold
-// expiry are rare and run one by one here.
+// Holds and settles, the per-request path, are batched (batch.ts); grants and top-ups are rare
+// and run one by one here. The holds of this process are kept alive, and those of dead processes
+// settled from their checkpoints, by the hold keeper (hold-keeper.ts).
 
 export interface CreditInput {
   credits: number;
@@ -26,13 +29,15 @@ const newId = () => crypto.randomUUID();
 
 export class Ledger {
   private readonly batcher: LedgerBatcher;
+  readonly holds: HoldKeeper;
 
   constructor(
     private readonly database: Database,
-    readonly holdTtlMs = 10 * 60_000,
+    holdTtlMs = 60_000,
     private readonly now: () => Date = () => new Date(),
   ) {
     this.batcher = new LedgerBatcher(database, holdTtlMs, now);
+    this.holds = new HoldKeeper(database, this.batcher, holdTtlMs, now);
   }
 
   /** Locks (and if need be creates) the tenant's balance row for the rest of the transaction. */
@@ -65,14 +70,10 @@ export class Ledger {
    * Adds to the request's hold: `minimum` credits (or nothing, when fewer are free) plus up to
    * `ahead` more for use still to come, at most an eighth of what else is free, so one request
    * never starves the tenant's other requests on a small balance. Returns what this call added.
+   * A new hold is stored with `checkpoint`, what a recovery would settle it from.
    */
-  reserve(holdId: string, tenantId: string, binding: Binding, minimum: number, ahead: number): Promise<Allocation[]> {
-    return this.batcher.reserve({ holdId, tenantId, binding, minimum, ahead });
-  }
-
-  /** Keeps a long-running request's hold from being swept. */
-  async refresh(holdId: string): Promise<void> {
-    await this.database.sql.transaction((tx) => tx.query("UPDATE holds SET expires_at = ? WHERE id = ?", [new Date(this.now().getTime() + this.holdTtlMs), holdId]));
+  reserve(holdId: string, tenantId: string, binding: Binding, minimum: number, ahead: number, checkpoint: Checkpoint): Promise<Allocation[]> {
+    return this.batcher.reserve({ holdId, tenantId, binding, minimum, ahead, checkpoint: JSON.stringify(checkpoint) });
   }
 
   /**
@@ -81,30 +82,6 @@ export class Ledger {
    */
   settle(input: SettleInput): Promise<ActivityRow> {
     return this.batcher.settle(input);
-  }
-
-  private adjustHeld(tx: SqlTx, tenantId: string, allocations: Allocation[], sign: 1 | -1): void {
-    for (const a of allocations) {
-      if (a.source === PAID) tx.later("UPDATE balances SET paid_held = paid_held + ? WHERE tenant_id = ?", [sign * a.credits, tenantId]);
-      else tx.later("UPDATE grants SET held_credits = held_credits + ? WHERE id = ?", [sign * a.credits, a.source]);
-    }
-  }
-
-  /** Releases holds whose requests stopped refreshing them (a crashed process); returns how many. */
-  async releaseExpiredHolds(): Promise<number> {
-    const now = this.now();
-    const expired = await this.database.sql.query<{ id: string; tenant_id: string }>("SELECT id, tenant_id FROM holds WHERE expires_at < ? ORDER BY expires_at LIMIT 500", [now]);
-    let released = 0;
-    for (const { id, tenant_id } of expired) {
-      released += await this.database.sql.transaction(async (tx) => {
-        await this.lockBalance(tx, tenant_id);
-        const [hold] = await tx.query<{ allocations: string }>("DELETE FROM holds WHERE id = ? AND expires_at < ? RETURNING allocations", [id, now]);
-        if (!hold) return 0;
-        this.adjustHeld(tx, tenant_id, JSON.parse(hold.allocations) as Allocation[], -1);
-        return 1;
-      });
-    }
-    return released;
   }
 
   /** Adds credits (a grant or paid credits) with its transaction record; once per `externalId`. */

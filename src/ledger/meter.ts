@@ -1,6 +1,7 @@
 import type { Binding, Capability } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { newCheckpoint, retarget, type Checkpoint } from "./checkpoint.ts";
 import { ceilCredits, costOf, rateOf, usageUnit } from "./cost.ts";
 import type { Ledger } from "./ledger.ts";
 import { total, type Allocation } from "./sources.ts";
@@ -9,7 +10,8 @@ import { total, type Allocation } from "./sources.ts";
 // uses to bill a request:
 //   admit()  — before any upstream work: drop unpriced bindings (422 when none is left) and those
 //              the tenant cannot pay for (402 when none is left). Read-only.
-//   start()  — a MeteredRequest that reserves credits ahead of use, in blocks, and settles once.
+//   start()  — a MeteredRequest that reserves credits ahead of use, in blocks, notes the usage it
+//              delivered (the checkpoint a crash is billed from), and settles once.
 // Holds are taken before a provider is given work, so a balance never pays for more than it has:
 // it can dip below zero only by the sub-credit carry (< 1 credit) or, after a fallback to a
 // dearer provider, by that one request's difference.
@@ -72,11 +74,13 @@ export class MeteredRequest {
   private held = 0;
   private extending: Promise<boolean> | undefined;
   private settled = false;
-  private keepAlive: Timer | undefined;
+  /** What the hold row says about the request; made with the first reserve. */
+  private checkpoint: Checkpoint | undefined;
+  private readonly startedAt = Date.now();
 
   constructor(
     readonly id: string,
-    private readonly payer: Payer,
+    readonly payer: Payer,
     private readonly surface: string,
     private readonly ledger: Ledger,
     private readonly log: Logger,
@@ -108,7 +112,7 @@ export class MeteredRequest {
     if (this.extending || this.held || this.settled) return;
     const minimum = this.needed(binding, this.options.firstUnits[binding.capability]);
     const tenant = this.payer.tenantId;
-    const run = async () => (await this.ledger.spendable(tenant, binding)) >= RICH_ACCOUNT * minimum && this.take(await this.ledger.reserve(this.id, tenant, binding, minimum, 0), minimum);
+    const run = async () => (await this.ledger.spendable(tenant, binding)) >= RICH_ACCOUNT * minimum && this.take(await this.ledger.reserve(this.id, tenant, binding, minimum, 0, this.checkpointOn(binding)), minimum);
     const prefetching = run().catch((err) => {
       this.log.warn({ err, request: this.id }, "reserving ahead of the first use failed");
       return false;
@@ -135,7 +139,7 @@ export class MeteredRequest {
     // A request that comes back for more is a long session, and from then on reserves a block
     // ahead so its next frames need no round trip.
     const ahead = blockAhead ? this.needed(binding, units + this.options.blockUnits[binding.capability]) - this.held - minimum : 0;
-    this.extending = this.ledger.reserve(this.id, this.payer.tenantId, binding, minimum, ahead).then((added) => this.take(added, minimum));
+    this.extending = this.ledger.reserve(this.id, this.payer.tenantId, binding, minimum, ahead, this.checkpointOn(binding)).then((added) => this.take(added, minimum));
     try {
       return await this.extending;
     } finally {
@@ -143,20 +147,31 @@ export class MeteredRequest {
     }
   }
 
+  private checkpointOn(binding: Binding): Checkpoint {
+    return (this.checkpoint ??= newCheckpoint(this.surface, this.payer.keyId, this.startedAt, binding));
+  }
+
   /** Counts what a reserve added to the hold; true when it is at least `minimum`. */
   private take(added: Allocation[], minimum: number): boolean {
     const got = total(added);
     this.held += got;
-    if (got && !this.keepAlive && !this.settled) this.keepHoldAlive();
+    // From here on the hold exists: the hold keeper keeps it alive and its checkpoint current.
+    if (got && !this.settled) this.ledger.holds.track(this.id, this.checkpoint!);
     return got >= minimum;
   }
 
-  /** A long request refreshes its hold well before it could lapse. */
-  private keepHoldAlive(): void {
-    this.keepAlive = setInterval(() => {
-      this.ledger.refresh(this.id).catch((err) => this.log.warn({ err, request: this.id }, "refreshing a credit hold failed"));
-    }, this.ledger.holdTtlMs / 3);
-    this.keepAlive.unref();
+  /**
+   * The usage delivered so far on `binding`, in total (characters whose audio went out, seconds of
+   * audio received). Synchronous and cheap: written to the hold soon after, so that a server that
+   * dies before `settle` is billed this much when its hold is recovered. Only covered usage counts.
+   */
+  delivered(binding: Binding, units: number): void {
+    const cp = this.checkpoint;
+    if (!cp || this.settled || (cp.units === units && cp.binding === binding.id && cp.provider === binding.provider.id)) return;
+    retarget(cp, binding);
+    cp.units = units;
+    cp.at = Date.now();
+    this.ledger.holds.note(this.id);
   }
 
   /** The client left before the request was served: it is recorded, unbilled, and its hold released. */
@@ -173,7 +188,6 @@ export class MeteredRequest {
     this.settled = true;
     // Reserves still under way must land first: their credits are released by this settle.
     while (this.extending) await this.extending.catch(() => {});
-    clearInterval(this.keepAlive);
     const input = {
       id: this.id,
       tenantId: this.payer.tenantId,
@@ -191,11 +205,20 @@ export class MeteredRequest {
     };
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.ledger.settle(input);
+        const row = await this.ledger.settle(input);
+        this.ledger.holds.forget(this.id);
+        return row;
       } catch (err) {
         if (attempt >= SETTLE_TRIES) {
-          // The hold stays until it expires; the record below is what an operator needs to bill it.
-          this.log.error({ err, usage: { ...input, cost: undefined, binding: `${input.binding.provider.id}/${input.binding.id}` } }, "usage could not be recorded");
+          // The usage goes into the hold's checkpoint, and the hold is left to lapse: it is then
+          // settled from it (as `interrupted`) once the database takes writes again.
+          if (this.checkpoint) {
+            retarget(this.checkpoint, outcome.binding);
+            Object.assign(this.checkpoint, { units: outcome.units, at: Date.now() });
+            this.ledger.holds.track(this.id, this.checkpoint);
+            this.ledger.holds.abandon(this.id);
+          }
+          this.log.error({ err, usage: { ...input, cost: undefined, binding: `${input.binding.provider.id}/${input.binding.id}` } }, "usage could not be recorded now; it is kept as the hold's checkpoint");
           throw err;
         }
         await Bun.sleep(50 * 2 ** attempt);

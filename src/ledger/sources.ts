@@ -5,6 +5,9 @@ import type { Binding } from "../catalogue/types.ts";
 
 export const PAID = "paid";
 
+/** What a debit is for: a catalogue binding, or one recorded with a hold (crash recovery has no live binding). */
+export type BillingTarget = Pick<Binding, "id" | "canonical" | "capability"> & { provider: Pick<Binding["provider"], "id"> };
+
 export interface GrantTarget {
   provider: string;
   model: string;
@@ -25,7 +28,7 @@ export function parseTargets(json: string): GrantTarget[] {
 }
 
 /** A grant limited to targets pays only for those bindings; `model` is a canonical slug, a provider model id or `*`. */
-export function grantCovers(targets: GrantTarget[], binding: Binding): boolean {
+export function grantCovers(targets: GrantTarget[], binding: BillingTarget): boolean {
   if (targets.length === 0) return true;
   return targets.some((t) => t.provider === binding.provider.id && (t.model === "*" || t.model === binding.canonical || t.model === binding.id));
 }
@@ -35,7 +38,7 @@ export function grantActive(grant: GrantRow, now: Date): boolean {
 }
 
 /** The grants a binding may spend now, in spend order. */
-export function eligibleGrants(grants: GrantRow[], binding: Binding, now: Date): GrantRow[] {
+export function eligibleGrants(grants: GrantRow[], binding: BillingTarget, now: Date): GrantRow[] {
   return grants
     .filter((g) => grantActive(g, now) && grantCovers(parseTargets(g.targets), binding))
     .sort(
@@ -86,7 +89,7 @@ export function planDebits(
   held: Allocation[],
   grants: GrantRow[],
   paid: { paidCredits: number; paidHeld: number },
-  binding: Binding,
+  binding: BillingTarget,
   now: Date,
 ): Allocation[] {
   // After a fallback, a held grant may not cover the binding that served: its hold is released unused.

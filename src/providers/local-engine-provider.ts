@@ -1,11 +1,14 @@
 import type { EnginePool, EngineSession } from "../../workers/engine-pool.ts";
 import type { EngineName } from "../../workers/engine-protocol.ts";
-import { AsyncQueue } from "../util/async-queue.ts";
+import type { AsyncQueue } from "../util/async-queue.ts";
+import { AUDIO_BACKLOG_BYTES, ttsEventQueue } from "./audio-backlog.ts";
 import { takeSentences } from "./sentences.ts";
 import { ProviderError, type AudioFormat, type TtsEvent, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "./types.ts";
 
 /** An embedded engine served by the engine worker pool, behind the common `TtsProvider`. */
 export class LocalEngineProvider implements TtsProvider {
+  private listing: Promise<{ voices: Voice[]; names: ReadonlySet<string> }> | undefined;
+
   constructor(
     readonly id: string,
     private readonly engine: EngineName,
@@ -19,7 +22,7 @@ export class LocalEngineProvider implements TtsProvider {
     const format = req.format;
     return new Promise((resolve, reject) => {
       let stream: LocalTtsStream | undefined;
-      const queue = new AsyncQueue<TtsEvent>();
+      const queue = ttsEventQueue(this.id);
       const session = this.pool.open(this.engine, req.voice, format, (msg) => {
         switch (msg.ev) {
           case "opened":
@@ -39,7 +42,7 @@ export class LocalEngineProvider implements TtsProvider {
           case "error": {
             session.drop();
             // An unknown voice is the caller's mistake; any other engine failure may be retried elsewhere.
-            const err = new ProviderError(msg.message, !msg.unknownVoice);
+            const err = msg.unknownVoice ? new ProviderError(msg.message, false, "voice") : new ProviderError(msg.message, true);
             return stream ? queue.fail(err) : reject(err);
           }
         }
@@ -48,18 +51,36 @@ export class LocalEngineProvider implements TtsProvider {
   }
 
   async voices(): Promise<Voice[]> {
-    return (await this.pool.voices(this.engine)) as Voice[];
+    return (await this.list()).voices;
+  }
+
+  async voiceNames(): Promise<ReadonlySet<string>> {
+    return (await this.list()).names;
+  }
+
+  /** The engine's voice list, asked of a worker once (again after a failure). */
+  private list(): Promise<{ voices: Voice[]; names: ReadonlySet<string> }> {
+    if (!this.listing) {
+      this.listing = this.pool.voices(this.engine).then(({ voices, names }) => ({ voices: voices as Voice[], names: new Set(names) }));
+      this.listing.catch(() => (this.listing = undefined));
+    }
+    return this.listing;
   }
 }
 
 /**
  * Text → utterances → engine. One utterance is in the worker at a time, so a cancelled session
- * leaves at most one utterance of wasted work behind.
+ * leaves at most one utterance of wasted work behind, and the next one goes only while the client
+ * has less than AUDIO_BACKLOG_BYTES of audio left to read: a client that stops reading holds at
+ * most that plus one utterance's audio.
  */
 class LocalTtsStream implements TtsStream {
   private buffer = "";
   private readonly utterances: string[] = [];
   private inFlight = false;
+  /** Waiting for the client to read the backlog down. */
+  private waiting = false;
+  private cancelled = false;
   private sent = 0;
   private done = 0;
   private readonly flushMarks: number[] = [];
@@ -94,6 +115,7 @@ class LocalTtsStream implements TtsStream {
   }
 
   cancel(): void {
+    this.cancelled = true;
     this.utterances.length = 0;
     this.session.drop();
     this.queue.end();
@@ -119,7 +141,15 @@ class LocalTtsStream implements TtsStream {
   }
 
   private pump(): void {
-    if (this.inFlight) return;
+    if (this.inFlight || this.waiting || this.cancelled) return;
+    if (this.queue.unread >= AUDIO_BACKLOG_BYTES) {
+      this.waiting = true;
+      void this.queue.roomFor(AUDIO_BACKLOG_BYTES).then(() => {
+        this.waiting = false;
+        this.pump();
+      });
+      return;
+    }
     const next = this.utterances.shift();
     if (next !== undefined) {
       this.inFlight = true;

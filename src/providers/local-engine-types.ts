@@ -10,6 +10,8 @@ export interface EngineVoice {
 
 export interface LocalEngine {
   voices(): EngineVoice[];
+  /** Every name `prepare` takes as a voice: its voices' ids, and any other spelling it accepts. */
+  voiceNames(): string[];
   /**
    * Makes a voice ready (loading its data if needed) and returns its native output rate; rejects
    * with `UnknownVoiceError` for a voice the engine lacks.

@@ -45,19 +45,37 @@ export interface TtsProvider {
   /** Resolves once the provider accepted the session (handshake done); rejects with `ProviderError`. */
   open(req: TtsStreamRequest): Promise<TtsStream>;
   voices(): Promise<Voice[]>;
+  /**
+   * Every name the provider takes as a voice, when it knows them all (the embedded engines): a
+   * voice outside it is refused before any session starts. Providers whose voices cannot be listed
+   * completely and cheaply leave it out, and their own answer decides.
+   */
+  voiceNames?(): Promise<ReadonlySet<string>>;
 }
 
 /**
  * A provider failure. `retryable` failures (refused, handshake error, upstream 5xx) let the
  * session move on to the next candidate while no audio has reached the client; the others
- * (a bad voice, a rejected option) are the caller's to fix.
+ * (a bad voice, a rejected option) are the caller's to fix. `param` names the request's field the
+ * provider refused, when it can tell: the client is then answered 400, not 502.
  */
 export class ProviderError extends Error {
   constructor(
     message: string,
     readonly retryable: boolean,
+    readonly param?: string,
   ) {
     super(message);
+  }
+}
+
+/** A provider at capacity: the next candidate may be tried; a client left with none should try again later. */
+export class ProviderOverloaded extends ProviderError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message, true);
   }
 }
 
@@ -126,6 +144,8 @@ export interface SttStreamRequest {
   /** The portable options the client gave explicitly, for the family to translate. */
   portable?: PortableValues;
   options: Record<string, string>;
+  /** Aborted when the session is given up while opening: what was taken for it is let go. */
+  signal?: AbortSignal;
 }
 
 export type PortableValues = Partial<Record<Exclude<PortableSttOption, "keyterms">, string | number | boolean>> & { keyterms?: string[] };
@@ -185,6 +205,8 @@ export interface SttProvider {
   family(model: string): SttFamily | undefined;
   /** Streaming recognition, for providers that offer it. */
   open?(req: SttStreamRequest): Promise<SttStream>;
+  /** The refusal a new session would meet at once, for a provider whose capacity is bounded here. */
+  overloaded?(): ProviderOverloaded | undefined;
   /** Connects to the provider's realtime WebSocket (families with `passthrough: true`). */
   passthrough?(req: SttStreamRequest): Promise<RawUpstream>;
   /** Synchronous file transcription, for models that offer it. */

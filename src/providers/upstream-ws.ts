@@ -82,7 +82,6 @@ export interface JsonSocketHandlers<E> {
  * that long while owing an answer is given up, never left hanging.
  */
 export class JsonSocketStream<E> implements AsyncIterable<E> {
-  private readonly queue = new AsyncQueue<E>();
   private liveness?: ReturnType<typeof setTimeout>;
   private lastSend = performance.now();
   private readonly keepAlive?: ReturnType<typeof setInterval>;
@@ -93,6 +92,8 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
     private readonly ws: WebSocket,
     private readonly idleMs: number,
     private readonly handlers: JsonSocketHandlers<E>,
+    /** Where events wait to be read; a TTS stream's is weighed in audio and capped (audio-backlog.ts). */
+    private readonly queue = new AsyncQueue<E>(),
   ) {
     liveStreams++;
     const ka = handlers.keepAlive;

@@ -1,10 +1,8 @@
-import { AsyncQueue } from "../util/async-queue.ts";
+import type { AsyncQueue } from "../util/async-queue.ts";
+import { AUDIO_BACKLOG_BYTES, ttsEventQueue } from "./audio-backlog.ts";
 import { takeSentences } from "./sentences.ts";
 import { ProviderError, type AudioFormat, type TtsEvent, type TtsStream } from "./types.ts";
 import { bodyChunks } from "./upstream-http.ts";
-
-/** Audio chunks read ahead of the client, at most (a few hundred KB): past it, reading pauses. */
-const QUEUED_CHUNKS = 32;
 
 /** One upstream request for one utterance: a response whose body is the audio. */
 export type SpeakRequest = (input: string, signal: AbortSignal) => Promise<Response>;
@@ -15,7 +13,7 @@ export type SpeakRequest = (input: string, signal: AbortSignal) => Promise<Respo
  * in order, each response's bytes streamed through as they arrive.
  */
 export class UtteranceTtsStream implements TtsStream {
-  private readonly queue = new AsyncQueue<TtsEvent>();
+  private readonly queue: AsyncQueue<TtsEvent>;
   private readonly abort = new AbortController();
   private buffer = "";
   private readonly work: ({ text: string } | { flush: true } | { end: true })[] = [];
@@ -26,7 +24,9 @@ export class UtteranceTtsStream implements TtsStream {
     private readonly provider: string,
     private readonly idleTimeoutMs: number,
     private readonly request: SpeakRequest,
-  ) {}
+  ) {
+    this.queue = ttsEventQueue(provider);
+  }
 
   [Symbol.asyncIterator]() {
     return this.queue[Symbol.asyncIterator]();
@@ -90,7 +90,7 @@ export class UtteranceTtsStream implements TtsStream {
     for await (const chunk of bodyChunks(this.provider, res, this.idleTimeoutMs, this.abort.signal)) {
       this.queue.push({ type: "audio", audio: chunk });
       // The upstream is read no faster than the client takes the audio: nothing piles up here.
-      await this.queue.roomFor(QUEUED_CHUNKS);
+      await this.queue.roomFor(AUDIO_BACKLOG_BYTES);
     }
   }
 }

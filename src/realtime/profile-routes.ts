@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { authenticate, bearerToken } from "../accounts/keys.ts";
 import type { AppContext } from "../context.ts";
-import { jsonBody } from "../surfaces/json-body.ts";
+import { BODY_LIMITS, jsonBody } from "../surfaces/request-body.ts";
 import { parsePipeline } from "./profiles.ts";
 
 /** `POST /v1/realtime/profiles` and `GET /v1/realtime/profiles/{profile_id}` (Bearer). */
@@ -12,7 +12,7 @@ export function realtimeProfileRoutes(ctx: AppContext) {
       "/v1/realtime/profiles",
       async ({ request, set }) => {
         const { tenantId } = await principal(request);
-        const body = await jsonBody(request);
+        const body = await jsonBody(request, BODY_LIMITS.profile);
         const b = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
         set.status = 201;
         return ctx.profiles.create(tenantId, b.name, parsePipeline(ctx.catalogue, b.pipeline));

@@ -1,7 +1,7 @@
 import type { Principal } from "../accounts/keys.ts";
 import { probeDuration } from "../audio/probe.ts";
 import type { AppContext } from "../context.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, sessionFailure } from "../errors.ts";
 import { ProviderError, type Transcription } from "../providers/types.ts";
 import type { ProviderPreferences } from "../routing/preferences.ts";
 import { resolve } from "../routing/resolve.ts";
@@ -72,9 +72,8 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
       const retry = err instanceof ProviderError && err.retryable && binding !== admitted.at(-1);
       if (retry) continue;
       await meter.settle({ binding, status: "failed", units: 0, startedAt, latencyMs: performance.now() - t0, attempts });
-      if (err instanceof ApiError) throw err;
       if (err instanceof ProviderError && !err.retryable) throw new ApiError("validation", err.message);
-      throw new ApiError("upstream_error", (err as Error).message);
+      throw sessionFailure(err);
     }
     // Settled once, outside the provider's try: a ledger failure is not a provider failure.
     await meter.settle({ binding, status: "completed", units: seconds, startedAt, latencyMs: performance.now() - t0, attempts });

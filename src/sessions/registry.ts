@@ -1,8 +1,14 @@
+import type { ApiError } from "../errors.ts";
+import type { Payer } from "../ledger/meter.ts";
 import type { Metrics } from "../metrics.ts";
 
 export interface LiveSession {
   readonly finished: Promise<void>;
   shutdown(): void;
+  /** Who pays, once the session is admitted: its key is watched for revocation (see AccessWatch). */
+  readonly payer?: Payer;
+  /** Ends the session from the server's side with this error (a revoked key, a disabled tenant). */
+  end?(err: ApiError): void;
 }
 
 /** The sessions open right now: counted for /metrics, drained on shutdown. */
@@ -22,6 +28,11 @@ export class SessionRegistry {
 
   get size(): number {
     return this.live.size;
+  }
+
+  /** The open sessions, as of now. */
+  [Symbol.iterator](): IterableIterator<LiveSession> {
+    return this.live.values();
   }
 
   /** Lets open sessions finish for up to `graceMs`, then ends the rest (1001). */

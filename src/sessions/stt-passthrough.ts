@@ -1,14 +1,16 @@
 import type { Binding } from "../catalogue/types.ts";
-import { closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
+import { ApiError, closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
+import type { Payer } from "../ledger/meter.ts";
 import { ProviderError, type RawUpstream, type SttProvider, type SttStreamRequest } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
-import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
+import { admitSession, cutOffStatus, type Admission, type SessionDeps } from "./admission.ts";
+import { IdleTimer } from "./idle-timer.ts";
 
 // `event_format=provider`: the client speaks the provider's own protocol through the router.
 // Frames are relayed both ways as they are (binary stays binary, text stays text): no parsing,
 // no mapping, no timestamp rewriting, no frames of the router's own. Frames sent before the
 // upstream is connected are kept and relayed in order. Binary frames from the client are the
-// audio that is metered.
+// audio that is metered. Frames either way count as activity for the idle timeout (4408).
 
 export interface PassthroughPort {
   send(frame: string | Uint8Array): void;
@@ -20,6 +22,8 @@ export interface PassthroughSetup {
   request: Omit<SttStreamRequest, "model">;
   bytesPerSecond: number;
   admit: () => Promise<Admission>;
+  /** See `IdleTimer`; 0 or absent for none. */
+  idleTimeoutMs?: number;
 }
 
 export type PassthroughDeps = SessionDeps<SttProvider, PassthroughPort>;
@@ -38,18 +42,27 @@ export class SttPassthrough {
   private meterText: ((frame: string) => number) | undefined;
   readonly finished: Promise<void>;
   private done!: () => void;
+  private readonly idle: IdleTimer;
 
   constructor(
     private readonly setup: PassthroughSetup,
     private readonly deps: PassthroughDeps,
   ) {
     this.finished = new Promise((resolve) => (this.done = resolve));
+    const idleMs = setup.idleTimeoutMs ?? 0;
+    this.idle = new IdleTimer(idleMs, () => this.end(new ApiError("idle_timeout", `no frame either way for ${idleMs / 1000} s`)));
     void this.run();
+  }
+
+  /** Who pays for the session, once admitted. */
+  get payer(): Payer | undefined {
+    return this.admission?.meter.payer;
   }
 
   /** A client frame, relayed untouched. */
   frame(frame: string | Uint8Array): void {
     if (this.closed || this.exhausted) return;
+    this.idle.touch();
     // Text frames are measured once the upstream is known (in `run`, for those sent before).
     const audio = typeof frame === "string" ? (this.meterText?.(frame) ?? 0) : frame.byteLength;
     if (audio > 0) {
@@ -58,9 +71,15 @@ export class SttPassthrough {
         this.receivedBytes -= audio; // refused, not relayed, not billed
         return this.exhaust();
       }
+      if (this.upstream) this.noteDelivered();
     }
     if (this.upstream) this.upstream.send(frame);
     else this.pending.push(frame);
+  }
+
+  /** The audio received and covered so far: what a crash of the server is billed. */
+  private noteDelivered(): void {
+    this.admission!.meter.delivered(this.binding!, Math.ceil(this.receivedBytes / this.setup.bytesPerSecond));
   }
 
   /** Holds credits for the audio received; false when the balance cannot. */
@@ -74,6 +93,12 @@ export class SttPassthrough {
   abort(): void {
     this.upstream?.close(1000, "client closed");
     void this.finish(null);
+  }
+
+  /** The server ends the session (idle, a revoked key, a disabled tenant); the audio received is billed. */
+  end(err: ApiError): void {
+    this.upstream?.close(1000, err.code);
+    void this.fail(err);
   }
 
   shutdown(): void {
@@ -96,9 +121,9 @@ export class SttPassthrough {
       const provider = this.deps.provider(binding.provider.id);
       try {
         if (!provider?.passthrough) throw new ProviderError(`${binding.provider.id} has no realtime WebSocket`, true);
-        const upstream = await withTimeout(provider.passthrough({ ...this.setup.request, model: binding.id }), this.deps.connectTimeoutMs, "the upstream did not accept in time", (late) =>
+        const upstream = await this.idle.during(withTimeout(provider.passthrough({ ...this.setup.request, model: binding.id }), this.deps.connectTimeoutMs, "the upstream did not accept in time", (late) =>
           late.close(1000, "too late"),
-        );
+        ));
         if (this.closed) return upstream.close(1000, "client closed");
         this.binding = binding;
         // From here on every text frame is measured as it arrives, in order (meters may keep state).
@@ -114,7 +139,11 @@ export class SttPassthrough {
           return void this.finish({ code: 4402, reason: closeReason("insufficient_balance") });
         }
         if (this.closed) return upstream.close(1000, "client closed");
-        upstream.onFrame((frame) => this.deps.port.send(frame));
+        this.noteDelivered();
+        upstream.onFrame((frame) => {
+          this.idle.touch();
+          this.deps.port.send(frame);
+        });
         upstream.onClose((code, reason) => void this.finish({ code: code === 1005 || code === 1006 ? 1011 : code, reason }));
         this.upstream = upstream;
         const queued = this.pending;
@@ -137,11 +166,12 @@ export class SttPassthrough {
   private async finish(close: { code: number; reason: string } | null): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.idle.stop();
     if (this.admission) {
       await this.admission.meter
         .settle({
           binding: this.binding ?? this.admission.candidates[0],
-          status: close && close.code !== 1000 && !this.exhausted ? "failed" : "completed",
+          status: this.exhausted ? cutOffStatus(this.receivedBytes) : close && close.code !== 1000 ? "failed" : "completed",
           units: Math.ceil(this.receivedBytes / this.setup.bytesPerSecond),
           startedAt: this.startedAt,
           latencyMs: 0,

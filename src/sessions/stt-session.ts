@@ -1,10 +1,12 @@
 import type { VadOptions } from "../audio/vad.ts";
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
+import type { Payer } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import { ProviderError, type SttAudioFormat, type SttEvent, type SttFamily, type SttProvider, type SttStream } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
-import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
+import { admitSession, cutOffStatus, type Admission, type SessionDeps } from "./admission.ts";
+import { IdleTimer } from "./idle-timer.ts";
 
 // A streaming STT session, independent of the surface that frames it.
 // - Audio is forwarded as it came (no resampling, no transcoding); audio sent while the session
@@ -13,7 +15,10 @@ import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
 //   a turn's interim and final transcripts and its commit, and moves on after the commit.
 // - Audio seconds received are paid for as they arrive (a credit hold, no database round trip
 //   while the block lasts); when the balance runs dry, the audio already received is finalized
-//   and the session ends with 4402. Usage is settled also when the client just goes away.
+//   and the session ends with 4402. Usage is settled also when the client just goes away; the
+//   audio received is noted to the meter as it comes (what a crash of the server is billed).
+// - With an idle timeout, a session with no client frame (an empty binary frame is a keep-alive)
+//   and no event sent for that long ends with 4408 `idle_timeout`, until the client closes it.
 
 export type SttCommand = { type: "commit" } | { type: "clear" } | { type: "close" };
 
@@ -43,6 +48,8 @@ export interface SttSessionParams {
 export interface SttSessionSetup extends SttSessionParams {
   id: string;
   admit: () => Promise<Admission>;
+  /** See `IdleTimer`; 0 or absent for none. */
+  idleTimeoutMs?: number;
 }
 
 export type SttSessionDeps = SessionDeps<SttProvider, SttPort>;
@@ -50,6 +57,8 @@ export type SttSessionDeps = SessionDeps<SttProvider, SttPort>;
 export class SttSession {
   private state: "starting" | "ready" | "closed" = "starting";
   private stream: SttStream | undefined;
+  /** Aborted when the session ends while a provider is still opening for it. */
+  private opening: AbortController | undefined;
   private binding: Binding | undefined;
   private admission: Admission | undefined;
   private pending: (Uint8Array | SttCommand)[] = [];
@@ -71,6 +80,7 @@ export class SttSession {
   private readonly startedAt = new Date();
   private readonly attempts: { provider: string; reason: string }[] = [];
   private readonly log: Logger;
+  private readonly idle: IdleTimer;
   readonly finished: Promise<void>;
 
   constructor(
@@ -78,7 +88,17 @@ export class SttSession {
     private readonly deps: SttSessionDeps,
   ) {
     this.log = deps.log.child({ session: setup.id, channel: "stt" });
+    const idleMs = setup.idleTimeoutMs ?? 0;
+    this.idle = new IdleTimer(idleMs, () => {
+      this.endedByClient = true; // the audio it sent is paid for, as on a close
+      void this.fail(new ApiError("idle_timeout", `no frame from the client and no event for ${idleMs / 1000} s`));
+    });
     this.finished = this.run();
+  }
+
+  /** Who pays for the session, once admitted. */
+  get payer(): Payer | undefined {
+    return this.admission?.meter.payer;
   }
 
   private get closed() {
@@ -88,6 +108,8 @@ export class SttSession {
   /** A binary frame from the client: audio exactly as sent. */
   audio(frame: Uint8Array): void {
     if (this.closed || this.closing || this.exhausted) return;
+    this.idle.touch();
+    if (!frame.byteLength) return; // a keep-alive: providers may read an empty frame as the end of audio
     this.firstInputAt ??= performance.now();
     this.inbox.push(frame);
     this.admitAudio();
@@ -128,13 +150,18 @@ export class SttSession {
       }
       this.inbox.shift();
       this.admittedBytes += frame.byteLength;
+      this.admission.meter.delivered(this.binding ?? this.admission.candidates[0], this.receivedSeconds);
       this.forward(frame);
     }
   }
 
   command(cmd: SttCommand): void {
     if (this.closed || this.closing) return;
-    if (cmd.type === "close") this.closing = true;
+    this.idle.touch();
+    if (cmd.type === "close") {
+      this.closing = true;
+      this.idle.stop();
+    }
     // Commands keep their place behind audio still waiting for its credit hold.
     this.inbox.push(cmd);
     this.admitAudio();
@@ -150,6 +177,14 @@ export class SttSession {
   abort(): void {
     if (this.closed) return;
     void this.finish("completed", null);
+  }
+
+  /**
+   * The server ends the session (its key was revoked, its tenant disabled): billed as when a
+   * provider fails, up to the last final transcript the client got.
+   */
+  end(err: ApiError): void {
+    void this.fail(err);
   }
 
   shutdown(): void {
@@ -178,6 +213,7 @@ export class SttSession {
   }
 
   private event(type: string, fields: Record<string, unknown>): void {
+    this.idle.touch();
     this.deps.port.sendEvent({ type, event_id: `${this.setup.id}.${this.seq + 1}`, seq: ++this.seq, ...fields });
   }
 
@@ -194,7 +230,7 @@ export class SttSession {
     for (let i = 0; i < candidates.length && !this.closed; i++) {
       const binding = candidates[i];
       try {
-        await this.connect(binding);
+        await this.idle.during(this.connect(binding));
       } catch (err) {
         if (this.closed) return;
         this.attempts.push({ provider: binding.provider.id, reason: (err as Error).message });
@@ -220,6 +256,7 @@ export class SttSession {
     if (!provider?.open) throw new ProviderError(`provider ${binding.provider.id} has no streaming adapter in this build`, true);
     const family = this.setup.families.get(binding.provider.id)!;
     const interim = this.setup.interim ?? family.interimDefault;
+    const abandon = (this.opening = new AbortController());
     const opening = provider.open({
       model: binding.id,
       audioFormat: this.setup.audioFormat,
@@ -232,8 +269,17 @@ export class SttSession {
       routerVad: family.turnDetector === "none" && this.setup.audioFormat.startsWith("pcm") ? this.setup.vad : undefined,
       portable: this.setup.portable,
       options: this.setup.options,
+      signal: abandon.signal,
     });
-    const stream = await withTimeout(opening, this.deps.connectTimeoutMs, `${binding.provider.id} did not accept the session in time`, (late) => late.cancel());
+    let stream: SttStream;
+    try {
+      stream = await withTimeout(opening, this.deps.connectTimeoutMs, `${binding.provider.id} did not accept the session in time`, (late) => late.cancel());
+    } catch (err) {
+      abandon.abort(); // given up (timed out): the opening lets go of what it took or waits for
+      throw err;
+    } finally {
+      this.opening = undefined;
+    }
     await this.admission!.meter.reserved();
     if (this.closed) return stream.cancel();
     this.binding = binding;
@@ -305,7 +351,7 @@ export class SttSession {
   private async complete(): Promise<void> {
     if (this.exhausted) {
       this.event("stt.error", { code: "insufficient_balance", message: "the balance is used up; the audio received before was transcribed" });
-      return this.finish("completed", { code: 4402, reason: closeReason("insufficient_balance") });
+      return this.finish(cutOffStatus(this.admittedBytes), { code: 4402, reason: closeReason("insufficient_balance") });
     }
     await this.finish("completed", { code: 1000, reason: "stt_complete" }, () =>
       this.event("stt.session.ended", {
@@ -335,6 +381,8 @@ export class SttSession {
   private async finish(status: "completed" | "failed", close: { code: number; reason: string } | null, lastWords?: () => void): Promise<void> {
     if (this.closed) return;
     this.state = "closed";
+    this.idle.stop();
+    this.opening?.abort();
     this.stream?.cancel();
     const seconds = status === "completed" || this.endedByClient ? this.receivedSeconds : Math.min(this.receivedSeconds, Math.ceil(this.lastFinalEndMs / 1000));
     if (this.admission) {

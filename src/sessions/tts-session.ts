@@ -1,9 +1,11 @@
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
+import type { Payer } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import { ProviderError, type TtsProvider, type TtsStream } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
-import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
+import { admitSession, cutOffStatus, type Admission, type SessionDeps } from "./admission.ts";
+import { IdleTimer } from "./idle-timer.ts";
 
 // A streaming TTS session, independent of the surface that frames it.
 // - Text is admitted only once the request's credit hold covers it (no database round trip while
@@ -14,6 +16,10 @@ import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
 //   the next candidate and the admitted text is replayed; once audio went out, a failure ends the
 //   session with 1011.
 // - Usage is settled (debits + one activity record) before the final event and close are sent.
+//   Until then the meter is told, as audio goes out, which text has been heard: what a crash of
+//   the server is billed (the text the provider had been given when its latest audio was sent).
+// - With an idle timeout, a session with no client frame and nothing sent to the client for that
+//   long (audio waiting for the client to read does not count) ends with 4408 `idle_timeout`.
 
 export type TtsCommand = { type: "text"; text: string } | { type: "flush" } | { type: "close" };
 
@@ -33,11 +39,20 @@ export interface TtsSessionSetup {
   options: Record<string, string>;
   /** Auth, routing and billing admission; an `ApiError` from it ends the session with its close code. */
   admit: () => Promise<Admission>;
+  /** See `IdleTimer`; 0 or absent when the surface keeps its own inactivity rule. */
+  idleTimeoutMs?: number;
 }
 
 export type TtsSessionDeps = SessionDeps<TtsProvider, TtsPort>;
 
 type State = "starting" | "ready" | "closed";
+
+/**
+ * Audio reaches the port in pieces of at most this. A socket holds one piece beyond the port's
+ * wait for drain, so it stays far under Bun's backpressureLimit (1 MiB), past which Bun would drop
+ * the events and close frame sent meanwhile (an embedded engine hands over a whole utterance at once).
+ */
+const MAX_AUDIO_PIECE = 64 * 1024;
 
 const codePoints = (text: string) => {
   let n = 0;
@@ -76,11 +91,14 @@ export class TtsSession {
   private written = 0;
   /** Characters whose audio a `flushed` acknowledgement confirmed. */
   private acknowledged = 0;
+  /** Characters the provider had been given when its latest audio went out. */
+  private writtenAtAudio = 0;
   /** The client left or broke the frame contract (rather than the provider failing). */
   private endedByClient = false;
   private audioBytes = 0;
   private readonly attempts: { provider: string; reason: string }[] = [];
   private readonly log: Logger;
+  private readonly idle: IdleTimer;
   readonly finished: Promise<void>;
 
   constructor(
@@ -88,7 +106,18 @@ export class TtsSession {
     private readonly deps: TtsSessionDeps,
   ) {
     this.log = deps.log.child({ session: setup.id, channel: "tts" });
+    const idleMs = setup.idleTimeoutMs ?? 0;
+    this.idle = new IdleTimer(idleMs, () => {
+      // Going quiet is the client's doing: billed as if it had left.
+      this.endedByClient = true;
+      void this.fail(new ApiError("idle_timeout", `no frame from the client and nothing to send for ${idleMs / 1000} s`));
+    });
     this.finished = this.run();
+  }
+
+  /** Who pays for the session, once admitted. */
+  get payer(): Payer | undefined {
+    return this.admission?.meter.payer;
   }
 
   private get closed(): boolean {
@@ -98,7 +127,11 @@ export class TtsSession {
   /** A command from the client, in arrival order; anything after `close` is ignored. */
   command(cmd: TtsCommand): void {
     if (this.closed || this.closeRequested) return;
-    if (cmd.type === "close") this.closeRequested = true;
+    this.idle.touch();
+    if (cmd.type === "close") {
+      this.closeRequested = true;
+      this.idle.stop();
+    }
     if (cmd.type === "text") this.firstTextAt ??= performance.now();
     this.inbox.push(cmd);
     if (this.admission) this.admitInbox();
@@ -118,6 +151,14 @@ export class TtsSession {
     void this.finish("failed", null);
   }
 
+  /**
+   * The server ends the session (its key was revoked, its tenant disabled): billed as when a
+   * provider fails, for the text whose audio a flush confirmed, since the client did not choose it.
+   */
+  end(err: ApiError): void {
+    void this.fail(err);
+  }
+
   /** The server is stopping and the grace period is over. */
   shutdown(): void {
     if (this.closed) return;
@@ -133,7 +174,7 @@ export class TtsSession {
     for (let i = 0; i < candidates.length && !this.closed; i++) {
       const binding = candidates[i];
       try {
-        await this.connect(binding);
+        await this.idle.during(this.connect(binding));
         if (await this.pump()) return this.complete();
         return;
       } catch (err) {
@@ -237,21 +278,32 @@ export class TtsSession {
   private async pump(): Promise<boolean> {
     for await (const ev of this.stream!) {
       if (this.closed) return false;
+      this.idle.touch();
       if (ev.type === "flushed") {
         this.acknowledged = this.flushMarks.shift() ?? this.acknowledged;
         if (!this.audioStarted) this.forgetAnsweredFlush();
+        this.noteDelivered();
         this.deps.port.sendEvent({ type: "service.tts_flushed" });
         continue;
       }
       if (!this.audioStarted) this.startAudio();
       this.audioBytes += ev.audio.byteLength;
-      const backpressure = this.deps.port.sendAudio(ev.audio);
-      if (backpressure) await backpressure;
+      this.writtenAtAudio = this.written;
+      this.noteDelivered();
+      for (let at = 0; at < ev.audio.byteLength && !this.closed; at += MAX_AUDIO_PIECE) {
+        // While the client is behind, the provider's stream is not read: it stops producing (audio-backlog.ts).
+        const backpressure = this.deps.port.sendAudio(ev.audio.subarray(at, at + MAX_AUDIO_PIECE));
+        if (backpressure) await this.idle.during(backpressure);
+      }
     }
     if (this.closed) return false;
     // A provider may only end the stream once the client closed the session and every flush was answered.
     if (!this.closeAccepted || this.flushMarks.length) throw new ProviderError(`${this.binding!.provider.id} ended the stream before the session was over`, true);
     return true;
+  }
+
+  private noteDelivered(): void {
+    this.admission!.meter.delivered(this.binding!, Math.max(this.acknowledged, this.writtenAtAudio));
   }
 
   /** A flush answered before any audio is not replayed on a fallback: the client would get it twice. */
@@ -310,7 +362,7 @@ export class TtsSession {
   private async complete(): Promise<void> {
     if (this.exhausted) {
       this.deps.port.sendEvent({ type: "service.tts_error", code: "insufficient_balance", message: "the balance is used up; the text admitted before was spoken" });
-      return this.finish("completed", { code: 4402, reason: closeReason("insufficient_balance") });
+      return this.finish(cutOffStatus(this.characters), { code: 4402, reason: closeReason("insufficient_balance") });
     }
     await this.finish("completed", null, () =>
       this.deps.port.sendEvent({
@@ -329,7 +381,8 @@ export class TtsSession {
     const apiError = sessionFailure(err);
     if (!(err instanceof ApiError || err instanceof ProviderError)) this.log.error({ err }, "session failed");
     else this.log.info({ code: apiError.code, reason: apiError.message }, "session ended with an error");
-    this.deps.port.sendEvent({ type: "service.tts_error", code: apiError.code, message: apiError.message });
+    const { param } = apiError.extra;
+    this.deps.port.sendEvent({ type: "service.tts_error", code: apiError.code, message: apiError.message, ...(param ? { param } : {}) });
     await this.finish("failed", { code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
   }
 
@@ -342,6 +395,7 @@ export class TtsSession {
   private async finish(status: "completed" | "failed", close: { code: number; reason: string } | null, lastWords?: () => void): Promise<void> {
     if (this.closed) return;
     this.state = "closed";
+    this.idle.stop();
     this.stream?.cancel();
     const outcome = status === "completed" ? "completed" : close ? "failed" : "aborted";
     // A provider failure costs the client only what a flush confirmed; a client that leaves (or

@@ -14,9 +14,8 @@ export async function notImplemented(ctx: AppContext, key: string | undefined, p
   throw new ApiError("not_implemented", `${path} is not implemented by this service`);
 }
 
-/** Headers every compatibility error carries: SDKs must not retry what cannot succeed. */
+/** An error's own headers (`x-should-retry` is set for every answer in one place: retry-verdict.ts). */
 export function errorHeaders(err: ApiError): Record<string, string> {
-  if (err.code === "not_implemented") return { "x-should-retry": "false" };
   if (typeof err.extra.retry_after === "number") return { "retry-after": String(err.extra.retry_after) };
   return {};
 }

@@ -65,7 +65,7 @@ export class HttpTtsPort implements TtsPort {
 
   sendEvent(event: Record<string, unknown>): void {
     if (event.type === "service.tts_audio_started") this.started(event as unknown as AudioStarted);
-    else if (event.type === "service.tts_error") this.error = new ApiError(event.code as ErrorCode, event.message as string);
+    else if (event.type === "service.tts_error") this.error = new ApiError(event.code as ErrorCode, event.message as string, event.param ? { param: event.param } : {});
   }
 
   sendAudio(chunk: Uint8Array): void | Promise<void> {

@@ -2,6 +2,7 @@ import type { Principal } from "../accounts/keys.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
 import type { ApiError } from "../errors.ts";
+import { candidatesForVoice } from "../routing/voices.ts";
 import { TtsSession } from "../sessions/tts-session.ts";
 import { HttpTtsPort, type HttpAudioShape } from "./http-tts-port.ts";
 
@@ -17,12 +18,12 @@ export interface HttpTtsRequest {
 }
 
 /**
- * One text to speech as an HTTP response, for the compatibility surfaces: admitted by the meter
- * (402/422 before anything starts), then the same TTS session as `/v1/tts` (routing, fallback
+ * One text to speech as an HTTP response, for the compatibility surfaces: a voice no candidate
+ * takes is 400, then admitted by the meter (402/422 before anything starts), then the same TTS session as `/v1/tts` (routing, fallback
  * while no audio went out, metering) with the audio streamed back as produced.
  */
 export async function speakOverHttp(ctx: AppContext, principal: Principal, req: HttpTtsRequest, shape: HttpAudioShape, errorResponse: (err: ApiError) => Response, surface: string): Promise<Response> {
-  const candidates = await ctx.meter.admit(principal, req.candidates);
+  const candidates = await ctx.meter.admit(principal, await candidatesForVoice(req.candidates, req.voice, (id) => ctx.providers.get(id)));
   const id = `tts_${crypto.randomUUID()}`;
   const port = new HttpTtsPort(shape, errorResponse);
   const session = new TtsSession(

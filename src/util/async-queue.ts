@@ -1,14 +1,33 @@
+/** How a queue weighs what it holds, and the most it may hold unread. */
+export interface QueueBounds<T> {
+  /** An item's weight (e.g. its bytes); items weigh 1 without bounds. */
+  size(item: T): number;
+  /** A push that takes the unread weight past this fails the queue with `overflow()` instead. */
+  cap: number;
+  overflow(): unknown;
+}
+
 /** A single-consumer async queue: producers push, one `for await` drains; `fail` ends it with an error. */
 export class AsyncQueue<T> implements AsyncIterable<T> {
   private items: T[] = [];
+  private weight = 0;
   private waiter: (() => void) | undefined;
   private room: (() => void) | undefined;
   private ended = false;
   private error: unknown;
 
+  constructor(private readonly bounds?: QueueBounds<T>) {}
+
+  /** The weight of the items pushed and not yet read. */
+  get unread(): number {
+    return this.weight;
+  }
+
   push(item: T): void {
     if (this.ended) return;
     this.items.push(item);
+    this.weight += this.sizeOf(item);
+    if (this.bounds && this.weight > this.bounds.cap) return this.fail(this.bounds.overflow());
     this.wake();
   }
 
@@ -26,21 +45,26 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
     this.end();
   }
 
+  private sizeOf(item: T): number {
+    return this.bounds ? this.bounds.size(item) : 1;
+  }
+
   private wake(): void {
     const w = this.waiter;
     this.waiter = undefined;
     w?.();
   }
 
-  /** Resolves once fewer than `max` items wait to be read, or the queue has ended: a producer's backpressure. */
+  /** Resolves once less than `max` waits to be read, or the queue has ended: a producer's backpressure. */
   async roomFor(max: number): Promise<void> {
-    while (this.items.length >= max && !this.ended) await new Promise<void>((resolve) => (this.room = resolve));
+    while (this.weight >= max && !this.ended) await new Promise<void>((resolve) => (this.room = resolve));
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     for (;;) {
       if (this.items.length) {
         const item = this.items.shift()!;
+        this.weight -= this.sizeOf(item);
         const room = this.room;
         this.room = undefined;
         room?.();

@@ -93,7 +93,7 @@ export class BrokenProvider implements TtsProvider {
   async open(_req: TtsStreamRequest): Promise<TtsStream> {
     this.opened++;
     if (this.mode === "refuse") throw new ProviderError("connection refused", true);
-    if (this.mode === "reject-voice") throw new ProviderError("unknown voice", false);
+    if (this.mode === "reject-voice") throw new ProviderError("unknown voice", false, "voice");
     if (this.mode === "hang") await new Promise(() => {});
     const queue = new AsyncQueue<TtsEvent>();
     const die = () => {

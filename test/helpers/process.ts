@@ -1,4 +1,5 @@
 import type { Subprocess } from "bun";
+import { readFileSync } from "node:fs";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -26,4 +27,22 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
   reader.releaseLock();
   const { url } = JSON.parse(text.split("\n")[0]) as { url: string };
   return { url, wsUrl: (path) => url.replace(/^http/, "ws") + path, proc };
+}
+
+/** CPU time (user + system) the process has used so far, in seconds. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** The process's resident memory, in MiB. */
+export function rssMiB(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+}
+
+/** What the server's main thread holds (JS heap in use plus buffers outside it), in MiB, from /metrics. */
+export async function heldMiB(server: ServerProcess): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const metric = (name: string) => Number(new RegExp(`^voxroute_${name} (\\S+)$`, "m").exec(text)![1]);
+  return (metric("nodejs_heap_size_used_bytes") + metric("nodejs_external_memory_bytes")) / 2 ** 20;
 }

@@ -1,3 +1,5 @@
+import { ttsEventQueue } from "../audio-backlog.ts";
+import { pacedText } from "../paced-text.ts";
 import { ProviderError, type AudioFormat, type TtsEvent, type TtsStream, type TtsStreamRequest } from "../types.ts";
 import type { HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket } from "../upstream-ws.ts";
@@ -15,7 +17,7 @@ const MAX_BUFFER_DELAY_MS = 5000;
 export async function openSonicWebSocket(provider: string, options: HttpProviderOptions, req: TtsStreamRequest): Promise<TtsStream> {
   const generation = { ...sonicRequest(req, SONIC_RAW_PCM), ...maxBufferDelay(req.options.max_buffer_delay_ms) };
   const ws = await openUpstreamSocket(provider, `${cartesiaSocketBase(options)}/tts/websocket`, { headers: cartesiaHeaders(options) });
-  return new SonicContextStream(provider, ws, options.idleTimeoutMs, generation);
+  return pacedText(new SonicContextStream(provider, ws, options.idleTimeoutMs, generation));
 }
 
 function maxBufferDelay(value: string | undefined): { max_buffer_delay_ms?: number } {
@@ -45,7 +47,7 @@ class SonicContextStream implements TtsStream {
     private readonly generation: Record<string, unknown>,
   ) {
     // Any close before `done` (or our own close) is a failure: the context was not finished.
-    this.socket = new JsonSocketStream<TtsEvent>(provider, ws, idleMs, { onJson: (ev) => this.onMessage(ev), normalClose: () => false });
+    this.socket = new JsonSocketStream<TtsEvent>(provider, ws, idleMs, { onJson: (ev) => this.onMessage(ev), normalClose: () => false }, ttsEventQueue(provider));
   }
 
   [Symbol.asyncIterator]() {

@@ -1,9 +1,17 @@
+import { ttsEventQueue } from "../audio-backlog.ts";
+import { pacedText, TEXT_WINDOW } from "../paced-text.ts";
 import type { AudioFormat, TtsEvent, TtsStream } from "../types.ts";
 import type { HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket } from "../upstream-ws.ts";
 import { AURA_PCM_RATE } from "./aura-query.ts";
 
 const FORMAT: AudioFormat = { encoding: "pcm_s16le", sampleRate: AURA_PCM_RATE, channels: 1 };
+
+/**
+ * Deepgram takes at most 20 `Flush` messages a minute and ignores the rest: a wider pacing
+ * window keeps its own flushes well under that even when Aura runs far ahead of real time.
+ */
+const PACING_WINDOW = 2 * TEXT_WINDOW;
 
 /**
  * Aura's streaming WebSocket (`/v1/speak`): text goes out as `Speak` as it arrives (Deepgram
@@ -29,13 +37,13 @@ export async function openAuraWebSocket(options: HttpProviderOptions, query: URL
       if (ending) s.send('{"type":"Close"}');
       else s.answered();
     },
-  });
+  }, ttsEventQueue("deepgram"));
   const flush = (ours: boolean) => {
     flushes.push(ours);
     stream.send('{"type":"Flush"}');
     stream.expectAnswer();
   };
-  return {
+  return pacedText({
     audioFormat: FORMAT,
     write: (text) => {
       if (text) stream.send(JSON.stringify({ type: "Speak", text }));
@@ -51,5 +59,5 @@ export async function openAuraWebSocket(options: HttpProviderOptions, query: URL
       stream.cancel();
     },
     [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
-  };
+  }, PACING_WINDOW);
 }

@@ -1,3 +1,5 @@
+import { ttsEventQueue } from "../audio-backlog.ts";
+import { pacedText } from "../paced-text.ts";
 import { ProviderError, type AudioFormat, type TtsEvent, type TtsStream, type TtsStreamRequest } from "../types.ts";
 import type { HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket } from "../upstream-ws.ts";
@@ -68,7 +70,7 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
       if (ev.isFinal ?? ev.is_final) entry.final = true;
       drain();
     },
-  });
+  }, ttsEventQueue("elevenlabs"));
 
   /** Emits what is due: the head context's audio, and every marker whose text is all spoken. */
   function drain(): void {
@@ -137,7 +139,7 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
     resume();
   }
 
-  return {
+  return pacedText({
     audioFormat: format,
     write(text) {
       if (text && !ending) run({ kind: "text", text });
@@ -152,5 +154,5 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
     },
     cancel: () => stream.cancel(),
     [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
-  };
+  });
 }

@@ -26,6 +26,7 @@ export async function createEspeakEngine(): Promise<LocalEngine> {
 
   return {
     voices: () => voices,
+    voiceNames: () => [...names],
     async prepare(id) {
       select(id);
       return rate;

@@ -31,6 +31,7 @@ export async function createFliteEngine(): Promise<LocalEngine> {
 
   return {
     voices: () => VOICES.map(({ rate, ...v }) => v),
+    voiceNames: () => VOICES.map((v) => v.id),
     prepare: async (id) => voice(id).rate,
     synthesize(text, id, onAudio) {
       const args = ["flite", "-voice", voice(id).id, "-t", text, "out.wav"];

@@ -26,12 +26,15 @@ interface PicoModule {
 export interface PicoOptions {
   voicesDir: string;
   voicesUrl: string;
+  /** Voice ids offered; the others are unknown here. Unset: all. */
+  offered?: string[];
 }
 
 export async function createPicoEngine(options: PicoOptions): Promise<LocalEngine> {
   const { default: init } = await import("@echogarden/svoxpico-wasm");
   const m: PicoModule = await init();
   const engines = new Map<string, Promise<number>>();
+  const voices = PICO_VOICES.filter((v) => !options.offered || options.offered.includes(v.id));
 
   const cString = (text: string) => {
     const bytes = new TextEncoder().encode(text);
@@ -45,7 +48,7 @@ export async function createPicoEngine(options: PicoOptions): Promise<LocalEngin
   };
 
   async function newEngine(voiceId: string): Promise<number> {
-    const voice = PICO_VOICES.find((v) => v.id === voiceId);
+    const voice = voices.find((v) => v.id === voiceId);
     if (!voice) throw new UnknownVoiceError("svox-pico", voiceId);
     const files = await ensureVoiceFiles(voice, options.voicesDir, options.voicesUrl);
 
@@ -89,7 +92,8 @@ export async function createPicoEngine(options: PicoOptions): Promise<LocalEngin
   const ready = new Map<string, number>();
 
   return {
-    voices: () => PICO_VOICES.map(({ files, ...v }) => v),
+    voices: () => voices.map(({ files, ...v }) => v),
+    voiceNames: () => voices.map((v) => v.id),
     async prepare(voiceId) {
       ready.set(voiceId!, await engineFor(voiceId));
       return SAMPLE_RATE;

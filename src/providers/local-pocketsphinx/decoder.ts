@@ -1,9 +1,10 @@
-import { CString, dlopen, FFIType, ptr, type Pointer } from "bun:ffi";
+import { CString, dlopen, FFIType, ptr, read, type Pointer } from "bun:ffi";
 
 // CMU PocketSphinx 5prealpha (Debian: libpocketsphinx3, pocketsphinx-en-us) through bun:ffi.
 // `cmd_ln_init` is variadic, which bun:ffi cannot call: the configuration is parsed from an argv
-// with `cmd_ln_parse_r` instead. A decoder is single-threaded and not shareable: one per session,
-// used only inside an audio worker.
+// with `cmd_ln_parse_r` instead. A decoder is single-threaded, costs ~95 MiB and ~0.5 s to build:
+// it serves one session at a time and is reused by the next (decoder-pool.ts), used only inside
+// an audio worker.
 
 export const MODEL_DIR = process.env.POCKETSPHINX_MODEL_DIR || "/usr/share/pocketsphinx/model/en-us";
 export const SAMPLE_RATE = 16000;
@@ -11,10 +12,14 @@ export const SAMPLE_RATE = 16000;
 function load() {
   const sphinxbase = dlopen("libsphinxbase.so.3", {
     cmd_ln_parse_r: { args: [FFIType.ptr, FFIType.ptr, FFIType.i32, FFIType.ptr, FFIType.i32], returns: FFIType.ptr },
+    cmn_live_get: { args: [FFIType.ptr, FFIType.ptr], returns: FFIType.void },
+    cmn_live_set: { args: [FFIType.ptr, FFIType.ptr], returns: FFIType.void },
   });
   const pocketsphinx = dlopen("libpocketsphinx.so.3", {
     ps_args: { args: [], returns: FFIType.ptr },
     ps_init: { args: [FFIType.ptr], returns: FFIType.ptr },
+    ps_get_feat: { args: [FFIType.ptr], returns: FFIType.ptr },
+    ps_start_stream: { args: [FFIType.ptr], returns: FFIType.i32 },
     ps_start_utt: { args: [FFIType.ptr], returns: FFIType.i32 },
     ps_process_raw: { args: [FFIType.ptr, FFIType.ptr, FFIType.u64, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
     ps_end_utt: { args: [FFIType.ptr], returns: FFIType.i32 },
@@ -36,11 +41,35 @@ export function availability(): { ok: true } | { ok: false; reason: string } {
   return { ok: true };
 }
 
+// sphinxbase's feat_t and cmn_t are not exported, but their layout has been the same since 2016
+// (x86-64: feat_t.cepsize at 16, .cmn at 68, .cmn_struct at 88; cmn_t.veclen at 28). They are
+// read only after the fields around them hold the values they must.
+const FEAT_CEPSIZE = 16;
+const FEAT_CMN = 68;
+const FEAT_CMN_STRUCT = 88;
+const CMN_VECLEN = 28;
+/** cmn_type_t: the model asks for batch CMN; decoding live switches it to live. */
+const CMN_BATCH = 1;
+const CMN_LIVE = 2;
+
+/** The live cepstral mean normalisation of a decoder: where its estimate lives, and the model's initial one. */
+function liveCmn(decoder: Pointer): { cmn: Pointer; initial: Float32Array } {
+  const feat = lib!.ps_get_feat(decoder);
+  const cepsize = feat ? read.i32(feat, FEAT_CEPSIZE) : 0;
+  const type = feat ? read.i32(feat, FEAT_CMN) : -1;
+  const cmn = feat && cepsize > 0 && cepsize <= 64 && (type === CMN_BATCH || type === CMN_LIVE) ? read.ptr(feat, FEAT_CMN_STRUCT) : 0;
+  if (!cmn || read.i32(cmn, CMN_VECLEN) !== cepsize) throw new Error("libsphinxbase's feature layout is not the one this build knows: decoders cannot be reset between sessions");
+  const initial = new Float32Array(cepsize);
+  lib!.cmn_live_get(cmn as Pointer, ptr(initial));
+  return { cmn: cmn as Pointer, initial };
+}
+
 export class SphinxDecoder {
   private readonly decoder: Pointer;
   private readonly score = new Int32Array(1);
   // The argv strings must outlive parsing: keep them referenced.
   private readonly argv: Buffer[];
+  private readonly cmn: { cmn: Pointer; initial: Float32Array };
 
   constructor() {
     const status = availability();
@@ -53,6 +82,18 @@ export class SphinxDecoder {
     const decoder = lib!.ps_init(config);
     if (!decoder) throw new Error("pocketsphinx could not load its model");
     this.decoder = decoder as Pointer;
+    this.cmn = liveCmn(this.decoder);
+  }
+
+  /**
+   * Makes the decoder hear the next session as it would any other: the front end's noise
+   * estimate (`ps_start_stream`) and the live CMN estimate, which adapts after every utterance,
+   * start again from the model's values. `cmn_live_set` weighs the initial mean as 500 frames,
+   * as later PocketSphinx releases initialise it; every session starts from that same state.
+   */
+  reset(): void {
+    lib!.ps_start_stream(this.decoder);
+    lib!.cmn_live_set(this.cmn.cmn, ptr(this.cmn.initial));
   }
 
   start(): void {

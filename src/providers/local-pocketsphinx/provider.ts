@@ -1,8 +1,10 @@
-import type { AudioPool } from "../../../workers/audio-pool.ts";
+import type { AudioLane, AudioPool } from "../../../workers/audio-pool.ts";
+import type { FromAudio } from "../../../workers/audio-protocol.ts";
+import { NoSeat } from "../../../workers/pool.ts";
 import { DEFAULT_VAD } from "../../audio/vad.ts";
 import { decodeToPcm16k } from "../../audio/decode.ts";
 import { AsyncQueue } from "../../util/async-queue.ts";
-import { ProviderError, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
+import { ProviderError, ProviderOverloaded, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
 
 /** File audio goes to the worker in chunks of this many samples (1 s at 16 kHz). */
 const FILE_CHUNK = 16000;
@@ -20,11 +22,20 @@ export const POCKETSPHINX_FAMILY: SttFamily = {
   passthrough: false,
 };
 
-/** The embedded recognizer (US English), decoding in the audio workers. */
+/** The embedded recognizer (US English), decoding in the audio workers with their bounded decoders. */
 export class LocalSphinxProvider implements SttProvider {
   readonly id = "pocketsphinx";
 
   constructor(private readonly pool: AudioPool) {}
+
+  overloaded(): ProviderOverloaded | undefined {
+    return this.pool.recognizersFull ? this.refusal("every local recognizer is busy and the queue for one is full") : undefined;
+  }
+
+  private refusal(why: string): ProviderOverloaded {
+    // A refused client is told to come back after about as long as a session may wait for a decoder.
+    return new ProviderOverloaded(`pocketsphinx: ${why}`, Math.max(1, Math.ceil(this.pool.decoders.waitMs / 1000)));
+  }
 
   family(): SttFamily {
     return POCKETSPHINX_FAMILY;
@@ -48,58 +59,55 @@ export class LocalSphinxProvider implements SttProvider {
     return this.openStream(req);
   }
 
-  private openStream(req: SttStreamRequest): Promise<SttStream> {
-    if (req.audioFormat !== "pcm_16000" || req.channels !== 1) {
-      return Promise.reject(new ProviderError("pocketsphinx takes 16 kHz mono PCM only", false));
-    }
-    if (req.language && !/^en(-|$)/i.test(req.language)) {
-      return Promise.reject(new ProviderError(`pocketsphinx recognizes English only, not ${req.language}`, false));
-    }
-    return new Promise((resolve, reject) => {
-      const queue = new AsyncQueue<SttEvent>();
-      let opened = false;
-      const lane = this.pool.open(
-        { rate: 16000, vad: req.routerVad, recognizer: "pocketsphinx", autoCommit: req.commitStrategy === "auto" && !!req.routerVad, interim: req.interim },
-        (msg) => {
-          switch (msg.ev) {
-            case "opened":
-              opened = true;
-              return resolve(stream);
-            case "speech_started":
-              return queue.push({ type: "signal", origin: "router", signal: "started", atMs: msg.atMs });
-            case "speech_ended":
-              queue.push({ type: "signal", origin: "router", signal: "end", atMs: msg.atMs });
-              if (msg.committed) queue.push({ type: "committed", origin: "router", atMs: msg.atMs });
-              return;
-            case "interim":
-            case "final":
-              return queue.push({ type: "transcript", final: msg.ev === "final", text: msg.text, startMs: msg.startMs, endMs: msg.endMs });
-            case "committed":
-              return queue.push({ type: "committed", origin: "client", atMs: msg.atMs });
-            case "cleared":
-              return queue.push({ type: "cleared", atMs: msg.atMs });
-            case "ended":
-              lane.drop();
-              return queue.end();
-            case "error": {
-              lane.drop();
-              const err = new ProviderError(msg.message, true);
-              return opened ? queue.fail(err) : reject(err);
-            }
-          }
-        },
-      );
-      const stream: SttStream = {
-        send: (audio) => lane.audio(audio),
-        commit: () => lane.commit(),
-        clear: () => lane.clear(),
-        end: () => lane.end(),
-        cancel: () => {
+  /**
+   * Accepted as soon as one of the workers' decoders is reserved for the session (or refused when
+   * none comes free in time): the worker makes it ready (built on first use, reset), and audio
+   * sent meanwhile waits there in order.
+   */
+  private async openStream(req: SttStreamRequest): Promise<SttStream> {
+    if (req.audioFormat !== "pcm_16000" || req.channels !== 1) throw new ProviderError("pocketsphinx takes 16 kHz mono PCM only", false);
+    if (req.language && !/^en(-|$)/i.test(req.language)) throw new ProviderError(`pocketsphinx recognizes English only, not ${req.language}`, false);
+    const queue = new AsyncQueue<SttEvent>();
+    let lane!: AudioLane; // assigned before the worker's first answer can arrive
+    const listener = (msg: FromAudio) => {
+      switch (msg.ev) {
+        case "opened":
+          return;
+        case "speech_started":
+          return queue.push({ type: "signal", origin: "router", signal: "started", atMs: msg.atMs });
+        case "speech_ended":
+          queue.push({ type: "signal", origin: "router", signal: "end", atMs: msg.atMs });
+          if (msg.committed) queue.push({ type: "committed", origin: "router", atMs: msg.atMs });
+          return;
+        case "interim":
+        case "final":
+          return queue.push({ type: "transcript", final: msg.ev === "final", text: msg.text, startMs: msg.startMs, endMs: msg.endMs });
+        case "committed":
+          return queue.push({ type: "committed", origin: "client", atMs: msg.atMs });
+        case "cleared":
+          return queue.push({ type: "cleared", atMs: msg.atMs });
+        case "ended":
           lane.drop();
-          queue.end();
-        },
-        [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
-      };
+          return queue.end();
+        case "error":
+          lane.drop();
+          return queue.fail(new ProviderError(msg.message, true));
+      }
+    };
+    const options = { rate: 16000, vad: req.routerVad, autoCommit: req.commitStrategy === "auto" && !!req.routerVad, interim: req.interim };
+    lane = await this.pool.openRecognizer(options, listener, req.signal).catch((err) => {
+      throw err instanceof NoSeat ? this.refusal(err.message) : err;
     });
+    return {
+      send: (audio) => lane.audio(audio),
+      commit: () => lane.commit(),
+      clear: () => lane.clear(),
+      end: () => lane.end(),
+      cancel: () => {
+        lane.drop();
+        queue.end();
+      },
+      [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
+    };
   }
 }

@@ -1,8 +1,11 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
+import { clientAddress } from "../client-address.ts";
+import { BODY_LIMITS, jsonBody } from "../request-body.ts";
 
-const body = (value: unknown): Record<string, unknown> => {
+const body = async (request: Request): Promise<Record<string, unknown>> => {
+  const value = await jsonBody(request, BODY_LIMITS.account);
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new ApiError("invalid_request", "the body must be a JSON object");
   return value as Record<string, unknown>;
 };
@@ -12,19 +15,15 @@ export function signupRoutes(ctx: AppContext) {
   return new Elysia({ detail: { tags: ["account"] } })
     .post(
       "/account/agent-signup",
-      ({ body: b, request, server }) => {
-        const forwarded = ctx.config.trustProxy ? request.headers.get("x-forwarded-for")?.split(",")[0]?.trim() : undefined;
-        const ip = forwarded || server?.requestIP(request)?.address || "unknown";
-        return ctx.signup.request(body(b).email, ip);
-      },
-      { detail: { summary: "Send a six-digit code to an e-mail address (new or existing account)" } },
+      async ({ request, server }) => ctx.signup.request((await body(request)).email, clientAddress(ctx.config, request, server)),
+      { parse: "none", detail: { summary: "Send a six-digit code to an e-mail address (new or existing account)" } },
     )
     .post(
       "/account/agent-signup/verify",
-      ({ body: b }) => {
-        const o = body(b);
+      async ({ request }) => {
+        const o = await body(request);
         return ctx.signup.verify(o.email, o.code);
       },
-      { detail: { summary: "Exchange the code for an API key (shown only here)" } },
+      { parse: "none", detail: { summary: "Exchange the code for an API key (shown only here)" } },
     );
 }

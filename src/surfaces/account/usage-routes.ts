@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { authenticate, bearerToken } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
-import { activityPage, dailyUsage, transactionsPage } from "../../ledger/activity.ts";
+import { ACTIVITY_STATUSES, activityPage, dailyUsage, transactionsPage } from "../../ledger/activity.ts";
 import { balanceView } from "../../ledger/balance.ts";
 import { cursor, day, encodeCursor, integer, oneOf, onlyKnown, range, text, timestamp } from "./query.ts";
 
@@ -32,7 +32,7 @@ export function usageRoutes(ctx: AppContext) {
           provider: text(q, "provider"),
           model: text(q, "model"),
           capability: oneOf(q, "capability", ["tts", "stt"] as const),
-          status: oneOf(q, "status", ["completed", "failed"] as const),
+          status: oneOf(q, "status", ACTIVITY_STATUSES),
           limit: integer(q, "limit", 1, 100, 50),
           after: cursor(q),
         });

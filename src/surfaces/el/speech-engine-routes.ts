@@ -3,7 +3,7 @@ import { authenticate } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { parsePipeline, type PipelineStage, type RealtimeProfile } from "../../realtime/profiles.ts";
-import { jsonBody } from "../json-body.ts";
+import { BODY_LIMITS, jsonBody } from "../request-body.ts";
 import { elevenLabsKey } from "./errors.ts";
 
 // ElevenLabs Speech Engines are our realtime profiles seen through /el: the engine's `ws_url` and
@@ -61,7 +61,7 @@ export function elevenLabsSpeechEngineRoutes(ctx: AppContext) {
       "/v1/speech-engine",
       async ({ request }) => {
         const { tenantId } = await principal(request);
-        const body = await jsonBody(request);
+        const body = await jsonBody(request, BODY_LIMITS.profile);
         if (!isObject(body)) throw new ApiError("invalid_request", "the body must be a JSON object");
         const profile = await ctx.profiles.create(tenantId, body.name ?? "speech engine", parsePipeline(ctx.catalogue, pipelineOf(body)));
         return speechEngineOf(ctx, profile);

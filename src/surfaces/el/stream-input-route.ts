@@ -4,8 +4,10 @@ import { bearerToken } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { TtsSession, type TtsCommand } from "../../sessions/tts-session.ts";
+import { clientAddress } from "../client-address.ts";
 import { admitter, checkBeforeUpgrade, planPerRequest, type Planned } from "../ws-admission.ts";
 import { elevenLabsError, elevenLabsKey } from "./errors.ts";
+import { KeylessSockets, type KeylessSlot } from "./keyless-sockets.ts";
 import { parseInitFrame, parseTextFrame, type InitFrame } from "./stream-input-frames.ts";
 import { StreamInputPort } from "./stream-input-port.ts";
 import { planStreamInput, type StreamInputPlan } from "./stream-input-request.ts";
@@ -17,6 +19,8 @@ interface Connection {
   port: StreamInputPort;
   /** Closes the socket after `inactivity_timeout` seconds without a client frame; stopped by the end of input. */
   idle?: Timer;
+  /** While a handshake without a valid key waits for its init frame: the deadline and the address's slot. */
+  keyless?: KeylessSlot;
   /** Started by the init frame, which carries the voice settings and maybe the key. */
   session?: TtsSession;
 }
@@ -38,10 +42,31 @@ function handshakeKey(request: Request): string | undefined {
  * that cannot pay (402), in the `{detail}` envelope. After it, everything waits for the init
  * frame, since browsers can only send the key there: the handshake key wins over the frame's;
  * a missing or invalid key closes 4401, a disabled account or excluded providers 4403.
+ * A handshake without a valid key must send its init frame within `EL_INIT_TIMEOUT_MS`, and one
+ * client address may have only so many of those waiting (429 before the upgrade beyond that).
  */
 export function elevenLabsStreamInputRoute(ctx: AppContext) {
   const connections = new WeakMap<ServerWebSocket<unknown>, Connection>();
   const plan = planPerRequest((request: Request, voice: string) => planStreamInput(ctx.catalogue, voice, new URL(request.url).searchParams));
+  const { elInitTimeoutMs, elUnauthenticatedPerAddress } = ctx.config.sessionLimits;
+  const keyless = new KeylessSockets(elInitTimeoutMs, elUnauthenticatedPerAddress);
+
+  /** A handshake without a valid key: a slot of its address, or 429. */
+  function waitForKey(request: Request, address: string, reason: ApiError): Response | undefined {
+    if (keyless.reserve(request, address, reason)) return;
+    const retryAfter = keyless.retryAfterSeconds;
+    return elevenLabsError(
+      new ApiError("too_many_concurrent_requests", `too many sockets from this address are waiting for their init frame (at most ${elUnauthenticatedPerAddress}); send the key in the handshake or the init frame sooner`, {
+        retry_after: retryAfter,
+      }),
+    );
+  }
+
+  /** The init frame did not come in time: closed as a socket without a key. */
+  function initTooLate(conn: Connection, slot: KeylessSlot): void {
+    const seconds = elInitTimeoutMs / 1000;
+    conn.port.refuse(new ApiError(slot.reason.code, `${slot.reason.message}; without a valid key in the handshake, the init frame must come within ${seconds} s`));
+  }
 
   function start(conn: Connection, message: unknown): void {
     const { plan } = conn.planned;
@@ -74,8 +99,9 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
   return new Elysia()
     .get(PATH, () => elevenLabsError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
     .ws(PATH, {
-      // Before the upgrade, possibly twice: read-only (no holds, no debits).
-      beforeHandle: ({ request, params }) => checkBeforeUpgrade(ctx, handshakeKey(request), plan(request, params.voice_id), elevenLabsError),
+      // Before the upgrade, possibly twice: no holds, no debits; a keyless handshake's slot is taken once per request.
+      beforeHandle: ({ request, params, server }) =>
+        checkBeforeUpgrade(ctx, handshakeKey(request), plan(request, params.voice_id), elevenLabsError, { unauthenticated: (reason) => waitForKey(request, clientAddress(ctx.config, request, server), reason) }),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;
@@ -83,12 +109,15 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         const seconds = planned.plan?.inactivitySeconds ?? 20;
         // ElevenLabs' own words (shortened to fit a close reason); the session ends as if the client left.
         const idle = setTimeout(() => raw.close(1008, `Have not received a new text input within the timeout of ${seconds} seconds.`), seconds * 1000);
-        connections.set(raw, { request, planned, port: new StreamInputPort(raw, planned.plan?.pcm), idle });
+        const conn: Connection = { request, planned, port: new StreamInputPort(raw, planned.plan?.pcm), idle };
+        conn.keyless = keyless.claim(request, (slot) => initTooLate(conn, slot));
+        connections.set(raw, conn);
       },
       message(ws, message) {
         const conn = connections.get(ws.raw as ServerWebSocket<unknown>);
         if (!conn) return;
         conn.idle?.refresh();
+        conn.keyless?.release();
         if (!conn.session) return start(conn, message);
         let commands: TtsCommand[];
         try {
@@ -112,6 +141,7 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         connections.delete(raw);
         if (!conn) return;
         clearTimeout(conn.idle);
+        conn.keyless?.release();
         conn.session?.abort();
         conn.port.dispose();
       },

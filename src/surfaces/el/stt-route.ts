@@ -4,6 +4,7 @@ import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
 import { transcribeFile, type FileTranscription } from "../../sessions/file-transcription.ts";
+import { formBody } from "../request-body.ts";
 import { elevenLabsKey } from "./errors.ts";
 import { providerOfModel } from "./model.ts";
 
@@ -37,9 +38,7 @@ export function elevenLabsSttRoute(ctx: AppContext) {
     async ({ request }) => {
       const principal = await authenticate(ctx.database, elevenLabsKey(request.headers));
       if (!(request.headers.get("content-type") ?? "").startsWith("multipart/form-data")) throw new ApiError("invalid_request", "send the audio as multipart/form-data with a file field", { param: "file" });
-      const form = await request.formData().catch(() => {
-        throw new ApiError("invalid_request", "the multipart body cannot be read");
-      });
+      const form = await formBody(request, ctx.config.maxAudioUploadBytes);
       const text = (name: string) => {
         const v = form.get(name);
         return typeof v === "string" && v ? v : undefined;

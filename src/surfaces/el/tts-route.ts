@@ -3,7 +3,7 @@ import { authenticate } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import { sessionFailure } from "../../errors.ts";
 import { speakOverHttp } from "../http-tts.ts";
-import { jsonBody } from "../json-body.ts";
+import { BODY_LIMITS, jsonBody } from "../request-body.ts";
 import { elevenLabsError, elevenLabsKey } from "./errors.ts";
 import { contentTypeOf } from "./output-format.ts";
 import { planElevenLabsTts } from "./tts-request.ts";
@@ -16,7 +16,7 @@ import { planElevenLabsTts } from "./tts-request.ts";
 export function elevenLabsTtsRoutes(ctx: AppContext) {
   const speak = async (request: Request, voiceId: string) => {
     const principal = await authenticate(ctx.database, elevenLabsKey(request.headers));
-    const plan = planElevenLabsTts(ctx.catalogue, voiceId, new URL(request.url).searchParams, await jsonBody(request));
+    const plan = planElevenLabsTts(ctx.catalogue, voiceId, new URL(request.url).searchParams, await jsonBody(request, BODY_LIMITS.speech));
     const shape = { pcm: plan.pcm, contentType: () => contentTypeOf(plan.outputFormat, plan.sampleRate) };
     return speakOverHttp(ctx, principal, { ...plan, signal: request.signal }, shape, elevenLabsError, "el");
   };

@@ -6,6 +6,7 @@ import type { AppContext } from "../../context.ts";
 import { ApiError, nativeEnvelope } from "../../errors.ts";
 import { SttPassthrough } from "../../sessions/stt-passthrough.ts";
 import { SttSession, type SttCommand, type SttSessionParams } from "../../sessions/stt-session.ts";
+import { errorHeaders } from "../compat-access.ts";
 import { admitter, checkBeforeUpgrade, planPerRequest } from "../ws-admission.ts";
 import { planSttSession } from "./stt-query.ts";
 
@@ -33,7 +34,17 @@ export function sttRoute(ctx: AppContext) {
     .get("/v1/stt", ({ status }) => status(426, nativeEnvelope(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade"))))
     .ws("/v1/stt", {
       // Runs before the upgrade, possibly twice: read-only checks only.
-      beforeHandle: ({ request, status }) => checkBeforeUpgrade(ctx, bearerToken(request.headers.get("authorization")), plan(request), (err) => status(err.status, nativeEnvelope(err))),
+      beforeHandle: ({ request, status, set }) =>
+        checkBeforeUpgrade(
+          ctx,
+          bearerToken(request.headers.get("authorization")),
+          plan(request),
+          (err) => {
+            Object.assign(set.headers, errorHeaders(err));
+            return status(err.status, nativeEnvelope(err));
+          },
+          { overloaded: (candidate) => ctx.sttProviders.get(candidate.provider.id)?.overloaded?.() },
+        ),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;
@@ -48,6 +59,7 @@ export function sttRoute(ctx: AppContext) {
               request: { audioFormat: p.audioFormat, channels: p.channels, language: p.language, interim: p.interim ?? true, commitStrategy: p.commitStrategy, turnDetection: p.turnDetection, portable: p.portable, options: p.options },
               bytesPerSecond: p.bytesPerSecond,
               admit,
+              idleTimeoutMs: ctx.config.sessionLimits.sttIdleTimeoutMs,
             },
             {
               provider: (pid) => ctx.sttProviders.get(pid),
@@ -66,7 +78,7 @@ export function sttRoute(ctx: AppContext) {
         }
         // Without a plan (a bad query) the session only reports the error: the settings do not matter.
         const session = new SttSession(
-          { ...(p ?? UNPLANNED), id, admit },
+          { ...(p ?? UNPLANNED), id, admit, idleTimeoutMs: ctx.config.sessionLimits.sttIdleTimeoutMs },
           {
             provider: (pid) => ctx.sttProviders.get(pid),
             port: {

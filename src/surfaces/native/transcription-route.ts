@@ -4,6 +4,7 @@ import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
 import { transcribeFile } from "../../sessions/file-transcription.ts";
+import { formBody, readBody } from "../request-body.ts";
 
 // `POST /v1/stt/transcriptions`: one audio file in, its transcript out (see docs/stt-files.md).
 // The file comes as multipart (`file` and the fields) or as the raw body with its Content-Type,
@@ -11,22 +12,17 @@ import { transcribeFile } from "../../sessions/file-transcription.ts";
 
 const FIELDS = ["model", "language", "provider", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks"];
 
-async function readRequest(request: Request): Promise<{ bytes: Uint8Array; mimeType?: string; params: URLSearchParams }> {
+async function readRequest(request: Request, limit: number): Promise<{ bytes: Uint8Array; mimeType?: string; params: URLSearchParams }> {
   const params = new URL(request.url).searchParams;
   const type = request.headers.get("content-type") ?? "";
   if (type.startsWith("multipart/form-data")) {
-    let form: Awaited<ReturnType<Request["formData"]>>;
-    try {
-      form = await request.formData();
-    } catch {
-      throw new ApiError("invalid_request", "the multipart body cannot be read");
-    }
+    const form = await formBody(request, limit);
     for (const [key, value] of form) if (typeof value === "string" && FIELDS.includes(key)) params.append(key, value);
     const file = form.get("file");
     if (!(file instanceof Blob)) throw new ApiError("invalid_request", "the multipart body needs a file field", { param: "file" });
     return { bytes: new Uint8Array(await file.arrayBuffer()), mimeType: file.type || undefined, params };
   }
-  const bytes = new Uint8Array(await request.arrayBuffer());
+  const bytes = await readBody(request, limit);
   if (bytes.length === 0) throw new ApiError("invalid_request", "send the audio as the body, or as multipart with a file field", { param: "file" });
   return { bytes, mimeType: type.startsWith("audio/") || type.startsWith("video/") ? type.split(";")[0] : undefined, params };
 }
@@ -37,7 +33,7 @@ export function transcriptionRoute(ctx: AppContext) {
     async ({ request }) => {
       // 401/403 first, then what the request says, then its price: all before any upstream work.
       const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
-      const { bytes, mimeType, params } = await readRequest(request);
+      const { bytes, mimeType, params } = await readRequest(request, ctx.config.maxAudioUploadBytes);
       for (const key of params.keys()) if (!FIELDS.includes(key)) throw new ApiError("invalid_request", `${key} is not a known parameter`, { param: key });
       const t = await transcribeFile(ctx, principal, {
         bytes,

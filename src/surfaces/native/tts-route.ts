@@ -45,6 +45,7 @@ export function ttsRoute(ctx: AppContext) {
             autoFlush: planned.plan?.autoFlush ?? true,
             options: planned.plan?.options ?? {},
             admit: admitter(ctx, bearerToken(request.headers.get("authorization")), id, planned, "native"),
+            idleTimeoutMs: ctx.config.sessionLimits.ttsIdleTimeoutMs,
           },
           { provider: (id) => ctx.providers.get(id), port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "native" },
         );

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { authenticate, bearerToken } from "../../accounts/keys.ts";
 import { wavHeader } from "../../audio/wav.ts";
 import type { AppContext } from "../../context.ts";
-import { jsonBody } from "../json-body.ts";
+import { BODY_LIMITS, jsonBody } from "../request-body.ts";
 import type { AudioStarted, HttpAudioShape } from "../http-tts-port.ts";
 import { speakOverHttp } from "../http-tts.ts";
 import { openAiError } from "./errors.ts";
@@ -26,7 +26,7 @@ export function oaiSpeechRoute(ctx: AppContext) {
     "/audio/speech",
     async ({ request }) => {
       const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
-      const plan = planOaiSpeech(ctx.catalogue, await jsonBody(request));
+      const plan = planOaiSpeech(ctx.catalogue, await jsonBody(request, BODY_LIMITS.speech));
       return speakOverHttp(ctx, principal, { ...plan, signal: request.signal }, SHAPES[plan.responseFormat], openAiError, "oai");
     },
     { parse: "none", detail: { summary: "OpenAI-compatible text to speech", tags: ["oai"] } },

@@ -4,6 +4,7 @@ import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { preferencesFromBody } from "../../routing/preferences.ts";
 import { transcribeFile, type FileTranscription } from "../../sessions/file-transcription.ts";
+import { formBody, type FormBody } from "../request-body.ts";
 import { toSrt, toVtt, type TimedText } from "../subtitles.ts";
 
 // `POST /oai/audio/transcriptions`: the OpenAI multipart request onto file transcription.
@@ -12,21 +13,19 @@ import { toSrt, toVtt, type TimedText } from "../subtitles.ts";
 const IGNORED = ["prompt", "temperature", "timestamp_granularities[]", "timestamp_granularities", "include[]", "include", "chunking_strategy"];
 const FIELDS = ["file", "model", "language", "response_format", "stream", "provider", ...IGNORED];
 
-async function readForm(request: Request): Promise<FormData> {
+async function readForm(request: Request, limit: number): Promise<FormBody> {
   if (!(request.headers.get("content-type") ?? "").startsWith("multipart/form-data")) throw new ApiError("invalid_request", "send the audio as multipart/form-data with a file field", { param: "file" });
-  const form = await request.formData().catch(() => {
-    throw new ApiError("invalid_request", "the multipart body cannot be read");
-  });
+  const form = await formBody(request, limit);
   for (const key of form.keys()) if (!FIELDS.includes(key)) throw new ApiError("invalid_request", `${key} is not a known parameter`, { param: key });
-  return form as unknown as FormData;
+  return form;
 }
 
-function field(form: FormData, name: string): string | undefined {
+function field(form: FormBody, name: string): string | undefined {
   const v = form.get(name);
   return typeof v === "string" && v ? v : undefined;
 }
 
-function providerField(form: FormData): unknown {
+function providerField(form: FormBody): unknown {
   const raw = field(form, "provider");
   if (!raw) return undefined;
   try {
@@ -74,7 +73,7 @@ export function oaiTranscriptionRoute(ctx: AppContext) {
     "/audio/transcriptions",
     async ({ request }) => {
       const principal = await authenticate(ctx.database, bearerToken(request.headers.get("authorization")));
-      const form = await readForm(request);
+      const form = await readForm(request, ctx.config.maxAudioUploadBytes);
       const file = form.get("file");
       if (!(file instanceof Blob)) throw new ApiError("missing_required_parameter", "you must provide file", { param: "file" });
       const model = field(form, "model");

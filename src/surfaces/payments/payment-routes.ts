@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { StripePayments } from "../../accounts/payments/stripe.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError, nativeEnvelope } from "../../errors.ts";
+import { BODY_LIMITS, textBody } from "../request-body.ts";
 
 const COMPLETING = new Set(["checkout.session.completed", "checkout.session.async_payment_succeeded"]);
 
@@ -25,10 +26,11 @@ export function paymentRoutes(ctx: AppContext) {
   if (payments instanceof StripePayments) {
     app.post(
       "/webhooks/stripe",
-      async ({ body, request, status }) => {
+      async ({ request, status }) => {
+        const body = await textBody(request, BODY_LIMITS.webhook);
         let event;
         try {
-          event = await payments.verify(body as string, request.headers.get("stripe-signature"));
+          event = await payments.verify(body, request.headers.get("stripe-signature"));
         } catch {
           return status(400, nativeEnvelope(new ApiError("invalid_request", "the webhook signature does not verify")));
         }
@@ -38,7 +40,7 @@ export function paymentRoutes(ctx: AppContext) {
         }
         return { received: true };
       },
-      { parse: "text", detail: { summary: "Stripe webhook (signature verified)" } },
+      { parse: "none", detail: { summary: "Stripe webhook (signature verified)" } },
     );
   }
 
@@ -62,7 +64,7 @@ export function paymentRoutes(ctx: AppContext) {
         if (row.expiresAt.getTime() < Date.now() && !row.completedAt) return page("Expired", `<h1>This checkout has expired</h1>`);
         await ctx.topUps.complete("sandbox", params.id);
         return page("Paid", `<h1>Paid</h1><p>${(row.amountCents / 100).toFixed(2)} USD of credits were added.</p>`);
-      });
+      }, { parse: "none" });
   }
   return app;
 }

@@ -1,0 +1,80 @@
+import { rational, type Rational } from "../catalogue/price.ts";
+import type { Binding, Capability } from "../catalogue/types.ts";
+import { costOf, rateOf, usageUnit } from "./cost.ts";
+import type { SettleInput } from "./batch.ts";
+
+// What a request's hold row says about it, so that a request whose process died can be settled
+// by whichever process finds its hold lapsed: who pays, for which binding at which exact rate,
+// and the usage delivered so far. Written with the hold, then updated as usage is delivered
+// (hold-keeper.ts); stored as JSON in `holds.checkpoint`.
+
+export interface Checkpoint {
+  surface: string;
+  keyId?: string;
+  /** Epoch ms. */
+  startedAt: number;
+  provider: string;
+  binding: string;
+  model: string;
+  capability: Capability;
+  /** Exact credits per unit and per request, as "num/den". */
+  perUnit: string;
+  perRequest: string;
+  /** Usage delivered so far: characters (TTS) or seconds (STT). */
+  units: number;
+  /** Epoch ms when `units` was last noted: the latest moment the request is known to have run. */
+  at: number;
+}
+
+const text = (r: Rational) => `${r.num}/${r.den}`;
+const parse = (s: string): Rational => {
+  const [num, den] = s.split("/");
+  return rational(BigInt(num), BigInt(den));
+};
+
+/** The fields that name the binding serving the request, and its exact rate. */
+function target(binding: Binding) {
+  const rate = rateOf(binding);
+  return {
+    provider: binding.provider.id,
+    binding: binding.id,
+    model: binding.canonical,
+    capability: binding.capability,
+    perUnit: text(rate.perUnit),
+    perRequest: text(rate.perRequest),
+  };
+}
+
+export function newCheckpoint(surface: string, keyId: string | undefined, startedAt: number, binding: Binding): Checkpoint {
+  return { surface, keyId, startedAt, ...target(binding), units: 0, at: startedAt };
+}
+
+/** Points the checkpoint at the binding that serves the request (after a fallback, another one). */
+export function retarget(cp: Checkpoint, binding: Binding): void {
+  if (cp.provider !== binding.provider.id || cp.binding !== binding.id) Object.assign(cp, target(binding));
+}
+
+/**
+ * The settle of a request recovered from its checkpoint: status `interrupted`, the delivered
+ * units at the recorded rate (nothing, not even a per-request price, when nothing was delivered),
+ * finished when its usage was last noted.
+ */
+export function recoveredSettle(id: string, tenantId: string, json: string): SettleInput {
+  const cp = JSON.parse(json) as Checkpoint;
+  const target = { provider: { id: cp.provider }, id: cp.binding, canonical: cp.model, capability: cp.capability };
+  return {
+    id,
+    tenantId,
+    keyId: cp.keyId,
+    surface: cp.surface,
+    binding: target,
+    status: "interrupted",
+    usageUnit: usageUnit(target),
+    units: cp.units,
+    cost: cp.units > 0 ? costOf({ perUnit: parse(cp.perUnit), perRequest: parse(cp.perRequest) }, cp.units) : rational(0n),
+    startedAt: new Date(cp.startedAt),
+    finishedAt: new Date(cp.at),
+    latencyMs: cp.at - cp.startedAt,
+    attempts: [],
+  };
+}

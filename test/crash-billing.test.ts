@@ -1,0 +1,169 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createKey } from "../src/accounts/keys.ts";
+import { openDatabase } from "../src/db/open.ts";
+import { Ledger } from "../src/ledger/ledger.ts";
+import { FIXED_CHUNK, TEST_MODEL } from "./fakes/fixed-pcm-provider.ts";
+import { localSttAvailable } from "./helpers/local-stt.ts";
+import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
+import { spawnServer, type ServerProcess } from "./helpers/process.ts";
+import { frames, silence } from "./helpers/speech.ts";
+import { bearer, connect, type Client } from "./helpers/ws-client.ts";
+
+// A server killed with SIGKILL in the middle of streaming sessions bills what it had delivered:
+// the restarted server settles each orphaned hold from its last checkpoint (status
+// `interrupted`), at the hold's rate, and releases the rest. Checked from outside, through the
+// /account endpoints, against what the client itself sent and received. TEST_MODEL costs 10
+// credits per character; PocketSphinx 10 credits per second.
+
+const INITIAL = 10_000_000;
+/** Audio per flush from the `fixed` provider: 25 chunks of 20 ms. */
+const CHUNKS_PER_FLUSH = 25;
+
+const running: ServerProcess[] = [];
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const s of running) s.proc.kill("SIGKILL");
+  for (const c of cleanups.reverse()) await c();
+});
+
+async function start(databaseUrl: string): Promise<ServerProcess> {
+  // A short hold lifetime, so that the restarted server finds the dead sessions' holds lapsed soon.
+  const server = await spawnServer({ DATABASE_URL: databaseUrl, TTS_WORKERS: "1", AUDIO_WORKERS: "1", HOLD_TTL_MS: "3000", FIXED_CHUNKS: String(CHUNKS_PER_FLUSH) });
+  running.push(server);
+  return server;
+}
+
+async function kill(server: ServerProcess): Promise<void> {
+  server.proc.kill("SIGKILL");
+  await server.proc.exited;
+}
+
+async function account(databaseUrl: string): Promise<string> {
+  const database = await openDatabase(databaseUrl);
+  try {
+    const { key, tenantId } = await createKey(database, `crash-${crypto.randomUUID()}`);
+    await new Ledger(database).credit(tenantId, { credits: INITIAL, type: "adjustment", description: "test" });
+    return key;
+  } finally {
+    await database.close();
+  }
+}
+
+const get = async (server: ServerProcess, key: string, path: string) => (await fetch(`${server.url}${path}`, { headers: bearer(key) })).json() as Promise<any>;
+
+/** The account's one activity record, once the restarted server has settled it (bounded wait). */
+async function settledRecord(server: ServerProcess, key: string) {
+  for (let i = 0; i < 150; i++) {
+    const { items } = await get(server, key, "/account/activity");
+    if (items.length) return items;
+    await Bun.sleep(100);
+  }
+  throw new Error("the interrupted session was never settled");
+}
+
+const nextEvent = (c: Client, type: string, after: number) =>
+  (async () => {
+    for (;;) {
+      const i = c.rec.events.findIndex((e, n) => n >= after && e.type === type);
+      if (i >= 0) return i;
+      await Bun.sleep(5);
+    }
+  })();
+
+/**
+ * Streams text frames in real time: each frame is flushed and its audio (0.5 s) played before the
+ * next is sent. Killed right after the last frame's audio arrived, before its checkpoint is due.
+ */
+async function ttsKilledMidStream(server: ServerProcess, key: string, frameCount: number) {
+  const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}`), bearer(key));
+  await nextEvent(c, "service.tts_session_ready", 0);
+  const sent: number[] = [];
+  let seen = 0;
+  for (let i = 0; i < frameCount; i++) {
+    const text = `Frame number ${i + 1} of a long story. `;
+    c.send({ type: "text", text });
+    c.send({ type: "flush" });
+    sent.push([...text].length);
+    seen = (await nextEvent(c, "service.tts_flushed", seen)) + 1;
+    if (i + 1 < frameCount) await Bun.sleep(500); // the client plays the audio
+  }
+  await kill(server);
+  return { sent, audioBytes: c.rec.audio.reduce((n, a) => n + a.byteLength, 0) };
+}
+
+/** Streams silence in real time, 20 ms frames, then is killed at once. */
+async function sttKilledMidStream(server: ServerProcess, key: string, ms: number) {
+  const c = connect(server.wsUrl("/v1/stt?model=pocketsphinx-en-us&audio_format=pcm_16000"), bearer(key));
+  await c.opened;
+  let bytes = 0;
+  for (const f of frames(silence(ms))) {
+    c.ws.send(f);
+    bytes += f.byteLength;
+    await Bun.sleep(20);
+  }
+  await kill(server);
+  return { seconds: bytes / 32_000 };
+}
+
+/** Balance, activity and transactions agree: the record's credits were debited once, nothing stays held. */
+async function expectBooks(server: ServerProcess, key: string, record: any) {
+  const balance = await get(server, key, "/account/balance");
+  expect(balance.paid_credits).toBe(INITIAL - record.credits);
+  expect(balance.spendable_paid_credits).toBe(balance.paid_credits);
+  const { items: transactions } = await get(server, key, "/account/transactions");
+  expect(transactions.map((t: any) => t.credits)).toEqual([INITIAL]);
+  const { items: usage } = await get(server, key, "/account/usage");
+  expect(usage).toMatchObject([{ requests: 1, failed: 1, credits: record.credits }]);
+}
+
+function crashSuite(name: string, databaseUrl: () => Promise<string>, skip: boolean) {
+  describe.skipIf(skip)(`${name}: a server killed mid-stream bills what it had delivered`, () => {
+    test("TTS: the text whose audio was sent is billed after the restart, at most one text frame short", async () => {
+      const url = await databaseUrl();
+      const key = await account(url);
+      const { sent, audioBytes } = await ttsKilledMidStream(await start(url), key, 6);
+      expect(audioBytes).toBe(sent.length * CHUNKS_PER_FLUSH * FIXED_CHUNK.byteLength); // every frame was heard in full
+
+      const restarted = await start(url);
+      const [record, ...others] = await settledRecord(restarted, key);
+      expect(others).toEqual([]);
+      const delivered = sent.reduce((a, b) => a + b, 0);
+      expect(record).toMatchObject({ status: "interrupted", provider: "fixed", model: TEST_MODEL, capability: "tts", usage_unit: "characters" });
+      expect(record.usage_amount).toBeLessThanOrEqual(delivered);
+      expect(record.usage_amount).toBeGreaterThanOrEqual(delivered - sent.at(-1)!);
+      expect(record.credits).toBe(record.usage_amount * 10);
+      await expectBooks(restarted, key, record);
+      await kill(restarted);
+    }, 60_000);
+
+    test.skipIf(!localSttAvailable)("STT: the audio sent is billed after the restart, at most about a second short", async () => {
+      const url = await databaseUrl();
+      const key = await account(url);
+      const { seconds } = await sttKilledMidStream(await start(url), key, 4000);
+
+      const restarted = await start(url);
+      const [record, ...others] = await settledRecord(restarted, key);
+      expect(others).toEqual([]);
+      expect(record).toMatchObject({ status: "interrupted", provider: "pocketsphinx", capability: "stt", usage_unit: "seconds" });
+      expect(record.usage_amount).toBeLessThanOrEqual(Math.ceil(seconds));
+      expect(record.usage_amount).toBeGreaterThanOrEqual(Math.floor(seconds) - 1);
+      expect(record.credits).toBe(record.usage_amount * 10);
+      await expectBooks(restarted, key, record);
+      await kill(restarted);
+    }, 60_000);
+  });
+}
+
+crashSuite("SQLite", async () => `sqlite://${join(mkdtempSync(join(tmpdir(), "crash-billing-")), "db.sqlite")}`, false);
+crashSuite(
+  "PostgreSQL",
+  async () => {
+    const fresh = await freshPostgres();
+    cleanups.push(fresh.drop);
+    return fresh.url;
+  },
+  !postgresAvailable,
+);
