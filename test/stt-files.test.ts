@@ -113,6 +113,66 @@ describe("duration probing", () => {
     expect(aacFrameSeconds(config("00101" + "0111" + "0001" + "0100" + "00010" + "0"))).toBe(1024 / 22050); // HE-AAC, 44.1 kHz out
   });
 
+  test("corrupted files (bytes changed, inserted, removed, cut off): never a crash, never less than ffmpeg decodes", async () => {
+    let seed = 42;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * n;
+    const files = [
+      ...(await Promise.all(["speech.wav", "speech.mp3", "speech.flac", "speech.ogg", "speech.webm", "speech.m4a"].map(fixture))),
+      await speech(1, "audio", ["-c:a", "libvorbis", "-f", "ogg"]),
+      await speech(1, "audio", ["-c:a", "libopus", "-movflags", "frag_keyframe+empty_moov", "-frag_duration", "500000", "-f", "mp4"]),
+    ];
+    for (const file of files) {
+      for (let round = 0; round < 8; round++) {
+        let bytes = file.slice();
+        const at = Math.floor(random(bytes.length));
+        const kind = round % 4;
+        if (kind === 0) for (let i = 0; i < 6; i++) bytes[Math.floor(random(random(1) < 0.5 ? 400 : bytes.length))] = random(256);
+        else if (kind === 1) bytes = new Uint8Array(Buffer.concat([bytes.subarray(0, at), new Uint8Array(1 + random(300)).map(() => random(256)), bytes.subarray(at)]));
+        else if (kind === 2) bytes = new Uint8Array(Buffer.concat([bytes.subarray(0, at), bytes.subarray(at + 1 + random(300))]));
+        else bytes = bytes.slice(0, at);
+        const probe = refusal(bytes);
+        if (probe instanceof ApiError) {
+          expect(probe.code).toBe("indeterminate_audio_duration");
+          continue;
+        }
+        const decoded = await decodedSeconds(bytes, "corrupted").catch(() => 0);
+        expect(probe.seconds).toBeGreaterThanOrEqual(decoded - 0.001);
+      }
+    }
+  }, 30_000);
+
+  test("a length that is wrong hides no audio after it: an Ogg page's, a Matroska element's or its Segment's", async () => {
+    // FLAC in Ogg: 60 bytes gone from the middle of a page, so its segment table points past the next page's start.
+    const ogg = await speech(2, "audio", ["-c:a", "flac", "-f", "ogg"]);
+    const pages: number[] = [];
+    for (let at = 0; at < ogg.length; at += 27 + ogg[at + 26] + ogg.subarray(at + 27, at + 27 + ogg[at + 26]).reduce((n, x) => n + x, 0)) pages.push(at);
+    const middle = Math.floor((pages.at(-3)! + pages.at(-2)!) / 2);
+    const oggCut = new Uint8Array(Buffer.concat([ogg.subarray(0, middle), ogg.subarray(middle + 60)]));
+    // WebM: the Channels element's one-byte size made two bytes (1793), running past its Audio parent into the clusters.
+    const webm = await fixture("speech.webm");
+    const channels = Buffer.from(webm).indexOf(Buffer.from([0x9f, 0x81, 0x01]));
+    const leafOverrun = webm.slice();
+    leafOverrun[channels + 1] = 0x47;
+    // WebM: a Segment size that ends inside the first cluster.
+    const segment = Buffer.from(webm).indexOf(Buffer.from([0x18, 0x53, 0x80, 0x67]));
+    const shortSegment = webm.slice();
+    new DataView(shortSegment.buffer).setUint32(segment + 8, 0x800);
+    for (const [name, bytes] of [["Ogg page", oggCut], ["Matroska element", leafOverrun], ["Matroska Segment", shortSegment]] as const) {
+      const decoded = await decodedSeconds(bytes, "wrong-length");
+      expect({ name, atLeastDecoded: probeDuration(bytes).seconds >= decoded }).toEqual({ name, atLeastDecoded: true });
+    }
+  });
+
+  test("sample counts beyond the file's size are refused at once, not walked", async () => {
+    const m4a = (await fixture("speech.m4a")).slice();
+    const at = Buffer.from(m4a).indexOf("stsz") + 4;
+    new DataView(m4a.buffer).setUint32(at + 4, 1); // every sample 1 byte
+    new DataView(m4a.buffer).setUint32(at + 8, 0xffffffff); // 4 billion of them
+    const t0 = performance.now();
+    expect(refusal(m4a)).toMatchObject({ code: "indeterminate_audio_duration" });
+    expect(performance.now() - t0).toBeLessThan(1000);
+  });
+
   test("a codec or container whose frames cannot be measured is 422 indeterminate_audio_duration", async () => {
     const unmeasurable = [
       ["-c:a", "adpcm_ima_wav", "-f", "wav"],

@@ -42,7 +42,7 @@ export function flacFrame(b: Uint8Array, at: number): { samples: number; rate: n
 export const streamInfoRate = (block: Uint8Array) => (block[10] << 12) | (block[11] << 4) | (block[12] >> 4);
 
 /** The seconds of audio in a frame or run of frames, with `rate` for frames that defer to STREAMINFO. */
-export function flacFramesSeconds(b: Uint8Array, rate: number, start = 0): number {
+function flacFramesSeconds(b: Uint8Array, rate: number, start = 0): number {
   let seconds = 0;
   for (let at = start; (at = b.indexOf(0xff, at)) >= 0; at++) {
     const frame = flacFrame(b, at);

@@ -112,49 +112,47 @@ interface Track {
   sizes: { count: number; size: (i: number) => number };
   chunks: number[];
   samplesPerChunk: { firstChunk: number; samples: number }[];
-  /** Fragments' runs (a movie fragment's `trun`s), and the default sample size `trex` gives them. */
-  runs: Run[];
+  /** The default sample size of the track's fragments (its `trex`). */
   defaultSize?: number;
 }
 
 /** The sample tables' samples, as runs: one per chunk. */
-function chunkRuns(t: Track): Run[] {
-  const runs: Run[] = [];
+function* chunkRuns(t: Track): Generator<Run> {
   let sample = 0;
-  t.samplesPerChunk.forEach(({ firstChunk, samples }, i) => {
+  for (const [i, { firstChunk, samples }] of t.samplesPerChunk.entries()) {
     const next = Math.min(t.samplesPerChunk[i + 1]?.firstChunk ?? Infinity, t.chunks.length + 1);
-    for (let chunk = firstChunk; chunk < next && sample < t.sizes.count; chunk++) {
+    for (let chunk = firstChunk; samples && chunk < next && sample < t.sizes.count; chunk++) {
       const first = sample;
       const count = Math.min(samples, t.sizes.count - first);
-      runs.push({ at: t.chunks[chunk - 1], count, size: (k) => t.sizes.size(first + k) });
+      yield { at: t.chunks[chunk - 1], count, size: (k) => t.sizes.size(first + k) };
       sample += count;
     }
-  });
-  return runs;
+  }
 }
 
-function trackSeconds(b: Uint8Array, t: Track): number {
+/** How a track's samples play: each a fixed time (the longest of its entries'), or each by its bytes. */
+function trackClock(b: Uint8Array, t: Track): SampleClock {
   const clocks = t.entries.map((entry) => sampleClock(b, entry));
-  const samples = Math.max(t.sizes.count, t.timed) + t.runs.reduce((n, r) => n + r.count, 0);
-  // No sample is smaller than a byte: a table that counts more is not a recording.
-  if (samples > b.length) throw indeterminate("the MP4 sample tables count more samples than the file has bytes");
-  // Samples may use any of the entries: the longest frame counts.
-  if (clocks.every((c) => "each" in c)) return samples * Math.max(0, ...clocks.map((c) => ("each" in c ? c.each : 0)));
-  const [clock] = clocks;
-  if (clocks.length > 1 || !("packet" in clock)) throw indeterminate("an MP4 audio track of several codecs");
-  let seconds = 0;
-  for (const run of [...chunkRuns(t), ...t.runs]) {
-    for (let i = 0, at = run.at; i < run.count && at < b.length; i++) seconds += clock.packet(b.subarray(at, (at += run.size(i))));
-  }
-  return seconds;
+  if (clocks.every((c) => "each" in c)) return { each: Math.max(0, ...clocks.map((c) => ("each" in c ? c.each : 0))) };
+  if (clocks.length > 1) throw indeterminate("an MP4 audio track of several codecs");
+  return clocks[0];
 }
+
+const runSeconds = (b: Uint8Array, run: Run, packet: PacketClock) => {
+  let seconds = 0;
+  for (let i = 0, at = run.at; i < run.count && at < b.length; i++) seconds += packet(b.subarray(at, (at += run.size(i))));
+  return seconds;
+};
+
+/** No sample is smaller than a byte: tables that count more are not a recording. */
+const tooMany = () => indeterminate("the MP4 sample tables count more samples than the file has bytes");
 
 export function mp4Seconds(b: Uint8Array): number {
   const v = view(b);
   const tracks = new Map<Box, Track>();
   const byId = new Map<number, Track>();
   /** A table of `count` entries `stride` bytes apart from `from`, cut at the end of its box. */
-  const entries = (box: Box, from: number, stride: number) => Math.max(0, Math.min(v.getUint32(box.at + 4), Math.floor((box.end - from) / stride)));
+  const tableLength = (box: Box, from: number, stride: number) => Math.max(0, Math.min(v.getUint32(box.at + 4), Math.floor((box.end - from) / stride)));
   const fragments: (Box & { owners: Record<string, Box> })[] = [];
   for (const box of allBoxes(b)) {
     if (box.type === "trex") {
@@ -165,7 +163,7 @@ export function mp4Seconds(b: Uint8Array): number {
     const trak = box.owners.trak;
     if (!trak) continue;
     let t = tracks.get(trak);
-    if (!t) tracks.set(trak, (t = { entries: [], timed: 0, sizes: { count: 0, size: () => 0 }, chunks: [], samplesPerChunk: [], runs: [] }));
+    if (!t) tracks.set(trak, (t = { entries: [], timed: 0, sizes: { count: 0, size: () => 0 }, chunks: [], samplesPerChunk: [] }));
     switch (box.type) {
       case "tkhd":
         t.id = v.getUint32(box.at + (b[box.at] === 1 ? 20 : 12));
@@ -178,7 +176,7 @@ export function mp4Seconds(b: Uint8Array): number {
         if (t.audio) t.entries = [...boxes(b, box.at + 8, box.end)];
         break;
       case "stts":
-        for (let i = 0, n = entries(box, box.at + 8, 8); i < n; i++) t.timed += v.getUint32(box.at + 8 + i * 8);
+        for (let i = 0, n = tableLength(box, box.at + 8, 8); i < n; i++) t.timed += v.getUint32(box.at + 8 + i * 8);
         break;
       case "stsz": {
         const uniform = v.getUint32(box.at + 4);
@@ -195,21 +193,36 @@ export function mp4Seconds(b: Uint8Array): number {
         break;
       }
       case "stsc":
-        t.samplesPerChunk = Array.from({ length: entries(box, box.at + 8, 12) }, (_, i) => ({ firstChunk: v.getUint32(box.at + 8 + i * 12), samples: v.getUint32(box.at + 12 + i * 12) }));
+        t.samplesPerChunk = Array.from({ length: tableLength(box, box.at + 8, 12) }, (_, i) => ({ firstChunk: v.getUint32(box.at + 8 + i * 12), samples: v.getUint32(box.at + 12 + i * 12) }));
         break;
       case "stco":
-        t.chunks = Array.from({ length: entries(box, box.at + 8, 4) }, (_, i) => v.getUint32(box.at + 8 + i * 4));
+        t.chunks = Array.from({ length: tableLength(box, box.at + 8, 4) }, (_, i) => v.getUint32(box.at + 8 + i * 4));
         break;
       case "co64":
-        t.chunks = Array.from({ length: entries(box, box.at + 8, 8) }, (_, i) => Number(v.getBigUint64(box.at + 8 + i * 8)));
+        t.chunks = Array.from({ length: tableLength(box, box.at + 8, 8) }, (_, i) => Number(v.getBigUint64(box.at + 8 + i * 8)));
         break;
     }
   }
-  // Fragments after the movie box, whose `trex` gives their default sample size.
-  for (const run of fragmentRuns(b, fragments, byId)) run.track.runs.push(run);
   const audio = [...tracks.values()].filter((t) => t.audio);
   if (!audio.length) throw indeterminate("the MP4 file has no audio track");
-  return Math.max(...audio.map((t) => trackSeconds(b, t)));
+  const measured = new Map(
+    audio.map((t) => {
+      const clock = trackClock(b, t);
+      const samples = Math.max(t.sizes.count, t.timed);
+      if (samples > b.length) throw tooMany();
+      let seconds = 0;
+      if ("packet" in clock) for (const run of chunkRuns(t)) seconds += runSeconds(b, run, clock.packet);
+      return [t, { clock, samples, seconds }];
+    }),
+  );
+  // Fragments after the movie box, whose `trex` gives their default sample size.
+  for (const run of fragmentRuns(b, fragments, byId)) {
+    const m = measured.get(run.track);
+    if (!m) continue;
+    if ((m.samples += run.count) > b.length) throw tooMany();
+    if ("packet" in m.clock) m.seconds += runSeconds(b, run, m.clock.packet);
+  }
+  return Math.max(...[...measured.values()].map((m) => ("each" in m.clock ? m.samples * m.clock.each : m.seconds)));
 }
 
 /** The runs of samples of movie fragments: each `trun` after its `tfhd`, sizes from it, the `tfhd` or the `trex`. */
@@ -242,7 +255,7 @@ function* fragmentRuns(b: Uint8Array, boxes: (Box & { owners: Record<string, Box
     const stride = [0x100, 0x200, 0x400, 0x800].filter((f) => flags & f).length * 4;
     const sizeAt = at + (flags & 0x100 ? 4 : 0);
     const described = stride ? Math.min(count, Math.floor((box.end - at) / stride)) : count;
-    if (described > b.length) throw indeterminate("an MP4 fragment counts more samples than the file has bytes");
+    if (described > b.length) throw tooMany();
     const fixed = defaultSize;
     const size = flags & 0x200 ? (i: number) => v.getUint32(sizeAt + i * stride) : () => fixed;
     let end = start;
