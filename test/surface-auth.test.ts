@@ -31,10 +31,11 @@ const ROUTES: { surface: Surface; method: string; path: string }[] = [
 ];
 
 /** The code an error body carries, read as the surface spells it. */
-function codeIn(surface: Surface, body: Record<string, any>): unknown {
-  if (surface === "native") return body.error;
-  if (surface === "oai") return body.error?.code;
-  return body.detail?.status ?? body.error;
+function codeIn(surface: Surface, body: unknown): unknown {
+  const b = body as { error?: unknown; detail?: { status?: string } };
+  if (surface === "native") return b.error;
+  if (surface === "oai") return (b.error as { code?: string } | undefined)?.code;
+  return b.detail?.status ?? b.error;
 }
 
 let server: TestServer;
