@@ -5,7 +5,7 @@ import { loadConfig } from "../src/config.ts";
 import { startServer } from "../src/server.ts";
 import { FixedPcmProvider, testCatalogue } from "../test/fakes/fixed-pcm-provider.ts";
 
-const server = await startServer(loadConfig(), {
+const server = await startServer(loadConfig(process.env), {
   extra: { catalogue: testCatalogue(["fixed"]), providers: [new FixedPcmProvider("fixed", 10)] },
 });
 const { key, tenantId } = await createKey(server.ctx.database, "bench");

@@ -113,7 +113,7 @@ async function run(argv: string[], database: Database): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const database = await openDatabase(loadConfig().databaseUrl);
+  const database = await openDatabase(loadConfig(process.env).databaseUrl);
   try {
     await run(argv, database);
     return process.exitCode === 1 ? 1 : 0;

@@ -25,7 +25,7 @@ export interface Config {
    * The local recognizer's capacity: PocketSphinx decoders per audio worker (~95 MiB each, kept
    * and reused), and how many sessions may wait for one, for how long, before they are refused.
    */
-  localStt: { perWorker: number; queue: number; waitMs: number };
+  localStt: { perWorker: number; queue: number; waitMs: number; modelDir?: string };
   picoVoicesDir: string;
   /** Where missing Pico voice files are fetched from on first use; empty disables fetching. */
   picoVoicesUrl: string;
@@ -163,10 +163,16 @@ function localStt(env: Env, audioWorkers: number): Config["localStt"] {
   // Three per worker: 6 decoders (~560 MiB) and ~1.1 cores of real-time decoding on two workers,
   // which leaves room for everything else within 1.5 GiB and two cores.
   const perWorker = integer(env, "LOCAL_STT_DECODERS_PER_WORKER", 3, 1);
-  return { perWorker, queue: integer(env, "LOCAL_STT_QUEUE", perWorker * audioWorkers), waitMs: integer(env, "LOCAL_STT_QUEUE_WAIT_MS", 2000) };
+  return {
+    perWorker,
+    queue: integer(env, "LOCAL_STT_QUEUE", perWorker * audioWorkers),
+    waitMs: integer(env, "LOCAL_STT_QUEUE_WAIT_MS", 2000),
+    modelDir: env.POCKETSPHINX_MODEL_DIR || undefined,
+  };
 }
 
-export function loadConfig(env: Env = process.env): Config {
+/** The configuration from `env`: the entry points (main.ts, cli.ts) pass the environment; nothing below them reads it. */
+export function loadConfig(env: Env): Config {
   const logLevel = (env.LOG_LEVEL ?? "info").toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new Error(`config: LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);

@@ -4,7 +4,7 @@ import { PortTakenError, startServer } from "./server.ts";
 // A server that cannot start says why on stderr and exits non-zero; a bad setting or a taken port
 // is the operator's to fix, not a crash to read a stack trace from.
 const server = await Promise.resolve()
-  .then(() => startServer(loadConfig()))
+  .then(() => startServer(loadConfig(process.env)))
   .catch((err: Error) => {
     const known = err instanceof PortTakenError || err.message.startsWith("config:");
     console.error(`voxroute did not start: ${known ? err.message : (err.stack ?? err.message)}`);

@@ -52,7 +52,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   if (pico.voices.length === 0) log.warn("SVOX Pico not offered: none of its voices is present or fetchable");
   const pool = new EnginePool(config.ttsWorkers, { picoVoicesDir: config.picoVoicesDir, picoVoicesUrl: config.picoVoicesUrl, picoVoices: pico.voices }, log);
   const audioPool = new AudioPool(config.audioWorkers, config.localStt, log);
-  const localStt = localSttAvailability();
+  const localStt = localSttAvailability(config.localStt.modelDir);
   if (!localStt.ok) log.warn({ reason: localStt.reason }, "local STT (PocketSphinx) disabled");
   const served = servedCatalogue(config, { stt: localStt.ok, picoVoices: pico.voices });
   const extra = options.extra;

@@ -53,7 +53,7 @@ function shuffled<T>(items: T[], seed: number): T[] {
 
 describe.skipIf(!localSttAvailable)("reused PocketSphinx decoders", () => {
   test("one file decoded many times, in different orders and between other audio, gives one transcript", async () => {
-    const pool = new DecoderPool(2);
+    const pool = new DecoderPool(2, process.env.POCKETSPHINX_MODEL_DIR);
     const jobs = [...Array.from({ length: 4 }, () => "fixture" as const), ...otherAudio()];
     const transcripts: string[] = [];
     for (const seed of [1, 2, 3]) {
@@ -70,7 +70,7 @@ describe.skipIf(!localSttAvailable)("reused PocketSphinx decoders", () => {
   }, 120_000);
 
   test("a pool never builds more than its size: the next session waits and gets a returned decoder", async () => {
-    const pool = new DecoderPool(1);
+    const pool = new DecoderPool(1, process.env.POCKETSPHINX_MODEL_DIR);
     const first = await pool.acquire();
     let second: SphinxDecoder | undefined;
     const waiting = pool.acquire().then((d) => (second = d));

@@ -1,7 +1,7 @@
 import { exactBuffer } from "../src/audio/bytes.ts";
 import type { VadOptions } from "../src/audio/vad.ts";
 import type { Logger } from "../src/log.ts";
-import type { FromAudio, ToAudio } from "./audio-protocol.ts";
+import type { AudioWorkerOptions, FromAudio, ToAudio } from "./audio-protocol.ts";
 import { type Lane, type Seats, WorkerPool } from "./pool.ts";
 
 export interface AudioSessionOptions {
@@ -31,13 +31,14 @@ export class AudioPool {
 
   constructor(
     size: number,
-    readonly decoders: Seats,
+    /** The decoders' seats, and where PocketSphinx's model is (POCKETSPHINX_MODEL_DIR; unset: Debian's place). */
+    readonly decoders: Seats & { modelDir?: string },
     log?: Logger,
   ) {
     this.pool = new WorkerPool<ToAudio, FromAudio>(
       new URL("./audio-worker.ts", import.meta.url),
       size,
-      { decoders: decoders.perWorker },
+      { decoders: decoders.perWorker, modelDir: decoders.modelDir } satisfies AudioWorkerOptions,
       (sid) => ({ sid, ev: "error", message: "audio worker exited" }),
       log,
       { op: "shutdown", sid: 0 },

@@ -3,6 +3,12 @@ import type { VadOptions } from "../src/audio/vad.ts";
 // Messages between an audio session on the main thread and its audio worker. Audio crosses as a
 // transferred ArrayBuffer (16-bit little-endian PCM), never copied on the main thread.
 
+/** What an audio worker is started with: its decoders, and where their model is (unset: Debian's place). */
+export interface AudioWorkerOptions {
+  decoders: number;
+  modelDir: string | undefined;
+}
+
 export type ToAudio =
   /** `recognizer`: the session holds one of the worker's PocketSphinx decoders (see pool.ts seats). */
   | { op: "open"; sid: number; rate: number; vad?: VadOptions; recognizer: boolean; autoCommit: boolean; interim: boolean }

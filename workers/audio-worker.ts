@@ -7,14 +7,15 @@ import { parentPort, workerData } from "node:worker_threads";
 import { loadSilero, SileroVad } from "../src/audio/vad.ts";
 import type { SphinxDecoder } from "../src/providers/local-pocketsphinx/decoder.ts";
 import { DecoderPool } from "../src/providers/local-pocketsphinx/decoder-pool.ts";
-import type { FromAudio, ToAudio } from "./audio-protocol.ts";
+import type { AudioWorkerOptions, FromAudio, ToAudio } from "./audio-protocol.ts";
 
 /** Interim hypotheses at most this often, in audio time. */
 const INTERIM_EVERY_MS = 250;
 
 const post = (msg: FromAudio) => parentPort!.postMessage(msg);
 let silero: ReturnType<typeof loadSilero> | undefined;
-const decoders = new DecoderPool((workerData as { decoders: number }).decoders);
+const options = workerData as AudioWorkerOptions;
+const decoders = new DecoderPool(options.decoders, options.modelDir);
 
 interface Session {
   rate: number;

@@ -4,7 +4,7 @@ import { loadConfig } from "../../src/config.ts";
 import { startServer } from "../../src/server.ts";
 import { FixedPcmProvider, testCatalogue } from "./fixed-pcm-provider.ts";
 
-const server = await startServer(loadConfig(), {
+const server = await startServer(loadConfig(process.env), {
   extra: { catalogue: testCatalogue(["fixed"]), providers: [new FixedPcmProvider("fixed", Number(process.env.FIXED_CHUNKS ?? 2))] },
 });
 console.log(JSON.stringify({ url: server.url }));

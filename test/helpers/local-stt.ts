@@ -4,7 +4,7 @@ import { availability } from "../../src/providers/local-pocketsphinx/decoder.ts"
 // (REQUIRE_LOCAL_STT=1, set by .ci/run, which installs them) their absence is a failure;
 // elsewhere those tests skip with a printed reason.
 
-const status = availability();
+const status = availability(process.env.POCKETSPHINX_MODEL_DIR);
 export const localSttAvailable = status.ok;
 if (!status.ok) {
   if (process.env.REQUIRE_LOCAL_STT === "1") throw new Error(`the local recognizer is required (REQUIRE_LOCAL_STT=1): ${status.reason}`);

@@ -10,12 +10,16 @@ export class DecoderPool {
   private readonly waiting: ((decoder: SphinxDecoder) => void)[] = [];
   private built = 0;
 
-  constructor(private readonly size: number) {}
+  constructor(
+    private readonly size: number,
+    /** POCKETSPHINX_MODEL_DIR; unset: Debian's place. */
+    private readonly modelDir: string | undefined,
+  ) {}
 
   async acquire(): Promise<SphinxDecoder> {
     let decoder = this.idle.pop();
     if (!decoder && this.built < this.size) {
-      decoder = new SphinxDecoder();
+      decoder = new SphinxDecoder(this.modelDir);
       this.built++;
     }
     decoder ??= await new Promise<SphinxDecoder>((resolve) => this.waiting.push(resolve));

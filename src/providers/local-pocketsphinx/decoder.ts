@@ -6,7 +6,8 @@ import { CString, dlopen, FFIType, ptr, read, type Pointer } from "bun:ffi";
 // it serves one session at a time and is reused by the next (decoder-pool.ts), used only inside
 // an audio worker.
 
-export const MODEL_DIR = process.env.POCKETSPHINX_MODEL_DIR || "/usr/share/pocketsphinx/model/en-us";
+/** Where Debian's pocketsphinx-en-us puts the model; `POCKETSPHINX_MODEL_DIR` (config.ts) overrides it. */
+const DEFAULT_MODEL_DIR = "/usr/share/pocketsphinx/model/en-us";
 export const SAMPLE_RATE = 16000;
 
 function load() {
@@ -30,14 +31,15 @@ function load() {
 
 let lib: ReturnType<typeof load> | undefined;
 
-/** Whether the library and the model are on this machine; the reason when not. */
-export function availability(): { ok: true } | { ok: false; reason: string } {
+/** Whether the library and the model (in `modelDir`, unset: Debian's place) are on this machine; the reason when not. */
+export function availability(modelDir: string | undefined): { ok: true } | { ok: false; reason: string } {
+  const dir = modelDir || DEFAULT_MODEL_DIR;
   try {
     lib ??= load();
   } catch (err) {
     return { ok: false, reason: `libpocketsphinx3 is not installed (${(err as Error).message})` };
   }
-  if (!require("node:fs").existsSync(`${MODEL_DIR}/en-us`)) return { ok: false, reason: `no acoustic model at ${MODEL_DIR} (install pocketsphinx-en-us)` };
+  if (!require("node:fs").existsSync(`${dir}/en-us`)) return { ok: false, reason: `no acoustic model at ${dir} (install pocketsphinx-en-us)` };
   return { ok: true };
 }
 
@@ -71,10 +73,11 @@ export class SphinxDecoder {
   private readonly argv: Buffer[];
   private readonly cmn: { cmn: Pointer; initial: Float32Array };
 
-  constructor() {
-    const status = availability();
+  constructor(modelDir: string | undefined) {
+    const status = availability(modelDir);
     if (!status.ok) throw new Error(status.reason);
-    const args = ["-hmm", `${MODEL_DIR}/en-us`, "-lm", `${MODEL_DIR}/en-us.lm.bin`, "-dict", `${MODEL_DIR}/cmudict-en-us.dict`, "-logfn", "/dev/null"];
+    const dir = modelDir || DEFAULT_MODEL_DIR;
+    const args = ["-hmm", `${dir}/en-us`, "-lm", `${dir}/en-us.lm.bin`, "-dict", `${dir}/cmudict-en-us.dict`, "-logfn", "/dev/null"];
     this.argv = args.map((a) => Buffer.from(`${a}\0`));
     const pointers = new BigUint64Array(this.argv.map((b) => BigInt(ptr(b))));
     const config = lib!.cmd_ln_parse_r(null, lib!.ps_args(), args.length, ptr(pointers), 1);
