@@ -76,9 +76,7 @@ export function elevenLabsCatalogueRoutes(ctx: AppContext) {
   const lists = voiceLists(ctx);
   return new Elysia()
     .use(elAuth(ctx))
-    .get("/v1/models", () => models,
-      { detail: { summary: "ElevenLabs-compatible model list", tags: ["el"] } },
-    )
+    .get("/v1/models", () => models, { detail: { summary: "ElevenLabs-compatible model list", tags: ["el"] } })
     .get(
       "/v1/voices",
       async () => {

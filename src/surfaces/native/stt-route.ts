@@ -6,8 +6,8 @@ import { ApiError } from "../../errors.ts";
 import { SttPassthrough } from "../../sessions/stt-passthrough.ts";
 import { SttSession, type SttCommand, type SttSessionParams } from "../../sessions/stt-session.ts";
 import { nativeError } from "../error-responses.ts";
-import { nativeKey } from "./auth.ts";
 import { admitter, checkBeforeUpgrade, planPerRequest } from "../ws-admission.ts";
+import { nativeKey } from "./auth.ts";
 import { planSttSession } from "./stt-query.ts";
 
 const UNPLANNED: SttSessionParams = {

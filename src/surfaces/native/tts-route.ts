@@ -5,8 +5,8 @@ import type { AppContext } from "../../context.ts";
 import { TtsSession } from "../../sessions/tts-session.ts";
 import { nativeError } from "../error-responses.ts";
 import { WsPort } from "../ws-port.ts";
-import { nativeKey } from "./auth.ts";
 import { admitter, checkBeforeUpgrade, planPerRequest } from "../ws-admission.ts";
+import { nativeKey } from "./auth.ts";
 import { parseTtsFrame } from "./tts-frames.ts";
 import { planTtsSession } from "./tts-query.ts";
 
