@@ -1,9 +1,10 @@
+import type { LogLevel } from "./log.ts";
 import type { EnvReader } from "./providers/home.ts";
 import { readProviderSettings, type ProviderSettings } from "./providers/all.ts";
 
 // One typed configuration object, read from environment variables (documented in README.md).
 
-export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+export type { LogLevel };
 
 export interface Config {
   port: number;
