@@ -1,5 +1,6 @@
 import { AudioPool } from "../workers/audio-pool.ts";
 import { EnginePool } from "../workers/engine-pool.ts";
+import { FilePool } from "../workers/file-pool.ts";
 import { withdrawnKeys } from "./accounts/keys.ts";
 import { devOutbox, smtpMailer } from "./accounts/mailer.ts";
 import { SandboxPayments } from "./accounts/payments/sandbox.ts";
@@ -52,6 +53,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   if (pico.voices.length === 0) log.warn("SVOX Pico not offered: none of its voices is present or fetchable");
   const pool = new EnginePool(config.ttsWorkers, { picoVoicesDir: config.picoVoicesDir, picoVoicesUrl: config.picoVoicesUrl, picoVoices: pico.voices }, log);
   const audioPool = new AudioPool(config.audioWorkers, config.localStt, log);
+  const files = new FilePool(config.fileWorkers, log);
   const localStt = localSttAvailability();
   if (!localStt.ok) log.warn({ reason: localStt.reason }, "local STT (PocketSphinx) disabled");
   const served = servedCatalogue(config, { stt: localStt.ok, picoVoices: pico.voices });
@@ -62,7 +64,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   });
   const providers = new Map([...ttsProviders(pool, config), ...(extra?.providers ?? [])].map((p) => [p.id, p]));
   const sttProviders = new Map<string, SttProvider>(
-    [...(localStt.ok ? [new LocalSphinxProvider(audioPool)] : []), ...cloudSttProviders(config, audioPool), ...(extra?.sttProviders ?? [])].map((p) => [p.id, p]),
+    [...(localStt.ok ? [new LocalSphinxProvider(audioPool, files)] : []), ...cloudSttProviders(config, audioPool), ...(extra?.sttProviders ?? [])].map((p) => [p.id, p]),
   );
   const metrics = new Metrics();
   const sessions = new SessionRegistry(metrics);
@@ -85,13 +87,14 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const topUps = new TopUps(database, ledger, payments, log);
   let accepting = true;
   const profiles = new RealtimeProfiles(database);
-  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, sttProviders, accepting: () => accepting };
+  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, sttProviders, files, accepting: () => accepting };
 
   const release = async () => {
     await accessWatch.stop();
     await ledger.holds.stop();
     await pool.close();
     await audioPool.close();
+    await files.close();
     await database.close();
   };
 
