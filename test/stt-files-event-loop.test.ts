@@ -127,3 +127,22 @@ describe("file transcription keeps the event loop free", () => {
     }
   }, 120_000);
 });
+
+describe("file workers", () => {
+  test("a worker that dies while measuring fails only that request (500), and its replacement measures the next", async () => {
+    const forged = lacedOpusWebm(23_000, 256, "fixed"); // seconds of measuring
+    const pending = post("model=pocketsphinx-en-us&provider=spare", "audio/webm", forged);
+    await Bun.sleep(300);
+    const [worker] = server.ctx.files.workers;
+    await worker!.terminate();
+    const res = await pending;
+    expect(res.status).toBe(500);
+    expect(await res.json()).toMatchObject({ error: "internal_error" });
+    const deadline = performance.now() + 10_000;
+    while (server.ctx.files.workers[0] === worker && performance.now() < deadline) await Bun.sleep(20);
+    const wav = new Uint8Array(await Bun.file(new URL("./fixtures/speech.wav", import.meta.url)).arrayBuffer());
+    const next = await post("model=pocketsphinx-en-us&provider=spare", "audio/wav", wav);
+    expect(next.status).toBe(200);
+    expect(await next.json()).toMatchObject({ duration_seconds: 2.745, provider: "spare" });
+  }, 60_000);
+});
