@@ -18,6 +18,8 @@ export interface Config {
   ttsWorkers: number;
   /** Worker threads for router VAD and the local recognizer. */
   audioWorkers: number;
+  /** Worker threads that measure uploaded files' durations and decode them for the local recognizer. */
+  fileWorkers: number;
   /**
    * The local recognizer's capacity: PocketSphinx decoders per audio worker (~95 MiB each, kept
    * and reused), and how many sessions may wait for one, for how long, before they are refused.
@@ -148,6 +150,7 @@ export function loadConfig(env: Env): Config {
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 10_000),
     ttsWorkers: integer(env, "TTS_WORKERS", 2, 1),
     audioWorkers,
+    fileWorkers: integer(env, "FILE_WORKERS", 1, 1),
     localStt: localStt(env, audioWorkers),
     providerConnectTimeoutMs: integer(env, "PROVIDER_CONNECT_TIMEOUT_MS", 5_000, 1),
     holdTtlMs: integer(env, "HOLD_TTL_MS", 60_000, 1000),

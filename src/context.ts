@@ -1,6 +1,7 @@
 import type { PaymentProvider } from "./accounts/payments/types.ts";
 import type { Signup } from "./accounts/signup.ts";
 import type { TopUps } from "./accounts/top-ups.ts";
+import type { FilePool } from "../workers/file-pool.ts";
 import type { Catalogue } from "./catalogue/catalogue.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/open.ts";
@@ -20,6 +21,8 @@ export interface AppContext {
   catalogue: Catalogue;
   providers: Map<string, TtsProvider>;
   sttProviders: Map<string, SttProvider>;
+  /** Measures and decodes uploaded audio files off the event loop. */
+  files: FilePool;
   sessions: SessionRegistry;
   /** The one entry point for billing a request. */
   meter: Meter;

@@ -1,5 +1,6 @@
 import { AudioPool } from "../workers/audio-pool.ts";
 import { EnginePool } from "../workers/engine-pool.ts";
+import { FilePool } from "../workers/file-pool.ts";
 import { withdrawnKeys } from "./accounts/keys.ts";
 import { devOutbox, smtpMailer } from "./accounts/mailer.ts";
 import { SandboxPayments } from "./accounts/payments/sandbox.ts";
@@ -49,6 +50,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const findings = await probeProviders(config.providers, log);
   const pool = new EnginePool(config.ttsWorkers, engineWorkerOptions(config.providers, findings), log);
   const audioPool = new AudioPool(config.audioWorkers, { ...config.localStt, modelDir: config.providers.pocketsphinx.modelDir }, log);
+  const files = new FilePool(config.fileWorkers, log);
   const served = servedCatalogue(config, findings);
   const extra = options.extra;
   const catalogue = new Catalogue({
@@ -56,7 +58,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     models: [...served.models, ...(extra?.catalogue.models ?? [])],
   });
   const upstream = { connectTimeoutMs: config.providerConnectTimeoutMs, idleTimeoutMs: config.upstreamIdleTimeoutMs };
-  const adapters = providerAdapters(config.providers, findings, { engines: pool, audio: audioPool, upstream });
+  const adapters = providerAdapters(config.providers, findings, { engines: pool, audio: audioPool, files, upstream });
   const providers = new Map([...adapters.tts, ...(extra?.providers ?? [])].map((p) => [p.id, p]));
   const sttProviders = new Map<string, SttProvider>([...adapters.stt, ...(extra?.sttProviders ?? [])].map((p) => [p.id, p]));
   const metrics = new Metrics();
@@ -80,13 +82,14 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const topUps = new TopUps(database, ledger, payments, log);
   let accepting = true;
   const profiles = new RealtimeProfiles(database);
-  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, sttProviders, accepting: () => accepting };
+  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, sttProviders, files, accepting: () => accepting };
 
   const release = async () => {
     await accessWatch.stop();
     await ledger.holds.stop();
     await pool.close();
     await audioPool.close();
+    await files.close();
     await database.close();
   };
 

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { AudioPool } from "../workers/audio-pool.ts";
 import type { EnginePool } from "../workers/engine-pool.ts";
+import type { FilePool } from "../workers/file-pool.ts";
 import { Catalogue } from "../src/catalogue/catalogue.ts";
 import { servedCatalogue } from "../src/catalogue/served.ts";
 import { loadConfig } from "../src/config.ts";
@@ -26,7 +27,7 @@ const everything = loadConfig({
 });
 const found: ProviderFindings = { pocketsphinx: true };
 const catalogue = new Catalogue(servedCatalogue(everything, found));
-const runtime = { engines: {} as EnginePool, audio: {} as AudioPool, upstream: { connectTimeoutMs: 1000, idleTimeoutMs: 1000 } };
+const runtime = { engines: {} as EnginePool, audio: {} as AudioPool, files: {} as FilePool, upstream: { connectTimeoutMs: 1000, idleTimeoutMs: 1000 } };
 const adapters = providerAdapters(everything.providers, found, runtime);
 
 describe("one home per provider", () => {

@@ -1,5 +1,6 @@
 import type { AudioPool } from "../../workers/audio-pool.ts";
 import type { EnginePool } from "../../workers/engine-pool.ts";
+import type { FilePool } from "../../workers/file-pool.ts";
 import type { EngineWorkerOptions } from "../../workers/engine-protocol.ts";
 import type { CatalogueData } from "../catalogue/catalogue.ts";
 import type { Logger } from "../log.ts";
@@ -27,6 +28,8 @@ export interface EnvReader {
 export interface ProviderRuntime {
   engines: EnginePool;
   audio: AudioPool;
+  /** Measures and decodes uploaded files (the embedded recognizer's file decoding). */
+  files: FilePool;
   /** Bounds for cloud upstreams: connect / first answer, and silence inside a response. */
   upstream: { connectTimeoutMs: number; idleTimeoutMs: number };
 }

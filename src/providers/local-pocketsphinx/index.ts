@@ -42,5 +42,5 @@ export const pocketsphinx = defineProvider({
   },
   unprobed: false,
   catalogue: (_settings, installed) => ({ providers: installed ? [POCKETSPHINX] : [], models: [POCKETSPHINX_MODEL] }),
-  stt: (_settings, runtime, installed) => (installed ? new LocalSphinxProvider(runtime.audio) : undefined),
+  stt: (_settings, runtime, installed) => (installed ? new LocalSphinxProvider(runtime.audio, runtime.files) : undefined),
 });
