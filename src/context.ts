@@ -10,6 +10,7 @@ import type { Metrics } from "./metrics.ts";
 import type { RealtimeProfiles } from "./realtime/profiles.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import type { SessionRegistry } from "./sessions/registry.ts";
+import type { VadLanes } from "./sessions/router-turns.ts";
 
 /** What the surfaces are given: built once at start by server.ts. */
 export interface AppContext {
@@ -20,6 +21,8 @@ export interface AppContext {
   catalogue: Catalogue;
   providers: Map<string, TtsProvider>;
   sttProviders: Map<string, SttProvider>;
+  /** Where the router VAD runs (the audio workers), for the turns of families without a detector. */
+  vadLanes: VadLanes;
   sessions: SessionRegistry;
   /** The one entry point for billing a request. */
   meter: Meter;

@@ -62,7 +62,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   });
   const providers = new Map([...ttsProviders(pool, config), ...(extra?.providers ?? [])].map((p) => [p.id, p]));
   const sttProviders = new Map<string, SttProvider>(
-    [...(localStt.ok ? [new LocalSphinxProvider(audioPool)] : []), ...cloudSttProviders(config, audioPool), ...(extra?.sttProviders ?? [])].map((p) => [p.id, p]),
+    [...(localStt.ok ? [new LocalSphinxProvider(audioPool)] : []), ...cloudSttProviders(config), ...(extra?.sttProviders ?? [])].map((p) => [p.id, p]),
   );
   const metrics = new Metrics();
   const sessions = new SessionRegistry(metrics);
@@ -85,7 +85,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const topUps = new TopUps(database, ledger, payments, log);
   let accepting = true;
   const profiles = new RealtimeProfiles(database);
-  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, sttProviders, accepting: () => accepting };
+  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, sttProviders, vadLanes: audioPool, accepting: () => accepting };
 
   const release = async () => {
     await accessWatch.stop();

@@ -1,4 +1,3 @@
-import type { AudioPool } from "../../workers/audio-pool.ts";
 import type { EnginePool } from "../../workers/engine-pool.ts";
 import type { Config } from "../config.ts";
 import { AssemblyAiStt } from "./assemblyai/stt.ts";
@@ -47,17 +46,14 @@ export function ttsProviders(pool: EnginePool, config: Config): TtsProvider[] {
   ];
 }
 
-/**
- * The cloud STT adapters this build has, when configured (the local recognizer is added by the
- * server). `audioPool` runs the router VAD for families without a turn detector of their own.
- */
-export function cloudSttProviders(config: Config, audioPool?: AudioPool): SttProvider[] {
+/** The cloud STT adapters this build has, when configured (the local recognizer is added by the server). */
+export function cloudSttProviders(config: Config): SttProvider[] {
   return [
     ...when(openAiOptions(config), (o) => new OpenAiStt(o)),
     ...when(compatibleOptions(config), (o) => new OpenAiStt(o, "openai-compatible")),
     ...when(deepgramOptions(config), (o) => new DeepgramStt(o)),
     ...when(elevenLabsOptions(config), (o) => new ElevenLabsStt(o)),
-    ...when(cartesiaOptions(config), (o) => new CartesiaStt(o, audioPool)),
+    ...when(cartesiaOptions(config), (o) => new CartesiaStt(o)),
     ...when(cloudOptions(config, "assemblyai", "https://api.assemblyai.com"), (o) => new AssemblyAiStt({ ...o, streamingUrl: config.providers.assemblyai.streamingUrl })),
   ];
 }

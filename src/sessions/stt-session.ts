@@ -7,6 +7,7 @@ import { ProviderError, type SttAudioFormat, type SttEvent, type SttFamily, type
 import { withTimeout } from "../util/timeout.ts";
 import { admitSession, cutOffStatus, type Admission, type SessionDeps } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
+import { withRouterTurns, type VadLanes } from "./router-turns.ts";
 
 // A streaming STT session, independent of the surface that frames it.
 // - Audio is forwarded as it came (no resampling, no transcoding); audio sent while the session
@@ -52,7 +53,10 @@ export interface SttSessionSetup extends SttSessionParams {
   idleTimeoutMs?: number;
 }
 
-export type SttSessionDeps = SessionDeps<SttProvider, SttPort>;
+export interface SttSessionDeps extends SessionDeps<SttProvider, SttPort> {
+  /** Where the router VAD runs, for families without a turn detector. */
+  vadLanes: VadLanes;
+}
 
 export class SttSession {
   private state: "starting" | "ready" | "closed" = "starting";
@@ -256,6 +260,8 @@ export class SttSession {
     if (!provider?.open) throw new ProviderError(`provider ${binding.provider.id} has no streaming adapter in this build`, true);
     const family = this.setup.families.get(binding.provider.id)!;
     const interim = this.setup.interim ?? family.interimDefault;
+    // The router VAD reads only declared little-endian PCM.
+    const routerTurns = family.turnDetector === "none" && this.setup.audioFormat.startsWith("pcm");
     const abandon = (this.opening = new AbortController());
     const opening = provider.open({
       model: binding.id,
@@ -265,8 +271,7 @@ export class SttSession {
       interim,
       commitStrategy: this.setup.commitStrategy,
       turnDetection: this.setup.turnDetection,
-      // The router VAD reads only declared little-endian PCM.
-      routerVad: family.turnDetector === "none" && this.setup.audioFormat.startsWith("pcm") ? this.setup.vad : undefined,
+      routerVad: routerTurns && family.routerVadInside ? this.setup.vad : undefined,
       portable: this.setup.portable,
       options: this.setup.options,
       signal: abandon.signal,
@@ -279,6 +284,9 @@ export class SttSession {
       throw err;
     } finally {
       this.opening = undefined;
+    }
+    if (routerTurns && !family.routerVadInside) {
+      stream = withRouterTurns(stream, this.deps.vadLanes, { rate: this.setup.sampleRate, vad: this.setup.vad, autoCommit: this.setup.commitStrategy === "auto" });
     }
     await this.admission!.meter.reserved();
     if (this.closed) return stream.cancel();
