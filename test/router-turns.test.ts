@@ -249,8 +249,9 @@ describe("router turns with the audio workers' VAD, on real speech", () => {
 
     const turns = out.events.map((e) => e.type + (e.type === "signal" || e.type === "committed" ? `:${e.origin}` : ""));
     expect(turns).toEqual(["signal:router", "transcript", "signal:router", "committed:router", "signal:router", "transcript", "signal:router", "committed:router"]);
-    const ends = out.events.filter((e) => e.type === "committed").map((e) => e.atMs);
-    const starts = out.events.filter((e) => e.type === "signal" && e.signal === "started").map((e) => e.atMs);
+    const atMs = (type: SttEvent["type"], signal?: string) => out.events.flatMap((e) => (e.type === type && e.type !== "transcript" && (!signal || (e.type === "signal" && e.signal === signal)) ? [e.atMs] : []));
+    const ends = atMs("committed");
+    const starts = atMs("signal", "started");
     truth.forEach(([s, e], i) => {
       expect(Math.abs(starts[i] - s)).toBeLessThanOrEqual(150);
       expect(Math.abs(ends[i] - e)).toBeLessThanOrEqual(150);
