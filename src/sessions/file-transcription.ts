@@ -1,6 +1,7 @@
 import type { Principal } from "../accounts/keys.ts";
 import { probeDuration } from "../audio/probe.ts";
 import type { AppContext } from "../context.ts";
+import { billedSeconds } from "../ledger/usage.ts";
 import { ApiError, sessionFailure } from "../errors.ts";
 import { ProviderError, type Transcription } from "../providers/types.ts";
 import type { ProviderPreferences } from "../routing/preferences.ts";
@@ -46,7 +47,7 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
   const candidates = routed.filter((b) => ctx.sttProviders.get(b.provider.id)?.transcribe);
   if (candidates.length === 0) throw new ApiError("no_matching_provider", `no provider in this build transcribes files with ${req.model}`);
   const probe = await probeDuration(req.bytes, req.mimeType);
-  const seconds = Math.ceil(probe.seconds);
+  const seconds = billedSeconds(probe.seconds);
   const admitted = await ctx.meter.admit(principal, candidates);
 
   const id = `stt_file_${crypto.randomUUID()}`;

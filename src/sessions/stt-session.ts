@@ -2,6 +2,7 @@ import type { VadOptions } from "../audio/vad.ts";
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
+import { audioSeconds, billedSeconds } from "../ledger/usage.ts";
 import type { Logger } from "../log.ts";
 import { ProviderError, type SttAudioFormat, type SttEvent, type SttFamily, type SttProvider, type SttStream } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
@@ -132,7 +133,7 @@ export class SttSession {
         this.forward(frame);
         continue;
       }
-      const seconds = Math.ceil((this.admittedBytes + frame.byteLength) / this.setup.bytesPerSecond);
+      const seconds = audioSeconds(this.admittedBytes + frame.byteLength, this.setup.bytesPerSecond);
       if (seconds > this.coveredSeconds) {
         const covered = this.admission.meter.cover(this.binding ?? this.admission.candidates[0], seconds);
         if (covered === false) return this.exhaust();
@@ -353,7 +354,7 @@ export class SttSession {
   }
 
   private get receivedSeconds(): number {
-    return Math.ceil(this.admittedBytes / this.setup.bytesPerSecond);
+    return audioSeconds(this.admittedBytes, this.setup.bytesPerSecond);
   }
 
   private async complete(): Promise<void> {
@@ -392,7 +393,7 @@ export class SttSession {
     this.idle.stop();
     this.opening?.abort();
     this.stream?.cancel();
-    const seconds = status === "completed" || this.endedByClient ? this.receivedSeconds : Math.min(this.receivedSeconds, Math.ceil(this.lastFinalEndMs / 1000));
+    const seconds = status === "completed" || this.endedByClient ? this.receivedSeconds : Math.min(this.receivedSeconds, billedSeconds(this.lastFinalEndMs / 1000));
     if (this.admission) {
       await this.admission.meter
         .settle({

@@ -1,6 +1,7 @@
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, closeReason, type ErrorCode, sessionFailure } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
+import { characters } from "../ledger/usage.ts";
 import type { Logger } from "../log.ts";
 import { ProviderError, type TtsProvider, type TtsStream } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
@@ -53,12 +54,6 @@ type State = "starting" | "ready" | "closed";
  * the events and close frame sent meanwhile (an embedded engine hands over a whole utterance at once).
  */
 const MAX_AUDIO_PIECE = 64 * 1024;
-
-const codePoints = (text: string) => {
-  let n = 0;
-  for (const _ of text) n++;
-  return n;
-};
 
 export class TtsSession {
   private state: State = "starting";
@@ -206,7 +201,7 @@ export class TtsSession {
         this.accept(this.inbox.shift()!);
         continue;
       }
-      const units = this.characters + codePoints(cmd.text);
+      const units = this.characters + characters(cmd.text);
       const covered = this.admission!.meter.cover(this.binding ?? this.admission!.candidates[0], units);
       if (covered === true) {
         this.characters = units;
@@ -355,7 +350,7 @@ export class TtsSession {
   }
 
   private write(stream: TtsStream, text: string): void {
-    this.written += codePoints(text);
+    this.written += characters(text);
     stream.write(text);
   }
 
