@@ -6,7 +6,9 @@ import { eq } from "drizzle-orm";
 import { createKey } from "../src/accounts/keys.ts";
 import { openDatabase, type Database } from "../src/db/open.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
+import { AUDIO_BACKLOG_BYTES } from "../src/providers/audio-backlog.ts";
 import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia, type FakeCartesia } from "./fakes/cartesia.ts";
+import { transcriptChars } from "./fakes/cartesia-realtime.ts";
 import { speech } from "./fakes/http-fake.ts";
 import { cpuSeconds, heldMiB, rssMiB, spawnServer, type ServerProcess } from "./helpers/process.ts";
 import { RawHttpRequest, RawWebSocket } from "./helpers/raw-client.ts";
@@ -195,7 +197,7 @@ describe("a client that stops reading", () => {
     const ws = await cartesiaSession(key, text);
     ws.pause();
 
-    const received = () => fake.ttsSockets.at(-1)!.messages.reduce((n, m) => n + (typeof m.transcript === "string" ? m.transcript.length : 0), 0);
+    const received = () => transcriptChars(fake.ttsSockets.at(-1)!);
     for (let i = 0; i < 100 && fake.ttsSockets.length === 0; i++) await Bun.sleep(50);
     expect(await untilIdle(60_000)).toBe(true);
     const given = received();
@@ -217,6 +219,57 @@ describe("a client that stops reading", () => {
     expect(spent).toBe(charged);
     expect(held).toBe(0);
   }, 300_000);
+
+  test("a client that pauses after the first audio, then leaves, pays for the sentences the engine was given, not the text it sent", async () => {
+    const warm = await account();
+    const one = await nativeSession(warm.key, SENTENCE);
+    await one.closed;
+    const sentenceBytes = one.binaryBytes;
+
+    expect(await untilIdle(30_000)).toBe(true);
+    const { key, tenantId } = await account();
+    const text = SENTENCE.repeat(1240);
+    const ws = await nativeSession(key, text);
+    await ws.pauseAfterFirstAudio();
+    expect(await untilIdle(90_000)).toBe(true);
+    // The audio that left the server: read by the client, or in the kernel's buffers (with a few frame headers).
+    const sent = ws.binaryBytes + ws.queuedInKernel();
+    ws.destroy();
+
+    const { records, charged, spent, held } = await billing(tenantId);
+    expect(records.map((r) => [r.status, r.usageAmount])).toEqual([["failed", expect.any(Number)]]);
+    const billed = records[0].usageAmount;
+    console.log(`flite paused then left: ${billed} of ${text.length} characters billed, ${(sent / sentenceBytes).toFixed(1)} sentences' audio sent`);
+    // Every utterance is one sentence with its trailing space: a whole number of sentences was given,
+    // at least those whose audio left the server, and at most those plus what the engine may run
+    // ahead of the socket (the backlog bound, the utterance being sent, a frame in Bun's buffer, a
+    // frame the client has half read).
+    expect(billed % SENTENCE.length).toBe(0);
+    const sentences = billed / SENTENCE.length;
+    expect(sentences * sentenceBytes).toBeGreaterThanOrEqual(sent - 64 * 1024);
+    expect(sentences * sentenceBytes).toBeLessThanOrEqual(sent + AUDIO_BACKLOG_BYTES + 2 * sentenceBytes + 2 * 64 * 1024);
+    expect(billed).toBeLessThan(text.length / 4);
+    expect(spent).toBe(charged);
+    expect(held).toBe(0);
+  }, 180_000);
+
+  test("a client of a WebSocket upstream (Cartesia) that pauses, then leaves, pays for the text Cartesia received", async () => {
+    expect(await untilIdle(30_000)).toBe(true);
+    const { key, tenantId } = await account();
+    const text = SENTENCE.repeat(620);
+    const ws = await cartesiaSession(key, text);
+    await ws.pauseAfterFirstAudio();
+    expect(await untilIdle(60_000)).toBe(true);
+    const given = transcriptChars(fake.ttsSockets.at(-1)!);
+    ws.destroy();
+
+    const { records, charged, spent, held } = await billing(tenantId);
+    console.log(`cartesia paused then left: ${records[0]?.usageAmount} billed, ${given} of ${text.length} characters given`);
+    expect(given).toBeLessThan(text.length / 4);
+    expect(records.map((r) => [r.provider, r.status, r.usageAmount])).toEqual([["cartesia", "failed", given]]);
+    expect(spent).toBe(charged);
+    expect(held).toBe(0);
+  }, 180_000);
 
   test("the error event and close sent while the client is behind still reach it, after the audio", async () => {
     const { key } = await account();

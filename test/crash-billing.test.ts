@@ -5,10 +5,14 @@ import { join } from "node:path";
 import { createKey } from "../src/accounts/keys.ts";
 import { openDatabase } from "../src/db/open.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
+import { AUDIO_BACKLOG_BYTES } from "../src/providers/audio-backlog.ts";
+import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
+import { transcriptChars } from "./fakes/cartesia-realtime.ts";
 import { FIXED_CHUNK, TEST_MODEL } from "./fakes/fixed-pcm-provider.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
 import { spawnServer, type ServerProcess } from "./helpers/process.ts";
+import { RawWebSocket } from "./helpers/raw-client.ts";
 import { frames, silence } from "./helpers/speech.ts";
 import { bearer, connect, type Client } from "./helpers/ws-client.ts";
 
@@ -24,14 +28,24 @@ const CHUNKS_PER_FLUSH = 25;
 
 const running: ServerProcess[] = [];
 const cleanups: (() => Promise<void>)[] = [];
+const cartesia = startFakeCartesia();
 afterAll(async () => {
   for (const s of running) s.proc.kill("SIGKILL");
   for (const c of cleanups.reverse()) await c();
+  cartesia.stop();
 });
 
 async function start(databaseUrl: string): Promise<ServerProcess> {
   // A short hold lifetime, so that the restarted server finds the dead sessions' holds lapsed soon.
-  const server = await spawnServer({ DATABASE_URL: databaseUrl, TTS_WORKERS: "1", AUDIO_WORKERS: "1", HOLD_TTL_MS: "3000", FIXED_CHUNKS: String(CHUNKS_PER_FLUSH) });
+  const server = await spawnServer({
+    DATABASE_URL: databaseUrl,
+    TTS_WORKERS: "1",
+    AUDIO_WORKERS: "1",
+    HOLD_TTL_MS: "3000",
+    FIXED_CHUNKS: String(CHUNKS_PER_FLUSH),
+    CARTESIA_API_KEY: FAKE_CARTESIA_KEY,
+    CARTESIA_BASE_URL: cartesia.url,
+  });
   running.push(server);
   return server;
 }
@@ -94,6 +108,27 @@ async function ttsKilledMidStream(server: ServerProcess, key: string, frameCount
   return { sent, audioBytes: c.rec.audio.reduce((n, a) => n + a.byteLength, 0) };
 }
 
+const SENTENCE = "The quick brown fox jumps over the lazy dog. ";
+
+/**
+ * Sends a long text at once, reads the first audio, then stops reading: the router holds the rest
+ * of the text back. Killed once no more audio has left the server for a few seconds (the session
+ * is stalled on the socket and its checkpoint written); returns the audio bytes that had left it.
+ */
+async function pausedThenKilled(server: ServerProcess, key: string, path: string, text: string) {
+  const ws = await RawWebSocket.open(server.wsUrl(path), bearer(key));
+  for (let at = 0; at < text.length; at += 2000) ws.send({ type: "text", text: text.slice(at, at + 2000) });
+  await ws.pauseAfterFirstAudio();
+  const sent = () => ws.binaryBytes + ws.queuedInKernel();
+  for (let last = -1, i = 0; i < 60 && sent() !== last; i++) {
+    last = sent();
+    await Bun.sleep(3000);
+  }
+  const audio = sent();
+  await kill(server);
+  return audio;
+}
+
 /** Streams silence in real time, 20 ms frames, then is killed at once. */
 async function sttKilledMidStream(server: ServerProcess, key: string, ms: number) {
   const c = connect(server.wsUrl("/v1/stt?model=pocketsphinx-en-us&audio_format=pcm_16000"), bearer(key));
@@ -138,6 +173,48 @@ function crashSuite(name: string, databaseUrl: () => Promise<string>, skip: bool
       await expectBooks(restarted, key, record);
       await kill(restarted);
     }, 60_000);
+
+    test("TTS over a WebSocket upstream, client paused: the checkpoint is the text Cartesia was given, not the text written", async () => {
+      const url = await databaseUrl();
+      const key = await account(url);
+      const text = SENTENCE.repeat(310);
+      await pausedThenKilled(await start(url), key, `/v1/tts?model=sonic-3&voice=${FAKE_CARTESIA_VOICE}`, text);
+      const given = transcriptChars(cartesia.ttsSockets.at(-1)!);
+      expect(given).toBeLessThan(text.length / 2);
+
+      const restarted = await start(url);
+      const [record, ...others] = await settledRecord(restarted, key);
+      expect(others).toEqual([]);
+      expect(record).toMatchObject({ status: "interrupted", provider: "cartesia", capability: "tts", usage_unit: "characters", usage_amount: given });
+      await expectBooks(restarted, key, record);
+      await kill(restarted);
+    }, 300_000);
+
+    test("TTS on an embedded engine, client paused: the checkpoint is the sentences the engine was given, not the text written", async () => {
+      const url = await databaseUrl();
+      const server = await start(url);
+      const one = connect(server.wsUrl("/v1/tts?model=flite&voice=kal"), bearer(await account(url)));
+      one.send({ type: "text", text: SENTENCE });
+      one.send({ type: "close" });
+      const sentenceBytes = (await one.closed).audio.reduce((n, a) => n + a.byteLength, 0);
+      const key = await account(url);
+      const text = SENTENCE.repeat(1240);
+      const sent = await pausedThenKilled(server, key, "/v1/tts?model=flite&voice=kal", text);
+
+      const restarted = await start(url);
+      const [record, ...others] = await settledRecord(restarted, key);
+      expect(others).toEqual([]);
+      expect(record).toMatchObject({ status: "interrupted", provider: "flite", capability: "tts", usage_unit: "characters" });
+      // Whole sentences (each with its trailing space), about those whose audio had left the server:
+      // at most the engine's lead over the socket more (the backlog bound and the pieces in transit).
+      expect(record.usage_amount % SENTENCE.length).toBe(0);
+      const sentences = record.usage_amount / SENTENCE.length;
+      expect(sentences * sentenceBytes).toBeGreaterThanOrEqual(sent - 64 * 1024);
+      expect(sentences * sentenceBytes).toBeLessThanOrEqual(sent + AUDIO_BACKLOG_BYTES + 2 * sentenceBytes + 2 * 64 * 1024);
+      expect(record.usage_amount).toBeLessThan(text.length / 4);
+      await expectBooks(restarted, key, record);
+      await kill(restarted);
+    }, 300_000);
 
     test.skipIf(!localSttAvailable)("STT: the audio sent is billed after the restart, at most about a second short", async () => {
       const url = await databaseUrl();

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { EnginePool } from "../workers/engine-pool.ts";
 import { LocalEngineProvider } from "../src/providers/local-engine-provider.ts";
 import { ProviderError, type TtsStream } from "../src/providers/types.ts";
-import { takeSentences } from "../src/providers/sentences.ts";
+import { takeSentences, UtteranceCutter } from "../src/providers/sentences.ts";
 import { PICO_DIR } from "./helpers/server.ts";
 import { peak } from "./helpers/ws-client.ts";
 
@@ -147,11 +147,31 @@ describe("Pico voice files", () => {
 });
 
 describe("sentence splitting", () => {
+  const texts = (buffer: string) => {
+    const { sentences, rest } = takeSentences(buffer);
+    return { sentences: sentences.map((s) => s.text), rest };
+  };
+
   test("complete sentences are taken, the fragment waits", () => {
-    expect(takeSentences("Hi there. How are")).toEqual({ sentences: ["Hi there."], rest: "How are" });
-    expect(takeSentences("Wait... what?! Yes. ")).toEqual({ sentences: ["Wait...", "what?!", "Yes."], rest: "" });
-    expect(takeSentences("line one\nline two")).toEqual({ sentences: ["line one"], rest: "line two" });
-    expect(takeSentences("3.14 is pi")).toEqual({ sentences: [], rest: "3.14 is pi" });
-    expect(takeSentences('He said "stop." Then')).toEqual({ sentences: ['He said "stop."'], rest: "Then" });
+    expect(texts("Hi there. How are")).toEqual({ sentences: ["Hi there."], rest: "How are" });
+    expect(texts("Wait... what?! Yes. ")).toEqual({ sentences: ["Wait...", "what?!", "Yes."], rest: "" });
+    expect(texts("line one\nline two")).toEqual({ sentences: ["line one"], rest: "line two" });
+    expect(texts("3.14 is pi")).toEqual({ sentences: [], rest: "3.14 is pi" });
+    expect(texts('He said "stop." Then')).toEqual({ sentences: ['He said "stop."'], rest: "Then" });
+  });
+
+  test("each utterance accounts for the text it stands for, white space and all, in code points", () => {
+    const cutter = new UtteranceCutter();
+    expect(cutter.take("  Hi 👋 there. ")).toEqual([{ text: "Hi 👋 there.", chars: 14 }]);
+    expect(cutter.take("\n\n")).toEqual([]); // white space alone goes with the next utterance
+    expect(cutter.take("How are")).toEqual([]);
+    expect(cutter.take(" you? Fine")).toEqual([{ text: "How are you?", chars: 15 }]);
+    expect(cutter.rest()).toEqual({ text: "Fine", chars: 4 });
+    expect(cutter.rest()).toBeUndefined();
+    const long = "word ".repeat(1000);
+    const cut = new UtteranceCutter();
+    const utterances = [...cut.take(long), cut.rest()].filter((u) => u !== undefined);
+    expect(utterances.length).toBeGreaterThan(1);
+    expect(utterances.reduce((n, u) => n + u.chars, 0)).toBe(long.length - 1); // the last space is in no utterance
   });
 });

@@ -58,6 +58,7 @@ describe("pacedText", () => {
     expect(up.sent).toEqual([SENTENCE.repeat(3), "<flush>"]);
     await Bun.sleep(5);
     expect(up.sent.length).toBe(2);
+    expect(paced.given).toBe(120); // what a client leaving now pays for, not the 400 written
     // Reading the audio and our acknowledgement (not passed on) lets the next piece go.
     expect((await it.next()).value).toEqual(AUDIO);
     expect(up.sent.length).toBe(2);
@@ -67,6 +68,7 @@ describe("pacedText", () => {
     const events: TtsEvent[] = [];
     for (let step = await it.next(); !step.done; step = await it.next()) events.push(step.value);
     expect(up.text()).toBe(text);
+    expect(paced.given).toBe(text.length);
     // The caller's flush comes after all its text, then the end; only its acknowledgement is passed on.
     expect(up.sent.slice(-3)).toEqual([SENTENCE, "<flush>", "<end>"]);
     expect(events.filter((e) => e.type === "flushed")).toHaveLength(1);
@@ -93,6 +95,16 @@ describe("pacedText", () => {
     paced.cancel();
     for (let step = await it.next(); !step.done; step = await it.next());
     expect(up.text()).toBe(SENTENCE.repeat(3));
+    expect(paced.given).toBe(120);
+  });
+
+  test("what was given counts code points, and defers to an upstream that holds text back itself", () => {
+    const up = upstream();
+    const paced = pacedText(up.inner, WINDOW);
+    paced.write("Voilà 👋. ");
+    expect(paced.given).toBe(9);
+    const holding = upstream();
+    expect(pacedText({ ...holding.inner, given: 3 }, WINDOW).given).toBe(3);
   });
 });
 
@@ -119,7 +131,8 @@ describe("a provider stream's backlog", () => {
 
   test("a run-on text becomes utterances of at most MAX_UTTERANCE, cut at white space", () => {
     const text = "word ".repeat(1000);
-    const { sentences, rest } = takeSentences(text);
+    const { rest, ...cut } = takeSentences(text);
+    const sentences = cut.sentences.map((s) => s.text);
     for (const s of sentences) expect(s.length).toBeLessThanOrEqual(MAX_UTTERANCE);
     expect(rest.length).toBeLessThanOrEqual(MAX_UTTERANCE);
     expect([...sentences, rest.trim()].filter(Boolean).join(" ")).toBe(text.trim());

@@ -32,3 +32,22 @@ test("an upstream body is read ahead of a client that takes nothing only up to a
   for (let step = await iterator.next(); !step.done; step = await iterator.next()) chunks++;
   expect(chunks).toBe(total);
 });
+
+test("only the utterances requested count as given: the rest waits for the client to read", async () => {
+  const requested: string[] = [];
+  const stream = new UtteranceTtsStream({ encoding: "mp3", sampleRate: 44100, channels: 1 }, "test", 1000, async (input) => {
+    requested.push(input);
+    return new Response(new Uint8Array(2 * AUDIO_BACKLOG_BYTES), { headers: { "content-type": "audio/mpeg" } });
+  });
+  const text = "First one.  Second 👋 one. Third one. Fourth";
+  stream.write(text);
+  stream.end();
+  const iterator = stream[Symbol.asyncIterator]();
+  await iterator.next(); // the first audio, then the client pauses
+  await Bun.sleep(100);
+  expect(requested).toEqual(["First one."]);
+  expect(stream.given).toBe("First one.  ".length);
+  for (let step = await iterator.next(); !step.done; step = await iterator.next());
+  expect(requested).toEqual(["First one.", "Second 👋 one.", "Third one.", "Fourth"]);
+  expect(stream.given).toBe([...text].length);
+});

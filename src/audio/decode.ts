@@ -1,5 +1,6 @@
 import { MPEGDecoder } from "mpg123-decoder";
 import { ApiError } from "../errors.ts";
+import { readWav } from "./wav.ts";
 
 // Files to 16 kHz mono 16-bit PCM, for the embedded recognizer: WAV (16-bit PCM) and MP3
 // (mpg123, compiled to WebAssembly). Other containers go to providers that take them as they are.
@@ -25,27 +26,20 @@ function toInt16(channels: Float32Array[], rate: number): Int16Array {
   return out;
 }
 
+/** The audio probeDuration measured: every data chunk (see readWav), so what is heard is what is billed. */
 function decodeWav(bytes: Uint8Array): Int16Array {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const tag = (at: number) => String.fromCharCode(...bytes.subarray(at, at + 4));
-  let at = 12;
-  let format: { channels: number; rate: number; bits: number; codec: number } | undefined;
-  while (at + 8 <= bytes.length) {
-    const size = view.getUint32(at + 4, true);
-    if (tag(at) === "fmt ") {
-      format = { codec: view.getUint16(at + 8, true), channels: view.getUint16(at + 10, true), rate: view.getUint32(at + 12, true), bits: view.getUint16(at + 22, true) };
-    } else if (tag(at) === "data" && format) {
-      if (format.codec !== 1 || format.bits !== 16) throw unsupported("WAV other than 16-bit PCM");
-      const count = Math.floor(Math.min(size, bytes.length - at - 8) / 2 / format.channels);
-      const channels = Array.from({ length: format.channels }, () => new Float32Array(count));
-      for (let i = 0; i < count; i++) {
-        for (let c = 0; c < format.channels; c++) channels[c][i] = view.getInt16(at + 8 + (i * format.channels + c) * 2, true) / 32768;
-      }
-      return toInt16(channels, format.rate);
+  const { format, data } = readWav(bytes);
+  if (format.codec !== 1 || format.bits !== 16) throw unsupported("WAV other than 16-bit PCM");
+  const frames = data.reduce((n, d) => n + Math.floor(d.byteLength / format.blockAlign), 0);
+  const channels = Array.from({ length: format.channels }, () => new Float32Array(frames));
+  let i = 0;
+  for (const d of data) {
+    const view = new DataView(d.buffer, d.byteOffset, d.byteLength);
+    for (let at = 0; at + format.blockAlign <= d.byteLength; at += format.blockAlign, i++) {
+      for (let c = 0; c < format.channels; c++) channels[c][i] = view.getInt16(at + c * 2, true) / 32768;
     }
-    at += 8 + size + (size & 1);
   }
-  throw unsupported("a WAV file without 16-bit PCM data");
+  return toInt16(channels, format.rate);
 }
 
 async function decodeMp3(bytes: Uint8Array): Promise<Int16Array> {

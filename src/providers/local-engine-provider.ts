@@ -2,7 +2,7 @@ import type { EnginePool, EngineSession } from "../../workers/engine-pool.ts";
 import type { EngineName } from "../../workers/engine-protocol.ts";
 import type { AsyncQueue } from "../util/async-queue.ts";
 import { AUDIO_BACKLOG_BYTES, ttsEventQueue } from "./audio-backlog.ts";
-import { takeSentences } from "./sentences.ts";
+import { UtteranceCutter, type Utterance } from "./sentences.ts";
 import { ProviderError, type AudioFormat, type TtsEvent, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "./types.ts";
 
 /** An embedded engine served by the engine worker pool, behind the common `TtsProvider`. */
@@ -75,8 +75,10 @@ export class LocalEngineProvider implements TtsProvider {
  * most that plus one utterance's audio.
  */
 class LocalTtsStream implements TtsStream {
-  private buffer = "";
-  private readonly utterances: string[] = [];
+  private readonly cutter = new UtteranceCutter();
+  private readonly utterances: Utterance[] = [];
+  /** Characters of the utterances sent to the worker. */
+  given = 0;
   private inFlight = false;
   /** Waiting for the client to read the backlog down. */
   private waiting = false;
@@ -97,9 +99,7 @@ class LocalTtsStream implements TtsStream {
   }
 
   write(text: string): void {
-    const { sentences, rest } = takeSentences(this.buffer + text);
-    this.buffer = rest;
-    for (const s of sentences) this.enqueue(s);
+    for (const utterance of this.cutter.take(text)) this.enqueue(utterance);
   }
 
   flush(): void {
@@ -130,12 +130,11 @@ class LocalTtsStream implements TtsStream {
   }
 
   private enqueueRest(): void {
-    const rest = this.buffer.trim();
-    this.buffer = "";
+    const rest = this.cutter.rest();
     if (rest) this.enqueue(rest);
   }
 
-  private enqueue(utterance: string): void {
+  private enqueue(utterance: Utterance): void {
     this.utterances.push(utterance);
     this.pump();
   }
@@ -154,7 +153,8 @@ class LocalTtsStream implements TtsStream {
     if (next !== undefined) {
       this.inFlight = true;
       this.sent++;
-      this.session.say(next);
+      this.given += next.chars;
+      this.session.say(next.text);
     } else if (this.ending) {
       this.ending = false;
       this.session.end();

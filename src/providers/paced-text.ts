@@ -1,3 +1,4 @@
+import { codePoints } from "../util/code-points.ts";
 import { cutBefore, sentenceEndBetween } from "./sentences.ts";
 import type { TtsEvent, TtsStream } from "./types.ts";
 
@@ -19,7 +20,8 @@ type Command = { text: string } | { flush: true } | { end: true };
  * acknowledgement. A client that keeps up does not wait: the acknowledgement comes with the audio.
  * One that stops reading leaves the upstream idle, with at most two windows of text unread.
  * Our own flushes' acknowledgements are not passed on; the caller's flushes, its end and the order
- * of everything are kept.
+ * of everything are kept. Only the text sent counts as `given`: a client that leaves while text
+ * waits here does not pay for it.
  */
 export function pacedText(inner: TtsStream, window = TEXT_WINDOW): TtsStream {
   const waiting: Command[] = [];
@@ -29,6 +31,8 @@ export function pacedText(inner: TtsStream, window = TEXT_WINDOW): TtsStream {
   let open = 0;
   /** Characters sent whose audio has not been read to the end (flushed or still open). */
   let unread = 0;
+  /** Characters (code points) sent in all. */
+  let sent = 0;
 
   const flush = (ours: boolean) => {
     flushes.push({ ours, chars: open });
@@ -62,7 +66,9 @@ export function pacedText(inner: TtsStream, window = TEXT_WINDOW): TtsStream {
       }
       const n = allowed(next.text);
       if (n > 0) {
-        inner.write(next.text.slice(0, n));
+        const piece = next.text.slice(0, n);
+        inner.write(piece);
+        sent += codePoints(piece);
         open += n;
         unread += n;
         next.text = next.text.slice(n);
@@ -78,6 +84,10 @@ export function pacedText(inner: TtsStream, window = TEXT_WINDOW): TtsStream {
 
   return {
     audioFormat: inner.audioFormat,
+    /** What went to the upstream: the text sent, less any the inner stream holds back itself. */
+    get given() {
+      return inner.given ?? sent;
+    },
     write(text) {
       if (!text) return;
       waiting.push({ text });

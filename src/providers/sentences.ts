@@ -1,3 +1,5 @@
+import { codePoints } from "../util/code-points.ts";
+
 // Splits streamed text into utterances for engines that only synthesize whole utterances.
 
 const BOUNDARY = /[.!?;:…。！？]+["')\]]*\s+|\n+/g;
@@ -10,36 +12,83 @@ const BOUNDARY = /[.!?;:…。！？]+["')\]]*\s+|\n+/g;
  */
 export const MAX_UTTERANCE = 500;
 
+/** An utterance cut from a buffer, and where the text it stands for ends there (the white space after it included). */
+export interface Cut {
+  text: string;
+  end: number;
+}
+
 /** Takes the complete sentences off the front of `buffer`; returns them and what is left. */
-export function takeSentences(buffer: string): { sentences: string[]; rest: string } {
-  const sentences: string[] = [];
+export function takeSentences(buffer: string): { sentences: Cut[]; rest: string } {
+  const sentences: Cut[] = [];
   let start = 0;
   for (const m of buffer.matchAll(BOUNDARY)) {
     const end = m.index + m[0].length;
-    sentences.push(...pieces(buffer.slice(start, end)));
+    pieces(buffer, start, end, sentences);
     start = end;
   }
-  let rest = buffer.slice(start);
-  while (rest.length > MAX_UTTERANCE) {
-    const cut = cutBefore(rest, MAX_UTTERANCE);
-    const piece = rest.slice(0, cut).trim();
-    if (piece) sentences.push(piece);
-    rest = rest.slice(cut);
+  while (buffer.length - start > MAX_UTTERANCE) {
+    const end = start + cutBefore(buffer.slice(start), MAX_UTTERANCE);
+    pieces(buffer, start, end, sentences);
+    start = end;
   }
-  return { sentences, rest };
+  return { sentences, rest: buffer.slice(start) };
 }
 
-/** A sentence as utterances of at most MAX_UTTERANCE. */
-function pieces(sentence: string): string[] {
-  const out: string[] = [];
-  let rest = sentence.trim();
-  while (rest.length > MAX_UTTERANCE) {
-    const cut = cutBefore(rest, MAX_UTTERANCE);
-    out.push(rest.slice(0, cut).trim());
-    rest = rest.slice(cut).trim();
+/** `buffer[start, end)` (one sentence) as utterances of at most MAX_UTTERANCE; none if it is all white space. */
+function pieces(buffer: string, start: number, end: number, out: Cut[]): void {
+  const stop = start + buffer.slice(start, end).trimEnd().length;
+  const skipSpace = (at: number) => {
+    while (at < stop && /\s/.test(buffer[at])) at++;
+    return at;
+  };
+  let from = skipSpace(start);
+  while (stop - from > MAX_UTTERANCE) {
+    const cut = from + cutBefore(buffer.slice(from, stop), MAX_UTTERANCE);
+    out.push({ text: buffer.slice(from, cut).trim(), end: cut });
+    from = skipSpace(cut);
   }
-  if (rest) out.push(rest);
-  return out;
+  if (stop > from) out.push({ text: buffer.slice(from, stop), end });
+}
+
+/** An utterance, and the characters (code points) of the written text it stands for, white space around it included. */
+export interface Utterance {
+  text: string;
+  chars: number;
+}
+
+/** Streamed text cut into utterances as it arrives, each knowing how much of the text it accounts for. */
+export class UtteranceCutter {
+  private buffer = "";
+  /** Text taken in no utterance yet (white space only): counted with the next one. */
+  private carry = 0;
+
+  /** The complete utterances that `text` makes with what came before it. */
+  take(text: string): Utterance[] {
+    const buffer = this.buffer + text;
+    const { sentences, rest } = takeSentences(buffer);
+    this.buffer = rest;
+    let at = 0;
+    const out = sentences.map(({ text, end }) => {
+      const chars = this.carry + codePoints(buffer.slice(at, end));
+      this.carry = 0;
+      at = end;
+      return { text, chars };
+    });
+    this.carry += codePoints(buffer.slice(at, buffer.length - rest.length));
+    return out;
+  }
+
+  /** The text left over, as one last utterance (for a flush or the end); none if it is only white space. */
+  rest(): Utterance | undefined {
+    const text = this.buffer.trim();
+    this.carry += codePoints(this.buffer);
+    this.buffer = "";
+    if (!text) return undefined;
+    const chars = this.carry;
+    this.carry = 0;
+    return { text, chars };
+  }
 }
 
 /** The end of the first sentence in `text` that ends past `from` and at most at `max`, if any. */

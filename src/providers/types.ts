@@ -14,6 +14,13 @@ export type TtsEvent = { type: "audio"; audio: Uint8Array } | { type: "flushed" 
 /** One streaming synthesis. Iterating yields audio as produced and ends after `end()` is honoured. */
 export interface TtsStream extends AsyncIterable<TtsEvent> {
   readonly audioFormat: AudioFormat;
+  /**
+   * Characters (code points) of the text written so far that the provider has been handed: a
+   * stream that holds text back (until a sentence is complete, the previous utterance is done or
+   * the client has read enough) counts it only once it goes out. Absent when everything written
+   * goes straight to the provider. It is what a client that leaves pays for (tts-session.ts).
+   */
+  readonly given?: number;
   /** More text; the provider may hold it until it has a sentence. */
   write(text: string): void;
   /** Synthesize everything written so far; a `flushed` event follows its audio. */

@@ -1,6 +1,6 @@
 import type { AsyncQueue } from "../util/async-queue.ts";
 import { AUDIO_BACKLOG_BYTES, ttsEventQueue } from "./audio-backlog.ts";
-import { takeSentences } from "./sentences.ts";
+import { UtteranceCutter, type Utterance } from "./sentences.ts";
 import { ProviderError, type AudioFormat, type TtsEvent, type TtsStream } from "./types.ts";
 import { bodyChunks } from "./upstream-http.ts";
 
@@ -15,9 +15,11 @@ export type SpeakRequest = (input: string, signal: AbortSignal) => Promise<Respo
 export class UtteranceTtsStream implements TtsStream {
   private readonly queue: AsyncQueue<TtsEvent>;
   private readonly abort = new AbortController();
-  private buffer = "";
-  private readonly work: ({ text: string } | { flush: true } | { end: true })[] = [];
+  private readonly cutter = new UtteranceCutter();
+  private readonly work: (Utterance | { flush: true } | { end: true })[] = [];
   private running = false;
+  /** Characters of the utterances requested so far. */
+  given = 0;
 
   constructor(
     readonly audioFormat: AudioFormat,
@@ -33,9 +35,7 @@ export class UtteranceTtsStream implements TtsStream {
   }
 
   write(text: string): void {
-    const { sentences, rest } = takeSentences(this.buffer + text);
-    this.buffer = rest;
-    for (const s of sentences) this.push({ text: s });
+    for (const utterance of this.cutter.take(text)) this.push(utterance);
   }
 
   flush(): void {
@@ -54,9 +54,8 @@ export class UtteranceTtsStream implements TtsStream {
   }
 
   private pushRest(): void {
-    const rest = this.buffer.trim();
-    this.buffer = "";
-    if (rest) this.push({ text: rest });
+    const rest = this.cutter.rest();
+    if (rest) this.push(rest);
   }
 
   private push(item: (typeof this.work)[number]): void {
@@ -71,7 +70,10 @@ export class UtteranceTtsStream implements TtsStream {
         const item = this.work.shift()!;
         if ("flush" in item) this.queue.push({ type: "flushed" });
         else if ("end" in item) this.queue.end();
-        else await this.speak(item.text);
+        else {
+          this.given += item.chars;
+          await this.speak(item.text);
+        }
       }
     } catch (err) {
       this.queue.fail(err);

@@ -46,7 +46,7 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
   const routed = resolve(ctx.catalogue, { capability: "stt", model: req.model, provider: req.provider, mode: "synchronous", preferences: req.preferences });
   const candidates = routed.filter((b) => ctx.sttProviders.get(b.provider.id)?.transcribe);
   if (candidates.length === 0) throw new ApiError("no_matching_provider", `no provider in this build transcribes files with ${req.model}`);
-  const probe = await probeDuration(req.bytes, req.mimeType);
+  const probe = probeDuration(req.bytes);
   const seconds = billedSeconds(probe.seconds);
   const admitted = await ctx.meter.admit(principal, candidates);
 

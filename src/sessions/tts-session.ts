@@ -18,7 +18,8 @@ import { IdleTimer } from "./idle-timer.ts";
 //   session with 1011.
 // - Usage is settled (debits + one activity record) before the final event and close are sent.
 //   Until then the meter is told, as audio goes out, which text has been heard: what a crash of
-//   the server is billed (the text the provider had been given when its latest audio was sent).
+//   the server is billed (the text the provider had been given when its latest audio was sent;
+//   text written to the provider's stream and held back there, see `TtsStream.given`, is not).
 // - With an idle timeout, a session with no client frame and nothing sent to the client for that
 //   long (audio waiting for the client to read does not count) ends with 4408 `idle_timeout`.
 
@@ -83,11 +84,12 @@ export class TtsSession {
   private characters = 0;
   /** Characters written to the provider when each pending flush was asked for, oldest first. */
   private flushMarks: number[] = [];
+  /** Characters written to the provider's stream. */
   private written = 0;
   /** Characters whose audio a `flushed` acknowledgement confirmed. */
   private acknowledged = 0;
   /** Characters the provider had been given when its latest audio went out. */
-  private writtenAtAudio = 0;
+  private givenAtAudio = 0;
   /** The client left or broke the frame contract (rather than the provider failing). */
   private endedByClient = false;
   private audioBytes = 0;
@@ -283,7 +285,7 @@ export class TtsSession {
       }
       if (!this.audioStarted) this.startAudio();
       this.audioBytes += ev.audio.byteLength;
-      this.writtenAtAudio = this.written;
+      this.givenAtAudio = this.given;
       this.noteDelivered();
       for (let at = 0; at < ev.audio.byteLength && !this.closed; at += MAX_AUDIO_PIECE) {
         // While the client is behind, the provider's stream is not read: it stops producing (audio-backlog.ts).
@@ -297,8 +299,17 @@ export class TtsSession {
     return true;
   }
 
+  /**
+   * Characters the provider has been handed so far: what its stream reports (it may hold written
+   * text back), never more than was written. A flush's acknowledgement (`acknowledged`) covers its
+   * text whatever a stream reports, so the bills below take the larger of the two.
+   */
+  private get given(): number {
+    return Math.min(this.written, this.stream?.given ?? this.written);
+  }
+
   private noteDelivered(): void {
-    this.admission!.meter.delivered(this.binding!, Math.max(this.acknowledged, this.writtenAtAudio));
+    this.admission!.meter.delivered(this.binding!, Math.max(this.acknowledged, this.givenAtAudio));
   }
 
   /** A flush answered before any audio is not replayed on a fallback: the client would get it twice. */
@@ -395,8 +406,9 @@ export class TtsSession {
     const outcome = status === "completed" ? "completed" : close ? "failed" : "aborted";
     // A provider failure costs the client only what a flush confirmed; a client that leaves (or
     // breaks the rules) once audio has begun pays for all the text the provider was given, which
-    // it has spoken or is speaking: leaving must not be a way to get audio for free.
-    const billed = status === "completed" ? this.characters : this.endedByClient && this.audioStarted ? Math.max(this.written, this.acknowledged) : this.acknowledged;
+    // it has spoken or is speaking: leaving must not be a way to get audio for free. Text still
+    // held back from the provider (waiting for the client to read) was never given.
+    const billed = status === "completed" ? this.characters : this.endedByClient && this.audioStarted ? Math.max(this.given, this.acknowledged) : this.acknowledged;
     if (this.admission) {
       // Every admitted request leaves one activity record, also one that never reached a provider.
       await this.admission.meter

@@ -33,6 +33,9 @@ export interface TtsSocketRecord {
   messages: Record<string, any>[];
 }
 
+/** Characters (code points) of transcript a TTS socket was sent: the text Cartesia was given. */
+export const transcriptChars = (record: TtsSocketRecord) => record.messages.reduce((n, m) => n + (typeof m.transcript === "string" ? [...m.transcript].length : 0), 0);
+
 /** What an STT socket sent: its query, auth, text frames and audio. */
 export interface SttSocketRecord {
   query: URLSearchParams;

@@ -54,7 +54,7 @@ export function auraSocket(query: URLSearchParams, record: SocketRecord, fault: 
         case "Speak": {
           const { sentences, rest } = takeSentences(buffer + (message.text ?? ""));
           buffer = rest;
-          for (const sentence of sentences) speak(ws, sentence);
+          for (const { text } of sentences) speak(ws, text);
           return;
         }
         case "Flush":

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import net from "node:net";
 
 // Clients on a plain TCP socket that can stop reading: `pause()` stops taking bytes from the
@@ -118,8 +119,31 @@ export class RawWebSocket {
     this.socket.resume();
   }
 
+  /** Reads until the first audio (a binary frame) arrives, then stops reading. */
+  async pauseAfterFirstAudio(): Promise<void> {
+    for (let i = 0; i < 600 && this.binaryBytes === 0; i++) await Bun.sleep(50);
+    this.pause();
+  }
+
   destroy(): void {
     this.socket.destroy();
+  }
+
+  /**
+   * Bytes of this connection held by the kernel (Linux, IPv4): what this end has not read yet and
+   * what the server's end has not had acknowledged. With `binaryBytes`, what left the server.
+   */
+  queuedInKernel(): number {
+    const { localPort, remotePort } = this.socket;
+    let bytes = 0;
+    for (const line of readFileSync("/proc/net/tcp", "utf8").trim().split("\n").slice(1)) {
+      const [, local, remote, , queues] = line.trim().split(/\s+/);
+      const [from, to] = [local, remote].map((address) => parseInt(address.split(":")[1], 16));
+      const [tx, rx] = queues.split(":").map((hex) => parseInt(hex, 16));
+      if (from === localPort && to === remotePort) bytes += rx;
+      else if (from === remotePort && to === localPort) bytes += tx;
+    }
+    return bytes;
   }
 
   private async readFrames(): Promise<void> {

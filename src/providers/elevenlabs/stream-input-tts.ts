@@ -1,3 +1,4 @@
+import { codePoints } from "../../util/code-points.ts";
 import { ttsEventQueue } from "../audio-backlog.ts";
 import { pacedText } from "../paced-text.ts";
 import { ProviderError, type AudioFormat, type TtsEvent, type TtsStream, type TtsStreamRequest } from "../types.ts";
@@ -50,6 +51,8 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
   let ending = false;
   /** Commands waiting for a context to finish (see MAX_CONTEXTS), in order. */
   const waiting: Waiting[] = [];
+  /** Characters sent to ElevenLabs (text waiting for a context is not). */
+  let given = 0;
   const unfinished = () => entries.filter((e) => "context" in e && !e.final).length;
 
   // A flush is answered once synthesis starts: like the time to an HTTP response, it gets the connect timeout.
@@ -120,6 +123,7 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
     }
     if (tryTrigger !== undefined) frame.try_trigger_generation = tryTrigger;
     stream.send(JSON.stringify({ ...frame, context_id: speaking }));
+    given += codePoints(text);
   }
 
   /** Runs the commands that waited for a context to finish, as far as there is room now. */
@@ -141,6 +145,9 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
 
   return pacedText({
     audioFormat: format,
+    get given() {
+      return given;
+    },
     write(text) {
       if (text && !ending) run({ kind: "text", text });
     },
