@@ -19,7 +19,8 @@ import { bearer, connect } from "./helpers/ws-client.ts";
 /**
  * A recognizer with a commit frame and no turn detector: it keeps the frames it is sent, and
  * answers a commit with a final transcript of the bytes since the last one, then `committed`
- * (a clear with `cleared`), each when `answer()` is called or at once with `answerAt: "once"`.
+ * (a clear with `cleared`), each when `answer()` is called or soon after with `answerAt: "soon"`.
+ * Like a real recognizer, it ends only once it has answered what it owes.
  */
 class TrivialStream implements SttStream {
   readonly frames: Uint8Array[] = [];
@@ -29,6 +30,7 @@ class TrivialStream implements SttStream {
   private readonly owed: ("commit" | "clear")[] = [];
   private bytes = 0;
   private finalAt = 0;
+  private ending = false;
 
   constructor(private readonly answerAt: "later" | "soon" = "later") {}
 
@@ -51,7 +53,8 @@ class TrivialStream implements SttStream {
 
   end(): void {
     this.calls.push("end");
-    this.queue.end();
+    this.ending = true;
+    if (!this.owed.length) this.queue.end();
   }
 
   cancel(): void {
@@ -67,10 +70,13 @@ class TrivialStream implements SttStream {
   answer(): void {
     const what = this.owed.shift();
     const atMs = this.bytes / 32;
-    if (what === "clear") return this.queue.push({ type: "cleared", atMs });
-    this.queue.push({ type: "transcript", final: true, text: `${this.bytes - this.finalAt} bytes`, startMs: this.finalAt / 32, endMs: atMs });
-    this.finalAt = this.bytes;
-    this.queue.push({ type: "committed", origin: "client", atMs });
+    if (what === "clear") this.queue.push({ type: "cleared", atMs });
+    else {
+      this.queue.push({ type: "transcript", final: true, text: `${this.bytes - this.finalAt} bytes`, startMs: this.finalAt / 32, endMs: atMs });
+      this.finalAt = this.bytes;
+      this.queue.push({ type: "committed", origin: "client", atMs });
+    }
+    if (this.ending && !this.owed.length) this.queue.end();
   }
 
   private ask(what: "commit" | "clear"): void {
