@@ -1,13 +1,10 @@
-import { DEFAULT_PICO_VOICES_URL } from "./providers/local-pico/voices.ts";
+import type { LogLevel } from "./log.ts";
+import type { EnvReader } from "./providers/home.ts";
+import { readProviderSettings, type ProviderSettings } from "./providers/all.ts";
 
 // One typed configuration object, read from environment variables (documented in README.md).
 
-export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
-
-export interface CloudCredentials {
-  apiKey?: string;
-  baseUrl?: string;
-}
+export type { LogLevel };
 
 export interface Config {
   port: number;
@@ -21,16 +18,13 @@ export interface Config {
   ttsWorkers: number;
   /** Worker threads for router VAD and the local recognizer. */
   audioWorkers: number;
+  /** Worker threads that measure uploaded files' durations and decode them for the local recognizer. */
+  fileWorkers: number;
   /**
    * The local recognizer's capacity: PocketSphinx decoders per audio worker (~95 MiB each, kept
    * and reused), and how many sessions may wait for one, for how long, before they are refused.
    */
   localStt: { perWorker: number; queue: number; waitMs: number };
-  picoVoicesDir: string;
-  /** Where missing Pico voice files are fetched from on first use; empty disables fetching. */
-  picoVoicesUrl: string;
-  /** eSpeak-NG is GPL-3.0: an operator opts in. */
-  espeakEnabled: boolean;
   /** Bound on how long a provider may take to accept a session before the next candidate is tried. */
   providerConnectTimeoutMs: number;
   /** Longest silence inside an upstream's response or stream before it is given up. */
@@ -58,24 +52,8 @@ export interface Config {
   stripe?: { secretKey: string; webhookSecret: string; apiUrl?: string };
   /** A local checkout page that completes payments without money: demos and the embedded default only. */
   sandboxPayments: boolean;
-  /** An operator's own OpenAI-compatible server (Kokoro, Speaches, …): models and prices are declared. */
-  openaiCompatible?: {
-    baseUrl: string;
-    apiKey?: string;
-    ttsModels: string[];
-    sttModels: string[];
-    /** USD per 1000 characters / per minute; unset = unpriced (requests answer 422 model_not_priced). */
-    ttsPrice?: string;
-    sttPrice?: string;
-  };
-  providers: {
-    elevenlabs: CloudCredentials;
-    openai: CloudCredentials;
-    deepgram: CloudCredentials;
-    cartesia: CloudCredentials;
-    /** `streamingUrl`: the Universal-Streaming WebSocket (ASSEMBLYAI_STREAMING_URL); unset = derived from the base URL. */
-    assemblyai: CloudCredentials & { streamingUrl?: string };
-  };
+  /** Each provider's settings, read by its own declaration (`providers/<id>/index.ts`) through `envReader`. */
+  providers: ProviderSettings;
 }
 
 export interface SessionLimits {
@@ -121,10 +99,15 @@ function trustProxyHops(env: Env): number {
   return flag(env, "TRUST_PROXY") ? 1 : 0;
 }
 
-function credentials(env: Env, prefix: string): CloudCredentials {
+/** The environment as providers read it: the same rules and messages as the settings above. */
+function envReader(env: Env): EnvReader {
   return {
-    apiKey: env[`${prefix}_API_KEY`] || undefined,
-    baseUrl: env[`${prefix}_BASE_URL`]?.replace(/\/+$/, "") || undefined,
+    text: (name) => env[name],
+    url: (name) => env[name]?.replace(/\/+$/, "") || undefined,
+    flag: (name) => flag(env, name),
+    integer: (name, fallback, min) => integer(env, name, fallback, min),
+    usd: (name) => (env[name] ? decimal(env, name, "0") : undefined),
+    list: (name) => (env[name] ?? "").split(",").map((m) => m.trim()).filter(Boolean),
   };
 }
 
@@ -142,21 +125,6 @@ function stripe(env: Env): Config["stripe"] {
   if (!env.STRIPE_SECRET_KEY) return undefined;
   if (!env.STRIPE_WEBHOOK_SECRET) throw new Error("config: STRIPE_WEBHOOK_SECRET is required with STRIPE_SECRET_KEY");
   return { secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET, apiUrl: env.STRIPE_API_URL || undefined };
-}
-
-function openaiCompatible(env: Env): Config["openaiCompatible"] {
-  const baseUrl = env.OPENAI_COMPATIBLE_BASE_URL?.replace(/\/+$/, "");
-  if (!baseUrl) return undefined;
-  const list = (name: string) => (env[name] ?? "").split(",").map((m) => m.trim()).filter(Boolean);
-  const price = (name: string) => (env[name] ? decimal(env, name, "0") : undefined);
-  return {
-    baseUrl,
-    apiKey: env.OPENAI_COMPATIBLE_API_KEY || undefined,
-    ttsModels: list("OPENAI_COMPATIBLE_TTS_MODELS"),
-    sttModels: list("OPENAI_COMPATIBLE_STT_MODELS"),
-    ttsPrice: price("OPENAI_COMPATIBLE_TTS_PRICE"),
-    sttPrice: price("OPENAI_COMPATIBLE_STT_PRICE"),
-  };
 }
 
 function localStt(env: Env, audioWorkers: number): Config["localStt"] {
@@ -181,10 +149,8 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 10_000),
     ttsWorkers: integer(env, "TTS_WORKERS", 2, 1),
     audioWorkers,
+    fileWorkers: integer(env, "FILE_WORKERS", 1, 1),
     localStt: localStt(env, audioWorkers),
-    picoVoicesDir: env.PICO_VOICES_DIR || "./data/pico-voices",
-    picoVoicesUrl: env.PICO_VOICES_URL ?? DEFAULT_PICO_VOICES_URL,
-    espeakEnabled: flag(env, "ESPEAK_ENABLED"),
     providerConnectTimeoutMs: integer(env, "PROVIDER_CONNECT_TIMEOUT_MS", 5_000, 1),
     holdTtlMs: integer(env, "HOLD_TTL_MS", 60_000, 1000),
     upstreamIdleTimeoutMs: integer(env, "UPSTREAM_IDLE_TIMEOUT_MS", 10_000, 1),
@@ -199,13 +165,6 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: env.PUBLIC_URL?.replace(/\/+$/, "") || undefined,
     stripe: stripe(env),
     sandboxPayments: flag(env, "SANDBOX_PAYMENTS"),
-    openaiCompatible: openaiCompatible(env),
-    providers: {
-      elevenlabs: credentials(env, "ELEVENLABS"),
-      openai: credentials(env, "OPENAI"),
-      deepgram: credentials(env, "DEEPGRAM"),
-      cartesia: credentials(env, "CARTESIA"),
-      assemblyai: { ...credentials(env, "ASSEMBLYAI"), streamingUrl: env.ASSEMBLYAI_STREAMING_URL || undefined },
-    },
+    providers: readProviderSettings(envReader(env)),
   };
 }

@@ -1,6 +1,7 @@
 import type { PaymentProvider } from "./accounts/payments/types.ts";
 import type { Signup } from "./accounts/signup.ts";
 import type { TopUps } from "./accounts/top-ups.ts";
+import type { FilePool } from "../workers/file-pool.ts";
 import type { Catalogue } from "./catalogue/catalogue.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/open.ts";
@@ -23,6 +24,8 @@ export interface AppContext {
   sttProviders: Map<string, SttProvider>;
   /** Where the router VAD runs (the audio workers), for the turns of families without a detector. */
   vadLanes: VadLanes;
+  /** Measures and decodes uploaded audio files off the event loop. */
+  files: FilePool;
   sessions: SessionRegistry;
   /** The one entry point for billing a request. */
   meter: Meter;

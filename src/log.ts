@@ -1,5 +1,5 @@
 import pino from "pino";
-import type { LogLevel } from "./config.ts";
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
 export type Logger = pino.Logger;
 

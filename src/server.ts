@@ -1,5 +1,6 @@
 import { AudioPool } from "../workers/audio-pool.ts";
 import { EnginePool } from "../workers/engine-pool.ts";
+import { FilePool } from "../workers/file-pool.ts";
 import { withdrawnKeys } from "./accounts/keys.ts";
 import { devOutbox, smtpMailer } from "./accounts/mailer.ts";
 import { SandboxPayments } from "./accounts/payments/sandbox.ts";
@@ -17,11 +18,9 @@ import { Ledger } from "./ledger/ledger.ts";
 import { Meter } from "./ledger/meter.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { Metrics } from "./metrics.ts";
-import { cloudSttProviders, ttsProviders } from "./providers/registry.ts";
+import { probeProviders } from "./providers/all.ts";
+import { engineWorkerOptions, providerAdapters } from "./providers/registry.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
-import { availability as localSttAvailability } from "./providers/local-pocketsphinx/decoder.ts";
-import { LocalSphinxProvider } from "./providers/local-pocketsphinx/provider.ts";
-import { picoOffer } from "./providers/local-pico/availability.ts";
 import { AccessWatch } from "./sessions/access-watch.ts";
 import { SessionRegistry } from "./sessions/registry.ts";
 
@@ -47,23 +46,21 @@ export class PortTakenError extends Error {}
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const log = options.log ?? createLogger(config.logLevel);
   const database = await openDatabase(config.databaseUrl);
-  const pico = await picoOffer(config.picoVoicesDir, config.picoVoicesUrl);
-  for (const { voice, reason } of pico.refused) log.warn({ voice, reason }, "SVOX Pico voice not offered");
-  if (pico.voices.length === 0) log.warn("SVOX Pico not offered: none of its voices is present or fetchable");
-  const pool = new EnginePool(config.ttsWorkers, { picoVoicesDir: config.picoVoicesDir, picoVoicesUrl: config.picoVoicesUrl, picoVoices: pico.voices }, log);
+  // What this machine can serve of the embedded engines (files present, libraries installed).
+  const findings = await probeProviders(config.providers, log);
+  const pool = new EnginePool(config.ttsWorkers, engineWorkerOptions(config.providers, findings), log);
   const audioPool = new AudioPool(config.audioWorkers, config.localStt, log);
-  const localStt = localSttAvailability();
-  if (!localStt.ok) log.warn({ reason: localStt.reason }, "local STT (PocketSphinx) disabled");
-  const served = servedCatalogue(config, { stt: localStt.ok, picoVoices: pico.voices });
+  const files = new FilePool(config.fileWorkers, log);
+  const served = servedCatalogue(config, findings);
   const extra = options.extra;
   const catalogue = new Catalogue({
     providers: [...served.providers, ...(extra?.catalogue.providers ?? [])],
     models: [...served.models, ...(extra?.catalogue.models ?? [])],
   });
-  const providers = new Map([...ttsProviders(pool, config), ...(extra?.providers ?? [])].map((p) => [p.id, p]));
-  const sttProviders = new Map<string, SttProvider>(
-    [...(localStt.ok ? [new LocalSphinxProvider(audioPool)] : []), ...cloudSttProviders(config), ...(extra?.sttProviders ?? [])].map((p) => [p.id, p]),
-  );
+  const upstream = { connectTimeoutMs: config.providerConnectTimeoutMs, idleTimeoutMs: config.upstreamIdleTimeoutMs };
+  const adapters = providerAdapters(config.providers, findings, { engines: pool, audio: audioPool, files, upstream });
+  const providers = new Map([...adapters.tts, ...(extra?.providers ?? [])].map((p) => [p.id, p]));
+  const sttProviders = new Map<string, SttProvider>([...adapters.stt, ...(extra?.sttProviders ?? [])].map((p) => [p.id, p]));
   const metrics = new Metrics();
   const sessions = new SessionRegistry(metrics);
   const accessWatch = new AccessWatch(sessions, (keyIds) => withdrawnKeys(database, keyIds), config.sessionLimits.accessCheckIntervalMs, log);
@@ -85,13 +82,14 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const topUps = new TopUps(database, ledger, payments, log);
   let accepting = true;
   const profiles = new RealtimeProfiles(database);
-  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, sttProviders, vadLanes: audioPool, accepting: () => accepting };
+  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, sttProviders, files, vadLanes: audioPool, accepting: () => accepting };
 
   const release = async () => {
     await accessWatch.stop();
     await ledger.holds.stop();
     await pool.close();
     await audioPool.close();
+    await files.close();
     await database.close();
   };
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ASSEMBLYAI } from "../src/catalogue/data/assemblyai.ts";
+import { ASSEMBLYAI } from "../src/providers/assemblyai/catalogue.ts";
 import { AssemblyAiStt } from "../src/providers/assemblyai/stt.ts";
 import { ProviderError } from "../src/providers/types.ts";
 import { spokenChunks } from "./fakes/assemblyai-streaming.ts";

@@ -61,7 +61,8 @@ describe("operator endpoints", () => {
 describe("configuration", () => {
   test("defaults: port 8080, SQLite under ./data, info logs", () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ port: 8080, databaseUrl: "sqlite://./data/voxroute.sqlite", logLevel: "info", espeakEnabled: false });
+    expect(c).toMatchObject({ port: 8080, databaseUrl: "sqlite://./data/voxroute.sqlite", logLevel: "info" });
+    expect(c.providers["espeak-ng"]).toEqual({ enabled: false });
     expect(c.providers.openai).toEqual({ apiKey: undefined, baseUrl: undefined });
   });
 
@@ -84,7 +85,7 @@ describe("graceful shutdown on SIGTERM", () => {
     const config = testConfig();
     const port = 20000 + Math.floor(Math.random() * 20000);
     const root = new URL("..", import.meta.url).pathname;
-    const env = { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: config.databaseUrl, LOG_LEVEL: "info", SHUTDOWN_GRACE_MS: "1500", PICO_VOICES_DIR: config.picoVoicesDir };
+    const env = { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: config.databaseUrl, LOG_LEVEL: "info", SHUTDOWN_GRACE_MS: "1500", PICO_VOICES_DIR: config.providers["svox-pico"].voicesDir };
     const key = Bun.spawnSync(["bun", "src/cli.ts", "keys", "create", "--tenant", "t"], { cwd: root, env }).stdout.toString().trim().split("\n").at(-1)!;
     expect(Bun.spawnSync(["bun", "src/cli.ts", "credits", "add", "--tenant", "t", "--usd", "5"], { cwd: root, env }).exitCode).toBe(0);
     const proc = Bun.spawn(["bun", "src/main.ts"], { cwd: root, env, stdout: "pipe", stderr: "pipe" });

@@ -1,5 +1,4 @@
 import type { Principal } from "../accounts/keys.ts";
-import { probeDuration } from "../audio/probe.ts";
 import type { AppContext } from "../context.ts";
 import { billedSeconds } from "../ledger/usage.ts";
 import { ApiError, sessionFailure } from "../errors.ts";
@@ -12,6 +11,7 @@ import { resolve } from "../routing/resolve.ts";
 // settled once. See docs/stt-files.md.
 
 export interface FileTranscriptionRequest {
+  /** Taken over: it crosses to a worker to be measured (transferred, so the caller's view is emptied). */
   bytes: Uint8Array;
   mimeType?: string;
   model?: string;
@@ -46,7 +46,7 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
   const routed = resolve(ctx.catalogue, { capability: "stt", model: req.model, provider: req.provider, mode: "synchronous", preferences: req.preferences });
   const candidates = routed.filter((b) => ctx.sttProviders.get(b.provider.id)?.transcribe);
   if (candidates.length === 0) throw new ApiError("no_matching_provider", `no provider in this build transcribes files with ${req.model}`);
-  const probe = probeDuration(req.bytes);
+  const { probe, bytes } = await ctx.files.probe(req.bytes);
   const seconds = billedSeconds(probe.seconds);
   const admitted = await ctx.meter.admit(principal, candidates);
 
@@ -67,7 +67,7 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
     }
     let result: Transcription;
     try {
-      result = await ctx.sttProviders.get(binding.provider.id)!.transcribe!({ model: binding.id, bytes: req.bytes, container: probe.container, mimeType: req.mimeType, language: req.language });
+      result = await ctx.sttProviders.get(binding.provider.id)!.transcribe!({ model: binding.id, bytes, container: probe.container, mimeType: req.mimeType, language: req.language });
     } catch (err) {
       attempts.push({ provider: binding.provider.id, reason: (err as Error).message });
       const retry = err instanceof ProviderError && err.retryable && binding !== admitted.at(-1);

@@ -14,6 +14,7 @@ export const FLUX_FAMILY: SttFamily = {
   turnStyles: ["semantic"],
   commitFrame: true,
   interimDefault: false,
+  // No 22.05 kHz: Flux takes raw audio at these rates only.
   inputFormats: ["pcm_8000", "pcm_16000", "pcm_24000", "pcm_44100", "pcm_48000", "ulaw_8000"],
   audioOptions: { encoding: "encoding", sampleRate: "sample_rate" },
   passthrough: true,

@@ -32,9 +32,6 @@ export const PICO_VOICES: PicoVoice[] = [
     { name: "it-IT_cm0_sg.bin", sha256: "c48be4dc1f5a3c77a3dc4c8a457949b69bc433d674fac4fac91d49c01770e7e4" }] },
 ];
 
-export const DEFAULT_PICO_VOICES_URL =
-  "https://raw.githubusercontent.com/jpwhiting/svox-pico/14cb2a5a01e1d027b2d7a9524fee88ea621b27ef/pico/lang";
-
 /** Paths of the voice's two resource files, fetching any that are missing when a URL is configured. */
 export async function ensureVoiceFiles(voice: PicoVoice, dir: string, baseUrl: string): Promise<string[]> {
   const paths: string[] = [];

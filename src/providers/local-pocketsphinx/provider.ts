@@ -1,8 +1,8 @@
 import type { AudioLane, AudioPool } from "../../../workers/audio-pool.ts";
 import type { FromAudio } from "../../../workers/audio-protocol.ts";
+import type { FilePool } from "../../../workers/file-pool.ts";
 import { NoSeat } from "../../../workers/pool.ts";
 import { DEFAULT_VAD } from "../../audio/vad.ts";
-import { decodeToPcm16k } from "../../audio/decode.ts";
 import { AsyncQueue } from "../../util/async-queue.ts";
 import { ProviderError, ProviderOverloaded, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
 
@@ -27,7 +27,10 @@ export const POCKETSPHINX_FAMILY: SttFamily = {
 export class LocalSphinxProvider implements SttProvider {
   readonly id = "pocketsphinx";
 
-  constructor(private readonly pool: AudioPool) {}
+  constructor(
+    private readonly pool: AudioPool,
+    private readonly files: FilePool,
+  ) {}
 
   overloaded(): ProviderOverloaded | undefined {
     return this.pool.recognizersFull ? this.refusal("every local recognizer is busy and the queue for one is full") : undefined;
@@ -42,12 +45,12 @@ export class LocalSphinxProvider implements SttProvider {
     return POCKETSPHINX_FAMILY;
   }
 
-  /** A file: decoded to 16 kHz PCM, cut into utterances by the router VAD, each one a segment. */
+  /** A file: decoded to 16 kHz PCM in a file worker, cut into utterances by the router VAD, each one a segment. */
   async transcribe(req: TranscriptionRequest): Promise<Transcription> {
     if (req.language && !/^en(-|$)/i.test(req.language)) throw new ProviderError(`pocketsphinx recognizes English only, not ${req.language}`, false);
-    const pcm = await decodeToPcm16k(req.bytes, req.container);
+    const chunks = await this.files.decode(req.bytes, req.container, FILE_CHUNK);
     const stream = await this.openStream({ model: req.model, audioFormat: "pcm_16000", channels: 1, interim: false, commitStrategy: "auto", routerVad: DEFAULT_VAD, options: {} });
-    for (let i = 0; i < pcm.length; i += FILE_CHUNK) stream.send(new Uint8Array(pcm.slice(i, i + FILE_CHUNK).buffer));
+    for (const chunk of chunks) stream.send(new Uint8Array(chunk)); // transferred on to the audio worker
     stream.end();
     const segments: Transcription["segments"] = [];
     for await (const ev of stream) {

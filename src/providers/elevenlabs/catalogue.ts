@@ -1,4 +1,4 @@
-import type { ModelSpec, ProviderSpec } from "../types.ts";
+import type { ModelSpec, ProviderSpec } from "../../catalogue/types.ts";
 
 // List prices per 1000 characters / per hour of audio, as published for API usage.
 

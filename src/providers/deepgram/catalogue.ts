@@ -1,4 +1,6 @@
-import type { ModelSpec, ProviderSpec } from "../types.ts";
+import type { ModelSpec, ProviderSpec } from "../../catalogue/types.ts";
+import { FLUX_FAMILY } from "./flux-stt.ts";
+import { NOVA_FAMILY } from "./stt.ts";
 
 // Pay-as-you-go list prices: Nova-3 streaming $0.0077/min, pre-recorded $0.0043/min (one binding
 // per price: streaming and file are priced apart), Flux (English and multilingual) $0.0077/min, Aura-2 $0.030 per 1000 characters.
@@ -9,9 +11,6 @@ export const DEEPGRAM_MODELS: ModelSpec[] = [
   { canonical: "deepgram/flux-general-en", name: "Flux (English)", capability: "stt", aliases: ["flux"] },
   { canonical: "deepgram/flux-general-multi", name: "Flux (multilingual)", capability: "stt", aliases: [] },
 ];
-
-/** Flux takes raw audio at these rates only (no 22.05 kHz). */
-const FLUX_INPUT = ["pcm_8000", "pcm_16000", "pcm_24000", "pcm_44100", "pcm_48000", "ulaw_8000"];
 
 export const DEEPGRAM: ProviderSpec = {
   id: "deepgram",
@@ -32,10 +31,10 @@ export const DEEPGRAM: ProviderSpec = {
       streaming: true,
       synchronous: true,
       batch: false,
-      inputFormats: ["pcm_8000", "pcm_16000", "pcm_22050", "pcm_24000", "pcm_44100", "pcm_48000", "ulaw_8000"],
+      inputFormats: NOVA_FAMILY.inputFormats,
       price: { amount: "0.0077", per: "minute" },
     },
-    { capability: "stt", id: "flux-general-en", canonical: "deepgram/flux-general-en", streaming: true, synchronous: false, batch: false, inputFormats: FLUX_INPUT, price: { amount: "0.0077", per: "minute" } },
-    { capability: "stt", id: "flux-general-multi", canonical: "deepgram/flux-general-multi", streaming: true, synchronous: false, batch: false, inputFormats: FLUX_INPUT, price: { amount: "0.0077", per: "minute" } },
+    { capability: "stt", id: "flux-general-en", canonical: "deepgram/flux-general-en", streaming: true, synchronous: false, batch: false, inputFormats: FLUX_FAMILY.inputFormats, price: { amount: "0.0077", per: "minute" } },
+    { capability: "stt", id: "flux-general-multi", canonical: "deepgram/flux-general-multi", streaming: true, synchronous: false, batch: false, inputFormats: FLUX_FAMILY.inputFormats, price: { amount: "0.0077", per: "minute" } },
   ],
 };

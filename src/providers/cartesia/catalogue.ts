@@ -1,4 +1,5 @@
-import type { ModelSpec, ProviderSpec } from "../types.ts";
+import type { ModelSpec, ProviderSpec } from "../../catalogue/types.ts";
+import { INK_WHISPER_FAMILY } from "./streaming-stt.ts";
 
 // Sonic is billed at one credit per character; at the Scale plan's rate that is $0.03 per 1000
 // characters. Ink-Whisper streaming STT lists at $0.13 per hour.
@@ -28,8 +29,7 @@ export const CARTESIA: ProviderSpec = {
       streaming: true,
       synchronous: true,
       batch: false,
-      // pcm_s16le at these rates: the router VAD, which decides Ink's turns, reads PCM only
-      inputFormats: ["pcm_8000", "pcm_16000", "pcm_22050", "pcm_24000", "pcm_44100", "pcm_48000"],
+      inputFormats: INK_WHISPER_FAMILY.inputFormats,
       price: { amount: "0.13", per: "hour" },
     },
   ],

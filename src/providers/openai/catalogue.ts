@@ -1,4 +1,5 @@
-import type { ModelSpec, ProviderSpec } from "../types.ts";
+import type { ModelSpec, ProviderSpec } from "../../catalogue/types.ts";
+import { OPENAI_REALTIME_FAMILY } from "./realtime-stt.ts";
 
 // tts-1 / tts-1-hd are priced per 1M characters. gpt-4o-mini-tts is token-priced upstream; the
 // published estimate is $0.015 per minute of audio, carried here as $0.015 per 1000 characters.
@@ -13,8 +14,6 @@ export const OPENAI_MODELS: ModelSpec[] = [
 ];
 
 const FORMATS = ["mp3", "opus", "aac", "flac", "wav", "pcm"] as const;
-/** What realtime transcription sessions accept: 24 kHz PCM or 8 kHz µ-law. */
-const REALTIME_INPUT = ["pcm_24000", "ulaw_8000"];
 
 export const OPENAI: ProviderSpec = {
   id: "openai",
@@ -30,7 +29,7 @@ export const OPENAI: ProviderSpec = {
     { capability: "tts", id: "tts-1-hd", canonical: "openai/tts-1-hd", streaming: true, synchronous: true, formats: [...FORMATS], price: { amount: "30", per: "1000000 characters" } },
     { capability: "tts", id: "gpt-4o-mini-tts", canonical: "openai/gpt-4o-mini-tts", streaming: true, synchronous: true, formats: [...FORMATS], instructions: { mode: "native", honored: true }, price: { amount: "0.015", per: "1000 characters" } },
     { capability: "stt", id: "whisper-1", canonical: "openai/whisper-1", streaming: false, synchronous: true, batch: false, price: { amount: "0.006", per: "minute" } },
-    { capability: "stt", id: "gpt-4o-transcribe", canonical: "openai/gpt-4o-transcribe", streaming: true, synchronous: true, batch: false, inputFormats: [...REALTIME_INPUT], price: { amount: "0.006", per: "minute" } },
-    { capability: "stt", id: "gpt-4o-mini-transcribe", canonical: "openai/gpt-4o-mini-transcribe", streaming: true, synchronous: true, batch: false, inputFormats: [...REALTIME_INPUT], price: { amount: "0.003", per: "minute" } },
+    { capability: "stt", id: "gpt-4o-transcribe", canonical: "openai/gpt-4o-transcribe", streaming: true, synchronous: true, batch: false, inputFormats: OPENAI_REALTIME_FAMILY.inputFormats, price: { amount: "0.006", per: "minute" } },
+    { capability: "stt", id: "gpt-4o-mini-transcribe", canonical: "openai/gpt-4o-mini-transcribe", streaming: true, synchronous: true, batch: false, inputFormats: OPENAI_REALTIME_FAMILY.inputFormats, price: { amount: "0.003", per: "minute" } },
   ],
 };

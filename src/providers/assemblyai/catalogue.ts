@@ -1,4 +1,4 @@
-import type { ModelSpec, ProviderSpec } from "../types.ts";
+import type { ModelSpec, ProviderSpec } from "../../catalogue/types.ts";
 
 // Universal-Streaming lists at $0.15/hour; pre-recorded Universal at $0.15/hour, Slam-1 at $0.27/hour
 // (pre-recorded jobs are queued upstream: batch).

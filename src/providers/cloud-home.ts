@@ -1,0 +1,51 @@
+import type { ModelSpec, ProviderSpec } from "../catalogue/types.ts";
+import { defineProvider, type EnvReader, type ProviderRuntime } from "./home.ts";
+import type { SttProvider, TtsProvider } from "./types.ts";
+import type { HttpProviderOptions } from "./upstream-http.ts";
+
+/** A cloud provider's credentials: it is served when either is set. */
+export interface CloudCredentials {
+  apiKey?: string;
+  baseUrl?: string;
+}
+
+interface CloudDeclaration<Id extends string, Extra> {
+  id: Id;
+  /** Its environment variables' names. */
+  env: { apiKey: string; baseUrl: string };
+  defaultBaseUrl: string;
+  spec: ProviderSpec;
+  models: ModelSpec[];
+  /** Settings beyond the key and base URL. */
+  extra?: (env: EnvReader) => Extra;
+  tts?: (options: HttpProviderOptions, settings: CloudCredentials & Extra, runtime: ProviderRuntime) => TtsProvider;
+  stt?: (options: HttpProviderOptions, settings: CloudCredentials & Extra, runtime: ProviderRuntime) => SttProvider;
+}
+
+/** Connection options for a configured provider, or undefined when neither its key nor its base URL is set. */
+export function connection(credentials: CloudCredentials, defaultBaseUrl: string, runtime: ProviderRuntime): HttpProviderOptions | undefined {
+  const { apiKey, baseUrl } = credentials;
+  if (!apiKey && !baseUrl) return undefined;
+  return { apiKey, baseUrl: baseUrl ?? defaultBaseUrl, ...runtime.upstream };
+}
+
+/**
+ * A provider reached over the network with a key and a base URL. Its models are always known to
+ * the catalogue (other entries, such as a test's backup, may bind them); it is served only when configured.
+ */
+export function cloudProvider<Id extends string, Extra = {}>(d: CloudDeclaration<Id, Extra>) {
+  type Settings = CloudCredentials & Extra;
+  const adapter =
+    <P>(make: ((o: HttpProviderOptions, s: Settings, r: ProviderRuntime) => P) | undefined) =>
+    (settings: Settings, runtime: ProviderRuntime): P | undefined => {
+      const options = connection(settings, d.defaultBaseUrl, runtime);
+      return make && options ? make(options, settings, runtime) : undefined;
+    };
+  return defineProvider({
+    id: d.id,
+    settings: (env: EnvReader): Settings => ({ apiKey: env.text(d.env.apiKey) || undefined, baseUrl: env.url(d.env.baseUrl), ...(d.extra?.(env) as Extra) }),
+    catalogue: (settings: Settings) => ({ providers: settings.apiKey || settings.baseUrl ? [d.spec] : [], models: d.models }),
+    tts: d.tts && adapter(d.tts),
+    stt: d.stt && adapter(d.stt),
+  });
+}

@@ -1,0 +1,82 @@
+import type { CatalogueData } from "../../catalogue/catalogue.ts";
+import type { ModelSpec, ProviderSpec } from "../../catalogue/types.ts";
+import { connection } from "../cloud-home.ts";
+import { defineProvider, NOTHING, type EnvReader } from "../home.ts";
+import { OpenAiStt } from "../openai/stt.ts";
+import { OpenAiTts } from "../openai/tts.ts";
+
+// An operator's own OpenAI-compatible server (Kokoro, Speaches, …), served by the OpenAI
+// adapters: its models and prices are declared in the environment, not known here.
+
+const ID = "openai-compatible";
+
+export interface OpenAiCompatibleSettings {
+  baseUrl: string;
+  apiKey?: string;
+  ttsModels: string[];
+  sttModels: string[];
+  /** USD per 1000 characters / per minute; unset = unpriced (requests answer 422 model_not_priced). */
+  ttsPrice?: string;
+  sttPrice?: string;
+}
+
+function settings(env: EnvReader): OpenAiCompatibleSettings | undefined {
+  const baseUrl = env.url("OPENAI_COMPATIBLE_BASE_URL");
+  if (!baseUrl) return undefined;
+  return {
+    baseUrl,
+    apiKey: env.text("OPENAI_COMPATIBLE_API_KEY") || undefined,
+    ttsModels: env.list("OPENAI_COMPATIBLE_TTS_MODELS"),
+    sttModels: env.list("OPENAI_COMPATIBLE_STT_MODELS"),
+    ttsPrice: env.usd("OPENAI_COMPATIBLE_TTS_PRICE"),
+    sttPrice: env.usd("OPENAI_COMPATIBLE_STT_PRICE"),
+  };
+}
+
+function catalogue(c: OpenAiCompatibleSettings | undefined): CatalogueData {
+  if (!c) return NOTHING;
+  const canonical = (id: string) => `${ID}/${id}`;
+  const models: ModelSpec[] = [
+    ...c.ttsModels.map((id) => ({ canonical: canonical(id), name: id, capability: "tts" as const, aliases: [] })),
+    ...c.sttModels.map((id) => ({ canonical: canonical(id), name: id, capability: "stt" as const, aliases: [] })),
+  ];
+  const provider: ProviderSpec = {
+    id: ID,
+    name: `OpenAI-compatible (${new URL(c.baseUrl).host})`,
+    kind: "cloud",
+    requiresVoice: true,
+    defaults: {
+      ...(c.ttsModels[0] ? { tts: { model: c.ttsModels[0] } } : {}),
+      ...(c.sttModels[0] ? { stt: { model: c.sttModels[0] } } : {}),
+    },
+    bindings: [
+      ...c.ttsModels.map((id) => ({
+        capability: "tts" as const,
+        id,
+        canonical: canonical(id),
+        streaming: true,
+        synchronous: true,
+        formats: ["pcm" as const, "mp3" as const],
+        ...(c.ttsPrice ? { price: { amount: c.ttsPrice, per: "1000 characters" as const } } : {}),
+      })),
+      ...c.sttModels.map((id) => ({
+        capability: "stt" as const,
+        id,
+        canonical: canonical(id),
+        streaming: false,
+        synchronous: true,
+        batch: false,
+        ...(c.sttPrice ? { price: { amount: c.sttPrice, per: "minute" as const } } : {}),
+      })),
+    ],
+  };
+  return { providers: [provider], models };
+}
+
+export const openaiCompatible = defineProvider({
+  id: ID,
+  settings,
+  catalogue,
+  tts: (c, runtime) => (c ? new OpenAiTts(connection(c, c.baseUrl, runtime)!, ID) : undefined),
+  stt: (c, runtime) => (c ? new OpenAiStt(connection(c, c.baseUrl, runtime)!, ID) : undefined),
+});
