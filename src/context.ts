@@ -11,6 +11,7 @@ import type { Metrics } from "./metrics.ts";
 import type { RealtimeProfiles } from "./realtime/profiles.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import type { SessionRegistry } from "./sessions/registry.ts";
+import type { VadLanes } from "./sessions/router-turns.ts";
 
 /** What the surfaces are given: built once at start by server.ts. */
 export interface AppContext {
@@ -21,6 +22,8 @@ export interface AppContext {
   catalogue: Catalogue;
   providers: Map<string, TtsProvider>;
   sttProviders: Map<string, SttProvider>;
+  /** Where the router VAD runs (the audio workers), for the turns of families without a detector. */
+  vadLanes: VadLanes;
   /** Measures and decodes uploaded audio files off the event loop. */
   files: FilePool;
   sessions: SessionRegistry;

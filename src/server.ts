@@ -82,7 +82,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const topUps = new TopUps(database, ledger, payments, log);
   let accepting = true;
   const profiles = new RealtimeProfiles(database);
-  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, sttProviders, files, accepting: () => accepting };
+  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, sttProviders, files, vadLanes: audioPool, accepting: () => accepting };
 
   const release = async () => {
     await accessWatch.stop();

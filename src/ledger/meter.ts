@@ -12,6 +12,8 @@ import { total, type Allocation } from "./sources.ts";
 //              the tenant cannot pay for (402 when none is left). Read-only.
 //   start()  — a MeteredRequest that reserves credits ahead of use, in blocks, notes the usage it
 //              delivered (the checkpoint a crash is billed from), and settles once.
+// Units (seconds of audio, characters of text) are counted and rounded by usage.ts, the one place
+// that decides them; every session measures what it delivered through it.
 // Holds are taken before a provider is given work, so a balance never pays for more than it has:
 // it can dip below zero only by the sub-credit carry (< 1 credit) or, after a fallback to a
 // dearer provider, by that one request's difference.

@@ -27,6 +27,7 @@ export interface EnvReader {
 /** What the server built that adapters run on. */
 export interface ProviderRuntime {
   engines: EnginePool;
+  /** The embedded recognizer's decoders (with the router VAD beside them); cloud adapters never see it. */
   audio: AudioPool;
   /** Measures and decodes uploaded files (the embedded recognizer's file decoding). */
   files: FilePool;

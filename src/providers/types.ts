@@ -116,6 +116,12 @@ export interface SttFamily {
   portableOptions: PortableSttOption[];
   /** The provider's own turn detector; `none` means the router VAD decides turns. */
   turnDetector: "none" | "acoustic" | "semantic";
+  /**
+   * With `turnDetector: none`: the recognizer runs the router VAD itself, beside its decoder in the
+   * same audio worker (the audio crosses once), and takes its settings as `routerVad`. The stream
+   * of any other such family is wrapped in the router's turns by the session (`withRouterTurns`).
+   */
+  routerVadInside?: boolean;
   /** Turn styles a client may ask for, the first being the default. */
   turnStyles: ("acoustic" | "semantic")[];
   /** Whether its client grammar has a commit/finalize frame (no commit frame: semantic turns only). */
@@ -146,7 +152,7 @@ export interface SttStreamRequest {
   commitStrategy: "auto" | "manual";
   /** The turn style the client asked for (`auto`: the family's default). */
   turnDetection?: "auto" | "acoustic" | "semantic";
-  /** Router VAD settings when the router decides turns for this family. */
+  /** Router VAD settings, for a family that runs the router VAD inside its recognizer (`routerVadInside`). */
   routerVad?: import("../audio/vad.ts").VadOptions;
   /** The portable options the client gave explicitly, for the family to translate. */
   portable?: PortableValues;

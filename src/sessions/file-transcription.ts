@@ -1,5 +1,6 @@
 import type { Principal } from "../accounts/keys.ts";
 import type { AppContext } from "../context.ts";
+import { billedSeconds } from "../ledger/usage.ts";
 import { ApiError, sessionFailure } from "../errors.ts";
 import { ProviderError, type Transcription } from "../providers/types.ts";
 import type { ProviderPreferences } from "../routing/preferences.ts";
@@ -46,7 +47,7 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
   const candidates = routed.filter((b) => ctx.sttProviders.get(b.provider.id)?.transcribe);
   if (candidates.length === 0) throw new ApiError("no_matching_provider", `no provider in this build transcribes files with ${req.model}`);
   const { probe, bytes } = await ctx.files.probe(req.bytes);
-  const seconds = Math.ceil(probe.seconds);
+  const seconds = billedSeconds(probe.seconds);
   const admitted = await ctx.meter.admit(principal, candidates);
 
   const id = `stt_file_${crypto.randomUUID()}`;

@@ -1,6 +1,7 @@
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, CLOSE, closeReason, ERRORS, type ErrorCode, sessionFailure } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
+import { audioSeconds } from "../ledger/usage.ts";
 import { ProviderError, type RawUpstream, type SttProvider, type SttStreamRequest } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
 import { admitSession, cutOffStatus, type Admission, type SessionDeps } from "./admission.ts";
@@ -77,14 +78,18 @@ export class SttPassthrough {
     else this.pending.push(frame);
   }
 
+  private get receivedSeconds(): number {
+    return audioSeconds(this.receivedBytes, this.setup.bytesPerSecond);
+  }
+
   /** The audio received and covered so far: what a crash of the server is billed. */
   private noteDelivered(): void {
-    this.admission!.meter.delivered(this.binding!, Math.ceil(this.receivedBytes / this.setup.bytesPerSecond));
+    this.admission!.meter.delivered(this.binding!, this.receivedSeconds);
   }
 
   /** Holds credits for the audio received; false when the balance cannot. */
   private cover(): boolean {
-    const covered = this.admission!.meter.cover(this.binding!, Math.ceil(this.receivedBytes / this.setup.bytesPerSecond));
+    const covered = this.admission!.meter.cover(this.binding!, this.receivedSeconds);
     if (typeof covered === "boolean") return covered;
     covered.then((ok) => ok || this.exhaust(), () => this.exhaust());
     return true;
@@ -131,7 +136,7 @@ export class SttPassthrough {
         for (const f of this.pending) if (typeof f === "string") this.receivedBytes += this.meterText(f);
         // Audio sent before the upstream was ready is paid for before it is relayed, including
         // what arrives while that hold is being taken; refused, none of it is relayed or billed.
-        const covered = (): boolean | Promise<boolean> => this.receivedBytes === 0 || this.admission!.meter.cover(binding, Math.ceil(this.receivedBytes / this.setup.bytesPerSecond));
+        const covered = (): boolean | Promise<boolean> => this.receivedBytes === 0 || this.admission!.meter.cover(binding, this.receivedSeconds);
         if (!(await covered()) || !(await covered())) {
           upstream.close(CLOSE.normal, "balance exhausted");
           this.receivedBytes = 0;
@@ -172,7 +177,7 @@ export class SttPassthrough {
         .settle({
           binding: this.binding ?? this.admission.candidates[0],
           status: this.exhausted ? cutOffStatus(this.receivedBytes) : close && close.code !== CLOSE.normal ? "failed" : "completed",
-          units: Math.ceil(this.receivedBytes / this.setup.bytesPerSecond),
+          units: this.receivedSeconds,
           startedAt: this.startedAt,
           latencyMs: 0,
           attempts: this.attempts,

@@ -2,11 +2,13 @@ import type { VadOptions } from "../audio/vad.ts";
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, CLOSE, closeReason, ERRORS, type ErrorCode, sessionFailure } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
+import { audioSeconds, billedSeconds } from "../ledger/usage.ts";
 import type { Logger } from "../log.ts";
 import { ProviderError, type SttAudioFormat, type SttEvent, type SttFamily, type SttProvider, type SttStream } from "../providers/types.ts";
 import { withTimeout } from "../util/timeout.ts";
 import { admitSession, cutOffStatus, type Admission, type SessionDeps } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
+import { withRouterTurns, type VadLanes } from "./router-turns.ts";
 
 // A streaming STT session, independent of the surface that frames it.
 // - Audio is forwarded as it came (no resampling, no transcoding); audio sent while the session
@@ -52,7 +54,10 @@ export interface SttSessionSetup extends SttSessionParams {
   idleTimeoutMs?: number;
 }
 
-export type SttSessionDeps = SessionDeps<SttProvider, SttPort>;
+export interface SttSessionDeps extends SessionDeps<SttProvider, SttPort> {
+  /** Where the router VAD runs, for families without a turn detector. */
+  vadLanes: VadLanes;
+}
 
 export class SttSession {
   private state: "starting" | "ready" | "closed" = "starting";
@@ -128,7 +133,7 @@ export class SttSession {
         this.forward(frame);
         continue;
       }
-      const seconds = Math.ceil((this.admittedBytes + frame.byteLength) / this.setup.bytesPerSecond);
+      const seconds = audioSeconds(this.admittedBytes + frame.byteLength, this.setup.bytesPerSecond);
       if (seconds > this.coveredSeconds) {
         const covered = this.admission.meter.cover(this.binding ?? this.admission.candidates[0], seconds);
         if (covered === false) return this.exhaust();
@@ -256,6 +261,8 @@ export class SttSession {
     if (!provider?.open) throw new ProviderError(`provider ${binding.provider.id} has no streaming adapter in this build`, true);
     const family = this.setup.families.get(binding.provider.id)!;
     const interim = this.setup.interim ?? family.interimDefault;
+    // The router VAD reads only declared little-endian PCM.
+    const routerTurns = family.turnDetector === "none" && this.setup.audioFormat.startsWith("pcm");
     const abandon = (this.opening = new AbortController());
     const opening = provider.open({
       model: binding.id,
@@ -265,8 +272,7 @@ export class SttSession {
       interim,
       commitStrategy: this.setup.commitStrategy,
       turnDetection: this.setup.turnDetection,
-      // The router VAD reads only declared little-endian PCM.
-      routerVad: family.turnDetector === "none" && this.setup.audioFormat.startsWith("pcm") ? this.setup.vad : undefined,
+      routerVad: routerTurns && family.routerVadInside ? this.setup.vad : undefined,
       portable: this.setup.portable,
       options: this.setup.options,
       signal: abandon.signal,
@@ -279,6 +285,9 @@ export class SttSession {
       throw err;
     } finally {
       this.opening = undefined;
+    }
+    if (routerTurns && !family.routerVadInside) {
+      stream = withRouterTurns(stream, this.deps.vadLanes, { rate: this.setup.sampleRate, vad: this.setup.vad, autoCommit: this.setup.commitStrategy === "auto" });
     }
     await this.admission!.meter.reserved();
     if (this.closed) return stream.cancel();
@@ -345,7 +354,7 @@ export class SttSession {
   }
 
   private get receivedSeconds(): number {
-    return Math.ceil(this.admittedBytes / this.setup.bytesPerSecond);
+    return audioSeconds(this.admittedBytes, this.setup.bytesPerSecond);
   }
 
   private async complete(): Promise<void> {
@@ -384,7 +393,7 @@ export class SttSession {
     this.idle.stop();
     this.opening?.abort();
     this.stream?.cancel();
-    const seconds = status === "completed" || this.endedByClient ? this.receivedSeconds : Math.min(this.receivedSeconds, Math.ceil(this.lastFinalEndMs / 1000));
+    const seconds = status === "completed" || this.endedByClient ? this.receivedSeconds : Math.min(this.receivedSeconds, billedSeconds(this.lastFinalEndMs / 1000));
     if (this.admission) {
       await this.admission.meter
         .settle({

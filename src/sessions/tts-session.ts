@@ -1,9 +1,9 @@
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, CLOSE, closeReason, ERRORS, type ErrorCode, sessionFailure } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
+import { characters } from "../ledger/usage.ts";
 import type { Logger } from "../log.ts";
 import { ProviderError, type TtsProvider, type TtsStream } from "../providers/types.ts";
-import { codePoints } from "../util/code-points.ts";
 import { withTimeout } from "../util/timeout.ts";
 import { admitSession, cutOffStatus, type Admission, type SessionDeps } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
@@ -203,7 +203,7 @@ export class TtsSession {
         this.accept(this.inbox.shift()!);
         continue;
       }
-      const units = this.characters + codePoints(cmd.text);
+      const units = this.characters + characters(cmd.text);
       const covered = this.admission!.meter.cover(this.binding ?? this.admission!.candidates[0], units);
       if (covered === true) {
         this.characters = units;
@@ -361,7 +361,7 @@ export class TtsSession {
   }
 
   private write(stream: TtsStream, text: string): void {
-    this.written += codePoints(text);
+    this.written += characters(text);
     stream.write(text);
   }
 

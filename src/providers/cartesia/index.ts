@@ -10,6 +10,6 @@ export const cartesia = cloudProvider({
   spec: CARTESIA,
   models: CARTESIA_MODELS,
   tts: (o) => new CartesiaTts(o),
-  // The audio pool runs the router VAD, which decides Ink-Whisper's turns.
-  stt: (o, _settings, runtime) => new CartesiaStt(o, runtime.audio),
+  // No turn detector: the session wraps its streams in the router's turns (sessions/router-turns.ts).
+  stt: (o) => new CartesiaStt(o),
 });

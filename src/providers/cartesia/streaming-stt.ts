@@ -1,5 +1,3 @@
-import type { AudioLane, AudioPool } from "../../../workers/audio-pool.ts";
-import type { FromAudio } from "../../../workers/audio-protocol.ts";
 import { CLOSE } from "../../errors.ts";
 import { ProviderError, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
 import { JsonSocketStream } from "../upstream-ws.ts";
@@ -7,9 +5,9 @@ import { cartesiaSocketError } from "./api.ts";
 
 // Ink-Whisper over Cartesia's manual-finalize `/stt/websocket`: binary audio in, plain-text
 // `finalize` (transcribe what is buffered; answered by `flush_done`) and `close` (answered by the
-// last transcripts and `done`). Cartesia has no turn detector here, so the router VAD decides
-// turns: it reads the same audio in the audio workers, and with auto commit each end of speech
-// sends a `finalize` whose `flush_done` commits the turn.
+// last transcripts and `done`). Cartesia has no turn detector here, so the session wraps this
+// stream in the router's turns (sessions/router-turns.ts): with auto commit each end of speech
+// commits it, a `finalize` whose `flush_done` commits the turn.
 
 /** Ink-Whisper streaming: router-VAD turns, `finalize` as the commit frame. */
 export const INK_WHISPER_FAMILY: SttFamily = {
@@ -37,39 +35,29 @@ export function inkQuery(req: SttStreamRequest): URLSearchParams {
   return q;
 }
 
-/** A `finalize` on its way: who asked, and router events that came after it (they belong to the next turn). */
+/** A `finalize` on its way: for a commit or a clear, and the audio time it was asked at. */
 interface PendingFinalize {
-  by: "client" | "router" | "clear";
+  by: "commit" | "clear";
   atMs: number;
-  after: SttEvent[];
 }
 
 export class InkStream implements SttStream {
   private readonly socket: JsonSocketStream<SttEvent>;
-  private readonly lane?: AudioLane;
   private readonly pending: PendingFinalize[] = [];
   private readonly bytesPerMs: number;
   private sentBytes = 0;
   /** Where the audio behind the next transcript begins: the end of the last final. */
   private segmentStartMs = 0;
   private closing = false;
-  /**
-   * The router VAD hears speech that no client commit or clear has ended. The VAD is not reset by
-   * those, so the `speech_ended` of an utterance they cut short is ignored: its turn is over.
-   */
-  private speaking = false;
 
   constructor(
     provider: string,
     ws: WebSocket,
     idleMs: number,
     private readonly req: SttStreamRequest,
-    pool: AudioPool | undefined,
   ) {
-    const rate = Number(req.audioFormat.split("_")[1]);
-    this.bytesPerMs = (rate * 2) / 1000;
+    this.bytesPerMs = (Number(req.audioFormat.split("_")[1]) * 2) / 1000;
     this.socket = new JsonSocketStream<SttEvent>(provider, ws, idleMs, { onJson: (ev) => this.onMessage(ev), normalClose: (code) => this.closing && code === CLOSE.normal });
-    if (req.routerVad && pool) this.lane = pool.open({ rate, vad: req.routerVad, autoCommit: false, interim: false }, (msg) => this.onVad(msg));
   }
 
   [Symbol.asyncIterator]() {
@@ -78,28 +66,24 @@ export class InkStream implements SttStream {
 
   send(audio: Uint8Array): void {
     this.sentBytes += audio.byteLength;
-    this.socket.send(audio); // copied out before the VAD lane takes the buffer
-    this.lane?.audio(audio);
+    this.socket.send(audio);
   }
 
   commit(): void {
-    this.finalize("client", this.sentMs);
-    this.lane?.commit();
+    this.finalize("commit");
   }
 
   clear(): void {
-    this.finalize("clear", this.sentMs);
-    this.lane?.clear();
+    this.finalize("clear");
   }
 
-  /** With the router VAD, `close` goes upstream once it has read all the audio, so the last turn is committed first. */
   end(): void {
-    if (this.lane) this.lane.end();
-    else this.close();
+    this.closing = true;
+    this.socket.send("close");
+    this.socket.expectAnswer();
   }
 
   cancel(): void {
-    this.lane?.drop();
     this.socket.cancel();
   }
 
@@ -107,37 +91,10 @@ export class InkStream implements SttStream {
     return Math.round(this.sentBytes / this.bytesPerMs);
   }
 
-  private finalize(by: PendingFinalize["by"], atMs: number): void {
-    this.pending.push({ by, atMs, after: [] });
+  private finalize(by: PendingFinalize["by"]): void {
+    this.pending.push({ by, atMs: this.sentMs });
     this.socket.send("finalize");
     this.socket.expectAnswer();
-  }
-
-  private close(): void {
-    this.closing = true;
-    this.socket.send("close");
-    this.socket.expectAnswer();
-  }
-
-  /** A router event: held back behind a finalize on its way, so it lands in the turn it belongs to. */
-  private emitRouter(ev: SttEvent): void {
-    const last = this.pending.at(-1);
-    if (last) last.after.push(ev);
-    else this.socket.push(ev);
-  }
-
-  private onVad(msg: FromAudio): void {
-    if (msg.ev === "speech_started") {
-      this.speaking = true;
-      this.emitRouter({ type: "signal", origin: "router", signal: "started", atMs: msg.atMs });
-    } else if (msg.ev === "speech_ended") {
-      if (!this.speaking) return;
-      this.speaking = false;
-      if (this.req.commitStrategy === "auto") this.finalize("router", msg.atMs);
-      else this.emitRouter({ type: "signal", origin: "router", signal: "end", atMs: msg.atMs });
-    } else if (msg.ev === "committed" || msg.ev === "cleared") this.speaking = false; // in order with the audio before the commit
-    else if (msg.ev === "ended") this.close();
-    else if (msg.ev === "error") this.socket.fail(`the router VAD failed: ${msg.message}`);
   }
 
   private onMessage(ev: Record<string, any>): void {
@@ -164,12 +121,7 @@ export class InkStream implements SttStream {
   private flushDone(): void {
     const done = this.pending.shift();
     if (!done) return;
-    if (done.by === "clear") this.socket.push({ type: "cleared", atMs: done.atMs });
-    else {
-      if (done.by === "router") this.socket.push({ type: "signal", origin: "router", signal: "end", atMs: done.atMs });
-      this.socket.push({ type: "committed", origin: done.by, atMs: done.atMs });
-    }
-    for (const ev of done.after) this.socket.push(ev);
+    this.socket.push(done.by === "clear" ? { type: "cleared", atMs: done.atMs } : { type: "committed", origin: "client", atMs: done.atMs });
     if (!this.pending.length && !this.closing) this.socket.answered();
   }
 }

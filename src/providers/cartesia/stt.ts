@@ -1,4 +1,3 @@
-import type { AudioPool } from "../../../workers/audio-pool.ts";
 import { ProviderError, type RawUpstream, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
 import { setAudioFile, upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 import { openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
@@ -8,22 +7,19 @@ import { INK_WHISPER_FAMILY, InkStream, inkQuery } from "./streaming-stt.ts";
 
 /**
  * Cartesia Ink-Whisper: streaming over the manual-finalize `/stt/websocket` (turns from the router
- * VAD, which runs in `pool`), and batch `POST /stt` for files.
+ * VAD, which the session wraps around the stream), and batch `POST /stt` for files.
  */
 export class CartesiaStt implements SttProvider {
   readonly id = "cartesia";
 
-  constructor(
-    private readonly options: HttpProviderOptions,
-    private readonly pool?: AudioPool,
-  ) {}
+  constructor(private readonly options: HttpProviderOptions) {}
 
   family(model: string): SttFamily | undefined {
     return model.startsWith("ink-whisper") ? INK_WHISPER_FAMILY : undefined;
   }
 
   async open(req: SttStreamRequest): Promise<SttStream> {
-    return new InkStream(this.id, await this.socket(req), this.options.idleTimeoutMs, req, this.pool);
+    return new InkStream(this.id, await this.socket(req), this.options.idleTimeoutMs, req);
   }
 
   async passthrough(req: SttStreamRequest): Promise<RawUpstream> {

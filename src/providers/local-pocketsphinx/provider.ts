@@ -9,11 +9,12 @@ import { ProviderError, ProviderOverloaded, type SttEvent, type SttFamily, type 
 /** File audio goes to the worker in chunks of this many samples (1 s at 16 kHz). */
 const FILE_CHUNK = 16000;
 
-/** PocketSphinx has no turn detector of its own: the router VAD decides its turns. */
+/** PocketSphinx has no turn detector of its own: the router VAD decides its turns, in the worker that decodes. */
 export const POCKETSPHINX_FAMILY: SttFamily = {
   name: "pocketsphinx",
   portableOptions: ["language", "interim_results", "silence_duration_ms", "min_speech_duration_ms", "min_silence_duration_ms", "speech_threshold"],
   turnDetector: "none",
+  routerVadInside: true,
   turnStyles: ["acoustic"],
   commitFrame: true,
   interimDefault: true,

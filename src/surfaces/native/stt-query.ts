@@ -2,6 +2,7 @@ import { DEFAULT_VAD, type VadOptions } from "../../audio/vad.ts";
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import type { Binding } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
+import { audioBytesPerSecond } from "../../ledger/usage.ts";
 import type { PortableSttOption, PortableValues, SttAudioFormat, SttFamily, SttProvider } from "../../providers/types.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
 import { resolve } from "../../routing/resolve.ts";
@@ -62,7 +63,7 @@ export function planSttSession(catalogue: Catalogue, sttProvider: (id: string) =
   const sampleRate = Number(audioFormat.split("_")[1]);
   const channels = number(params, "channels", 1, 8) ?? 1;
   if (!Number.isInteger(channels)) throw bad("channels", "must be a whole number");
-  const bytesPerSecond = sampleRate * channels * (audioFormat.startsWith("ulaw") ? 1 : 2);
+  const bytesPerSecond = audioBytesPerSecond(audioFormat, channels);
 
   const portable: PortableValues = {};
   for (const d of DURATIONS) {

@@ -79,6 +79,7 @@ export function sttRoute(ctx: AppContext) {
             metrics: ctx.metrics,
             connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
             surface: "native",
+            vadLanes: ctx.vadLanes,
           },
         );
         sessions.set(raw, session);
