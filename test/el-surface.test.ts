@@ -176,7 +176,8 @@ describe("/el/v1/voices with a provider that stalls", () => {
   test("the stalled provider is left out after the connect timeout; the others answer", async () => {
     const { FixedPcmProvider, testCatalogue } = await import("./fakes/fixed-pcm-provider.ts");
     const stalled = Object.assign(new FixedPcmProvider("stalled"), { voices: () => new Promise<never>(() => {}) });
-    const local = await startTestServer({ PROVIDER_CONNECT_TIMEOUT_MS: "300" }, { extra: { catalogue: testCatalogue(["stalled"]), providers: [stalled] } });
+    // Long enough for an embedded engine to load its voices in a cold worker on a busy machine.
+    const local = await startTestServer({ PROVIDER_CONNECT_TIMEOUT_MS: "1500" }, { extra: { catalogue: testCatalogue(["stalled"]), providers: [stalled] } });
     try {
       const t0 = performance.now();
       const res = await fetch(`${local.url}/el/v1/voices`, { headers: { "xi-api-key": local.key } });

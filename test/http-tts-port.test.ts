@@ -6,7 +6,7 @@ import { HttpTtsPort } from "../src/surfaces/http-tts-port.ts";
 // ends settles the response and wakes a sender waiting for the reader.
 
 const port = () => new HttpTtsPort({ contentType: () => "audio/mpeg" }, (e: ApiError) => Response.json({ code: e.code }, { status: e.status }));
-const started = (p: HttpTtsPort) => p.sendEvent({ type: "service.tts_audio_started", encoding: "mp3", sample_rate: 44100, channels: 1 });
+const started = (p: HttpTtsPort) => p.event({ type: "audio_started", provider: "p", model: "p/m", format: { encoding: "mp3", sampleRate: 44100, channels: 1 } });
 
 test("the client going away after audio began ends the body (a whole-file read settles) and wakes a waiting sender", async () => {
   const p = port();
@@ -34,7 +34,7 @@ test("a failure after audio began ends the body with the session's own error, so
   started(p);
   p.sendAudio(new Uint8Array(10));
   const res = await p.response;
-  p.sendEvent({ type: "service.tts_error", code: "insufficient_balance", message: "the balance is used up" });
+  p.event({ type: "error", code: "insufficient_balance", message: "the balance is used up" });
   p.close(4402, "insufficient_balance");
   const err = await res.arrayBuffer().then(
     () => undefined,

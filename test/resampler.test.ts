@@ -45,9 +45,9 @@ test("16 kHz → 44.1 kHz upsampling", async () => {
 test("PcmDelivery: G.711 µ-law at 8 kHz from 16 kHz PCM in odd-sized chunks, decoding back to the tone; matching PCM passes untouched", async () => {
   const { PcmDelivery } = await import("../src/audio/pcm-delivery.ts");
   const { mulaw } = await import("alawmulaw");
-  expect(PcmDelivery.for({ rate: 16000 }, { encoding: "pcm_s16le", sample_rate: 16000 })).toBeUndefined();
-  expect(PcmDelivery.for({ rate: 16000 }, { encoding: "mp3", sample_rate: 44100 })).toBeUndefined();
-  const d = PcmDelivery.for({ rate: 8000, companding: "ulaw" }, { encoding: "pcm_s16le", sample_rate: 16000 })!;
+  expect(PcmDelivery.for({ rate: 16000 }, { encoding: "pcm_s16le", sampleRate: 16000 })).toBeUndefined();
+  expect(PcmDelivery.for({ rate: 16000 }, { encoding: "mp3", sampleRate: 44100 })).toBeUndefined();
+  const d = PcmDelivery.for({ rate: 8000, companding: "ulaw" }, { encoding: "pcm_s16le", sampleRate: 16000 })!;
   const input = tone(16000, 440, 1);
   const parts: Uint8Array[] = [];
   for (let at = 0; at < input.byteLength; at += 3001) parts.push(await d.process(input.subarray(at, at + 3001)));

@@ -23,11 +23,11 @@ export class PcmDelivery {
   ) {}
 
   /** The conversion for the provider's audio, or undefined when its bytes can go out as they are. */
-  static for(promise: PcmPromise | undefined, audio: { encoding: string; sample_rate: number }): PcmDelivery | undefined {
+  static for(promise: PcmPromise | undefined, audio: { encoding: string; sampleRate: number }): PcmDelivery | undefined {
     if (!promise || audio.encoding !== "pcm_s16le") return undefined;
-    const resample = audio.sample_rate !== promise.rate;
+    const resample = audio.sampleRate !== promise.rate;
     if (!resample && !promise.companding) return undefined;
-    return new PcmDelivery(resample ? PcmResampler.create(audio.sample_rate, promise.rate) : undefined, promise.companding);
+    return new PcmDelivery(resample ? PcmResampler.create(audio.sampleRate, promise.rate) : undefined, promise.companding);
   }
 
   async process(chunk: Uint8Array): Promise<Uint8Array> {

@@ -7,6 +7,7 @@ import { ProviderError, type TtsProvider, type TtsStream } from "../providers/ty
 import { withTimeout } from "../util/timeout.ts";
 import { admitSession, cutOffStatus, type Admission, type SessionDeps } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
+import type { TtsCommand, TtsPort } from "./tts-events.ts";
 
 // A streaming TTS session, independent of the surface that frames it.
 // - Text is admitted only once the request's credit hold covers it (no database round trip while
@@ -23,15 +24,6 @@ import { IdleTimer } from "./idle-timer.ts";
 // - With an idle timeout, a session with no client frame and nothing sent to the client for that
 //   long (audio waiting for the client to read does not count) ends with 4408 `idle_timeout`.
 
-export type TtsCommand = { type: "text"; text: string } | { type: "flush" } | { type: "close" };
-
-/** The socket, as the session sees it. */
-export interface TtsPort {
-  sendEvent(event: Record<string, unknown>): void;
-  /** Resolves when the client can take more audio (backpressure). */
-  sendAudio(chunk: Uint8Array): void | Promise<void>;
-  close(code: number, reason: string): void;
-}
 
 export interface TtsSessionSetup {
   id: string;
@@ -159,7 +151,7 @@ export class TtsSession {
   /** The server is stopping and the grace period is over. */
   shutdown(): void {
     if (this.closed) return;
-    this.deps.port.sendEvent({ type: "service.tts_error", code: "service_unavailable", message: "the server is shutting down" });
+    this.deps.port.event({ type: "error", code: "service_unavailable", message: "the server is shutting down" });
     void this.finish("failed", { code: CLOSE.goingAway, reason: "server_shutdown" });
   }
 
@@ -263,7 +255,7 @@ export class TtsSession {
     this.status("connected", binding);
     if (!this.readySent) {
       this.readySent = true;
-      this.deps.port.sendEvent({ type: "service.tts_session_ready", session_id: this.setup.id });
+      this.deps.port.event({ type: "ready", sessionId: this.setup.id });
     }
     this.state = "ready";
     const queued = this.pending;
@@ -280,7 +272,7 @@ export class TtsSession {
         this.acknowledged = this.flushMarks.shift() ?? this.acknowledged;
         if (!this.audioStarted) this.forgetAnsweredFlush();
         this.noteDelivered();
-        this.deps.port.sendEvent({ type: "service.tts_flushed" });
+        this.deps.port.event({ type: "flushed" });
         continue;
       }
       if (!this.audioStarted) this.startAudio();
@@ -322,19 +314,11 @@ export class TtsSession {
     this.audioStarted = true;
     this.firstAudioAt = performance.now();
     this.replay = [];
-    const { audioFormat } = this.stream!;
     const provider = this.binding!.provider.id;
     if (this.firstTextAt !== undefined) {
       this.deps.metrics.timeToFirstAudio.observe({ provider }, (this.firstAudioAt - this.firstTextAt) / 1000);
     }
-    this.deps.port.sendEvent({
-      type: "service.tts_audio_started",
-      provider,
-      model: this.binding!.canonical,
-      encoding: audioFormat.encoding,
-      sample_rate: audioFormat.sampleRate,
-      channels: audioFormat.channels,
-    });
+    this.deps.port.event({ type: "audio_started", provider, model: this.binding!.canonical, format: this.stream!.audioFormat });
   }
 
   private apply(cmd: TtsCommand): void {
@@ -367,17 +351,17 @@ export class TtsSession {
 
   private async complete(): Promise<void> {
     if (this.exhausted) {
-      this.deps.port.sendEvent({ type: "service.tts_error", code: "insufficient_balance", message: "the balance is used up; the text admitted before was spoken" });
+      this.deps.port.event({ type: "error", code: "insufficient_balance", message: "the balance is used up; the text admitted before was spoken" });
       return this.finish(cutOffStatus(this.characters), { code: ERRORS.insufficient_balance.close, reason: closeReason("insufficient_balance") });
     }
     await this.finish("completed", null, () =>
-      this.deps.port.sendEvent({
-        type: "service.tts_session_ended",
-        session_id: this.setup.id,
+      this.deps.port.event({
+        type: "ended",
+        sessionId: this.setup.id,
         provider: this.binding?.provider.id,
         model: this.binding?.canonical,
         characters: this.characters,
-        audio_bytes: this.audioBytes,
+        audioBytes: this.audioBytes,
       }),
     );
   }
@@ -388,7 +372,7 @@ export class TtsSession {
     if (!(err instanceof ApiError || err instanceof ProviderError)) this.log.error({ err }, "session failed");
     else this.log.info({ code: apiError.code, reason: apiError.message }, "session ended with an error");
     const { param } = apiError.extra;
-    this.deps.port.sendEvent({ type: "service.tts_error", code: apiError.code, message: apiError.message, ...(param ? { param } : {}) });
+    this.deps.port.event({ type: "error", code: apiError.code, message: apiError.message, ...(param ? { param: String(param) } : {}) });
     await this.finish("failed", { code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
   }
 
@@ -430,7 +414,7 @@ export class TtsSession {
   }
 
   private status(status: "connecting" | "connected" | "failed", binding: Binding, reason?: string): void {
-    this.deps.port.sendEvent({ type: "service.tts_provider_status", provider: binding.provider.id, model: binding.canonical, status, ...(reason ? { reason } : {}) });
+    this.deps.port.event({ type: "provider_status", provider: binding.provider.id, model: binding.canonical, status, ...(reason ? { reason } : {}) });
     if (status === "failed") this.log.warn({ provider: binding.provider.id, reason }, "provider attempt failed");
   }
 }

@@ -1,21 +1,15 @@
 import { PcmDelivery, type PcmPromise } from "../audio/pcm-delivery.ts";
-import { ApiError, CLIENT_GONE_STATUS, CLOSE, type ErrorCode } from "../errors.ts";
-import type { TtsPort } from "../sessions/tts-session.ts";
-
-/** What the session said about its audio before the first byte (`service.tts_audio_started`). */
-export interface AudioStarted {
-  encoding: "pcm_s16le" | "mp3";
-  sample_rate: number;
-  channels: number;
-}
+import { ApiError, CLIENT_GONE_STATUS, CLOSE } from "../errors.ts";
+import type { AudioFormat } from "../providers/types.ts";
+import type { TtsPort, TtsSessionEvent } from "../sessions/tts-events.ts";
 
 export interface HttpAudioShape {
   /** The PCM the caller was promised (rate, G.711 companding); the provider's PCM is converted to it. */
   pcm?: PcmPromise;
   /** Of the audio as delivered (after any resampling). */
-  contentType(audio: AudioStarted): string;
+  contentType(audio: AudioFormat): string;
   /** Bytes that go before the audio (a streaming WAV header), if the format has any. */
-  preamble?(audio: AudioStarted): Uint8Array;
+  preamble?(audio: AudioFormat): Uint8Array;
 }
 
 /** Bytes the response may queue ahead of a slow client before the session waits for it. */
@@ -34,7 +28,7 @@ export class HttpTtsPort implements TtsPort {
   private answer!: (res: Response) => void;
   private controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   private pulled: (() => void) | undefined;
-  private audio: AudioStarted = { encoding: "pcm_s16le", sample_rate: 24000, channels: 1 };
+  private audio: AudioFormat = { encoding: "pcm_s16le", sampleRate: 24000, channels: 1 };
   private error: ApiError | undefined;
   private cancelled: () => void = () => {};
   private delivery: PcmDelivery | undefined;
@@ -63,9 +57,9 @@ export class HttpTtsPort implements TtsPort {
     this.cancelled = cancel;
   }
 
-  sendEvent(event: Record<string, unknown>): void {
-    if (event.type === "service.tts_audio_started") this.started(event as unknown as AudioStarted);
-    else if (event.type === "service.tts_error") this.error = new ApiError(event.code as ErrorCode, event.message as string, event.param ? { param: event.param } : {});
+  event(event: TtsSessionEvent): void {
+    if (event.type === "audio_started") this.started(event.format);
+    else if (event.type === "error") this.error = new ApiError(event.code, event.message, event.param ? { param: event.param } : {});
   }
 
   sendAudio(chunk: Uint8Array): void | Promise<void> {
@@ -73,9 +67,9 @@ export class HttpTtsPort implements TtsPort {
     return this.enqueue(chunk);
   }
 
-  private started(audio: AudioStarted): void {
+  private started(audio: AudioFormat): void {
     this.delivery = PcmDelivery.for(this.shape.pcm, audio);
-    this.audio = this.delivery ? { ...audio, sample_rate: this.shape.pcm!.rate } : audio;
+    this.audio = this.delivery ? { ...audio, sampleRate: this.shape.pcm!.rate } : audio;
   }
 
   private enqueue(chunk: Uint8Array): void | Promise<void> {

@@ -4,8 +4,9 @@ const OPEN = 1;
 
 /**
  * A Bun WebSocket as a session port: JSON events as text frames, audio as binary frames passed
- * through without copying, and backpressure honoured: when Bun reports the send queued (-1) or
- * dropped (0), the next audio waits for `drain` (a dropped frame is sent again then).
+ * through without copying (or as text frames, for surfaces that wrap audio in JSON), and
+ * backpressure honoured: when Bun reports the send queued (-1) or dropped (0), the next audio
+ * waits for `drain` (a dropped frame is sent again then).
  */
 export class WsPort {
   private drained: (() => void) | undefined;
@@ -17,7 +18,7 @@ export class WsPort {
   }
 
   /** Synchronous while the socket keeps up; a promise only when the client is behind. */
-  sendAudio(chunk: Uint8Array): void | Promise<void> {
+  sendAudio(chunk: Uint8Array | string): void | Promise<void> {
     if (this.raw.readyState !== OPEN) return;
     const sent = this.raw.send(chunk);
     if (sent > 0) return;
@@ -25,7 +26,7 @@ export class WsPort {
   }
 
   /** Waits for `drain`; a frame Bun dropped (0) is sent again then, one it queued (-1) is not. */
-  private async afterDrain(dropped: Uint8Array | undefined): Promise<void> {
+  private async afterDrain(dropped: Uint8Array | string | undefined): Promise<void> {
     await new Promise<void>((resolve) => (this.drained = resolve));
     if (dropped) await this.sendAudio(dropped);
   }

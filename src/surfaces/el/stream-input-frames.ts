@@ -1,6 +1,6 @@
 import { bearerToken } from "../../accounts/keys.ts";
 import { ApiError } from "../../errors.ts";
-import type { TtsCommand } from "../../sessions/tts-session.ts";
+import type { TtsCommand } from "../../sessions/tts-events.ts";
 import { FRAME_TOO_LARGE, overFrameLimit } from "../native/tts-frames.ts";
 import { voiceSettingsOptions } from "./provider-options.ts";
 

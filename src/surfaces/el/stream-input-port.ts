@@ -1,25 +1,11 @@
 import type { ServerWebSocket } from "bun";
 import { PcmDelivery, type PcmPromise } from "../../audio/pcm-delivery.ts";
 import { ApiError, CLOSE, closeReason, ERRORS, type ErrorCode } from "../../errors.ts";
-import type { TtsPort } from "../../sessions/tts-session.ts";
+import type { TtsPort, TtsSessionEvent } from "../../sessions/tts-events.ts";
 import { WsPort } from "../ws-port.ts";
 
 /** ElevenLabs calls a client frame it cannot read `invalid_input_message` and closes with 1008, where /v1/tts says 1003. */
 const BAD_FRAME = { error: "invalid_input_message", close: CLOSE.policyViolation };
-
-const utf8 = new TextDecoder();
-const encoder = new TextEncoder();
-
-/** The socket as WsPort drives it, with every frame sent as text: this channel has no binary frames. */
-function textFrames(raw: ServerWebSocket<unknown>): ServerWebSocket<unknown> {
-  return {
-    get readyState() {
-      return raw.readyState;
-    },
-    send: (data: string | Uint8Array) => raw.sendText(typeof data === "string" ? data : utf8.decode(data)),
-    close: (code?: number, reason?: string) => raw.close(code, reason),
-  } as unknown as ServerWebSocket<unknown>;
-}
 
 /**
  * A TTS session spoken as ElevenLabs' `stream-input`: audio as `{"audio": <base64>, …}` frames
@@ -37,13 +23,13 @@ export class StreamInputPort implements TtsPort {
     /** The PCM the caller was promised (`pcm_16000`, `ulaw_8000`); undefined for MP3. */
     private readonly pcm: PcmPromise | undefined,
   ) {
-    this.socket = new WsPort(textFrames(raw));
+    this.socket = new WsPort(raw);
   }
 
-  sendEvent(event: Record<string, unknown>): void {
-    if (event.type === "service.tts_audio_started") this.delivery = PcmDelivery.for(this.pcm, event as unknown as { encoding: string; sample_rate: number });
-    else if (event.type === "service.tts_error") this.error(event.code as ErrorCode, event.message as string);
-    else if (event.type === "service.tts_session_ended") this.socket.sendEvent({ isFinal: true });
+  event(event: TtsSessionEvent): void {
+    if (event.type === "audio_started") this.delivery = PcmDelivery.for(this.pcm, event.format);
+    else if (event.type === "error") this.error(event.code, event.message);
+    else if (event.type === "ended") this.socket.sendEvent({ isFinal: true });
   }
 
   sendAudio(chunk: Uint8Array): void | Promise<void> {
@@ -84,6 +70,6 @@ export class StreamInputPort implements TtsPort {
   private send(audio: Uint8Array): void | Promise<void> {
     if (!audio.byteLength) return;
     const frame = JSON.stringify({ audio: Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64"), isFinal: null, normalizedAlignment: null, alignment: null });
-    return this.socket.sendAudio(encoder.encode(frame));
+    return this.socket.sendAudio(frame);
   }
 }

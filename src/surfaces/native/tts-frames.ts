@@ -1,4 +1,4 @@
-import type { TtsCommand } from "../../sessions/tts-session.ts";
+import type { TtsCommand } from "../../sessions/tts-events.ts";
 
 export const MAX_TEXT_FRAME_CHARACTERS = 2000;
 

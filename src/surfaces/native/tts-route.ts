@@ -8,6 +8,7 @@ import { WsPort } from "../ws-port.ts";
 import { admitter, checkBeforeUpgrade, planPerRequest } from "../ws-admission.ts";
 import { nativeKey } from "./auth.ts";
 import { parseTtsFrame } from "./tts-frames.ts";
+import { nativeTtsPort } from "./tts-wire.ts";
 import { planTtsSession } from "./tts-query.ts";
 
 interface Connection {
@@ -46,7 +47,7 @@ export function ttsRoute(ctx: AppContext) {
             admit: admitter(ctx, nativeKey(request), id, planned, "native"),
             idleTimeoutMs: ctx.config.sessionLimits.ttsIdleTimeoutMs,
           },
-          { provider: (id) => ctx.providers.get(id), port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "native" },
+          { provider: (id) => ctx.providers.get(id), port: nativeTtsPort(port), log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "native" },
         );
         connections.set(raw, { session, port });
         ctx.sessions.add(session, "tts");

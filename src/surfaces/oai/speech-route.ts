@@ -2,19 +2,20 @@ import { Elysia } from "elysia";
 import { wavHeader } from "../../audio/wav.ts";
 import type { AppContext } from "../../context.ts";
 import { BODY_LIMITS, jsonBody } from "../request-body.ts";
-import type { AudioStarted, HttpAudioShape } from "../http-tts-port.ts";
+import type { AudioFormat } from "../../providers/types.ts";
+import type { HttpAudioShape } from "../http-tts-port.ts";
 import { speakOverHttp } from "../http-tts.ts";
 import { oaiAuth } from "./auth.ts";
 import { openAiError } from "./errors.ts";
 import { planOaiSpeech, type ResponseFormat } from "./speech-plan.ts";
 
-const pcmType = (a: AudioStarted) => `audio/L16; rate=${a.sample_rate}; channels=${a.channels}`;
+const pcmType = (a: AudioFormat) => `audio/L16; rate=${a.sampleRate}; channels=${a.channels}`;
 /** OpenAI's `pcm` and `wav` are 24 kHz: other rates are resampled, as SDK callers assume it. */
 const OPENAI_PCM_RATE = 24000;
 const SHAPES: Record<ResponseFormat, HttpAudioShape> = {
   mp3: { contentType: () => "audio/mpeg" },
   pcm: { pcm: { rate: OPENAI_PCM_RATE }, contentType: pcmType },
-  wav: { pcm: { rate: OPENAI_PCM_RATE }, contentType: () => "audio/wav", preamble: (a) => wavHeader(a.sample_rate, a.channels) },
+  wav: { pcm: { rate: OPENAI_PCM_RATE }, contentType: () => "audio/wav", preamble: (a) => wavHeader(a.sampleRate, a.channels) },
 };
 
 /**

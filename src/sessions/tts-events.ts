@@ -1,0 +1,29 @@
+import type { ErrorCode } from "../errors.ts";
+import type { AudioFormat } from "../providers/types.ts";
+
+// What a TTS session tells its surface, and what it takes from it. Surfaces map these to their
+// own wire frames (`surfaces/native/tts-wire.ts`, `surfaces/el/stream-input-port.ts`,
+// `surfaces/http-tts-port.ts`); the session builds no client frames.
+
+export type TtsCommand = { type: "text"; text: string } | { type: "flush" } | { type: "close" };
+
+export type TtsSessionEvent =
+  /** A provider accepted the session (sent once, also across fallbacks). */
+  | { type: "ready"; sessionId: string }
+  | { type: "provider_status"; provider: string; model: string; status: "connecting" | "connected" | "failed"; reason?: string }
+  /** Before the first audio: the audio's shape as the provider produces it. */
+  | { type: "audio_started"; provider: string; model: string; format: AudioFormat }
+  /** The provider answered a flush: the audio of the text before it has been sent. */
+  | { type: "flushed" }
+  /** Before an error close (also the cut-off at an exhausted balance). */
+  | { type: "error"; code: ErrorCode; message: string; param?: string }
+  /** Before the normal close, once usage is settled. */
+  | { type: "ended"; sessionId: string; provider?: string; model?: string; characters: number; audioBytes: number };
+
+/** The client, as the session sees it. */
+export interface TtsPort {
+  event(event: TtsSessionEvent): void;
+  /** Resolves when the client can take more audio (backpressure). */
+  sendAudio(chunk: Uint8Array): void | Promise<void>;
+  close(code: number, reason: string): void;
+}
