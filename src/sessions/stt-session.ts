@@ -9,6 +9,7 @@ import { withTimeout } from "../util/timeout.ts";
 import { admitSession, cutOffStatus, type Admission, type SessionDeps } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
 import { withRouterTurns, type VadLanes } from "./router-turns.ts";
+import type { SttCommand, SttPort, SttSessionEvent } from "./stt-events.ts";
 
 // A streaming STT session, independent of the surface that frames it.
 // - Audio is forwarded as it came (no resampling, no transcoding); audio sent while the session
@@ -21,13 +22,6 @@ import { withRouterTurns, type VadLanes } from "./router-turns.ts";
 //   audio received is noted to the meter as it comes (what a crash of the server is billed).
 // - With an idle timeout, a session with no client frame (an empty binary frame is a keep-alive)
 //   and no event sent for that long ends with 4408 `idle_timeout`, until the client closes it.
-
-export type SttCommand = { type: "commit" } | { type: "clear" } | { type: "close" };
-
-export interface SttPort {
-  sendEvent(event: Record<string, unknown>): void;
-  close(code: number, reason: string): void;
-}
 
 /** A session's audio, turn and option settings, as planned from its query. */
 export interface SttSessionParams {
@@ -67,7 +61,6 @@ export class SttSession {
   private binding: Binding | undefined;
   private admission: Admission | undefined;
   private pending: (Uint8Array | SttCommand)[] = [];
-  private seq = 0;
   private turn = 1;
   /** Audio the hold covered and that went on (the billed amount). */
   private admittedBytes = 0;
@@ -194,7 +187,7 @@ export class SttSession {
 
   shutdown(): void {
     if (this.closed) return;
-    this.event("stt.error", { code: "service_unavailable", message: "the server is shutting down" });
+    this.emit({ type: "error", code: "service_unavailable", message: "the server is shutting down" });
     void this.finish("completed", { code: CLOSE.goingAway, reason: "server_shutdown" });
   }
 
@@ -217,13 +210,9 @@ export class SttSession {
     this.forward({ type: "close" });
   }
 
-  private event(type: string, fields: Record<string, unknown>): void {
+  private emit(event: SttSessionEvent): void {
     this.idle.touch();
-    this.deps.port.sendEvent({ type, event_id: `${this.setup.id}.${this.seq + 1}`, seq: ++this.seq, ...fields });
-  }
-
-  private turnId(): string {
-    return `turn_${this.turn}`;
+    this.deps.port.event(event);
   }
 
   private async run(): Promise<void> {
@@ -294,20 +283,20 @@ export class SttSession {
     this.binding = binding;
     this.stream = stream;
     this.state = "ready";
-    this.event("stt.session.started", {
-      session_id: this.setup.id,
+    this.emit({
+      type: "started",
+      sessionId: this.setup.id,
       provider: binding.provider.id,
       model: binding.canonical,
-      input_config: {
-        audio_format: this.setup.audioFormat,
-        sample_rate: this.setup.sampleRate,
+      input: {
+        audioFormat: this.setup.audioFormat,
+        sampleRate: this.setup.sampleRate,
         channels: this.setup.channels,
         language: this.setup.language ?? null,
-        interim_results: interim,
-        commit_strategy: this.setup.commitStrategy,
-        turn_detection: this.setup.turnDetection === "auto" ? family.turnStyles[0] : this.setup.turnDetection,
-        turn_detector: family.turnDetector === "none" ? "router_vad" : "provider",
-        event_format: "normalized",
+        interimResults: interim,
+        commitStrategy: this.setup.commitStrategy,
+        turnDetection: this.setup.turnDetection === "auto" ? family.turnStyles[0] : this.setup.turnDetection,
+        turnDetector: family.turnDetector === "none" ? "router_vad" : "provider",
       },
     });
     const queued = this.pending;
@@ -318,39 +307,18 @@ export class SttSession {
   private async pump(): Promise<void> {
     for await (const ev of this.stream!) {
       if (this.closed) return;
-      this.emit(ev);
+      this.relay(ev);
     }
   }
 
-  private emit(ev: SttEvent): void {
-    switch (ev.type) {
-      case "signal":
-        return this.event("stt.signal", {
-          origin: ev.origin,
-          signal: ev.signal,
-          turn_scope: ev.scope ?? "utterance",
-          basis: ev.origin === "router" ? ["vad"] : ["provider"],
-          turn_id: this.turnId(),
-          audio_ms: ev.atMs,
-        });
-      case "transcript":
-        this.firstOutputAt ??= performance.now();
-        if (ev.final) this.lastFinalEndMs = ev.endMs;
-        return this.event(ev.final ? "stt.transcript.final" : "stt.transcript.interim", {
-          turn_id: this.turnId(),
-          text: ev.text,
-          audio_start_ms: ev.startMs,
-          audio_end_ms: ev.endMs,
-        });
-      case "committed":
-        this.event("stt.audio.committed", { turn_id: this.turnId(), origin: ev.origin, audio_ms: ev.atMs });
-        this.turn++;
-        return;
-      case "cleared":
-        this.event("stt.audio.cleared", { turn_id: this.turnId(), audio_ms: ev.atMs });
-        this.turn++;
-        return;
+  /** A provider event, tagged with its turn; a commit or clear ends the turn. */
+  private relay(ev: SttEvent): void {
+    if (ev.type === "transcript") {
+      this.firstOutputAt ??= performance.now();
+      if (ev.final) this.lastFinalEndMs = ev.endMs;
     }
+    this.emit({ ...ev, turnId: `turn_${this.turn}` });
+    if (ev.type === "committed" || ev.type === "cleared") this.turn++;
   }
 
   private get receivedSeconds(): number {
@@ -359,16 +327,17 @@ export class SttSession {
 
   private async complete(): Promise<void> {
     if (this.exhausted) {
-      this.event("stt.error", { code: "insufficient_balance", message: "the balance is used up; the audio received before was transcribed" });
+      this.emit({ type: "error", code: "insufficient_balance", message: "the balance is used up; the audio received before was transcribed" });
       return this.finish(cutOffStatus(this.admittedBytes), { code: ERRORS.insufficient_balance.close, reason: closeReason("insufficient_balance") });
     }
     await this.finish("completed", { code: CLOSE.normal, reason: "stt_complete" }, () =>
-      this.event("stt.session.ended", {
-        session_id: this.setup.id,
+      this.emit({
+        type: "ended",
+        sessionId: this.setup.id,
         provider: this.binding?.provider.id,
         model: this.binding?.canonical,
-        audio_ms: Math.round((this.admittedBytes / this.setup.bytesPerSecond) * 1000),
-        billed_seconds: this.receivedSeconds,
+        audioMs: Math.round((this.admittedBytes / this.setup.bytesPerSecond) * 1000),
+        billedSeconds: this.receivedSeconds,
       }),
     );
   }
@@ -377,7 +346,7 @@ export class SttSession {
     if (this.closed) return;
     const apiError = sessionFailure(err);
     if (!(err instanceof ApiError || err instanceof ProviderError)) this.log.error({ err }, "session failed");
-    this.event("stt.error", { code: apiError.code, message: apiError.message });
+    this.emit({ type: "error", code: apiError.code, message: apiError.message });
     await this.finish("failed", { code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
   }
 

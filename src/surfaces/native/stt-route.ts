@@ -4,11 +4,13 @@ import { DEFAULT_VAD } from "../../audio/vad.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { SttPassthrough } from "../../sessions/stt-passthrough.ts";
-import { SttSession, type SttCommand, type SttSessionParams } from "../../sessions/stt-session.ts";
+import type { SttCommand } from "../../sessions/stt-events.ts";
+import { SttSession, type SttSessionParams } from "../../sessions/stt-session.ts";
 import { nativeError } from "../error-responses.ts";
 import { admitter, checkBeforeUpgrade, planPerRequest } from "../ws-admission.ts";
 import { nativeKey } from "./auth.ts";
 import { planSttSession } from "./stt-query.ts";
+import { nativeSttPort } from "./stt-wire.ts";
 
 const UNPLANNED: SttSessionParams = {
   families: new Map(),
@@ -71,10 +73,7 @@ export function sttRoute(ctx: AppContext) {
           { ...(p ?? UNPLANNED), id, admit, idleTimeoutMs: ctx.config.sessionLimits.sttIdleTimeoutMs },
           {
             provider: (pid) => ctx.sttProviders.get(pid),
-            port: {
-              sendEvent: (event) => raw.readyState === 1 && raw.send(JSON.stringify(event)),
-              close: (code, reason) => raw.readyState === 1 && raw.close(code, reason),
-            },
+            port: nativeSttPort(raw, id),
             log: ctx.log,
             metrics: ctx.metrics,
             connectTimeoutMs: ctx.config.providerConnectTimeoutMs,

@@ -1,0 +1,37 @@
+import type { ErrorCode } from "../errors.ts";
+import type { SttAudioFormat, SttEvent } from "../providers/types.ts";
+
+// What an STT session tells its surface, and what it takes from it. Surfaces map these to their
+// own wire frames (`surfaces/native/stt-wire.ts`); the session builds no client frames.
+
+export type SttCommand = { type: "commit" } | { type: "clear" } | { type: "close" };
+
+/** The session's input as it runs, once a provider accepted it. */
+export interface SttInputConfig {
+  audioFormat: SttAudioFormat;
+  sampleRate: number;
+  channels: number;
+  language: string | null;
+  interimResults: boolean;
+  commitStrategy: "auto" | "manual";
+  turnDetection: "acoustic" | "semantic";
+  /** Who decides where turns end: the provider's own detector or the router's VAD. */
+  turnDetector: "provider" | "router_vad";
+}
+
+export type SttSessionEvent =
+  | { type: "started"; sessionId: string; provider: string; model: string; input: SttInputConfig }
+  /**
+   * The provider's stream events, each with the turn it belongs to: the same id across a turn's
+   * signals, interim and final transcripts and its commit; the next turn starts after a commit or clear.
+   */
+  | (SttEvent & { turnId: string })
+  /** Before an error close (also the cut-off at an exhausted balance). */
+  | { type: "error"; code: ErrorCode; message: string }
+  /** Before the normal close, once usage is settled. */
+  | { type: "ended"; sessionId: string; provider?: string; model?: string; audioMs: number; billedSeconds: number };
+
+export interface SttPort {
+  event(event: SttSessionEvent): void;
+  close(code: number, reason: string): void;
+}

@@ -1,0 +1,78 @@
+import type { ServerWebSocket } from "bun";
+import type { SttPort, SttSessionEvent } from "../../sessions/stt-events.ts";
+import { unreachable } from "../../util/unreachable.ts";
+
+/** An STT session event as `/v1/stt` frames it, without its `event_id` and `seq` (docs/stt-websocket.md). */
+export function sttWireEvent(event: SttSessionEvent): Record<string, unknown> & { type: string } {
+  switch (event.type) {
+    case "started": {
+      const { input } = event;
+      return {
+        type: "stt.session.started",
+        session_id: event.sessionId,
+        provider: event.provider,
+        model: event.model,
+        input_config: {
+          audio_format: input.audioFormat,
+          sample_rate: input.sampleRate,
+          channels: input.channels,
+          language: input.language,
+          interim_results: input.interimResults,
+          commit_strategy: input.commitStrategy,
+          turn_detection: input.turnDetection,
+          turn_detector: input.turnDetector,
+          event_format: "normalized",
+        },
+      };
+    }
+    case "signal":
+      return {
+        type: "stt.signal",
+        origin: event.origin,
+        signal: event.signal,
+        turn_scope: event.scope ?? "utterance",
+        basis: event.origin === "router" ? ["vad"] : ["provider"],
+        turn_id: event.turnId,
+        audio_ms: event.atMs,
+      };
+    case "transcript":
+      return {
+        type: event.final ? "stt.transcript.final" : "stt.transcript.interim",
+        turn_id: event.turnId,
+        text: event.text,
+        audio_start_ms: event.startMs,
+        audio_end_ms: event.endMs,
+      };
+    case "committed":
+      return { type: "stt.audio.committed", turn_id: event.turnId, origin: event.origin, audio_ms: event.atMs };
+    case "cleared":
+      return { type: "stt.audio.cleared", turn_id: event.turnId, audio_ms: event.atMs };
+    case "error":
+      return { type: "stt.error", code: event.code, message: event.message };
+    case "ended":
+      return {
+        type: "stt.session.ended",
+        session_id: event.sessionId,
+        provider: event.provider,
+        model: event.model,
+        audio_ms: event.audioMs,
+        billed_seconds: event.billedSeconds,
+      };
+    default:
+      return unreachable(event, "STT session event");
+  }
+}
+
+/** A `/v1/stt` socket as an STT session's port: every event numbered gaplessly (`seq`) with a stable `event_id`. */
+export function nativeSttPort(raw: ServerWebSocket<unknown>, sessionId: string): SttPort {
+  let seq = 0;
+  const open = () => raw.readyState === 1;
+  return {
+    event(event) {
+      const { type, ...fields } = sttWireEvent(event);
+      seq++;
+      if (open()) raw.send(JSON.stringify({ type, event_id: `${sessionId}.${seq}`, seq, ...fields }));
+    },
+    close: (code, reason) => open() && raw.close(code, reason),
+  };
+}
