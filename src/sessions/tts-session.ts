@@ -4,9 +4,11 @@ import type { Payer } from "../ledger/meter.ts";
 import { characters } from "../ledger/usage.ts";
 import type { Logger } from "../log.ts";
 import { ProviderError, type TtsProvider, type TtsStream } from "../providers/types.ts";
-import { withTimeout } from "../util/timeout.ts";
-import { admitSession, cutOffStatus, type Admission, type SessionDeps } from "./admission.ts";
+import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
+import { openWithin, tryCandidates, type Attempt } from "./lifecycle/candidates.ts";
+import { CreditGate } from "./lifecycle/credit-gate.ts";
+import { recordEnding, type Outcome } from "./lifecycle/ending.ts";
 import type { TtsCommand, TtsPort } from "./tts-events.ts";
 
 // A streaming TTS session, independent of the surface that frames it.
@@ -56,8 +58,7 @@ export class TtsSession {
   private tried: Binding | undefined;
   private admission: Admission | undefined;
   /** Commands not yet covered by the hold, in arrival order. */
-  private inbox: TtsCommand[] = [];
-  private covering = false;
+  private readonly gate: CreditGate<TtsCommand>;
   /** Admitted commands waiting for a provider. */
   private pending: TtsCommand[] = [];
   /** Commands given to the current provider before any of its audio went out: replayed on fallback. */
@@ -85,7 +86,7 @@ export class TtsSession {
   /** The client left or broke the frame contract (rather than the provider failing). */
   private endedByClient = false;
   private audioBytes = 0;
-  private readonly attempts: { provider: string; reason: string }[] = [];
+  private readonly attempts: Attempt[] = [];
   private readonly log: Logger;
   private readonly idle: IdleTimer;
   readonly finished: Promise<void>;
@@ -100,6 +101,16 @@ export class TtsSession {
       // Going quiet is the client's doing: billed as if it had left.
       this.endedByClient = true;
       void this.fail(new ApiError("idle_timeout", `no frame from the client and nothing to send for ${idleMs / 1000} s`));
+    });
+    this.gate = new CreditGate<TtsCommand>({
+      usageWith: (cmd) => (cmd.type === "text" ? this.characters + characters(cmd.text) : undefined),
+      cover: (units) => this.admission!.meter.cover(this.binding ?? this.admission!.candidates[0], units),
+      admit: (cmd, units) => {
+        if (units !== undefined) this.characters = units;
+        this.accept(cmd);
+      },
+      exhausted: () => this.exhaust(),
+      failed: (err) => void this.fail(err),
     });
     this.finished = this.run();
   }
@@ -122,8 +133,7 @@ export class TtsSession {
       this.idle.stop();
     }
     if (cmd.type === "text") this.firstTextAt ??= performance.now();
-    this.inbox.push(cmd);
-    if (this.admission) this.admitInbox();
+    this.gate.push(cmd);
   }
 
   /** The client broke the frame contract (1003 / 1009): it ends the session as if it had left. */
@@ -137,7 +147,7 @@ export class TtsSession {
     if (this.closed) return;
     this.endedByClient = true;
     this.log.info({ characters: this.characters }, "client closed the session");
-    void this.finish("failed", null);
+    void this.finish("client_left", null);
   }
 
   /**
@@ -152,81 +162,45 @@ export class TtsSession {
   shutdown(): void {
     if (this.closed) return;
     this.deps.port.event({ type: "error", code: "service_unavailable", message: "the server is shutting down" });
-    void this.finish("failed", { code: CLOSE.goingAway, reason: "server_shutdown" });
+    void this.finish("shutdown", { code: CLOSE.goingAway, reason: "server_shutdown" });
   }
 
   private async run(): Promise<void> {
     this.admission = await admitSession(this.setup.admit, (err) => this.fail(err), () => this.closed, this.startedAt);
     if (!this.admission) return;
-    this.admitInbox();
-    const { candidates } = this.admission;
-    for (let i = 0; i < candidates.length && !this.closed; i++) {
-      const binding = candidates[i];
-      try {
-        await this.idle.during(this.connect(binding));
-        if (await this.pump()) return this.complete();
-        return;
-      } catch (err) {
-        if (this.closed) return;
-        const retryable = err instanceof ProviderError && err.retryable && !this.audioStarted;
-        this.status("failed", binding, (err as Error).message);
-        this.attempts.push({ provider: binding.provider.id, reason: (err as Error).message });
-        this.stream?.cancel();
-        this.stream = undefined;
-        if (retryable && i + 1 < candidates.length) {
+    this.gate.start();
+    await tryCandidates(
+      this.admission.candidates,
+      {
+        connect: (binding) => this.idle.during(this.connect(binding)),
+        serve: async () => {
+          if (await this.pump()) await this.complete();
+        },
+        // Text is replayed to the next provider only while the client has heard none of it.
+        canMoveOn: () => !this.audioStarted,
+        moveOn: () => {
+          this.stream?.cancel();
+          this.stream = undefined;
           this.state = "starting";
           this.pending = [...this.replay, ...this.pending];
           this.replay = [];
           this.held = ""; // its text is in the replayed commands
           this.written = 0;
           this.flushMarks = [];
-          continue;
-        }
-        return this.fail(err);
-      }
-    }
-  }
-
-  /** Moves commands from the inbox to the session as the hold covers their text, in order. */
-  private admitInbox(): void {
-    while (!this.covering && this.inbox.length && !this.closed) {
-      const cmd = this.inbox[0];
-      if (cmd.type !== "text") {
-        this.accept(this.inbox.shift()!);
-        continue;
-      }
-      const units = this.characters + characters(cmd.text);
-      const covered = this.admission!.meter.cover(this.binding ?? this.admission!.candidates[0], units);
-      if (covered === true) {
-        this.characters = units;
-        this.accept(this.inbox.shift()!);
-      } else if (covered === false) {
-        return this.exhaust();
-      } else {
-        this.covering = true;
-        covered.then(
-          (ok) => {
-            this.covering = false;
-            if (this.closed) return;
-            if (!ok) return this.exhaust();
-            this.characters = units;
-            this.accept(this.inbox.shift()!);
-            this.admitInbox();
-          },
-          (err) => {
-            this.covering = false;
-            void this.fail(err);
-          },
-        );
-      }
-    }
+        },
+        attemptFailed: (binding, reason) => this.status("failed", binding, reason),
+        closed: () => this.closed,
+        fail: (err) => this.fail(err),
+      },
+      this.attempts,
+      this.log,
+    );
   }
 
   /** The balance cannot pay for more text: speak what was admitted, then end with 4402. */
   private exhaust(): void {
     if (this.exhausted) return;
     this.exhausted = true;
-    this.inbox = [];
     this.log.info({ characters: this.characters }, "balance exhausted during the session");
     this.closeRequested = true;
     if (!this.closeAccepted) this.accept({ type: "close" });
@@ -244,7 +218,7 @@ export class TtsSession {
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
     this.status("connecting", binding);
     const opening = provider.open({ model: binding.id, voice: this.setup.voice, format: this.setup.format, options: this.setup.options });
-    const stream = await withTimeout(opening, this.deps.connectTimeoutMs, `${binding.provider.id} did not accept the session in time`, (late) => late.cancel());
+    const stream = await openWithin(opening, this.deps.connectTimeoutMs, binding.provider.id, (late) => late.cancel());
     await this.admission!.meter.reserved();
     if (this.closed) {
       stream.cancel();
@@ -352,9 +326,9 @@ export class TtsSession {
   private async complete(): Promise<void> {
     if (this.exhausted) {
       this.deps.port.event({ type: "error", code: "insufficient_balance", message: "the balance is used up; the text admitted before was spoken" });
-      return this.finish(cutOffStatus(this.characters), { code: ERRORS.insufficient_balance.close, reason: closeReason("insufficient_balance") });
+      return this.finish("cut_off", { code: ERRORS.insufficient_balance.close, reason: closeReason("insufficient_balance") });
     }
-    await this.finish("completed", null, () =>
+    await this.finish("completed", { code: CLOSE.normal, reason: "tts_complete" }, () =>
       this.deps.port.event({
         type: "ended",
         sessionId: this.setup.id,
@@ -373,48 +347,51 @@ export class TtsSession {
     else this.log.info({ code: apiError.code, reason: apiError.message }, "session ended with an error");
     const { param } = apiError.extra;
     this.deps.port.event({ type: "error", code: apiError.code, message: apiError.message, ...(param ? { param: String(param) } : {}) });
-    await this.finish("failed", { code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
+    await this.finish(this.endedByClient ? "client_left" : "failed", { code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
   }
 
   /**
-   * Ends the session once: stops the provider, settles usage, then (unless the client is gone)
-   * sends the final event and closes. Completed sessions pay for every admitted character; failed
-   * ones for the text a `flushed` acknowledgement confirmed, or, when the client ended them, for
-   * the text the provider was given.
+   * What the session pays for. All admitted text once it completed (or was cut off, having spoken
+   * what was admitted). A provider failure or the server's own end costs the client only what a
+   * flush confirmed; a client that leaves (or breaks the rules) once audio has begun pays for all
+   * the text the provider was given, which it has spoken or is speaking: leaving must not be a way
+   * to get audio for free. Text still held back from the provider (waiting for the client to
+   * read) was never given.
    */
-  private async finish(status: "completed" | "failed", close: { code: number; reason: string } | null, lastWords?: () => void): Promise<void> {
+  private billed(outcome: Outcome): number {
+    if (outcome === "completed" || outcome === "cut_off") return this.characters;
+    if (outcome === "client_left" && this.audioStarted) return Math.max(this.given, this.acknowledged);
+    return this.acknowledged;
+  }
+
+  /** Ends the session once: stops the provider, settles usage, then sends the final event and closes (`close` null: the client is gone). */
+  private async finish(outcome: Outcome, close: { code: number; reason: string } | null, lastWords?: () => void): Promise<void> {
     if (this.closed) return;
     this.state = "closed";
     this.idle.stop();
+    this.gate.stop();
     this.stream?.cancel();
-    const outcome = status === "completed" ? "completed" : close ? "failed" : "aborted";
-    // A provider failure costs the client only what a flush confirmed; a client that leaves (or
-    // breaks the rules) once audio has begun pays for all the text the provider was given, which
-    // it has spoken or is speaking: leaving must not be a way to get audio for free. Text still
-    // held back from the provider (waiting for the client to read) was never given.
-    const billed = status === "completed" ? this.characters : this.endedByClient && this.audioStarted ? Math.max(this.given, this.acknowledged) : this.acknowledged;
-    if (this.admission) {
-      // Every admitted request leaves one activity record, also one that never reached a provider.
-      await this.admission.meter
-        .settle({
-          binding: this.binding ?? this.tried ?? this.admission.candidates[0],
-          status,
-          units: billed,
-          startedAt: this.startedAt,
-          latencyMs: (this.firstAudioAt ?? performance.now()) - (this.firstTextAt ?? this.firstAudioAt ?? performance.now()),
-          attempts: this.attempts,
-        })
-        .catch(() => {}); // logged by the meter with everything needed to bill it by hand
-    }
+    const billed = this.billed(outcome);
+    const { admission } = this;
+    await recordEnding(
+      {
+        outcome,
+        billed,
+        status: outcome === "completed" || (outcome === "cut_off" && this.characters > 0) ? "completed" : "failed",
+        provider: this.binding?.provider.id,
+        startedAt: this.startedAt,
+        latencyMs: (this.firstAudioAt ?? performance.now()) - (this.firstTextAt ?? this.firstAudioAt ?? performance.now()),
+        attempts: this.attempts,
+        details: { code: close?.code, characters: this.characters, audioBytes: this.audioBytes },
+      },
+      admission && { meter: admission.meter, binding: this.binding ?? this.tried ?? admission.candidates[0] },
+      this.deps,
+    );
     lastWords?.();
-    const { code, reason } = close ?? { code: CLOSE.normal, reason: "tts_complete" };
-    if (outcome !== "aborted") this.deps.port.close(code, reason);
-    this.log.info({ outcome, code, provider: this.binding?.provider.id, characters: this.characters, billed, audioBytes: this.audioBytes }, "session closed");
-    this.deps.metrics.requests.inc({ surface: this.deps.surface, provider: this.binding?.provider.id ?? "none", status: outcome });
+    if (close) this.deps.port.close(close.code, close.reason);
   }
 
   private status(status: "connecting" | "connected" | "failed", binding: Binding, reason?: string): void {
     this.deps.port.event({ type: "provider_status", provider: binding.provider.id, model: binding.canonical, status, ...(reason ? { reason } : {}) });
-    if (status === "failed") this.log.warn({ provider: binding.provider.id, reason }, "provider attempt failed");
   }
 }

@@ -1,0 +1,56 @@
+import type { Binding } from "../../catalogue/types.ts";
+import type { Logger } from "../../log.ts";
+import { ProviderError } from "../../providers/types.ts";
+import { withTimeout } from "../../util/timeout.ts";
+
+// How every session kind goes through its candidates: each is opened within the connect timeout,
+// then served. A retryable provider failure moves on to the next candidate while the kind says
+// the client has had nothing it would get twice (`canMoveOn`); any other failure ends the session.
+
+/** A provider attempt that failed, as the activity record lists it. */
+export interface Attempt {
+  provider: string;
+  reason: string;
+}
+
+export interface CandidateRun {
+  /** Opens the candidate (use `openWithin`); the session is ready to serve it when this resolves. */
+  connect(binding: Binding): Promise<void>;
+  /** Serves the connected candidate until the session is over (or hands it to callbacks and returns). */
+  serve(binding: Binding): Promise<void>;
+  /** The kind's rule for moving on after a retryable failure (TTS: while no audio went out). */
+  canMoveOn(): boolean;
+  /** Drops the failed candidate's state before the next is opened (TTS queues its text for replay). */
+  moveOn(): void;
+  /** A candidate failed (the session may tell its client). */
+  attemptFailed?(binding: Binding, reason: string): void;
+  closed(): boolean;
+  fail(err: unknown): Promise<void>;
+}
+
+export async function tryCandidates(candidates: Binding[], run: CandidateRun, attempts: Attempt[], log: Logger): Promise<void> {
+  for (let i = 0; i < candidates.length && !run.closed(); i++) {
+    const binding = candidates[i];
+    try {
+      await run.connect(binding);
+      if (run.closed()) return;
+      return await run.serve(binding);
+    } catch (err) {
+      if (run.closed()) return;
+      const reason = (err as Error).message;
+      attempts.push({ provider: binding.provider.id, reason });
+      log.warn({ provider: binding.provider.id, reason }, "provider attempt failed");
+      run.attemptFailed?.(binding, reason);
+      if (err instanceof ProviderError && err.retryable && run.canMoveOn() && i + 1 < candidates.length) {
+        run.moveOn();
+        continue;
+      }
+      return run.fail(err);
+    }
+  }
+}
+
+/** A provider's opening, bounded by the connect timeout; what it hands over too late is released. */
+export function openWithin<T>(opening: Promise<T>, ms: number, provider: string, release: (late: T) => void): Promise<T> {
+  return withTimeout(opening, ms, `${provider} did not accept the session in time`, release);
+}

@@ -1,0 +1,56 @@
+import type { Binding } from "../../catalogue/types.ts";
+import type { MeteredRequest } from "../../ledger/meter.ts";
+import type { Logger } from "../../log.ts";
+import type { Metrics } from "../../metrics.ts";
+import type { Attempt } from "./candidates.ts";
+
+// How every session kind ends: one outcome vocabulary for logs, the requests metric and the
+// activity record, usage settled exactly once before the client hears the end.
+
+/**
+ * - `completed`: the session ran to its end (the client closed it and the provider finished).
+ * - `cut_off`: the balance ran out; what was admitted was delivered, then 4402.
+ * - `client_left`: the client went away, broke the frame contract or went quiet past the idle timeout.
+ * - `failed`: a provider failed, or the server ended the session (a revoked key, a disabled tenant).
+ * - `shutdown`: the server stopped and its grace period ran out.
+ */
+export type Outcome = "completed" | "cut_off" | "client_left" | "failed" | "shutdown";
+
+export interface SessionEnding {
+  outcome: Outcome;
+  /** Usage billed, in the binding's unit. */
+  billed: number;
+  /**
+   * The activity record's status, by the kind's rule: whether the client got what it paid for as
+   * it asked (`completed`) or not (`failed`); see docs/architecture.md for each kind's table.
+   */
+  status: "completed" | "failed";
+  /** The provider that served the session (or was tried last); none when the session was never admitted. */
+  provider: string | undefined;
+  startedAt: Date;
+  latencyMs: number;
+  attempts: Attempt[];
+  /** What the log line adds (sizes, codes). */
+  details: Record<string, unknown>;
+}
+
+export interface EndingDeps {
+  log: Logger;
+  metrics: Metrics;
+  surface: string;
+}
+
+/**
+ * Settles usage (once: the meter refuses a second settle) and records the session's end. A
+ * session that was admitted is charged to the binding it used (or tried last, or would have
+ * used): every admitted request leaves one activity record, also one that never reached a provider.
+ */
+export async function recordEnding(end: SessionEnding, charge: { meter: MeteredRequest; binding: Binding } | undefined, deps: EndingDeps): Promise<void> {
+  if (charge) {
+    await charge.meter
+      .settle({ binding: charge.binding, status: end.status, units: end.billed, startedAt: end.startedAt, latencyMs: end.latencyMs, attempts: end.attempts })
+      .catch(() => {}); // logged by the meter with everything needed to bill it by hand
+  }
+  deps.log.info({ outcome: end.outcome, provider: end.provider, billed: end.billed, ...end.details }, "session closed");
+  deps.metrics.requests.inc({ surface: deps.surface, provider: end.provider ?? "none", status: end.outcome });
+}
