@@ -5,9 +5,11 @@ import type { Payer } from "../ledger/meter.ts";
 import { audioSeconds, billedSeconds } from "../ledger/usage.ts";
 import type { Logger } from "../log.ts";
 import { ProviderError, type SttAudioFormat, type SttEvent, type SttFamily, type SttProvider, type SttStream } from "../providers/types.ts";
-import { withTimeout } from "../util/timeout.ts";
-import { admitSession, cutOffStatus, type Admission, type SessionDeps } from "./admission.ts";
+import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
+import { openWithin, tryCandidates, type Attempt } from "./lifecycle/candidates.ts";
+import { CreditGate } from "./lifecycle/credit-gate.ts";
+import { recordEnding, type Outcome } from "./lifecycle/ending.ts";
 import { withRouterTurns, type VadLanes } from "./router-turns.ts";
 import type { SttCommand, SttPort, SttSessionEvent } from "./stt-events.ts";
 
@@ -65,9 +67,7 @@ export class SttSession {
   /** Audio the hold covered and that went on (the billed amount). */
   private admittedBytes = 0;
   /** Client frames in arrival order, waiting for the hold to cover the audio among them. */
-  private inbox: (Uint8Array | SttCommand)[] = [];
-  private coveredSeconds = 0;
-  private covering = false;
+  private readonly gate: CreditGate<Uint8Array | SttCommand>;
   private exhausted = false;
   private closing = false;
   /** The client broke the frame contract (rather than the provider failing). */
@@ -76,7 +76,7 @@ export class SttSession {
   private firstInputAt: number | undefined;
   private firstOutputAt: number | undefined;
   private readonly startedAt = new Date();
-  private readonly attempts: { provider: string; reason: string }[] = [];
+  private readonly attempts: Attempt[] = [];
   private readonly log: Logger;
   private readonly idle: IdleTimer;
   readonly finished: Promise<void>;
@@ -90,6 +90,20 @@ export class SttSession {
     this.idle = new IdleTimer(idleMs, () => {
       this.endedByClient = true; // the audio it sent is paid for, as on a close
       void this.fail(new ApiError("idle_timeout", `no frame from the client and no event for ${idleMs / 1000} s`));
+    });
+    // Audio goes on only as far as the hold covers it; when it cannot grow, the audio waiting is dropped unbilled.
+    this.gate = new CreditGate<Uint8Array | SttCommand>({
+      usageWith: (item) => (item instanceof Uint8Array ? audioSeconds(this.admittedBytes + item.byteLength, this.setup.bytesPerSecond) : undefined),
+      cover: (seconds) => this.admission!.meter.cover(this.binding ?? this.admission!.candidates[0], seconds),
+      admit: (item) => {
+        if (item instanceof Uint8Array) {
+          this.admittedBytes += item.byteLength;
+          this.admission!.meter.delivered(this.binding ?? this.admission!.candidates[0], this.receivedSeconds);
+        }
+        this.forward(item);
+      },
+      exhausted: () => this.exhaust(),
+      failed: (err) => void this.fail(err),
     });
     this.finished = this.run();
   }
@@ -109,48 +123,7 @@ export class SttSession {
     this.idle.touch();
     if (!frame.byteLength) return; // a keep-alive: providers may read an empty frame as the end of audio
     this.firstInputAt ??= performance.now();
-    this.inbox.push(frame);
-    this.admitAudio();
-  }
-
-  /**
-   * Lets audio through only as far as the credit hold covers it, in order: without a database
-   * round trip while the current block lasts; frames wait while the hold grows; when it cannot,
-   * the waiting audio is dropped unbilled and the session ends with 4402.
-   */
-  private admitAudio(): void {
-    while (this.admission && !this.covering && !this.exhausted && this.inbox.length) {
-      const frame = this.inbox[0];
-      if (!(frame instanceof Uint8Array)) {
-        this.inbox.shift();
-        this.forward(frame);
-        continue;
-      }
-      const seconds = audioSeconds(this.admittedBytes + frame.byteLength, this.setup.bytesPerSecond);
-      if (seconds > this.coveredSeconds) {
-        const covered = this.admission.meter.cover(this.binding ?? this.admission.candidates[0], seconds);
-        if (covered === false) return this.exhaust();
-        if (covered !== true) {
-          this.covering = true;
-          covered.then(
-            (ok) => {
-              this.covering = false;
-              if (this.closed) return;
-              if (!ok) return this.exhaust();
-              this.coveredSeconds = Math.max(this.coveredSeconds, seconds);
-              this.admitAudio();
-            },
-            (err) => void this.fail(err),
-          );
-          return;
-        }
-        this.coveredSeconds = seconds;
-      }
-      this.inbox.shift();
-      this.admittedBytes += frame.byteLength;
-      this.admission.meter.delivered(this.binding ?? this.admission.candidates[0], this.receivedSeconds);
-      this.forward(frame);
-    }
+    this.gate.push(frame);
   }
 
   command(cmd: SttCommand): void {
@@ -161,8 +134,7 @@ export class SttSession {
       this.idle.stop();
     }
     // Commands keep their place behind audio still waiting for its credit hold.
-    this.inbox.push(cmd);
-    this.admitAudio();
+    this.gate.push(cmd);
   }
 
   /** The client broke the frame contract: the session ends, and the audio it sent is paid for as on a close. */
@@ -174,7 +146,7 @@ export class SttSession {
   /** The client went away: stop, and bill the audio it sent. */
   abort(): void {
     if (this.closed) return;
-    void this.finish("completed", null);
+    void this.finish("client_left", null);
   }
 
   /**
@@ -188,7 +160,7 @@ export class SttSession {
   shutdown(): void {
     if (this.closed) return;
     this.emit({ type: "error", code: "service_unavailable", message: "the server is shutting down" });
-    void this.finish("completed", { code: CLOSE.goingAway, reason: "server_shutdown" });
+    void this.finish("shutdown", { code: CLOSE.goingAway, reason: "server_shutdown" });
   }
 
   private forward(item: Uint8Array | SttCommand): void {
@@ -203,7 +175,6 @@ export class SttSession {
   /** The balance cannot pay for more audio: finalize what came, then end with 4402. */
   private exhaust(): void {
     if (this.exhausted) return;
-    this.inbox = []; // not forwarded, not billed
     this.exhausted = true;
     this.closing = true;
     this.log.info({ admittedBytes: this.admittedBytes }, "balance exhausted during the session");
@@ -218,31 +189,28 @@ export class SttSession {
   private async run(): Promise<void> {
     this.admission = await admitSession(this.setup.admit, (err) => this.fail(err), () => this.closed, this.startedAt);
     if (!this.admission) return;
-    // Audio sent while the session was being admitted waits in the inbox: it goes on as paid for.
-    this.admitAudio();
-    const { candidates } = this.admission;
-    for (let i = 0; i < candidates.length && !this.closed; i++) {
-      const binding = candidates[i];
-      try {
-        await this.idle.during(this.connect(binding));
-      } catch (err) {
-        if (this.closed) return;
-        this.attempts.push({ provider: binding.provider.id, reason: (err as Error).message });
-        this.log.warn({ provider: binding.provider.id, reason: (err as Error).message }, "provider attempt failed");
-        if (err instanceof ProviderError && err.retryable && i + 1 < candidates.length) continue;
-        return this.fail(err);
-      }
-      try {
-        await this.pump();
-        if (this.closed) return;
-        // A provider may only end the stream after the client closed the session.
-        if (!this.closing) throw new ProviderError(`${binding.provider.id} ended the stream before the session was closed`, true);
-        await this.complete();
-      } catch (err) {
-        await this.fail(err);
-      }
-      return;
-    }
+    // Audio sent while the session was being admitted waits in the gate: it goes on as paid for.
+    this.gate.start();
+    await tryCandidates(
+      this.admission.candidates,
+      {
+        connect: (binding) => this.idle.during(this.connect(binding)),
+        serve: async (binding) => {
+          await this.pump();
+          if (this.closed) return;
+          // A provider may only end the stream after the client closed the session.
+          if (!this.closing) throw new ProviderError(`${binding.provider.id} ended the stream before the session was closed`, true);
+          await this.complete();
+        },
+        // The audio a provider took is not kept to be sent again: only one that never connected is replaced.
+        canMoveOn: () => !this.stream,
+        moveOn: () => {},
+        closed: () => this.closed,
+        fail: (err) => this.fail(err),
+      },
+      this.attempts,
+      this.log,
+    );
   }
 
   private async connect(binding: Binding): Promise<void> {
@@ -268,7 +236,7 @@ export class SttSession {
     });
     let stream: SttStream;
     try {
-      stream = await withTimeout(opening, this.deps.connectTimeoutMs, `${binding.provider.id} did not accept the session in time`, (late) => late.cancel());
+      stream = await openWithin(opening, this.deps.connectTimeoutMs, binding.provider.id, (late) => late.cancel());
     } catch (err) {
       abandon.abort(); // given up (timed out): the opening lets go of what it took or waits for
       throw err;
@@ -328,7 +296,7 @@ export class SttSession {
   private async complete(): Promise<void> {
     if (this.exhausted) {
       this.emit({ type: "error", code: "insufficient_balance", message: "the balance is used up; the audio received before was transcribed" });
-      return this.finish(cutOffStatus(this.admittedBytes), { code: ERRORS.insufficient_balance.close, reason: closeReason("insufficient_balance") });
+      return this.finish("cut_off", { code: ERRORS.insufficient_balance.close, reason: closeReason("insufficient_balance") });
     }
     await this.finish("completed", { code: CLOSE.normal, reason: "stt_complete" }, () =>
       this.emit({
@@ -347,38 +315,41 @@ export class SttSession {
     const apiError = sessionFailure(err);
     if (!(err instanceof ApiError || err instanceof ProviderError)) this.log.error({ err }, "session failed");
     this.emit({ type: "error", code: apiError.code, message: apiError.message });
-    await this.finish("failed", { code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
+    await this.finish(this.endedByClient ? "client_left" : "failed", { code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
   }
 
   /**
-   * Ends the session once: stops the provider, settles usage (all audio received when it
-   * completed or the client left or broke the rules; up to the last final transcript, and never
-   * more than was received, when the provider failed),
-   * then sends the last event and closes (unless the client is gone).
+   * Ends the session once: stops the provider, settles usage, then sends the last event and
+   * closes (`close` null: the client is gone). The audio received is billed, except when a
+   * provider failed or the server ended the session: then up to the last final transcript, and
+   * never more than was received.
    */
-  private async finish(status: "completed" | "failed", close: { code: number; reason: string } | null, lastWords?: () => void): Promise<void> {
+  private async finish(outcome: Outcome, close: { code: number; reason: string } | null, lastWords?: () => void): Promise<void> {
     if (this.closed) return;
     this.state = "closed";
     this.idle.stop();
+    this.gate.stop();
     this.opening?.abort();
     this.stream?.cancel();
-    const seconds = status === "completed" || this.endedByClient ? this.receivedSeconds : Math.min(this.receivedSeconds, billedSeconds(this.lastFinalEndMs / 1000));
-    if (this.admission) {
-      await this.admission.meter
-        .settle({
-          binding: this.binding ?? this.admission.candidates[0],
-          status,
-          units: seconds,
-          startedAt: this.startedAt,
-          latencyMs: (this.firstOutputAt ?? performance.now()) - (this.firstInputAt ?? performance.now()),
-          attempts: this.attempts,
-        })
-        .catch(() => {}); // logged by the meter with everything needed to bill it by hand
-    }
+    const billed = outcome === "failed" ? Math.min(this.receivedSeconds, billedSeconds(this.lastFinalEndMs / 1000)) : this.receivedSeconds;
+    // A client that broke the rules or went quiet, a cut-off that delivered nothing, and a failure are recorded as failed.
+    const failed = outcome === "failed" || (outcome === "client_left" && close !== null) || (outcome === "cut_off" && this.admittedBytes === 0);
+    const { admission } = this;
+    await recordEnding(
+      {
+        outcome,
+        billed,
+        status: failed ? "failed" : "completed",
+        provider: this.binding?.provider.id,
+        startedAt: this.startedAt,
+        latencyMs: (this.firstOutputAt ?? performance.now()) - (this.firstInputAt ?? performance.now()),
+        attempts: this.attempts,
+        details: { code: close?.code, admittedBytes: this.admittedBytes },
+      },
+      admission && { meter: admission.meter, binding: this.binding ?? admission.candidates[0] },
+      this.deps,
+    );
     lastWords?.();
     if (close) this.deps.port.close(close.code, close.reason);
-    const outcome = close ? (status === "completed" ? "completed" : "failed") : "aborted";
-    this.log.info({ outcome, provider: this.binding?.provider.id, admittedBytes: this.admittedBytes, seconds }, "session closed");
-    this.deps.metrics.requests.inc({ surface: this.deps.surface, provider: this.binding?.provider.id ?? "none", status: outcome });
   }
 }
