@@ -37,8 +37,3 @@ export async function admitSession(admit: () => Promise<Admission>, fail: (err: 
   await admission.meter.unserved(admission.candidates[0], startedAt);
   return undefined;
 }
-
-/** A session the balance cut off completed what it delivered; with nothing delivered, it failed. */
-export function cutOffStatus(delivered: number): "completed" | "failed" {
-  return delivered > 0 ? "completed" : "failed";
-}
