@@ -1,7 +1,10 @@
 import type { ErrorCode } from "../errors.ts";
-import type { SttAudioFormat, SttEvent } from "../providers/types.ts";
+import type { VadOptions } from "../audio/vad.ts";
+import type { PortableValues, SttAudioFormat, SttEvent, SttFamily, SttProvider } from "../providers/types.ts";
+import type { Admission, SessionDeps } from "./admission.ts";
+import type { VadLanes } from "./router-turns.ts";
 
-// What an STT session tells its surface, and what it takes from it. Surfaces map these to their
+// What an STT session is given, what it tells its surface, and what it takes from it. Surfaces map these to their
 // own wire frames (`surfaces/native/stt-wire.ts`); the session builds no client frames.
 
 export type SttCommand = { type: "commit" } | { type: "clear" } | { type: "close" };
@@ -34,4 +37,34 @@ export type SttSessionEvent =
 export interface SttPort {
   event(event: SttSessionEvent): void;
   close(code: number, reason: string): void;
+}
+
+/** A session's audio, turn and option settings, as planned from its query. */
+export interface SttSessionParams {
+  families: Map<string, SttFamily>;
+  audioFormat: SttAudioFormat;
+  sampleRate: number;
+  channels: number;
+  bytesPerSecond: number;
+  language?: string;
+  /** Explicit `interim_results`, or undefined for the family's default. */
+  interim?: boolean;
+  commitStrategy: "auto" | "manual";
+  turnDetection: "auto" | "acoustic" | "semantic";
+  vad: VadOptions;
+  /** The portable options given explicitly, with their values. */
+  portable: PortableValues;
+  options: Record<string, string>;
+}
+
+export interface SttSessionSetup extends SttSessionParams {
+  id: string;
+  admit: () => Promise<Admission>;
+  /** See `IdleTimer`; 0 or absent for none. */
+  idleTimeoutMs?: number;
+}
+
+export interface SttSessionDeps extends SessionDeps<SttProvider, SttPort> {
+  /** Where the router VAD runs, for families without a turn detector. */
+  vadLanes: VadLanes;
 }

@@ -1,59 +1,30 @@
-import type { VadOptions } from "../audio/vad.ts";
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, CLOSE, closeReason, ERRORS, type ErrorCode, sessionFailure } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
 import { audioSeconds, billedSeconds } from "../ledger/usage.ts";
 import type { Logger } from "../log.ts";
-import { ProviderError, type SttAudioFormat, type SttEvent, type SttFamily, type SttProvider, type SttStream } from "../providers/types.ts";
-import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
+import { ProviderError, type SttEvent, type SttStream } from "../providers/types.ts";
+import { admitSession, type Admission } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
 import { openWithin, tryCandidates, type Attempt } from "./lifecycle/candidates.ts";
 import { CreditGate } from "./lifecycle/credit-gate.ts";
 import { recordEnding, type Outcome } from "./lifecycle/ending.ts";
-import { withRouterTurns, type VadLanes } from "./router-turns.ts";
-import type { SttCommand, SttPort, SttSessionEvent } from "./stt-events.ts";
+import { withRouterTurns } from "./router-turns.ts";
+import type { SttCommand, SttSessionDeps, SttSessionEvent, SttSessionSetup } from "./stt-events.ts";
 
-// A streaming STT session, independent of the surface that frames it.
+// A streaming STT session, independent of the surface that frames it. (Over 300 lines: one state
+// machine whose admission, turn and billing rules read best together; the lifecycle rules live
+// in lifecycle/.)
 // - Audio is forwarded as it came (no resampling, no transcoding); audio sent while the session
 //   is starting is kept and delivered in order once the provider is ready.
-// - Every event gets a stable id and a gapless sequence number; a turn id stays the same across
-//   a turn's interim and final transcripts and its commit, and moves on after the commit.
+// - A turn id stays the same across a turn's interim and final transcripts and its commit, and
+//   moves on after the commit.
 // - Audio seconds received are paid for as they arrive (a credit hold, no database round trip
 //   while the block lasts); when the balance runs dry, the audio already received is finalized
 //   and the session ends with 4402. Usage is settled also when the client just goes away; the
 //   audio received is noted to the meter as it comes (what a crash of the server is billed).
 // - With an idle timeout, a session with no client frame (an empty binary frame is a keep-alive)
 //   and no event sent for that long ends with 4408 `idle_timeout`, until the client closes it.
-
-/** A session's audio, turn and option settings, as planned from its query. */
-export interface SttSessionParams {
-  families: Map<string, SttFamily>;
-  audioFormat: SttAudioFormat;
-  sampleRate: number;
-  channels: number;
-  bytesPerSecond: number;
-  language?: string;
-  /** Explicit `interim_results`, or undefined for the family's default. */
-  interim?: boolean;
-  commitStrategy: "auto" | "manual";
-  turnDetection: "auto" | "acoustic" | "semantic";
-  vad: VadOptions;
-  /** The portable options given explicitly, with their values. */
-  portable: import("../providers/types.ts").PortableValues;
-  options: Record<string, string>;
-}
-
-export interface SttSessionSetup extends SttSessionParams {
-  id: string;
-  admit: () => Promise<Admission>;
-  /** See `IdleTimer`; 0 or absent for none. */
-  idleTimeoutMs?: number;
-}
-
-export interface SttSessionDeps extends SessionDeps<SttProvider, SttPort> {
-  /** Where the router VAD runs, for families without a turn detector. */
-  vadLanes: VadLanes;
-}
 
 export class SttSession {
   private state: "starting" | "ready" | "closed" = "starting";

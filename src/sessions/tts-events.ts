@@ -1,7 +1,8 @@
 import type { ErrorCode } from "../errors.ts";
-import type { AudioFormat } from "../providers/types.ts";
+import type { AudioFormat, TtsProvider } from "../providers/types.ts";
+import type { Admission, SessionDeps } from "./admission.ts";
 
-// What a TTS session tells its surface, and what it takes from it. Surfaces map these to their
+// What a TTS session is given, what it tells its surface, and what it takes from it. Surfaces map these to their
 // own wire frames (`surfaces/native/tts-wire.ts`, `surfaces/el/stream-input-port.ts`,
 // `surfaces/http-tts-port.ts`); the session builds no client frames.
 
@@ -27,3 +28,18 @@ export interface TtsPort {
   sendAudio(chunk: Uint8Array): void | Promise<void>;
   close(code: number, reason: string): void;
 }
+
+
+export interface TtsSessionSetup {
+  id: string;
+  voice?: string;
+  format: "pcm" | "mp3";
+  autoFlush: boolean;
+  options: Record<string, string>;
+  /** Auth, routing and billing admission; an `ApiError` from it ends the session with its close code. */
+  admit: () => Promise<Admission>;
+  /** See `IdleTimer`; 0 or absent when the surface keeps its own inactivity rule. */
+  idleTimeoutMs?: number;
+}
+
+export type TtsSessionDeps = SessionDeps<TtsProvider, TtsPort>;

@@ -3,15 +3,18 @@ import { ApiError, CLOSE, closeReason, ERRORS, type ErrorCode, sessionFailure } 
 import type { Payer } from "../ledger/meter.ts";
 import { characters } from "../ledger/usage.ts";
 import type { Logger } from "../log.ts";
-import { ProviderError, type TtsProvider, type TtsStream } from "../providers/types.ts";
-import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
+import { ProviderError, type TtsStream } from "../providers/types.ts";
+import { admitSession, type Admission } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
+import { TextTally } from "./tts-text-tally.ts";
 import { openWithin, tryCandidates, type Attempt } from "./lifecycle/candidates.ts";
 import { CreditGate } from "./lifecycle/credit-gate.ts";
 import { recordEnding, type Outcome } from "./lifecycle/ending.ts";
-import type { TtsCommand, TtsPort } from "./tts-events.ts";
+import type { TtsCommand, TtsSessionDeps, TtsSessionSetup } from "./tts-events.ts";
 
-// A streaming TTS session, independent of the surface that frames it.
+// A streaming TTS session, independent of the surface that frames it. (Over 300 lines: it is one
+// state machine, whose invariants -- what is replayed, what is billed -- read best in one place;
+// the character tally and the lifecycle rules live in their own files.)
 // - Text is admitted only once the request's credit hold covers it (no database round trip while
 //   the current block lasts); when the balance cannot cover more, the session synthesizes what was
 //   admitted and ends with 4402 `insufficient_balance`.
@@ -26,20 +29,6 @@ import type { TtsCommand, TtsPort } from "./tts-events.ts";
 // - With an idle timeout, a session with no client frame and nothing sent to the client for that
 //   long (audio waiting for the client to read does not count) ends with 4408 `idle_timeout`.
 
-
-export interface TtsSessionSetup {
-  id: string;
-  voice?: string;
-  format: "pcm" | "mp3";
-  autoFlush: boolean;
-  options: Record<string, string>;
-  /** Auth, routing and billing admission; an `ApiError` from it ends the session with its close code. */
-  admit: () => Promise<Admission>;
-  /** See `IdleTimer`; 0 or absent when the surface keeps its own inactivity rule. */
-  idleTimeoutMs?: number;
-}
-
-export type TtsSessionDeps = SessionDeps<TtsProvider, TtsPort>;
 
 type State = "starting" | "ready" | "closed";
 
@@ -73,16 +62,7 @@ export class TtsSession {
   private readonly startedAt = new Date();
   private firstTextAt: number | undefined;
   private firstAudioAt: number | undefined;
-  /** Characters admitted (and paid for). */
-  private characters = 0;
-  /** Characters written to the provider when each pending flush was asked for, oldest first. */
-  private flushMarks: number[] = [];
-  /** Characters written to the provider's stream. */
-  private written = 0;
-  /** Characters whose audio a `flushed` acknowledgement confirmed. */
-  private acknowledged = 0;
-  /** Characters the provider had been given when its latest audio went out. */
-  private givenAtAudio = 0;
+  private readonly text = new TextTally();
   /** The client left or broke the frame contract (rather than the provider failing). */
   private endedByClient = false;
   private audioBytes = 0;
@@ -103,10 +83,10 @@ export class TtsSession {
       void this.fail(new ApiError("idle_timeout", `no frame from the client and nothing to send for ${idleMs / 1000} s`));
     });
     this.gate = new CreditGate<TtsCommand>({
-      usageWith: (cmd) => (cmd.type === "text" ? this.characters + characters(cmd.text) : undefined),
+      usageWith: (cmd) => (cmd.type === "text" ? this.text.admitted + characters(cmd.text) : undefined),
       cover: (units) => this.admission!.meter.cover(this.binding ?? this.admission!.candidates[0], units),
       admit: (cmd, units) => {
-        if (units !== undefined) this.characters = units;
+        if (units !== undefined) this.text.admitted = units;
         this.accept(cmd);
       },
       exhausted: () => this.exhaust(),
@@ -146,7 +126,7 @@ export class TtsSession {
   abort(): void {
     if (this.closed) return;
     this.endedByClient = true;
-    this.log.info({ characters: this.characters }, "client closed the session");
+    this.log.info({ characters: this.text.admitted }, "client closed the session");
     void this.finish("client_left", null);
   }
 
@@ -185,8 +165,7 @@ export class TtsSession {
           this.pending = [...this.replay, ...this.pending];
           this.replay = [];
           this.held = ""; // its text is in the replayed commands
-          this.written = 0;
-          this.flushMarks = [];
+          this.text.restart();
         },
         attemptFailed: (binding, reason) => this.status("failed", binding, reason),
         closed: () => this.closed,
@@ -201,7 +180,7 @@ export class TtsSession {
   private exhaust(): void {
     if (this.exhausted) return;
     this.exhausted = true;
-    this.log.info({ characters: this.characters }, "balance exhausted during the session");
+    this.log.info({ characters: this.text.admitted }, "balance exhausted during the session");
     this.closeRequested = true;
     if (!this.closeAccepted) this.accept({ type: "close" });
   }
@@ -243,7 +222,7 @@ export class TtsSession {
       if (this.closed) return false;
       this.idle.touch();
       if (ev.type === "flushed") {
-        this.acknowledged = this.flushMarks.shift() ?? this.acknowledged;
+        this.text.flushAnswered();
         if (!this.audioStarted) this.forgetAnsweredFlush();
         this.noteDelivered();
         this.deps.port.event({ type: "flushed" });
@@ -251,7 +230,7 @@ export class TtsSession {
       }
       if (!this.audioStarted) this.startAudio();
       this.audioBytes += ev.audio.byteLength;
-      this.givenAtAudio = this.given;
+      this.text.audioSent(this.stream!.given);
       this.noteDelivered();
       for (let at = 0; at < ev.audio.byteLength && !this.closed; at += MAX_AUDIO_PIECE) {
         // While the client is behind, the provider's stream is not read: it stops producing (audio-backlog.ts).
@@ -261,21 +240,12 @@ export class TtsSession {
     }
     if (this.closed) return false;
     // A provider may only end the stream once the client closed the session and every flush was answered.
-    if (!this.closeAccepted || this.flushMarks.length) throw new ProviderError(`${this.binding!.provider.id} ended the stream before the session was over`, true);
+    if (!this.closeAccepted || this.text.flushesOpen) throw new ProviderError(`${this.binding!.provider.id} ended the stream before the session was over`, true);
     return true;
   }
 
-  /**
-   * Characters the provider has been handed so far: what its stream reports (it may hold written
-   * text back), never more than was written. A flush's acknowledgement (`acknowledged`) covers its
-   * text whatever a stream reports, so the bills below take the larger of the two.
-   */
-  private get given(): number {
-    return Math.min(this.written, this.stream?.given ?? this.written);
-  }
-
   private noteDelivered(): void {
-    this.admission!.meter.delivered(this.binding!, Math.max(this.acknowledged, this.givenAtAudio));
+    this.admission!.meter.delivered(this.binding!, this.text.delivered);
   }
 
   /** A flush answered before any audio is not replayed on a fallback: the client would get it twice. */
@@ -311,7 +281,7 @@ export class TtsSession {
       this.held = "";
     }
     if (cmd.type === "flush") {
-      this.flushMarks.push(this.written);
+      this.text.flushAsked();
       stream.flush();
     } else {
       stream.end();
@@ -319,7 +289,7 @@ export class TtsSession {
   }
 
   private write(stream: TtsStream, text: string): void {
-    this.written += characters(text);
+    this.text.wrote(text);
     stream.write(text);
   }
 
@@ -334,7 +304,7 @@ export class TtsSession {
         sessionId: this.setup.id,
         provider: this.binding?.provider.id,
         model: this.binding?.canonical,
-        characters: this.characters,
+        characters: this.text.admitted,
         audioBytes: this.audioBytes,
       }),
     );
@@ -350,20 +320,6 @@ export class TtsSession {
     await this.finish(this.endedByClient ? "client_left" : "failed", { code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
   }
 
-  /**
-   * What the session pays for. All admitted text once it completed (or was cut off, having spoken
-   * what was admitted). A provider failure or the server's own end costs the client only what a
-   * flush confirmed; a client that leaves (or breaks the rules) once audio has begun pays for all
-   * the text the provider was given, which it has spoken or is speaking: leaving must not be a way
-   * to get audio for free. Text still held back from the provider (waiting for the client to
-   * read) was never given.
-   */
-  private billed(outcome: Outcome): number {
-    if (outcome === "completed" || outcome === "cut_off") return this.characters;
-    if (outcome === "client_left" && this.audioStarted) return Math.max(this.given, this.acknowledged);
-    return this.acknowledged;
-  }
-
   /** Ends the session once: stops the provider, settles usage, then sends the final event and closes (`close` null: the client is gone). */
   private async finish(outcome: Outcome, close: { code: number; reason: string } | null, lastWords?: () => void): Promise<void> {
     if (this.closed) return;
@@ -371,18 +327,18 @@ export class TtsSession {
     this.idle.stop();
     this.gate.stop();
     this.stream?.cancel();
-    const billed = this.billed(outcome);
+    const billed = this.text.billed(outcome, this.audioStarted, this.stream?.given);
     const { admission } = this;
     await recordEnding(
       {
         outcome,
         billed,
-        status: outcome === "completed" || (outcome === "cut_off" && this.characters > 0) ? "completed" : "failed",
+        status: outcome === "completed" || (outcome === "cut_off" && this.text.admitted > 0) ? "completed" : "failed",
         provider: this.binding?.provider.id,
         startedAt: this.startedAt,
         latencyMs: (this.firstAudioAt ?? performance.now()) - (this.firstTextAt ?? this.firstAudioAt ?? performance.now()),
         attempts: this.attempts,
-        details: { code: close?.code, characters: this.characters, audioBytes: this.audioBytes },
+        details: { code: close?.code, characters: this.text.admitted, audioBytes: this.audioBytes },
       },
       admission && { meter: admission.meter, binding: this.binding ?? this.tried ?? admission.candidates[0] },
       this.deps,

@@ -6,7 +6,7 @@ import { audioBytesPerSecond } from "../../ledger/usage.ts";
 import type { PortableSttOption, PortableValues, SttAudioFormat, SttFamily, SttProvider } from "../../providers/types.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
 import { resolve } from "../../routing/resolve.ts";
-import type { SttSessionParams } from "../../sessions/stt-session.ts";
+import type { SttSessionParams } from "../../sessions/stt-events.ts";
 
 // The /v1/stt query: every rule is checked before the upgrade (HTTP 400 with the flat envelope).
 

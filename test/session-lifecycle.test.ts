@@ -1,0 +1,227 @@
+import { describe, expect, test } from "bun:test";
+import type { Binding } from "../src/catalogue/types.ts";
+import type { MeteredRequest } from "../src/ledger/meter.ts";
+import { createLogger } from "../src/log.ts";
+import { Metrics } from "../src/metrics.ts";
+import { ProviderError } from "../src/providers/types.ts";
+import { openWithin, tryCandidates, type Attempt, type CandidateRun } from "../src/sessions/lifecycle/candidates.ts";
+import { CreditGate } from "../src/sessions/lifecycle/credit-gate.ts";
+import { recordEnding } from "../src/sessions/lifecycle/ending.ts";
+
+// The lifecycle every session kind runs on, rule by rule, with scripted providers and meters
+// (the kinds themselves are driven through their surfaces by the other tests).
+
+const log = createLogger("silent");
+const binding = (id: string) => ({ id: "m", canonical: `${id}/m`, provider: { id } }) as unknown as Binding;
+const candidates = ["a", "b", "c"].map(binding);
+
+/** A run whose connect fails with the scripted errors, provider by provider. */
+function scripted(failures: Record<string, Error>, canMoveOn = () => true) {
+  const calls: string[] = [];
+  let failedWith: unknown;
+  let closed = false;
+  const run: CandidateRun = {
+    connect: async (b) => {
+      calls.push(`connect ${b.provider.id}`);
+      const err = failures[b.provider.id];
+      if (err) throw err;
+    },
+    serve: async (b) => void calls.push(`serve ${b.provider.id}`),
+    canMoveOn,
+    moveOn: () => void calls.push("move on"),
+    attemptFailed: (b, reason) => void calls.push(`failed ${b.provider.id}: ${reason}`),
+    closed: () => closed,
+    fail: async (err) => {
+      failedWith = err;
+      closed = true;
+    },
+  };
+  return { run, calls, failed: () => failedWith, close: () => (closed = true) };
+}
+
+describe("candidates", () => {
+  test("a retryable failure moves on to the next candidate, recorded as an attempt", async () => {
+    const s = scripted({ a: new ProviderError("refused", true) });
+    const attempts: Attempt[] = [];
+    await tryCandidates(candidates, s.run, attempts, log);
+    expect(s.calls).toEqual(["connect a", "failed a: refused", "move on", "connect b", "serve b"]);
+    expect(attempts).toEqual([{ provider: "a", reason: "refused" }]);
+    expect(s.failed()).toBeUndefined();
+  });
+
+  test("a failure that is not retryable (a bad voice) ends the session at once", async () => {
+    const bad = new ProviderError("no such voice", false, "voice");
+    const s = scripted({ a: bad });
+    await tryCandidates(candidates, s.run, [], log);
+    expect(s.calls).toEqual(["connect a", "failed a: no such voice"]);
+    expect(s.failed()).toBe(bad);
+  });
+
+  test("the kind's rule decides: no moving on once the client has had output", async () => {
+    const s = scripted({ a: new ProviderError("reset", true) }, () => false);
+    await tryCandidates(candidates, s.run, [], log);
+    expect(s.calls).toEqual(["connect a", "failed a: reset"]);
+    expect((s.failed() as Error).message).toBe("reset");
+  });
+
+  test("the last candidate's failure ends the session; every attempt is listed", async () => {
+    const s = scripted({ a: new ProviderError("1", true), b: new ProviderError("2", true), c: new ProviderError("3", true) });
+    const attempts: Attempt[] = [];
+    await tryCandidates(candidates, s.run, attempts, log);
+    expect(attempts.map((a) => a.provider)).toEqual(["a", "b", "c"]);
+    expect((s.failed() as Error).message).toBe("3");
+  });
+
+  test("a session closed while a candidate connects tries no other and records nothing", async () => {
+    const s = scripted({});
+    const attempts: Attempt[] = [];
+    s.run.connect = async () => {
+      s.close();
+      throw new ProviderError("late", true);
+    };
+    await tryCandidates(candidates, s.run, attempts, log);
+    expect(attempts).toEqual([]);
+    expect(s.failed()).toBeUndefined();
+  });
+
+  test("a failure while serving follows the same rule as one while connecting", async () => {
+    const s = scripted({});
+    let served = 0;
+    s.run.serve = async () => {
+      if (served++ === 0) throw new ProviderError("stream ended early", true);
+    };
+    const attempts: Attempt[] = [];
+    await tryCandidates(candidates, s.run, attempts, log);
+    expect(attempts).toEqual([{ provider: "a", reason: "stream ended early" }]);
+    expect(served).toBe(2);
+  });
+
+  test("an opening past the connect timeout fails retryably, and what it hands over late is released", async () => {
+    let hand!: (v: string) => void;
+    const released: string[] = [];
+    const opening = openWithin(new Promise<string>((r) => (hand = r)), 10, "slowpoke", (late) => released.push(late));
+    const err = await opening.catch((e) => e);
+    expect(err).toBeInstanceOf(ProviderError);
+    expect(err).toMatchObject({ retryable: true, message: "slowpoke did not accept the session in time" });
+    hand("stream");
+    await Bun.sleep(0);
+    expect(released).toEqual(["stream"]);
+  });
+});
+
+describe("credit gate", () => {
+  /** A gate over numbers (each item costs its value; 0 is free), with a meter answering as scripted. */
+  function gate(answer: (units: number) => boolean | Promise<boolean>) {
+    const admitted: number[] = [];
+    const asked: number[] = [];
+    const covers: number[] = [];
+    let total = 0;
+    let exhausted = 0;
+    const failures: unknown[] = [];
+    const g = new CreditGate<number>({
+      usageWith: (n) => {
+        asked.push(n);
+        return n === 0 ? undefined : total + n;
+      },
+      cover: (units) => {
+        covers.push(units);
+        return answer(units);
+      },
+      admit: (n) => {
+        total += n;
+        admitted.push(n);
+      },
+      exhausted: () => void exhausted++,
+      failed: (err) => void failures.push(err),
+    });
+    return { g, admitted, asked, covers, exhausted: () => exhausted, failures };
+  }
+
+  test("nothing goes through before admission; then everything, in order, as covered", () => {
+    const t = gate(() => true);
+    t.g.push(3);
+    t.g.push(0);
+    t.g.push(2);
+    expect(t.admitted).toEqual([]);
+    t.g.start();
+    expect(t.admitted).toEqual([3, 0, 2]);
+    expect(t.covers).toEqual([3, 5]); // free items ask the meter nothing
+  });
+
+  test("while the hold grows, later items wait behind the one being covered, also free ones", async () => {
+    let grant!: (ok: boolean) => void;
+    const t = gate((units) => (units === 5 ? new Promise((r) => (grant = r)) : true));
+    t.g.start();
+    t.g.push(4);
+    t.g.push(1);
+    t.g.push(0);
+    t.g.push(1);
+    expect(t.admitted).toEqual([4]);
+    grant(true);
+    await Bun.sleep(0);
+    expect(t.admitted).toEqual([4, 1, 0, 1]);
+    expect(t.asked).toEqual([4, 1, 0, 1]); // each item measured once, also the one that waited
+  });
+
+  test("when the balance cannot cover more, the rest is dropped and the session told once", () => {
+    const t = gate((units) => units <= 5);
+    t.g.start();
+    t.g.push(5);
+    t.g.push(1);
+    t.g.push(1);
+    expect(t.admitted).toEqual([5]);
+    expect(t.exhausted()).toBe(1);
+    t.g.push(0);
+    expect(t.admitted).toEqual([5]);
+  });
+
+  test("a hold that fails to grow (a database error) is the session's failure; a refusal after a wait exhausts it", async () => {
+    const t = gate(() => Promise.reject(new Error("db down")));
+    t.g.start();
+    t.g.push(1);
+    await Bun.sleep(0);
+    expect(t.failures.map((e) => (e as Error).message)).toEqual(["db down"]);
+    const u = gate(() => Promise.resolve(false));
+    u.g.start();
+    u.g.push(1);
+    await Bun.sleep(0);
+    expect(u.exhausted()).toBe(1);
+    expect(u.admitted).toEqual([]);
+  });
+
+  test("a stopped gate admits nothing more, even when a pending cover resolves", async () => {
+    let grant!: (ok: boolean) => void;
+    const t = gate(() => new Promise((r) => (grant = r)));
+    t.g.start();
+    t.g.push(1);
+    t.g.stop();
+    grant(true);
+    await Bun.sleep(0);
+    expect(t.admitted).toEqual([]);
+  });
+});
+
+describe("ending", () => {
+  test("usage settles with the kind's status and the outcome is the metric's label", async () => {
+    const settled: unknown[] = [];
+    const meter = { settle: async (o: unknown) => void settled.push(o) } as unknown as MeteredRequest;
+    const metrics = new Metrics(false);
+    const end = { outcome: "cut_off" as const, billed: 7, status: "completed" as const, provider: "a", startedAt: new Date(), latencyMs: 1, attempts: [], details: {} };
+    await recordEnding(end, { meter, binding: binding("a") }, { log, metrics, surface: "native" });
+    expect(settled).toEqual([expect.objectContaining({ status: "completed", units: 7, binding: binding("a") })]);
+    expect(await metrics.registry.metrics()).toContain('voxroute_requests_total{surface="native",provider="a",status="cut_off"} 1');
+  });
+
+  test("a session never admitted settles nothing and is counted against no provider", async () => {
+    const metrics = new Metrics(false);
+    await recordEnding({ outcome: "failed", billed: 0, status: "failed", provider: undefined, startedAt: new Date(), latencyMs: 0, attempts: [], details: {} }, undefined, { log, metrics, surface: "el" });
+    expect(await metrics.registry.metrics()).toContain('voxroute_requests_total{surface="el",provider="none",status="failed"} 1');
+  });
+
+  test("a settle that fails (logged by the meter) still ends the session", async () => {
+    const meter = { settle: () => Promise.reject(new Error("db down")) } as unknown as MeteredRequest;
+    const metrics = new Metrics(false);
+    await recordEnding({ outcome: "completed", billed: 1, status: "completed", provider: "a", startedAt: new Date(), latencyMs: 0, attempts: [], details: {} }, { meter, binding: binding("a") }, { log, metrics, surface: "native" });
+    expect(await metrics.registry.metrics()).toContain('status="completed"} 1');
+  });
+});
