@@ -107,6 +107,19 @@ function secretTests(name: string, databaseUrl: () => Promise<string | undefined
       expect((await rows()).every((r) => r.expiresAt.getTime() > Date.now() - 1000)).toBe(true);
     });
 
+    test("a secret of a revoked key or a disabled tenant opens nothing", async () => {
+      const { key, tenantId } = await fundedAccount(server);
+      const profileId = await profile(key);
+      const secrets = await Promise.all([1, 2, 3].map(async () => (await mint({ profile_id: profileId }, key)).body.client_secret));
+      const { db, schema } = server.ctx.database;
+      await db.update(schema.tenants).set({ disabled: true }).where(eq(schema.tenants.id, tenantId));
+      expect(await redeemed(secrets[0])).toBe("invalid_client_secret");
+      await db.update(schema.tenants).set({ disabled: false }).where(eq(schema.tenants.id, tenantId));
+      expect(await redeemed(secrets[1])).toMatchObject({ tenantId, profileId });
+      await db.update(schema.apiKeys).set({ revokedAt: new Date() }).where(eq(schema.apiKeys.tenantId, tenantId));
+      expect(await redeemed(secrets[2])).toBe("invalid_client_secret");
+    });
+
     test("concurrent redeems of one secret: exactly one wins", async () => {
       const profileId = await profile();
       const secrets = await Promise.all(Array.from({ length: 20 }, async () => (await mint({ profile_id: profileId })).body.client_secret));

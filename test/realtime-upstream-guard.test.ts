@@ -105,12 +105,12 @@ describe("resolveUpstream", () => {
 
   test("with private upstreams allowed, every such URL resolves, and the socket reaches the checked address with the original Host", async () => {
     for (const url of REFUSED.filter((u) => !new URL(u).hostname.includes("localhost") && !u.includes("@"))) expect(await refusal(url, true, resolver({}))).toBeUndefined();
-    let seenHost: string | null = null;
+    const seen: { host?: string | null } = {};
     const app = Bun.serve({
       port: 0,
       hostname: "127.0.0.1",
       fetch(req, srv) {
-        seenHost = req.headers.get("host");
+        seen.host = req.headers.get("host");
         return srv.upgrade(req) ? undefined : new Response("no", { status: 400 });
       },
       websocket: { open: (ws) => ws.close(1000, "hello"), message() {} },
@@ -121,7 +121,7 @@ describe("resolveUpstream", () => {
       const ws = new WebSocket(target.connectUrl, { headers: { Host: target.host } } as never);
       const closed = await new Promise<string>((resolve) => (ws.onclose = (e) => resolve(e.reason)));
       expect(closed).toBe("hello");
-      expect(seenHost).toBe(`app.internal:${app.port}`);
+      expect(seen.host).toBe(`app.internal:${app.port}`);
     } finally {
       app.stop(true);
     }

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { and, eq, gt, isNull, lte } from "drizzle-orm";
+import { and, eq, gt, inArray, isNull, lte } from "drizzle-orm";
 import { hashKey } from "../accounts/keys.ts";
 import type { Database } from "../db/open.ts";
 import { ApiError } from "../errors.ts";
@@ -44,18 +44,21 @@ export class ClientSecrets {
 
   /**
    * Spends a secret: one conditional UPDATE, so of two concurrent redeems exactly one gets the row.
-   * Unknown, used and expired secrets are the same `invalid_client_secret`, telling nothing apart.
+   * Unknown, used and expired secrets (and those of a revoked key or disabled tenant) are the same
+   * `invalid_client_secret`, telling nothing apart.
    */
   async redeem(secret: string): Promise<RedeemedSecret> {
-    const t = this.database.schema.realtimeClientSecrets;
+    const { realtimeClientSecrets: t, apiKeys, tenants } = this.database.schema;
     const now = new Date();
-    const [row] = await this.database.transaction((tx) =>
-      tx
+    const [row] = await this.database.transaction((tx) => {
+      // A secret is worth no more than the key that minted it: revoked, or its tenant disabled, it opens nothing.
+      const liveKeys = tx.select({ id: apiKeys.id }).from(apiKeys).innerJoin(tenants, eq(apiKeys.tenantId, tenants.id)).where(and(isNull(apiKeys.revokedAt), eq(tenants.disabled, false)));
+      return tx
         .update(t)
         .set({ usedAt: now })
-        .where(and(eq(t.hash, hashKey(secret)), isNull(t.usedAt), gt(t.expiresAt, now)))
-        .returning({ tenantId: t.tenantId, keyId: t.keyId, profileId: t.profileId }),
-    );
+        .where(and(eq(t.hash, hashKey(secret)), isNull(t.usedAt), gt(t.expiresAt, now), inArray(t.keyId, liveKeys)))
+        .returning({ tenantId: t.tenantId, keyId: t.keyId, profileId: t.profileId });
+    });
     if (!row) throw new ApiError("invalid_client_secret", "the client secret is unknown, used or expired");
     return row;
   }
