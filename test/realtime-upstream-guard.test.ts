@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { resolveUpstream, UpstreamRefused, type Resolver } from "../src/realtime/upstream-guard.ts";
+import { APP_TEST_TLS } from "./fakes/named-tls.ts";
 
 // The SSRF guard of the application socket: non-public literal hosts (in every spelling URL
 // parsers accept) are refused without a DNS query, names are refused when any answer is
@@ -127,6 +128,31 @@ describe("resolveUpstream", () => {
     }
   });
 
+  test("wss: the checked address is reached with the original name for TLS, whose certificate is checked against it", async () => {
+    const app = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      tls: { cert: APP_TEST_TLS.cert, key: APP_TEST_TLS.key },
+      fetch: (req, srv) => (srv.upgrade(req) ? undefined : new Response("no", { status: 400 })),
+      websocket: { open: (ws) => ws.close(1000, "hello"), message() {} },
+    });
+    const open = (url: string, init: object) =>
+      new Promise<string>((resolve) => {
+        const ws = new WebSocket(url, init as never);
+        ws.onclose = (e) => resolve(`closed ${e.code} ${e.reason}`);
+        ws.onerror = () => resolve("failed");
+      });
+    try {
+      const target = await resolveUpstream(`wss://${APP_TEST_TLS.name}:${app.port}/voice`, true, resolver({ [APP_TEST_TLS.name]: ["127.0.0.1"] }));
+      expect(target).toMatchObject({ connectUrl: `wss://127.0.0.1:${app.port}/voice`, servername: APP_TEST_TLS.name });
+      expect(await open(target.connectUrl, { headers: { Host: target.host }, tls: { ca: APP_TEST_TLS.cert, servername: target.servername } })).toBe("closed 1000 hello");
+      // Without the server name the certificate does not match the address: the name is what makes it work.
+      expect(await open(target.connectUrl, { headers: { Host: target.host }, tls: { ca: APP_TEST_TLS.cert } })).toBe("failed");
+    } finally {
+      app.stop(true);
+    }
+  });
+
   test("the system resolver: localhost resolves to loopback and is refused; allowed, it is pinned", async () => {
     expect(await refusal("ws://localhost:1/", false, undefined as never)).toBe("the application URL names a loopback host");
     const target = await resolveUpstream("ws://localhost:1/", true);
@@ -138,7 +164,7 @@ describe("profiles refuse literal non-public application hosts", () => {
   let strict: TestServer;
   let lenient: TestServer;
   beforeAll(async () => {
-    [strict, lenient] = await Promise.all([startTestServer(), startTestServer({ REALTIME_ALLOW_PRIVATE_UPSTREAMS: "true" })]);
+    [strict, lenient] = await Promise.all([startTestServer({ REALTIME_ALLOW_PRIVATE_UPSTREAMS: "false" }), startTestServer({ REALTIME_ALLOW_PRIVATE_UPSTREAMS: "true" })]);
   });
   afterAll(async () => {
     await Promise.all([strict.stop(0), lenient.stop(0)]);
@@ -169,4 +195,10 @@ describe("profiles refuse literal non-public application hosts", () => {
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ detail: { status: "invalid_request", param: "pipeline.upstream.url" } });
   });
+});
+
+test("the setting is off unless the operator turns it on", async () => {
+  const { loadConfig } = await import("../src/config.ts");
+  expect(loadConfig({}).realtime.allowPrivateUpstreams).toBe(false);
+  expect(loadConfig({ REALTIME_ALLOW_PRIVATE_UPSTREAMS: "true" }).realtime.allowPrivateUpstreams).toBe(true);
 });
