@@ -13,6 +13,7 @@ import { sttRoute } from "./surfaces/native/stt-route.ts";
 import { transcriptionRoute } from "./surfaces/native/transcription-route.ts";
 import { ttsRoute } from "./surfaces/native/tts-route.ts";
 import { realtimeProfileRoutes } from "./surfaces/native/realtime-profile-routes.ts";
+import { realtimeClientSecretRoute } from "./surfaces/native/realtime-client-secret-route.ts";
 import { elevenLabsRoutes } from "./surfaces/el/routes.ts";
 import { oaiRoutes } from "./surfaces/oai/routes.ts";
 import { opsRoutes } from "./surfaces/ops-routes.ts";
@@ -62,6 +63,7 @@ export function createApp(ctx: AppContext) {
     .use(topUpRoutes(ctx))
     .use(paymentRoutes(ctx))
     .use(realtimeProfileRoutes(ctx))
+    .use(realtimeClientSecretRoute(ctx))
     .use(oaiRoutes(ctx))
     .use(elevenLabsRoutes(ctx));
 }

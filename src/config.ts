@@ -52,6 +52,8 @@ export interface Config {
   stripe?: { secretKey: string; webhookSecret: string; apiUrl?: string };
   /** A local checkout page that completes payments without money: demos and the embedded default only. */
   sandboxPayments: boolean;
+  /** Realtime conversations: whether an application socket may reach loopback, private and other non-public addresses. */
+  realtime: { allowPrivateUpstreams: boolean };
   /** Each provider's settings, read by its own declaration (`providers/<id>/index.ts`) through `envReader`. */
   providers: ProviderSettings;
 }
@@ -166,6 +168,7 @@ export function loadConfig(env: Env): Config {
     publicUrl: env.PUBLIC_URL?.replace(/\/+$/, "") || undefined,
     stripe: stripe(env),
     sandboxPayments: flag(env, "SANDBOX_PAYMENTS"),
+    realtime: { allowPrivateUpstreams: flag(env, "REALTIME_ALLOW_PRIVATE_UPSTREAMS") },
     providers: readProviderSettings(envReader(env)),
   };
 }

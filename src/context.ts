@@ -8,6 +8,7 @@ import type { Database } from "./db/open.ts";
 import type { Meter } from "./ledger/meter.ts";
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
+import type { ClientSecrets } from "./realtime/client-secrets.ts";
 import type { RealtimeProfiles } from "./realtime/profiles.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import type { SessionRegistry } from "./sessions/registry.ts";
@@ -33,6 +34,8 @@ export interface AppContext {
   topUps: TopUps;
   payments: PaymentProvider | undefined;
   profiles: RealtimeProfiles;
+  /** Single-use credentials for `/v1/realtime`; its socket calls `redeem`. */
+  clientSecrets: ClientSecrets;
   /** False once shutdown began: /healthz turns 503 so balancers stop sending traffic. */
   accepting: () => boolean;
 }

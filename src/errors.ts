@@ -15,6 +15,8 @@ export const ERRORS = {
   conflicting_audio_format: { status: 400, close: 1008 },
   missing_api_key: { status: 401, close: 4401 },
   invalid_api_key: { status: 401, close: 4401 },
+  /** A realtime client secret that is unknown, already used or expired (all alike). */
+  invalid_client_secret: { status: 401, close: 4401 },
   insufficient_balance: { status: 402, close: 4402 },
   tenant_disabled: { status: 403, close: 4403 },
   provider_not_allowed: { status: 403, close: 4403 },

@@ -8,6 +8,7 @@ import { StripePayments } from "./accounts/payments/stripe.ts";
 import { Signup, welcomeFromConfig } from "./accounts/signup.ts";
 import { TopUps } from "./accounts/top-ups.ts";
 import { createApp } from "./app.ts";
+import { ClientSecrets } from "./realtime/client-secrets.ts";
 import { RealtimeProfiles } from "./realtime/profiles.ts";
 import { Catalogue, type CatalogueData } from "./catalogue/catalogue.ts";
 import { servedCatalogue } from "./catalogue/served.ts";
@@ -82,7 +83,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const topUps = new TopUps(database, ledger, payments, log);
   let accepting = true;
   const profiles = new RealtimeProfiles(database);
-  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, sttProviders, files, vadLanes: audioPool, accepting: () => accepting };
+  const clientSecrets = new ClientSecrets(database);
+  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, clientSecrets, sttProviders, files, vadLanes: audioPool, accepting: () => accepting };
 
   const release = async () => {
     await accessWatch.stop();

@@ -187,3 +187,19 @@ export const realtimeProfiles = pgTable(
   },
   (t) => [index("realtime_profiles_tenant_idx").on(t.tenantId)],
 );
+
+/** Single-use credentials for opening one profile's `/v1/realtime` (docs/realtime.md); expired rows are swept on mint. */
+export const realtimeClientSecrets = pgTable(
+  "realtime_client_secrets",
+  {
+    /** SHA-256 of the secret, hex; the secret itself is never stored. */
+    hash: text("hash").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    /** The key that minted it: a session it opens is withdrawn with that key. */
+    keyId: text("key_id").notNull(),
+    profileId: text("profile_id").notNull(),
+    expiresAt: ms("expires_at").notNull(),
+    usedAt: ms("used_at"),
+  },
+  (t) => [index("realtime_client_secrets_expires_idx").on(t.expiresAt)],
+);

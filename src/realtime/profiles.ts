@@ -3,6 +3,7 @@ import type { Catalogue } from "../catalogue/catalogue.ts";
 import type { Capability } from "../catalogue/types.ts";
 import type { Database } from "../db/open.ts";
 import { ApiError } from "../errors.ts";
+import { literalRefusal } from "./upstream-guard.ts";
 
 // Realtime profiles: a tenant's reusable pipeline (STT model, TTS model, the application's
 // WebSocket), stored once and named by id. The interface fixes `stt.model`, `tts.model` and
@@ -92,8 +93,11 @@ function stage(catalogue: Catalogue, value: unknown, capability: Capability): Pi
   return { model, ...(provider ? { provider } : {}), ...(voice ? { voice } : {}), provider_options: stringMap(provider_options, `${param}.provider_options`), input: input ?? {} };
 }
 
-/** A create request's pipeline, checked against the catalogue. Throws `ApiError`. */
-export function parsePipeline(catalogue: Catalogue, value: unknown): Pipeline {
+/**
+ * A create request's pipeline, checked against the catalogue; the application URL against the SSRF
+ * guard's literal rules (`allowPrivateUpstreams`: REALTIME_ALLOW_PRIVATE_UPSTREAMS). Throws `ApiError`.
+ */
+export function parsePipeline(catalogue: Catalogue, value: unknown, allowPrivateUpstreams: boolean): Pipeline {
   if (!isObject(value)) throw new ApiError("invalid_request", "pipeline must be an object", { param: "pipeline" });
   const upstream = value.upstream;
   if (!isObject(upstream) || typeof upstream.url !== "string") throw new ApiError("invalid_request", "pipeline.upstream.url is required", { param: "pipeline.upstream.url" });
@@ -104,7 +108,8 @@ export function parsePipeline(catalogue: Catalogue, value: unknown): Pipeline {
   } catch {
     throw new ApiError("invalid_request", "pipeline.upstream.url is not a URL", { param: "pipeline.upstream.url" });
   }
-  if (url.protocol !== "wss:" && url.protocol !== "ws:") throw new ApiError("invalid_request", "pipeline.upstream.url must be a ws:// or wss:// URL", { param: "pipeline.upstream.url" });
+  const refusal = literalRefusal(url, allowPrivateUpstreams);
+  if (refusal) throw new ApiError("invalid_request", `pipeline.upstream.url ${refusal}`, { param: "pipeline.upstream.url" });
   return {
     stt: stage(catalogue, value.stt, "stt"),
     tts: stage(catalogue, value.tts, "tts"),

@@ -13,7 +13,7 @@ export interface ServerProcess {
 export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
   const proc = Bun.spawn(["bun", "test/fakes/server-process.ts"], {
     cwd: ROOT,
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", ...env },
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", REALTIME_ALLOW_PRIVATE_UPSTREAMS: "true", ...env },
     stdout: "pipe",
     stderr: "inherit",
   });

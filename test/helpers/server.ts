@@ -8,7 +8,7 @@ import { startServer, type RunningServer, type ServerOptions } from "../../src/s
 /** Pico's voice files: PICO_VOICES_DIR, else the shared models beside the checkout. */
 export const PICO_DIR = process.env.PICO_VOICES_DIR || new URL("../../../shared/models/svox-pico-lang", import.meta.url).pathname;
 
-/** A config for tests: a fresh SQLite file, an ephemeral port, quiet logs, all local engines. */
+/** A config for tests: a fresh SQLite file, an ephemeral port, quiet logs, all local engines, loopback applications allowed. */
 export function testConfig(env: Record<string, string> = {}): Config {
   const dir = mkdtempSync(join(tmpdir(), "voxroute-test-"));
   return loadConfig({
@@ -20,6 +20,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     PICO_VOICES_URL: "",
     ESPEAK_ENABLED: "true",
     TTS_WORKERS: "1",
+    // Fake applications listen on loopback; the guard's own tests start servers with "false".
+    REALTIME_ALLOW_PRIVATE_UPSTREAMS: "true",
     ...env,
   });
 }

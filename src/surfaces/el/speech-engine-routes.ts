@@ -61,7 +61,7 @@ export function elevenLabsSpeechEngineRoutes(ctx: AppContext) {
       async ({ request, principal: { tenantId } }) => {
         const body = await jsonBody(request, BODY_LIMITS.profile);
         if (!isObject(body)) throw new ApiError("invalid_request", "the body must be a JSON object");
-        const profile = await ctx.profiles.create(tenantId, body.name ?? "speech engine", parsePipeline(ctx.catalogue, pipelineOf(body)));
+        const profile = await ctx.profiles.create(tenantId, body.name ?? "speech engine", parsePipeline(ctx.catalogue, pipelineOf(body), ctx.config.realtime.allowPrivateUpstreams));
         return speechEngineOf(ctx, profile);
       },
       { parse: "none", detail: { summary: "Create a Speech Engine (a realtime profile)", tags: ["el"] } },

@@ -14,7 +14,7 @@ export function realtimeProfileRoutes(ctx: AppContext) {
         const body = await jsonBody(request, BODY_LIMITS.profile);
         const b = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
         set.status = 201;
-        return ctx.profiles.create(tenantId, b.name, parsePipeline(ctx.catalogue, b.pipeline));
+        return ctx.profiles.create(tenantId, b.name, parsePipeline(ctx.catalogue, b.pipeline, ctx.config.realtime.allowPrivateUpstreams));
       },
       { parse: "none", detail: { summary: "Create a realtime profile" } },
     )
