@@ -22,7 +22,10 @@ async function reconcile(database: Database, tenantIds: string[]) {
   let records = 0;
   for (const tenantId of tenantIds) {
     const [bal] = await db.select().from(schema.balances).where(eq(schema.balances.tenantId, tenantId));
-    const [act] = await db.select({ n: sql<number>`count(*)`, credits: sql<number>`coalesce(sum(${schema.activity.credits}), 0)` }).from(schema.activity).where(eq(schema.activity.tenantId, tenantId));
+    const [act] = await db
+      .select({ n: sql<number>`count(*)`, credits: sql<number>`coalesce(sum(${schema.activity.credits}), 0)` })
+      .from(schema.activity)
+      .where(eq(schema.activity.tenantId, tenantId));
     records += Number(act.n);
     ok &&= bal.paidCredits === INITIAL - Number(act.credits) && bal.paidHeld === 0;
   }

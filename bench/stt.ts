@@ -87,7 +87,9 @@ await server.ctx.meter.ledger.credit(tenantId, { credits: 1_000_000_000, type: "
 const utterance = frames(concat([speak("Good morning everyone."), silence(200)]));
 
 async function viaRouter(): Promise<number> {
-  const ws = new WebSocket(`${server.url.replace("http", "ws")}/v1/stt?model=pocketsphinx-en-us&audio_format=pcm_16000&commit_strategy=manual&interim_results=false`, { headers: { Authorization: `Bearer ${key}` } } as any);
+  const ws = new WebSocket(`${server.url.replace("http", "ws")}/v1/stt?model=pocketsphinx-en-us&audio_format=pcm_16000&commit_strategy=manual&interim_results=false`, {
+    headers: { Authorization: `Bearer ${key}` },
+  } as any);
   await new Promise((r) => (ws.onopen = r));
   return new Promise((resolve) => {
     let t0 = 0;
@@ -137,7 +139,9 @@ for (let i = 0; i < 15; i++) {
 }
 const r50 = pct(routerMs, 50);
 const d50 = pct(directMs, 50);
-console.log(`  router p50 ${r50.toFixed(2)} ms, p99 ${pct(routerMs, 99).toFixed(2)} ms | direct p50 ${d50.toFixed(2)} ms, p99 ${pct(directMs, 99).toFixed(2)} ms | added p50 ${(r50 - d50).toFixed(2)} ms | ratio ${(r50 / d50).toFixed(2)}`);
+console.log(
+  `  router p50 ${r50.toFixed(2)} ms, p99 ${pct(routerMs, 99).toFixed(2)} ms | direct p50 ${d50.toFixed(2)} ms, p99 ${pct(directMs, 99).toFixed(2)} ms | added p50 ${(r50 - d50).toFixed(2)} ms | ratio ${(r50 / d50).toFixed(2)}`,
+);
 await direct.close();
 
 console.log("(c) one realtime upstream: a frame's round trip and its answer back");
@@ -170,7 +174,9 @@ const modes = {
 };
 const direct50 = pct(modes.direct, 50);
 for (const [mode, t] of Object.entries(modes)) {
-  console.log(`  ${mode.padEnd(10)} p50 ${pct(t, 50).toFixed(3)} ms, p99 ${pct(t, 99).toFixed(3)} ms | added to direct p50 ${(pct(t, 50) - direct50).toFixed(3)} ms | ratio ${(pct(t, 50) / direct50).toFixed(2)}`);
+  console.log(
+    `  ${mode.padEnd(10)} p50 ${pct(t, 50).toFixed(3)} ms, p99 ${pct(t, 99).toFixed(3)} ms | added to direct p50 ${(pct(t, 50) - direct50).toFixed(3)} ms | ratio ${(pct(t, 50) / direct50).toFixed(2)}`,
+  );
 }
 await server.stop(0);
 upstream.stop();

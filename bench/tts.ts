@@ -171,7 +171,10 @@ const surfaces: { name: string; once: () => Promise<number> }[] = [
     name: "/oai/audio/speech",
     once: () => {
       const t0 = performance.now();
-      return firstByte(fetch(`${url}/oai/audio/speech`, { method: "POST", headers, body: JSON.stringify({ model: TEST_MODEL, input: TEXT, response_format: "pcm", provider: { only: ["fixed"] } }) }), t0);
+      return firstByte(
+        fetch(`${url}/oai/audio/speech`, { method: "POST", headers, body: JSON.stringify({ model: TEST_MODEL, input: TEXT, response_format: "pcm", provider: { only: ["fixed"] } }) }),
+        t0,
+      );
     },
   },
   {

@@ -31,7 +31,16 @@ async function spawn(args: string[], env: Record<string, string>) {
 const fake = await spawn(["test/fakes/openai-server.ts"], {});
 const deepgram = await spawn(["test/fakes/deepgram-server.ts"], {});
 const db = join(mkdtempSync(join(tmpdir(), "bench-upstream-")), "db.sqlite");
-const router = await spawn(["bench/bench-server.ts"], { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", DATABASE_URL: `sqlite://${db}`, OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url, DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY, DEEPGRAM_BASE_URL: deepgram.url });
+const router = await spawn(["bench/bench-server.ts"], {
+  PORT: "0",
+  HOST: "127.0.0.1",
+  LOG_LEVEL: "silent",
+  DATABASE_URL: `sqlite://${db}`,
+  OPENAI_API_KEY: FAKE_OPENAI_KEY,
+  OPENAI_BASE_URL: fake.url,
+  DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY,
+  DEEPGRAM_BASE_URL: deepgram.url,
+});
 const database = await openDatabase(`sqlite://${db}`);
 const { key, tenantId } = await createKey(database, "bench-upstream");
 await new Ledger(database).credit(tenantId, { credits: 1_000_000_000, type: "adjustment", description: "bench" });
@@ -89,7 +98,10 @@ async function direct(n: number, windowMs = 0): Promise<number[]> {
 console.log(`voxroute upstream benchmark: OpenAI TTS (fake upstream, own process), router vs direct; ${navigator.hardwareConcurrency} cores`);
 await viaRouter(4);
 await direct(4);
-for (const [pattern, windowMs] of [["all at once", 0], ["spread over 1 s", 1000]] as const) {
+for (const [pattern, windowMs] of [
+  ["all at once", 0],
+  ["spread over 1 s", 1000],
+] as const) {
   for (const n of LEVELS) {
     const all = await viaRouter(n, n > 1 ? windowMs : 0);
     const r = all.filter((t) => t > 0);
@@ -171,7 +183,10 @@ async function sttRealTime(url: string, headers: Record<string, string>, n: numb
 
 const ROUTER_STT = `${router.url.replace("http", "ws")}/v1/stt?model=nova-3&audio_format=pcm_16000`;
 const DIRECT_STT = `${deepgram.url.replace("http", "ws")}/v1/listen?model=nova-3&encoding=linear16&sample_rate=16000&interim_results=true`;
-for (const [mode, measure] of [["half a second at once", sttLatency], ["real time (20 ms frames)", sttRealTime]] as const) {
+for (const [mode, measure] of [
+  ["half a second at once", sttLatency],
+  ["real time (20 ms frames)", sttRealTime],
+] as const) {
   for (const n of LEVELS) {
     const r = await measure(ROUTER_STT, { Authorization: `Bearer ${key}` }, n, (d) => d.includes("stt.transcript.interim"));
     const d = await measure(DIRECT_STT, { Authorization: `Token ${FAKE_DEEPGRAM_KEY}` }, n, (x) => x.includes('"Results"'));

@@ -109,7 +109,11 @@ function envReader(env: Env): EnvReader {
     flag: (name) => flag(env, name),
     integer: (name, fallback, min) => integer(env, name, fallback, min),
     usd: (name) => (env[name] ? decimal(env, name, "0") : undefined),
-    list: (name) => (env[name] ?? "").split(",").map((m) => m.trim()).filter(Boolean),
+    list: (name) =>
+      (env[name] ?? "")
+        .split(",")
+        .map((m) => m.trim())
+        .filter(Boolean),
   };
 }
 

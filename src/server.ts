@@ -84,7 +84,25 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   let accepting = true;
   const profiles = new RealtimeProfiles(database);
   const clientSecrets = new ClientSecrets(database);
-  const ctx: AppContext = { config, log, metrics, database, catalogue, providers, sessions, meter, signup, topUps, payments, profiles, clientSecrets, sttProviders, files, vadLanes: audioPool, accepting: () => accepting };
+  const ctx: AppContext = {
+    config,
+    log,
+    metrics,
+    database,
+    catalogue,
+    providers,
+    sessions,
+    meter,
+    signup,
+    topUps,
+    payments,
+    profiles,
+    clientSecrets,
+    sttProviders,
+    files,
+    vadLanes: audioPool,
+    accepting: () => accepting,
+  };
 
   const release = async () => {
     await accessWatch.stop();

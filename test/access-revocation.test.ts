@@ -90,7 +90,9 @@ function accessTests(name: string, setup: () => Promise<{ url: string; servers: 
       const { key, tenantId } = await account("revoked");
       const n = await withdraw(key, ["keys", "revoke", "--tenant", (await tenantName(database, tenantId))!, "--prefix", key.slice(0, 12)], { code: 4401, error: "invalid_api_key" });
       const b = await settled(database, tenantId, n);
-      expect(b.records.map((r) => ({ status: r.status, usage: r.usageAmount, credits: r.credits }))).toEqual(Array(n).fill({ status: "failed", usage: DELIVERED.length, credits: DELIVERED.length * 10 }));
+      expect(b.records.map((r) => ({ status: r.status, usage: r.usageAmount, credits: r.credits }))).toEqual(
+        Array(n).fill({ status: "failed", usage: DELIVERED.length, credits: DELIVERED.length * 10 }),
+      );
       expect(b.holds).toBe(0);
       expect(b.held).toBe(0);
       expect(b.paid).toBe(1_000_000 - n * DELIVERED.length * 10);

@@ -23,10 +23,21 @@ function suite(name: string, databaseUrl: () => Promise<{ url?: string; drop?: (
       ({ key, tenantId } = await createKey(server.ctx.database, `acct-${crypto.randomUUID()}`));
       const ledger = server.ctx.meter.ledger;
       await ledger.credit(tenantId, { credits: 2_000_000, type: "top_up", description: "top-up of 2 USD", externalId: "pay_secret_reference" });
-      await ledger.credit(tenantId, { credits: 500, type: "grant", description: "grant", grant: { name: "welcome", expiresAt: new Date(Date.now() + 86_400_000), targets: [{ provider: "other", model: TEST_MODEL }] } });
+      await ledger.credit(tenantId, {
+        credits: 500,
+        type: "grant",
+        description: "grant",
+        grant: { name: "welcome", expiresAt: new Date(Date.now() + 86_400_000), targets: [{ provider: "other", model: TEST_MODEL }] },
+      });
       await ledger.credit(tenantId, { credits: 700, type: "grant", description: "old grant", grant: { name: "lapsed", expiresAt: new Date(Date.now() - 1000), targets: [] } });
       // Five sessions: three on "fixed" (10 chars each), two on "other" (5 chars each, paid by the grant).
-      for (const [provider, text] of [["fixed", "0123456789"], ["other", "abcde"], ["fixed", "0123456789"], ["other", "abcde"], ["fixed", "0123456789"]]) {
+      for (const [provider, text] of [
+        ["fixed", "0123456789"],
+        ["other", "abcde"],
+        ["fixed", "0123456789"],
+        ["other", "abcde"],
+        ["fixed", "0123456789"],
+      ]) {
         const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}&provider=${provider}`), bearer(key));
         c.send({ type: "text", text });
         c.send({ type: "close" });

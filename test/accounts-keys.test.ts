@@ -15,7 +15,10 @@ afterAll(async () => {
 });
 
 async function codeOf(p: Promise<unknown>): Promise<string> {
-  const err = await p.then(() => undefined, (e) => e);
+  const err = await p.then(
+    () => undefined,
+    (e) => e,
+  );
   if (!(err instanceof ApiError)) throw new Error(`expected an ApiError, got ${err}`);
   return err.code;
 }
@@ -125,7 +128,16 @@ describe("operator CLI", () => {
     const { tenantId } = await authenticate(database, key);
     const snap = await new Ledger(database).snapshot(tenantId);
     expect(snap.balance.paidCredits).toBe(2_500_000);
-    expect(snap.grants).toEqual([expect.objectContaining({ name: "launch", remainingCredits: 1_000_000, targets: JSON.stringify([{ provider: "flite", model: "*" }, { provider: "svox-pico", model: "svox/pico" }]) })]);
+    expect(snap.grants).toEqual([
+      expect.objectContaining({
+        name: "launch",
+        remainingCredits: 1_000_000,
+        targets: JSON.stringify([
+          { provider: "flite", model: "*" },
+          { provider: "svox-pico", model: "svox/pico" },
+        ]),
+      }),
+    ]);
     expect(snap.grants[0].expiresAt!.getTime()).toBeGreaterThan(Date.now() + 6 * 86_400_000);
 
     expect(ok(["keys", "list", "--tenant", "ops"])).toContain(key.slice(0, 12));

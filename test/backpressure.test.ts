@@ -73,7 +73,13 @@ async function memoryPeak() {
   return { held, rss };
 }
 
-const audioOfFrames = (texts: string[]) => Buffer.concat(texts.map((t) => JSON.parse(t)).filter((f) => typeof f.audio === "string").map((f) => Buffer.from(f.audio, "base64")));
+const audioOfFrames = (texts: string[]) =>
+  Buffer.concat(
+    texts
+      .map((t) => JSON.parse(t))
+      .filter((f) => typeof f.audio === "string")
+      .map((f) => Buffer.from(f.audio, "base64")),
+  );
 
 /** `/v1/tts` with Flite's 8 kHz voice: every frame sent at once, then close. */
 async function nativeSession(key: string, text: string) {
@@ -94,7 +100,11 @@ async function elSession(key: string, text: string) {
 
 /** `/oai` speech as WAV (24 kHz: resampled from 8 kHz). */
 function oaiRequest(key: string, text: string) {
-  return RawHttpRequest.post(`${server.url}/oai/audio/speech`, { Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, JSON.stringify({ model: "flite", voice: "kal", input: text, response_format: "wav" }));
+  return RawHttpRequest.post(
+    `${server.url}/oai/audio/speech`,
+    { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+    JSON.stringify({ model: "flite", voice: "kal", input: text, response_format: "wav" }),
+  );
 }
 
 /** Cartesia Sonic over its WebSocket (the fake), 24 kHz PCM. */

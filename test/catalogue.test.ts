@@ -74,9 +74,7 @@ describe("catalogue data", () => {
   test("a binding that names an unknown model or the wrong capability is refused at start", () => {
     const binding = { capability: "tts" as const, id: "m", canonical: "a/m", streaming: true, synchronous: true };
     expect(() => new Catalogue({ providers: [bare({ bindings: [binding] })], models: [] })).toThrow(/unknown model/);
-    expect(
-      () => new Catalogue({ providers: [bare({ bindings: [binding] })], models: [{ canonical: "a/m", name: "M", capability: "stt", aliases: [] }] }),
-    ).toThrow(/is tts/);
+    expect(() => new Catalogue({ providers: [bare({ bindings: [binding] })], models: [{ canonical: "a/m", name: "M", capability: "stt", aliases: [] }] })).toThrow(/is tts/);
   });
 
   test("every shipped provider's entries are valid and priced", () => {

@@ -119,7 +119,13 @@ for (const engine of ENGINES) {
       expectClean(await decode(native.bytes, "s16le", native.rate), native.rate, native.bytes);
     });
 
-    for (const [format, rate, codec] of [["pcm_16000", 16000, "s16le"], ["pcm_24000", 24000, "s16le"], ["pcm_8000", 8000, "s16le"], ["ulaw_8000", 8000, "mulaw"], ["alaw_8000", 8000, "alaw"]] as const) {
+    for (const [format, rate, codec] of [
+      ["pcm_16000", 16000, "s16le"],
+      ["pcm_24000", 24000, "s16le"],
+      ["pcm_8000", 8000, "s16le"],
+      ["ulaw_8000", 8000, "mulaw"],
+      ["alaw_8000", 8000, "alaw"],
+    ] as const) {
       test(`/el output_format=${format}`, async () => {
         const bytes = await post(`/el/v1/text-to-speech/${engine.voice}?output_format=${format}`, { "xi-api-key": server.key }, { text: TEXT, model_id: engine.model });
         expectClean(await decode(bytes, codec, rate), rate, codec === "s16le" ? bytes : undefined);

@@ -216,21 +216,25 @@ function crashSuite(name: string, databaseUrl: () => Promise<string>, skip: bool
       await kill(restarted);
     }, 300_000);
 
-    test.skipIf(!localSttAvailable)("STT: the audio sent is billed after the restart, at most about a second short", async () => {
-      const url = await databaseUrl();
-      const key = await account(url);
-      const { seconds } = await sttKilledMidStream(await start(url), key, 4000);
+    test.skipIf(!localSttAvailable)(
+      "STT: the audio sent is billed after the restart, at most about a second short",
+      async () => {
+        const url = await databaseUrl();
+        const key = await account(url);
+        const { seconds } = await sttKilledMidStream(await start(url), key, 4000);
 
-      const restarted = await start(url);
-      const [record, ...others] = await settledRecord(restarted, key);
-      expect(others).toEqual([]);
-      expect(record).toMatchObject({ status: "interrupted", provider: "pocketsphinx", capability: "stt", usage_unit: "seconds" });
-      expect(record.usage_amount).toBeLessThanOrEqual(Math.ceil(seconds));
-      expect(record.usage_amount).toBeGreaterThanOrEqual(Math.floor(seconds) - 1);
-      expect(record.credits).toBe(record.usage_amount * 10);
-      await expectBooks(restarted, key, record);
-      await kill(restarted);
-    }, 60_000);
+        const restarted = await start(url);
+        const [record, ...others] = await settledRecord(restarted, key);
+        expect(others).toEqual([]);
+        expect(record).toMatchObject({ status: "interrupted", provider: "pocketsphinx", capability: "stt", usage_unit: "seconds" });
+        expect(record.usage_amount).toBeLessThanOrEqual(Math.ceil(seconds));
+        expect(record.usage_amount).toBeGreaterThanOrEqual(Math.floor(seconds) - 1);
+        expect(record.credits).toBe(record.usage_amount * 10);
+        await expectBooks(restarted, key, record);
+        await kill(restarted);
+      },
+      60_000,
+    );
   });
 }
 

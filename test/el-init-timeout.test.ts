@@ -89,7 +89,12 @@ describe("the cap on sockets waiting for their init frame, per client address", 
     expect(refused.retryAfter).toBe("1");
     // A refused socket as a browser sees it: the handshake fails.
     const browser = connect(server.wsUrl(PATH));
-    expect(await browser.opened.then(() => "opened", (e) => String(e.message))).toContain("429");
+    expect(
+      await browser.opened.then(
+        () => "opened",
+        (e) => String(e.message),
+      ),
+    ).toContain("429");
 
     // Another client address (behind the trusted proxy), and a handshake with a valid key, still get in.
     const elsewhere = connect(server.wsUrl(PATH), { "X-Forwarded-For": "10.9.9.9" });
@@ -111,7 +116,14 @@ describe("the cap on sockets waiting for their init frame, per client address", 
 
   test("a crowd of 200 silent sockets from one address: at most the cap is ever open, and all of those close by the deadline", async () => {
     const crowd = Array.from({ length: 200 }, () => connect(server.wsUrl(PATH), { "X-Forwarded-For": "10.7.7.7" }));
-    const outcomes = await Promise.all(crowd.map((c) => c.opened.then(() => "opened", () => "refused")));
+    const outcomes = await Promise.all(
+      crowd.map((c) =>
+        c.opened.then(
+          () => "opened",
+          () => "refused",
+        ),
+      ),
+    );
     expect(outcomes.filter((o) => o === "opened").length).toBeLessThanOrEqual(PER_ADDRESS);
     const closes = await Promise.all(crowd.map((c) => c.closed.then((r) => r.close.code)));
     expect(closes.filter((code) => code === 4401).length).toBe(outcomes.filter((o) => o === "opened").length);

@@ -25,7 +25,12 @@ beforeAll(async () => {
 afterAll(() => server.stop(0));
 
 const url = (voice: string, query: string) => server.wsUrl(`/el/v1/text-to-speech/${voice}/stream-input?${query}`);
-const init = (extra: Record<string, unknown> = {}) => ({ text: " ", voice_settings: { stability: 0.5, similarity_boost: 0.8 }, generation_config: { chunk_length_schedule: [120, 160, 250, 290] }, ...extra });
+const init = (extra: Record<string, unknown> = {}) => ({
+  text: " ",
+  voice_settings: { stability: 0.5, similarity_boost: 0.8 },
+  generation_config: { chunk_length_schedule: [120, 160, 250, 290] },
+  ...extra,
+});
 const xi = (key: string) => ({ "xi-api-key": key });
 
 /** Every audio frame's bytes, in order; every frame must be JSON text (no binary frames). */
@@ -118,7 +123,17 @@ describe("stream-input as ElevenLabs documents it", () => {
 
 describe("provider options", () => {
   test("query keys, the bracket form (which wins) and the init frame's settings reach the provider, normalized", async () => {
-    const query = ["model_id=fixed/echo", "output_format=pcm_16000", "auto_mode=TRUE", "apply_text_normalization=Off", "language_code=de", "emotion=calm", "provider_options[emotion]=Happy", "enable_logging=false", "inactivity_timeout=30"].join("&");
+    const query = [
+      "model_id=fixed/echo",
+      "output_format=pcm_16000",
+      "auto_mode=TRUE",
+      "apply_text_normalization=Off",
+      "language_code=de",
+      "emotion=calm",
+      "provider_options[emotion]=Happy",
+      "enable_logging=false",
+      "inactivity_timeout=30",
+    ].join("&");
     const c = connect(url("my:voice@1", query), xi(server.key));
     c.send(init({ voice_settings: { stability: 0.3, use_speaker_boost: true, unknown_setting: 1 } }));
     c.send({ text: "x" });

@@ -20,7 +20,11 @@ function sdkFor(apiKey: string) {
 async function bytes(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
-const failure = (p: Promise<unknown>) => p.then(() => undefined, (e: ElevenLabsError) => e);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: ElevenLabsError) => e,
+  );
 const speechWav = () => Bun.file(new URL("./fixtures/speech.wav", import.meta.url)).arrayBuffer();
 
 describe("/el text to speech with the ElevenLabs SDK", () => {
@@ -56,7 +60,10 @@ describe("/el text to speech with the ElevenLabs SDK", () => {
     const { key: poor } = await fundedAccount(server, 0);
     expect(await failure(sdkFor(poor).textToSpeech.stream("slt", { text: "x", modelId: "flite" }))).toMatchObject({ statusCode: 402, body: { detail: { status: "insufficient_balance" } } });
     expect(await failure(client.textToSpeech.stream("slt", { text: "x" }))).toMatchObject({ statusCode: 400, body: { detail: { status: "model_required" } } });
-    expect(await failure(client.textToSpeech.stream("slt", { text: "x", modelId: "flite", outputFormat: "opus_48000_64" }))).toMatchObject({ statusCode: 400, body: { detail: { status: "invalid_output_format" } } });
+    expect(await failure(client.textToSpeech.stream("slt", { text: "x", modelId: "flite", outputFormat: "opus_48000_64" }))).toMatchObject({
+      statusCode: 400,
+      body: { detail: { status: "invalid_output_format" } },
+    });
   });
 });
 
@@ -112,7 +119,12 @@ describe("/el HTTP rules", () => {
   test("provider_options: body, bare query, bracket form winning; enums and booleans normalized, free text kept", async () => {
     const { planElevenLabsTts } = await import("../src/surfaces/el/tts-request.ts");
     const q = new URLSearchParams("output_format=pcm_16000&seed=7&apply_text_normalization=OFF&provider_options[seed]=9&provider_options[enable_ssml_parsing]=TRUE&custom=MixedCase");
-    const plan = planElevenLabsTts(server.ctx.catalogue, "slt", q, { text: "x", model_id: "flite", provider_options: { seed: 1, style_hint: "KeepMe", auto_mode: "False" }, voice_settings: { stability: 0.5 } });
+    const plan = planElevenLabsTts(server.ctx.catalogue, "slt", q, {
+      text: "x",
+      model_id: "flite",
+      provider_options: { seed: 1, style_hint: "KeepMe", auto_mode: "False" },
+      voice_settings: { stability: 0.5 },
+    });
     expect(plan.options).toMatchObject({ seed: "9", apply_text_normalization: "off", enable_ssml_parsing: "true", auto_mode: "false", custom: "MixedCase", style_hint: "KeepMe", stability: "0.5" });
     expect(() => planElevenLabsTts(server.ctx.catalogue, "slt", new URLSearchParams("auto_mode=maybe"), { text: "x", model_id: "flite" })).toThrow("auto_mode must be true or false");
   });
@@ -152,7 +164,11 @@ describe("/el speech to text with the ElevenLabs SDK", () => {
   test("speechToText.convert with a real WAV: text, timed words, duration; billed by the second", async () => {
     const { key, tenantId } = await fundedAccount(server);
     const file = new Blob([await speechWav()], { type: "audio/wav" });
-    const res = (await sdkFor(key).speechToText.convert({ file, modelId: "pocketsphinx", languageCode: "en" })) as { text: string; words: { text: string; type: string; start?: number }[]; audioDurationSecs?: number };
+    const res = (await sdkFor(key).speechToText.convert({ file, modelId: "pocketsphinx", languageCode: "en" })) as {
+      text: string;
+      words: { text: string; type: string; start?: number }[];
+      audioDurationSecs?: number;
+    };
     expect(res.text).toBe("thank you very much for your help");
     expect(res.words.filter((w) => w.type === "word").map((w) => w.text)).toEqual("thank you very much for your help".split(" "));
     expect(res.audioDurationSecs).toBe(2.745);

@@ -70,7 +70,11 @@ describe("embedded engines produce speech", () => {
   });
 
   test("an unknown voice is refused as the caller's error (not retryable)", async () => {
-    for (const [engine, voice] of [["flite", "nobody"], ["svox-pico", "xx-XX"], ["espeak-ng", "zz-nope"]] as const) {
+    for (const [engine, voice] of [
+      ["flite", "nobody"],
+      ["svox-pico", "xx-XX"],
+      ["espeak-ng", "zz-nope"],
+    ] as const) {
       const err = await new LocalEngineProvider(engine, engine, pool).open({ model: "m", voice, format: "pcm", options: {} }).catch((e) => e);
       expect(err).toBeInstanceOf(ProviderError);
       expect(err.retryable).toBe(false);
@@ -133,9 +137,7 @@ describe("Pico voice files", () => {
     const dir = mkdtempSync(join(tmpdir(), "pico-bad-"));
     const fetching = new EnginePool(1, { picoVoicesDir: dir, picoVoicesUrl: `http://127.0.0.1:${origin.port}` });
     try {
-      const err = await new LocalEngineProvider("svox-pico", "svox-pico", fetching)
-        .open({ model: "pico", voice: "it-IT", format: "pcm", options: {} })
-        .catch((e) => e);
+      const err = await new LocalEngineProvider("svox-pico", "svox-pico", fetching).open({ model: "pico", voice: "it-IT", format: "pcm", options: {} }).catch((e) => e);
       expect(err).toBeInstanceOf(ProviderError);
       expect(String(err.message)).toContain("SHA-256");
       expect(existsSync(join(dir, "it-IT_ta.bin"))).toBe(false);

@@ -25,7 +25,12 @@ describe("the AssemblyAI fake, through the official SDK", () => {
     const t = await client.transcripts.transcribe({ audio: await audio() }, { pollingInterval: 10 });
     expect(t).toMatchObject({ status: "error", error: expect.stringContaining("Transcoding failed") });
     const bad = new AssemblyAI({ apiKey: "wrong", baseUrl: fake.url });
-    expect(await bad.transcripts.transcribe({ audio: await audio() }).then(() => "ok", (e: Error) => e.message)).toContain("Authentication error");
+    expect(
+      await bad.transcripts.transcribe({ audio: await audio() }).then(
+        () => "ok",
+        (e: Error) => e.message,
+      ),
+    ).toContain("Authentication error");
   });
 });
 
@@ -42,7 +47,13 @@ describe("the Universal-Streaming fake, through the SDK's StreamingTranscriber",
     tlsFake.stop();
   });
   const transcriber = (apiKey = FAKE_ASSEMBLYAI_KEY) =>
-    new AssemblyAI({ apiKey, baseUrl: tlsFake.url }).streaming.transcriber({ websocketBaseUrl: tlsFake.streamingUrl, sampleRate: 16000, formatTurns: true, keytermsPrompt: ["voxroute"], maxConnectionRetries: 0 });
+    new AssemblyAI({ apiKey, baseUrl: tlsFake.url }).streaming.transcriber({
+      websocketBaseUrl: tlsFake.streamingUrl,
+      sampleRate: 16000,
+      formatTurns: true,
+      keytermsPrompt: ["voxroute"],
+      maxConnectionRetries: 0,
+    });
   test("connect, stream real speech, receive growing turns, an end of turn with its formatted copy, close", async () => {
     const t = transcriber();
     const turns: TurnEvent[] = [];
@@ -82,9 +93,21 @@ describe("the Universal-Streaming fake, through the SDK's StreamingTranscriber",
     expect(ends.map((x) => x.turn_is_formatted)).toEqual([false, true]);
 
     tlsFake.fault("429");
-    expect(await transcriber().connect().then(() => "open", (e: Error) => e.message)).not.toBe("open");
+    expect(
+      await transcriber()
+        .connect()
+        .then(
+          () => "open",
+          (e: Error) => e.message,
+        ),
+    ).not.toBe("open");
     tlsFake.fault("close-4001");
-    const refused = await transcriber().connect().then(() => undefined, (e: Error & { code?: number }) => e);
+    const refused = await transcriber()
+      .connect()
+      .then(
+        () => undefined,
+        (e: Error & { code?: number }) => e,
+      );
     expect(refused).toMatchObject({ code: 4001, message: "Not Authorized" });
   });
 

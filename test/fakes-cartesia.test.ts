@@ -39,7 +39,10 @@ describe("the Cartesia fake, through the official SDK", () => {
     fake.fault("429");
     const err = await client.tts
       .generate({ model_id: "sonic-3", transcript: "x", voice: FAKE_CARTESIA_VOICE as never, output_format: { container: "raw", encoding: "pcm_s16le", sample_rate: 16000 } })
-      .then(() => undefined, (e: InstanceType<typeof Cartesia.APIError>) => e);
+      .then(
+        () => undefined,
+        (e: InstanceType<typeof Cartesia.APIError>) => e,
+      );
     expect(err).toBeInstanceOf(Cartesia.RateLimitError);
     expect(err?.status).toBe(429);
     expect(err?.error).toMatchObject({ error_code: "rate_limited" });
@@ -89,7 +92,10 @@ describe("the Cartesia realtime fake, through the official SDK", () => {
     await ctx.push({ transcript: "Hello." });
     const err = await (async () => {
       for await (const _ of ctx.receive({ timeout: 2000 }));
-    })().then(() => undefined, (e: Error) => e);
+    })().then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(err?.message).toBe("Internal server error");
     ws.close();
   });

@@ -45,7 +45,14 @@ describe("the Deepgram fake, through the official SDK", () => {
 
   test("listen.v2.connect (Flux): turns found in real speech, eager guesses, ForceEndTurn, sequence ids", async () => {
     const client = new DeepgramClient({ apiKey: FAKE_DEEPGRAM_KEY, environment } as never);
-    const socket = await client.listen.v2.connect({ model: "flux-general-en", encoding: "linear16", sample_rate: 16000, eager_eot_threshold: 0.5, keyterm: ["voxroute"], reconnectAttempts: 0 } as never);
+    const socket = await client.listen.v2.connect({
+      model: "flux-general-en",
+      encoding: "linear16",
+      sample_rate: 16000,
+      eager_eot_threshold: 0.5,
+      keyterm: ["voxroute"],
+      reconnectAttempts: 0,
+    } as never);
     const messages: { type: string; event?: string; sequence_id: number; transcript?: string; trigger?: string }[] = [];
     const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
     socket.on("message", (m) => void messages.push(m as never));

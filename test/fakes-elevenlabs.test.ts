@@ -10,7 +10,11 @@ const fake = startFakeElevenLabs();
 afterAll(() => fake.stop());
 const client = new ElevenLabsClient({ apiKey: FAKE_ELEVENLABS_KEY, baseUrl: fake.url, maxRetries: 0 });
 
-const failure = (p: Promise<unknown>) => p.then(() => undefined, (e: ElevenLabsError) => e);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: ElevenLabsError) => e,
+  );
 
 async function bytes(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
   return new Uint8Array(await new Response(stream).arrayBuffer());
@@ -23,7 +27,12 @@ describe("the ElevenLabs fake, through the official SDK", () => {
     );
     expect(audio.length / 2 / 16000).toBeGreaterThan(0.8);
     const sent = fake.requests.at(-1)!;
-    expect(sent).toMatchObject({ voiceId: FAKE_VOICE, query: { output_format: "pcm_16000" }, body: { text: "Hello from the fake.", model_id: "eleven_flash_v2_5", voice_settings: { stability: 0.4 } }, apiKey: FAKE_ELEVENLABS_KEY });
+    expect(sent).toMatchObject({
+      voiceId: FAKE_VOICE,
+      query: { output_format: "pcm_16000" },
+      body: { text: "Hello from the fake.", model_id: "eleven_flash_v2_5", voice_settings: { stability: 0.4 } },
+      apiKey: FAKE_ELEVENLABS_KEY,
+    });
   });
 
   test("the default output is MP3", async () => {
@@ -57,7 +66,9 @@ describe("the ElevenLabs fake, through the official SDK", () => {
 // parsed by its strict schema.
 describe("the ElevenLabs TTS WebSockets, with the SDK's message schemas", () => {
   async function session(path: string, frames: unknown[], serializer: { jsonOrThrow(v: unknown): unknown }, receiver: { parseOrThrow(v: unknown): any }) {
-    const ws = new WebSocket(`${fake.url.replace("http", "ws")}/v1/text-to-speech/${FAKE_VOICE}/${path}?model_id=eleven_flash_v2_5&output_format=pcm_16000`, { headers: { "xi-api-key": FAKE_ELEVENLABS_KEY } } as never);
+    const ws = new WebSocket(`${fake.url.replace("http", "ws")}/v1/text-to-speech/${FAKE_VOICE}/${path}?model_id=eleven_flash_v2_5&output_format=pcm_16000`, {
+      headers: { "xi-api-key": FAKE_ELEVENLABS_KEY },
+    } as never);
     const received: any[] = [];
     const closed = new Promise<number>((resolve) => (ws.onclose = (e) => resolve(e.code)));
     ws.onmessage = (e) => received.push(receiver.parseOrThrow(JSON.parse(String(e.data))));
@@ -70,7 +81,12 @@ describe("the ElevenLabs TTS WebSockets, with the SDK's message schemas", () => 
   test("stream-input: init, text, flush, end of input; real speech with alignment, then isFinal and close 1000", async () => {
     const { code, received } = await session(
       "stream-input",
-      [{ text: " ", voiceSettings: { stability: 0.5, speed: 1.1 }, generationConfig: { chunkLengthSchedule: [50, 120] } }, { text: "Hello from the socket. ", tryTriggerGeneration: false }, { text: "More text ", flush: true }, { text: "" }],
+      [
+        { text: " ", voiceSettings: { stability: 0.5, speed: 1.1 }, generationConfig: { chunkLengthSchedule: [50, 120] } },
+        { text: "Hello from the socket. ", tryTriggerGeneration: false },
+        { text: "More text ", flush: true },
+        { text: "" },
+      ],
       wire.SendMessage,
       wire.ReceiveMessage,
     );
@@ -85,7 +101,15 @@ describe("the ElevenLabs TTS WebSockets, with the SDK's message schemas", () => 
   test("multi-stream-input: each closed context answers isFinal with its id; close_socket ends", async () => {
     const { code, received } = await session(
       "multi-stream-input",
-      [{ text: " ", contextId: "a" }, { text: "First turn. ", contextId: "a" }, { contextId: "a", text: "", flush: true }, { contextId: "a", closeContext: true }, { text: "Second turn. ", contextId: "b" }, { contextId: "b", closeContext: true }, { closeSocket: true }],
+      [
+        { text: " ", contextId: "a" },
+        { text: "First turn. ", contextId: "a" },
+        { contextId: "a", text: "", flush: true },
+        { contextId: "a", closeContext: true },
+        { text: "Second turn. ", contextId: "b" },
+        { contextId: "b", closeContext: true },
+        { closeSocket: true },
+      ],
       wire.SendMessageMulti,
       wire.ReceiveMessageMulti,
     );
@@ -104,7 +128,15 @@ describe("Scribe realtime, through the SDK's realtime client", () => {
   const utterance = () => Buffer.concat([speech("Thank you very much for your help.", 16000), new Uint8Array(64_000)]);
 
   test("manual commits: session_started, partials, committed transcript with timestamps; query names as the SDK sends them", async () => {
-    const conn = await realtime().connect({ modelId: "scribe_v2_realtime", audioFormat: AudioFormat.PCM_16000, sampleRate: 16000, commitStrategy: CommitStrategy.MANUAL, includeTimestamps: true, languageCode: "en", keyterms: ["voxroute"] });
+    const conn = await realtime().connect({
+      modelId: "scribe_v2_realtime",
+      audioFormat: AudioFormat.PCM_16000,
+      sampleRate: 16000,
+      commitStrategy: CommitStrategy.MANUAL,
+      includeTimestamps: true,
+      languageCode: "en",
+      keyterms: ["voxroute"],
+    });
     const seen: any[] = [];
     for (const type of [RealtimeEvents.SESSION_STARTED, RealtimeEvents.PARTIAL_TRANSCRIPT, RealtimeEvents.COMMITTED_TRANSCRIPT, RealtimeEvents.COMMITTED_TRANSCRIPT_WITH_TIMESTAMPS]) {
       conn.on(type, (m: unknown) => seen.push(wire.ReceiveTranscription.parseOrThrow(m)));
@@ -122,7 +154,14 @@ describe("Scribe realtime, through the SDK's realtime client", () => {
     expect(seen.at(-2).text).toBe("Thank you very much for your help.");
     expect(seen.at(-1).words.filter((w: any) => w.type === "word").length).toBe(7);
     const sent = fake.scribeSockets.at(-1)!;
-    expect(Object.fromEntries(sent.query)).toMatchObject({ model_id: "scribe_v2_realtime", audio_format: "pcm_16000", commit_strategy: "manual", include_timestamps: "true", language_code: "en", keyterms: "voxroute" });
+    expect(Object.fromEntries(sent.query)).toMatchObject({
+      model_id: "scribe_v2_realtime",
+      audio_format: "pcm_16000",
+      commit_strategy: "manual",
+      include_timestamps: "true",
+      language_code: "en",
+      keyterms: "voxroute",
+    });
     expect(sent.apiKey).toBe(FAKE_ELEVENLABS_KEY);
     expect(JSON.parse(sent.texts.at(-1)!)).toEqual({ message_type: "input_audio_chunk", audio_base_64: "", commit: true, sample_rate: 16000 });
   });
@@ -146,7 +185,11 @@ describe("Scribe realtime, through the SDK's realtime client", () => {
     conn.send({ audioBase64: chunks(utterance())[0]! });
     expect(await failed).toMatchObject({ message_type: "transcriber_error", error: expect.any(String) });
 
-    const refused = await new ElevenLabsClient({ apiKey: "wrong", baseUrl: fake.url }).speechToText.realtime.connect({ modelId: "scribe_v2_realtime", audioFormat: AudioFormat.PCM_16000, sampleRate: 16000 });
+    const refused = await new ElevenLabsClient({ apiKey: "wrong", baseUrl: fake.url }).speechToText.realtime.connect({
+      modelId: "scribe_v2_realtime",
+      audioFormat: AudioFormat.PCM_16000,
+      sampleRate: 16000,
+    });
     expect(await new Promise<any>((resolve) => refused.on(RealtimeEvents.ERROR, resolve))).toBeInstanceOf(Error);
   });
 });

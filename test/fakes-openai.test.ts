@@ -62,7 +62,12 @@ describe("the OpenAI realtime fake, through the SDK's OpenAIRealtimeWS", () => {
     await opened;
     rt.send({
       type: "session.update",
-      session: { type: "transcription", audio: { input: { format: { type: "audio/pcm", rate: 24000 }, transcription: { model: "gpt-4o-transcribe", language: "en" }, turn_detection: { type: "server_vad", silence_duration_ms: 300 } } } },
+      session: {
+        type: "transcription",
+        audio: {
+          input: { format: { type: "audio/pcm", rate: 24000 }, transcription: { model: "gpt-4o-transcribe", language: "en" }, turn_detection: { type: "server_vad", silence_duration_ms: 300 } },
+        },
+      },
     });
     const pcm = speech("Thank you very much for your help.", 24000);
     for (let i = 0; i < pcm.length; i += 4800) rt.send({ type: "input_audio_buffer.append", audio: Buffer.from(pcm.subarray(i, i + 4800)).toString("base64") });
@@ -72,7 +77,10 @@ describe("the OpenAI realtime fake, through the SDK's OpenAIRealtimeWS", () => {
     expect(errors).toEqual([]);
     const types = events.map((e) => e.type);
     expect(types.slice(0, 5)).toEqual(["session.created", "session.updated", "input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped", "input_audio_buffer.committed"]);
-    expect(events[1].session.audio.input).toMatchObject({ transcription: { model: "gpt-4o-transcribe", language: "en" }, turn_detection: { type: "server_vad", silence_duration_ms: 300, threshold: 0.5 } });
+    expect(events[1].session.audio.input).toMatchObject({
+      transcription: { model: "gpt-4o-transcribe", language: "en" },
+      turn_detection: { type: "server_vad", silence_duration_ms: 300, threshold: 0.5 },
+    });
     const itemId = events[4].item_id;
     expect(events.filter((e) => e.type.endsWith("transcription.delta")).every((e) => e.item_id === itemId)).toBe(true);
     expect(completed).toMatchObject({ item_id: itemId, transcript: expect.stringMatching(/^Thank you very much/) });

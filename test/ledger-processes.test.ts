@@ -145,9 +145,13 @@ describe("a server killed right after a session completes", () => {
     await killAfterCompletion(`sqlite://${join(mkdtempSync(join(tmpdir(), "crash-")), "db.sqlite")}`);
   }, 60_000);
 
-  test.skipIf(!postgresAvailable)("PostgreSQL: the same", async () => {
-    const fresh = await freshPostgres();
-    cleanups.push(fresh.drop);
-    await killAfterCompletion(fresh.url);
-  }, 60_000);
+  test.skipIf(!postgresAvailable)(
+    "PostgreSQL: the same",
+    async () => {
+      const fresh = await freshPostgres();
+      cleanups.push(fresh.drop);
+      await killAfterCompletion(fresh.url);
+    },
+    60_000,
+  );
 });

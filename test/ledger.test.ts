@@ -8,7 +8,7 @@ import { Catalogue } from "../src/catalogue/catalogue.ts";
 import { add, rational, type Rational } from "../src/catalogue/price.ts";
 import type { Binding, ProviderSpec } from "../src/catalogue/types.ts";
 import { openDatabase, type Database } from "../src/db/open.ts";
-import { ApiError } from "../src/errors.ts";
+import type { ApiError } from "../src/errors.ts";
 import { newCheckpoint } from "../src/ledger/checkpoint.ts";
 import { costOf, rateOf } from "../src/ledger/cost.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
@@ -152,7 +152,20 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
     test("settling the same request twice records and debits it once", async () => {
       const t = await tenant(10_000);
       const id = requestId();
-      const input = { id, tenantId: t, surface: "test", binding: binding("cheap"), status: "completed" as const, usageUnit: "characters" as const, units: 10, cost: costOf(rateOf(binding("cheap")), 10), startedAt: new Date(), finishedAt: new Date(), latencyMs: 1, attempts: [] };
+      const input = {
+        id,
+        tenantId: t,
+        surface: "test",
+        binding: binding("cheap"),
+        status: "completed" as const,
+        usageUnit: "characters" as const,
+        units: 10,
+        cost: costOf(rateOf(binding("cheap")), 10),
+        startedAt: new Date(),
+        finishedAt: new Date(),
+        latencyMs: 1,
+        attempts: [],
+      };
       const first = await ledger.settle(input);
       const second = await ledger.settle(input);
       expect(second).toEqual(first);
@@ -164,7 +177,20 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
     test("the same request settled twice in one batch is recorded once; other tenants in the batch are unaffected", async () => {
       const [t1, t2] = [await tenant(10_000), await tenant(10_000)];
       const id = requestId();
-      const input = (tenantId: string, rid: string) => ({ id: rid, tenantId, surface: "test", binding: binding("cheap"), status: "completed" as const, usageUnit: "characters" as const, units: 8, cost: costOf(rateOf(binding("cheap")), 8), startedAt: new Date(), finishedAt: new Date(), latencyMs: 1, attempts: [] });
+      const input = (tenantId: string, rid: string) => ({
+        id: rid,
+        tenantId,
+        surface: "test",
+        binding: binding("cheap"),
+        status: "completed" as const,
+        usageUnit: "characters" as const,
+        units: 8,
+        cost: costOf(rateOf(binding("cheap")), 8),
+        startedAt: new Date(),
+        finishedAt: new Date(),
+        latencyMs: 1,
+        attempts: [],
+      });
       const [a, b, c] = await Promise.all([ledger.settle(input(t1, id)), ledger.settle(input(t1, id)), ledger.settle(input(t2, requestId()))]);
       expect(a).toEqual(b);
       expect(c.credits).toBe(100);
@@ -191,7 +217,20 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       await ledger.reserve(id, t, binding("cheap"), 1_000, 0, newCheckpoint("test", undefined, Date.now(), binding("cheap")));
       expect((await paid(t)).paidHeld).toBe(1_000);
       await later(3_600_000).holds.sweep();
-      const settle = { id, tenantId: t, surface: "test", binding: binding("cheap"), status: "completed" as const, usageUnit: "characters" as const, units: 40, cost: costOf(rateOf(binding("cheap")), 40), startedAt: new Date(), finishedAt: new Date(), latencyMs: 1, attempts: [] };
+      const settle = {
+        id,
+        tenantId: t,
+        surface: "test",
+        binding: binding("cheap"),
+        status: "completed" as const,
+        usageUnit: "characters" as const,
+        units: 40,
+        cost: costOf(rateOf(binding("cheap")), 40),
+        startedAt: new Date(),
+        finishedAt: new Date(),
+        latencyMs: 1,
+        attempts: [],
+      };
       expect(await ledger.settle(settle)).toMatchObject({ status: "interrupted", credits: 0 }); // the record already written
       // A hold taken again after the record (a late reserve) is released by the settle.
       await ledger.reserve(id, t, binding("cheap"), 300, 0, newCheckpoint("test", undefined, Date.now(), binding("cheap")));
@@ -315,7 +354,17 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       expect((await paid(t)).paidHeld).toBeGreaterThan(0);
       expect((await later(3_600_000).holds.sweep()).recovered).toBeGreaterThanOrEqual(1);
       const [record] = await records(t);
-      expect(record).toMatchObject({ id: m.id, status: "interrupted", provider: "cheap", model: "cheap/cheap-model", capability: "tts", usageUnit: "characters", usageAmount: 40, credits: 500, keyId: "key_1" });
+      expect(record).toMatchObject({
+        id: m.id,
+        status: "interrupted",
+        provider: "cheap",
+        model: "cheap/cheap-model",
+        capability: "tts",
+        usageUnit: "characters",
+        usageAmount: 40,
+        credits: 500,
+        keyId: "key_1",
+      });
       expect(record.finishedAt.getTime()).toBeGreaterThanOrEqual(record.startedAt.getTime());
       expect(await paid(t)).toMatchObject({ paidHeld: 0, paidCredits: 100_000 - 500 });
     });
@@ -329,7 +378,12 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       const settle = own.settle.bind(own);
       own.settle = () => Promise.reject(new Error("the database is unreachable"));
       const outcome = { binding: binding("cheap"), status: "completed" as const, units: 64, startedAt: new Date(), latencyMs: 1, attempts: [] };
-      expect(await m.settle(outcome).then(() => "settled", (err) => (err as Error).message)).toBe("the database is unreachable"); // after the meter's retries
+      expect(
+        await m.settle(outcome).then(
+          () => "settled",
+          (err) => (err as Error).message,
+        ),
+      ).toBe("the database is unreachable"); // after the meter's retries
       own.settle = settle;
       await own.holds.flush(); // the database is back: the final checkpoint is written, its hold left to lapse
       await later(1_000).holds.sweep();
@@ -378,10 +432,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
     test("a recovery racing the request's own settle: one record, billed once", async () => {
       const t = await tenant(100_000);
       const { m } = await deadRequest(t, "cheap", 100, 8);
-      const [settled] = await Promise.all([
-        m.settle({ binding: binding("cheap"), status: "completed", units: 16, startedAt: new Date(), latencyMs: 1, attempts: [] }),
-        later(3_600_000).holds.sweep(),
-      ]);
+      const [settled] = await Promise.all([m.settle({ binding: binding("cheap"), status: "completed", units: 16, startedAt: new Date(), latencyMs: 1, attempts: [] }), later(3_600_000).holds.sweep()]);
       const rows = await records(t);
       expect(rows.length).toBe(1);
       expect(rows[0].credits).toBe(settled.credits);
@@ -390,7 +441,11 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
 
     test("admission: 422 for an unpriced model, 402 when nothing can pay, affordable candidates only", async () => {
       const t = await tenant(0);
-      const code = (p: Promise<unknown>) => p.then(() => "ok", (e) => (e as ApiError).code);
+      const code = (p: Promise<unknown>) =>
+        p.then(
+          () => "ok",
+          (e) => (e as ApiError).code,
+        );
       expect(await code(meter.admit({ tenantId: t }, [binding("free")]))).toBe("model_not_priced");
       expect(await code(meter.admit({ tenantId: t }, [binding("cheap")]))).toBe("insufficient_balance");
       await ledger.credit(t, { credits: 50, type: "grant", description: "g", grant: { name: "cheap only", expiresAt: null, targets: [{ provider: "cheap", model: "*" }] } });

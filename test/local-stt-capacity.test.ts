@@ -71,7 +71,13 @@ async function transcribe(c: Client) {
   for (const f of frames(silence(700))) c.ws.send(f);
   c.send({ type: "stt.session.close" });
   const rec = await c.closed;
-  return { text: rec.events.filter((e) => e.type === "stt.transcript.final").map((e) => e.text).join(" "), close: rec.close };
+  return {
+    text: rec.events
+      .filter((e) => e.type === "stt.transcript.final")
+      .map((e) => e.text)
+      .join(" "),
+    close: rec.close,
+  };
 }
 
 async function end(c: Client): Promise<void> {
@@ -122,7 +128,11 @@ describe.skipIf(!localSttAvailable)("the local recognizer at capacity", () => {
     expect(upgrade.headers.get("retry-after")).toBe("3");
     expect(await upgrade.json()).toMatchObject({ error: "provider_overloaded", retry_after: 3 });
 
-    const native = await fetch(`${server.url}/v1/stt/transcriptions?model=pocketsphinx-en-us&allow_fallbacks=false`, { method: "POST", headers: { ...bearer(key), "content-type": "audio/wav" }, body: wav });
+    const native = await fetch(`${server.url}/v1/stt/transcriptions?model=pocketsphinx-en-us&allow_fallbacks=false`, {
+      method: "POST",
+      headers: { ...bearer(key), "content-type": "audio/wav" },
+      body: wav,
+    });
     expect(native.status).toBe(503);
     expect(native.headers.get("retry-after")).toBe("3");
     expect(await native.json()).toMatchObject({ error: "provider_overloaded", retry_after: 3 });
@@ -133,7 +143,11 @@ describe.skipIf(!localSttAvailable)("the local recognizer at capacity", () => {
       for (const [k, v] of Object.entries(fields)) f.set(k, v);
       return f;
     };
-    const oai = await fetch(`${server.url}/oai/audio/transcriptions`, { method: "POST", headers: bearer(key), body: form({ model: "pocketsphinx", provider: JSON.stringify({ allow_fallbacks: false }) }) });
+    const oai = await fetch(`${server.url}/oai/audio/transcriptions`, {
+      method: "POST",
+      headers: bearer(key),
+      body: form({ model: "pocketsphinx", provider: JSON.stringify({ allow_fallbacks: false }) }),
+    });
     expect(oai.status).toBe(503);
     expect(oai.headers.get("retry-after")).toBe("3");
     expect(await oai.json()).toMatchObject({ error: { type: "api_error", code: "provider_overloaded" } });
@@ -169,19 +183,28 @@ describe.skipIf(!localSttAvailable)("the local recognizer at capacity", () => {
     await server.ctx.meter.ledger.credit(tenantId, { credits: 25, type: "adjustment", description: "test" }); // 2 s of audio
     const endings: [string, (c: Client) => Promise<number>][] = [
       ["completed", async (c) => (await transcribe(c)).close.code],
-      ["client gone mid-stream", async (c) => {
-        for (const f of frames(speech.subarray(0, 16000))) c.ws.send(f);
-        c.ws.close();
-        return (await c.closed).close.code;
-      }],
-      ["invalid frame", async (c) => {
-        c.send({ type: "stt.audio.flush" });
-        return (await c.closed).close.code;
-      }],
-      ["balance used up", async (c) => {
-        for (const f of frames(silence(5000))) c.ws.send(f);
-        return (await c.closed).close.code;
-      }],
+      [
+        "client gone mid-stream",
+        async (c) => {
+          for (const f of frames(speech.subarray(0, 16000))) c.ws.send(f);
+          c.ws.close();
+          return (await c.closed).close.code;
+        },
+      ],
+      [
+        "invalid frame",
+        async (c) => {
+          c.send({ type: "stt.audio.flush" });
+          return (await c.closed).close.code;
+        },
+      ],
+      [
+        "balance used up",
+        async (c) => {
+          for (const f of frames(silence(5000))) c.ws.send(f);
+          return (await c.closed).close.code;
+        },
+      ],
     ];
     const codes: Record<string, number> = {};
     for (const [name, ending] of endings) {

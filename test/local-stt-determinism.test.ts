@@ -62,7 +62,7 @@ describe.skipIf(!localSttAvailable)("reused PocketSphinx decoders", () => {
       for (let i = 0; i < order.length; i += 2) {
         const pair = order.slice(i, i + 2).map((job, k) => session(pool, job === "fixture" ? [fixture] : job, 160 + 97 * ((i + k) % 5)));
         const results = await Promise.all(pair);
-        order.slice(i, i + 2).forEach((job, k) => job === "fixture" && transcripts.push(results[k][0]));
+        for (const [k, job] of order.slice(i, i + 2).entries()) if (job === "fixture") transcripts.push(results[k][0]);
       }
     }
     expect(transcripts.length).toBe(12);

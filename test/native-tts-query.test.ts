@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { Catalogue } from "../src/catalogue/catalogue.ts";
 import { servedCatalogue } from "../src/catalogue/served.ts";
 import { loadConfig } from "../src/config.ts";
-import { ApiError } from "../src/errors.ts";
+import type { ApiError } from "../src/errors.ts";
 import { planTtsSession } from "../src/surfaces/native/tts-query.ts";
 
 const catalogue = new Catalogue(servedCatalogue(loadConfig({})));

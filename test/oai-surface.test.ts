@@ -56,12 +56,16 @@ describe("/oai/audio/speech with the OpenAI SDK", () => {
   });
 
   test("the SDK's error classes get our OpenAI error objects: 401, 402, 400", async () => {
-    const bad = await sdkFor("vx-not-a-key").audio.speech.create({ model: "flite", voice: "slt", input: "x" }).catch((e) => e);
+    const bad = await sdkFor("vx-not-a-key")
+      .audio.speech.create({ model: "flite", voice: "slt", input: "x" })
+      .catch((e) => e);
     expect(bad).toBeInstanceOf(OpenAI.AuthenticationError);
     expect(bad).toMatchObject({ status: 401, code: "invalid_api_key", type: "authentication_error" });
 
     const { key: poor } = await fundedAccount(server, 0);
-    const broke = await sdkFor(poor).audio.speech.create({ model: "flite", voice: "slt", input: "x" }).catch((e) => e);
+    const broke = await sdkFor(poor)
+      .audio.speech.create({ model: "flite", voice: "slt", input: "x" })
+      .catch((e) => e);
     expect(broke).toBeInstanceOf(OpenAI.APIError);
     expect(broke).toMatchObject({ status: 402, code: "insufficient_balance" });
 
@@ -77,7 +81,11 @@ describe("/oai/audio/speech with the OpenAI SDK", () => {
     const { key, tenantId } = await fundedAccount(server);
     const sentence = "This is a long sentence for the router to speak. ";
     const input = sentence.repeat(8).trim();
-    const res = await fetch(`${server.url}/oai/audio/speech`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ model: "flite", voice: "slt", input, response_format: "pcm" }) });
+    const res = await fetch(`${server.url}/oai/audio/speech`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "flite", voice: "slt", input, response_format: "pcm" }),
+    });
     const reader = res.body!.getReader();
     expect((await reader.read()).value!.byteLength).toBeGreaterThan(0);
     await reader.cancel();
@@ -92,7 +100,12 @@ describe("/oai/audio/speech with the OpenAI SDK", () => {
   test("a client that goes away before the first byte: the session ends, nothing billed, nothing left open", async () => {
     const { key, tenantId } = await fundedAccount(server);
     const controller = new AbortController();
-    const request = fetch(`${server.url}/oai/audio/speech`, { method: "POST", signal: controller.signal, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ model: "flite", voice: "slt", input: "Gone before it starts. ".repeat(20) }) });
+    const request = fetch(`${server.url}/oai/audio/speech`, {
+      method: "POST",
+      signal: controller.signal,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "flite", voice: "slt", input: "Gone before it starts. ".repeat(20) }),
+    });
     await Bun.sleep(5);
     controller.abort();
     await request.catch(() => {});

@@ -25,7 +25,9 @@ afterAll(async () => {
 
 const ENGLISH = "model=universal-streaming-english&audio_format=pcm_16000";
 const types = (events: Record<string, any>[]) => events.map((e) => e.type);
-const sendAll = (c: Client, chunks: Uint8Array[]) => chunks.forEach((chunk) => c.ws.send(chunk));
+const sendAll = (c: Client, chunks: Uint8Array[]) => {
+  for (const chunk of chunks) c.ws.send(chunk);
+};
 const until = async (check: () => boolean) => {
   for (let i = 0; i < 100 && !check(); i++) await Bun.sleep(20);
 };
@@ -72,7 +74,8 @@ describe("AssemblyAI Universal-Streaming through /v1/stt", () => {
   });
 
   test("portable options reach the wire in AssemblyAI's terms; with format_turns only the formatted final is sent", async () => {
-    const opts = "language=es&keyterms=voxroute&keyterms=Assembly%20AI&formatting=true&turn_threshold=0.5&silence_duration_ms=300&turn_timeout_ms=2000&speech_threshold=0.6&diarization=true&interim_results=false";
+    const opts =
+      "language=es&keyterms=voxroute&keyterms=Assembly%20AI&formatting=true&turn_threshold=0.5&silence_duration_ms=300&turn_timeout_ms=2000&speech_threshold=0.6&diarization=true&interim_results=false";
     const c = connect(server.wsUrl(`/v1/stt?${ENGLISH}&${opts}&provider_options[prompt]=a%20call&provider_options[min_turn_silence]=350`), bearer(server.key));
     await c.opened;
     sendAll(c, spokenChunks());
@@ -271,11 +274,23 @@ describe("a refused AssemblyAI session with a fallback candidate", () => {
 
   test("a close that is the request's fault (4000 bad sample rate) is not retryable: no other candidate would do better", async () => {
     const req = { model: "universal-streaming-english", audioFormat: "pcm_16000" as const, channels: 1, interim: true, commitStrategy: "auto" as const, options: { sample_rate: "0" } };
-    const err = await adapter().open(req).then(() => undefined, (e: unknown) => e);
+    const err = await adapter()
+      .open(req)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(ProviderError);
     expect(err).toMatchObject({ retryable: false, message: "assemblyai closed the stream: 4000 Sample rate must be a positive integer" });
     fake.fault("close-4029");
-    expect(await adapter().open({ ...req, options: {} }).then(() => undefined, (e: unknown) => e)).toMatchObject({ retryable: true });
+    expect(
+      await adapter()
+        .open({ ...req, options: {} })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+    ).toMatchObject({ retryable: true });
     await noSocketsLeft();
   });
 });

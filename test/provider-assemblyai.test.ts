@@ -72,7 +72,10 @@ describe("AssemblyAI through /v1/stt/transcriptions", () => {
   test("a job that never finishes is given up at the job timeout, as a retryable failure", async () => {
     fake.fault("never");
     const adapter = new AssemblyAiStt({ apiKey: FAKE_ASSEMBLYAI_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300, jobTimeoutMs: 400 });
-    const err = await adapter.transcribe({ model: "universal", bytes: new Uint8Array(await fixture()), container: "Ogg" }).then(() => undefined, (e: unknown) => e);
+    const err = await adapter.transcribe({ model: "universal", bytes: new Uint8Array(await fixture()), container: "Ogg" }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ProviderError);
     expect(err).toMatchObject({ retryable: true, message: expect.stringContaining("did not finish in time") });
   });

@@ -173,10 +173,7 @@ describe("Cartesia Ink-Whisper streaming through /v1/stt", () => {
 
   test("router VAD turns commit with finalize; transcripts mapped; portable options on the wire; billed by the second", async () => {
     const { key, tenantId } = await fundedAccount(server);
-    const c = connect(
-      server.wsUrl(`/v1/stt?${INK}&language=en-US&keyterms=voxroute&keyterms=Cartesia&silence_duration_ms=400&provider_options[min_volume]=0.1`),
-      bearer(key),
-    );
+    const c = connect(server.wsUrl(`/v1/stt?${INK}&language=en-US&keyterms=voxroute&keyterms=Cartesia&silence_duration_ms=400&provider_options[min_volume]=0.1`), bearer(key));
     const audio = concat([silence(300), speak("Thank you very much."), silence(800), speak("For your help."), silence(800)]);
     await stream(c, audio);
     c.send({ type: "stt.session.close" });
@@ -184,12 +181,25 @@ describe("Cartesia Ink-Whisper streaming through /v1/stt", () => {
     expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
 
     const sent = fake.sttSockets.at(-1)!;
-    expect(Object.fromEntries(sent.query)).toEqual({ model: "ink-whisper", encoding: "pcm_s16le", sample_rate: "16000", language: "en", max_silence_duration_secs: "0.4", keyterm: "Cartesia", min_volume: "0.1" });
+    expect(Object.fromEntries(sent.query)).toEqual({
+      model: "ink-whisper",
+      encoding: "pcm_s16le",
+      sample_rate: "16000",
+      language: "en",
+      max_silence_duration_secs: "0.4",
+      keyterm: "Cartesia",
+      min_volume: "0.1",
+    });
     expect(sent.query.getAll("keyterm")).toEqual(["voxroute", "Cartesia"]);
     expect(sent).toMatchObject({ authorization: `Bearer ${FAKE_CARTESIA_KEY}`, version: "2026-08-14", texts: ["finalize", "finalize", "close"], audioBytes: audio.length * 2 });
 
     const ev = rec.events;
-    expect(ev[0]).toMatchObject({ type: "stt.session.started", provider: "cartesia", model: "cartesia/ink-whisper", input_config: { turn_detector: "router_vad", turn_detection: "acoustic", interim_results: true } });
+    expect(ev[0]).toMatchObject({
+      type: "stt.session.started",
+      provider: "cartesia",
+      model: "cartesia/ink-whisper",
+      input_config: { turn_detector: "router_vad", turn_detection: "acoustic", interim_results: true },
+    });
     expect(ev.map((e) => e.seq)).toEqual(ev.map((_, i) => i + 1));
     for (const turn of ["turn_1", "turn_2"]) {
       const events = ev.filter((e) => e.turn_id === turn);
@@ -301,5 +311,14 @@ describe("Cartesia Ink-Whisper streaming through /v1/stt", () => {
     expect(fake.sttSockets.length).toBe(before);
   });
 
-  describeSttFaults("Ink-Whisper", { server: () => server, fake: () => fake, query: INK, provider: "cartesia", faults: [["stall", "a silent upstream"], ["error", "an error message"]] });
+  describeSttFaults("Ink-Whisper", {
+    server: () => server,
+    fake: () => fake,
+    query: INK,
+    provider: "cartesia",
+    faults: [
+      ["stall", "a silent upstream"],
+      ["error", "an error message"],
+    ],
+  });
 });

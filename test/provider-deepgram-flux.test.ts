@@ -38,7 +38,9 @@ describe("Deepgram Flux through /v1/stt", () => {
   test("semantic turns: eager_end and resumed, finals, provider commits; options translated on the wire", async () => {
     const { key, tenantId } = await fundedAccount(server);
     const c = connect(
-      server.wsUrl(`/v1/stt?${FLUX}&interim_results=true&eager_end_threshold=0.5&turn_threshold=0.8&turn_timeout_ms=3000&keyterms=voxroute&keyterms=deepgram&language=en-US&provider_options[mip_opt_out]=true`),
+      server.wsUrl(
+        `/v1/stt?${FLUX}&interim_results=true&eager_end_threshold=0.5&turn_threshold=0.8&turn_timeout_ms=3000&keyterms=voxroute&keyterms=deepgram&language=en-US&provider_options[mip_opt_out]=true`,
+      ),
       bearer(key),
     );
     await c.opened;
@@ -48,13 +50,27 @@ describe("Deepgram Flux through /v1/stt", () => {
     expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
 
     const wire = fake.flux.at(-1)!;
-    expect(Object.fromEntries(wire.query)).toEqual({ model: "flux-general-en", encoding: "linear16", sample_rate: "16000", eot_threshold: "0.8", eager_eot_threshold: "0.5", eot_timeout_ms: "3000", keyterm: "deepgram", mip_opt_out: "true" });
+    expect(Object.fromEntries(wire.query)).toEqual({
+      model: "flux-general-en",
+      encoding: "linear16",
+      sample_rate: "16000",
+      eot_threshold: "0.8",
+      eager_eot_threshold: "0.5",
+      eot_timeout_ms: "3000",
+      keyterm: "deepgram",
+      mip_opt_out: "true",
+    });
     expect(wire.query.getAll("keyterm")).toEqual(["voxroute", "deepgram"]);
     expect(wire.authorization).toBe(`Token ${FAKE_DEEPGRAM_KEY}`);
     expect(wire.texts).toEqual(['{"type":"CloseStream"}']);
 
     const ev = rec.events;
-    expect(ev[0]).toMatchObject({ type: "stt.session.started", provider: "deepgram", model: "deepgram/flux-general-en", input_config: { turn_detection: "semantic", turn_detector: "provider", interim_results: true } });
+    expect(ev[0]).toMatchObject({
+      type: "stt.session.started",
+      provider: "deepgram",
+      model: "deepgram/flux-general-en",
+      input_config: { turn_detection: "semantic", turn_detector: "provider", interim_results: true },
+    });
     const signals = (turn: string) => ev.filter((e) => e.type === "stt.signal" && e.turn_id === turn);
     expect(signals("turn_1").map((e) => e.signal)).toEqual(["started", "eager_end", "resumed", "eager_end", "end"]);
     expect(signals("turn_2").map((e) => e.signal)).toEqual(["started", "eager_end", "end"]);

@@ -24,10 +24,7 @@ const second = () => new Uint8Array(32_000);
 describe("Deepgram Nova through /v1/stt", () => {
   test("provider signals, interim and final transcripts, a client commit; options translated on the wire", async () => {
     const { key, tenantId } = await fundedAccount(server);
-    const c = connect(
-      server.wsUrl(`/v1/stt?${NOVA}&language=en&keyterms=voxroute&keyterms=deepgram&silence_duration_ms=300&formatting=true&provider_options[tier]=enhanced`),
-      bearer(key),
-    );
+    const c = connect(server.wsUrl(`/v1/stt?${NOVA}&language=en&keyterms=voxroute&keyterms=deepgram&silence_duration_ms=300&formatting=true&provider_options[tier]=enhanced`), bearer(key));
     await c.opened;
     c.ws.send(second());
     c.ws.send(second());
@@ -38,7 +35,18 @@ describe("Deepgram Nova through /v1/stt", () => {
     expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
 
     const q = fake.connections.at(-1)!.query;
-    expect(Object.fromEntries(q)).toMatchObject({ model: "nova-3", encoding: "linear16", sample_rate: "16000", channels: "1", language: "en", endpointing: "300", smart_format: "true", interim_results: "true", vad_events: "true", tier: "enhanced" });
+    expect(Object.fromEntries(q)).toMatchObject({
+      model: "nova-3",
+      encoding: "linear16",
+      sample_rate: "16000",
+      channels: "1",
+      language: "en",
+      endpointing: "300",
+      smart_format: "true",
+      interim_results: "true",
+      vad_events: "true",
+      tier: "enhanced",
+    });
     expect(q.getAll("keyterm")).toEqual(["voxroute", "deepgram"]);
     expect(fake.connections.at(-1)!.authorization).toBe(`Token ${FAKE_DEEPGRAM_KEY}`);
     expect(fake.connections.at(-1)!.texts).toEqual(['{"type":"Finalize"}', '{"type":"CloseStream"}']);

@@ -30,7 +30,9 @@ describe("ElevenLabs TTS through /v1/tts over the input-streaming WebSocket", ()
   test("a streaming session: options on the wire, one context per flush, flushed after its audio, billed per character", async () => {
     const { key, tenantId } = await fundedAccount(server);
     const c = connect(
-      server.wsUrl(`${TTS}&stability=0.3&provider_options[speed]=1.1&chunk_length_schedule=50,90&try_trigger_generation=true&auto_mode=true&enable_logging=false&language_code=en&apply_text_normalization=on&inactivity_timeout=60`),
+      server.wsUrl(
+        `${TTS}&stability=0.3&provider_options[speed]=1.1&chunk_length_schedule=50,90&try_trigger_generation=true&auto_mode=true&enable_logging=false&language_code=en&apply_text_normalization=on&inactivity_timeout=60`,
+      ),
       bearer(key),
     );
     c.send({ type: "text", text: "Hello from the socket. " });
@@ -272,5 +274,14 @@ describe("Scribe realtime through /v1/stt", () => {
     expect(await res.json()).toMatchObject({ error: "unsupported_stt_option", param: "silence_duration_ms" });
   });
 
-  describeSttFaults("Scribe realtime", { server: () => server, fake: () => fake, query: SCRIBE_QUERY, provider: "elevenlabs", faults: [["stall", "a silent upstream"], ["error", "a transcriber_error message"]] });
+  describeSttFaults("Scribe realtime", {
+    server: () => server,
+    fake: () => fake,
+    query: SCRIBE_QUERY,
+    provider: "elevenlabs",
+    faults: [
+      ["stall", "a silent upstream"],
+      ["error", "a transcriber_error message"],
+    ],
+  });
 });

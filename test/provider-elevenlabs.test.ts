@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ElevenLabsTts } from "../src/providers/elevenlabs/tts.ts";
 import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
+import { describeHttpTtsFaults, startEchoServer } from "./helpers/http-tts.ts";
 import type { TestServer } from "./helpers/server.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
@@ -26,7 +26,10 @@ afterAll(async () => {
 describe("ElevenLabs TTS through /v1/tts, transport=http", () => {
   test("a session streams 24 kHz PCM; model, voice settings and the previous sentence reach the wire", async () => {
     const { key, tenantId } = await fundedAccount(server);
-    const c = connect(server.wsUrl(`/v1/tts?model=eleven_flash_v2_5&voice=${FAKE_VOICE}&transport=http&provider_options[stability]=0.3&speed=1.1&use_speaker_boost=true&previous_text=Before.&language_code=en`), bearer(key));
+    const c = connect(
+      server.wsUrl(`/v1/tts?model=eleven_flash_v2_5&voice=${FAKE_VOICE}&transport=http&provider_options[stability]=0.3&speed=1.1&use_speaker_boost=true&previous_text=Before.&language_code=en`),
+      bearer(key),
+    );
     c.send({ type: "text", text: "Hello from the cloud. " });
     c.send({ type: "text", text: "A second sentence" });
     c.send({ type: "close" });

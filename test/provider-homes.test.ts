@@ -57,7 +57,13 @@ describe("one home per provider", () => {
   });
 
   test("each provider's settings are read under its own names", () => {
-    const c = loadConfig({ ASSEMBLYAI_BASE_URL: "http://127.0.0.1:1/", ASSEMBLYAI_STREAMING_URL: "ws://127.0.0.1:2/v3/ws", PICO_VOICES_DIR: "/pico", OPENAI_COMPATIBLE_BASE_URL: "http://h:1/v1/", OPENAI_COMPATIBLE_TTS_PRICE: "0.5" });
+    const c = loadConfig({
+      ASSEMBLYAI_BASE_URL: "http://127.0.0.1:1/",
+      ASSEMBLYAI_STREAMING_URL: "ws://127.0.0.1:2/v3/ws",
+      PICO_VOICES_DIR: "/pico",
+      OPENAI_COMPATIBLE_BASE_URL: "http://h:1/v1/",
+      OPENAI_COMPATIBLE_TTS_PRICE: "0.5",
+    });
     expect(c.providers.assemblyai).toEqual({ apiKey: undefined, baseUrl: "http://127.0.0.1:1", streamingUrl: "ws://127.0.0.1:2/v3/ws" });
     expect(c.providers["svox-pico"]).toEqual({ voicesDir: "/pico", voicesUrl: DEFAULT_PICO_VOICES_URL });
     expect(loadConfig({ PICO_VOICES_URL: "" }).providers["svox-pico"].voicesUrl).toBe("");

@@ -26,15 +26,23 @@ beforeAll(async () => {
         kind: "local",
         requiresVoice: false,
         defaults: {},
-        bindings: [{ capability: "stt", id: "gpt-4o-transcribe", canonical: "openai/gpt-4o-transcribe", streaming: true, synchronous: false, batch: false, inputFormats: ["pcm_24000"], price: { amount: "0.012", per: "minute" } }],
+        bindings: [
+          {
+            capability: "stt",
+            id: "gpt-4o-transcribe",
+            canonical: "openai/gpt-4o-transcribe",
+            streaming: true,
+            synchronous: false,
+            batch: false,
+            inputFormats: ["pcm_24000"],
+            price: { amount: "0.012", per: "minute" },
+          },
+        ],
       },
     ],
     models: [],
   };
-  server = await startTestServer(
-    { OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url, UPSTREAM_IDLE_TIMEOUT_MS: "300" },
-    { extra: { catalogue, providers: [], sttProviders: [backup] } },
-  );
+  server = await startTestServer({ OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url, UPSTREAM_IDLE_TIMEOUT_MS: "300" }, { extra: { catalogue, providers: [], sttProviders: [backup] } });
 });
 afterAll(async () => {
   await server.stop(0);
@@ -104,7 +112,12 @@ describe("OpenAI realtime transcription through /v1/stt", () => {
     expect(appendedAudio().equals(Buffer.concat([UTTERANCE, silence(600), UTTERANCE, silence(600)]))).toBe(true);
 
     const ev = rec.events;
-    expect(ev[0]).toMatchObject({ type: "stt.session.started", provider: "openai", model: "openai/gpt-4o-transcribe", input_config: { turn_detector: "provider", turn_detection: "acoustic", interim_results: true } });
+    expect(ev[0]).toMatchObject({
+      type: "stt.session.started",
+      provider: "openai",
+      model: "openai/gpt-4o-transcribe",
+      input_config: { turn_detector: "provider", turn_detection: "acoustic", interim_results: true },
+    });
     expect(ev.map((e) => e.seq)).toEqual(ev.map((_, i) => i + 1));
     for (const turn of ["turn_1", "turn_2"]) {
       const types = ev.filter((e) => e.turn_id === turn).map((e) => (e.type === "stt.signal" ? `signal.${e.signal}` : e.type));
@@ -331,22 +344,13 @@ describe("the adapter's turn order", () => {
     const stream = await adapter.open!({ model: "gpt-4o-transcribe", audioFormat: "pcm_24000", channels: 1, interim: true, commitStrategy: "auto", options: {} });
     const events: string[] = [];
     const done = (async () => {
-      for await (const ev of stream) events.push(ev.type === "signal" ? `${ev.signal}@${ev.atMs}` : ev.type === "transcript" ? `${ev.final ? "final" : "interim"}:${ev.text}@${ev.startMs}-${ev.endMs}` : `${ev.type}@${ev.atMs}`);
+      for await (const ev of stream)
+        events.push(ev.type === "signal" ? `${ev.signal}@${ev.atMs}` : ev.type === "transcript" ? `${ev.final ? "final" : "interim"}:${ev.text}@${ev.startMs}-${ev.endMs}` : `${ev.type}@${ev.atMs}`);
     })();
     for (let i = 0; i < 100 && events.length < 9; i++) await Bun.sleep(10);
     stream.end();
     await done;
     upstream.stop(true);
-    expect(events).toEqual([
-      "started@100",
-      "end@900",
-      "interim:First@100-900",
-      "final:First one.@100-900",
-      "committed@900",
-      "started@1200",
-      "end@1800",
-      "final:Second.@1200-1800",
-      "committed@1800",
-    ]);
+    expect(events).toEqual(["started@100", "end@900", "interim:First@100-900", "final:First one.@100-900", "committed@900", "started@1200", "end@1800", "final:Second.@1200-1800", "committed@1800"]);
   });
 });

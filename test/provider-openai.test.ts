@@ -20,10 +20,7 @@ beforeAll(async () => {
   const echo = Object.assign(new OpenAiTts(options), { id: "oai-echo" });
   const catalogue = testCatalogue(["oai-echo", "fixed"]);
   catalogue.providers[0].requiresVoice = true;
-  server = await startTestServer(
-    { OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url, UPSTREAM_IDLE_TIMEOUT_MS: "300" },
-    { extra: { catalogue, providers: [echo, fixed] } },
-  );
+  server = await startTestServer({ OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url, UPSTREAM_IDLE_TIMEOUT_MS: "300" }, { extra: { catalogue, providers: [echo, fixed] } });
 });
 afterAll(async () => {
   await server.stop(0);
@@ -131,7 +128,11 @@ describe("OpenAI file transcription through /v1/stt/transcriptions", () => {
   test("a malformed upstream answer is 502 upstream_error and bills nothing", async () => {
     const { key, tenantId } = await fundedAccount(server);
     fake.fault("malformed");
-    const res = await fetch(`${server.url}/v1/stt/transcriptions?model=whisper-1`, { method: "POST", headers: { ...bearer(key), "content-type": "audio/wav" }, body: await Bun.file(new URL("./fixtures/speech.wav", import.meta.url)).arrayBuffer() });
+    const res = await fetch(`${server.url}/v1/stt/transcriptions?model=whisper-1`, {
+      method: "POST",
+      headers: { ...bearer(key), "content-type": "audio/wav" },
+      body: await Bun.file(new URL("./fixtures/speech.wav", import.meta.url)).arrayBuffer(),
+    });
     expect(res.status).toBe(502);
     expect(await res.json()).toMatchObject({ error: "upstream_error" });
     expect(await lastActivity(server, tenantId)).toMatchObject({ status: "failed", credits: 0 });

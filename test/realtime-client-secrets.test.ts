@@ -33,7 +33,11 @@ function secretTests(name: string, databaseUrl: () => Promise<string | undefined
       return { status: res.status, body: (await res.json()) as Record<string, string> };
     };
     const rows = () => server.ctx.database.db.select().from(server.ctx.database.schema.realtimeClientSecrets);
-    const redeemed = (secret: string) => server.ctx.clientSecrets.redeem(secret).then((r) => r, (e: { code: string }) => e.code);
+    const redeemed = (secret: string) =>
+      server.ctx.clientSecrets.redeem(secret).then(
+        (r) => r,
+        (e: { code: string }) => e.code,
+      );
 
     test("minted for the tenant's profile, stored hashed, opens that profile once", async () => {
       const profileId = await profile();
@@ -96,7 +100,10 @@ function secretTests(name: string, databaseUrl: () => Promise<string | undefined
       const { body } = await mint({ profile_id: profileId, expires_in: 10 });
       const { db, schema } = server.ctx.database;
       const t = schema.realtimeClientSecrets;
-      await db.update(t).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(t.hash, sha256(body.client_secret)));
+      await db
+        .update(t)
+        .set({ expiresAt: new Date(Date.now() - 1000) })
+        .where(eq(t.hash, sha256(body.client_secret)));
       expect(await redeemed(body.client_secret)).toBe("invalid_client_secret");
       const { body: used } = await mint({ profile_id: profileId });
       expect(await redeemed(used.client_secret)).toMatchObject({ profileId });
@@ -131,15 +138,20 @@ function secretTests(name: string, databaseUrl: () => Promise<string | undefined
       }
     });
 
-    if (postgres) test("concurrent redeems from two server instances on one PostgreSQL: exactly one wins", async () => {
-      const second = await startTestServer({ DATABASE_URL: url! });
-      cleanups.push(() => second.stop(0));
-      const profileId = await profile();
-      const secrets = await Promise.all(Array.from({ length: 20 }, async () => (await mint({ profile_id: profileId })).body.client_secret));
-      const from = (s: TestServer, secret: string) => s.ctx.clientSecrets.redeem(secret).then(() => 1, () => 0);
-      const wins = await Promise.all(secrets.map(async (s) => (await Promise.all([from(server, s), from(second, s), from(server, s), from(second, s)])).reduce((a, b) => a + b, 0)));
-      expect(wins).toEqual(secrets.map(() => 1));
-    });
+    if (postgres)
+      test("concurrent redeems from two server instances on one PostgreSQL: exactly one wins", async () => {
+        const second = await startTestServer({ DATABASE_URL: url! });
+        cleanups.push(() => second.stop(0));
+        const profileId = await profile();
+        const secrets = await Promise.all(Array.from({ length: 20 }, async () => (await mint({ profile_id: profileId })).body.client_secret));
+        const from = (s: TestServer, secret: string) =>
+          s.ctx.clientSecrets.redeem(secret).then(
+            () => 1,
+            () => 0,
+          );
+        const wins = await Promise.all(secrets.map(async (s) => (await Promise.all([from(server, s), from(second, s), from(server, s), from(second, s)])).reduce((a, b) => a + b, 0)));
+        expect(wins).toEqual(secrets.map(() => 1));
+      });
   });
 }
 

@@ -12,7 +12,11 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop(0));
 
-const PIPELINE = { stt: { model: "pocketsphinx", input: { audio_format: "pcm_16000" } }, tts: { model: "flite", voice: "slt" }, upstream: { url: "wss://app.example/voice", headers: { "x-app": "demo" } } };
+const PIPELINE = {
+  stt: { model: "pocketsphinx", input: { audio_format: "pcm_16000" } },
+  tts: { model: "flite", voice: "slt" },
+  upstream: { url: "wss://app.example/voice", headers: { "x-app": "demo" } },
+};
 const post = (path: string, body: unknown, key = server.key, header = "authorization") =>
   fetch(`${server.url}${path}`, { method: "POST", headers: { [header]: header === "authorization" ? `Bearer ${key}` : key, "content-type": "application/json" }, body: JSON.stringify(body) });
 
@@ -21,7 +25,13 @@ describe("/v1/realtime/profiles", () => {
     const res = await post("/v1/realtime/profiles", { name: "support line", pipeline: PIPELINE });
     expect(res.status).toBe(201);
     const profile = (await res.json()) as { id: string };
-    expect(profile).toMatchObject({ object: "realtime.profile", type: "pipeline", name: "support line", revision: 1, pipeline: { stt: { model: "pocketsphinx", input: { audio_format: "pcm_16000" } }, tts: { model: "flite", voice: "slt" }, upstream: PIPELINE.upstream } });
+    expect(profile).toMatchObject({
+      object: "realtime.profile",
+      type: "pipeline",
+      name: "support line",
+      revision: 1,
+      pipeline: { stt: { model: "pocketsphinx", input: { audio_format: "pcm_16000" } }, tts: { model: "flite", voice: "slt" }, upstream: PIPELINE.upstream },
+    });
     const again = await fetch(`${server.url}/v1/realtime/profiles/${profile.id}`, { headers: { authorization: `Bearer ${server.key}` } });
     expect(await again.json()).toEqual(profile);
     const { key: other } = await fundedAccount(server);
@@ -93,7 +103,11 @@ describe("/el/v1/speech-engine", () => {
   test("a profile made natively reads as an engine; errors in the {detail} envelope", async () => {
     const { id } = (await (await post("/v1/realtime/profiles", { name: "native", pipeline: PIPELINE })).json()) as { id: string };
     const engine = await fetch(`${server.url}/el/v1/speech-engine/${id}`, { headers: { authorization: `Bearer ${server.key}` } });
-    expect(await engine.json()).toMatchObject({ name: "native", speech_engine: { ws_url: PIPELINE.upstream.url, request_headers: PIPELINE.upstream.headers }, service: { tts: { model_id: "flite", voice_id: "slt" } } });
+    expect(await engine.json()).toMatchObject({
+      name: "native",
+      speech_engine: { ws_url: PIPELINE.upstream.url, request_headers: PIPELINE.upstream.headers },
+      service: { tts: { model_id: "flite", voice_id: "slt" } },
+    });
     const missing = await fetch(`${server.url}/el/v1/speech-engine/rp_nope`, { headers: { "xi-api-key": server.key } });
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ detail: { status: "not_found" } });

@@ -51,7 +51,18 @@ const REFUSED = [
   "wss://:secret@app.example/",
 ];
 
-const PUBLIC = ["wss://app.example/voice", "ws://8.8.8.8/", "ws://172.32.0.1/", "ws://100.128.0.1/", "ws://192.169.0.1/", "ws://11.0.0.1/", "ws://[2606:4700::1111]/", "ws://[::ffff:8.8.8.8]/", "ws://[64:ff9b::808:808]/", "wss://app.example.:8443/x?y=1"];
+const PUBLIC = [
+  "wss://app.example/voice",
+  "ws://8.8.8.8/",
+  "ws://172.32.0.1/",
+  "ws://100.128.0.1/",
+  "ws://192.169.0.1/",
+  "ws://11.0.0.1/",
+  "ws://[2606:4700::1111]/",
+  "ws://[::ffff:8.8.8.8]/",
+  "ws://[64:ff9b::808:808]/",
+  "wss://app.example.:8443/x?y=1",
+];
 
 /** A resolver that answers from a table and fails the test if a literal host reaches it. */
 function resolver(table: Record<string, string[]>): Resolver & { asked: string[] } {
@@ -65,12 +76,18 @@ function resolver(table: Record<string, string[]>): Resolver & { asked: string[]
   return Object.assign(resolve, { asked });
 }
 
-const refusal = (url: string, allow: boolean, resolve: Resolver) => resolveUpstream(url, allow, resolve).then(() => undefined, (e: Error) => (e instanceof UpstreamRefused ? e.message : `not a refusal: ${e}`));
+const refusal = (url: string, allow: boolean, resolve: Resolver) =>
+  resolveUpstream(url, allow, resolve).then(
+    () => undefined,
+    (e: Error) => (e instanceof UpstreamRefused ? e.message : `not a refusal: ${e}`),
+  );
 
 describe("resolveUpstream", () => {
   test.each(REFUSED)("%s is refused without a DNS query", async (url) => {
     const resolve = resolver({});
-    expect(await refusal(url, false, resolve)).toMatch(/^the application URL (names a loopback host|is a (loopback|private|link-local|CGNAT|multicast|unspecified|reserved) address|must not carry credentials)/);
+    expect(await refusal(url, false, resolve)).toMatch(
+      /^the application URL (names a loopback host|is a (loopback|private|link-local|CGNAT|multicast|unspecified|reserved) address|must not carry credentials)/,
+    );
     expect(resolve.asked).toEqual([]);
   });
 
@@ -99,8 +116,20 @@ describe("resolveUpstream", () => {
 
   test("the checked address is the one to connect to, with the original Host and TLS name", async () => {
     const resolve = resolver({ "app.example": ["93.184.215.14", "2606:2800::1"], "v6only.example": ["2606:2800::1"] });
-    expect(await resolveUpstream("wss://app.example:8443/voice?x=1", false, resolve)).toEqual({ connectUrl: "wss://93.184.215.14:8443/voice?x=1", address: "93.184.215.14", family: 4, host: "app.example:8443", servername: "app.example" });
-    expect(await resolveUpstream("wss://v6only.example/voice", false, resolve)).toEqual({ connectUrl: "wss://[2606:2800::1]/voice", address: "2606:2800::1", family: 6, host: "v6only.example", servername: "v6only.example" });
+    expect(await resolveUpstream("wss://app.example:8443/voice?x=1", false, resolve)).toEqual({
+      connectUrl: "wss://93.184.215.14:8443/voice?x=1",
+      address: "93.184.215.14",
+      family: 4,
+      host: "app.example:8443",
+      servername: "app.example",
+    });
+    expect(await resolveUpstream("wss://v6only.example/voice", false, resolve)).toEqual({
+      connectUrl: "wss://[2606:2800::1]/voice",
+      address: "2606:2800::1",
+      family: 6,
+      host: "v6only.example",
+      servername: "v6only.example",
+    });
     expect(await resolveUpstream("ws://8.8.8.8:81/", false, resolve)).toEqual({ connectUrl: "ws://8.8.8.8:81/", address: "8.8.8.8", family: 4, host: "8.8.8.8:81" });
   });
 

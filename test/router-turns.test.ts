@@ -122,7 +122,8 @@ function reader(stream: SttStream) {
 }
 
 const tick = () => Bun.sleep(1);
-const brief = (ev: SttEvent) => (ev.type === "signal" ? `${ev.origin}:${ev.signal}@${ev.atMs}` : ev.type === "committed" ? `committed:${ev.origin}@${ev.atMs}` : ev.type === "transcript" ? `final:${ev.text}` : `cleared@${ev.atMs}`);
+const brief = (ev: SttEvent) =>
+  ev.type === "signal" ? `${ev.origin}:${ev.signal}@${ev.atMs}` : ev.type === "committed" ? `committed:${ev.origin}@${ev.atMs}` : ev.type === "transcript" ? `final:${ev.text}` : `cleared@${ev.atMs}`;
 const OPTIONS = { rate: 16000, vad: DEFAULT_VAD, autoCommit: true };
 
 describe("router turns over a stream of any family (scripted VAD)", () => {
@@ -255,7 +256,8 @@ describe("router turns with the audio workers' VAD, on real speech", () => {
 
     const turns = out.events.map((e) => e.type + (e.type === "signal" || e.type === "committed" ? `:${e.origin}` : ""));
     expect(turns).toEqual(["signal:router", "transcript", "signal:router", "committed:router", "signal:router", "transcript", "signal:router", "committed:router"]);
-    const atMs = (type: SttEvent["type"], signal?: string) => out.events.flatMap((e) => (e.type === type && e.type !== "transcript" && (!signal || (e.type === "signal" && e.signal === signal)) ? [e.atMs] : []));
+    const atMs = (type: SttEvent["type"], signal?: string) =>
+      out.events.flatMap((e) => (e.type === type && e.type !== "transcript" && (!signal || (e.type === "signal" && e.signal === signal)) ? [e.atMs] : []));
     const ends = atMs("committed");
     const starts = atMs("signal", "started");
     truth.forEach(([s, e], i) => {
@@ -328,12 +330,7 @@ describe("router turns through /v1/stt for a family the router knows only as dat
     const rec = await c.closed;
     expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
     expect(rec.events[0]).toMatchObject({ type: "stt.session.started", provider: "trivial", input_config: { turn_detector: "router_vad" } });
-    expect(rec.events.slice(1, -1).map((e) => `${e.type}${e.origin ? `:${e.origin}` : ""}`)).toEqual([
-      "stt.signal:router",
-      "stt.transcript.final",
-      "stt.signal:router",
-      "stt.audio.committed:router",
-    ]);
+    expect(rec.events.slice(1, -1).map((e) => `${e.type}${e.origin ? `:${e.origin}` : ""}`)).toEqual(["stt.signal:router", "stt.transcript.final", "stt.signal:router", "stt.audio.committed:router"]);
     expect(rec.events.at(-1)).toMatchObject({ type: "stt.session.ended", billed_seconds: Math.ceil(pcm.length / 16000) });
     expect(provider.requests.at(-1)!.routerVad).toBeUndefined();
   }, 30_000);

@@ -85,13 +85,27 @@ describe("graceful shutdown on SIGTERM", () => {
     const config = testConfig();
     const port = 20000 + Math.floor(Math.random() * 20000);
     const root = new URL("..", import.meta.url).pathname;
-    const env = { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: config.databaseUrl, LOG_LEVEL: "info", SHUTDOWN_GRACE_MS: "1500", PICO_VOICES_DIR: config.providers["svox-pico"].voicesDir };
+    const env = {
+      ...process.env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATABASE_URL: config.databaseUrl,
+      LOG_LEVEL: "info",
+      SHUTDOWN_GRACE_MS: "1500",
+      PICO_VOICES_DIR: config.providers["svox-pico"].voicesDir,
+    };
     const key = Bun.spawnSync(["bun", "src/cli.ts", "keys", "create", "--tenant", "t"], { cwd: root, env }).stdout.toString().trim().split("\n").at(-1)!;
     expect(Bun.spawnSync(["bun", "src/cli.ts", "credits", "add", "--tenant", "t", "--usd", "5"], { cwd: root, env }).exitCode).toBe(0);
     const proc = Bun.spawn(["bun", "src/main.ts"], { cwd: root, env, stdout: "pipe", stderr: "pipe" });
     const base = `127.0.0.1:${port}`;
     for (let i = 0; i < 100; i++) {
-      if (await fetch(`http://${base}/healthz`).then((r) => r.ok, () => false)) break;
+      if (
+        await fetch(`http://${base}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        break;
       await Bun.sleep(100);
     }
     // One session will finish during the grace period, one never sends close.
@@ -115,7 +129,12 @@ describe("graceful shutdown on SIGTERM", () => {
     expect(await refused("/oai/audio/speech", { method: "POST", headers: bearer(key), body: "{}" })).toMatchObject({ status: 503, body: { error: { code: "service_unavailable" } } });
     expect(await refused("/el/v1/models", { headers: { "xi-api-key": key } })).toMatchObject({ status: 503, body: { detail: { status: "service_unavailable" } } });
     const late = connect(`ws://${base}/v1/tts?model=flite&voice=slt`, bearer(key));
-    expect(await late.opened.then(() => "opened", () => "refused")).toBe("refused");
+    expect(
+      await late.opened.then(
+        () => "opened",
+        () => "refused",
+      ),
+    ).toBe("refused");
     expect((await fetch(`http://${base}/metrics`)).status).toBe(200);
     finishing.send({ type: "text", text: "Finishing during the grace period." });
     finishing.send({ type: "close" });

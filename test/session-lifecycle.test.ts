@@ -214,14 +214,22 @@ describe("ending", () => {
 
   test("a session never admitted settles nothing and is counted against no provider", async () => {
     const metrics = new Metrics(false);
-    await recordEnding({ outcome: "failed", billed: 0, status: "failed", provider: undefined, startedAt: new Date(), latencyMs: 0, attempts: [], details: {} }, undefined, { log, metrics, surface: "el" });
+    await recordEnding({ outcome: "failed", billed: 0, status: "failed", provider: undefined, startedAt: new Date(), latencyMs: 0, attempts: [], details: {} }, undefined, {
+      log,
+      metrics,
+      surface: "el",
+    });
     expect(await metrics.registry.metrics()).toContain('voxroute_requests_total{surface="el",provider="none",status="failed"} 1');
   });
 
   test("a settle that fails (logged by the meter) still ends the session", async () => {
     const meter = { settle: () => Promise.reject(new Error("db down")) } as unknown as MeteredRequest;
     const metrics = new Metrics(false);
-    await recordEnding({ outcome: "completed", billed: 1, status: "completed", provider: "a", startedAt: new Date(), latencyMs: 0, attempts: [], details: {} }, { meter, binding: binding("a") }, { log, metrics, surface: "native" });
+    await recordEnding(
+      { outcome: "completed", billed: 1, status: "completed", provider: "a", startedAt: new Date(), latencyMs: 0, attempts: [], details: {} },
+      { meter, binding: binding("a") },
+      { log, metrics, surface: "native" },
+    );
     expect(await metrics.registry.metrics()).toContain('status="completed"} 1');
   });
 });

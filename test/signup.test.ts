@@ -125,7 +125,10 @@ describe("signup by e-mail code", () => {
     await post("/account/agent-signup", { email });
     const code = await codeFor(email);
     const { db, schema } = server.ctx.database;
-    await db.update(schema.emailCodes).set({ expiresAt: new Date(Date.now() - 1) }).where(eq(schema.emailCodes.email, email));
+    await db
+      .update(schema.emailCodes)
+      .set({ expiresAt: new Date(Date.now() - 1) })
+      .where(eq(schema.emailCodes.email, email));
     expect(await post("/account/agent-signup/verify", { email, code })).toMatchObject({ status: 400, body: { error: "invalid_request" } });
     inbox.length = 0;
     await post("/account/agent-signup", { email });

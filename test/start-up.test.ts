@@ -53,7 +53,11 @@ const freePort = () => {
   probe.stop(true);
   return port;
 };
-const healthy = (port: number) => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status, () => "refused");
+const healthy = (port: number) =>
+  fetch(`http://127.0.0.1:${port}/healthz`).then(
+    (r) => r.status,
+    () => "refused",
+  );
 
 describe("a port another process listens on", () => {
   test("a second server refuses to start, says why and exits non-zero; the first keeps serving", async () => {
@@ -117,10 +121,18 @@ describe("SVOX Pico offers only the voices it can load", () => {
       expect(Object.keys(await providers(server))).not.toContain("svox-pico");
       expect(await picoVoices(server)).toEqual([]);
       // Asking for it anyway is the caller's mistake, not a failed upstream.
-      const speak = await fetch(`${server.url}/oai/audio/speech`, { method: "POST", headers: { authorization: `Bearer ${server.key}` }, body: JSON.stringify({ model: "svox/pico", voice: "en-US", input: "Hallo." }) });
+      const speak = await fetch(`${server.url}/oai/audio/speech`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${server.key}` },
+        body: JSON.stringify({ model: "svox/pico", voice: "en-US", input: "Hallo." }),
+      });
       expect(speak.status).toBe(400);
       // Said at start-up, once per voice; nothing more when requests come.
-      expect(refusals(warnings).map((w) => w.voice).sort()).toEqual(PICO_VOICES.map((v) => v.id).sort());
+      expect(
+        refusals(warnings)
+          .map((w) => w.voice)
+          .sort(),
+      ).toEqual(PICO_VOICES.map((v) => v.id).sort());
       for (const w of refusals(warnings)) expect(w.reason).toMatch(/not in .*, and not fetchable: /);
       expect(warnings.filter((w) => w.msg.startsWith("SVOX Pico not offered")).length).toBe(1);
     });
@@ -132,9 +144,17 @@ describe("SVOX Pico offers only the voices it can load", () => {
     await withPico(dir, "", async (server, warnings) => {
       expect((await providers(server))["svox-pico"].defaults).toEqual({ tts: { model: "pico", voice: "de-DE" } });
       expect(await picoVoices(server)).toEqual(["de-DE"]);
-      expect(refusals(warnings).map((w) => w.voice).sort()).toEqual(["en-GB", "en-US", "es-ES", "fr-FR", "it-IT"]);
+      expect(
+        refusals(warnings)
+          .map((w) => w.voice)
+          .sort(),
+      ).toEqual(["en-GB", "en-US", "es-ES", "fr-FR", "it-IT"]);
       expect(warnings.find((w) => w.voice === "en-US")!.reason).toContain("PICO_VOICES_URL is empty");
-      const german = await fetch(`${server.url}/oai/audio/speech`, { method: "POST", headers: { authorization: `Bearer ${server.key}` }, body: JSON.stringify({ model: "svox/pico", voice: "de-DE", input: "Guten Tag.", response_format: "pcm" }) });
+      const german = await fetch(`${server.url}/oai/audio/speech`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${server.key}` },
+        body: JSON.stringify({ model: "svox/pico", voice: "de-DE", input: "Guten Tag.", response_format: "pcm" }),
+      });
       expect(german.status).toBe(200);
       expect((await german.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
     });

@@ -103,29 +103,33 @@ describe("file transcription keeps the event loop free", () => {
     expect({ stallMs, measureMs, stalledLessThanAQuarter: stallMs < measureMs / 4 }).toMatchObject({ stalledLessThanAQuarter: true });
   }, 60_000);
 
-  test.skipIf(!localSttAvailable)("decoding a 20-minute MP3 for the embedded recognizer: the loop's timers keep firing", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "voxroute-long-"));
-    const made = Bun.spawn(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=16000:duration=1200", "-ac", "1", "-b:a", "64k", join(dir, "long.mp3")]);
-    expect(await made.exited).toBe(0);
-    const mp3 = new Uint8Array(await Bun.file(join(dir, "long.mp3")).arrayBuffer());
-    rmSync(dir, { recursive: true });
-    const decodeMs = await onTheLoop(() => decodeToPcm16k(mp3, "MPEG"));
+  test.skipIf(!localSttAvailable)(
+    "decoding a 20-minute MP3 for the embedded recognizer: the loop's timers keep firing",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "voxroute-long-"));
+      const made = Bun.spawn(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=16000:duration=1200", "-ac", "1", "-b:a", "64k", join(dir, "long.mp3")]);
+      expect(await made.exited).toBe(0);
+      const mp3 = new Uint8Array(await Bun.file(join(dir, "long.mp3")).arrayBuffer());
+      rmSync(dir, { recursive: true });
+      const decodeMs = await onTheLoop(() => decodeToPcm16k(mp3, "MPEG"));
 
-    // A streaming session holds the only decoder: the file is decoded, then waits for one in vain
-    // and goes to the spare provider, so the test does not wait for 20 minutes to be recognized.
-    const holder = connect(server.wsUrl("/v1/stt?model=pocketsphinx-en-us&audio_format=pcm_16000&allow_fallbacks=false"), bearer(server.key));
-    await holder.opened;
-    while (!holder.rec.events.some((e) => e.type === "stt.session.started")) await Bun.sleep(10);
-    try {
-      const { result: res, stallMs } = await longestStall(() => post("model=pocketsphinx-en-us", "audio/mpeg", mp3));
-      expect(res.status).toBe(200);
-      expect(await res.json()).toMatchObject({ duration_seconds: probeDuration(mp3).seconds, provider: "spare" });
-      expect(spare.received.at(-1)).toEqual(mp3);
-      expect({ stallMs, decodeMs, stalledLessThanAQuarter: stallMs < decodeMs / 4 }).toMatchObject({ stalledLessThanAQuarter: true });
-    } finally {
-      holder.ws.close();
-    }
-  }, 120_000);
+      // A streaming session holds the only decoder: the file is decoded, then waits for one in vain
+      // and goes to the spare provider, so the test does not wait for 20 minutes to be recognized.
+      const holder = connect(server.wsUrl("/v1/stt?model=pocketsphinx-en-us&audio_format=pcm_16000&allow_fallbacks=false"), bearer(server.key));
+      await holder.opened;
+      while (!holder.rec.events.some((e) => e.type === "stt.session.started")) await Bun.sleep(10);
+      try {
+        const { result: res, stallMs } = await longestStall(() => post("model=pocketsphinx-en-us", "audio/mpeg", mp3));
+        expect(res.status).toBe(200);
+        expect(await res.json()).toMatchObject({ duration_seconds: probeDuration(mp3).seconds, provider: "spare" });
+        expect(spare.received.at(-1)).toEqual(mp3);
+        expect({ stallMs, decodeMs, stalledLessThanAQuarter: stallMs < decodeMs / 4 }).toMatchObject({ stalledLessThanAQuarter: true });
+      } finally {
+        holder.ws.close();
+      }
+    },
+    120_000,
+  );
 });
 
 describe("file workers", () => {

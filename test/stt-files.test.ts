@@ -106,7 +106,13 @@ describe("duration probing", () => {
   });
 
   test("an AAC frame lasts its frame length at the core rate: 960 or 1024 samples, SBR (HE-AAC) included", () => {
-    const config = (bits: string) => new Uint8Array(bits.padEnd(Math.ceil(bits.length / 8) * 8, "0").match(/.{8}/g)!.map((b) => parseInt(b, 2)));
+    const config = (bits: string) =>
+      new Uint8Array(
+        bits
+          .padEnd(Math.ceil(bits.length / 8) * 8, "0")
+          .match(/.{8}/g)!
+          .map((b) => parseInt(b, 2)),
+      );
     // object type (5 bits), rate index (4), channels (4), [SBR: output rate index (4), core object type (5)], frame length flag
     expect(aacFrameSeconds(config("00010" + "0011" + "0001" + "0"))).toBe(1024 / 48000); // AAC-LC
     expect(aacFrameSeconds(config("00010" + "0011" + "0001" + "1"))).toBe(960 / 48000);
@@ -157,7 +163,11 @@ describe("duration probing", () => {
     const segment = Buffer.from(webm).indexOf(Buffer.from([0x18, 0x53, 0x80, 0x67]));
     const shortSegment = webm.slice();
     new DataView(shortSegment.buffer).setUint32(segment + 8, 0x800);
-    for (const [name, bytes] of [["Ogg page", oggCut], ["Matroska element", leafOverrun], ["Matroska Segment", shortSegment]] as const) {
+    for (const [name, bytes] of [
+      ["Ogg page", oggCut],
+      ["Matroska element", leafOverrun],
+      ["Matroska Segment", shortSegment],
+    ] as const) {
       const decoded = await decodedSeconds(bytes, "wrong-length");
       expect({ name, atLeastDecoded: probeDuration(bytes).seconds >= decoded }).toEqual({ name, atLeastDecoded: true });
     }
@@ -244,7 +254,11 @@ describe.skipIf(!localSttAvailable)("POST /v1/stt/transcriptions with the local 
     expect(noKey.status).toBe(401);
     expect((await multipart("speech.wav", {})).body).toMatchObject({ error: "model_required" });
     expect((await multipart("speech.wav", { model: "pocketsphinx-en-us", temperature: "0" })).status).toBe(200); // unknown multipart fields are not ours to judge
-    const unknown = await fetch(`${server.url}/v1/stt/transcriptions?model=pocketsphinx-en-us&colour=blue`, { method: "POST", headers: { ...bearer(server.key), "content-type": "audio/wav" }, body: await fixture("speech.wav") });
+    const unknown = await fetch(`${server.url}/v1/stt/transcriptions?model=pocketsphinx-en-us&colour=blue`, {
+      method: "POST",
+      headers: { ...bearer(server.key), "content-type": "audio/wav" },
+      body: await fixture("speech.wav"),
+    });
     expect(unknown.status).toBe(400);
     const form = new FormData();
     form.set("model", "pocketsphinx-en-us");

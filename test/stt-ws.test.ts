@@ -37,7 +37,12 @@ describe.skipIf(!localSttAvailable)("/v1/stt with the local recognizer", () => {
     const rec = await c.closed;
     expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
     const ev = rec.events;
-    expect(ev[0]).toMatchObject({ type: "stt.session.started", provider: "pocketsphinx", model: "cmu/pocketsphinx-en-us", input_config: { audio_format: "pcm_16000", interim_results: true, commit_strategy: "auto", turn_detection: "acoustic" } });
+    expect(ev[0]).toMatchObject({
+      type: "stt.session.started",
+      provider: "pocketsphinx",
+      model: "cmu/pocketsphinx-en-us",
+      input_config: { audio_format: "pcm_16000", interim_results: true, commit_strategy: "auto", turn_detection: "acoustic" },
+    });
     expect(ev.map((e) => e.seq)).toEqual(ev.map((_, i) => i + 1));
     expect(new Set(ev.map((e) => e.event_id)).size).toBe(ev.length);
 

@@ -101,7 +101,7 @@ describe("sandbox payments (SANDBOX_PAYMENTS=true)", () => {
     expect(link.body.url).toStartWith(`${sandbox.url}/sandbox/checkout/sbx_`);
     const pageHtml = await (await fetch(link.body.url)).text();
     expect(pageHtml).toContain("7.00 USD");
-    expect(pageHtml).toContain("<form method=\"post\"");
+    expect(pageHtml).toContain('<form method="post"');
     const before = await paidCredits(sandbox);
     for (let i = 0; i < 2; i++) expect((await fetch(`${link.body.url}/complete`, { method: "POST" })).status).toBe(200);
     expect(await paidCredits(sandbox)).toBe(before + 7_000_000);

@@ -12,7 +12,10 @@ let server: TestServer;
 const fixed = new FixedPcmProvider("fixed", 2);
 const refusing = new BrokenProvider("refusing", "refuse");
 beforeAll(async () => {
-  server = await startTestServer({}, { extra: { catalogue: testCatalogue(["refusing", "fixed", "ending"]), providers: [fixed, refusing, new BrokenProvider("ending", "end-early"), new FixedPcmProvider("unpriced")] } });
+  server = await startTestServer(
+    {},
+    { extra: { catalogue: testCatalogue(["refusing", "fixed", "ending"]), providers: [fixed, refusing, new BrokenProvider("ending", "end-early"), new FixedPcmProvider("unpriced")] } },
+  );
 });
 afterAll(() => server.stop(0));
 

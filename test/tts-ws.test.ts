@@ -74,8 +74,16 @@ describe("/v1/tts with an embedded engine", () => {
     const rec = await c.closed;
     expect(rec.close.code).toBe(1000);
     expect(rec.order.filter((t) => t !== "service.tts_provider_status")).toEqual([
-      "service.tts_session_ready", "service.tts_audio_started", "audio", "audio", "audio",
-      "service.tts_flushed", "audio", "audio", "audio", "service.tts_session_ended",
+      "service.tts_session_ready",
+      "service.tts_audio_started",
+      "audio",
+      "audio",
+      "audio",
+      "service.tts_flushed",
+      "audio",
+      "audio",
+      "audio",
+      "service.tts_session_ended",
     ]);
   });
 
@@ -237,8 +245,7 @@ describe("/v1/tts fallback", () => {
     c.send({ type: "close" });
     return c.closed;
   }
-  const statuses = (rec: { events: Record<string, any>[] }) =>
-    rec.events.filter((e) => e.type === "service.tts_provider_status").map((e) => `${e.provider}:${e.status}`);
+  const statuses = (rec: { events: Record<string, any>[] }) => rec.events.filter((e) => e.type === "service.tts_provider_status").map((e) => `${e.provider}:${e.status}`);
 
   test("a provider that refuses is skipped for the next candidate", async () => {
     const rec = await run("provider_order=refusing,fixed");

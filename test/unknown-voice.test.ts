@@ -107,7 +107,10 @@ describe("an unknown voice on an embedded engine is refused before any work, onc
     expect(refused).toEqual({ status: 400, retry: "false", body: { error: "invalid_request", message: 'voice "zz-nope" is not a voice of espeak-ng', param: "voice" } });
 
     const c = connect(server.wsUrl("/v1/tts?model=flite&voice=nobody"), bearer(server.key));
-    const opened = await c.opened.then(() => true, () => false);
+    const opened = await c.opened.then(
+      () => true,
+      () => false,
+    );
     expect(opened).toBe(false);
   });
 
@@ -163,7 +166,9 @@ describe("routing with fallbacks: a voice no allowed candidate takes is 400; a c
     const counter = countingFetch();
     const client = new OpenAI({ apiKey: server.key, baseURL: `${server.url}/oai`, fetch: counter.fetch });
     const before = refusing.opened;
-    const err = await client.audio.speech.create({ model: TEST_MODEL, voice: "whoever", input: "Hello.", response_format: "pcm", provider: { order: ["refuses-voice", "unlisted"] } } as never).catch((e) => e);
+    const err = await client.audio.speech
+      .create({ model: TEST_MODEL, voice: "whoever", input: "Hello.", response_format: "pcm", provider: { order: ["refuses-voice", "unlisted"] } } as never)
+      .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(err).toMatchObject({ status: 400, code: "invalid_request", param: "voice" });
     expect(counter.requests).toBe(1);

@@ -10,7 +10,12 @@ function upstream(frames: string[]) {
     port: 0,
     hostname: "127.0.0.1",
     fetch: (req, srv) => (srv.upgrade(req) ? undefined : new Response("no", { status: 400 })),
-    websocket: { open: (ws) => frames.forEach((f) => ws.send(f)), message() {} },
+    websocket: {
+      open: (ws) => {
+        for (const f of frames) ws.send(f);
+      },
+      message() {},
+    },
   });
 }
 

@@ -18,7 +18,4 @@ export interface WireError {
   extra?: Record<string, unknown>;
 }
 
-export type FromFiles =
-  | { sid: number; ev: "probed"; probe: Probe; file: ArrayBuffer }
-  | { sid: number; ev: "decoded"; chunks: ArrayBuffer[] }
-  | { sid: number; ev: "error"; error: WireError };
+export type FromFiles = { sid: number; ev: "probed"; probe: Probe; file: ArrayBuffer } | { sid: number; ev: "decoded"; chunks: ArrayBuffer[] } | { sid: number; ev: "error"; error: WireError };

@@ -23,7 +23,5 @@ async function handle(msg: ToFiles): Promise<void> {
 }
 
 parentPort!.on("message", (msg: ToFiles) => {
-  handle(msg).catch((err) =>
-    post({ sid: msg.sid, ev: "error", error: err instanceof ApiError ? { message: err.message, code: err.code, extra: err.extra } : { message: (err as Error).message } }),
-  );
+  handle(msg).catch((err) => post({ sid: msg.sid, ev: "error", error: err instanceof ApiError ? { message: err.message, code: err.code, extra: err.extra } : { message: (err as Error).message } }));
 });

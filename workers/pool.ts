@@ -96,7 +96,12 @@ export class WorkerPool<In, Out extends { sid: number }> {
       queueMicrotask(() => listener(this.death(sid)));
       return { sid, post: () => {}, close: () => {}, drop: () => {} };
     }
-    return this.place(live.reduce((a, b) => (b.listeners.size < a.listeners.size ? b : a)), sid, listener, false);
+    return this.place(
+      live.reduce((a, b) => (b.listeners.size < a.listeners.size ? b : a)),
+      sid,
+      listener,
+      false,
+    );
   }
 
   /**

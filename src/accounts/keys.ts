@@ -30,7 +30,11 @@ export function ensureTenant(database: Database, name: string, email?: string): 
     const existing = await tx.select({ id: schema.tenants.id }).from(schema.tenants).where(eq(schema.tenants.name, name));
     if (existing[0]) return { tenantId: existing[0].id, created: false };
     const id = newId();
-    const inserted = await tx.insert(schema.tenants).values({ id, name, email: email ?? null, createdAt: new Date() }).onConflictDoNothing().returning({ id: schema.tenants.id });
+    const inserted = await tx
+      .insert(schema.tenants)
+      .values({ id, name, email: email ?? null, createdAt: new Date() })
+      .onConflictDoNothing()
+      .returning({ id: schema.tenants.id });
     if (inserted[0]) return { tenantId: id, created: true };
     const row = await tx.select({ id: schema.tenants.id }).from(schema.tenants).where(eq(schema.tenants.name, name));
     return { tenantId: row[0].id, created: false };
@@ -48,9 +52,7 @@ export async function mintKey(database: Database, tenantId: string): Promise<{ k
   const key = KEY_PREFIX + randomBytes(32).toString("base64url");
   const keyId = newId();
   const prefix = key.slice(0, SHOWN_PREFIX_LENGTH);
-  await database.transaction((tx) =>
-    tx.insert(database.schema.apiKeys).values({ id: keyId, tenantId, prefix, hash: hashKey(key), createdAt: new Date() }),
-  );
+  await database.transaction((tx) => tx.insert(database.schema.apiKeys).values({ id: keyId, tenantId, prefix, hash: hashKey(key), createdAt: new Date() }));
   return { key, keyId, prefix };
 }
 

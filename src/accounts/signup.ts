@@ -43,8 +43,7 @@ function normalizeEmail(value: unknown): string {
   return email;
 }
 
-const tooMany = (what: string, retryAfterSeconds: number) =>
-  new ApiError("invalid_request", `too many ${what}; try again later`, { retry_after: retryAfterSeconds }, 429);
+const tooMany = (what: string, retryAfterSeconds: number) => new ApiError("invalid_request", `too many ${what}; try again later`, { retry_after: retryAfterSeconds }, 429);
 
 export interface SignupDeps {
   database: Database;
@@ -71,7 +70,12 @@ export class Signup {
     const secret = (this.secret ??= (async () => {
       const { database } = this.deps;
       const s = database.schema.settings;
-      await database.transaction((tx) => tx.insert(s).values({ key: "signup_code_secret", value: randomBytes(32).toString("hex") }).onConflictDoNothing());
+      await database.transaction((tx) =>
+        tx
+          .insert(s)
+          .values({ key: "signup_code_secret", value: randomBytes(32).toString("hex") })
+          .onConflictDoNothing(),
+      );
       const [row] = await database.db.select().from(s).where(eq(s.key, "signup_code_secret"));
       return Buffer.from(row.value, "hex");
     })());
@@ -80,7 +84,9 @@ export class Signup {
   }
 
   private async hash(email: string, code: string): Promise<Buffer> {
-    return createHmac("sha256", await this.key()).update(`${email}\n${code}`).digest();
+    return createHmac("sha256", await this.key())
+      .update(`${email}\n${code}`)
+      .digest();
   }
 
   /** Sends a new code to the address (new or existing account); older codes for it stop working. */
@@ -97,11 +103,20 @@ export class Signup {
       // Counting then inserting must not race between requests (or instances): take a lock row.
       await tx.insert(database.schema.settings).values({ key: "signup_lock", value: "" }).onConflictDoNothing();
       await tx.update(database.schema.settings).set({ value: "" }).where(eq(database.schema.settings.key, "signup_lock"));
-      const byAddress = await tx.select({ id: c.id }).from(c).where(and(eq(c.email, email), gte(c.createdAt, since)));
+      const byAddress = await tx
+        .select({ id: c.id })
+        .from(c)
+        .where(and(eq(c.email, email), gte(c.createdAt, since)));
       if (byAddress.length >= this.limits.codesPerAddress) throw tooMany("codes for this address", Math.ceil(this.limits.windowMs / 1000));
-      const byIp = await tx.select({ id: c.id }).from(c).where(and(eq(c.ip, ip), gte(c.createdAt, since)));
+      const byIp = await tx
+        .select({ id: c.id })
+        .from(c)
+        .where(and(eq(c.ip, ip), gte(c.createdAt, since)));
       if (byIp.length >= this.limits.codesPerIp) throw tooMany("codes from this client", Math.ceil(this.limits.windowMs / 1000));
-      await tx.update(c).set({ consumedAt: now }).where(and(eq(c.email, email), isNull(c.consumedAt)));
+      await tx
+        .update(c)
+        .set({ consumedAt: now })
+        .where(and(eq(c.email, email), isNull(c.consumedAt)));
       await tx.insert(c).values({ id: newId(), email, codeHash, ip, createdAt: now, expiresAt: new Date(now.getTime() + CODE_TTL_SECONDS * 1000) });
     });
 
@@ -144,7 +159,11 @@ export class Signup {
         if (voided) await tx.update(c).set({ consumedAt: now }).where(eq(c.id, active.id));
         return voided ? ("voided" as const) : ("wrong" as const);
       }
-      const used = await tx.update(c).set({ consumedAt: now }).where(and(eq(c.id, active.id), isNull(c.consumedAt))).returning({ id: c.id });
+      const used = await tx
+        .update(c)
+        .set({ consumedAt: now })
+        .where(and(eq(c.id, active.id), isNull(c.consumedAt)))
+        .returning({ id: c.id });
       return used.length ? ("ok" as const) : ("expired" as const);
     });
 

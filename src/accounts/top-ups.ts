@@ -46,7 +46,10 @@ export class TopUps {
     const view = (row: { url: string; amountCents: number; expiresAt: Date }) => ({ url: row.url, amount_usd: row.amountCents / 100, expires_at: row.expiresAt.toISOString() });
     const existing = async () => {
       if (!key) return undefined;
-      const [row] = await this.database.db.select().from(t).where(and(eq(t.tenantId, tenantId), eq(t.idempotencyKey, key)));
+      const [row] = await this.database.db
+        .select()
+        .from(t)
+        .where(and(eq(t.tenantId, tenantId), eq(t.idempotencyKey, key)));
       if (row && row.amountCents !== cents) {
         throw new ApiError("invalid_request", "this Idempotency-Key was used with a different amount_usd", { param: "Idempotency-Key" });
       }
@@ -56,13 +59,21 @@ export class TopUps {
     const seen = await existing();
     if (seen) return view(seen);
     const topUpId = newId();
-    const checkout = await this.provider
-      .createCheckout({ topUpId, tenantId, amountCents: cents, idempotencyKey: `topup:${tenantId}:${key ?? topUpId}:${cents}` })
-      .catch((err) => {
-        this.log.error({ err, provider: this.provider!.id }, "creating a checkout failed");
-        throw new ApiError("upstream_error", "the payment provider could not make a checkout link");
-      });
-    const row = { id: topUpId, tenantId, idempotencyKey: key ?? topUpId, amountCents: cents, provider: this.provider.id, checkoutId: checkout.checkoutId, url: checkout.url, expiresAt: checkout.expiresAt, createdAt: new Date() };
+    const checkout = await this.provider.createCheckout({ topUpId, tenantId, amountCents: cents, idempotencyKey: `topup:${tenantId}:${key ?? topUpId}:${cents}` }).catch((err) => {
+      this.log.error({ err, provider: this.provider!.id }, "creating a checkout failed");
+      throw new ApiError("upstream_error", "the payment provider could not make a checkout link");
+    });
+    const row = {
+      id: topUpId,
+      tenantId,
+      idempotencyKey: key ?? topUpId,
+      amountCents: cents,
+      provider: this.provider.id,
+      checkoutId: checkout.checkoutId,
+      url: checkout.url,
+      expiresAt: checkout.expiresAt,
+      createdAt: new Date(),
+    };
     const inserted = await this.database.transaction((tx) => tx.insert(t).values(row).onConflictDoNothing().returning({ id: t.id }));
     // A concurrent request with the same key won the race: answer with its link.
     return inserted.length ? view(row) : view((await existing())!);
@@ -71,7 +82,10 @@ export class TopUps {
   /** Credits a paid checkout once; false when it was credited before or is unknown. */
   async complete(provider: "stripe" | "sandbox", checkoutId: string): Promise<boolean> {
     const t = this.database.schema.topUps;
-    const [row] = await this.database.db.select().from(t).where(and(eq(t.checkoutId, checkoutId), eq(t.provider, provider)));
+    const [row] = await this.database.db
+      .select()
+      .from(t)
+      .where(and(eq(t.checkoutId, checkoutId), eq(t.provider, provider)));
     if (!row) {
       this.log.warn({ provider, checkoutId }, "payment for an unknown checkout ignored");
       return false;
@@ -92,7 +106,10 @@ export class TopUps {
   /** A sandbox checkout page's facts, or undefined. */
   async sandboxCheckout(checkoutId: string) {
     const t = this.database.schema.topUps;
-    const [row] = await this.database.db.select().from(t).where(and(eq(t.checkoutId, checkoutId), eq(t.provider, "sandbox")));
+    const [row] = await this.database.db
+      .select()
+      .from(t)
+      .where(and(eq(t.checkoutId, checkoutId), eq(t.provider, "sandbox")));
     return row;
   }
 }

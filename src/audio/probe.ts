@@ -36,9 +36,11 @@ function sniff(b: Uint8Array): Container | undefined {
   if (fourcc(b, 4) === "ftyp") return { name: mp4Brands(b), seconds: mp4Seconds };
   // Raw MPEG audio or ADTS: tagged, or a run of frames at the start (or, after junk, a longer run).
   const raw = (at: number, run: number): Container | undefined =>
-    streamStartsAt(b, at, mpegFrame, run) ? { name: "MPEG", seconds: frames(mpegFrame) }
-    : streamStartsAt(b, at, adtsFrame, run) ? { name: `ADTS/MPEG-${b[at + 1] & 0x08 ? 2 : 4}`, seconds: frames(adtsFrame) }
-    : undefined;
+    streamStartsAt(b, at, mpegFrame, run)
+      ? { name: "MPEG", seconds: frames(mpegFrame) }
+      : streamStartsAt(b, at, adtsFrame, run)
+        ? { name: `ADTS/MPEG-${b[at + 1] & 0x08 ? 2 : 4}`, seconds: frames(adtsFrame) }
+        : undefined;
   let found = raw(audio, audio > 0 ? 1 : 2);
   for (let at = b.indexOf(0xff); !found && at >= 0 && at < SEARCH_BYTES; at = b.indexOf(0xff, at + 1)) found = raw(at, 3);
   return found;

@@ -110,7 +110,9 @@ function wavFormat(fmt: Uint8Array): WavFormat {
     const blockAlign = format.channels * Math.ceil(format.bits / 8);
     const byteRate = v.getUint32(8, true);
     if (!format.bits || format.blockAlign !== blockAlign || byteRate !== format.rate * blockAlign) {
-      throw indeterminate(`the WAVE fmt chunk disagrees with itself: ${format.channels} channels of ${format.bits} bits at ${format.rate} Hz are ${blockAlign} bytes a frame and ${format.rate * blockAlign} a second, not ${format.blockAlign} and ${byteRate}`);
+      throw indeterminate(
+        `the WAVE fmt chunk disagrees with itself: ${format.channels} channels of ${format.bits} bits at ${format.rate} Hz are ${blockAlign} bytes a frame and ${format.rate * blockAlign} a second, not ${format.blockAlign} and ${byteRate}`,
+      );
     }
   }
   return format;

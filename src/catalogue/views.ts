@@ -23,9 +23,7 @@ function defaultsEntry(p: ProviderSpec) {
   const { tts, stt } = p.defaults;
   return {
     ...(tts ? { tts: { model: tts.model, ...(tts.voice ? { voice: tts.voice } : {}) } } : {}),
-    ...(stt
-      ? { stt: { model: stt.model, ...(stt.synchronousModel && stt.synchronousModel !== stt.model ? { synchronousModel: stt.synchronousModel } : {}) } }
-      : {}),
+    ...(stt ? { stt: { model: stt.model, ...(stt.synchronousModel && stt.synchronousModel !== stt.model ? { synchronousModel: stt.synchronousModel } : {}) } } : {}),
   };
 }
 

@@ -18,7 +18,9 @@ export const apiKeys = sqliteTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
     /** The first characters of the key, enough to recognise it in a listing. */
     prefix: text("prefix").notNull(),
     /** SHA-256 of the whole key, hex; the key itself is never stored. */
@@ -31,7 +33,9 @@ export const apiKeys = sqliteTable(
 
 /** One row per tenant: paid credits, what holds keep of them, and the exact sub-credit carry. */
 export const balances = sqliteTable("balances", {
-  tenantId: text("tenant_id").primaryKey().references(() => tenants.id),
+  tenantId: text("tenant_id")
+    .primaryKey()
+    .references(() => tenants.id),
   paidCredits: integer("paid_credits").notNull().default(0),
   paidHeld: integer("paid_held").notNull().default(0),
   /** Sub-credit remainder of metered cost, exactly: carry_num / carry_den credits, in [0, 1). */
@@ -45,7 +49,9 @@ export const grants = sqliteTable(
   "grants",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
     name: text("name").notNull(),
     totalCredits: integer("total_credits").notNull(),
     remainingCredits: integer("remaining_credits").notNull(),
@@ -63,7 +69,9 @@ export const holds = sqliteTable(
   "holds",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
     /** JSON array of {source: grant id | "paid", credits}. */
     allocations: text("allocations").notNull(),
     totalCredits: integer("total_credits").notNull(),
@@ -81,7 +89,9 @@ export const activity = sqliteTable(
   "activity",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
     keyId: text("key_id"),
     surface: text("surface").notNull(),
     startedAt: ms("started_at").notNull(),
@@ -105,7 +115,9 @@ export const creditTransactions = sqliteTable(
   "credit_transactions",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
     type: text("type").notNull(),
     credits: integer("credits").notNull(),
     description: text("description").notNull(),
@@ -121,7 +133,9 @@ export const ledgerEntries = sqliteTable(
   "ledger_entries",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
     activityId: text("activity_id"),
     transactionId: text("transaction_id"),
     /** A grant id, or "paid". */
@@ -152,7 +166,9 @@ export const topUps = sqliteTable(
   "top_ups",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
     idempotencyKey: text("idempotency_key").notNull(),
     amountCents: integer("amount_cents").notNull(),
     provider: text("provider").notNull(),
@@ -176,7 +192,9 @@ export const realtimeProfiles = sqliteTable(
   "realtime_profiles",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
     name: text("name").notNull(),
     /** JSON: `{stt: {model, …}, tts: {model, …}, upstream: {url, …}}`. */
     pipeline: text("pipeline").notNull(),
@@ -193,7 +211,9 @@ export const realtimeClientSecrets = sqliteTable(
   {
     /** SHA-256 of the secret, hex; the secret itself is never stored. */
     hash: text("hash").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
     /** The key that minted it: a session it opens is withdrawn with that key. */
     keyId: text("key_id").notNull(),
     profileId: text("profile_id").notNull(),

@@ -31,7 +31,12 @@ export async function activityPage({ db, schema }: Database, q: ActivityQuery) {
     q.status ? eq(a.status, q.status) : undefined,
     q.after ? or(lt(a.startedAt, new Date(q.after.t)), and(eq(a.startedAt, new Date(q.after.t)), lt(a.id, q.after.id))) : undefined,
   ];
-  const rows = await db.select().from(a).where(and(...filters)).orderBy(desc(a.startedAt), desc(a.id)).limit(q.limit + 1);
+  const rows = await db
+    .select()
+    .from(a)
+    .where(and(...filters))
+    .orderBy(desc(a.startedAt), desc(a.id))
+    .limit(q.limit + 1);
   const page = rows.slice(0, q.limit);
   const last = page.at(-1);
   return {

@@ -156,7 +156,7 @@ export class LedgerBatcher {
     for (let attempt = 1; ; attempt++) {
       try {
         const results = await this.database.sql.transaction((tx) => this.process(tx, batch));
-        batch.forEach((job, i) => (job.resolve as (v: unknown) => void)(results[i]));
+        for (const [i, job] of batch.entries()) (job.resolve as (v: unknown) => void)(results[i]);
         return;
       } catch (err) {
         if (attempt < 3 && RETRYABLE.has((err as { code?: string }).code ?? "")) continue;
@@ -330,7 +330,10 @@ export class LedgerBatcher {
       );
     }
     if (entries.length) {
-      tx.later(`INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES ${entries.map(() => "(?, ?, ?, NULL, ?, ?, ?)").join(", ")}`, entries.flat());
+      tx.later(
+        `INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES ${entries.map(() => "(?, ?, ?, NULL, ?, ?, ?)").join(", ")}`,
+        entries.flat(),
+      );
     }
     return results;
   }

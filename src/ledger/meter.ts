@@ -114,7 +114,8 @@ export class MeteredRequest {
     if (this.extending || this.held || this.settled) return;
     const minimum = this.needed(binding, this.options.firstUnits[binding.capability]);
     const tenant = this.payer.tenantId;
-    const run = async () => (await this.ledger.spendable(tenant, binding)) >= RICH_ACCOUNT * minimum && this.take(await this.ledger.reserve(this.id, tenant, binding, minimum, 0, this.checkpointOn(binding)), minimum);
+    const run = async () =>
+      (await this.ledger.spendable(tenant, binding)) >= RICH_ACCOUNT * minimum && this.take(await this.ledger.reserve(this.id, tenant, binding, minimum, 0, this.checkpointOn(binding)), minimum);
     const prefetching = run().catch((err) => {
       this.log.warn({ err, request: this.id }, "reserving ahead of the first use failed");
       return false;
@@ -220,7 +221,10 @@ export class MeteredRequest {
             this.ledger.holds.track(this.id, this.checkpoint);
             this.ledger.holds.abandon(this.id);
           }
-          this.log.error({ err, usage: { ...input, cost: undefined, binding: `${input.binding.provider.id}/${input.binding.id}` } }, "usage could not be recorded now; it is kept as the hold's checkpoint");
+          this.log.error(
+            { err, usage: { ...input, cost: undefined, binding: `${input.binding.provider.id}/${input.binding.id}` } },
+            "usage could not be recorded now; it is kept as the hold's checkpoint",
+          );
           throw err;
         }
         await Bun.sleep(50 * 2 ** attempt);

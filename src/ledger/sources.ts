@@ -43,9 +43,7 @@ export function eligibleGrants(grants: GrantRow[], binding: BillingTarget, now: 
     .filter((g) => grantActive(g, now) && grantCovers(parseTargets(g.targets), binding))
     .sort(
       (a, b) =>
-        (a.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY) - (b.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY) ||
-        a.createdAt.getTime() - b.createdAt.getTime() ||
-        a.id.localeCompare(b.id),
+        (a.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY) - (b.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY) || a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id),
     );
 }
 
@@ -84,23 +82,16 @@ export function mergeAllocations(a: Allocation[], b: Allocation[]): Allocation[]
  * may then dip below zero by less than what the holds did not cover (the sub-credit carry at
  * most, when every unit was reserved before use).
  */
-export function planDebits(
-  debit: number,
-  held: Allocation[],
-  grants: GrantRow[],
-  paid: { paidCredits: number; paidHeld: number },
-  binding: BillingTarget,
-  now: Date,
-): Allocation[] {
+export function planDebits(debit: number, held: Allocation[], grants: GrantRow[], paid: { paidCredits: number; paidHeld: number }, binding: BillingTarget, now: Date): Allocation[] {
   // After a fallback, a held grant may not cover the binding that served: its hold is released unused.
   const covering = new Set([PAID, ...grants.filter((g) => grantCovers(parseTargets(g.targets), binding)).map((g) => g.id)]);
-  const fromHeld = allocate(held.filter((x) => covering.has(x.source)).map((x) => ({ id: x.source, available: x.credits })), debit);
+  const fromHeld = allocate(
+    held.filter((x) => covering.has(x.source)).map((x) => ({ id: x.source, available: x.credits })),
+    debit,
+  );
   let left = debit - total(fromHeld);
   // Held amounts (this request's included) are not free: what other requests hold stays theirs.
-  const free = [
-    ...eligibleGrants(grants, binding, now).map((g) => ({ id: g.id, available: g.remainingCredits - g.heldCredits })),
-    { id: PAID, available: paid.paidCredits - paid.paidHeld },
-  ];
+  const free = [...eligibleGrants(grants, binding, now).map((g) => ({ id: g.id, available: g.remainingCredits - g.heldCredits })), { id: PAID, available: paid.paidCredits - paid.paidHeld }];
   const fromFree = left > 0 ? allocate(free, left) : [];
   left -= total(fromFree);
   const owed = left > 0 ? [{ source: PAID, credits: left }] : [];

@@ -23,8 +23,12 @@ export type ProviderSettings = { [P in Home as P["id"]]: SettingsOf<P> };
 /** What start-up found of each provider that probes this machine. */
 export type ProviderFindings = { [P in Home as P["id"]]?: FoundOf<P> };
 
+/** A provider seen without its own settings and findings types, for code that treats them all alike. */
+// biome-ignore lint/suspicious/noExplicitAny: each home's settings and findings types differ; code over the list passes them back to the same home
+type AnyHome = ProviderHome<string, any, any>;
+
 /** The list seen without each provider's own types, for code that treats them all alike. */
-export const HOMES = PROVIDERS as readonly ProviderHome<string, any, any>[];
+export const HOMES = PROVIDERS as readonly AnyHome[];
 
 export function readProviderSettings(env: EnvReader): ProviderSettings {
   return Object.fromEntries(HOMES.map((p) => [p.id, p.settings(env)])) as ProviderSettings;
@@ -35,8 +39,8 @@ export async function probeProviders(settings: ProviderSettings, log: Logger): P
   return Object.fromEntries(probed) as ProviderFindings;
 }
 
-export const settingOf = (settings: ProviderSettings, p: ProviderHome<string, any, any>): any => (settings as Record<string, unknown>)[p.id];
+/** `p`'s own settings (typed loosely: they go back to `p`). */
+export const settingOf = (settings: ProviderSettings, p: AnyHome): ReturnType<AnyHome["settings"]> => (settings as Record<string, unknown>)[p.id];
 
 /** What start-up found of `p`, or what is assumed of it when nothing was probed. */
-export const foundOf = (findings: ProviderFindings, p: ProviderHome<string, any, any>): any =>
-  p.id in findings ? (findings as Record<string, unknown>)[p.id] : p.unprobed;
+export const foundOf = (findings: ProviderFindings, p: AnyHome): AnyHome["unprobed"] => (p.id in findings ? (findings as Record<string, unknown>)[p.id] : p.unprobed);

@@ -33,7 +33,7 @@ export function connection(credentials: CloudCredentials, defaultBaseUrl: string
  * A provider reached over the network with a key and a base URL. Its models are always known to
  * the catalogue (other entries, such as a test's backup, may bind them); it is served only when configured.
  */
-export function cloudProvider<Id extends string, Extra = {}>(d: CloudDeclaration<Id, Extra>) {
+export function cloudProvider<Id extends string, Extra = Record<never, never>>(d: CloudDeclaration<Id, Extra>) {
   type Settings = CloudCredentials & Extra;
   const adapter =
     <P>(make: ((o: HttpProviderOptions, s: Settings, r: ProviderRuntime) => P) | undefined) =>

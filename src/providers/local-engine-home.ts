@@ -30,4 +30,7 @@ export function localEngineSpec(e: LocalEngineEntry): ProviderSpec {
 }
 
 /** Its adapter is always built (its voices are listed whether or not it is served). */
-export const localEngineAdapter = <S>(id: EngineName) => (_settings: S, runtime: ProviderRuntime) => new LocalEngineProvider(id, id, runtime.engines);
+export const localEngineAdapter =
+  <S>(id: EngineName) =>
+  (_settings: S, runtime: ProviderRuntime) =>
+    new LocalEngineProvider(id, id, runtime.engines);

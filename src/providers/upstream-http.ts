@@ -1,3 +1,4 @@
+import type { WireJson } from "./wire-json.ts";
 import { ProviderError, type TranscriptionRequest } from "./types.ts";
 
 // HTTP to upstream providers: one place that turns what an upstream does wrong into
@@ -30,7 +31,7 @@ export function safeErrorCode(value: unknown): string | undefined {
  * (OpenAI's 401 does), and ProviderError messages reach clients.
  */
 export function upstreamErrorCode(body: string): string | undefined {
-  let json: any;
+  let json: WireJson | undefined;
   try {
     json = JSON.parse(body);
   } catch {

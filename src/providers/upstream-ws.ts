@@ -1,3 +1,4 @@
+import type { WireJson } from "./wire-json.ts";
 import { CLOSE } from "../errors.ts";
 import { AsyncQueue } from "../util/async-queue.ts";
 import { ProviderError, type RawUpstream } from "./types.ts";
@@ -66,7 +67,7 @@ export function openUpstreamStreams(): number {
 
 export interface JsonSocketHandlers<E> {
   /** Each JSON text frame. Unknown event types should be ignored, never thrown on. */
-  onJson(ev: Record<string, any>, stream: JsonSocketStream<E>): void;
+  onJson(ev: WireJson, stream: JsonSocketStream<E>): void;
   /** Binary frames, for protocols that send audio as binary. */
   onBinary?(data: Uint8Array, stream: JsonSocketStream<E>): void;
   /** Close codes that end the stream normally (default: `CLOSE.normal`). */
@@ -92,18 +93,21 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
     private readonly provider: string,
     private readonly ws: WebSocket,
     private readonly idleMs: number,
-    private readonly handlers: JsonSocketHandlers<E>,
+    handlers: JsonSocketHandlers<E>,
     /** Where events wait to be read; a TTS stream's is weighed in audio and capped (audio-backlog.ts). */
     private readonly queue = new AsyncQueue<E>(),
   ) {
     liveStreams++;
     const ka = handlers.keepAlive;
     if (ka) {
-      this.keepAlive = setInterval(() => {
-        if (performance.now() - this.lastSend < ka.everyMs) return;
-        const frame = typeof ka.frame === "string" ? ka.frame : ka.frame();
-        if (frame !== undefined) this.send(frame);
-      }, Math.min(1000, ka.everyMs / 2));
+      this.keepAlive = setInterval(
+        () => {
+          if (performance.now() - this.lastSend < ka.everyMs) return;
+          const frame = typeof ka.frame === "string" ? ka.frame : ka.frame();
+          if (frame !== undefined) this.send(frame);
+        },
+        Math.min(1000, ka.everyMs / 2),
+      );
     }
     ws.onmessage = (e) => {
       if (this.done) return;
@@ -117,7 +121,7 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
       // A frame an adapter cannot make sense of fails its stream, never the process.
       try {
         if (typeof e.data !== "string") handlers.onBinary?.(new Uint8Array(e.data as ArrayBuffer), this);
-        else if (ev && typeof ev === "object") handlers.onJson(ev as Record<string, any>, this);
+        else if (ev && typeof ev === "object") handlers.onJson(ev as WireJson, this);
       } catch (err) {
         this.fail(`${provider} sent a frame this adapter could not read: ${(err as Error).message}`);
       }

@@ -52,7 +52,11 @@ export class ClientSecrets {
     const now = new Date();
     const [row] = await this.database.transaction((tx) => {
       // A secret is worth no more than the key that minted it: revoked, or its tenant disabled, it opens nothing.
-      const liveKeys = tx.select({ id: apiKeys.id }).from(apiKeys).innerJoin(tenants, eq(apiKeys.tenantId, tenants.id)).where(and(isNull(apiKeys.revokedAt), eq(tenants.disabled, false)));
+      const liveKeys = tx
+        .select({ id: apiKeys.id })
+        .from(apiKeys)
+        .innerJoin(tenants, eq(apiKeys.tenantId, tenants.id))
+        .where(and(isNull(apiKeys.revokedAt), eq(tenants.disabled, false)));
       return tx
         .update(t)
         .set({ usedAt: now })

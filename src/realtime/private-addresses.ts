@@ -43,7 +43,7 @@ function v6Value(address: string): bigint {
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (dotted) {
     const v4 = v4Value(dotted[1]);
-    text = text.slice(0, -dotted[1].length) + `${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
+    text = `${text.slice(0, -dotted[1].length)}${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
   }
   const [head, tail] = text.split("::");
   const groups = (s: string | undefined) => (s ? s.split(":") : []);

@@ -55,7 +55,8 @@ function stringMap(value: unknown, param: string): Record<string, string> {
   if (entries.length > LIMITS.entries) throw new ApiError("invalid_request", `${param} holds at most ${LIMITS.entries} entries`, { param });
   const out: Record<string, string> = {};
   for (const [k, v] of entries) {
-    if (!k || k.length > LIMITS.key || RESERVED_KEYS.has(k)) throw new ApiError("invalid_request", `${param} has a key that is empty, too long or reserved: ${JSON.stringify(k.slice(0, LIMITS.key))}`, { param });
+    if (!k || k.length > LIMITS.key || RESERVED_KEYS.has(k))
+      throw new ApiError("invalid_request", `${param} has a key that is empty, too long or reserved: ${JSON.stringify(k.slice(0, LIMITS.key))}`, { param });
     if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean") throw new ApiError("invalid_request", `${param}.${k} must be a string, number or boolean`, { param });
     const text = String(v);
     if (text.length > LIMITS.value) throw new ApiError("invalid_request", `${param}.${k} is longer than ${LIMITS.value} characters`, { param });
@@ -88,8 +89,10 @@ function stage(catalogue: Catalogue, value: unknown, capability: Capability): Pi
   const provider = shortText(rawProvider, `${param}.provider`);
   const voice = shortText(rawVoice, `${param}.voice`);
   const bindings = catalogue.lookup(model, capability).filter((b) => b.streaming && (provider === undefined || b.provider.id === provider));
-  if (bindings.length === 0) throw new ApiError("model_not_found", `${model} is not a streaming ${capability} model${provider === undefined ? "" : ` of ${provider}`} in this service`, { param: `${param}.model` });
-  if (input !== undefined && (!isObject(input) || JSON.stringify(input).length > LIMITS.input)) throw new ApiError("invalid_request", `${param}.input must be an object of at most ${LIMITS.input} bytes of JSON`, { param: `${param}.input` });
+  if (bindings.length === 0)
+    throw new ApiError("model_not_found", `${model} is not a streaming ${capability} model${provider === undefined ? "" : ` of ${provider}`} in this service`, { param: `${param}.model` });
+  if (input !== undefined && (!isObject(input) || JSON.stringify(input).length > LIMITS.input))
+    throw new ApiError("invalid_request", `${param}.input must be an object of at most ${LIMITS.input} bytes of JSON`, { param: `${param}.input` });
   return { model, ...(provider ? { provider } : {}), ...(voice ? { voice } : {}), provider_options: stringMap(provider_options, `${param}.provider_options`), input: input ?? {} };
 }
 
@@ -135,12 +138,24 @@ export class RealtimeProfiles {
   async get(tenantId: string, id: string): Promise<RealtimeProfile> {
     const { db, schema } = this.database;
     const t = schema.realtimeProfiles;
-    const [row] = await db.select().from(t).where(and(eq(t.id, id), eq(t.tenantId, tenantId)));
+    const [row] = await db
+      .select()
+      .from(t)
+      .where(and(eq(t.id, id), eq(t.tenantId, tenantId)));
     if (!row) throw new ApiError("not_found", `no realtime profile ${id}`);
     return view(row);
   }
 }
 
 function view(row: { id: string; name: string; pipeline: string; revision: number; createdAt: Date; updatedAt: Date }): RealtimeProfile {
-  return { id: row.id, object: "realtime.profile", type: "pipeline", name: row.name, pipeline: JSON.parse(row.pipeline) as Pipeline, revision: row.revision, created_at: row.createdAt.toISOString(), updated_at: row.updatedAt.toISOString() };
+  return {
+    id: row.id,
+    object: "realtime.profile",
+    type: "pipeline",
+    name: row.name,
+    pipeline: JSON.parse(row.pipeline) as Pipeline,
+    revision: row.revision,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
 }

@@ -14,7 +14,10 @@ export const NO_PREFERENCES: ProviderPreferences = { allowFallbacks: true };
 function idList(params: URLSearchParams, key: string): string[] | undefined {
   const values = params.getAll(key);
   if (values.length === 0) return undefined;
-  return values.flatMap((v) => v.split(",")).map((v) => v.trim()).filter(Boolean);
+  return values
+    .flatMap((v) => v.split(","))
+    .map((v) => v.trim())
+    .filter(Boolean);
 }
 
 /** WebSocket form: `provider_order`, `provider_only`, `provider_ignore`, `allow_fallbacks`. */

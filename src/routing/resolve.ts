@@ -27,12 +27,7 @@ export function resolve(catalogue: Catalogue, req: RouteRequest): Binding[] {
 
   let candidates = catalogue.lookup(model, req.capability);
   if (candidates.length === 0) {
-    throw new ApiError(
-      "model_not_found",
-      catalogue.knows(model)
-        ? `model ${model} is not a ${req.capability} model`
-        : `model ${model} is not served by any configured provider`,
-    );
+    throw new ApiError("model_not_found", catalogue.knows(model) ? `model ${model} is not a ${req.capability} model` : `model ${model} is not served by any configured provider`);
   }
 
   candidates = candidates.filter((b) => (req.mode === "streaming" ? b.streaming : b.synchronous));
@@ -77,7 +72,10 @@ export function resolve(catalogue: Catalogue, req: RouteRequest): Binding[] {
       const i = order.indexOf(b.provider.id);
       return i === -1 ? order.length : i;
     };
-    candidates = candidates.map((b, i) => ({ b, i })).sort((x, y) => rank(x.b) - rank(y.b) || x.i - y.i).map((x) => x.b);
+    candidates = candidates
+      .map((b, i) => ({ b, i }))
+      .sort((x, y) => rank(x.b) - rank(y.b) || x.i - y.i)
+      .map((x) => x.b);
   }
 
   return allowFallbacks ? candidates : candidates.slice(0, 1);

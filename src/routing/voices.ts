@@ -11,7 +11,13 @@ import type { TtsProvider } from "../providers/types.ts";
  */
 export async function candidatesForVoice(candidates: Binding[], voice: string | undefined, provider: (id: string) => TtsProvider | undefined): Promise<Binding[]> {
   if (!voice) return candidates;
-  const names = await Promise.all(candidates.map((b) => provider(b.provider.id)?.voiceNames?.().catch(() => undefined)));
+  const names = await Promise.all(
+    candidates.map((b) =>
+      provider(b.provider.id)
+        ?.voiceNames?.()
+        .catch(() => undefined),
+    ),
+  );
   const kept = candidates.filter((_, i) => !names[i] || names[i].has(voice));
   if (kept.length) return kept;
   const providers = [...new Set(candidates.map((b) => b.provider.id))].join(", ");

@@ -38,7 +38,19 @@ export function transcribeFile(ctx: AppContext, principal: Principal, req: FileT
   const work = transcribe(ctx, principal, req);
   let giveUp = () => {};
   const stopped = new Promise<void>((resolve) => (giveUp = resolve));
-  ctx.sessions.add({ finished: Promise.race([work.then(() => {}, () => {}), stopped]), shutdown: giveUp }, "stt_file");
+  ctx.sessions.add(
+    {
+      finished: Promise.race([
+        work.then(
+          () => {},
+          () => {},
+        ),
+        stopped,
+      ]),
+      shutdown: giveUp,
+    },
+    "stt_file",
+  );
   return work;
 }
 

@@ -133,7 +133,8 @@ class RouterTurns implements SttStream {
       this.speaking = false;
       if (this.options.autoCommit) this.ask("commit", msg.atMs);
       else this.emit({ type: "signal", origin: "router", signal: "end", atMs: msg.atMs });
-    } else if (msg.ev === "committed" || msg.ev === "cleared") this.speaking = false; // in order with the audio before the commit
+    } else if (msg.ev === "committed" || msg.ev === "cleared")
+      this.speaking = false; // in order with the audio before the commit
     else if (msg.ev === "ended") this.stream.end();
     else if (msg.ev === "error") {
       this.out.fail(new ProviderError(`the router VAD failed: ${msg.message}`, true));

@@ -126,7 +126,12 @@ export class SttPassthrough {
   }
 
   private async run(): Promise<void> {
-    this.admission = await admitSession(this.setup.admit, (err) => this.fail(err, "failed"), () => this.closed, this.startedAt);
+    this.admission = await admitSession(
+      this.setup.admit,
+      (err) => this.fail(err, "failed"),
+      () => this.closed,
+      this.startedAt,
+    );
     if (!this.admission) return;
     await tryCandidates(
       this.admission.candidates,
@@ -146,7 +151,9 @@ export class SttPassthrough {
   private async connect(binding: Binding): Promise<void> {
     const provider = this.deps.provider(binding.provider.id);
     if (!provider?.passthrough) throw new ProviderError(`${binding.provider.id} has no realtime WebSocket`, true);
-    const upstream = await openWithin(provider.passthrough({ ...this.setup.request, model: binding.id }), this.deps.connectTimeoutMs, binding.provider.id, (late) => late.close(CLOSE.normal, "too late"));
+    const upstream = await openWithin(provider.passthrough({ ...this.setup.request, model: binding.id }), this.deps.connectTimeoutMs, binding.provider.id, (late) =>
+      late.close(CLOSE.normal, "too late"),
+    );
     if (this.closed) return upstream.close(CLOSE.normal, "client closed");
     this.binding = binding;
     this.meterText = upstream.audioBytes ?? (() => 0);

@@ -158,7 +158,12 @@ export class SttSession {
   }
 
   private async run(): Promise<void> {
-    this.admission = await admitSession(this.setup.admit, (err) => this.fail(err), () => this.closed, this.startedAt);
+    this.admission = await admitSession(
+      this.setup.admit,
+      (err) => this.fail(err),
+      () => this.closed,
+      this.startedAt,
+    );
     if (!this.admission) return;
     // Audio sent while the session was being admitted waits in the gate: it goes on as paid for.
     this.gate.start();

@@ -29,7 +29,6 @@ export interface TtsPort {
   close(code: number, reason: string): void;
 }
 
-
 export interface TtsSessionSetup {
   id: string;
   voice?: string;

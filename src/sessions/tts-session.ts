@@ -29,7 +29,6 @@ import type { TtsCommand, TtsSessionDeps, TtsSessionSetup } from "./tts-events.t
 // - With an idle timeout, a session with no client frame and nothing sent to the client for that
 //   long (audio waiting for the client to read does not count) ends with 4408 `idle_timeout`.
 
-
 type State = "starting" | "ready" | "closed";
 
 /**
@@ -146,7 +145,12 @@ export class TtsSession {
   }
 
   private async run(): Promise<void> {
-    this.admission = await admitSession(this.setup.admit, (err) => this.fail(err), () => this.closed, this.startedAt);
+    this.admission = await admitSession(
+      this.setup.admit,
+      (err) => this.fail(err),
+      () => this.closed,
+      this.startedAt,
+    );
     if (!this.admission) return;
     this.gate.start();
     await tryCandidates(

@@ -1,4 +1,4 @@
-import { ApiError, nativeEnvelope } from "../errors.ts";
+import { type ApiError, nativeEnvelope } from "../errors.ts";
 import { errorHeaders } from "./compat-access.ts";
 import { elevenLabsError } from "./el/errors.ts";
 import { openAiError } from "./oai/errors.ts";

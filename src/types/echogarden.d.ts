@@ -1,9 +1,12 @@
-// The @echogarden engine packages ship without type definitions: Emscripten module factories.
+// The @echogarden engine packages ship without type definitions: Emscripten module factories,
+// whose modules are typed where they are used.
 declare module "@echogarden/espeak-ng-emscripten" {
+  // biome-ignore lint/suspicious/noExplicitAny: an untyped Emscripten module
   const init: () => Promise<any>;
   export default init;
 }
 declare module "@echogarden/svoxpico-wasm" {
+  // biome-ignore lint/suspicious/noExplicitAny: an untyped Emscripten module
   const init: () => Promise<any>;
   export default init;
 }

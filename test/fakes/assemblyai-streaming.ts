@@ -85,7 +85,10 @@ function turnMessage(c: Conn, end: boolean, formatted = false) {
     turn_order: c.turnOrder,
     turn_is_formatted: formatted,
     end_of_turn: end,
-    transcript: words.filter((w) => w.word_is_final).map((w) => w.text).join(" "),
+    transcript: words
+      .filter((w) => w.word_is_final)
+      .map((w) => w.text)
+      .join(" "),
     end_of_turn_confidence: end ? confidence(count) : Math.min(0.3, confidence(count)),
     words,
     ...(c.query.get("speaker_labels") === "true" ? { speaker_label: "A" } : {}),
@@ -191,7 +194,19 @@ export function assemblyAiStreaming(): AssemblyAiStreaming {
       if (refused) return refused;
       const q = url.searchParams;
       const mulaw = q.get("encoding") === "pcm_mulaw";
-      const conn: Conn = { query: q, authorization, texts: [], audio: [], audioBytes: 0, fault, bytesPerMs: (num(q, "sample_rate", 0) * (mulaw ? 1 : 2)) / 1000, mulaw, turnOrder: 0, spoke: false, stalled: fault === "stall" };
+      const conn: Conn = {
+        query: q,
+        authorization,
+        texts: [],
+        audio: [],
+        audioBytes: 0,
+        fault,
+        bytesPerMs: (num(q, "sample_rate", 0) * (mulaw ? 1 : 2)) / 1000,
+        mulaw,
+        turnOrder: 0,
+        spoke: false,
+        stalled: fault === "stall",
+      };
       connections.push(conn);
       return server.upgrade(req, { data: conn }) ? undefined : new Response("upgrade failed", { status: 400 });
     },

@@ -25,7 +25,6 @@ import { speech } from "./http-fake.ts";
 
 export type SocketFault = "stall" | "drop" | "malformed" | "error";
 
-
 /** What a TTS socket sent: its auth and each JSON message. */
 export interface TtsSocketRecord {
   authorization: string | null;
@@ -84,7 +83,17 @@ type Socket = ServerWebSocket<RealtimeConn>;
 const WORDS = "Thank you very much. For your help. I would like a cup of coffee.".split(" ");
 
 const errorMessage = (status: number, error_code: string, message: string, context_id?: string) =>
-  JSON.stringify({ type: "error", status_code: status, error_code, title: message, message, doc_url: "https://docs.cartesia.ai", request_id: crypto.randomUUID(), done: true, ...(context_id ? { context_id } : {}) });
+  JSON.stringify({
+    type: "error",
+    status_code: status,
+    error_code,
+    title: message,
+    message,
+    doc_url: "https://docs.cartesia.ai",
+    request_id: crypto.randomUUID(),
+    done: true,
+    ...(context_id ? { context_id } : {}),
+  });
 
 export function ttsConn(record: TtsSocketRecord, fault: SocketFault | undefined, voice: string, audio: Map<string, Uint8Array>): TtsConn {
   return { kind: "tts", record, fault, answered: false, chunksSent: 0, contexts: new Map(), voice, audio };

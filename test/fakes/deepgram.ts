@@ -125,7 +125,14 @@ export function startFakeDeepgram(): FakeDeepgram {
   };
 
   /** Upgrades a streaming connection once its key, fault and query pass. */
-  const upgrade = (req: Request, srv: Bun.Server<FakeSocket>, url: URL, records: SocketRecord[], problem: (q: URLSearchParams) => string | undefined, handler: (record: SocketRecord, fault?: DeepgramFault) => FakeSocket) => {
+  const upgrade = (
+    req: Request,
+    srv: Bun.Server<FakeSocket>,
+    url: URL,
+    records: SocketRecord[],
+    problem: (q: URLSearchParams) => string | undefined,
+    handler: (record: SocketRecord, fault?: DeepgramFault) => FakeSocket,
+  ) => {
     const fault = pending;
     pending = undefined;
     const authorization = req.headers.get("authorization");
@@ -174,7 +181,14 @@ export function startFakeDeepgram(): FakeDeepgram {
           },
         });
       }
-      return upgrade(req, srv, url, connections, () => undefined, (record, fault) => novaSocket(Object.assign(record, novaState(url.searchParams, fault))));
+      return upgrade(
+        req,
+        srv,
+        url,
+        connections,
+        () => undefined,
+        (record, fault) => novaSocket(Object.assign(record, novaState(url.searchParams, fault))),
+      );
     },
     websocket: {
       open: (ws) => ws.data.open?.(ws),
@@ -198,7 +212,17 @@ export function startFakeDeepgram(): FakeDeepgram {
         } else if (type === "CloseStream") {
           ws.send(results(c, true));
           if (c.query.get("vad_events") === "true") ws.send(JSON.stringify({ type: "UtteranceEnd", channel: [0, 1], last_word_end: c.audioBytes / c.bytesPerSecond }));
-          ws.send(JSON.stringify({ type: "Metadata", transaction_key: "deprecated", request_id: "fake-request", sha256: "0", created: new Date().toISOString(), duration: c.audioBytes / c.bytesPerSecond, channels: 1 }));
+          ws.send(
+            JSON.stringify({
+              type: "Metadata",
+              transaction_key: "deprecated",
+              request_id: "fake-request",
+              sha256: "0",
+              created: new Date().toISOString(),
+              duration: c.audioBytes / c.bytesPerSecond,
+              channels: 1,
+            }),
+          );
           ws.close(1000, "");
         }
         return;

@@ -272,7 +272,8 @@ export function startRealtime(voice: string, pcm: (text: string, rate: number) =
     } catch {
       return scribeSend(ws, { message_type: "input_error", error: "Invalid JSON" });
     }
-    if (msg.message_type !== "input_audio_chunk" || typeof msg.audio_base_64 !== "string") return scribeSend(ws, { message_type: "input_error", error: "Expected an input_audio_chunk message with audio_base_64" });
+    if (msg.message_type !== "input_audio_chunk" || typeof msg.audio_base_64 !== "string")
+      return scribeSend(ws, { message_type: "input_error", error: "Expected an input_audio_chunk message with audio_base_64" });
     const audio = Buffer.from(msg.audio_base_64, "base64");
     if (audio.length) hear(ws, audio);
     if (msg.commit !== true || ws.readyState !== 1) return;
@@ -316,7 +317,10 @@ export function startRealtime(voice: string, pcm: (text: string, rate: number) =
     const text = said.length ? `${said.join(" ")}.` : "";
     scribeSend(ws, { message_type: "committed_transcript", text });
     if (c.record.query.get("include_timestamps") === "true") {
-      const timed = said.flatMap((w, i) => [...(i ? [{ text: " ", start: i * 0.4 - 0.05, end: i * 0.4, type: "spacing", logprob: 0 }] : []), { text: w, start: i * 0.4, end: i * 0.4 + 0.35, type: "word", logprob: -0.1 }]);
+      const timed = said.flatMap((w, i) => [
+        ...(i ? [{ text: " ", start: i * 0.4 - 0.05, end: i * 0.4, type: "spacing", logprob: 0 }] : []),
+        { text: w, start: i * 0.4, end: i * 0.4 + 0.35, type: "word", logprob: -0.1 },
+      ]);
       scribeSend(ws, { message_type: "committed_transcript_with_timestamps", text, language_code: "en", words: timed });
     }
     Object.assign(c, { segmentMs: 0, speechMs: 0, silenceMs: 0, partialAtMs: 0 });

@@ -103,10 +103,15 @@ export function startRealtime() {
     setTimeout(() => {
       if (c.fault === "stall") return;
       if (first && c.fault === "failed") {
-        return send(ws, { type: "conversation.item.input_audio_transcription.failed", item_id: itemId, content_index: 0, error: { type: "server_error", code: null, message: "Transcription failed.", param: null } });
+        return send(ws, {
+          type: "conversation.item.input_audio_transcription.failed",
+          item_id: itemId,
+          content_index: 0,
+          error: { type: "server_error", code: null, message: "Transcription failed.", param: null },
+        });
       }
       const words = WORDS.slice(0, Math.min(WORDS.length, Math.ceil((speechMs / 1000) * 4.5)));
-      words.forEach((w, i) => send(ws, { type: "conversation.item.input_audio_transcription.delta", item_id: itemId, content_index: 0, delta: i ? ` ${w}` : w }));
+      for (const [i, w] of words.entries()) send(ws, { type: "conversation.item.input_audio_transcription.delta", item_id: itemId, content_index: 0, delta: i ? ` ${w}` : w });
       const transcript = words.length ? `${words.join(" ")}${words.length === WORDS.length ? "." : ""}` : "";
       send(ws, { type: "conversation.item.done", previous_item_id: null, item: userItem(itemId, transcript) });
       send(ws, {
@@ -114,7 +119,13 @@ export function startRealtime() {
         item_id: itemId,
         content_index: 0,
         transcript,
-        usage: { type: "tokens", input_tokens: Math.ceil(speechMs / 100), output_tokens: words.length * 2, total_tokens: Math.ceil(speechMs / 100) + words.length * 2, input_token_details: { audio_tokens: Math.ceil(speechMs / 100), text_tokens: 0 } },
+        usage: {
+          type: "tokens",
+          input_tokens: Math.ceil(speechMs / 100),
+          output_tokens: words.length * 2,
+          total_tokens: Math.ceil(speechMs / 100) + words.length * 2,
+          input_token_details: { audio_tokens: Math.ceil(speechMs / 100), text_tokens: 0 },
+        },
       });
     }, 5);
   }
@@ -168,10 +179,17 @@ export function startRealtime() {
       return error(ws, "invalid_request_error", "invalid_value", "Invalid audio format: audio/pcm at 24000 Hz, audio/pcmu or audio/pcma.", "session.audio.input.format");
     }
     if (input.transcription?.model !== undefined && !MODELS.includes(input.transcription.model)) {
-      return error(ws, "invalid_request_error", "invalid_value", `Invalid value: '${input.transcription.model}'. Supported values are: ${MODELS.map((m) => `'${m}'`).join(", ")}.`, "session.audio.input.transcription.model");
+      return error(
+        ws,
+        "invalid_request_error",
+        "invalid_value",
+        `Invalid value: '${input.transcription.model}'. Supported values are: ${MODELS.map((m) => `'${m}'`).join(", ")}.`,
+        "session.audio.input.transcription.model",
+      );
     }
     const td = input.turn_detection;
-    if (td && td.type !== "server_vad" && td.type !== "semantic_vad") return error(ws, "invalid_request_error", "invalid_value", "Invalid turn_detection type.", "session.audio.input.turn_detection.type");
+    if (td && td.type !== "server_vad" && td.type !== "semantic_vad")
+      return error(ws, "invalid_request_error", "invalid_value", "Invalid turn_detection type.", "session.audio.input.turn_detection.type");
     const merged = { ...c.session.audio.input, ...input };
     if (td?.type === "server_vad") merged.turn_detection = { ...DEFAULT_VAD, ...td };
     c.session = { ...c.session, ...session, audio: { input: merged } };
@@ -212,7 +230,12 @@ export function startRealtime() {
         }
         case "input_audio_buffer.commit":
           if (c.bufferMs < 100) {
-            return error(ws, "invalid_request_error", "input_audio_buffer_commit_empty", `Error committing input audio buffer: buffer too small. Expected at least 100ms of audio, but buffer only has ${c.bufferMs.toFixed(2)}ms of audio.`);
+            return error(
+              ws,
+              "invalid_request_error",
+              "input_audio_buffer_commit_empty",
+              `Error committing input audio buffer: buffer too small. Expected at least 100ms of audio, but buffer only has ${c.bufferMs.toFixed(2)}ms of audio.`,
+            );
           }
           return commit(ws, c.itemId);
         case "input_audio_buffer.clear":
@@ -231,7 +254,10 @@ export function startRealtime() {
   function accept(req: Request, server: Server<Conn>, fault: RealtimeFault | undefined): Response | undefined {
     const url = new URL(req.url);
     if (url.searchParams.get("intent") !== "transcription") {
-      return Response.json({ error: { message: "This fake serves transcription sessions only (?intent=transcription).", type: "invalid_request_error", param: "intent", code: null } }, { status: 400 });
+      return Response.json(
+        { error: { message: "This fake serves transcription sessions only (?intent=transcription).", type: "invalid_request_error", param: "intent", code: null } },
+        { status: 400 },
+      );
     }
     const protocols = req.headers.get("sec-websocket-protocol");
     const conn: Conn = {

@@ -58,8 +58,7 @@ function wav(pcm: Uint8Array, rate: number): Uint8Array {
   return Buffer.concat([h, pcm]);
 }
 
-const error = (status: number, message: string, type: string, code: string | null = null) =>
-  Response.json({ error: { message, type, param: null, code } }, { status });
+const error = (status: number, message: string, type: string, code: string | null = null) => Response.json({ error: { message, type, param: null, code } }, { status });
 
 const refuse = (status: RefusalStatus) =>
   status === 401
@@ -127,7 +126,13 @@ export function startFakeOpenAi(options: { tls?: boolean } = {}): FakeOpenAi & {
         const format = fields.response_format ?? "json";
         if (format === "text") return new Response(`${text}\n`, { headers: { "content-type": "text/plain" } });
         if (format === "verbose_json") {
-          return Response.json({ task: "transcribe", language: "english", duration: 2.7, text, segments: [{ id: 0, seek: 0, start: 0, end: 2.7, text, tokens: [], temperature: 0, avg_logprob: -0.2, compression_ratio: 1, no_speech_prob: 0.01 }] });
+          return Response.json({
+            task: "transcribe",
+            language: "english",
+            duration: 2.7,
+            text,
+            segments: [{ id: 0, seek: 0, start: 0, end: 2.7, text, tokens: [], temperature: 0, avg_logprob: -0.2, compression_ratio: 1, no_speech_prob: 0.01 }],
+          });
         }
         return Response.json({ text, usage: { type: "duration", seconds: 3 } });
       }

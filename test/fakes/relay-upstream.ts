@@ -81,8 +81,12 @@ export class RelayProvider implements SttProvider {
       ws.binaryType = "arraybuffer";
       const frameListeners: ((f: string | Uint8Array) => void)[] = [];
       const closeListeners: ((code: number, reason: string) => void)[] = [];
-      ws.onmessage = (e) => frameListeners.forEach((l) => l(typeof e.data === "string" ? e.data : new Uint8Array(e.data)));
-      ws.onclose = (e) => closeListeners.forEach((l) => l(e.code, e.reason));
+      ws.onmessage = (e) => {
+        for (const l of frameListeners) l(typeof e.data === "string" ? e.data : new Uint8Array(e.data));
+      };
+      ws.onclose = (e) => {
+        for (const l of closeListeners) l(e.code, e.reason);
+      };
       ws.onerror = () => reject(new ProviderError("relay upstream refused", true));
       ws.onopen = () =>
         resolve({

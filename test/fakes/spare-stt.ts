@@ -18,7 +18,17 @@ export function spareCatalogue(): CatalogueData {
         kind: "cloud",
         requiresVoice: false,
         defaults: { stt: { model: "pocketsphinx-en-us" } },
-        bindings: [{ capability: "stt", id: "pocketsphinx-en-us", canonical: "cmu/pocketsphinx-en-us", streaming: true, synchronous: true, inputFormats: ["pcm_16000"], price: { amount: "0.0006", per: "minute" } }],
+        bindings: [
+          {
+            capability: "stt",
+            id: "pocketsphinx-en-us",
+            canonical: "cmu/pocketsphinx-en-us",
+            streaming: true,
+            synchronous: true,
+            inputFormats: ["pcm_16000"],
+            price: { amount: "0.0006", per: "minute" },
+          },
+        ],
       },
     ],
     models: [],

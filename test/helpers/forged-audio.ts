@@ -182,7 +182,11 @@ export function flacWithTotalSamples(flac: Uint8Array, samples: number): Uint8Ar
 // --- Anything ------------------------------------------------------------------------------------
 
 /** Bytes that are no audio and no well-formed structure, appended. */
-export const withJunk = (bytes: Uint8Array) => cat(bytes, new Uint8Array(4096).map((_, i) => (i * 7919) % 251));
+export const withJunk = (bytes: Uint8Array) =>
+  cat(
+    bytes,
+    new Uint8Array(4096).map((_, i) => (i * 7919) % 251),
+  );
 
 // --- Matroska, written by hand -------------------------------------------------------------------
 

@@ -91,7 +91,15 @@ export class RawWebSocket {
     const u = new URL(url);
     const { socket, reader } = await connectTcp(u);
     const key = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
-    const lines = [`GET ${u.pathname}${u.search} HTTP/1.1`, `Host: ${u.host}`, "Upgrade: websocket", "Connection: Upgrade", `Sec-WebSocket-Key: ${key}`, "Sec-WebSocket-Version: 13", ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+    const lines = [
+      `GET ${u.pathname}${u.search} HTTP/1.1`,
+      `Host: ${u.host}`,
+      "Upgrade: websocket",
+      "Connection: Upgrade",
+      `Sec-WebSocket-Key: ${key}`,
+      "Sec-WebSocket-Version: 13",
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    ];
     socket.write(`${lines.join("\r\n")}\r\n\r\n`);
     const head = (await reader.until("\r\n\r\n"))?.toString() ?? "";
     if (!head.startsWith("HTTP/1.1 101")) {

@@ -163,7 +163,7 @@ function clusterBlocks(b: Uint8Array, at: number, blocks: Map<number, Uint8Array
   let groupEnd = 0;
   for (at = cluster.start; at < Math.min(cluster.end, b.length); ) {
     const e = element(b, at);
-    if (!e || e.id === ID.Cluster || e.end > Math.min(cluster.end, b.length) || (e.end === Infinity)) return;
+    if (!e || e.id === ID.Cluster || e.end > Math.min(cluster.end, b.length) || e.end === Infinity) return;
     if (e.id === ID.BlockGroup) {
       groupEnd = e.end;
       at = e.start;

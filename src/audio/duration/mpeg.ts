@@ -34,7 +34,7 @@ export function mpegFrame(b: Uint8Array, at: number): Frame | undefined {
   const padding = (b[at + 2] >> 1) & 1;
   const bitrate = KBPS[`${version === 3 ? 1 : 2}-${layer}`][bitrateIndex] * 1000;
   const samples = layer === 1 ? 384 : layer === 3 && version !== 3 ? 576 : 1152;
-  const length = !bitrate ? 0 : layer === 1 ? (Math.floor((12 * bitrate) / rate) + padding) * 4 : Math.floor((samples / 8) * bitrate / rate) + padding;
+  const length = !bitrate ? 0 : layer === 1 ? (Math.floor((12 * bitrate) / rate) + padding) * 4 : Math.floor(((samples / 8) * bitrate) / rate) + padding;
   return { length, samples, rate };
 }
 

@@ -23,8 +23,14 @@ export function flacClock(streamInfo: Uint8Array): PacketClock {
 }
 
 /** Codecs whose every packet plays the same time (AAC: one frame each). */
-export const fixedClock = (seconds: number): PacketClock => () => seconds;
+export const fixedClock =
+  (seconds: number): PacketClock =>
+  () =>
+    seconds;
 
 export const mpegClock: PacketClock = (packet) => frameStreamSeconds(packet, mpegFrame, 0);
 
-export const pcmClock = (bytesPerFrame: number, rate: number): PacketClock => (packet) => Math.floor(packet.length / bytesPerFrame) / rate;
+export const pcmClock =
+  (bytesPerFrame: number, rate: number): PacketClock =>
+  (packet) =>
+    Math.floor(packet.length / bytesPerFrame) / rate;

@@ -1,3 +1,4 @@
+import type { WireJson } from "../wire-json.ts";
 import { CLOSE } from "../../errors.ts";
 import { ProviderError, type RawUpstream, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
 import { TurnEnds, turnEndingStream } from "../turn-ends.ts";
@@ -75,7 +76,7 @@ export interface AssemblyAiStreamingOptions extends HttpProviderOptions {
   streamingUrl: string;
 }
 
-const parse = (data: unknown): Record<string, any> | undefined => {
+const parse = (data: unknown): WireJson | undefined => {
   try {
     const ev = JSON.parse(String(data));
     return ev && typeof ev === "object" ? ev : undefined;
@@ -83,8 +84,8 @@ const parse = (data: unknown): Record<string, any> | undefined => {
     return undefined;
   }
 };
-const isError = (ev: Record<string, any>) => ev.type === "Error" || typeof ev.error === "string";
-const errorOf = (ev: Record<string, any>) => new ProviderError(`assemblyai reported an error: ${ev.error ?? "unknown"}`, retryable(ev.error_code));
+const isError = (ev: WireJson) => ev.type === "Error" || typeof ev.error === "string";
+const errorOf = (ev: WireJson) => new ProviderError(`assemblyai reported an error: ${ev.error ?? "unknown"}`, retryable(ev.error_code));
 
 /**
  * The session is accepted once AssemblyAI sends `Begin`: a refusal it signals by closing right
@@ -135,7 +136,7 @@ export async function openUniversalStreaming(options: AssemblyAiStreamingOptions
   let ending = false;
   const audioMs = () => Math.round(sentBytes / bytesPerMs);
 
-  const endOfTurn = (ev: Record<string, any>, startMs: number, endMs: number) => {
+  const endOfTurn = (ev: WireJson, startMs: number, endMs: number) => {
     turnOpen = false;
     const answering = ends.answering(ending);
     if (ev.transcript && answering !== "clear") stream.push({ type: "transcript", final: true, text: ev.transcript, startMs, endMs });

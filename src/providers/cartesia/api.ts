@@ -1,3 +1,4 @@
+import type { WireJson } from "../wire-json.ts";
 import { ProviderError } from "../types.ts";
 import { retryableStatus, safeErrorCode, type HttpProviderOptions } from "../upstream-http.ts";
 
@@ -19,7 +20,7 @@ export function cartesiaSocketBase(options: HttpProviderOptions): string {
  * older `{error:"…"}`) as a ProviderError: retryable as an HTTP answer of its status would be
  * (401/403/408/429/5xx); without a status, retryable, since nothing says the request was at fault.
  */
-export function cartesiaSocketError(ev: Record<string, any>): ProviderError {
+export function cartesiaSocketError(ev: WireJson): ProviderError {
   const status = typeof ev.status_code === "number" ? ev.status_code : undefined;
   // Only its code goes on: free text may echo the request (the key among it).
   const code = safeErrorCode(ev.error_code) ?? safeErrorCode(ev.title);

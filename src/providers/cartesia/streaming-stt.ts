@@ -1,3 +1,4 @@
+import type { WireJson } from "../wire-json.ts";
 import { CLOSE } from "../../errors.ts";
 import { ProviderError, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
 import { JsonSocketStream } from "../upstream-ws.ts";
@@ -97,7 +98,7 @@ export class InkStream implements SttStream {
     this.socket.expectAnswer();
   }
 
-  private onMessage(ev: Record<string, any>): void {
+  private onMessage(ev: WireJson): void {
     if (ev.type === "error" || (ev.type === undefined && ev.error !== undefined)) {
       const err = cartesiaSocketError(ev);
       return this.socket.fail(err.message, err.retryable);
@@ -108,7 +109,7 @@ export class InkStream implements SttStream {
   }
 
   /** `text` is a delta since the last final; `duration` the audio behind it, when given. */
-  private transcript(ev: Record<string, any>): void {
+  private transcript(ev: WireJson): void {
     const final = ev.is_final === true;
     const startMs = this.segmentStartMs;
     const endMs = typeof ev.duration === "number" ? startMs + Math.round(ev.duration * 1000) : this.sentMs;

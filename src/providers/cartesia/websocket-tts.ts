@@ -1,3 +1,4 @@
+import type { WireJson } from "../wire-json.ts";
 import { ttsEventQueue } from "../audio-backlog.ts";
 import { pacedText } from "../paced-text.ts";
 import { ProviderError, type AudioFormat, type TtsEvent, type TtsStream, type TtsStreamRequest } from "../types.ts";
@@ -87,7 +88,7 @@ class SonicContextStream implements TtsStream {
     this.socket.send(JSON.stringify({ ...this.generation, ...fields, context_id: this.contextId }));
   }
 
-  private onMessage(ev: Record<string, any>): void {
+  private onMessage(ev: WireJson): void {
     if (ev.context_id !== undefined && ev.context_id !== this.contextId) return;
     if (ev.type === "error" || (ev.type === undefined && ev.error !== undefined)) {
       const err = cartesiaSocketError(ev);

@@ -26,39 +26,48 @@ export async function openAuraWebSocket(options: HttpProviderOptions, query: URL
   const ws = await openUpstreamSocket("deepgram", url, { headers: options.apiKey ? { Authorization: `Token ${options.apiKey}` } : {} });
   const flushes: boolean[] = []; // per Flush sent, oldest first: whether it answers our flush()
   let ending = false;
-  const stream = new JsonSocketStream<TtsEvent>("deepgram", ws, options.idleTimeoutMs, {
-    // A close before our Close is a failure, not the end of the speech.
-    normalClose: (code) => code === CLOSE.normal && ending,
-    onBinary: (audio, s) => s.push({ type: "audio", audio }),
-    onJson(ev, s) {
-      if (ev.type !== "Flushed") return; // Metadata, Cleared, Warning, and types to come
-      if (flushes.shift()) s.push({ type: "flushed" });
-      if (flushes.length) return;
-      // `Close` halts Deepgram at once: it goes only when the end's own flush has been spoken.
-      if (ending) s.send('{"type":"Close"}');
-      else s.answered();
+  const stream = new JsonSocketStream<TtsEvent>(
+    "deepgram",
+    ws,
+    options.idleTimeoutMs,
+    {
+      // A close before our Close is a failure, not the end of the speech.
+      normalClose: (code) => code === CLOSE.normal && ending,
+      onBinary: (audio, s) => s.push({ type: "audio", audio }),
+      onJson(ev, s) {
+        if (ev.type !== "Flushed") return; // Metadata, Cleared, Warning, and types to come
+        if (flushes.shift()) s.push({ type: "flushed" });
+        if (flushes.length) return;
+        // `Close` halts Deepgram at once: it goes only when the end's own flush has been spoken.
+        if (ending) s.send('{"type":"Close"}');
+        else s.answered();
+      },
     },
-  }, ttsEventQueue("deepgram"));
+    ttsEventQueue("deepgram"),
+  );
   const flush = (ours: boolean) => {
     flushes.push(ours);
     stream.send('{"type":"Flush"}');
     stream.expectAnswer();
   };
-  return pacedText({
-    audioFormat: FORMAT,
-    write: (text) => {
-      if (text) stream.send(JSON.stringify({ type: "Speak", text }));
+  return pacedText(
+    {
+      audioFormat: FORMAT,
+      write: (text) => {
+        if (text) stream.send(JSON.stringify({ type: "Speak", text }));
+      },
+      flush: () => flush(true),
+      end: () => {
+        if (ending) return;
+        flush(false);
+        ending = true;
+      },
+      cancel: () => {
+        stream.send('{"type":"Clear"}');
+        stream.cancel();
+      },
+      [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
     },
-    flush: () => flush(true),
-    end: () => {
-      if (ending) return;
-      flush(false);
-      ending = true;
-    },
-    cancel: () => {
-      stream.send('{"type":"Clear"}');
-      stream.cancel();
-    },
-    [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
-  }, PACING_WINDOW);
+    PACING_WINDOW,
+  );
 }

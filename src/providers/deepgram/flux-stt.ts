@@ -60,8 +60,7 @@ export function fluxStream(ws: WebSocket, req: SttStreamRequest, idleMs: number)
   let inTurn = false; // between StartOfTurn and EndOfTurn
   let ending = false;
   const sentMs = () => Math.round((sentBytes / bytesPerSecond) * 1000);
-  const signal = (s: JsonSocketStream<SttEvent>, name: "started" | "end" | "eager_end" | "resumed", atMs: number) =>
-    s.push({ type: "signal", origin: "provider", signal: name, scope: "turn", atMs });
+  const signal = (s: JsonSocketStream<SttEvent>, name: "started" | "end" | "eager_end" | "resumed", atMs: number) => s.push({ type: "signal", origin: "provider", signal: name, scope: "turn", atMs });
   const endOfTurn = (ev: TurnInfo, s: JsonSocketStream<SttEvent>) => {
     inTurn = false;
     const answering = ends.answering(ending);

@@ -20,8 +20,11 @@ export class DeepgramTts implements TtsProvider {
     const transport = ttsTransport(this.id, req.options);
     const query = auraQuery(req);
     if (req.format === "pcm" && transport === "websocket") return openAuraWebSocket(this.options, query);
-    if (req.format === "pcm") query.set("encoding", "linear16"), query.set("sample_rate", String(AURA_PCM_RATE)), query.set("container", "none");
-    else query.set("encoding", "mp3");
+    if (req.format === "pcm") {
+      query.set("encoding", "linear16");
+      query.set("sample_rate", String(AURA_PCM_RATE));
+      query.set("container", "none");
+    } else query.set("encoding", "mp3");
     const format: AudioFormat = { encoding: req.format === "mp3" ? "mp3" : "pcm_s16le", sampleRate: AURA_PCM_RATE, channels: 1 };
     const url = `${this.options.baseUrl}/v1/speak?${query}`;
     return new UtteranceTtsStream(format, this.id, this.options.idleTimeoutMs, (text, signal) =>

@@ -1,3 +1,4 @@
+import type { WireJson } from "../wire-json.ts";
 import { ProviderError, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
 import { JsonSocketStream } from "../upstream-ws.ts";
 
@@ -58,7 +59,7 @@ export function scribeQuery(req: SttStreamRequest): URLSearchParams {
  */
 export function scribeChunkMeter(declaredRate: number): (frame: string) => number {
   return (frame) => {
-    let message: Record<string, any>;
+    let message: WireJson;
     try {
       message = JSON.parse(frame);
     } catch {
@@ -151,7 +152,9 @@ export function scribeStream(ws: WebSocket, req: SttStreamRequest, idleMs: numbe
     send(audio) {
       sentBytes += audio.byteLength;
       audioSinceCommit = true;
-      stream.send(JSON.stringify({ message_type: "input_audio_chunk", audio_base_64: Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64"), commit: false, sample_rate: rate }));
+      stream.send(
+        JSON.stringify({ message_type: "input_audio_chunk", audio_base_64: Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64"), commit: false, sample_rate: rate }),
+      );
     },
     commit: () => commit("client"),
     clear: () => {

@@ -57,23 +57,29 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
 
   // A flush is answered once synthesis starts: like the time to an HTTP response, it gets the connect timeout.
   const answerMs = Math.max(options.connectTimeoutMs, options.idleTimeoutMs);
-  const stream = new JsonSocketStream<TtsEvent>("elevenlabs", ws, answerMs, {
-    keepAlive: {
-      everyMs: (inactivitySeconds * 1000) / 3,
-      frame: () => {
-        const context = speaking ?? initialised;
-        return context === undefined ? undefined : JSON.stringify({ context_id: context, text: "" });
+  const stream = new JsonSocketStream<TtsEvent>(
+    "elevenlabs",
+    ws,
+    answerMs,
+    {
+      keepAlive: {
+        everyMs: (inactivitySeconds * 1000) / 3,
+        frame: () => {
+          const context = speaking ?? initialised;
+          return context === undefined ? undefined : JSON.stringify({ context_id: context, text: "" });
+        },
+      },
+      onJson(ev) {
+        const id = ev.contextId ?? ev.context_id;
+        const entry = entries.find((e): e is Extract<Entry, { context: string }> => "context" in e && (id === undefined || e.context === id));
+        if (!entry) return;
+        if (typeof ev.audio === "string" && ev.audio) entry.audio.push(Buffer.from(ev.audio, "base64"));
+        if (ev.isFinal ?? ev.is_final) entry.final = true;
+        drain();
       },
     },
-    onJson(ev) {
-      const id = ev.contextId ?? ev.context_id;
-      const entry = entries.find((e): e is Extract<Entry, { context: string }> => "context" in e && (id === undefined || e.context === id));
-      if (!entry) return;
-      if (typeof ev.audio === "string" && ev.audio) entry.audio.push(Buffer.from(ev.audio, "base64"));
-      if (ev.isFinal ?? ev.is_final) entry.final = true;
-      drain();
-    },
-  }, ttsEventQueue("elevenlabs"));
+    ttsEventQueue("elevenlabs"),
+  );
 
   /** Emits what is due: the head context's audio, and every marker whose text is all spoken. */
   function drain(): void {

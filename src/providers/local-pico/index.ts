@@ -17,8 +17,7 @@ export const SVOX_PICO = localEngineSpec({
 });
 
 /** The public AOSP copy of Pico's lingware, pinned to a commit. */
-export const DEFAULT_PICO_VOICES_URL =
-  "https://raw.githubusercontent.com/jpwhiting/svox-pico/14cb2a5a01e1d027b2d7a9524fee88ea621b27ef/pico/lang";
+export const DEFAULT_PICO_VOICES_URL = "https://raw.githubusercontent.com/jpwhiting/svox-pico/14cb2a5a01e1d027b2d7a9524fee88ea621b27ef/pico/lang";
 
 const settings = (env: EnvReader) => ({
   voicesDir: env.text("PICO_VOICES_DIR") || "./data/pico-voices",

@@ -1,3 +1,4 @@
+import type { WireJson } from "../wire-json.ts";
 import { ProviderError, type RawUpstream, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
 import type { HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
@@ -95,7 +96,7 @@ function formatBytesPerSecond(format: unknown): number | undefined {
 export function appendMeter(declaredBytesPerSecond: number): (frame: string) => number {
   let current = declaredBytesPerSecond;
   return (frame) => {
-    let ev: Record<string, any>;
+    let ev: WireJson;
     try {
       ev = JSON.parse(frame);
     } catch {
@@ -155,7 +156,10 @@ class RealtimeTranscription implements SttStream {
     this.bytesPerMs = req.audioFormat === "ulaw_8000" ? 8 : 48;
     let accept!: () => void;
     let reject!: (err: ProviderError) => void;
-    this.ready = new Promise((resolve, fail) => ((accept = resolve), (reject = fail)));
+    this.ready = new Promise((resolve, fail) => {
+      accept = resolve;
+      reject = fail;
+    });
     ws.addEventListener("close", () => reject(new ProviderError("openai closed the stream before the session was configured", true)));
     this.stream = new JsonSocketStream<SttEvent>("openai", ws, idleMs, {
       onJson: (ev, s) => {
@@ -174,7 +178,7 @@ class RealtimeTranscription implements SttStream {
     return Math.round(this.sentBytes / this.bytesPerMs);
   }
 
-  private onEvent(ev: Record<string, any>): void {
+  private onEvent(ev: WireJson): void {
     switch (ev.type) {
       case "input_audio_buffer.speech_started": {
         const item = this.item(ev.item_id);

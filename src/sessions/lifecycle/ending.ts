@@ -47,9 +47,7 @@ export interface EndingDeps {
  */
 export async function recordEnding(end: SessionEnding, charge: { meter: MeteredRequest; binding: Binding } | undefined, deps: EndingDeps): Promise<void> {
   if (charge) {
-    await charge.meter
-      .settle({ binding: charge.binding, status: end.status, units: end.billed, startedAt: end.startedAt, latencyMs: end.latencyMs, attempts: end.attempts })
-      .catch(() => {}); // logged by the meter with everything needed to bill it by hand
+    await charge.meter.settle({ binding: charge.binding, status: end.status, units: end.billed, startedAt: end.startedAt, latencyMs: end.latencyMs, attempts: end.attempts }).catch(() => {}); // logged by the meter with everything needed to bill it by hand
   }
   deps.log.info({ outcome: end.outcome, provider: end.provider, billed: end.billed, ...end.details }, "session closed");
   deps.metrics.requests.inc({ surface: deps.surface, provider: end.provider ?? "none", status: end.outcome });

@@ -13,11 +13,10 @@ const body = async (request: Request): Promise<Record<string, unknown>> => {
 /** `POST /account/agent-signup` and `/account/agent-signup/verify`: no key needed. */
 export function signupRoutes(ctx: AppContext) {
   return new Elysia({ detail: { tags: ["account"] } })
-    .post(
-      "/account/agent-signup",
-      async ({ request, server }) => ctx.signup.request((await body(request)).email, clientAddress(ctx.config, request, server)),
-      { parse: "none", detail: { summary: "Send a six-digit code to an e-mail address (new or existing account)" } },
-    )
+    .post("/account/agent-signup", async ({ request, server }) => ctx.signup.request((await body(request)).email, clientAddress(ctx.config, request, server)), {
+      parse: "none",
+      detail: { summary: "Send a six-digit code to an e-mail address (new or existing account)" },
+    })
     .post(
       "/account/agent-signup/verify",
       async ({ request }) => {

@@ -44,7 +44,7 @@ export function usageRoutes(ctx: AppContext) {
       async ({ request, principal: { tenantId } }) => {
         const q = params(request);
         onlyKnown(q, USAGE_PARAMS);
-        const today = new Date(new Date().toISOString().slice(0, 10) + "T00:00:00Z");
+        const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
         const { start, end } = range(day(q, "start_date"), day(q, "end_date") ?? today, ["start_date", "end_date"]);
         const items = await dailyUsage(ctx.database, tenantId, start, new Date(end.getTime() + 86_400_000));
         return { start_date: start.toISOString().slice(0, 10), end_date: end.toISOString().slice(0, 10), items };

@@ -15,7 +15,8 @@ export function parseOutputFormat(value: string | null | undefined): OutputForma
   const v = value || "mp3_44100_128";
   const m = /^(mp3|pcm)_(\d{4,5})(?:_(\d{2,3}))?$/.exec(v);
   if (v === "ulaw_8000" || v === "alaw_8000") return { format: "pcm", sampleRate: 8000, pcm: { rate: 8000, companding: v === "ulaw_8000" ? "ulaw" : "alaw" } };
-  if (!m || (m[1] === "pcm" && m[3])) throw new ApiError("invalid_output_format", `output_format ${v} is not offered here: use mp3_<rate>_<bitrate>, pcm_<rate>, ulaw_8000 or alaw_8000`, { param: "output_format" });
+  if (!m || (m[1] === "pcm" && m[3]))
+    throw new ApiError("invalid_output_format", `output_format ${v} is not offered here: use mp3_<rate>_<bitrate>, pcm_<rate>, ulaw_8000 or alaw_8000`, { param: "output_format" });
   const sampleRate = Number(m[2]);
   return m[1] === "mp3" ? { format: "mp3", sampleRate } : { format: "pcm", sampleRate, pcm: { rate: sampleRate } };
 }

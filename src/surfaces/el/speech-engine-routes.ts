@@ -66,9 +66,7 @@ export function elevenLabsSpeechEngineRoutes(ctx: AppContext) {
       },
       { parse: "none", detail: { summary: "Create a Speech Engine (a realtime profile)", tags: ["el"] } },
     )
-    .get(
-      "/v1/speech-engine/:speech_engine_id",
-      async ({ principal, params }) => speechEngineOf(ctx, await ctx.profiles.get(principal.tenantId, params.speech_engine_id)),
-      { detail: { summary: "A Speech Engine", tags: ["el"] } },
-    );
+    .get("/v1/speech-engine/:speech_engine_id", async ({ principal, params }) => speechEngineOf(ctx, await ctx.profiles.get(principal.tenantId, params.speech_engine_id)), {
+      detail: { summary: "A Speech Engine", tags: ["el"] },
+    });
 }

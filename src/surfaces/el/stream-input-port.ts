@@ -1,6 +1,6 @@
 import type { ServerWebSocket } from "bun";
 import { PcmDelivery, type PcmPromise } from "../../audio/pcm-delivery.ts";
-import { ApiError, CLOSE, closeReason, ERRORS, type ErrorCode } from "../../errors.ts";
+import { type ApiError, CLOSE, closeReason, ERRORS, type ErrorCode } from "../../errors.ts";
 import type { TtsPort, TtsSessionEvent } from "../../sessions/tts-events.ts";
 import { WsPort } from "../ws-port.ts";
 

@@ -14,7 +14,6 @@ import { parseInitFrame, parseTextFrame, type InitFrame } from "./stream-input-f
 import { StreamInputPort } from "./stream-input-port.ts";
 import { planStreamInput, type StreamInputPlan } from "./stream-input-request.ts";
 
-
 interface Connection {
   request: Request;
   planned: Planned<StreamInputPlan>;
@@ -58,9 +57,13 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
     if (keyless.reserve(request, address, reason)) return;
     const retryAfter = keyless.retryAfterSeconds;
     return elevenLabsError(
-      new ApiError("too_many_concurrent_requests", `too many sockets from this address are waiting for their init frame (at most ${elUnauthenticatedPerAddress}); send the key in the handshake or the init frame sooner`, {
-        retry_after: retryAfter,
-      }),
+      new ApiError(
+        "too_many_concurrent_requests",
+        `too many sockets from this address are waiting for their init frame (at most ${elUnauthenticatedPerAddress}); send the key in the handshake or the init frame sooner`,
+        {
+          retry_after: retryAfter,
+        },
+      ),
     );
   }
 
@@ -103,7 +106,9 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
     .ws(PATH, {
       // Before the upgrade, possibly twice: no holds, no debits; a keyless handshake's slot is taken once per request.
       beforeHandle: ({ request, params, server }) =>
-        checkBeforeUpgrade(ctx, handshakeKey(request), plan(request, params.voice_id), elevenLabsError, { unauthenticated: (reason) => waitForKey(request, clientAddress(ctx.config, request, server), reason) }),
+        checkBeforeUpgrade(ctx, handshakeKey(request), plan(request, params.voice_id), elevenLabsError, {
+          unauthenticated: (reason) => waitForKey(request, clientAddress(ctx.config, request, server), reason),
+        }),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;

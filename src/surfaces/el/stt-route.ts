@@ -35,13 +35,15 @@ export function elevenLabsSttRoute(ctx: AppContext) {
   return new Elysia().use(elAuth(ctx)).post(
     "/v1/speech-to-text",
     async ({ request, principal }) => {
-      if (!(request.headers.get("content-type") ?? "").startsWith("multipart/form-data")) throw new ApiError("invalid_request", "send the audio as multipart/form-data with a file field", { param: "file" });
+      if (!(request.headers.get("content-type") ?? "").startsWith("multipart/form-data"))
+        throw new ApiError("invalid_request", "send the audio as multipart/form-data with a file field", { param: "file" });
       const form = await formBody(request, ctx.config.maxAudioUploadBytes);
       const text = (name: string) => {
         const v = form.get(name);
         return typeof v === "string" && v ? v : undefined;
       };
-      for (const key of form.keys()) if (!["file", "model_id", "language_code", "cloud_storage_url", ...IGNORED].includes(key)) throw new ApiError("invalid_request", `${key} is not a known field`, { param: key });
+      for (const key of form.keys())
+        if (!["file", "model_id", "language_code", "cloud_storage_url", ...IGNORED].includes(key)) throw new ApiError("invalid_request", `${key} is not a known field`, { param: key });
       if (text("cloud_storage_url")) throw new ApiError("invalid_request", "cloud_storage_url is not offered here: send the file", { param: "cloud_storage_url" });
       const file = form.get("file");
       if (!(file instanceof Blob)) throw new ApiError("invalid_request", "file is required", { param: "file" });

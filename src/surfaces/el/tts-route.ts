@@ -22,7 +22,10 @@ export function elevenLabsTtsRoutes(ctx: AppContext) {
   };
   return new Elysia()
     .use(elAuth(ctx))
-    .post("/v1/text-to-speech/:voice_id/stream", ({ request, principal, params }) => speak(request, principal, params.voice_id), { parse: "none", detail: { summary: "ElevenLabs-compatible streaming TTS", tags: ["el"] } })
+    .post("/v1/text-to-speech/:voice_id/stream", ({ request, principal, params }) => speak(request, principal, params.voice_id), {
+      parse: "none",
+      detail: { summary: "ElevenLabs-compatible streaming TTS", tags: ["el"] },
+    })
     .post(
       "/v1/text-to-speech/:voice_id",
       async ({ request, principal, params }) => {

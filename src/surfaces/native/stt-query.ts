@@ -163,9 +163,12 @@ function unsupported(family: SttFamily, asked: Asked): ApiError | undefined {
   if (asked.commitStrategy === "manual" && !family.commitFrame) return refuse("commit_strategy", "this family has no commit frame");
   if (asked.eventFormat === "provider" && !family.passthrough) return refuse("event_format", "provider passthrough needs an upstream realtime WebSocket, which this family does not have");
   const { encoding, sampleRate, channels, encodingValues = { pcm: "linear16", ulaw: "mulaw" } } = family.audioOptions;
-  const conflict = (name: string | undefined, expected: string) =>
-    name !== undefined && asked.options[name] !== undefined && asked.options[name].toLowerCase() !== expected.toLowerCase();
-  if (conflict(sampleRate, String(asked.sampleRate)) || conflict(channels, String(asked.channels)) || conflict(encoding, asked.audioFormat.startsWith("ulaw") ? encodingValues.ulaw : encodingValues.pcm)) {
+  const conflict = (name: string | undefined, expected: string) => name !== undefined && asked.options[name] !== undefined && asked.options[name].toLowerCase() !== expected.toLowerCase();
+  if (
+    conflict(sampleRate, String(asked.sampleRate)) ||
+    conflict(channels, String(asked.channels)) ||
+    conflict(encoding, asked.audioFormat.startsWith("ulaw") ? encodingValues.ulaw : encodingValues.pcm)
+  ) {
     return new ApiError("conflicting_audio_format", `provider_options declare audio that differs from audio_format=${asked.audioFormat}`, { param: "provider_options" });
   }
   return undefined;

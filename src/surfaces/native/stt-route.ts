@@ -36,7 +36,8 @@ export function sttRoute(ctx: AppContext) {
     .get("/v1/stt", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
     .ws("/v1/stt", {
       // Runs before the upgrade, possibly twice: read-only checks only.
-      beforeHandle: ({ request }) => checkBeforeUpgrade(ctx, nativeKey(request), plan(request), nativeError, { overloaded: (candidate) => ctx.sttProviders.get(candidate.provider.id)?.overloaded?.() }),
+      beforeHandle: ({ request }) =>
+        checkBeforeUpgrade(ctx, nativeKey(request), plan(request), nativeError, { overloaded: (candidate) => ctx.sttProviders.get(candidate.provider.id)?.overloaded?.() }),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;
@@ -48,7 +49,16 @@ export function sttRoute(ctx: AppContext) {
           const relay = new SttPassthrough(
             {
               id,
-              request: { audioFormat: p.audioFormat, channels: p.channels, language: p.language, interim: p.interim ?? true, commitStrategy: p.commitStrategy, turnDetection: p.turnDetection, portable: p.portable, options: p.options },
+              request: {
+                audioFormat: p.audioFormat,
+                channels: p.channels,
+                language: p.language,
+                interim: p.interim ?? true,
+                commitStrategy: p.commitStrategy,
+                turnDetection: p.turnDetection,
+                portable: p.portable,
+                options: p.options,
+              },
               bytesPerSecond: p.bytesPerSecond,
               admit,
               idleTimeoutMs: ctx.config.sessionLimits.sttIdleTimeoutMs,

@@ -1,10 +1,17 @@
-import { ApiError } from "../../errors.ts";
+import type { ApiError } from "../../errors.ts";
 import { errorHeaders } from "../compat-access.ts";
 
 // The OpenAI error object, `{error: {message, type, param, code}}`, which the OpenAI SDK turns
 // into its error classes by status (AuthenticationError, BadRequestError, …).
 
-const TYPES: Record<number, string> = { 401: "authentication_error", 402: "insufficient_quota", 403: "permission_error", 404: "not_found_error", 429: "rate_limit_error", 501: "not_implemented_error" };
+const TYPES: Record<number, string> = {
+  401: "authentication_error",
+  402: "insufficient_quota",
+  403: "permission_error",
+  404: "not_found_error",
+  429: "rate_limit_error",
+  501: "not_implemented_error",
+};
 
 /** Our codes that the OpenAI API spells differently. */
 const OPENAI_CODES: Partial<Record<string, string>> = { model_required: "missing_required_parameter", voice_required: "missing_required_parameter" };

@@ -14,7 +14,8 @@ const IGNORED = ["prompt", "temperature", "timestamp_granularities[]", "timestam
 const FIELDS = ["file", "model", "language", "response_format", "stream", "provider", ...IGNORED];
 
 async function readForm(request: Request, limit: number): Promise<FormBody> {
-  if (!(request.headers.get("content-type") ?? "").startsWith("multipart/form-data")) throw new ApiError("invalid_request", "send the audio as multipart/form-data with a file field", { param: "file" });
+  if (!(request.headers.get("content-type") ?? "").startsWith("multipart/form-data"))
+    throw new ApiError("invalid_request", "send the audio as multipart/form-data with a file field", { param: "file" });
   const form = await formBody(request, limit);
   for (const key of form.keys()) if (!FIELDS.includes(key)) throw new ApiError("invalid_request", `${key} is not a known parameter`, { param: key });
   return form;
@@ -60,7 +61,18 @@ function render(format: string, t: FileTranscription): unknown {
         language: t.language ?? "",
         duration: t.durationSeconds,
         text: t.text,
-        segments: t.segments.map((s, id) => ({ id, seek: 0, start: s.start_ms / 1000, end: s.end_ms / 1000, text: s.text, tokens: [], temperature: 0, avg_logprob: 0, compression_ratio: 0, no_speech_prob: 0 })),
+        segments: t.segments.map((s, id) => ({
+          id,
+          seek: 0,
+          start: s.start_ms / 1000,
+          end: s.end_ms / 1000,
+          text: s.text,
+          tokens: [],
+          temperature: 0,
+          avg_logprob: 0,
+          compression_ratio: 0,
+          no_speech_prob: 0,
+        })),
         usage,
       };
   }

@@ -29,7 +29,7 @@ export function paymentRoutes(ctx: AppContext) {
       "/webhooks/stripe",
       async ({ request }) => {
         const body = await textBody(request, BODY_LIMITS.webhook);
-        let event;
+        let event: Awaited<ReturnType<StripePayments["verify"]>>;
         try {
           event = await payments.verify(body, request.headers.get("stripe-signature"));
         } catch {
@@ -59,13 +59,17 @@ export function paymentRoutes(ctx: AppContext) {
            <form method="post" action="/sandbox/checkout/${params.id}/complete"><button type="submit">Pay ${amount} USD</button></form>`,
         );
       })
-      .post("/sandbox/checkout/:id/complete", async ({ params }) => {
-        const row = await ctx.topUps.sandboxCheckout(params.id);
-        if (!row) return nativeError(new ApiError("not_found", "no such checkout"));
-        if (row.expiresAt.getTime() < Date.now() && !row.completedAt) return page("Expired", `<h1>This checkout has expired</h1>`);
-        await ctx.topUps.complete("sandbox", params.id);
-        return page("Paid", `<h1>Paid</h1><p>${(row.amountCents / 100).toFixed(2)} USD of credits were added.</p>`);
-      }, { parse: "none" });
+      .post(
+        "/sandbox/checkout/:id/complete",
+        async ({ params }) => {
+          const row = await ctx.topUps.sandboxCheckout(params.id);
+          if (!row) return nativeError(new ApiError("not_found", "no such checkout"));
+          if (row.expiresAt.getTime() < Date.now() && !row.completedAt) return page("Expired", `<h1>This checkout has expired</h1>`);
+          await ctx.topUps.complete("sandbox", params.id);
+          return page("Paid", `<h1>Paid</h1><p>${(row.amountCents / 100).toFixed(2)} USD of credits were added.</p>`);
+        },
+        { parse: "none" },
+      );
   }
   return app;
 }
