@@ -207,14 +207,17 @@ describe("ending", () => {
     const meter = { settle: async (o: unknown) => void settled.push(o) } as unknown as MeteredRequest;
     const metrics = new Metrics(false);
     const end = { outcome: "cut_off" as const, billed: 7, status: "completed" as const, provider: "a", startedAt: new Date(), latencyMs: 1, attempts: [], details: {} };
-    await recordEnding(end, { meter, binding: binding("a") }, { log, metrics, surface: "native" });
+    await recordEnding(end, { meter, candidates: [binding("first")] }, binding("a"), { log, metrics, surface: "native" });
     expect(settled).toEqual([expect.objectContaining({ status: "completed", units: 7, binding: binding("a") })]);
+    // A session that never reached a provider is recorded against its first candidate.
+    await recordEnding({ ...end, provider: undefined }, { meter, candidates: [binding("first")] }, undefined, { log, metrics, surface: "native" });
+    expect(settled[1]).toMatchObject({ binding: binding("first") });
     expect(await metrics.registry.metrics()).toContain('voxroute_requests_total{surface="native",provider="a",status="cut_off"} 1');
   });
 
   test("a session never admitted settles nothing and is counted against no provider", async () => {
     const metrics = new Metrics(false);
-    await recordEnding({ outcome: "failed", billed: 0, status: "failed", provider: undefined, startedAt: new Date(), latencyMs: 0, attempts: [], details: {} }, undefined, {
+    await recordEnding({ outcome: "failed", billed: 0, status: "failed", provider: undefined, startedAt: new Date(), latencyMs: 0, attempts: [], details: {} }, undefined, undefined, {
       log,
       metrics,
       surface: "el",
@@ -227,7 +230,8 @@ describe("ending", () => {
     const metrics = new Metrics(false);
     await recordEnding(
       { outcome: "completed", billed: 1, status: "completed", provider: "a", startedAt: new Date(), latencyMs: 0, attempts: [], details: {} },
-      { meter, binding: binding("a") },
+      { meter, candidates: [binding("a")] },
+      binding("a"),
       { log, metrics, surface: "native" },
     );
     expect(await metrics.registry.metrics()).toContain('status="completed"} 1');

@@ -1,5 +1,5 @@
 import type { Binding } from "../catalogue/types.ts";
-import { ApiError, CLOSE, closeReason, ERRORS, type ErrorCode, sessionFailure } from "../errors.ts";
+import { ApiError, CLOSE, closeReason, ERRORS } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
 import { audioSeconds } from "../ledger/usage.ts";
 import type { Logger } from "../log.ts";
@@ -8,7 +8,7 @@ import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
 import { openWithin, tryCandidates, type Attempt } from "./lifecycle/candidates.ts";
 import { CreditGate } from "./lifecycle/credit-gate.ts";
-import { recordEnding, type Outcome } from "./lifecycle/ending.ts";
+import { failureOf, recordEnding, type Outcome } from "./lifecycle/ending.ts";
 
 // `event_format=provider`: the client speaks the provider's own protocol through the router.
 // Frames are relayed both ways as they are (binary stays binary, text stays text): no parsing,
@@ -171,8 +171,7 @@ export class SttPassthrough {
   }
 
   private async fail(err: unknown, outcome: Outcome): Promise<void> {
-    const apiError = sessionFailure(err);
-    await this.finish(outcome, { code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
+    await this.finish(outcome, failureOf(err, this.log).close);
   }
 
   private async finish(outcome: Outcome, close: { code: number; reason: string } | null): Promise<void> {
@@ -181,7 +180,6 @@ export class SttPassthrough {
     this.idle.stop();
     this.gate.stop();
     const failed = outcome === "cut_off" ? this.receivedBytes === 0 : close !== null && close.code !== CLOSE.normal;
-    const { admission } = this;
     await recordEnding(
       {
         outcome,
@@ -193,7 +191,8 @@ export class SttPassthrough {
         attempts: this.attempts,
         details: { code: close?.code, receivedBytes: this.receivedBytes },
       },
-      admission && { meter: admission.meter, binding: this.binding ?? admission.candidates[0] },
+      this.admission,
+      this.binding,
       this.deps,
     );
     if (close) this.deps.port.close(close.code, close.reason);

@@ -1,5 +1,5 @@
 import type { Binding } from "../catalogue/types.ts";
-import { ApiError, CLOSE, closeReason, ERRORS, type ErrorCode, sessionFailure } from "../errors.ts";
+import { ApiError, CLOSE, closeReason, ERRORS } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
 import { audioSeconds, billedSeconds } from "../ledger/usage.ts";
 import type { Logger } from "../log.ts";
@@ -8,7 +8,7 @@ import { admitSession, type Admission } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
 import { openWithin, tryCandidates, type Attempt } from "./lifecycle/candidates.ts";
 import { CreditGate } from "./lifecycle/credit-gate.ts";
-import { recordEnding, type Outcome } from "./lifecycle/ending.ts";
+import { failureOf, recordEnding, type Outcome } from "./lifecycle/ending.ts";
 import { withRouterTurns } from "./router-turns.ts";
 import type { SttCommand, SttSessionDeps, SttSessionEvent, SttSessionSetup } from "./stt-events.ts";
 
@@ -288,10 +288,9 @@ export class SttSession {
 
   private async fail(err: unknown): Promise<void> {
     if (this.closed) return;
-    const apiError = sessionFailure(err);
-    if (!(err instanceof ApiError || err instanceof ProviderError)) this.log.error({ err }, "session failed");
-    this.emit({ type: "error", code: apiError.code, message: apiError.message });
-    await this.finish(this.endedByClient ? "client_left" : "failed", { code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
+    const { error, close } = failureOf(err, this.log);
+    this.emit({ type: "error", code: error.code, message: error.message });
+    await this.finish(this.endedByClient ? "client_left" : "failed", close);
   }
 
   /**
@@ -310,7 +309,6 @@ export class SttSession {
     const billed = outcome === "failed" ? Math.min(this.receivedSeconds, billedSeconds(this.lastFinalEndMs / 1000)) : this.receivedSeconds;
     // A client that broke the rules or went quiet, a cut-off that delivered nothing, and a failure are recorded as failed.
     const failed = outcome === "failed" || (outcome === "client_left" && close !== null) || (outcome === "cut_off" && this.admittedBytes === 0);
-    const { admission } = this;
     await recordEnding(
       {
         outcome,
@@ -322,7 +320,8 @@ export class SttSession {
         attempts: this.attempts,
         details: { code: close?.code, admittedBytes: this.admittedBytes },
       },
-      admission && { meter: admission.meter, binding: this.binding ?? admission.candidates[0] },
+      this.admission,
+      this.binding,
       this.deps,
     );
     lastWords?.();

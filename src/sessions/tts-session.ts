@@ -1,5 +1,5 @@
 import type { Binding } from "../catalogue/types.ts";
-import { ApiError, CLOSE, closeReason, ERRORS, type ErrorCode, sessionFailure } from "../errors.ts";
+import { ApiError, CLOSE, closeReason, ERRORS } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
 import { characters } from "../ledger/usage.ts";
 import type { Logger } from "../log.ts";
@@ -9,7 +9,7 @@ import { IdleTimer } from "./idle-timer.ts";
 import { TextTally } from "./tts-text-tally.ts";
 import { openWithin, tryCandidates, type Attempt } from "./lifecycle/candidates.ts";
 import { CreditGate } from "./lifecycle/credit-gate.ts";
-import { recordEnding, type Outcome } from "./lifecycle/ending.ts";
+import { failureOf, recordEnding, type Outcome } from "./lifecycle/ending.ts";
 import type { TtsCommand, TtsSessionDeps, TtsSessionSetup } from "./tts-events.ts";
 
 // A streaming TTS session, independent of the surface that frames it. (Over 300 lines: it is one
@@ -316,12 +316,10 @@ export class TtsSession {
 
   private async fail(err: unknown): Promise<void> {
     if (this.closed) return;
-    const apiError = sessionFailure(err);
-    if (!(err instanceof ApiError || err instanceof ProviderError)) this.log.error({ err }, "session failed");
-    else this.log.info({ code: apiError.code, reason: apiError.message }, "session ended with an error");
-    const { param } = apiError.extra;
-    this.deps.port.event({ type: "error", code: apiError.code, message: apiError.message, ...(param ? { param: String(param) } : {}) });
-    await this.finish(this.endedByClient ? "client_left" : "failed", { code: apiError.closeCode, reason: closeReason(apiError.code as ErrorCode) });
+    const { error, close } = failureOf(err, this.log);
+    const { param } = error.extra;
+    this.deps.port.event({ type: "error", code: error.code, message: error.message, ...(param ? { param: String(param) } : {}) });
+    await this.finish(this.endedByClient ? "client_left" : "failed", close);
   }
 
   /** Ends the session once: stops the provider, settles usage, then sends the final event and closes (`close` null: the client is gone). */
@@ -332,7 +330,6 @@ export class TtsSession {
     this.gate.stop();
     this.stream?.cancel();
     const billed = this.text.billed(outcome, this.audioStarted, this.stream?.given);
-    const { admission } = this;
     await recordEnding(
       {
         outcome,
@@ -344,7 +341,8 @@ export class TtsSession {
         attempts: this.attempts,
         details: { code: close?.code, characters: this.text.admitted, audioBytes: this.audioBytes },
       },
-      admission && { meter: admission.meter, binding: this.binding ?? this.tried ?? admission.candidates[0] },
+      this.admission,
+      this.binding ?? this.tried,
       this.deps,
     );
     lastWords?.();

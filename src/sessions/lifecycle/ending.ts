@@ -1,7 +1,9 @@
 import type { Binding } from "../../catalogue/types.ts";
-import type { MeteredRequest } from "../../ledger/meter.ts";
+import { ApiError, closeReason, sessionFailure } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { Metrics } from "../../metrics.ts";
+import { ProviderError } from "../../providers/types.ts";
+import type { Admission } from "../admission.ts";
 import type { Attempt } from "./candidates.ts";
 
 // How every session kind ends: one outcome vocabulary for logs, the requests metric and the
@@ -41,14 +43,29 @@ export interface EndingDeps {
 }
 
 /**
- * Settles usage (once: the meter refuses a second settle) and records the session's end. A
- * session that was admitted is charged to the binding it used (or tried last, or would have
- * used): every admitted request leaves one activity record, also one that never reached a provider.
+ * Settles usage (once: the meter refuses a second settle) and records the session's end. An
+ * admitted session is charged to the binding it used (or tried last), else to its first
+ * candidate: every admitted request leaves one activity record, also one that never reached a provider.
  */
-export async function recordEnding(end: SessionEnding, charge: { meter: MeteredRequest; binding: Binding } | undefined, deps: EndingDeps): Promise<void> {
-  if (charge) {
-    await charge.meter.settle({ binding: charge.binding, status: end.status, units: end.billed, startedAt: end.startedAt, latencyMs: end.latencyMs, attempts: end.attempts }).catch(() => {}); // logged by the meter with everything needed to bill it by hand
+export async function recordEnding(end: SessionEnding, admission: Admission | undefined, used: Binding | undefined, deps: EndingDeps): Promise<void> {
+  if (admission) {
+    await admission.meter
+      .settle({ binding: used ?? admission.candidates[0], status: end.status, units: end.billed, startedAt: end.startedAt, latencyMs: end.latencyMs, attempts: end.attempts })
+      .catch(() => {}); // logged by the meter with everything needed to bill it by hand
   }
   deps.log.info({ outcome: end.outcome, provider: end.provider, billed: end.billed, ...end.details }, "session closed");
   deps.metrics.requests.inc({ surface: deps.surface, provider: end.provider ?? "none", status: end.outcome });
+}
+
+export interface Close {
+  code: number;
+  reason: string;
+}
+
+/** A session's failure as its client hears it (the error, and the close it calls for), logged once. */
+export function failureOf(err: unknown, log: Logger): { error: ApiError; close: Close } {
+  const error = sessionFailure(err);
+  if (!(err instanceof ApiError || err instanceof ProviderError)) log.error({ err }, "session failed");
+  else log.info({ code: error.code, reason: error.message }, "session ended with an error");
+  return { error, close: { code: error.closeCode, reason: closeReason(error.code) } };
 }
