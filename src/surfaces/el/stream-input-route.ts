@@ -13,6 +13,7 @@ import { KeylessSockets, type KeylessSlot } from "./keyless-sockets.ts";
 import { parseInitFrame, parseTextFrame, type InitFrame } from "./stream-input-frames.ts";
 import { StreamInputPort } from "./stream-input-port.ts";
 import { planStreamInput, type StreamInputPlan } from "./stream-input-request.ts";
+import { WsConnections } from "../ws-connections.ts";
 
 interface Connection {
   request: Request;
@@ -47,7 +48,7 @@ function handshakeKey(request: Request): string | undefined {
  * client address may have only so many of those waiting (429 before the upgrade beyond that).
  */
 export function elevenLabsStreamInputRoute(ctx: AppContext) {
-  const connections = new WeakMap<ServerWebSocket<unknown>, Connection>();
+  const connections = new WsConnections<Connection>();
   const plan = planPerRequest((request: Request, voice: string) => planStreamInput(ctx.catalogue, voice, new URL(request.url).searchParams));
   const { elInitTimeoutMs, elUnauthenticatedPerAddress } = ctx.config.sessionLimits;
   const keyless = new KeylessSockets(elInitTimeoutMs, elUnauthenticatedPerAddress);
@@ -118,10 +119,10 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         const idle = setTimeout(() => raw.close(CLOSE.policyViolation, `Have not received a new text input within the timeout of ${seconds} seconds.`), seconds * 1000);
         const conn: Connection = { request, planned, port: new StreamInputPort(raw, planned.plan?.pcm), idle };
         conn.keyless = keyless.claim(request, (slot) => initTooLate(conn, slot));
-        connections.set(raw, conn);
+        connections.set(ws, conn);
       },
       message(ws, message) {
-        const conn = connections.get(ws.raw as ServerWebSocket<unknown>);
+        const conn = connections.get(ws);
         if (!conn) return;
         conn.idle?.refresh();
         conn.keyless?.release();
@@ -140,12 +141,10 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         }
       },
       drain(ws) {
-        connections.get(ws.raw as ServerWebSocket<unknown>)?.port.drain();
+        connections.get(ws)?.port.drain();
       },
       close(ws) {
-        const raw = ws.raw as ServerWebSocket<unknown>;
-        const conn = connections.get(raw);
-        connections.delete(raw);
+        const conn = connections.take(ws);
         if (!conn) return;
         clearTimeout(conn.idle);
         conn.keyless?.release();

@@ -11,6 +11,7 @@ import { admitter, checkBeforeUpgrade, planPerRequest } from "../ws-admission.ts
 import { nativeKey } from "./auth.ts";
 import { planSttSession } from "./stt-query.ts";
 import { nativeSttPort } from "./stt-wire.ts";
+import { WsConnections } from "../ws-connections.ts";
 
 const UNPLANNED: SttSessionParams = {
   families: new Map(),
@@ -29,7 +30,7 @@ const COMMANDS: Record<string, SttCommand["type"]> = { "stt.audio.commit": "comm
 
 /** `/v1/stt`: the native streaming STT channel (see docs/stt-websocket.md). */
 export function sttRoute(ctx: AppContext) {
-  const sessions = new WeakMap<ServerWebSocket<unknown>, { abort(): void }>();
+  const sessions = new WsConnections<{ abort(): void }>();
   const plan = planPerRequest((request) => planSttSession(ctx.catalogue, (id) => ctx.sttProviders.get(id), new URL(request.url).searchParams));
 
   return new Elysia()
@@ -74,7 +75,7 @@ export function sttRoute(ctx: AppContext) {
           );
           // Frames must reach the relay as they came: take them before Elysia parses JSON text.
           (raw.data as { message: (ws: unknown, frame: string | Uint8Array) => void }).message = (_ws, frame) => relay.frame(frame);
-          sessions.set(raw, relay);
+          sessions.set(ws, relay);
           ctx.sessions.add(relay, "stt");
           return;
         }
@@ -91,11 +92,11 @@ export function sttRoute(ctx: AppContext) {
             vadLanes: ctx.vadLanes,
           },
         );
-        sessions.set(raw, session);
+        sessions.set(ws, session);
         ctx.sessions.add(session, "stt");
       },
       message(ws, message) {
-        const session = sessions.get(ws.raw as ServerWebSocket<unknown>);
+        const session = sessions.get(ws);
         if (!(session instanceof SttSession)) return;
         if (message instanceof Uint8Array) return session.audio(message);
         const type = typeof message === "object" && message !== null ? (message as { type?: unknown }).type : undefined;
@@ -104,9 +105,7 @@ export function sttRoute(ctx: AppContext) {
         else session.reject("text frames are JSON objects with type stt.audio.commit, stt.audio.clear or stt.session.close");
       },
       close(ws) {
-        const raw = ws.raw as ServerWebSocket<unknown>;
-        sessions.get(raw)?.abort();
-        sessions.delete(raw);
+        sessions.take(ws)?.abort();
       },
     });
 }

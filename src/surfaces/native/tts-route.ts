@@ -10,6 +10,7 @@ import { nativeKey } from "./auth.ts";
 import { parseTtsFrame } from "./tts-frames.ts";
 import { nativeTtsPort } from "./tts-wire.ts";
 import { planTtsSession } from "./tts-query.ts";
+import { WsConnections } from "../ws-connections.ts";
 
 interface Connection {
   session: TtsSession;
@@ -23,7 +24,7 @@ const queryOf = (url: string) => new URL(url).searchParams;
  * 400; auth and provider permission are checked after it and close with 4401 / 4403.
  */
 export function ttsRoute(ctx: AppContext) {
-  const connections = new WeakMap<ServerWebSocket<unknown>, Connection>();
+  const connections = new WsConnections<Connection>();
   const plan = planPerRequest((request) => planTtsSession(ctx.catalogue, queryOf(request.url)));
 
   return new Elysia()
@@ -49,23 +50,21 @@ export function ttsRoute(ctx: AppContext) {
           },
           { provider: (id) => ctx.providers.get(id), port: nativeTtsPort(port), log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "native" },
         );
-        connections.set(raw, { session, port });
+        connections.set(ws, { session, port });
         ctx.sessions.add(session, "tts");
       },
       message(ws, message) {
-        const conn = connections.get(ws.raw as ServerWebSocket<unknown>);
+        const conn = connections.get(ws);
         if (!conn) return;
         const verdict = parseTtsFrame(message);
         if ("error" in verdict) conn.session.reject(verdict.error, verdict.message);
         else conn.session.command(verdict.command);
       },
       drain(ws) {
-        connections.get(ws.raw as ServerWebSocket<unknown>)?.port.drain();
+        connections.get(ws)?.port.drain();
       },
       close(ws) {
-        const raw = ws.raw as ServerWebSocket<unknown>;
-        const conn = connections.get(raw);
-        connections.delete(raw);
+        const conn = connections.take(ws);
         conn?.session.abort();
         conn?.port.drain();
       },
