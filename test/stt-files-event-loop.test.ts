@@ -50,6 +50,9 @@ async function onTheLoop(work: () => unknown): Promise<number> {
 
 /** The longest the event loop went without running a 5 ms timer while `work` ran. */
 async function longestStall<T>(work: () => Promise<T>): Promise<{ result: T; stallMs: number }> {
+  // A full collection owed by the tests before this one (the suite runs in one process) is not
+  // the server's doing: it is taken before the clock starts.
+  Bun.gc(true);
   let last = performance.now();
   let stallMs = 0;
   const timer = setInterval(() => {
