@@ -11,67 +11,30 @@ interface PicoVoice extends EngineVoice {
   files: { name: string; sha256: string }[];
 }
 
+/**
+ * One of Pico's voices: a language's text analysis file (`<lang>_ta.bin`) and its speaker's
+ * signal generation file (`<lang>_<speaker>_sg.bin`), each with its known SHA-256. All are female.
+ */
+function picoVoice(lang: string, name: string, speaker: string, sha256: { ta: string; sg: string }): PicoVoice {
+  return {
+    id: lang,
+    name,
+    languages: [lang],
+    gender: "female",
+    files: [
+      { name: `${lang}_ta.bin`, sha256: sha256.ta },
+      { name: `${lang}_${speaker}_sg.bin`, sha256: sha256.sg },
+    ],
+  };
+}
+
 export const PICO_VOICES: PicoVoice[] = [
-  {
-    id: "en-US",
-    name: "English (US), female",
-    languages: ["en-US"],
-    gender: "female",
-    files: [
-      { name: "en-US_ta.bin", sha256: "3a2a4d23de2a44dbbff50f69dcb9486be53b6d0a871d77cdc35f45c3e25e82aa" },
-      { name: "en-US_lh0_sg.bin", sha256: "d6946526696d9eb085f7b23b1fbdf7a9986caca658b645e9eb73c6514fd4789d" },
-    ],
-  },
-  {
-    id: "en-GB",
-    name: "English (UK), female",
-    languages: ["en-GB"],
-    gender: "female",
-    files: [
-      { name: "en-GB_ta.bin", sha256: "57998f6423236dea25cd572a73b13f371e64155840e31b571eba7fca0b521b7e" },
-      { name: "en-GB_kh0_sg.bin", sha256: "8f9f5d13a920a9f3371517178d42ce89b835f1e587760c2db280beb593c388fa" },
-    ],
-  },
-  {
-    id: "de-DE",
-    name: "German, female",
-    languages: ["de-DE"],
-    gender: "female",
-    files: [
-      { name: "de-DE_ta.bin", sha256: "df292826754713d5efb6c95d60582c17753e95856b4c735c3150db722b2c218a" },
-      { name: "de-DE_gl0_sg.bin", sha256: "39147b816d08bbbe64b23797804cf691a761ab73a7689ca9e2b6f87ace722654" },
-    ],
-  },
-  {
-    id: "es-ES",
-    name: "Spanish, female",
-    languages: ["es-ES"],
-    gender: "female",
-    files: [
-      { name: "es-ES_ta.bin", sha256: "b18c60baf249466bf8785d333d8cb4cf1f6b62e5545986f621c66568f1851961" },
-      { name: "es-ES_zl0_sg.bin", sha256: "82e724d3c788767ec95f0d22b0ab738e677ad397f26ec0bbbf2c07aafdf29000" },
-    ],
-  },
-  {
-    id: "fr-FR",
-    name: "French, female",
-    languages: ["fr-FR"],
-    gender: "female",
-    files: [
-      { name: "fr-FR_ta.bin", sha256: "d9da5eb3cd7aac7071ab8ff7fee8d716f58572ee5393c1f0a8db946d6bf32f97" },
-      { name: "fr-FR_nk0_sg.bin", sha256: "85e2d63cf9f5522ea2a483d25ddd1cb0c6bfeecc39c92884aecfe7d3f179837a" },
-    ],
-  },
-  {
-    id: "it-IT",
-    name: "Italian, female",
-    languages: ["it-IT"],
-    gender: "female",
-    files: [
-      { name: "it-IT_ta.bin", sha256: "9b243c3470660293691d0d4e000901d7c5d0fa71976b33986e92e93a860ade33" },
-      { name: "it-IT_cm0_sg.bin", sha256: "c48be4dc1f5a3c77a3dc4c8a457949b69bc433d674fac4fac91d49c01770e7e4" },
-    ],
-  },
+  picoVoice("en-US", "English (US), female", "lh0", { ta: "3a2a4d23de2a44dbbff50f69dcb9486be53b6d0a871d77cdc35f45c3e25e82aa", sg: "d6946526696d9eb085f7b23b1fbdf7a9986caca658b645e9eb73c6514fd4789d" }),
+  picoVoice("en-GB", "English (UK), female", "kh0", { ta: "57998f6423236dea25cd572a73b13f371e64155840e31b571eba7fca0b521b7e", sg: "8f9f5d13a920a9f3371517178d42ce89b835f1e587760c2db280beb593c388fa" }),
+  picoVoice("de-DE", "German, female", "gl0", { ta: "df292826754713d5efb6c95d60582c17753e95856b4c735c3150db722b2c218a", sg: "39147b816d08bbbe64b23797804cf691a761ab73a7689ca9e2b6f87ace722654" }),
+  picoVoice("es-ES", "Spanish, female", "zl0", { ta: "b18c60baf249466bf8785d333d8cb4cf1f6b62e5545986f621c66568f1851961", sg: "82e724d3c788767ec95f0d22b0ab738e677ad397f26ec0bbbf2c07aafdf29000" }),
+  picoVoice("fr-FR", "French, female", "nk0", { ta: "d9da5eb3cd7aac7071ab8ff7fee8d716f58572ee5393c1f0a8db946d6bf32f97", sg: "85e2d63cf9f5522ea2a483d25ddd1cb0c6bfeecc39c92884aecfe7d3f179837a" }),
+  picoVoice("it-IT", "Italian, female", "cm0", { ta: "9b243c3470660293691d0d4e000901d7c5d0fa71976b33986e92e93a860ade33", sg: "c48be4dc1f5a3c77a3dc4c8a457949b69bc433d674fac4fac91d49c01770e7e4" }),
 ];
 
 /** Paths of the voice's two resource files, fetching any that are missing when a URL is configured. */
