@@ -5,9 +5,16 @@ import { ApiError } from "../../errors.ts";
 
 const bad = (name: string, why: string) => new ApiError("invalid_request", `${name} ${why}`, { param: name });
 
-export function onlyKnown(params: URLSearchParams, known: string[]): void {
+function onlyKnown(params: URLSearchParams, known: string[]): void {
   for (const key of params.keys()) if (!known.includes(key)) throw bad(key, "is not a known parameter");
   for (const key of known) if (params.getAll(key).length > 1) throw bad(key, "is given more than once");
+}
+
+/** A request's query, refused (400 naming the parameter) when it holds one not in `known` or one twice. */
+export function query(request: Request, known: string[]): URLSearchParams {
+  const params = new URL(request.url).searchParams;
+  onlyKnown(params, known);
+  return params;
 }
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
@@ -54,8 +61,13 @@ export function integer(params: URLSearchParams, name: string, min: number, max:
 }
 
 /** Opaque keyset cursors: base64url JSON of the last item's sort key. */
-export function encodeCursor(key: { t: number; id: string }): string {
+function encodeCursor(key: { t: number; id: string }): string {
   return Buffer.from(JSON.stringify(key)).toString("base64url");
+}
+
+/** A page of a listing as the account endpoints answer it: its items, and the cursor of the next (null at the end). */
+export function pageBody<T>(page: { items: T[]; next?: { t: number; id: string } | null }): { items: T[]; next_cursor: string | null } {
+  return { items: page.items, next_cursor: page.next ? encodeCursor(page.next) : null };
 }
 
 export function cursor(params: URLSearchParams, name = "cursor"): { t: number; id: string } | undefined {

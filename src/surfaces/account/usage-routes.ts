@@ -3,7 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { ACTIVITY_STATUSES, activityPage, dailyUsage, transactionsPage } from "../../ledger/activity.ts";
 import { balanceView } from "../../ledger/balance.ts";
 import { nativeAuth } from "../native/auth.ts";
-import { cursor, day, encodeCursor, integer, oneOf, onlyKnown, range, text, timestamp } from "./query.ts";
+import { cursor, day, integer, oneOf, pageBody, query, range, text, timestamp } from "./query.ts";
 
 const ACTIVITY_PARAMS = ["start_time", "end_time", "provider", "model", "capability", "status", "limit", "cursor"];
 const USAGE_PARAMS = ["start_date", "end_date"];
@@ -11,8 +11,6 @@ const TRANSACTION_PARAMS = ["limit", "cursor"];
 
 /** `/account/balance`, `/account/activity`, `/account/usage`, `/account/transactions` (Bearer). */
 export function usageRoutes(ctx: AppContext) {
-  const params = (request: Request) => new URL(request.url).searchParams;
-
   return new Elysia({ detail: { tags: ["account"] } })
     .use(nativeAuth(ctx))
     .get("/account/balance", ({ principal }) => balanceView(ctx.meter.ledger, principal.tenantId), {
@@ -21,8 +19,7 @@ export function usageRoutes(ctx: AppContext) {
     .get(
       "/account/activity",
       async ({ request, principal: { tenantId } }) => {
-        const q = params(request);
-        onlyKnown(q, ACTIVITY_PARAMS);
+        const q = query(request, ACTIVITY_PARAMS);
         const { start, end } = range(timestamp(q, "start_time"), timestamp(q, "end_time"), ["start_time", "end_time"]);
         const page = await activityPage(ctx.database, {
           tenantId,
@@ -35,15 +32,14 @@ export function usageRoutes(ctx: AppContext) {
           limit: integer(q, "limit", 1, 100, 50),
           after: cursor(q),
         });
-        return { items: page.items, next_cursor: page.next ? encodeCursor(page.next) : null };
+        return pageBody(page);
       },
       { detail: { summary: "Requests, newest first (see docs/account.md for the query)" } },
     )
     .get(
       "/account/usage",
       async ({ request, principal: { tenantId } }) => {
-        const q = params(request);
-        onlyKnown(q, USAGE_PARAMS);
+        const q = query(request, USAGE_PARAMS);
         const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
         const { start, end } = range(day(q, "start_date"), day(q, "end_date") ?? today, ["start_date", "end_date"]);
         const items = await dailyUsage(ctx.database, tenantId, start, new Date(end.getTime() + 86_400_000));
@@ -54,10 +50,9 @@ export function usageRoutes(ctx: AppContext) {
     .get(
       "/account/transactions",
       async ({ request, principal: { tenantId } }) => {
-        const q = params(request);
-        onlyKnown(q, TRANSACTION_PARAMS);
+        const q = query(request, TRANSACTION_PARAMS);
         const page = await transactionsPage(ctx.database, tenantId, integer(q, "limit", 1, 100, 50), cursor(q));
-        return { items: page.items, next_cursor: page.next ? encodeCursor(page.next) : null };
+        return pageBody(page);
       },
       { detail: { summary: "Credit transactions: grants, top-ups, adjustments" } },
     );
