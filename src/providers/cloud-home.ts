@@ -10,9 +10,8 @@ export interface CloudCredentials {
 }
 
 interface CloudDeclaration<Id extends string, Extra> {
+  /** Also names its environment variables: `<ID>_API_KEY` and `<ID>_BASE_URL` (upper case, `-` as `_`). */
   id: Id;
-  /** Its environment variables' names. */
-  env: { apiKey: string; baseUrl: string };
   defaultBaseUrl: string;
   spec: ProviderSpec;
   models: ModelSpec[];
@@ -35,6 +34,7 @@ export function connection(credentials: CloudCredentials, defaultBaseUrl: string
  */
 export function cloudProvider<Id extends string, Extra = Record<never, never>>(d: CloudDeclaration<Id, Extra>) {
   type Settings = CloudCredentials & Extra;
+  const prefix = d.id.toUpperCase().replaceAll("-", "_");
   const adapter =
     <P>(make: ((o: HttpProviderOptions, s: Settings, r: ProviderRuntime) => P) | undefined) =>
     (settings: Settings, runtime: ProviderRuntime): P | undefined => {
@@ -43,7 +43,7 @@ export function cloudProvider<Id extends string, Extra = Record<never, never>>(d
     };
   return defineProvider({
     id: d.id,
-    settings: (env: EnvReader): Settings => ({ apiKey: env.text(d.env.apiKey) || undefined, baseUrl: env.url(d.env.baseUrl), ...(d.extra?.(env) as Extra) }),
+    settings: (env: EnvReader): Settings => ({ apiKey: env.text(`${prefix}_API_KEY`) || undefined, baseUrl: env.url(`${prefix}_BASE_URL`), ...(d.extra?.(env) as Extra) }),
     catalogue: (settings: Settings) => ({ providers: settings.apiKey || settings.baseUrl ? [d.spec] : [], models: d.models }),
     tts: d.tts && adapter(d.tts),
     stt: d.stt && adapter(d.stt),

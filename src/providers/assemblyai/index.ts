@@ -4,7 +4,6 @@ import { AssemblyAiStt } from "./stt.ts";
 
 export const assemblyai = cloudProvider({
   id: "assemblyai",
-  env: { apiKey: "ASSEMBLYAI_API_KEY", baseUrl: "ASSEMBLYAI_BASE_URL" },
   defaultBaseUrl: "https://api.assemblyai.com",
   spec: ASSEMBLYAI,
   models: ASSEMBLYAI_MODELS,

@@ -5,7 +5,6 @@ import { CartesiaTts } from "./tts.ts";
 
 export const cartesia = cloudProvider({
   id: "cartesia",
-  env: { apiKey: "CARTESIA_API_KEY", baseUrl: "CARTESIA_BASE_URL" },
   defaultBaseUrl: "https://api.cartesia.ai",
   spec: CARTESIA,
   models: CARTESIA_MODELS,

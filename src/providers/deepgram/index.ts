@@ -5,7 +5,6 @@ import { DeepgramTts } from "./tts.ts";
 
 export const deepgram = cloudProvider({
   id: "deepgram",
-  env: { apiKey: "DEEPGRAM_API_KEY", baseUrl: "DEEPGRAM_BASE_URL" },
   defaultBaseUrl: "https://api.deepgram.com",
   spec: DEEPGRAM,
   models: DEEPGRAM_MODELS,

@@ -5,7 +5,6 @@ import { ElevenLabsTts } from "./tts.ts";
 
 export const elevenlabs = cloudProvider({
   id: "elevenlabs",
-  env: { apiKey: "ELEVENLABS_API_KEY", baseUrl: "ELEVENLABS_BASE_URL" },
   defaultBaseUrl: "https://api.elevenlabs.io",
   spec: ELEVENLABS,
   models: ELEVENLABS_MODELS,

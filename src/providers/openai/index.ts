@@ -5,7 +5,6 @@ import { OpenAiTts } from "./tts.ts";
 
 export const openai = cloudProvider({
   id: "openai",
-  env: { apiKey: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL" },
   defaultBaseUrl: "https://api.openai.com/v1",
   spec: OPENAI,
   models: OPENAI_MODELS,
