@@ -6,7 +6,7 @@ import { Metrics } from "../src/metrics.ts";
 import { ProviderError } from "../src/providers/types.ts";
 import { openWithin, tryCandidates, type Attempt, type CandidateRun } from "../src/sessions/lifecycle/candidates.ts";
 import { CreditGate } from "../src/sessions/lifecycle/credit-gate.ts";
-import { recordEnding } from "../src/sessions/lifecycle/ending.ts";
+import { type Outcome, recordEnding, type SessionEnding, type SessionRecord } from "../src/sessions/lifecycle/ending.ts";
 
 // The lifecycle every session kind runs on, rule by rule, with scripted providers and meters
 // (the kinds themselves are driven through their surfaces by the other tests).
@@ -202,38 +202,48 @@ describe("credit gate", () => {
 });
 
 describe("ending", () => {
-  test("usage settles with the kind's status and the outcome is the metric's label", async () => {
-    const settled: unknown[] = [];
-    const meter = { settle: async (o: unknown) => void settled.push(o) } as unknown as MeteredRequest;
+  const admission = (meter: unknown, first = "first") => ({ meter: meter as MeteredRequest, candidates: [binding(first)] });
+  const record = (over: Partial<SessionRecord> = {}): SessionRecord => ({ admission: undefined, binding: undefined, startedAt: new Date(), attempts: [], ...over });
+  const endAs = (outcome: Outcome, status: "completed" | "failed", billed: number): SessionEnding => ({ outcome, status, billed, latencyMs: 1, details: {} });
+  const deps = (metrics: Metrics, closes: unknown[] = []) => ({ log, metrics, surface: "native", port: { close: (code: number, reason: string) => void closes.push({ code, reason }) } });
+
+  test("usage settles with the kind's status, then the last words and the close; the outcome is the metric's label", async () => {
+    const order: string[] = [];
+    const meter = { settle: async (o: unknown) => void order.push(`settle ${JSON.stringify(o)}`) };
     const metrics = new Metrics(false);
-    const end = { outcome: "cut_off" as const, billed: 7, status: "completed" as const, provider: "a", startedAt: new Date(), latencyMs: 1, attempts: [], details: {} };
-    await recordEnding(end, { meter, candidates: [binding("first")] }, binding("a"), { log, metrics, surface: "native" });
-    expect(settled).toEqual([expect.objectContaining({ status: "completed", units: 7, binding: binding("a") })]);
-    // A session that never reached a provider is recorded against its first candidate.
-    await recordEnding({ ...end, provider: undefined }, { meter, candidates: [binding("first")] }, undefined, { log, metrics, surface: "native" });
-    expect(settled[1]).toMatchObject({ binding: binding("first") });
+    const closes: unknown[] = [];
+    await recordEnding(record({ admission: admission(meter), binding: binding("a") }), endAs("cut_off", "completed", 7), deps(metrics, closes), { code: 4402, reason: "insufficient_balance" }, () =>
+      order.push("last words"),
+    );
+    expect(order).toHaveLength(2);
+    expect(JSON.parse(order[0].slice("settle ".length))).toMatchObject({ status: "completed", units: 7, binding: { provider: { id: "a" } } });
+    expect(order[1]).toBe("last words");
+    expect(closes).toEqual([{ code: 4402, reason: "insufficient_balance" }]);
     expect(await metrics.registry.metrics()).toContain('voxroute_requests_total{surface="native",provider="a",status="cut_off"} 1');
+  });
+
+  test("a session no provider served is charged to the one tried last, else to its first candidate; a client gone gets no close", async () => {
+    const settled: { binding: Binding }[] = [];
+    const meter = { settle: async (o: { binding: Binding }) => void settled.push(o) };
+    const closes: unknown[] = [];
+    await recordEnding(record({ admission: admission(meter), tried: binding("tried") }), endAs("failed", "failed", 0), deps(new Metrics(false), closes), null);
+    await recordEnding(record({ admission: admission(meter) }), endAs("client_left", "failed", 0), deps(new Metrics(false), closes), null);
+    expect(settled.map((s) => s.binding.provider.id)).toEqual(["tried", "first"]);
+    expect(closes).toEqual([]);
   });
 
   test("a session never admitted settles nothing and is counted against no provider", async () => {
     const metrics = new Metrics(false);
-    await recordEnding({ outcome: "failed", billed: 0, status: "failed", provider: undefined, startedAt: new Date(), latencyMs: 0, attempts: [], details: {} }, undefined, undefined, {
-      log,
-      metrics,
-      surface: "el",
-    });
-    expect(await metrics.registry.metrics()).toContain('voxroute_requests_total{surface="el",provider="none",status="failed"} 1');
+    await recordEnding(record(), endAs("failed", "failed", 0), deps(metrics), { code: 4401, reason: "invalid_api_key" });
+    expect(await metrics.registry.metrics()).toContain('voxroute_requests_total{surface="native",provider="none",status="failed"} 1');
   });
 
   test("a settle that fails (logged by the meter) still ends the session", async () => {
-    const meter = { settle: () => Promise.reject(new Error("db down")) } as unknown as MeteredRequest;
+    const meter = { settle: () => Promise.reject(new Error("db down")) };
     const metrics = new Metrics(false);
-    await recordEnding(
-      { outcome: "completed", billed: 1, status: "completed", provider: "a", startedAt: new Date(), latencyMs: 0, attempts: [], details: {} },
-      { meter, candidates: [binding("a")] },
-      binding("a"),
-      { log, metrics, surface: "native" },
-    );
+    const closes: unknown[] = [];
+    await recordEnding(record({ admission: admission(meter), binding: binding("a") }), endAs("completed", "completed", 1), deps(metrics, closes), { code: 1000, reason: "tts_complete" });
     expect(await metrics.registry.metrics()).toContain('status="completed"} 1');
+    expect(closes).toEqual([{ code: 1000, reason: "tts_complete" }]);
   });
 });

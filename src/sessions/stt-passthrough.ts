@@ -8,7 +8,7 @@ import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
 import { openWithin, tryCandidates, type Attempt } from "./lifecycle/candidates.ts";
 import { CreditGate } from "./lifecycle/credit-gate.ts";
-import { failureOf, recordEnding, type Outcome } from "./lifecycle/ending.ts";
+import { failureOf, type Outcome, recordEnding, type SessionEnding } from "./lifecycle/ending.ts";
 
 // `event_format=provider`: the client speaks the provider's own protocol through the router.
 // Frames are relayed both ways as they are (binary stays binary, text stays text): no parsing,
@@ -180,22 +180,8 @@ export class SttPassthrough {
     this.idle.stop();
     this.gate.stop();
     const failed = outcome === "cut_off" ? this.receivedBytes === 0 : close !== null && close.code !== CLOSE.normal;
-    await recordEnding(
-      {
-        outcome,
-        billed: this.receivedSeconds,
-        status: failed ? "failed" : "completed",
-        provider: this.binding?.provider.id,
-        startedAt: this.startedAt,
-        latencyMs: 0,
-        attempts: this.attempts,
-        details: { code: close?.code, receivedBytes: this.receivedBytes },
-      },
-      this.admission,
-      this.binding,
-      this.deps,
-    );
-    if (close) this.deps.port.close(close.code, close.reason);
+    const end: SessionEnding = { outcome, billed: this.receivedSeconds, status: failed ? "failed" : "completed", latencyMs: 0, details: { receivedBytes: this.receivedBytes } };
+    await recordEnding({ admission: this.admission, binding: this.binding, startedAt: this.startedAt, attempts: this.attempts }, end, this.deps, close);
     this.done();
   }
 }

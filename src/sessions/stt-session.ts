@@ -8,7 +8,7 @@ import { admitSession, type Admission } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
 import { openWithin, tryCandidates, type Attempt } from "./lifecycle/candidates.ts";
 import { CreditGate } from "./lifecycle/credit-gate.ts";
-import { failureOf, recordEnding, type Outcome } from "./lifecycle/ending.ts";
+import { failureOf, type Outcome, recordEnding, type SessionEnding } from "./lifecycle/ending.ts";
 import { withRouterTurns } from "./router-turns.ts";
 import type { SttCommand, SttSessionDeps, SttSessionEvent, SttSessionSetup } from "./stt-events.ts";
 
@@ -306,25 +306,15 @@ export class SttSession {
     this.gate.stop();
     this.opening?.abort();
     this.stream?.cancel();
-    const billed = outcome === "failed" ? Math.min(this.receivedSeconds, billedSeconds(this.lastFinalEndMs / 1000)) : this.receivedSeconds;
     // A client that broke the rules or went quiet, a cut-off that delivered nothing, and a failure are recorded as failed.
     const failed = outcome === "failed" || (outcome === "client_left" && close !== null) || (outcome === "cut_off" && this.admittedBytes === 0);
-    await recordEnding(
-      {
-        outcome,
-        billed,
-        status: failed ? "failed" : "completed",
-        provider: this.binding?.provider.id,
-        startedAt: this.startedAt,
-        latencyMs: (this.firstOutputAt ?? performance.now()) - (this.firstInputAt ?? performance.now()),
-        attempts: this.attempts,
-        details: { code: close?.code, admittedBytes: this.admittedBytes },
-      },
-      this.admission,
-      this.binding,
-      this.deps,
-    );
-    lastWords?.();
-    if (close) this.deps.port.close(close.code, close.reason);
+    const end: SessionEnding = {
+      outcome,
+      billed: outcome === "failed" ? Math.min(this.receivedSeconds, billedSeconds(this.lastFinalEndMs / 1000)) : this.receivedSeconds,
+      status: failed ? "failed" : "completed",
+      latencyMs: (this.firstOutputAt ?? performance.now()) - (this.firstInputAt ?? performance.now()),
+      details: { admittedBytes: this.admittedBytes },
+    };
+    await recordEnding({ admission: this.admission, binding: this.binding, startedAt: this.startedAt, attempts: this.attempts }, end, this.deps, close, lastWords);
   }
 }

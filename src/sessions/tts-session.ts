@@ -9,7 +9,7 @@ import { IdleTimer } from "./idle-timer.ts";
 import { TextTally } from "./tts-text-tally.ts";
 import { openWithin, tryCandidates, type Attempt } from "./lifecycle/candidates.ts";
 import { CreditGate } from "./lifecycle/credit-gate.ts";
-import { failureOf, recordEnding, type Outcome } from "./lifecycle/ending.ts";
+import { failureOf, type Outcome, recordEnding, type SessionEnding } from "./lifecycle/ending.ts";
 import type { TtsCommand, TtsSessionDeps, TtsSessionSetup } from "./tts-events.ts";
 
 // A streaming TTS session, independent of the surface that frames it. (Over 300 lines: it is one
@@ -329,24 +329,14 @@ export class TtsSession {
     this.idle.stop();
     this.gate.stop();
     this.stream?.cancel();
-    const billed = this.text.billed(outcome, this.audioStarted, this.stream?.given);
-    await recordEnding(
-      {
-        outcome,
-        billed,
-        status: outcome === "completed" || (outcome === "cut_off" && this.text.admitted > 0) ? "completed" : "failed",
-        provider: this.binding?.provider.id,
-        startedAt: this.startedAt,
-        latencyMs: (this.firstAudioAt ?? performance.now()) - (this.firstTextAt ?? this.firstAudioAt ?? performance.now()),
-        attempts: this.attempts,
-        details: { code: close?.code, characters: this.text.admitted, audioBytes: this.audioBytes },
-      },
-      this.admission,
-      this.binding ?? this.tried,
-      this.deps,
-    );
-    lastWords?.();
-    if (close) this.deps.port.close(close.code, close.reason);
+    const end: SessionEnding = {
+      outcome,
+      billed: this.text.billed(outcome, this.audioStarted, this.stream?.given),
+      status: outcome === "completed" || (outcome === "cut_off" && this.text.admitted > 0) ? "completed" : "failed",
+      latencyMs: (this.firstAudioAt ?? performance.now()) - (this.firstTextAt ?? this.firstAudioAt ?? performance.now()),
+      details: { characters: this.text.admitted, audioBytes: this.audioBytes },
+    };
+    await recordEnding({ admission: this.admission, binding: this.binding, tried: this.tried, startedAt: this.startedAt, attempts: this.attempts }, end, this.deps, close, lastWords);
   }
 
   private status(status: "connecting" | "connected" | "failed", binding: Binding, reason?: string): void {

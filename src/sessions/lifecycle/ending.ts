@@ -18,6 +18,7 @@ import type { Attempt } from "./candidates.ts";
  */
 export type Outcome = "completed" | "cut_off" | "client_left" | "failed" | "shutdown";
 
+/** How a session ended, by its kind's rules. */
 export interface SessionEnding {
   outcome: Outcome;
   /** Usage billed, in the binding's unit. */
@@ -27,34 +28,47 @@ export interface SessionEnding {
    * it asked (`completed`) or not (`failed`); see docs/architecture.md for each kind's table.
    */
   status: "completed" | "failed";
-  /** The provider that served the session (or was tried last); none when the session was never admitted. */
-  provider: string | undefined;
-  startedAt: Date;
   latencyMs: number;
-  attempts: Attempt[];
   /** What the log line adds (sizes, codes). */
   details: Record<string, unknown>;
+}
+
+/** What every session kind knows of itself when it ends. */
+export interface SessionRecord {
+  admission: Admission | undefined;
+  /** The binding that served the session; absent when none did. */
+  binding: Binding | undefined;
+  /** The binding to charge when none served it (the one tried last); else the first candidate is. */
+  tried?: Binding;
+  startedAt: Date;
+  attempts: Attempt[];
 }
 
 export interface EndingDeps {
   log: Logger;
   metrics: Metrics;
   surface: string;
+  port: { close(code: number, reason: string): void };
 }
 
 /**
- * Settles usage (once: the meter refuses a second settle) and records the session's end. An
- * admitted session is charged to the binding it used (or tried last), else to its first
- * candidate: every admitted request leaves one activity record, also one that never reached a provider.
+ * Settles usage (once: the meter refuses a second settle), records the session's end, then lets
+ * the session say its last words and closes (`close` null: the client is gone). An admitted
+ * session is charged to the binding it used (or tried last), else to its first candidate: every
+ * admitted request leaves one activity record, also one that never reached a provider.
  */
-export async function recordEnding(end: SessionEnding, admission: Admission | undefined, used: Binding | undefined, deps: EndingDeps): Promise<void> {
+export async function recordEnding(session: SessionRecord, end: SessionEnding, deps: EndingDeps, close: Close | null, lastWords?: () => void): Promise<void> {
+  const { admission, startedAt, attempts } = session;
   if (admission) {
     await admission.meter
-      .settle({ binding: used ?? admission.candidates[0], status: end.status, units: end.billed, startedAt: end.startedAt, latencyMs: end.latencyMs, attempts: end.attempts })
+      .settle({ binding: session.binding ?? session.tried ?? admission.candidates[0], status: end.status, units: end.billed, startedAt, latencyMs: end.latencyMs, attempts })
       .catch(() => {}); // logged by the meter with everything needed to bill it by hand
   }
-  deps.log.info({ outcome: end.outcome, provider: end.provider, billed: end.billed, ...end.details }, "session closed");
-  deps.metrics.requests.inc({ surface: deps.surface, provider: end.provider ?? "none", status: end.outcome });
+  const provider = session.binding?.provider.id;
+  deps.log.info({ outcome: end.outcome, provider, billed: end.billed, code: close?.code, ...end.details }, "session closed");
+  deps.metrics.requests.inc({ surface: deps.surface, provider: provider ?? "none", status: end.outcome });
+  lastWords?.();
+  if (close) deps.port.close(close.code, close.reason);
 }
 
 export interface Close {
