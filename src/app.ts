@@ -17,6 +17,7 @@ import { realtimeClientSecretRoute } from "./surfaces/native/realtime-client-sec
 import { elevenLabsRoutes } from "./surfaces/el/routes.ts";
 import { oaiRoutes } from "./surfaces/oai/routes.ts";
 import { opsRoutes } from "./surfaces/ops-routes.ts";
+import { mount } from "./surfaces/mount.ts";
 import { requestGate } from "./surfaces/request-gate.ts";
 
 /**
@@ -25,7 +26,7 @@ import { requestGate } from "./surfaces/request-gate.ts";
  */
 export function createApp(ctx: AppContext) {
   const gate = requestGate(ctx);
-  return new Elysia({ websocket: { maxPayloadLength: 16 * 1024 * 1024, backpressureLimit: 1024 * 1024, closeOnBackpressureLimit: false } })
+  const app = new Elysia({ websocket: { maxPayloadLength: 16 * 1024 * 1024, backpressureLimit: 1024 * 1024, closeOnBackpressureLimit: false } })
     .onRequest(({ request, set }) => {
       const refused = gate(request);
       if (refused) markRetryVerdict(refused, set); // an answer before routing skips mapResponse
@@ -52,18 +53,20 @@ export function createApp(ctx: AppContext) {
           info: { title: "voxroute", version: "0.1.0", description: "Voice API router. WebSocket channels are described in docs/." },
         },
       }),
-    )
-    .use(opsRoutes(ctx))
-    .use(catalogueRoutes(ctx))
-    .use(ttsRoute(ctx))
-    .use(sttRoute(ctx))
-    .use(transcriptionRoute(ctx))
-    .use(usageRoutes(ctx))
-    .use(signupRoutes(ctx))
-    .use(topUpRoutes(ctx))
-    .use(paymentRoutes(ctx))
-    .use(realtimeProfileRoutes(ctx))
-    .use(realtimeClientSecretRoute(ctx))
-    .use(oaiRoutes(ctx))
-    .use(elevenLabsRoutes(ctx));
+    );
+  return mount(app, ctx, [
+    opsRoutes,
+    catalogueRoutes,
+    ttsRoute,
+    sttRoute,
+    transcriptionRoute,
+    usageRoutes,
+    signupRoutes,
+    topUpRoutes,
+    paymentRoutes,
+    realtimeProfileRoutes,
+    realtimeClientSecretRoute,
+    oaiRoutes,
+    elevenLabsRoutes,
+  ]);
 }

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { notImplemented } from "../compat-access.ts";
+import { mount } from "../mount.ts";
 import { elevenLabsCatalogueRoutes } from "./catalogue-routes.ts";
 import { elAuth } from "./auth.ts";
 import { elevenLabsSpeechEngineRoutes } from "./speech-engine-routes.ts";
@@ -14,12 +15,7 @@ import { elevenLabsTtsRoutes } from "./tts-route.ts";
  * (see error-responses.ts); any other path answers 501 after the key and balance checks.
  */
 export function elevenLabsRoutes(ctx: AppContext) {
-  return new Elysia({ prefix: "/el" })
-    .use(elevenLabsTtsRoutes(ctx))
-    .use(elevenLabsStreamInputRoute(ctx))
-    .use(elevenLabsSttRoute(ctx))
-    .use(elevenLabsCatalogueRoutes(ctx))
-    .use(elevenLabsSpeechEngineRoutes(ctx))
+  return mount(new Elysia({ prefix: "/el" }), ctx, [elevenLabsTtsRoutes, elevenLabsStreamInputRoute, elevenLabsSttRoute, elevenLabsCatalogueRoutes, elevenLabsSpeechEngineRoutes])
     .use(elAuth(ctx))
     .all("/*", ({ request, principal }) => notImplemented(ctx, principal, new URL(request.url).pathname), { parse: "none" });
 }
