@@ -15,7 +15,8 @@ import { bearer, connect } from "./helpers/ws-client.ts";
 // of up to seconds: done on the server's event loop, they stall every other session meanwhile. A
 // timer on the loop (the server runs in this process) must keep firing while a long file is
 // measured and decoded. Gaps are compared with how long the same work takes on the loop itself,
-// not with a fixed time, so a loaded machine slows both sides alike.
+// not with a fixed time, so a loaded machine slows both sides alike. `bun run test` runs this file
+// in a process of its own: the heap other files leave behind would make its collections count.
 
 /** Keeps the files it is sent, to check they reach the provider whole. */
 class RecordingSpare extends SpareStt {
