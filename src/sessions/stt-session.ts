@@ -1,20 +1,15 @@
 import type { Binding } from "../catalogue/types.ts";
-import { ApiError, CLOSE, closeReason, ERRORS } from "../errors.ts";
-import type { Payer } from "../ledger/meter.ts";
+import { ApiError, CLOSE } from "../errors.ts";
 import { audioSeconds, billedSeconds } from "../ledger/usage.ts";
-import type { Logger } from "../log.ts";
 import { ProviderError, type SttEvent, type SttStream } from "../providers/types.ts";
-import { admitSession, type Admission } from "./admission.ts";
-import { IdleTimer } from "./idle-timer.ts";
-import { openWithin, tryCandidates, type Attempt } from "./lifecycle/candidates.ts";
-import { CreditGate } from "./lifecycle/credit-gate.ts";
-import { failureOf, type Outcome, recordEnding, type SessionEnding } from "./lifecycle/ending.ts";
+import { openWithin } from "./lifecycle/candidates.ts";
+import type { Close, Outcome, SessionEnding } from "./lifecycle/ending.ts";
+import { SessionCore } from "./lifecycle/session-core.ts";
 import { withRouterTurns } from "./router-turns.ts";
 import type { SttCommand, SttSessionDeps, SttSessionEvent, SttSessionSetup } from "./stt-events.ts";
 
-// A streaming STT session, independent of the surface that frames it. (Over 300 lines: one state
-// machine whose admission, turn and billing rules read best together; the lifecycle rules live
-// in lifecycle/.)
+// A streaming STT session, independent of the surface that frames it (the lifecycle every kind
+// shares is `SessionCore`).
 // - Audio is forwarded as it came (no resampling, no transcoding); audio sent while the session
 //   is starting is kept and delivered in order once the provider is ready.
 // - A turn id stays the same across a turn's interim and final transcripts and its commit, and
@@ -26,66 +21,20 @@ import type { SttCommand, SttSessionDeps, SttSessionEvent, SttSessionSetup } fro
 // - With an idle timeout, a session with no client frame (an empty binary frame is a keep-alive)
 //   and no event sent for that long ends with 4408 `idle_timeout`, until the client closes it.
 
-export class SttSession {
-  private state: "starting" | "ready" | "closed" = "starting";
+export class SttSession extends SessionCore<Uint8Array | SttCommand, SttSessionSetup, SttSessionDeps> {
   private stream: SttStream | undefined;
   /** Aborted when the session ends while a provider is still opening for it. */
   private opening: AbortController | undefined;
-  private binding: Binding | undefined;
-  private admission: Admission | undefined;
   private pending: (Uint8Array | SttCommand)[] = [];
   private turn = 1;
   /** Audio the hold covered and that went on (the billed amount). */
   private admittedBytes = 0;
-  /** Client frames in arrival order, waiting for the hold to cover the audio among them. */
-  private readonly gate: CreditGate<Uint8Array | SttCommand>;
-  private exhausted = false;
-  private closing = false;
-  /** The client broke the frame contract (rather than the provider failing). */
-  private endedByClient = false;
   private lastFinalEndMs = 0;
   private firstInputAt: number | undefined;
   private firstOutputAt: number | undefined;
-  private readonly startedAt = new Date();
-  private readonly attempts: Attempt[] = [];
-  private readonly log: Logger;
-  private readonly idle: IdleTimer;
-  readonly finished: Promise<void>;
 
-  constructor(
-    private readonly setup: SttSessionSetup,
-    private readonly deps: SttSessionDeps,
-  ) {
-    this.log = deps.log.child({ session: setup.id, channel: "stt" });
-    const idleMs = setup.idleTimeoutMs ?? 0;
-    this.idle = new IdleTimer(idleMs, () => {
-      this.endedByClient = true; // the audio it sent is paid for, as on a close
-      void this.fail(new ApiError("idle_timeout", `no frame from the client and no event for ${idleMs / 1000} s`));
-    });
-    // Audio goes on only as far as the hold covers it; when it cannot grow, the audio waiting is dropped unbilled.
-    this.gate = new CreditGate<Uint8Array | SttCommand>({
-      usageWith: (item) => (item instanceof Uint8Array ? audioSeconds(this.admittedBytes + item.byteLength, this.setup.bytesPerSecond) : undefined),
-      cover: (seconds) => this.admission!.meter.cover(this.binding ?? this.admission!.candidates[0], seconds),
-      admit: (item) => {
-        if (item instanceof Uint8Array) {
-          this.admittedBytes += item.byteLength;
-          this.admission!.meter.delivered(this.binding ?? this.admission!.candidates[0], this.receivedSeconds);
-        }
-        this.forward(item);
-      },
-      exhausted: () => this.exhaust(),
-      failed: (err) => void this.fail(err),
-    });
-    this.finished = this.run();
-  }
-
-  /** Who pays for the session, once admitted. */
-  get payer(): Payer | undefined {
-    return this.admission?.meter.payer;
-  }
-
-  private get closed() {
-    return this.state === "closed";
+  constructor(setup: SttSessionSetup, deps: SttSessionDeps) {
+    super(setup, deps, { channel: "stt", idleWaitedFor: "no event" });
   }
 
   /** A binary frame from the client: audio exactly as sent. */
@@ -97,15 +46,9 @@ export class SttSession {
     this.gate.push(frame);
   }
 
+  /** A command from the client: it keeps its place behind audio still waiting for its credit hold. */
   command(cmd: SttCommand): void {
-    if (this.closed || this.closing) return;
-    this.idle.touch();
-    if (cmd.type === "close") {
-      this.closing = true;
-      this.idle.stop();
-    }
-    // Commands keep their place behind audio still waiting for its credit hold.
-    this.gate.push(cmd);
+    this.receive(cmd, cmd.type === "close");
   }
 
   /** The client broke the frame contract: the session ends, and the audio it sent is paid for as on a close. */
@@ -120,20 +63,6 @@ export class SttSession {
     void this.finish("client_left", null);
   }
 
-  /**
-   * The server ends the session (its key was revoked, its tenant disabled): billed as when a
-   * provider fails, up to the last final transcript the client got.
-   */
-  end(err: ApiError): void {
-    void this.fail(err);
-  }
-
-  shutdown(): void {
-    if (this.closed) return;
-    this.emit({ type: "error", code: "service_unavailable", message: "the server is shutting down" });
-    void this.finish("shutdown", { code: CLOSE.goingAway, reason: "server_shutdown" });
-  }
-
   private forward(item: Uint8Array | SttCommand): void {
     if (this.state !== "ready") return void this.pending.push(item);
     const stream = this.stream!;
@@ -143,8 +72,21 @@ export class SttSession {
     else stream.end();
   }
 
+  protected usageWith(item: Uint8Array | SttCommand): number | undefined {
+    return item instanceof Uint8Array ? audioSeconds(this.admittedBytes + item.byteLength, this.setup.bytesPerSecond) : undefined;
+  }
+
+  /** Audio goes on only as far as the hold covers it; when it cannot grow, the audio waiting is dropped unbilled. */
+  protected admit(item: Uint8Array | SttCommand): void {
+    if (item instanceof Uint8Array) {
+      this.admittedBytes += item.byteLength;
+      this.admission!.meter.delivered(this.binding ?? this.admission!.candidates[0], this.receivedSeconds);
+    }
+    this.forward(item);
+  }
+
   /** The balance cannot pay for more audio: finalize what came, then end with 4402. */
-  private exhaust(): void {
+  protected exhaust(): void {
     if (this.exhausted) return;
     this.exhausted = true;
     this.closing = true;
@@ -157,36 +99,20 @@ export class SttSession {
     this.deps.port.event(event);
   }
 
-  private async run(): Promise<void> {
-    this.admission = await admitSession(
-      this.setup.admit,
-      (err) => this.fail(err),
-      () => this.closed,
-      this.startedAt,
-    );
-    if (!this.admission) return;
-    // Audio sent while the session was being admitted waits in the gate: it goes on as paid for.
-    this.gate.start();
-    await tryCandidates(
-      this.admission.candidates,
-      {
-        connect: (binding) => this.idle.during(this.connect(binding)),
-        serve: async (binding) => {
-          await this.pump();
-          if (this.closed) return;
-          // A provider may only end the stream after the client closed the session.
-          if (!this.closing) throw new ProviderError(`${binding.provider.id} ended the stream before the session was closed`, true);
-          await this.complete();
-        },
-        // The audio a provider took is not kept to be sent again: only one that never connected is replaced.
-        canMoveOn: () => !this.stream,
-        moveOn: () => {},
-        closed: () => this.closed,
-        fail: (err) => this.fail(err),
+  protected candidateRun() {
+    return {
+      connect: (binding: Binding) => this.idle.during(this.connect(binding)),
+      serve: async (binding: Binding) => {
+        await this.pump();
+        if (this.closed) return;
+        // A provider may only end the stream after the client closed the session.
+        if (!this.closing) throw new ProviderError(`${binding.provider.id} ended the stream before the session was closed`, true);
+        await this.complete();
       },
-      this.attempts,
-      this.log,
-    );
+      // The audio a provider took is not kept to be sent again: only one that never connected is replaced.
+      canMoveOn: () => !this.stream,
+      moveOn: () => {},
+    };
   }
 
   private async connect(binding: Binding): Promise<void> {
@@ -270,10 +196,7 @@ export class SttSession {
   }
 
   private async complete(): Promise<void> {
-    if (this.exhausted) {
-      this.emit({ type: "error", code: "insufficient_balance", message: "the balance is used up; the audio received before was transcribed" });
-      return this.finish("cut_off", { code: ERRORS.insufficient_balance.close, reason: closeReason("insufficient_balance") });
-    }
+    if (this.exhausted) return this.cutOff("the balance is used up; the audio received before was transcribed");
     await this.finish("completed", { code: CLOSE.normal, reason: "stt_complete" }, () =>
       this.emit({
         type: "ended",
@@ -286,35 +209,28 @@ export class SttSession {
     );
   }
 
-  private async fail(err: unknown): Promise<void> {
-    if (this.closed) return;
-    const { error, close } = failureOf(err, this.log);
+  protected sendError(error: ApiError): void {
     this.emit({ type: "error", code: error.code, message: error.message });
-    await this.finish(this.endedByClient ? "client_left" : "failed", close);
+  }
+
+  protected stopWork(): void {
+    this.opening?.abort();
+    this.stream?.cancel();
   }
 
   /**
-   * Ends the session once: stops the provider, settles usage, then sends the last event and
-   * closes (`close` null: the client is gone). The audio received is billed, except when a
-   * provider failed or the server ended the session: then up to the last final transcript, and
-   * never more than was received.
+   * The audio received is billed, except when a provider failed or the server ended the session:
+   * then up to the last final transcript, and never more than was received.
    */
-  private async finish(outcome: Outcome, close: { code: number; reason: string } | null, lastWords?: () => void): Promise<void> {
-    if (this.closed) return;
-    this.state = "closed";
-    this.idle.stop();
-    this.gate.stop();
-    this.opening?.abort();
-    this.stream?.cancel();
+  protected ending(outcome: Outcome, close: Close | null): SessionEnding {
     // A client that broke the rules or went quiet, a cut-off that delivered nothing, and a failure are recorded as failed.
     const failed = outcome === "failed" || (outcome === "client_left" && close !== null) || (outcome === "cut_off" && this.admittedBytes === 0);
-    const end: SessionEnding = {
+    return {
       outcome,
       billed: outcome === "failed" ? Math.min(this.receivedSeconds, billedSeconds(this.lastFinalEndMs / 1000)) : this.receivedSeconds,
       status: failed ? "failed" : "completed",
       latencyMs: (this.firstOutputAt ?? performance.now()) - (this.firstInputAt ?? performance.now()),
       details: { admittedBytes: this.admittedBytes },
     };
-    await recordEnding({ admission: this.admission, binding: this.binding, startedAt: this.startedAt, attempts: this.attempts }, end, this.deps, close, lastWords);
   }
 }

@@ -1,20 +1,15 @@
 import type { Binding } from "../catalogue/types.ts";
-import { ApiError, CLOSE, closeReason, ERRORS } from "../errors.ts";
-import type { Payer } from "../ledger/meter.ts";
+import { ApiError, CLOSE } from "../errors.ts";
 import { characters } from "../ledger/usage.ts";
-import type { Logger } from "../log.ts";
 import { ProviderError, type TtsStream } from "../providers/types.ts";
-import { admitSession, type Admission } from "./admission.ts";
-import { IdleTimer } from "./idle-timer.ts";
 import { TextTally } from "./tts-text-tally.ts";
-import { openWithin, tryCandidates, type Attempt } from "./lifecycle/candidates.ts";
-import { CreditGate } from "./lifecycle/credit-gate.ts";
-import { failureOf, type Outcome, recordEnding, type SessionEnding } from "./lifecycle/ending.ts";
+import { openWithin } from "./lifecycle/candidates.ts";
+import type { Outcome, SessionEnding } from "./lifecycle/ending.ts";
+import { SessionCore } from "./lifecycle/session-core.ts";
 import type { TtsCommand, TtsSessionDeps, TtsSessionSetup } from "./tts-events.ts";
 
-// A streaming TTS session, independent of the surface that frames it. (Over 300 lines: it is one
-// state machine, whose invariants -- what is replayed, what is billed -- read best in one place;
-// the character tally and the lifecycle rules live in their own files.)
+// A streaming TTS session, independent of the surface that frames it (the lifecycle every kind
+// shares is `SessionCore`; the character tally is `TextTally`).
 // - Text is admitted only once the request's credit hold covers it (no database round trip while
 //   the current block lasts); when the balance cannot cover more, the session synthesizes what was
 //   admitted and ends with 4402 `insufficient_balance`.
@@ -29,8 +24,6 @@ import type { TtsCommand, TtsSessionDeps, TtsSessionSetup } from "./tts-events.t
 // - With an idle timeout, a session with no client frame and nothing sent to the client for that
 //   long (audio waiting for the client to read does not count) ends with 4408 `idle_timeout`.
 
-type State = "starting" | "ready" | "closed";
-
 /**
  * Audio reaches the port in pieces of at most this. A socket holds one piece beyond the port's
  * wait for drain, so it stays far under Bun's backpressureLimit (1 MiB), past which Bun would drop
@@ -38,15 +31,8 @@ type State = "starting" | "ready" | "closed";
  */
 const MAX_AUDIO_PIECE = 64 * 1024;
 
-export class TtsSession {
-  private state: State = "starting";
+export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSessionDeps> {
   private stream: TtsStream | undefined;
-  private binding: Binding | undefined;
-  /** The provider tried last: a request that never connected is recorded against it. */
-  private tried: Binding | undefined;
-  private admission: Admission | undefined;
-  /** Commands not yet covered by the hold, in arrival order. */
-  private readonly gate: CreditGate<TtsCommand>;
   /** Admitted commands waiting for a provider. */
   private pending: TtsCommand[] = [];
   /** Commands given to the current provider before any of its audio went out: replayed on fallback. */
@@ -54,65 +40,20 @@ export class TtsSession {
   /** With auto_flush off, text waits here for a flush or close. */
   private held = "";
   private readySent = false;
-  private closeRequested = false;
   private closeAccepted = false;
-  private exhausted = false;
   private audioStarted = false;
-  private readonly startedAt = new Date();
   private firstTextAt: number | undefined;
   private firstAudioAt: number | undefined;
   private readonly text = new TextTally();
-  /** The client left or broke the frame contract (rather than the provider failing). */
-  private endedByClient = false;
   private audioBytes = 0;
-  private readonly attempts: Attempt[] = [];
-  private readonly log: Logger;
-  private readonly idle: IdleTimer;
-  readonly finished: Promise<void>;
 
-  constructor(
-    private readonly setup: TtsSessionSetup,
-    private readonly deps: TtsSessionDeps,
-  ) {
-    this.log = deps.log.child({ session: setup.id, channel: "tts" });
-    const idleMs = setup.idleTimeoutMs ?? 0;
-    this.idle = new IdleTimer(idleMs, () => {
-      // Going quiet is the client's doing: billed as if it had left.
-      this.endedByClient = true;
-      void this.fail(new ApiError("idle_timeout", `no frame from the client and nothing to send for ${idleMs / 1000} s`));
-    });
-    this.gate = new CreditGate<TtsCommand>({
-      usageWith: (cmd) => (cmd.type === "text" ? this.text.admitted + characters(cmd.text) : undefined),
-      cover: (units) => this.admission!.meter.cover(this.binding ?? this.admission!.candidates[0], units),
-      admit: (cmd, units) => {
-        if (units !== undefined) this.text.admitted = units;
-        this.accept(cmd);
-      },
-      exhausted: () => this.exhaust(),
-      failed: (err) => void this.fail(err),
-    });
-    this.finished = this.run();
-  }
-
-  /** Who pays for the session, once admitted. */
-  get payer(): Payer | undefined {
-    return this.admission?.meter.payer;
-  }
-
-  private get closed(): boolean {
-    return this.state === "closed";
+  constructor(setup: TtsSessionSetup, deps: TtsSessionDeps) {
+    super(setup, deps, { channel: "tts", idleWaitedFor: "nothing to send" });
   }
 
   /** A command from the client, in arrival order; anything after `close` is ignored. */
   command(cmd: TtsCommand): void {
-    if (this.closed || this.closeRequested) return;
-    this.idle.touch();
-    if (cmd.type === "close") {
-      this.closeRequested = true;
-      this.idle.stop();
-    }
-    if (cmd.type === "text") this.firstTextAt ??= performance.now();
-    this.gate.push(cmd);
+    if (this.receive(cmd, cmd.type === "close") && cmd.type === "text") this.firstTextAt ??= performance.now();
   }
 
   /** The client broke the frame contract (1003 / 1009): it ends the session as if it had left. */
@@ -129,63 +70,42 @@ export class TtsSession {
     void this.finish("client_left", null);
   }
 
-  /**
-   * The server ends the session (its key was revoked, its tenant disabled): billed as when a
-   * provider fails, for the text whose audio a flush confirmed, since the client did not choose it.
-   */
-  end(err: ApiError): void {
-    void this.fail(err);
-  }
-
-  /** The server is stopping and the grace period is over. */
-  shutdown(): void {
-    if (this.closed) return;
-    this.deps.port.event({ type: "error", code: "service_unavailable", message: "the server is shutting down" });
-    void this.finish("shutdown", { code: CLOSE.goingAway, reason: "server_shutdown" });
-  }
-
-  private async run(): Promise<void> {
-    this.admission = await admitSession(
-      this.setup.admit,
-      (err) => this.fail(err),
-      () => this.closed,
-      this.startedAt,
-    );
-    if (!this.admission) return;
-    this.gate.start();
-    await tryCandidates(
-      this.admission.candidates,
-      {
-        connect: (binding) => this.idle.during(this.connect(binding)),
-        serve: async () => {
-          if (await this.pump()) await this.complete();
-        },
-        // Text is replayed to the next provider only while the client has heard none of it.
-        canMoveOn: () => !this.audioStarted,
-        moveOn: () => {
-          this.stream?.cancel();
-          this.stream = undefined;
-          this.state = "starting";
-          this.pending = [...this.replay, ...this.pending];
-          this.replay = [];
-          this.held = ""; // its text is in the replayed commands
-          this.text.restart();
-        },
-        attemptFailed: (binding, reason) => this.status("failed", binding, reason),
-        closed: () => this.closed,
-        fail: (err) => this.fail(err),
+  protected candidateRun() {
+    return {
+      connect: (binding: Binding) => this.idle.during(this.connect(binding)),
+      serve: async () => {
+        if (await this.pump()) await this.complete();
       },
-      this.attempts,
-      this.log,
-    );
+      // Text is replayed to the next provider only while the client has heard none of it.
+      canMoveOn: () => !this.audioStarted,
+      moveOn: () => {
+        this.stream?.cancel();
+        this.stream = undefined;
+        this.state = "starting";
+        this.pending = [...this.replay, ...this.pending];
+        this.replay = [];
+        this.held = ""; // its text is in the replayed commands
+        this.text.restart();
+      },
+      attemptFailed: (binding: Binding, reason: string) => this.status("failed", binding, reason),
+    };
+  }
+
+  protected usageWith(cmd: TtsCommand): number | undefined {
+    return cmd.type === "text" ? this.text.admitted + characters(cmd.text) : undefined;
+  }
+
+  protected admit(cmd: TtsCommand, units: number | undefined): void {
+    if (units !== undefined) this.text.admitted = units;
+    this.accept(cmd);
   }
 
   /** The balance cannot pay for more text: speak what was admitted, then end with 4402. */
-  private exhaust(): void {
+  protected exhaust(): void {
     if (this.exhausted) return;
     this.exhausted = true;
     this.log.info({ characters: this.text.admitted }, "balance exhausted during the session");
-    this.closeRequested = true;
+    this.closing = true;
     if (!this.closeAccepted) this.accept({ type: "close" });
   }
 
@@ -298,10 +218,7 @@ export class TtsSession {
   }
 
   private async complete(): Promise<void> {
-    if (this.exhausted) {
-      this.deps.port.event({ type: "error", code: "insufficient_balance", message: "the balance is used up; the text admitted before was spoken" });
-      return this.finish("cut_off", { code: ERRORS.insufficient_balance.close, reason: closeReason("insufficient_balance") });
-    }
+    if (this.exhausted) return this.cutOff("the balance is used up; the text admitted before was spoken");
     await this.finish("completed", { code: CLOSE.normal, reason: "tts_complete" }, () =>
       this.deps.port.event({
         type: "ended",
@@ -314,29 +231,23 @@ export class TtsSession {
     );
   }
 
-  private async fail(err: unknown): Promise<void> {
-    if (this.closed) return;
-    const { error, close } = failureOf(err, this.log);
+  protected sendError(error: ApiError): void {
     const { param } = error.extra;
     this.deps.port.event({ type: "error", code: error.code, message: error.message, ...(param ? { param: String(param) } : {}) });
-    await this.finish(this.endedByClient ? "client_left" : "failed", close);
   }
 
-  /** Ends the session once: stops the provider, settles usage, then sends the final event and closes (`close` null: the client is gone). */
-  private async finish(outcome: Outcome, close: { code: number; reason: string } | null, lastWords?: () => void): Promise<void> {
-    if (this.closed) return;
-    this.state = "closed";
-    this.idle.stop();
-    this.gate.stop();
+  protected stopWork(): void {
     this.stream?.cancel();
-    const end: SessionEnding = {
+  }
+
+  protected ending(outcome: Outcome): SessionEnding {
+    return {
       outcome,
       billed: this.text.billed(outcome, this.audioStarted, this.stream?.given),
       status: outcome === "completed" || (outcome === "cut_off" && this.text.admitted > 0) ? "completed" : "failed",
       latencyMs: (this.firstAudioAt ?? performance.now()) - (this.firstTextAt ?? this.firstAudioAt ?? performance.now()),
       details: { characters: this.text.admitted, audioBytes: this.audioBytes },
     };
-    await recordEnding({ admission: this.admission, binding: this.binding, tried: this.tried, startedAt: this.startedAt, attempts: this.attempts }, end, this.deps, close, lastWords);
   }
 
   private status(status: "connecting" | "connected" | "failed", binding: Binding, reason?: string): void {

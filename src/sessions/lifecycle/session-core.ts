@@ -1,0 +1,158 @@
+import type { Binding } from "../../catalogue/types.ts";
+import { ApiError, CLOSE, closeReason, ERRORS } from "../../errors.ts";
+import type { Payer } from "../../ledger/meter.ts";
+import type { Logger } from "../../log.ts";
+import { admitSession, type Admission } from "../admission.ts";
+import { IdleTimer } from "../idle-timer.ts";
+import { type Attempt, type CandidateRun, tryCandidates } from "./candidates.ts";
+import { CreditGate } from "./credit-gate.ts";
+import { type Close, type EndingDeps, failureOf, type Outcome, recordEnding, type SessionEnding } from "./ending.ts";
+
+// The part of a session every kind shares: admission, its candidates in order, the idle timeout,
+// and ending exactly once. A kind supplies how it serves a candidate, how it tells its client of an
+// error, what it stops when it ends, and how it bills (`ending`).
+
+export interface CoreSetup {
+  id: string;
+  /** Auth, routing and billing admission; an `ApiError` from it ends the session with its close code. */
+  admit: () => Promise<Admission>;
+  /** See `IdleTimer`; 0 or absent for none. */
+  idleTimeoutMs?: number;
+}
+
+export interface CoreKind {
+  /** The log channel: `tts`, `stt`. */
+  channel: string;
+  /** What the idle timeout waited for, as the client hears it: "nothing to send". */
+  idleWaitedFor: string;
+}
+
+export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends EndingDeps> {
+  protected state: "starting" | "ready" | "closed" = "starting";
+  protected admission: Admission | undefined;
+  /** The binding serving the session. */
+  protected binding: Binding | undefined;
+  /** The binding a session that never connected is recorded against (else its first candidate). */
+  protected tried: Binding | undefined;
+  protected exhausted = false;
+  /** The client said it has nothing more to send (or the balance ran out): its input after that is ignored. */
+  protected closing = false;
+  /** The client left, broke the frame contract or went quiet (rather than a provider failing). */
+  protected endedByClient = false;
+  protected readonly startedAt = new Date();
+  protected readonly attempts: Attempt[] = [];
+  protected readonly log: Logger;
+  protected readonly idle: IdleTimer;
+  /** Client input in arrival order, admitted as the credit hold covers it. */
+  protected readonly gate: CreditGate<Item>;
+  readonly finished: Promise<void>;
+
+  constructor(
+    protected readonly setup: Setup,
+    protected readonly deps: Deps,
+    kind: CoreKind,
+  ) {
+    this.log = deps.log.child({ session: setup.id, channel: kind.channel });
+    const idleMs = setup.idleTimeoutMs ?? 0;
+    this.idle = new IdleTimer(idleMs, () => {
+      // Going quiet is the client's doing: billed as if it had left.
+      this.endedByClient = true;
+      void this.fail(new ApiError("idle_timeout", `no frame from the client and ${kind.idleWaitedFor} for ${idleMs / 1000} s`));
+    });
+    this.gate = new CreditGate<Item>({
+      usageWith: (item) => this.usageWith(item),
+      cover: (units) => this.admission!.meter.cover(this.binding ?? this.admission!.candidates[0], units),
+      admit: (item, units) => this.admit(item, units),
+      exhausted: () => this.exhaust(),
+      failed: (err) => void this.fail(err),
+    });
+    // Deferred a tick: the kind's own fields (its gate) are set once its constructor has run.
+    this.finished = Promise.resolve().then(() => this.run());
+  }
+
+  /** Who pays for the session, once admitted. */
+  get payer(): Payer | undefined {
+    return this.admission?.meter.payer;
+  }
+
+  protected get closed(): boolean {
+    return this.state === "closed";
+  }
+
+  /** Client input, in arrival order, to the credit gate; false when the session takes no more. */
+  protected receive(item: Item, closes: boolean): boolean {
+    if (this.closed || this.closing) return false;
+    this.idle.touch();
+    if (closes) {
+      this.closing = true;
+      this.idle.stop();
+    }
+    this.gate.push(item);
+    return true;
+  }
+
+  /** The server ends the session (its key was revoked, its tenant disabled): billed as when a provider fails. */
+  end(err: ApiError): void {
+    void this.fail(err);
+  }
+
+  /** The server is stopping and the grace period is over. */
+  shutdown(): void {
+    if (this.closed) return;
+    this.sendError(new ApiError("service_unavailable", "the server is shutting down"));
+    void this.finish("shutdown", { code: CLOSE.goingAway, reason: "server_shutdown" });
+  }
+
+  /** The session's usage once `item` is admitted, in the binding's unit; undefined when it costs nothing (see `CreditGateRules`). */
+  protected abstract usageWith(item: Item): number | undefined;
+  /** `item` is paid for: pass it on. */
+  protected abstract admit(item: Item, units: number | undefined): void;
+  /** The balance cannot pay for more: deliver what was admitted, then end with 4402 (`cutOff`). */
+  protected abstract exhaust(): void;
+  /** How the kind serves its candidates (see `CandidateRun`). */
+  protected abstract candidateRun(): Omit<CandidateRun, "closed" | "fail">;
+  /** Tells the client of an error before the session closes. */
+  protected abstract sendError(error: ApiError): void;
+  /** Lets go of the provider (and anything still opening). */
+  protected abstract stopWork(): void;
+  /** How the session is billed and recorded, by the kind's rules. */
+  protected abstract ending(outcome: Outcome, close: Close | null): SessionEnding;
+
+  protected async fail(err: unknown): Promise<void> {
+    if (this.closed) return;
+    const { error, close } = failureOf(err, this.log);
+    this.sendError(error);
+    await this.finish(this.endedByClient ? "client_left" : "failed", close);
+  }
+
+  /** The balance ran out and what was admitted has been delivered: end with 4402. */
+  protected cutOff(message: string): Promise<void> {
+    this.sendError(new ApiError("insufficient_balance", message));
+    return this.finish("cut_off", { code: ERRORS.insufficient_balance.close, reason: closeReason("insufficient_balance") });
+  }
+
+  /** Ends the session once: stops the provider, settles usage, then sends the last words and closes (`close` null: the client is gone). */
+  protected async finish(outcome: Outcome, close: Close | null, lastWords?: () => void): Promise<void> {
+    if (this.closed) return;
+    this.state = "closed";
+    this.idle.stop();
+    this.gate.stop();
+    this.stopWork();
+    const record = { admission: this.admission, binding: this.binding, tried: this.tried, startedAt: this.startedAt, attempts: this.attempts };
+    await recordEnding(record, this.ending(outcome, close), this.deps, close, lastWords);
+  }
+
+  private async run(): Promise<void> {
+    this.admission = await admitSession(
+      this.setup.admit,
+      (err) => this.fail(err),
+      () => this.closed,
+      this.startedAt,
+    );
+    if (!this.admission) return;
+    // Input sent while the session was being admitted waits in the gate: it goes on as paid for.
+    this.gate.start();
+    const run: CandidateRun = { ...this.candidateRun(), closed: () => this.closed, fail: (err) => this.fail(err) };
+    await tryCandidates(this.admission.candidates, run, this.attempts, this.log);
+  }
+}
