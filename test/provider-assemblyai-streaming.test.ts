@@ -247,8 +247,8 @@ describe("a refused AssemblyAI session with a fallback candidate", () => {
   const adapter = () => new AssemblyAiStt({ apiKey: FAKE_ASSEMBLYAI_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 1500 });
   beforeAll(async () => {
     const backup = Object.assign(adapter(), { id: "aai-backup" });
-    const binding = ASSEMBLYAI.bindings.find((b) => b.id === "universal-streaming-english")!;
-    const catalogue = { providers: [{ ...ASSEMBLYAI, id: "aai-backup", name: "AssemblyAI (backup)", bindings: [binding] }], models: [] };
+    const binding = ASSEMBLYAI.spec.bindings.find((b) => b.id === "universal-streaming-english")!;
+    const catalogue = { providers: [{ ...ASSEMBLYAI.spec, id: "aai-backup", name: "AssemblyAI (backup)", bindings: [binding] }], models: [] };
     backed = await startTestServer({ ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY, ASSEMBLYAI_BASE_URL: fake.url }, { extra: { catalogue, providers: [], sttProviders: [backup] } });
   });
   afterAll(() => backed.stop(0));

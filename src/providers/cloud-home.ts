@@ -1,4 +1,4 @@
-import type { ModelSpec, ProviderSpec } from "../catalogue/types.ts";
+import type { DeclaredCatalogue } from "../catalogue/declare.ts";
 import { defineProvider, type EnvReader, type ProviderRuntime } from "./home.ts";
 import type { SttProvider, TtsProvider } from "./types.ts";
 import type { HttpProviderOptions } from "./upstream-http.ts";
@@ -10,11 +10,9 @@ export interface CloudCredentials {
 }
 
 interface CloudDeclaration<Id extends string, Extra> {
-  /** Also names its environment variables: `<ID>_API_KEY` and `<ID>_BASE_URL` (upper case, `-` as `_`). */
-  id: Id;
+  /** Its id also names its environment variables: `<ID>_API_KEY` and `<ID>_BASE_URL` (upper case, `-` as `_`). */
+  catalogue: DeclaredCatalogue<Id>;
   defaultBaseUrl: string;
-  spec: ProviderSpec;
-  models: ModelSpec[];
   /** Settings beyond the key and base URL. */
   extra?: (env: EnvReader) => Extra;
   tts?: (options: HttpProviderOptions, settings: CloudCredentials & Extra, runtime: ProviderRuntime) => TtsProvider;
@@ -34,7 +32,8 @@ export function connection(credentials: CloudCredentials, defaultBaseUrl: string
  */
 export function cloudProvider<Id extends string, Extra = Record<never, never>>(d: CloudDeclaration<Id, Extra>) {
   type Settings = CloudCredentials & Extra;
-  const prefix = d.id.toUpperCase().replaceAll("-", "_");
+  const { id, spec, models } = d.catalogue;
+  const prefix = id.toUpperCase().replaceAll("-", "_");
   const adapter =
     <P>(make: ((o: HttpProviderOptions, s: Settings, r: ProviderRuntime) => P) | undefined) =>
     (settings: Settings, runtime: ProviderRuntime): P | undefined => {
@@ -42,9 +41,9 @@ export function cloudProvider<Id extends string, Extra = Record<never, never>>(d
       return make && options ? make(options, settings, runtime) : undefined;
     };
   return defineProvider({
-    id: d.id,
+    id,
     settings: (env: EnvReader): Settings => ({ apiKey: env.text(`${prefix}_API_KEY`) || undefined, baseUrl: env.url(`${prefix}_BASE_URL`), ...(d.extra?.(env) as Extra) }),
-    catalogue: (settings: Settings) => ({ providers: settings.apiKey || settings.baseUrl ? [d.spec] : [], models: d.models }),
+    catalogue: (settings: Settings) => ({ providers: settings.apiKey || settings.baseUrl ? [spec] : [], models }),
     tts: d.tts && adapter(d.tts),
     stt: d.stt && adapter(d.stt),
   });

@@ -7,9 +7,9 @@ import { LocalEngineProvider } from "./local-engine-provider.ts";
 // newcomer try them at once.
 
 interface LocalEngineEntry {
-  id: EngineName;
   name: string;
-  requiresVoice: boolean;
+  /** Default false: the engine has a voice of its own. */
+  requiresVoice?: boolean;
   model: ModelSpec;
   /** The engine's own model id. */
   modelId: string;
@@ -18,12 +18,12 @@ interface LocalEngineEntry {
 }
 
 /** Every embedded engine streams and synthesizes, as PCM or as MP3 encoded in its worker. */
-export function localEngineSpec(e: LocalEngineEntry): ProviderSpec {
+export function localEngineSpec(id: EngineName, e: LocalEngineEntry): ProviderSpec {
   return {
-    id: e.id,
+    id,
     name: e.name,
     kind: "local",
-    requiresVoice: e.requiresVoice,
+    requiresVoice: e.requiresVoice ?? false,
     defaults: { tts: { model: e.modelId, voice: e.voice } },
     bindings: [{ capability: "tts", id: e.modelId, canonical: e.model.canonical, streaming: true, synchronous: true, formats: ["pcm", "mp3"], price: e.price }],
   };

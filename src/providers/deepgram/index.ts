@@ -1,13 +1,11 @@
 import { cloudProvider } from "../cloud-home.ts";
-import { DEEPGRAM, DEEPGRAM_MODELS } from "./catalogue.ts";
+import { DEEPGRAM } from "./catalogue.ts";
 import { DeepgramStt } from "./stt.ts";
 import { DeepgramTts } from "./tts.ts";
 
 export const deepgram = cloudProvider({
-  id: "deepgram",
+  catalogue: DEEPGRAM,
   defaultBaseUrl: "https://api.deepgram.com",
-  spec: DEEPGRAM,
-  models: DEEPGRAM_MODELS,
   tts: (o) => new DeepgramTts(o),
   stt: (o) => new DeepgramStt(o),
 });

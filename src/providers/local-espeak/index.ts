@@ -3,10 +3,8 @@ import { localEngineAdapter, localEngineSpec } from "../local-engine-home.ts";
 
 export const ESPEAK_MODEL = { canonical: "espeak/espeak-ng", name: "eSpeak NG", capability: "tts" as const, aliases: ["espeak"] };
 
-export const ESPEAK_NG = localEngineSpec({
-  id: "espeak-ng",
+export const ESPEAK_NG = localEngineSpec("espeak-ng", {
   name: "eSpeak NG (embedded, GPL-3.0, opt-in)",
-  requiresVoice: false,
   model: ESPEAK_MODEL,
   modelId: "espeak-ng",
   voice: "en-us",

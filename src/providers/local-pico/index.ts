@@ -5,8 +5,7 @@ import { PICO_VOICES } from "./voices.ts";
 
 export const PICO_MODEL = { canonical: "svox/pico", name: "SVOX Pico", capability: "tts" as const, aliases: ["svox-pico", "pico-tts"] };
 
-export const SVOX_PICO = localEngineSpec({
-  id: "svox-pico",
+export const SVOX_PICO = localEngineSpec("svox-pico", {
   name: "SVOX Pico (embedded)",
   // Pico has no built-in voice: the voice names the language resource pair to load.
   requiresVoice: true,

@@ -1,5 +1,5 @@
 import type { CatalogueData } from "../../catalogue/catalogue.ts";
-import type { ModelSpec, ProviderSpec } from "../../catalogue/types.ts";
+import { declareCloud } from "../../catalogue/declare.ts";
 import { connection } from "../cloud-home.ts";
 import { defineProvider, NOTHING, type EnvReader } from "../home.ts";
 import { OpenAiStt } from "../openai/stt.ts";
@@ -35,42 +35,19 @@ function settings(env: EnvReader): OpenAiCompatibleSettings | undefined {
 
 function catalogue(c: OpenAiCompatibleSettings | undefined): CatalogueData {
   if (!c) return NOTHING;
-  const canonical = (id: string) => `${ID}/${id}`;
-  const models: ModelSpec[] = [
-    ...c.ttsModels.map((id) => ({ canonical: canonical(id), name: id, capability: "tts" as const, aliases: [] })),
-    ...c.sttModels.map((id) => ({ canonical: canonical(id), name: id, capability: "stt" as const, aliases: [] })),
-  ];
-  const provider: ProviderSpec = {
-    id: ID,
+  const ttsPrice = c.ttsPrice ? { amount: c.ttsPrice, per: "1000 characters" as const } : undefined;
+  const sttPrice = c.sttPrice ? { amount: c.sttPrice, per: "minute" as const } : undefined;
+  const { spec, models } = declareCloud(ID, {
     name: `OpenAI-compatible (${new URL(c.baseUrl).host})`,
-    kind: "cloud",
     requiresVoice: true,
     defaults: {
       ...(c.ttsModels[0] ? { tts: { model: c.ttsModels[0] } } : {}),
       ...(c.sttModels[0] ? { stt: { model: c.sttModels[0] } } : {}),
     },
-    bindings: [
-      ...c.ttsModels.map((id) => ({
-        capability: "tts" as const,
-        id,
-        canonical: canonical(id),
-        streaming: true,
-        synchronous: true,
-        formats: ["pcm" as const, "mp3" as const],
-        ...(c.ttsPrice ? { price: { amount: c.ttsPrice, per: "1000 characters" as const } } : {}),
-      })),
-      ...c.sttModels.map((id) => ({
-        capability: "stt" as const,
-        id,
-        canonical: canonical(id),
-        streaming: false,
-        synchronous: true,
-        batch: false,
-        ...(c.sttPrice ? { price: { amount: c.sttPrice, per: "minute" as const } } : {}),
-      })),
-    ],
-  };
-  return { providers: [provider], models };
+    tts: c.ttsModels.map((id) => ({ id, name: id, formats: ["pcm", "mp3"], price: ttsPrice })),
+    stt: c.sttModels.map((id) => ({ id, name: id, streaming: false, synchronous: true, batch: false, price: sttPrice })),
+  });
+  return { providers: [spec], models };
 }
 
 export const openaiCompatible = defineProvider({
