@@ -1,9 +1,9 @@
 import type { EnginePool, EngineSession } from "../../workers/engine-pool.ts";
 import type { EngineName } from "../../workers/engine-protocol.ts";
 import type { AsyncQueue } from "../util/async-queue.ts";
-import { AUDIO_BACKLOG_BYTES, ttsEventQueue } from "./audio-backlog.ts";
-import { UtteranceCutter, type Utterance } from "./sentences.ts";
+import { ttsEventQueue } from "./audio-backlog.ts";
 import { ProviderError, type AudioFormat, type TtsEvent, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "./types.ts";
+import { UtteranceStream } from "./utterance-stream.ts";
 
 /** An embedded engine served by the engine worker pool, behind the common `TtsProvider`. */
 export class LocalEngineProvider implements TtsProvider {
@@ -70,101 +70,39 @@ export class LocalEngineProvider implements TtsProvider {
 
 /**
  * Text → utterances → engine. One utterance is in the worker at a time, so a cancelled session
- * leaves at most one utterance of wasted work behind, and the next one goes only while the client
- * has less than AUDIO_BACKLOG_BYTES of audio left to read: a client that stops reading holds at
- * most that plus one utterance's audio.
+ * leaves at most one utterance of wasted work behind.
  */
-class LocalTtsStream implements TtsStream {
-  private readonly cutter = new UtteranceCutter();
-  private readonly utterances: Utterance[] = [];
-  /** Characters of the utterances sent to the worker. */
-  given = 0;
-  private inFlight = false;
-  /** Waiting for the client to read the backlog down. */
-  private waiting = false;
-  private cancelled = false;
-  private sent = 0;
-  private done = 0;
-  private readonly flushMarks: number[] = [];
-  private ending = false;
+class LocalTtsStream extends UtteranceStream {
+  /** Resolves the utterance in the worker once the worker says it is done. */
+  private spoken: (() => void) | undefined;
 
   constructor(
     private readonly session: EngineSession,
-    private readonly queue: AsyncQueue<TtsEvent>,
-    readonly audioFormat: AudioFormat,
-  ) {}
-
-  [Symbol.asyncIterator]() {
-    return this.queue[Symbol.asyncIterator]();
-  }
-
-  write(text: string): void {
-    for (const utterance of this.cutter.take(text)) this.enqueue(utterance);
-  }
-
-  flush(): void {
-    this.enqueueRest();
-    this.flushMarks.push(this.sent + this.utterances.length);
-    this.settleFlushes();
-  }
-
-  end(): void {
-    this.enqueueRest();
-    this.ending = true;
-    this.pump();
-  }
-
-  cancel(): void {
-    this.cancelled = true;
-    this.utterances.length = 0;
-    this.session.drop();
-    this.queue.end();
+    queue: AsyncQueue<TtsEvent>,
+    audioFormat: AudioFormat,
+  ) {
+    super(audioFormat, queue);
   }
 
   /** The worker finished one utterance. */
   said(): void {
-    this.inFlight = false;
-    this.done++;
-    this.settleFlushes();
-    this.pump();
+    this.spoken?.();
   }
 
-  private enqueueRest(): void {
-    const rest = this.cutter.rest();
-    if (rest) this.enqueue(rest);
+  protected speak(text: string): Promise<void> {
+    return new Promise((resolve) => {
+      this.spoken = resolve;
+      this.session.say(text);
+    });
   }
 
-  private enqueue(utterance: Utterance): void {
-    this.utterances.push(utterance);
-    this.pump();
+  /** The stream ends when the worker says it ended. */
+  protected finish(): void {
+    this.session.end();
   }
 
-  private pump(): void {
-    if (this.inFlight || this.waiting || this.cancelled) return;
-    if (this.queue.unread >= AUDIO_BACKLOG_BYTES) {
-      this.waiting = true;
-      void this.queue.roomFor(AUDIO_BACKLOG_BYTES).then(() => {
-        this.waiting = false;
-        this.pump();
-      });
-      return;
-    }
-    const next = this.utterances.shift();
-    if (next !== undefined) {
-      this.inFlight = true;
-      this.sent++;
-      this.given += next.chars;
-      this.session.say(next.text);
-    } else if (this.ending) {
-      this.ending = false;
-      this.session.end();
-    }
-  }
-
-  private settleFlushes(): void {
-    while (this.flushMarks.length && this.flushMarks[0] <= this.done) {
-      this.flushMarks.shift();
-      this.queue.push({ type: "flushed" });
-    }
+  protected stop(): void {
+    this.session.drop();
+    this.spoken?.();
   }
 }

@@ -4,31 +4,24 @@ import { UtteranceCutter, type Utterance } from "./sentences.ts";
 import { ProviderError, type AudioFormat, type TtsEvent, type TtsStream } from "./types.ts";
 import { bodyChunks } from "./upstream-http.ts";
 
-/** One upstream request for one utterance: a response whose body is the audio. */
-export type SpeakRequest = (input: string, signal: AbortSignal) => Promise<Response>;
-
 /**
- * A streaming TTS session over an HTTP API that takes whole inputs: one request per utterance
- * (a complete sentence as text arrives, or the text of each flush), one at a time so audio stays
- * in order, each response's bytes streamed through as they arrive.
+ * Text cut into utterances (a complete sentence as text arrives, or the text of each flush), spoken
+ * one at a time so audio stays in order. A flush is answered once the utterances before it are
+ * spoken. The next utterance goes only while the client has less than AUDIO_BACKLOG_BYTES of audio
+ * left to read: a client that stops reading holds at most that plus one utterance's audio.
  */
-export class UtteranceTtsStream implements TtsStream {
-  private readonly queue: AsyncQueue<TtsEvent>;
-  private readonly abort = new AbortController();
+export abstract class UtteranceStream implements TtsStream {
   private readonly cutter = new UtteranceCutter();
   private readonly work: (Utterance | { flush: true } | { end: true })[] = [];
   private running = false;
-  /** Characters of the utterances requested so far. */
+  private cancelled = false;
+  /** Characters of the utterances handed on so far. */
   given = 0;
 
   constructor(
     readonly audioFormat: AudioFormat,
-    private readonly provider: string,
-    private readonly idleTimeoutMs: number,
-    private readonly request: SpeakRequest,
-  ) {
-    this.queue = ttsEventQueue(provider);
-  }
+    protected readonly queue: AsyncQueue<TtsEvent>,
+  ) {}
 
   [Symbol.asyncIterator]() {
     return this.queue[Symbol.asyncIterator]();
@@ -49,9 +42,18 @@ export class UtteranceTtsStream implements TtsStream {
   }
 
   cancel(): void {
-    this.abort.abort();
+    this.cancelled = true;
+    this.work.length = 0;
+    this.stop();
     this.queue.end();
   }
+
+  /** Speaks one utterance: resolves once its audio is all in the queue. */
+  protected abstract speak(text: string): Promise<void>;
+  /** Everything was spoken and the client ended the session. */
+  protected abstract finish(): void;
+  /** Drops the work in progress (the session was cancelled). */
+  protected abstract stop(): void;
 
   private pushRest(): void {
     const rest = this.cutter.rest();
@@ -69,8 +71,10 @@ export class UtteranceTtsStream implements TtsStream {
       while (this.work.length) {
         const item = this.work.shift()!;
         if ("flush" in item) this.queue.push({ type: "flushed" });
-        else if ("end" in item) this.queue.end();
+        else if ("end" in item) this.finish();
         else {
+          await this.queue.roomFor(AUDIO_BACKLOG_BYTES);
+          if (this.cancelled) return;
           this.given += item.chars;
           await this.speak(item.text);
         }
@@ -81,8 +85,33 @@ export class UtteranceTtsStream implements TtsStream {
       this.running = false;
     }
   }
+}
 
-  private async speak(input: string): Promise<void> {
+/** One upstream request for one utterance: a response whose body is the audio. */
+export type SpeakRequest = (input: string, signal: AbortSignal) => Promise<Response>;
+
+/** A streaming TTS session over an HTTP API that takes whole inputs: one request per utterance, each response's bytes streamed through as they arrive. */
+export class UtteranceTtsStream extends UtteranceStream {
+  private readonly abort = new AbortController();
+
+  constructor(
+    audioFormat: AudioFormat,
+    private readonly provider: string,
+    private readonly idleTimeoutMs: number,
+    private readonly request: SpeakRequest,
+  ) {
+    super(audioFormat, ttsEventQueue(provider));
+  }
+
+  protected finish(): void {
+    this.queue.end();
+  }
+
+  protected stop(): void {
+    this.abort.abort();
+  }
+
+  protected async speak(input: string): Promise<void> {
     const res = await this.request(input, this.abort.signal);
     const type = res.headers.get("content-type") ?? "";
     if (!/^audio\/|^application\/octet-stream/.test(type)) {
