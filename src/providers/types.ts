@@ -212,6 +212,12 @@ export interface RawUpstream {
   audioBytes?(frame: string): number;
 }
 
+/** `SttProvider.family` for an adapter that streams one family: the models `streams` accepts are of it. */
+export const oneFamily =
+  (family: SttFamily, streams: (model: string) => boolean) =>
+  (model: string): SttFamily | undefined =>
+    streams(model) ? family : undefined;
+
 export interface SttProvider {
   readonly id: string;
   /** The model's family; undefined for a model this build's adapter does not serve. */

@@ -4,27 +4,23 @@ import { isIPv4, isIPv6 } from "node:net";
 // upstreams: anything that is not a public unicast address of the internet. IPv6 forms that carry
 // an IPv4 address (mapped, compatible, NAT64) are judged by the address they carry.
 
-type Range = [base: string, prefix: number, kind: string];
-
-const V4: Range[] = [
-  ["0.0.0.0", 8, "unspecified"],
-  ["10.0.0.0", 8, "private"],
-  ["100.64.0.0", 10, "CGNAT"],
-  ["127.0.0.0", 8, "loopback"],
-  ["169.254.0.0", 16, "link-local"],
-  ["172.16.0.0", 12, "private"],
-  ["192.168.0.0", 16, "private"],
-  ["224.0.0.0", 4, "multicast"],
-  ["240.0.0.0", 4, "reserved"], // and 255.255.255.255, the broadcast address
-];
-
-const V6: Range[] = [
-  ["::", 128, "unspecified"],
-  ["::1", 128, "loopback"],
-  ["fc00::", 7, "private"],
-  ["fe80::", 10, "link-local"],
-  ["fec0::", 10, "site-local"],
-  ["ff00::", 8, "multicast"],
+/** Every non-public range, IPv4 and IPv6, with the kind a refusal names. */
+const RANGES: [cidr: string, kind: string][] = [
+  ["0.0.0.0/8", "unspecified"],
+  ["10.0.0.0/8", "private"],
+  ["100.64.0.0/10", "CGNAT"],
+  ["127.0.0.0/8", "loopback"],
+  ["169.254.0.0/16", "link-local"],
+  ["172.16.0.0/12", "private"],
+  ["192.168.0.0/16", "private"],
+  ["224.0.0.0/4", "multicast"],
+  ["240.0.0.0/4", "reserved"], // and 255.255.255.255, the broadcast address
+  ["::/128", "unspecified"],
+  ["::1/128", "loopback"],
+  ["fc00::/7", "private"],
+  ["fe80::/10", "link-local"],
+  ["fec0::/10", "site-local"],
+  ["ff00::/8", "multicast"],
 ];
 
 /** Prefixes whose last 32 bits are an IPv4 address that the connection would in effect reach. */
@@ -55,8 +51,13 @@ function v6Value(address: string): bigint {
 
 const within = (value: bigint, bits: number, base: bigint, prefix: number) => value >> BigInt(bits - prefix) === base >> BigInt(bits - prefix);
 
-const V4_TABLE = V4.map(([base, prefix, kind]) => ({ base: v4Value(base), prefix, kind }));
-const V6_TABLE = V6.map(([base, prefix, kind]) => ({ base: v6Value(base), prefix, kind }));
+const TABLE = RANGES.map(([cidr, kind]) => {
+  const [base, prefix] = cidr.split("/");
+  const v4 = isIPv4(base);
+  return { v4, base: v4 ? v4Value(base) : v6Value(base), prefix: Number(prefix), kind };
+});
+const V4_TABLE = TABLE.filter((r) => r.v4);
+const V6_TABLE = TABLE.filter((r) => !r.v4);
 const CARRIER_TABLE = V4_CARRIERS.map(([base, prefix]) => ({ base: v6Value(base), prefix }));
 
 function v4Kind(value: bigint): string | undefined {

@@ -51,6 +51,14 @@ interface Track {
   compression?: { algo: number; settings?: Uint8Array };
 }
 
+/** The track fields stored as unsigned integers, by element ID. */
+const TRACK_UINTS = new Map<number, "number" | "type" | "channels" | "bitDepth">([
+  [ID.TrackNumber, "number"],
+  [ID.TrackType, "type"],
+  [ID.Channels, "channels"],
+  [ID.BitDepth, "bitDepth"],
+]);
+
 /** An EBML variable-length integer: its value (undefined when all its bits are set: "unknown") and length. */
 function vint(b: Uint8Array, at: number, keepMarker = false): { value: number | undefined; length: number } | undefined {
   const first = b[at];
@@ -206,6 +214,8 @@ export function matroskaSeconds(b: Uint8Array): number {
     }
     const body = b.subarray(start, end);
     const uint = () => body.reduce((n, x) => n * 256 + x, 0);
+    const field = TRACK_UINTS.get(id);
+    if (field && track) track[field] = uint();
     switch (id) {
       case ID.DocType:
         if (!/^(webm|matroska)$/.test(new TextDecoder().decode(body))) throw indeterminate("an EBML file that is not Matroska or WebM");
@@ -213,12 +223,6 @@ export function matroskaSeconds(b: Uint8Array): number {
       case ID.SimpleBlock:
       case ID.Block:
         blocks.set(start, body);
-        break;
-      case ID.TrackNumber:
-        if (track) track.number = uint();
-        break;
-      case ID.TrackType:
-        if (track) track.type = uint();
         break;
       case ID.CodecID:
         if (track) track.codec = new TextDecoder().decode(body).replace(/\0+$/, "");
@@ -228,12 +232,6 @@ export function matroskaSeconds(b: Uint8Array): number {
         break;
       case ID.SamplingFrequency:
         if (track) track.rate = body.length === 4 ? data.getFloat32(start) : body.length === 8 ? data.getFloat64(start) : undefined;
-        break;
-      case ID.Channels:
-        if (track) track.channels = uint();
-        break;
-      case ID.BitDepth:
-        if (track) track.bitDepth = uint();
         break;
       case ID.ContentCompAlgo:
         if (track?.compression) track.compression.algo = uint();

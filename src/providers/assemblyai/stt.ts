@@ -1,4 +1,4 @@
-import { ProviderError, type RawUpstream, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
+import { ProviderError, type RawUpstream, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest, oneFamily } from "../types.ts";
 import { upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 import { sentenceSegments } from "../word-segments.ts";
 import { isUniversalStreaming, openUniversalStreaming, streamingUrl, universalStreamingPassthrough, UNIVERSAL_STREAMING_FAMILY, type AssemblyAiStreamingOptions } from "./streaming-stt.ts";
@@ -34,9 +34,7 @@ export class AssemblyAiStt implements SttProvider {
     this.streaming = { ...options, streamingUrl: streamingUrl(options.baseUrl, options.streamingUrl) };
   }
 
-  family(model: string): SttFamily | undefined {
-    return isUniversalStreaming(model) ? UNIVERSAL_STREAMING_FAMILY : undefined;
-  }
+  readonly family = oneFamily(UNIVERSAL_STREAMING_FAMILY, isUniversalStreaming);
 
   open(req: SttStreamRequest): Promise<SttStream> {
     return openUniversalStreaming(this.streaming, req);

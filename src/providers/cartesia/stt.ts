@@ -1,4 +1,4 @@
-import { ProviderError, type RawUpstream, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
+import { ProviderError, type RawUpstream, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest, oneFamily } from "../types.ts";
 import { setAudioFile, upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 import { openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
 import { sentenceSegments } from "../word-segments.ts";
@@ -14,9 +14,7 @@ export class CartesiaStt implements SttProvider {
 
   constructor(private readonly options: HttpProviderOptions) {}
 
-  family(model: string): SttFamily | undefined {
-    return model.startsWith("ink-whisper") ? INK_WHISPER_FAMILY : undefined;
-  }
+  readonly family = oneFamily(INK_WHISPER_FAMILY, (model) => model.startsWith("ink-whisper"));
 
   async open(req: SttStreamRequest): Promise<SttStream> {
     return new InkStream(this.id, await this.socket(req), this.options.idleTimeoutMs, req);

@@ -1,4 +1,4 @@
-import { ProviderError, type RawUpstream, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
+import { ProviderError, type RawUpstream, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest, oneFamily } from "../types.ts";
 import { setAudioFile, upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 import { openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
 import { sentenceSegments } from "../word-segments.ts";
@@ -17,9 +17,7 @@ export class ElevenLabsStt implements SttProvider {
 
   constructor(private readonly options: HttpProviderOptions) {}
 
-  family(model: string): SttFamily | undefined {
-    return model.endsWith("_realtime") ? SCRIBE_REALTIME_FAMILY : undefined;
-  }
+  readonly family = oneFamily(SCRIBE_REALTIME_FAMILY, (model) => model.endsWith("_realtime"));
 
   private socket(req: SttStreamRequest): Promise<WebSocket> {
     const url = `${this.options.baseUrl.replace(/^http/, "ws")}/v1/speech-to-text/realtime?${scribeQuery(req)}`;

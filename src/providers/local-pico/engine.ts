@@ -6,11 +6,10 @@ import { ensureVoiceFiles, PICO_VOICES } from "./voices.ts";
 // SVOX Pico through its C API (picoapi.h), compiled to WASM. One Pico "system" and engine per
 // voice, created on first use and kept for the worker's life.
 
-const PICO_OK = 0;
-const PICO_STEP_IDLE = 200;
-const PICO_STEP_BUSY = 201;
-const SYSTEM_MEMORY = 3_000_000;
-const OUT_BUFFER = 16384;
+/** picodefs.h status codes. */
+const PICO = { ok: 0, stepIdle: 200, stepBusy: 201 } as const;
+/** What Pico is given, in bytes: the system's working memory, and the buffer each getData fills. */
+const BYTES = { system: 3_000_000, out: 16384 } as const;
 const SAMPLE_RATE = 16000;
 
 interface PicoModule {
@@ -44,7 +43,7 @@ export async function createPicoEngine(options: PicoOptions): Promise<LocalEngin
     return { ptr, length: bytes.length + 1 };
   };
   const check = (code: number, what: string) => {
-    if (code !== PICO_OK) throw new Error(`pico: ${what} failed with code ${code}`);
+    if (code !== PICO.ok) throw new Error(`pico: ${what} failed with code ${code}`);
   };
 
   async function newEngine(voiceId: string): Promise<number> {
@@ -52,9 +51,9 @@ export async function createPicoEngine(options: PicoOptions): Promise<LocalEngin
     if (!voice) throw new UnknownVoiceError("svox-pico", voiceId);
     const files = await ensureVoiceFiles(voice, options.voicesDir, options.voicesUrl);
 
-    const memory = m._malloc(SYSTEM_MEMORY);
+    const memory = m._malloc(BYTES.system);
     const out = m._malloc(4);
-    check(m._pico_initialize(memory, SYSTEM_MEMORY, out), "initialize");
+    check(m._pico_initialize(memory, BYTES.system, out), "initialize");
     const system = m.HEAP32[out >> 2];
     const voiceName = cString(`voxroute-${voiceId}`);
     check(m._pico_createVoiceDefinition(system, voiceName.ptr), "createVoiceDefinition");
@@ -86,7 +85,7 @@ export async function createPicoEngine(options: PicoOptions): Promise<LocalEngin
   };
 
   // Scratch buffers shared by every synthesis in this (single-threaded) worker.
-  const outBuffer = m._malloc(OUT_BUFFER);
+  const outBuffer = m._malloc(BYTES.out);
   const counters = m._malloc(8); // int16 bytesPut | int16 bytesReceived | int16 dataType
 
   const ready = new Map<string, number>();
@@ -108,10 +107,10 @@ export async function createPicoEngine(options: PicoOptions): Promise<LocalEngin
           const chunk = Math.min(input.length - offset, 32767);
           check(m._pico_putTextUtf8(engine, input.ptr + offset, chunk, counters), "putTextUtf8");
           offset += m.HEAP16[counters >> 1];
-          let status = PICO_STEP_BUSY;
-          while (status === PICO_STEP_BUSY) {
-            status = m._pico_getData(engine, outBuffer, OUT_BUFFER, counters + 2, counters + 4);
-            if (status !== PICO_STEP_BUSY && status !== PICO_STEP_IDLE) check(status, "getData");
+          let status: number = PICO.stepBusy;
+          while (status === PICO.stepBusy) {
+            status = m._pico_getData(engine, outBuffer, BYTES.out, counters + 2, counters + 4);
+            if (status !== PICO.stepBusy && status !== PICO.stepIdle) check(status, "getData");
             const received = m.HEAP16[(counters + 2) >> 1];
             if (received > 0) onAudio(m.HEAPU8.slice(outBuffer, outBuffer + received));
           }

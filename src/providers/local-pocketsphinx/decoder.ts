@@ -46,21 +46,18 @@ export function availability(modelDir: string | undefined): { ok: true } | { ok:
 // sphinxbase's feat_t and cmn_t are not exported, but their layout has been the same since 2016
 // (x86-64: feat_t.cepsize at 16, .cmn at 68, .cmn_struct at 88; cmn_t.veclen at 28). They are
 // read only after the fields around them hold the values they must.
-const FEAT_CEPSIZE = 16;
-const FEAT_CMN = 68;
-const FEAT_CMN_STRUCT = 88;
-const CMN_VECLEN = 28;
+const FEAT_T = { cepsize: 16, cmn: 68, cmnStruct: 88 } as const;
+const CMN_T = { veclen: 28 } as const;
 /** cmn_type_t: the model asks for batch CMN; decoding live switches it to live. */
-const CMN_BATCH = 1;
-const CMN_LIVE = 2;
+const CMN_TYPE = { batch: 1, live: 2 } as const;
 
 /** The live cepstral mean normalisation of a decoder: where its estimate lives, and the model's initial one. */
 function liveCmn(decoder: Pointer): { cmn: Pointer; initial: Float32Array } {
   const feat = lib!.ps_get_feat(decoder);
-  const cepsize = feat ? read.i32(feat, FEAT_CEPSIZE) : 0;
-  const type = feat ? read.i32(feat, FEAT_CMN) : -1;
-  const cmn = feat && cepsize > 0 && cepsize <= 64 && (type === CMN_BATCH || type === CMN_LIVE) ? read.ptr(feat, FEAT_CMN_STRUCT) : 0;
-  if (!cmn || read.i32(cmn, CMN_VECLEN) !== cepsize) throw new Error("libsphinxbase's feature layout is not the one this build knows: decoders cannot be reset between sessions");
+  const cepsize = feat ? read.i32(feat, FEAT_T.cepsize) : 0;
+  const type = feat ? read.i32(feat, FEAT_T.cmn) : -1;
+  const cmn = feat && cepsize > 0 && cepsize <= 64 && (type === CMN_TYPE.batch || type === CMN_TYPE.live) ? read.ptr(feat, FEAT_T.cmnStruct) : 0;
+  if (!cmn || read.i32(cmn, CMN_T.veclen) !== cepsize) throw new Error("libsphinxbase's feature layout is not the one this build knows: decoders cannot be reset between sessions");
   const initial = new Float32Array(cepsize);
   lib!.cmn_live_get(cmn as Pointer, ptr(initial));
   return { cmn: cmn as Pointer, initial };
