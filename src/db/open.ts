@@ -10,6 +10,7 @@ import postgres from "postgres";
 import * as pgSchema from "./schema.pg.ts";
 import * as sqliteSchema from "./schema.sqlite.ts";
 import { postgresRunner, SqliteWriter, sqliteRunner, type SqlRunner } from "./sql.ts";
+import { SqliteWorker, WriteTurns, workerRunner } from "./sqlite-worker.ts";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -31,7 +32,10 @@ export interface Database {
    * another request must not land inside it. Every write goes through here.
    */
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
-  /** Prepared plain SQL for hot paths; its transactions share the SQLite write queue. */
+  /**
+   * Prepared plain SQL for hot paths. On a SQLite file it runs in a worker thread (db/sqlite-worker.ts),
+   * its transactions taking turns with the ones above; in memory, on the one connection.
+   */
   sql: SqlRunner;
   close(): Promise<void>;
 }
@@ -85,14 +89,22 @@ export async function openDatabase(url: string): Promise<Database> {
   client.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;");
   const db = drizzleSqlite(client, { schema: sqliteSchema });
   migrateSqlite(db, { migrationsFolder: MIGRATIONS.sqlite });
-  const checkpointer = path === ":memory:" ? undefined : startCheckpointer(client, path);
-  const writer = new SqliteWriter(client);
-  const transaction = <T>(fn: (tx: Db) => Promise<T>): Promise<T> => writer.transaction(() => fn(db));
+  if (path === ":memory:") {
+    // No other thread can open an in-memory database: its statements run on this connection.
+    const writer = new SqliteWriter(client);
+    const close = async () => client.close();
+    return { dialect: "sqlite", db, schema: sqliteSchema, transaction: (fn) => writer.transaction(() => fn(db)), sql: sqliteRunner(client, writer), close };
+  }
+  const checkpointer = startCheckpointer(client, path);
+  const worker = new SqliteWorker(path);
+  const turns = new WriteTurns();
+  const writer = new SqliteWriter(client, turns);
   const close = async () => {
-    await checkpointer?.stop();
+    await worker.stop();
+    await checkpointer.stop();
     client.close();
   };
-  return { dialect: "sqlite", db, schema: sqliteSchema, transaction, sql: sqliteRunner(client, writer), close };
+  return { dialect: "sqlite", db, schema: sqliteSchema, transaction: (fn) => writer.transaction(() => fn(db)), sql: workerRunner(worker, turns), close };
 }
 
 /**

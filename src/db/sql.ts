@@ -1,5 +1,6 @@
 import type { Database as SQLite, Statement } from "bun:sqlite";
 import type postgres from "postgres";
+import type { WriteTurns } from "./sqlite-worker.ts";
 
 // Plain SQL for hot paths (the ledger): one text for both dialects, written with `?` placeholders,
 // run as cached prepared statements. Drizzle stays for the schema, migrations and everything
@@ -48,6 +49,8 @@ export class SqliteWriter {
 
   constructor(
     private readonly client: SQLite,
+    /** Shared with the SQLite worker's transactions, when there is one: one writer at a time. */
+    private readonly turns?: WriteTurns,
     private readonly maxBatch = 256,
   ) {}
 
@@ -61,7 +64,10 @@ export class SqliteWriter {
   private async drain(): Promise<void> {
     this.running = true;
     try {
-      while (this.queue.length) await this.runBatch(this.queue.splice(0, this.maxBatch));
+      while (this.queue.length) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        await (this.turns ? this.turns.run(() => this.runBatch(batch)) : this.runBatch(batch));
+      }
     } finally {
       this.running = false;
     }

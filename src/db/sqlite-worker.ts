@@ -1,0 +1,122 @@
+import { Worker } from "node:worker_threads";
+import type { SqlAnswers, SqlOp, SqlRequest } from "../../workers/sqlite-protocol.ts";
+import type { SqlRunner, SqlTx } from "./sql.ts";
+
+// The hot-path SQL of a SQLite database (the ledger's batches, hold checkpoints, balance reads),
+// run in a worker thread (workers/sqlite-writer.ts) so that the event loop never executes a
+// statement or waits on a commit. A transaction's statements are pipelined like PostgreSQL's: BEGIN
+// leaves with the first read, the `later` writes with the COMMIT. Write transactions, the
+// worker's and the main connection's (Drizzle, off the hot path), take turns on `WriteTurns`: SQLite has
+// one writer, and a main-thread BEGIN waiting on the worker's lock would block the loop.
+
+/** One writer at a time, in arrival order. */
+export class WriteTurns {
+  private tail: Promise<void> = Promise.resolve();
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    const previous = this.tail;
+    let done!: () => void;
+    this.tail = new Promise<void>((resolve) => (done = resolve));
+    await previous;
+    try {
+      return await fn();
+    } finally {
+      done();
+    }
+  }
+}
+
+class SqliteError extends Error {
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+    this.name = "SQLiteError";
+  }
+}
+
+const params = (values: unknown[] = []) => values.map((p) => (p instanceof Date ? p.getTime() : p));
+
+export class SqliteWorker {
+  private readonly worker: Worker;
+  private nextId = 1;
+  private readonly waiting = new Map<number, { resolve: (rows: unknown[][]) => void; reject: (e: unknown) => void }>();
+  /** Requests of this turn of the event loop: posted together at its end, one message for all. */
+  private outbox: SqlRequest[] = [];
+  private exited: Promise<void>;
+
+  constructor(path: string) {
+    this.worker = new Worker(new URL("../../workers/sqlite-writer.ts", import.meta.url), { workerData: { path } });
+    this.worker.unref();
+    this.worker.on("message", (answers: SqlAnswers) => {
+      for (const answer of answers) {
+        const w = this.waiting.get(answer.id);
+        if (!w) continue;
+        this.waiting.delete(answer.id);
+        if ("rows" in answer) w.resolve(answer.rows);
+        else w.reject(new SqliteError(answer.error.message, answer.error.code));
+      }
+    });
+    this.worker.on("error", (err) => this.failAll(err));
+    this.exited = new Promise((resolve) => this.worker.once("exit", () => resolve()));
+    void this.exited.then(() => this.failAll(new Error("the SQLite worker stopped")));
+  }
+
+  /** Runs `ops` in order; resolves with each one's rows, or rejects with the first failure. */
+  send(ops: SqlOp[], read = false): Promise<unknown[][]> {
+    const id = this.nextId++;
+    if (this.waiting.size === 0) this.worker.ref(); // answers are awaited: keep the process up for them
+    const answer = new Promise<unknown[][]>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
+    void answer
+      .finally(() => {
+        if (this.waiting.size === 0) this.worker.unref();
+      })
+      .catch(() => {});
+    if (this.outbox.length === 0) queueMicrotask(() => this.post());
+    this.outbox.push({ id, ops, read });
+    return answer;
+  }
+
+  private post(): void {
+    const requests = this.outbox;
+    this.outbox = [];
+    this.worker.postMessage(requests);
+  }
+
+  async stop(): Promise<void> {
+    this.worker.ref();
+    this.worker.postMessage("stop");
+    await this.exited;
+  }
+
+  private failAll(err: unknown): void {
+    for (const w of this.waiting.values()) w.reject(err);
+    this.waiting.clear();
+  }
+}
+
+export function workerRunner(worker: SqliteWorker, turns: WriteTurns): SqlRunner {
+  const op = (text: string, values?: unknown[]): SqlOp => ({ text, params: params(values) });
+  return {
+    query: async <T>(text: string, values?: unknown[]) => (await worker.send([op(text, values)], true))[0] as T[],
+    transaction: <T>(fn: (tx: SqlTx) => Promise<T>) =>
+      turns.run(async () => {
+        const begin = worker.send([op("BEGIN IMMEDIATE")]);
+        begin.catch(() => {}); // awaited below; a failure before then must not go unhandled
+        const later: SqlOp[] = [];
+        try {
+          const result = await fn({
+            query: async <R>(text: string, values?: unknown[]) => (await worker.send([op(text, values)]))[0] as R[],
+            later: (text, values) => void later.push(op(text, values)),
+          });
+          await begin;
+          await worker.send([...later, op("COMMIT")]);
+          return result;
+        } catch (err) {
+          await worker.send([op("ROLLBACK")]).catch(() => {}); // none to roll back when BEGIN failed
+          throw err;
+        }
+      }),
+  };
+}
