@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
-import { and, eq, inArray, isNotNull, isNull, or, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, or } from "drizzle-orm";
 import type { Database } from "../db/open.ts";
+import { SingleFlight } from "../util/single-flight.ts";
 import { ApiError } from "../errors.ts";
 
 // API keys: random, prefixed, shown once, stored only as a SHA-256 hash. A key carries 256 bits of
@@ -62,27 +63,33 @@ export function bearerToken(header: string | null | undefined): string | undefin
   return m?.[1];
 }
 
-/** The key look-up, built and prepared once per database: it runs on every request. */
-function keyLookup({ db, schema }: Database) {
-  const query = db
-    .select({ keyId: schema.apiKeys.id, tenantId: schema.tenants.id, tenantName: schema.tenants.name, disabled: schema.tenants.disabled })
-    .from(schema.apiKeys)
-    .innerJoin(schema.tenants, eq(schema.apiKeys.tenantId, schema.tenants.id))
-    .where(and(eq(schema.apiKeys.hash, sql.placeholder("hash")), isNull(schema.apiKeys.revokedAt)));
-  // PostgreSQL names its prepared statements; SQLite's typing has no name parameter.
-  return (query.prepare as (name?: string) => ReturnType<typeof query.prepare>).call(query, "voxroute_key_lookup");
+const KEY_LOOKUP =
+  "SELECT api_keys.id AS key_id, tenants.id AS tenant_id, tenants.name AS tenant_name, tenants.disabled AS disabled FROM api_keys JOIN tenants ON tenants.id = api_keys.tenant_id WHERE api_keys.hash = ? AND api_keys.revoked_at IS NULL";
+
+interface KeyRow {
+  key_id: string;
+  tenant_id: string;
+  tenant_name: string;
+  /** Boolean on PostgreSQL, 0 or 1 on SQLite. */
+  disabled: boolean | number;
 }
-const lookups = new WeakMap<Database, ReturnType<typeof keyLookup>>();
+
+/** Key look-ups under way, by key hash: a burst of sessions with one key reads it once. */
+const lookups = new WeakMap<Database, SingleFlight<string, KeyRow | undefined>>();
+
+function keyRow(database: Database, hash: string): Promise<KeyRow | undefined> {
+  let flights = lookups.get(database);
+  if (!flights) lookups.set(database, (flights = new SingleFlight()));
+  return flights.get(hash, async () => (await database.sql.query<KeyRow>(KEY_LOOKUP, [hash]))[0]);
+}
 
 /** Who the key belongs to; 401 for a missing or unknown key, 403 for a disabled tenant. */
 export async function authenticate(database: Database, key: string | undefined): Promise<Principal> {
   if (!key) throw new ApiError("missing_api_key", "an API key is required");
-  let lookup = lookups.get(database);
-  if (!lookup) lookups.set(database, (lookup = keyLookup(database)));
-  const row = (await lookup.execute({ hash: hashKey(key) }))[0];
+  const row = await keyRow(database, hashKey(key));
   if (!row) throw new ApiError("invalid_api_key", "the API key is not valid");
   if (row.disabled) throw new ApiError("tenant_disabled", "this account is disabled");
-  return { tenantId: row.tenantId, tenantName: row.tenantName, keyId: row.keyId };
+  return { tenantId: row.tenant_id, tenantName: row.tenant_name, keyId: row.key_id };
 }
 
 /** Keys checked per statement: well under every dialect's limit on bound parameters. */

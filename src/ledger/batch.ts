@@ -119,6 +119,8 @@ export class LedgerBatcher {
     private readonly database: Database,
     private readonly holdTtlMs: number,
     private readonly now: () => Date,
+    /** A batch committed: these tenants' money changed. */
+    private readonly committed: (tenantIds: string[]) => void = () => {},
   ) {
     // PostgreSQL runs several batches side by side on its pool; SQLite has one writer anyway.
     this.maxConcurrent = database.dialect === "postgres" ? 4 : 1;
@@ -156,6 +158,7 @@ export class LedgerBatcher {
     for (let attempt = 1; ; attempt++) {
       try {
         const results = await this.database.sql.transaction((tx) => this.process(tx, batch));
+        this.committed(batch.map((job) => job.input.tenantId));
         for (const [i, job] of batch.entries()) (job.resolve as (v: unknown) => void)(results[i]);
         return;
       } catch (err) {

@@ -2,6 +2,7 @@ import type { Binding } from "../catalogue/types.ts";
 import type { Database } from "../db/open.ts";
 import type { SqlQuery, SqlTx } from "../db/sql.ts";
 import { BALANCE_COLUMNS, balanceOf, GRANT_COLUMNS, grantOf, LedgerBatcher, type ActivityRow, type BalanceRow, type SettleInput } from "./batch.ts";
+import { SingleFlight } from "../util/single-flight.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { HoldKeeper } from "./hold-keeper.ts";
 import { eligibleGrants, grantActive, PAID, type Allocation, type GrantRow, type GrantTarget } from "./sources.ts";
@@ -25,18 +26,24 @@ export interface CreditInput {
 }
 
 const GRANTS_OF = `SELECT ${GRANT_COLUMNS} FROM grants WHERE tenant_id = ? AND remaining_credits > 0`;
+interface Funds {
+  balance: BalanceRow | undefined;
+  grants: GrantRow[];
+}
 const newId = () => crypto.randomUUID();
 
 export class Ledger {
   private readonly batcher: LedgerBatcher;
   readonly holds: HoldKeeper;
+  /** Funds reads under way, by tenant: a burst of one tenant's admissions reads them once. */
+  private readonly funds = new SingleFlight<string, Funds>();
 
   constructor(
     private readonly database: Database,
     holdTtlMs = 60_000,
     private readonly now: () => Date = () => new Date(),
   ) {
-    this.batcher = new LedgerBatcher(database, holdTtlMs, now);
+    this.batcher = new LedgerBatcher(database, holdTtlMs, now, (tenants) => this.forgetFunds(tenants));
     this.holds = new HoldKeeper(database, this.batcher, holdTtlMs, now);
   }
 
@@ -58,12 +65,22 @@ export class Ledger {
 
   /** Credits a request on `binding` could spend now (read-only: advisory, holds decide). */
   async spendable(tenantId: string, binding: Binding): Promise<number> {
+    const { balance, grants } = await this.fundsOf(tenantId);
+    const fromGrants = eligibleGrants(grants, binding, this.now()).reduce((n, g) => n + Math.max(0, g.remainingCredits - g.heldCredits), 0);
+    return fromGrants + Math.max(0, (balance?.paidCredits ?? 0) - (balance?.paidHeld ?? 0));
+  }
+
+  private fundsOf(tenantId: string): Promise<Funds> {
     const { sql } = this.database;
-    const [bal] = await sql.query(`SELECT ${BALANCE_COLUMNS} FROM balances WHERE tenant_id = ?`, [tenantId]);
-    const grants = eligibleGrants(await this.grantsOf(sql, tenantId), binding, this.now());
-    const fromGrants = grants.reduce((n, g) => n + Math.max(0, g.remainingCredits - g.heldCredits), 0);
-    const b = bal ? balanceOf(bal) : undefined;
-    return fromGrants + Math.max(0, (b?.paidCredits ?? 0) - (b?.paidHeld ?? 0));
+    return this.funds.get(tenantId, async () => {
+      const [[bal], grants] = await Promise.all([sql.query(`SELECT ${BALANCE_COLUMNS} FROM balances WHERE tenant_id = ?`, [tenantId]), this.grantsOf(sql, tenantId)]);
+      return { balance: bal ? balanceOf(bal) : undefined, grants };
+    });
+  }
+
+  /** Money of these tenants changed: their next admission reads it afresh, not the read under way. */
+  private forgetFunds(tenantIds: Iterable<string>): void {
+    for (const id of tenantIds) this.funds.forget(id);
   }
 
   /**
@@ -85,8 +102,8 @@ export class Ledger {
   }
 
   /** Adds credits (a grant or paid credits) with its transaction record; once per `externalId`. */
-  credit(tenantId: string, input: CreditInput): Promise<{ transactionId: string; applied: boolean }> {
-    return this.database.sql.transaction(async (tx) => {
+  async credit(tenantId: string, input: CreditInput): Promise<{ transactionId: string; applied: boolean }> {
+    const credited = await this.database.sql.transaction(async (tx) => {
       await this.lockBalance(tx, tenantId);
       const now = this.now();
       const transactionId = newId();
@@ -121,6 +138,8 @@ export class Ledger {
       ]);
       return { transactionId, applied: true };
     });
+    this.forgetFunds([tenantId]);
+    return credited;
   }
 
   /** The balance (zero for a tenant that never had one) and every grant with credits left, expired ones included. */

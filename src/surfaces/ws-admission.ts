@@ -42,6 +42,28 @@ export function planPerRequest<P extends RoutedPlan, A extends unknown[]>(plan: 
   };
 }
 
+/**
+ * The key's owner and what it may pay for, asked once per handshake: the checks before the upgrade
+ * (which may run twice) and the session's admission after it share the answers, keyed by the
+ * handshake's plan (one object per request) and the key.
+ */
+const asked = new WeakMap<Planned<RoutedPlan>, Map<string, Promise<unknown>>>();
+
+function oncePerHandshake<T>(planned: Planned<RoutedPlan>, what: string, ask: () => Promise<T>): Promise<T> {
+  let answers = asked.get(planned);
+  if (!answers) asked.set(planned, (answers = new Map()));
+  let answer = answers.get(what) as Promise<T> | undefined;
+  if (!answer) answers.set(what, (answer = ask()));
+  return answer;
+}
+
+const principalOf = (ctx: AppContext, planned: Planned<RoutedPlan>, key: string | undefined) => oncePerHandshake(planned, `key:${key}`, () => authenticate(ctx.database, key));
+
+const candidatesFor = (ctx: AppContext, planned: Planned<RoutedPlan>, plan: RoutedPlan) => oncePerHandshake(planned, "candidates", () => candidatesOf(ctx, plan));
+
+const affordableOf = (ctx: AppContext, planned: Planned<RoutedPlan>, plan: RoutedPlan, principal: Principal) =>
+  oncePerHandshake(planned, `admit:${principal.keyId}`, async () => ctx.meter.admit(principal, await candidatesFor(ctx, planned, plan)));
+
 /** What a surface adds to the checks before the upgrade. */
 export interface UpgradeChecks<R> {
   /** A surface that lets keyless sockets wait (for a key in a frame) decides here; otherwise the session closes 4401/4403. */
@@ -70,22 +92,22 @@ export async function checkBeforeUpgrade<R>(
     if (err instanceof ApiError) return refuse(err);
     throw err;
   };
-  let candidates: Binding[] | undefined;
+  const { plan } = planned;
   try {
-    candidates = planned.plan && (await candidatesOf(ctx, planned.plan));
+    if (plan) await candidatesFor(ctx, planned, plan);
   } catch (err) {
     return refusal(err);
   }
   let principal: Principal;
   try {
-    principal = await authenticate(ctx.database, key);
+    principal = await principalOf(ctx, planned, key);
   } catch (err) {
     return checks.unauthenticated?.(err instanceof ApiError ? err : new ApiError("invalid_api_key", "the API key could not be checked"));
   }
-  if (!candidates) return;
+  if (!plan) return;
   let affordable: Binding[];
   try {
-    affordable = await ctx.meter.admit(principal, candidates);
+    affordable = await affordableOf(ctx, planned, plan, principal);
   } catch (err) {
     return refusal(err);
   }
@@ -96,9 +118,9 @@ export async function checkBeforeUpgrade<R>(
 /** The session's admission after the upgrade: the key, then the plan's own error, then billing; credits reserved while it connects. */
 export function admitter(ctx: AppContext, key: string | undefined, id: string, planned: Planned<RoutedPlan>, surface: string): () => Promise<Admission> {
   return async () => {
-    const principal = await authenticate(ctx.database, key);
+    const principal = await principalOf(ctx, planned, key);
     if (!planned.plan) throw planned.error;
-    const candidates = await ctx.meter.admit(principal, await candidatesOf(ctx, planned.plan));
+    const candidates = await affordableOf(ctx, planned, planned.plan, principal);
     const meter = ctx.meter.start(id, principal, surface);
     meter.prefetch(candidates[0]);
     return { candidates, meter };
