@@ -15,7 +15,8 @@ export function startEchoServer(env: Record<string, string>, echo: TtsProvider, 
   const catalogue = testCatalogue([echo.id, "fixed"]);
   catalogue.providers[0].requiresVoice = true;
   catalogue.providers[0].bindings[0].id = bindingId;
-  return startTestServer({ ...env, UPSTREAM_IDLE_TIMEOUT_MS: "300" }, { extra: { catalogue, providers: [echo, new FixedPcmProvider("fixed", 3)] } });
+  // 1 s of upstream silence fails a stream: fault tests stay quick, and a loaded CI machine does not trip it.
+  return startTestServer({ ...env, UPSTREAM_IDLE_TIMEOUT_MS: "1000" }, { extra: { catalogue, providers: [echo, new FixedPcmProvider("fixed", 3)] } });
 }
 
 /** One sentence through /v1/tts, then close; the recorded session. */
