@@ -12,6 +12,7 @@ import { nativeKey } from "./auth.ts";
 import { planSttSession } from "./stt-query.ts";
 import { nativeSttPort } from "./stt-wire.ts";
 import { WsConnections } from "../ws-connections.ts";
+import { jsonOf, takeFrames } from "../raw-frames.ts";
 
 const UNPLANNED: SttSessionParams = {
   families: new Map(),
@@ -73,8 +74,8 @@ export function sttRoute(ctx: AppContext) {
               surface: "native",
             },
           );
-          // Frames must reach the relay as they came: take them before Elysia parses JSON text.
-          (raw.data as { message: (ws: unknown, frame: string | Uint8Array) => void }).message = (_ws, frame) => relay.frame(frame);
+          // Frames must reach the relay as they came: taken before Elysia parses JSON text.
+          takeFrames(raw, (frame) => relay.frame(frame));
           sessions.set(ws, relay);
           ctx.sessions.add(relay, "stt");
           return;
@@ -92,17 +93,15 @@ export function sttRoute(ctx: AppContext) {
             vadLanes: ctx.vadLanes,
           },
         );
+        takeFrames(raw, (frame) => {
+          if (typeof frame !== "string") return session.audio(frame);
+          const type = (jsonOf(frame) as { type?: unknown } | null | undefined)?.type;
+          const command = typeof type === "string" ? COMMANDS[type] : undefined;
+          if (command) session.command({ type: command });
+          else session.reject("text frames are JSON objects with type stt.audio.commit, stt.audio.clear or stt.session.close");
+        });
         sessions.set(ws, session);
         ctx.sessions.add(session, "stt");
-      },
-      message(ws, message) {
-        const session = sessions.get(ws);
-        if (!(session instanceof SttSession)) return;
-        if (message instanceof Uint8Array) return session.audio(message);
-        const type = typeof message === "object" && message !== null ? (message as { type?: unknown }).type : undefined;
-        const command = typeof type === "string" ? COMMANDS[type] : undefined;
-        if (command) session.command({ type: command });
-        else session.reject("text frames are JSON objects with type stt.audio.commit, stt.audio.clear or stt.session.close");
       },
       close(ws) {
         sessions.take(ws)?.abort();

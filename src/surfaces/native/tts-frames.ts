@@ -13,7 +13,7 @@ export const FRAME_TOO_LARGE = `a text frame holds at most ${MAX_TEXT_FRAME_CHAR
 
 export type FrameVerdict = { command: TtsCommand } | { error: "invalid_tts_frame" | "tts_text_frame_too_large"; message: string };
 
-/** A `/v1/tts` client frame, as Elysia hands it over (JSON text already parsed, binary as a Buffer). */
+/** A `/v1/tts` client frame: a text frame's parsed JSON (undefined when it is not JSON), or a binary frame. */
 export function parseTtsFrame(message: unknown): FrameVerdict {
   if (typeof message !== "object" || message === null || Array.isArray(message) || ArrayBuffer.isView(message)) {
     return { error: "invalid_tts_frame", message: "frames are JSON text objects with a type" };

@@ -10,6 +10,7 @@ import { nativeKey } from "./auth.ts";
 import { parseTtsFrame } from "./tts-frames.ts";
 import { nativeTtsPort } from "./tts-wire.ts";
 import { planTtsSession } from "./tts-query.ts";
+import { jsonOf, takeFrames } from "../raw-frames.ts";
 import { WsConnections } from "../ws-connections.ts";
 
 interface Connection {
@@ -50,15 +51,13 @@ export function ttsRoute(ctx: AppContext) {
           },
           { provider: (id) => ctx.providers.get(id), port: nativeTtsPort(port), log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "native" },
         );
+        takeFrames(raw, (frame) => {
+          const verdict = parseTtsFrame(typeof frame === "string" ? jsonOf(frame) : frame);
+          if ("error" in verdict) session.reject(verdict.error, verdict.message);
+          else session.command(verdict.command);
+        });
         connections.set(ws, { session, port });
         ctx.sessions.add(session, "tts");
-      },
-      message(ws, message) {
-        const conn = connections.get(ws);
-        if (!conn) return;
-        const verdict = parseTtsFrame(message);
-        if ("error" in verdict) conn.session.reject(verdict.error, verdict.message);
-        else conn.session.command(verdict.command);
       },
       drain(ws) {
         connections.get(ws)?.port.drain();
