@@ -93,6 +93,8 @@ export type SpeakRequest = (input: string, signal: AbortSignal) => Promise<Respo
 /** A streaming TTS session over an HTTP API that takes whole inputs: one request per utterance, each response's bytes streamed through as they arrive. */
 export class UtteranceTtsStream extends UtteranceStream {
   private readonly abort = new AbortController();
+  /** A request is under way: only then is there anything to abort (an abort costs an error object and its listeners). */
+  private speaking = false;
 
   constructor(
     audioFormat: AudioFormat,
@@ -108,11 +110,19 @@ export class UtteranceTtsStream extends UtteranceStream {
   }
 
   protected stop(): void {
-    this.abort.abort();
+    if (this.speaking) this.abort.abort();
   }
 
   protected async speak(input: string): Promise<void> {
-    const res = await this.request(input, this.abort.signal);
+    this.speaking = true;
+    try {
+      await this.relay(await this.request(input, this.abort.signal));
+    } finally {
+      this.speaking = false;
+    }
+  }
+
+  private async relay(res: Response): Promise<void> {
     const type = res.headers.get("content-type") ?? "";
     if (!/^audio\/|^application\/octet-stream/.test(type)) {
       await res.body?.cancel();
