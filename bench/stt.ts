@@ -1,15 +1,16 @@
 // bun run bench:stt
 // (a) Router VAD capacity: how many concurrent real-time 16 kHz streams the audio workers (one per
 //     core) sustain before they fall behind. Each stream sends a 20 ms frame every 20 ms of wall
-//     time for 5 s of speech-like audio; a level is sustained when every stream's last decision
-//     arrives within 250 ms of its last frame (the workers kept up with real time).
+//     time for 5 s of speech-like audio; a trial is sustained when every stream's last decision
+//     arrives within 250 ms of its last frame. Each level runs three trials and is sustained when
+//     their median is; levels rise until one is not.
 // (b) Per-request overhead of the router on the local recognizer: commit → final transcript
 //     through /v1/stt (WebSocket, session, events) vs the same recognizer called directly, as
-//     added milliseconds and a ratio, measured in one run.
-// (c) Per-frame overhead on one realtime upstream on loopback: a 20 ms audio frame's round trip to
-//     it and its answer back, through the router in the normalized mode (answer mapped to an
-//     stt.transcript event), through the router with event_format=provider (relayed as is), and
-//     connected directly.
+//     paired differences, measured in one run.
+// (c) Relay throughput on a realtime upstream, client, router and upstream each in its own
+//     process: sessions each send frames as fast as they can and every frame is answered; frames
+//     per second through the router (normalized events, and event_format=provider), through a
+//     plain Bun relay (bench/plain-stt-relay.ts: the floor) and connected directly.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,20 +19,20 @@ import { AudioPool, type AudioLane } from "../workers/audio-pool.ts";
 import { createKey } from "../src/accounts/keys.ts";
 import { loadConfig } from "../src/config.ts";
 import { startServer } from "../src/server.ts";
-import { RelayProvider, relayCatalogue, startRelayUpstream } from "../test/fakes/relay-upstream.ts";
 import { concat, frames, silence, speak } from "../test/helpers/speech.ts";
+import { spawnBun } from "./lib/procs.ts";
+import { median, paired, percentile, spread } from "./lib/stats.ts";
 
 const cores = navigator.hardwareConcurrency;
 const FRAME_MS = 20;
 const SECONDS = 5;
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
 // Speech with pauses, looped to SECONDS: the VAD does real work, not just silence.
 const speech = concat([speak("Thank you very much for your help."), silence(600), speak("I would like a cup of coffee."), silence(600)]);
 const loop = concat(Array.from({ length: Math.ceil((SECONDS * 16000) / speech.length) }, () => speech)).subarray(0, SECONDS * 16000);
 const frameSamples = 16 * FRAME_MS;
 
-async function vadLevel(pool: AudioPool, streams: number): Promise<{ sustained: boolean; p50: number; p99: number }> {
+async function vadTrial(pool: AudioPool, streams: number): Promise<{ worst: number; p50: number }> {
   const lag: number[] = [];
   const done: Promise<void>[] = [];
   const lanes = Array.from({ length: streams }, () => {
@@ -59,124 +60,160 @@ async function vadLevel(pool: AudioPool, streams: number): Promise<{ sustained: 
   }
   for (const s of lanes) s.lane.end();
   await Promise.all(done);
-  return { sustained: pct(lag, 100) <= 250, p50: pct(lag, 50), p99: pct(lag, 99) };
+  return { worst: percentile(lag, 100), p50: percentile(lag, 50) };
 }
 
-console.log(`voxroute STT benchmark; ${cores} cores`);
-console.log(`(a) router VAD: real-time 16 kHz streams, ${cores} audio workers`);
-const pool = new AudioPool(cores, { perWorker: 1, queue: 0, waitMs: 0 }); // the router VAD only
-await vadLevel(pool, 10); // warm the model in every worker
-let best = 0;
-for (const streams of [100, 200, 300, 400, 500, 600]) {
-  const r = await vadLevel(pool, streams);
-  console.log(`  ${String(streams).padStart(4)} streams: last-decision lag p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms → ${r.sustained ? "sustained" : "falls behind"}`);
-  if (!r.sustained) break;
-  best = streams;
-}
-console.log(`  sustained: ${best} streams = ${Math.round(best / cores)} per core (target ≥ 150 per core)`);
-await pool.close();
-
-console.log("(b) local recognizer: commit → final transcript, router (/v1/stt) vs direct (audio worker)");
 const dir = mkdtempSync(join(tmpdir(), "bench-stt-"));
-const upstream = startRelayUpstream();
-const server = await startServer(loadConfig({ PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", DATABASE_URL: `sqlite://${join(dir, "db.sqlite")}` }), {
-  extra: { catalogue: relayCatalogue(), providers: [], sttProviders: [new RelayProvider(upstream.url)] },
-});
-const { key, tenantId } = await createKey(server.ctx.database, "bench");
-await server.ctx.meter.ledger.credit(tenantId, { credits: 1_000_000_000, type: "adjustment", description: "bench" });
-const utterance = frames(concat([speak("Good morning everyone."), silence(200)]));
 
-async function viaRouter(): Promise<number> {
-  const ws = new WebSocket(`${server.url.replace("http", "ws")}/v1/stt?model=pocketsphinx-en-us&audio_format=pcm_16000&commit_strategy=manual&interim_results=false`, {
-    headers: { Authorization: `Bearer ${key}` },
-  } as any);
-  await new Promise((r) => (ws.onopen = r));
-  return new Promise((resolve) => {
-    let t0 = 0;
-    ws.onmessage = (e) => {
-      const ev = JSON.parse(String(e.data));
-      if (ev.type === "stt.session.started") {
-        for (const f of utterance) ws.send(f);
-        setTimeout(() => {
-          t0 = performance.now();
-          ws.send(JSON.stringify({ type: "stt.audio.commit" }));
-        }, 300);
-      } else if (ev.type === "stt.transcript.final") {
-        resolve(performance.now() - t0);
-        ws.close();
-      }
-    };
-  });
+async function vadCapacity(): Promise<void> {
+  console.log(`(a) router VAD: real-time 16 kHz streams, ${cores} audio workers`);
+  const pool = new AudioPool(cores, { perWorker: 1, queue: 0, waitMs: 0 }); // the router VAD only
+  await vadTrial(pool, 10); // warm the model in every worker
+  let best = 0;
+  for (const streams of [100, 200, 300, 400, 500, 600, 800]) {
+    const trials = [await vadTrial(pool, streams), await vadTrial(pool, streams), await vadTrial(pool, streams)];
+    const worst = median(trials.map((t) => t.worst));
+    const sustained = worst <= 250;
+    console.log(
+      `  ${String(streams).padStart(4)} streams: last-decision lag, median of 3 trials: p50 ${median(trials.map((t) => t.p50)).toFixed(1)} ms, worst ${worst.toFixed(1)} ms ` +
+        `(trials: ${trials.map((t) => t.worst.toFixed(0)).join(", ")} ms) → ${sustained ? "sustained" : "falls behind"}`,
+    );
+    if (!sustained) break;
+    best = streams;
+  }
+  console.log(`  sustained: ${best} streams = ${Math.round(best / cores)} per core (target ≥ 200 per core)`);
+  await pool.close();
 }
 
-const direct = new AudioPool(1, { perWorker: 1, queue: 0, waitMs: 0 });
-async function viaDirect(): Promise<number> {
-  let t0 = 0;
-  let lane: AudioLane | undefined; // assigned before the worker's first answer arrives
-  return new Promise((resolve) => {
-    void direct
-      .openRecognizer({ rate: 16000, autoCommit: false, interim: false }, (m) => {
-        if (m.ev === "opened") {
-          for (const f of frames(concat([speak("Good morning everyone."), silence(200)]))) lane!.audio(f);
+async function localOverhead(): Promise<void> {
+  console.log("(b) local recognizer: commit → final transcript, router (/v1/stt) vs direct (audio worker)");
+  const server = await startServer(loadConfig({ PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", DATABASE_URL: `sqlite://${join(dir, "db.sqlite")}` }));
+  const { key, tenantId } = await createKey(server.ctx.database, "bench");
+  await server.ctx.meter.ledger.credit(tenantId, { credits: 1_000_000_000, type: "adjustment", description: "bench" });
+  const utterance = frames(concat([speak("Good morning everyone."), silence(200)]));
+
+  async function viaRouter(): Promise<number> {
+    const ws = new WebSocket(`${server.url.replace("http", "ws")}/v1/stt?model=pocketsphinx-en-us&audio_format=pcm_16000&commit_strategy=manual&interim_results=false`, {
+      headers: { Authorization: `Bearer ${key}` },
+    } as any);
+    await new Promise((r) => (ws.onopen = r));
+    return new Promise((resolve) => {
+      let t0 = 0;
+      ws.onmessage = (e) => {
+        const ev = JSON.parse(String(e.data));
+        if (ev.type === "stt.session.started") {
+          for (const f of utterance) ws.send(f);
           setTimeout(() => {
             t0 = performance.now();
-            lane!.commit();
+            ws.send(JSON.stringify({ type: "stt.audio.commit" }));
           }, 300);
-        } else if (m.ev === "final") {
+        } else if (ev.type === "stt.transcript.final") {
           resolve(performance.now() - t0);
-          lane!.drop();
+          ws.close();
         }
-      })
-      .then((l) => (lane = l));
-  });
-}
-
-const routerMs: number[] = [];
-const directMs: number[] = [];
-for (let i = 0; i < 15; i++) {
-  routerMs.push(await viaRouter());
-  directMs.push(await viaDirect());
-}
-const r50 = pct(routerMs, 50);
-const d50 = pct(directMs, 50);
-console.log(
-  `  router p50 ${r50.toFixed(2)} ms, p99 ${pct(routerMs, 99).toFixed(2)} ms | direct p50 ${d50.toFixed(2)} ms, p99 ${pct(directMs, 99).toFixed(2)} ms | added p50 ${(r50 - d50).toFixed(2)} ms | ratio ${(r50 / d50).toFixed(2)}`,
-);
-await direct.close();
-
-console.log("(c) one realtime upstream: a frame's round trip and its answer back");
-/** Sends a frame, waits for the answer `done` recognizes, `count` times. */
-async function roundTrips(url: string, headers: Record<string, string>, count: number, done: (data: unknown) => boolean): Promise<number[]> {
-  const ws = new WebSocket(url, { headers } as any);
-  ws.binaryType = "arraybuffer";
-  await new Promise((r) => (ws.onopen = r));
-  await Bun.sleep(50);
-  const times: number[] = [];
-  const frame = new Uint8Array(640);
-  for (let i = 0; i < count; i++) {
-    const t0 = performance.now();
-    await new Promise<void>((resolve) => {
-      ws.onmessage = (e) => done(e.data) && resolve();
-      ws.send(frame);
+      };
     });
-    times.push(performance.now() - t0);
   }
-  ws.close();
-  return times.slice(100);
+
+  const direct = new AudioPool(1, { perWorker: 1, queue: 0, waitMs: 0 });
+  async function viaDirect(): Promise<number> {
+    let t0 = 0;
+    let lane: AudioLane | undefined; // assigned before the worker's first answer arrives
+    return new Promise((resolve) => {
+      void direct
+        .openRecognizer({ rate: 16000, autoCommit: false, interim: false }, (m) => {
+          if (m.ev === "opened") {
+            for (const f of frames(concat([speak("Good morning everyone."), silence(200)]))) lane!.audio(f);
+            setTimeout(() => {
+              t0 = performance.now();
+              lane!.commit();
+            }, 300);
+          } else if (m.ev === "final") {
+            resolve(performance.now() - t0);
+            lane!.drop();
+          }
+        })
+        .then((l) => (lane = l));
+    });
+  }
+
+  const routerMs: number[] = [];
+  const directMs: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    routerMs.push(await viaRouter());
+    directMs.push(await viaDirect());
+  }
+  console.log(`  router ${spread(routerMs)} | direct ${spread(directMs)} | added (paired) ${spread(paired(routerMs, directMs))} | ratio p50 ${(median(routerMs) / median(directMs)).toFixed(2)}`);
+  await direct.close();
+
+  await server.stop(0);
 }
-const base = `${server.url.replace("http", "ws")}/v1/stt?model=relay-1&audio_format=pcm_16000`;
-const auth = { Authorization: `Bearer ${key}` };
-const binary = (d: unknown) => typeof d !== "string";
-const modes = {
-  normalized: await roundTrips(base, auth, 2000, (d) => typeof d === "string" && d.includes("stt.transcript.final")),
-  provider: await roundTrips(`${base}&event_format=provider`, auth, 2000, binary),
-  direct: await roundTrips(upstream.url, {}, 2000, binary),
-};
-const direct50 = pct(modes.direct, 50);
-for (const [mode, t] of Object.entries(modes)) {
-  console.log(
-    `  ${mode.padEnd(10)} p50 ${pct(t, 50).toFixed(3)} ms, p99 ${pct(t, 99).toFixed(3)} ms | added to direct p50 ${(pct(t, 50) - direct50).toFixed(3)} ms | ratio ${(pct(t, 50) / direct50).toFixed(2)}`,
-  );
+
+async function relayThroughput(): Promise<void> {
+  console.log("(c) relay throughput on a realtime upstream (client, router, upstream: separate processes)");
+  const FRAMES = Number(process.env.BENCH_FRAMES ?? 2000);
+  const relayUpstream = await spawnBun(["test/fakes/relay-upstream-server.ts"]);
+  const plain = await spawnBun(["bench/plain-stt-relay.ts"], { UPSTREAM_URL: relayUpstream.info.url });
+  const router = await spawnBun(["bench/bench-server.ts"], {
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+    DATABASE_URL: `sqlite://${join(dir, "relay.sqlite")}`,
+    RELAY_UPSTREAM_URL: relayUpstream.info.url,
+  });
+  /** `sessions` sockets each send FRAMES 20 ms frames at once; frames per second until every frame is answered. */
+  async function throughput(url: string, headers: Record<string, string>, sessions: number, answer: (data: unknown) => boolean, ready?: string): Promise<number> {
+    const sockets = await Promise.all(
+      Array.from({ length: sessions }, () => {
+        const ws = new WebSocket(url, { headers } as never);
+        ws.binaryType = "arraybuffer";
+        return new Promise<WebSocket>((resolve) => {
+          if (ready) ws.onmessage = (e) => typeof e.data === "string" && e.data.includes(ready) && resolve(ws);
+          else ws.onopen = () => resolve(ws);
+        });
+      }),
+    );
+    const frame = new Uint8Array(640);
+    const t0 = performance.now();
+    await Promise.all(
+      sockets.map(
+        (ws) =>
+          new Promise<void>((resolve) => {
+            let answered = 0;
+            ws.onmessage = (e) => answer(e.data) && ++answered === FRAMES && resolve();
+            for (let i = 0; i < FRAMES; i++) ws.send(frame);
+          }),
+      ),
+    );
+    const fps = (sessions * FRAMES) / ((performance.now() - t0) / 1000);
+    for (const ws of sockets) ws.close();
+    return fps;
+  }
+  const routerUrl = `${router.info.url.replace("http", "ws")}/v1/stt?model=relay-1&audio_format=pcm_16000`;
+  const auth = { Authorization: `Bearer ${router.info.key}` };
+  const binary = (d: unknown) => typeof d !== "string";
+  const modes: [string, (n: number) => Promise<number>][] = [
+    ["direct", (n) => throughput(relayUpstream.info.url, {}, n, binary)],
+    ["plain relay", (n) => throughput(plain.info.url.replace("http", "ws"), {}, n, binary)],
+    ["router, provider events", (n) => throughput(`${routerUrl}&event_format=provider`, auth, n, binary)],
+    ["router, normalized", (n) => throughput(routerUrl, auth, n, (d) => typeof d === "string" && d.includes("stt.transcript.final"), "stt.session.started")],
+  ];
+  for (const [, run] of modes) await run(1); // warm every path
+  for (const sessions of [1, 10, 50]) {
+    const fps = new Map<string, number>();
+    for (const [name, run] of modes) fps.set(name, median([await run(sessions), await run(sessions), await run(sessions)]));
+    const floor = fps.get("plain relay")!;
+    console.log(
+      `  ${String(sessions).padStart(3)} sessions × ${FRAMES} frames, median of 3: ` +
+        [...fps].map(([name, f]) => `${name} ${Math.round(f)} frames/s${name.startsWith("router") ? ` (${(f / floor).toFixed(2)}× plain relay)` : ""}`).join(" | "),
+    );
+  }
+  await Promise.all([router.stop(), plain.stop(), relayUpstream.stop()]);
 }
-await server.stop(0);
-upstream.stop();
+
+/** BENCH_PARTS: which parts to run (a: VAD capacity, b: local recognizer, c: relay throughput). */
+const PARTS = new Set((process.env.BENCH_PARTS ?? "a,b,c").split(","));
+console.log(`voxroute STT benchmark; ${cores} cores`);
+if (PARTS.has("a")) await vadCapacity();
+if (PARTS.has("b")) await localOverhead();
+if (PARTS.has("c")) await relayThroughput();

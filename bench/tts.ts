@@ -1,8 +1,10 @@
 // bun run bench:tts — time to first audio and total time through the router versus calling the
-// same provider directly, at 1, 50 and 200 concurrent sessions, measured in one run. Both sides
-// start the clock when the text leaves the caller on an already-open session, so the difference
-// is what the router adds on the streaming path (framing, session, socket, backpressure); the
-// router's session setup (connect, handshake, auth, provider accept) is printed beside it.
+// same provider directly (in this process), at 1/50/200/500 concurrent sessions, all at once
+// (burst) and spread over 1 s, measured in one run. Both sides start the clock when the text leaves
+// the caller on an already-open session, so the difference is what the router adds on the
+// streaming path (framing, session, socket, backpressure): "added" is the percentile of paired
+// differences (bench/lib/stats.ts). The router's session setup (connect, handshake, auth, provider
+// accept) is printed beside it. A cloud upstream and the plain-relay floor: bench:upstream.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,13 +12,9 @@ import { EnginePool } from "../workers/engine-pool.ts";
 import { LocalEngineProvider } from "../src/providers/local-engine-provider.ts";
 import type { TtsProvider } from "../src/providers/types.ts";
 import { FixedPcmProvider, TEST_MODEL } from "../test/fakes/fixed-pcm-provider.ts";
+import { arrivals, at, levels, PATTERNS, paired, percentile, spread } from "./lib/stats.ts";
 
-const LEVELS = (process.env.BENCH_LEVELS ?? "1,50,200").split(",").map(Number);
-/** Arrival patterns: every open session sends at the same instant (burst), or at a random moment within 1 s. */
-const PATTERNS: { name: string; windowMs: number }[] = [
-  { name: "burst", windowMs: 0 },
-  { name: "spread over 1 s", windowMs: 1000 },
-];
+const LEVELS = levels();
 const TEXT = "The router should add almost no latency to this sentence.";
 const root = new URL("..", import.meta.url).pathname;
 const picoDir = process.env.PICO_VOICES_DIR || new URL("../../shared/models/svox-pico-lang", import.meta.url).pathname;
@@ -29,11 +27,6 @@ interface Timing {
   /** From the text leaving the caller to the end of the audio. */
   total: number;
 }
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
 
 /** Opens sessions until each is ready, then sends the text on all of them at once. */
 async function viaRouter(offsets: number[], base: string, key: string, query: string): Promise<Timing[]> {
@@ -61,7 +54,7 @@ async function viaRouter(offsets: number[], base: string, key: string, query: st
           };
           ws.onclose = (e) => (e.code === 1000 ? resolve({ setup, ttfa, total: performance.now() - t0 }) : reject(new Error(`closed ${e.code}`)));
           let t0 = 0;
-          after(offsets[i], () => {
+          at(offsets[i], () => {
             t0 = performance.now();
             ws.send(JSON.stringify({ type: "text", text: TEXT }));
             ws.send(JSON.stringify({ type: "close" }));
@@ -76,7 +69,7 @@ async function direct(offsets: number[], provider: TtsProvider, model: string, v
   const streams = await Promise.all(offsets.map(() => provider.open({ model, voice, format: "pcm", options: {} })));
   return Promise.all(
     streams.map(async (stream, i) => {
-      await new Promise<void>((resolve) => after(offsets[i], resolve));
+      await new Promise<void>((resolve) => at(offsets[i], resolve));
       const t0 = performance.now();
       let ttfa = 0;
       stream.write(TEXT);
@@ -87,21 +80,13 @@ async function direct(offsets: number[], provider: TtsProvider, model: string, v
   );
 }
 
-/** Runs `fn` now when `ms` is 0 (a true burst), else after `ms`. */
-function after(ms: number, fn: () => void): void {
-  if (ms === 0) fn();
-  else setTimeout(fn, ms);
-}
-
 function report(name: string, n: number, router: Timing[], dir: Timing[]) {
-  const ms = (x: number) => `${x.toFixed(2).padStart(8)} ms`;
   const row = (metric: "ttfa" | "total") => {
     const r = router.map((t) => t[metric]);
     const d = dir.map((t) => t[metric]);
-    return `${metric.padEnd(5)} router p50 ${ms(pct(r, 50))} p99 ${ms(pct(r, 99))} | direct p50 ${ms(pct(d, 50))} p99 ${ms(pct(d, 99))} | added p50 ${ms(pct(r, 50) - pct(d, 50))} p99 ${ms(pct(r, 99) - pct(d, 99))} | ratio p50 ${(pct(r, 50) / pct(d, 50)).toFixed(2)}`;
+    return `${metric.padEnd(5)} router ${spread(r)} | direct ${spread(d)} | added (paired) ${spread(paired(r, d))} | ratio p50 ${(percentile(r, 50) / percentile(d, 50)).toFixed(2)}`;
   };
-  const setup = router.map((t) => t.setup);
-  console.log(`${name} × ${n}   (router session setup: p50 ${pct(setup, 50).toFixed(2)} ms, p99 ${pct(setup, 99).toFixed(2)} ms)`);
+  console.log(`${name} × ${n}   (router session setup: ${spread(router.map((t) => t.setup))})`);
   console.log(`  ${row("ttfa")}`);
   console.log(`  ${row("total")}`);
 }
@@ -131,7 +116,7 @@ for (const c of cases) {
   await direct([0, 0, 0, 0], c.provider, c.model, c.voice);
   for (const pattern of PATTERNS) {
     for (const n of LEVELS) {
-      const offsets = Array.from({ length: n }, () => (n > 1 ? Math.random() * pattern.windowMs : 0));
+      const offsets = arrivals(n, pattern.windowMs);
       const router = await viaRouter(offsets, base, key, c.query);
       const dir = await direct(offsets, c.provider, c.model, c.voice);
       report(`${c.name}, ${pattern.name}`, n, router, dir);
@@ -140,7 +125,7 @@ for (const c of cases) {
 }
 // The compatibility surfaces against the native channel, each timed from the request leaving the
 // caller (connection, auth and admission included) to the first audio byte.
-const SURFACE_LEVELS = LEVELS.filter((n) => n <= 50);
+const SURFACE_LEVELS = LEVELS.filter((n) => n <= 200);
 const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
 async function firstByte(res: Promise<Response>, t0: number): Promise<number> {
   const reader = (await res).body!.getReader();
@@ -194,8 +179,7 @@ for (const n of SURFACE_LEVELS) {
   for (const [name, t] of times) {
     if (name === "native /v1/tts") continue;
     console.log(
-      `  ${name.padEnd(18)} × ${String(n).padStart(3)}: p50 ${pct(t, 50).toFixed(2)} ms p99 ${pct(t, 99).toFixed(2)} ms | native p50 ${pct(native, 50).toFixed(2)} ms p99 ${pct(native, 99).toFixed(2)} ms | ` +
-        `added p50 ${(pct(t, 50) - pct(native, 50)).toFixed(2)} ms | ratio p50 ${(pct(t, 50) / pct(native, 50)).toFixed(2)}`,
+      `  ${name.padEnd(18)} × ${String(n).padStart(3)}: ${spread(t)} | native ${spread(native)} | added (paired) ${spread(paired(t, native))} | ratio p50 ${(percentile(t, 50) / percentile(native, 50)).toFixed(2)}`,
     );
   }
 }

@@ -1,124 +1,140 @@
-// bun run bench:upstream — a cloud TTS provider through the router vs the same provider called
-// directly: the OpenAI fake (its own process) as the upstream, the router as its own process.
-// Time to first audio from the text leaving the caller: on an open /v1/tts session (router) vs
-// a POST /v1/audio/speech (direct), at 1, 50 and 200 concurrent sessions, in one run.
-// STT: event latency, from the audio frame that completes half a second (the Deepgram fake answers
-// each half second with an interim Results) to that event arriving: through /v1/stt (normalized)
-// vs straight to the fake; with the half second sent at once (a burst the relay must forward
-// frame by frame) and paced as a live microphone sends it.
+// bun run bench:upstream — a cloud provider through the router vs a plain relay vs the provider
+// called directly, every party in its own process: the OpenAI fake (TTS) and the Deepgram fake
+// (STT) as upstreams, the router on SQLite and on PostgreSQL, bench/plain-relay.ts (the same hops,
+// no auth or metering: the floor for a JS router here), and this client.
+// TTS: time to first audio from the text leaving the caller on an open session (router, relay)
+// or with the POST (direct), at 1/50/200/500 sessions, all at once (burst) and spread over 1 s.
+// "Added" is the percentile of paired differences (bench/lib/stats.ts). The router's and the
+// relay's CPU per session (upgrade, auth, admission, first audio, settle, close) is read from /proc.
+// STT: event latency, from the audio frame that completes half a second (the Deepgram fake
+// answers each half second with an interim Results) to that event, through /v1/stt vs direct.
+import { FAKE_DEEPGRAM_KEY } from "../test/fakes/deepgram.ts";
+import { FAKE_OPENAI_KEY } from "../test/fakes/openai.ts";
+import { freshPostgres } from "../test/helpers/postgres.ts";
+import { cpuDuring, type Proc, spawnBun } from "./lib/procs.ts";
+import { arrivals, at, levels, PATTERNS, paired, percentile, spread } from "./lib/stats.ts";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createKey } from "../src/accounts/keys.ts";
-import { openDatabase } from "../src/db/open.ts";
-import { Ledger } from "../src/ledger/ledger.ts";
-import { FAKE_DEEPGRAM_KEY } from "../test/fakes/deepgram.ts";
-import { FAKE_OPENAI_KEY } from "../test/fakes/openai.ts";
 
-const LEVELS = (process.env.BENCH_LEVELS ?? "1,50,200").split(",").map(Number);
+const LEVELS = levels();
 const TEXT = "The router should add almost no latency to this sentence.";
-const root = new URL("..", import.meta.url).pathname;
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
-async function spawn(args: string[], env: Record<string, string>) {
-  const proc = Bun.spawn(["bun", ...args], { cwd: root, env: { ...process.env, ...env }, stdout: "pipe", stderr: "inherit" });
-  const reader = proc.stdout.getReader();
-  let text = "";
-  while (!text.includes("\n")) text += new TextDecoder().decode((await reader.read()).value);
-  return { proc, url: (JSON.parse(text.split("\n")[0]) as { url: string }).url };
-}
-
-const fake = await spawn(["test/fakes/openai-server.ts"], {});
-const deepgram = await spawn(["test/fakes/deepgram-server.ts"], {});
-const db = join(mkdtempSync(join(tmpdir(), "bench-upstream-")), "db.sqlite");
-const router = await spawn(["bench/bench-server.ts"], {
+const fake = await spawnBun(["test/fakes/openai-server.ts"]);
+const deepgram = await spawnBun(["test/fakes/deepgram-server.ts"]);
+const relay = await spawnBun(["bench/plain-relay.ts"], { UPSTREAM_URL: fake.info.url, UPSTREAM_KEY: FAKE_OPENAI_KEY });
+const pg = await freshPostgres();
+const routerEnv = (databaseUrl: string) => ({
   PORT: "0",
   HOST: "127.0.0.1",
   LOG_LEVEL: "silent",
-  DATABASE_URL: `sqlite://${db}`,
+  DATABASE_URL: databaseUrl,
   OPENAI_API_KEY: FAKE_OPENAI_KEY,
-  OPENAI_BASE_URL: fake.url,
+  OPENAI_BASE_URL: fake.info.url,
   DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY,
-  DEEPGRAM_BASE_URL: deepgram.url,
+  DEEPGRAM_BASE_URL: deepgram.info.url,
 });
-const database = await openDatabase(`sqlite://${db}`);
-const { key, tenantId } = await createKey(database, "bench-upstream");
-await new Ledger(database).credit(tenantId, { credits: 1_000_000_000, type: "adjustment", description: "bench" });
+const routers: { name: string; proc: Proc }[] = [
+  { name: "router, SQLite", proc: await spawnBun(["bench/bench-server.ts"], routerEnv(`sqlite://${join(mkdtempSync(join(tmpdir(), "bench-upstream-")), "db.sqlite")}`)) },
+  { name: "router, Postgres", proc: await spawnBun(["bench/bench-server.ts"], routerEnv(pg.url)) },
+];
 
-/** Text leaves every session at the same instant (0), or at a random moment within the window. */
-const after = (ms: number) => (ms ? Bun.sleep(ms) : Promise.resolve());
+interface Round {
+  ttfa: number[];
+  setup: number[];
+}
 
-async function viaRouter(n: number, windowMs = 0): Promise<number[]> {
-  const base = router.url.replace("http", "ws");
-  const sockets = await Promise.all(
-    Array.from({ length: n }, () => {
-      const ws = new WebSocket(`${base}/v1/tts?model=tts-1&voice=alloy`, { headers: { Authorization: `Bearer ${key}` } } as any);
+/** Opens n sessions (each until ready), then sends the text on each at its offset; per session: setup and TTFA. */
+async function sessions(wsUrl: string, headers: Record<string, string>, offsets: number[]): Promise<Round> {
+  const open = await Promise.all(
+    offsets.map(() => {
+      const t0 = performance.now();
+      const ws = new WebSocket(wsUrl, { headers } as never);
       ws.binaryType = "arraybuffer";
-      return new Promise<WebSocket>((resolve) => (ws.onmessage = (e) => typeof e.data === "string" && e.data.includes("session_ready") && resolve(ws)));
+      return new Promise<{ ws: WebSocket; setup: number }>((resolve, reject) => {
+        ws.onmessage = (e) => typeof e.data === "string" && e.data.includes("session_ready") && resolve({ ws, setup: performance.now() - t0 });
+        ws.onclose = (e) => reject(new Error(`closed ${e.code} ${e.reason}`));
+      });
     }),
   );
-  return Promise.all(
-    sockets.map(
-      (ws) =>
-        new Promise<number>((resolve) => {
-          void after(Math.random() * windowMs).then(() => {
-            const t0 = performance.now();
-            let first = 0;
-            ws.onmessage = (e) => {
-              if (!first && typeof e.data !== "string") first = performance.now() - t0;
-            };
-            ws.onclose = () => resolve(first);
+  const ttfa = await Promise.all(
+    open.map(
+      ({ ws }, i) =>
+        new Promise<number>((resolve, reject) => {
+          let t0 = 0;
+          let first = 0;
+          ws.onmessage = (e) => {
+            if (!first && typeof e.data !== "string") first = performance.now() - t0;
+          };
+          ws.onclose = (e) => (e.code === 1000 && first ? resolve(first) : reject(new Error(`closed ${e.code} ${e.reason} after ${first ? "audio" : "no audio"}`)));
+          at(offsets[i], () => {
+            t0 = performance.now();
             ws.send(JSON.stringify({ type: "text", text: TEXT }));
             ws.send(JSON.stringify({ type: "close" }));
           });
         }),
     ),
   );
+  return { ttfa, setup: open.map((o) => o.setup) };
 }
 
-async function direct(n: number, windowMs = 0): Promise<number[]> {
+async function direct(offsets: number[]): Promise<number[]> {
   return Promise.all(
-    Array.from({ length: n }, async () => {
-      await after(Math.random() * windowMs);
-      const t0 = performance.now();
-      const res = await fetch(`${fake.url}/audio/speech`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${FAKE_OPENAI_KEY}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: "tts-1", voice: "alloy", input: TEXT, response_format: "pcm" }),
-      });
-      const reader = res.body!.getReader();
-      await reader.read();
-      const first = performance.now() - t0;
-      while (!(await reader.read()).done);
-      return first;
-    }),
+    offsets.map(
+      (offset) =>
+        new Promise<number>((resolve, reject) =>
+          at(offset, () => {
+            const t0 = performance.now();
+            fetch(`${fake.info.url}/audio/speech`, {
+              method: "POST",
+              headers: { authorization: `Bearer ${FAKE_OPENAI_KEY}`, "content-type": "application/json" },
+              body: JSON.stringify({ model: "tts-1", voice: "alloy", input: TEXT, response_format: "pcm" }),
+            })
+              .then(async (res) => {
+                const reader = res.body!.getReader();
+                await reader.read();
+                const first = performance.now() - t0;
+                while (!(await reader.read()).done);
+                resolve(first);
+              })
+              .catch(reject);
+          }),
+        ),
+    ),
   );
 }
 
-console.log(`voxroute upstream benchmark: OpenAI TTS (fake upstream, own process), router vs direct; ${navigator.hardwareConcurrency} cores`);
-await viaRouter(4);
-await direct(4);
-for (const [pattern, windowMs] of [
-  ["all at once", 0],
-  ["spread over 1 s", 1000],
-] as const) {
+const wsOf = (url: string) => `${url.replace(/^http/, "ws")}/v1/tts?model=tts-1&voice=alloy`;
+const perSession = (micros: number, n: number) => `${(micros / n).toFixed(0)} µs`;
+
+console.log(`voxroute upstream benchmark: OpenAI TTS (fake upstream, own process); router vs plain relay vs direct; ${navigator.hardwareConcurrency} cores`);
+for (const r of routers) await sessions(wsOf(r.proc.info.url), { Authorization: `Bearer ${r.proc.info.key}` }, [0, 0, 0, 0]);
+await sessions(wsOf(relay.info.url), {}, [0, 0, 0, 0]);
+await direct([0, 0, 0, 0]);
+for (const pattern of PATTERNS) {
   for (const n of LEVELS) {
-    const all = await viaRouter(n, n > 1 ? windowMs : 0);
-    const r = all.filter((t) => t > 0);
-    if (r.length < all.length) console.log(`  (${all.length - r.length} of ${n} router sessions got no audio)`);
-    const d = await direct(n, n > 1 ? windowMs : 0);
-    const ms = (x: number) => `${x.toFixed(2).padStart(8)} ms`;
-    console.log(
-      `TTS TTFA, ${pattern.padEnd(15)} × ${String(n).padStart(3)}: router p50 ${ms(pct(r, 50))} p99 ${ms(pct(r, 99))} | direct p50 ${ms(pct(d, 50))} p99 ${ms(pct(d, 99))} | ` +
-        `added p50 ${ms(pct(r, 50) - pct(d, 50))} p99 ${ms(pct(r, 99) - pct(d, 99))} | ratio p50 ${(pct(r, 50) / pct(d, 50)).toFixed(2)}`,
-    );
+    const offsets = arrivals(n, pattern.windowMs);
+    const d = await direct(offsets);
+    const plain = await cpuDuring(relay.proc.pid, () => sessions(wsOf(relay.info.url), {}, offsets));
+    console.log(`TTS TTFA, ${pattern.name} × ${n}`);
+    console.log(`  direct            ${spread(d)}`);
+    console.log(`  plain relay       ${spread(plain.result.ttfa)}   CPU/session: loop ${perSession(plain.main, n)}, all threads ${perSession(plain.all, n)}`);
+    for (const r of routers) {
+      const run = await cpuDuring(r.proc.proc.pid, () => sessions(wsOf(r.proc.info.url), { Authorization: `Bearer ${r.proc.info.key}` }, offsets));
+      const { ttfa, setup } = run.result;
+      console.log(
+        `  ${r.name.padEnd(17)} ${spread(ttfa)}   added over relay (paired): ${spread(paired(ttfa, plain.result.ttfa))}   over direct: ${spread(paired(ttfa, d))}   ` +
+          `ratio p50 vs relay ${(percentile(ttfa, 50) / percentile(plain.result.ttfa, 50)).toFixed(2)}   CPU/session: loop ${perSession(run.main, n)}, all threads ${perSession(run.all, n)}   setup ${spread(setup)}`,
+      );
+    }
   }
 }
-/** Per session: send half a second of audio as 20 ms frames, time the last frame → the interim. */
+
+/** Per session: half a second of audio as 20 ms frames at once; time from the last frame to the interim. */
 async function sttLatency(url: string, headers: Record<string, string>, n: number, isInterim: (data: string) => boolean): Promise<number[]> {
   const sockets = await Promise.all(
     Array.from({ length: n }, () => {
-      const ws = new WebSocket(url, { headers } as any);
+      const ws = new WebSocket(url, { headers } as never);
       return new Promise<WebSocket>((resolve) => (ws.onopen = () => resolve(ws)));
     }),
   );
@@ -139,66 +155,16 @@ async function sttLatency(url: string, headers: Record<string, string>, n: numbe
   for (const ws of sockets) ws.close();
   return times;
 }
-/**
- * Per session, as a live microphone: 20 ms frames every 20 ms for a second (phases spread over the
- * first frame), timing each frame that completes half a second → the interim it brings.
- */
-async function sttRealTime(url: string, headers: Record<string, string>, n: number, isInterim: (data: string) => boolean): Promise<number[]> {
-  const sockets = await Promise.all(
-    Array.from({ length: n }, () => {
-      const ws = new WebSocket(url, { headers } as any);
-      return new Promise<WebSocket>((resolve) => (ws.onopen = () => resolve(ws)));
-    }),
-  );
-  await Bun.sleep(100);
-  const times: number[] = [];
-  await Promise.all(
-    sockets.map(
-      (ws) =>
-        new Promise<void>((resolve) => {
-          let t0 = 0;
-          let sent = 0;
-          ws.onmessage = (e) => {
-            if (t0 && typeof e.data === "string" && isInterim(e.data)) {
-              times.push(performance.now() - t0);
-              t0 = 0;
-            }
-          };
-          setTimeout(() => {
-            const timer = setInterval(() => {
-              ws.send(new Uint8Array(640));
-              if (++sent % 25 === 0) t0 = performance.now();
-              if (sent === 50) {
-                clearInterval(timer);
-                setTimeout(resolve, 200);
-              }
-            }, 20);
-          }, Math.random() * 20);
-        }),
-    ),
-  );
-  for (const ws of sockets) ws.close();
-  return times;
+
+const sqliteRouter = routers[0].proc.info;
+const ROUTER_STT = `${sqliteRouter.url.replace("http", "ws")}/v1/stt?model=nova-3&audio_format=pcm_16000`;
+const DIRECT_STT = `${deepgram.info.url.replace("http", "ws")}/v1/listen?model=nova-3&encoding=linear16&sample_rate=16000&interim_results=true`;
+for (const n of LEVELS) {
+  const r = await sttLatency(ROUTER_STT, { Authorization: `Bearer ${sqliteRouter.key}` }, n, (x) => x.includes("stt.transcript.interim"));
+  const d = await sttLatency(DIRECT_STT, { Authorization: `Token ${FAKE_DEEPGRAM_KEY}` }, n, (x) => x.includes('"Results"'));
+  console.log(`STT event, half a second at once × ${n}: router ${spread(r, "ms", 3)} | direct ${spread(d, "ms", 3)} | added (paired) ${spread(paired(r, d), "ms", 3)}`);
 }
 
-const ROUTER_STT = `${router.url.replace("http", "ws")}/v1/stt?model=nova-3&audio_format=pcm_16000`;
-const DIRECT_STT = `${deepgram.url.replace("http", "ws")}/v1/listen?model=nova-3&encoding=linear16&sample_rate=16000&interim_results=true`;
-for (const [mode, measure] of [
-  ["half a second at once", sttLatency],
-  ["real time (20 ms frames)", sttRealTime],
-] as const) {
-  for (const n of LEVELS) {
-    const r = await measure(ROUTER_STT, { Authorization: `Bearer ${key}` }, n, (d) => d.includes("stt.transcript.interim"));
-    const d = await measure(DIRECT_STT, { Authorization: `Token ${FAKE_DEEPGRAM_KEY}` }, n, (x) => x.includes('"Results"'));
-    const ms = (x: number) => `${x.toFixed(3).padStart(8)} ms`;
-    console.log(
-      `STT event, ${mode.padEnd(24)} × ${String(n).padStart(3)}: router p50 ${ms(pct(r, 50))} p99 ${ms(pct(r, 99))} | direct p50 ${ms(pct(d, 50))} p99 ${ms(pct(d, 99))} | ` +
-        `added p50 ${ms(pct(r, 50) - pct(d, 50))} p99 ${ms(pct(r, 99) - pct(d, 99))} | ratio p50 ${(pct(r, 50) / pct(d, 50)).toFixed(2)}`,
-    );
-  }
-}
-await database.close();
-router.proc.kill("SIGTERM");
-fake.proc.kill("SIGTERM");
-deepgram.proc.kill("SIGTERM");
-await Promise.all([router.proc.exited, fake.proc.exited, deepgram.proc.exited]);
+for (const r of routers) await r.proc.stop();
+await Promise.all([relay.stop(), fake.stop(), deepgram.stop()]);
+await pg.drop();

@@ -12,7 +12,8 @@ export interface RelayUpstream {
   stop(): void;
 }
 
-export function startRelayUpstream(): RelayUpstream {
+/** `record: false` keeps nothing (a benchmark's long run). */
+export function startRelayUpstream({ record = true } = {}): RelayUpstream {
   const received: (string | Uint8Array)[] = [];
   let n = 0;
   const server = Bun.serve({
@@ -21,7 +22,7 @@ export function startRelayUpstream(): RelayUpstream {
     fetch: (req, srv) => (srv.upgrade(req) ? undefined : new Response("upgrade", { status: 426 })),
     websocket: {
       message(ws, frame) {
-        received.push(typeof frame === "string" ? frame : new Uint8Array(frame));
+        if (record) received.push(typeof frame === "string" ? frame : new Uint8Array(frame));
         n++;
         ws.send(`{ "type" : "Results", "n": ${n},"channel":{"alternatives":[{"transcript":"héllo"}]} }`);
         ws.send(new Uint8Array([n, 0, 255, 7]));

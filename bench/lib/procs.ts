@@ -1,0 +1,49 @@
+import { readFileSync } from "node:fs";
+
+// Other processes of a benchmark (router, relay, fake upstreams): started, their first line read
+// (a JSON object with their URL), and their CPU time read from /proc.
+
+const root = new URL("../..", import.meta.url).pathname;
+
+export interface Proc {
+  proc: Bun.Subprocess<"ignore", "pipe", "inherit">;
+  info: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+export async function spawnBun(args: string[], env: Record<string, string> = {}): Promise<Proc> {
+  const proc = Bun.spawn(["bun", ...args], { cwd: root, env: { ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "inherit" });
+  const reader = proc.stdout.getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${args.join(" ")} exited before it printed its address`);
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return {
+    proc,
+    info: JSON.parse(text.split("\n")[0]),
+    stop: async () => {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    },
+  };
+}
+
+/** CPU time of a process so far, in µs: its main thread (the event loop) and all its threads. */
+export function cpuMicros(pid: number): { main: number; all: number } {
+  const main = Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ")[0]) / 1000;
+  // utime and stime, fields 14 and 15, in clock ticks (100 per second on Linux).
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  const all = (Number(fields[11]) + Number(fields[12])) * 10_000;
+  return { main, all };
+}
+
+/** CPU a process spent while `fn` ran, in µs. */
+export async function cpuDuring<T>(pid: number, fn: () => Promise<T>): Promise<{ result: T; main: number; all: number }> {
+  const before = cpuMicros(pid);
+  const result = await fn();
+  const after = cpuMicros(pid);
+  return { result, main: after.main - before.main, all: after.all - before.all };
+}
