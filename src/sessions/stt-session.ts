@@ -21,7 +21,10 @@ import type { SttCommand, SttSessionDeps, SttSessionEvent, SttSessionSetup } fro
 // - With an idle timeout, a session with no client frame (an empty binary frame is a keep-alive)
 //   and no event sent for that long ends with 4408 `idle_timeout`, until the client closes it.
 
-export class SttSession extends SessionCore<Uint8Array | SttCommand, SttSessionSetup, SttSessionDeps> {
+/** A frame that broke the contract, in its place among the client's input: what came before it is paid for first. */
+type Broken = { type: "broken"; message: string };
+
+export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, SttSessionSetup, SttSessionDeps> {
   private stream: SttStream | undefined;
   /** Aborted when the session ends while a provider is still opening for it. */
   private opening: AbortController | undefined;
@@ -51,10 +54,14 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand, SttSessionS
     this.receive(cmd, cmd.type === "close");
   }
 
-  /** The client broke the frame contract: the session ends, and the audio it sent is paid for as on a close. */
+  /**
+   * The client broke the frame contract: the session ends once the input before the frame has gone
+   * through, and the audio it sent is paid for as on a close. Nothing after it is taken.
+   */
   reject(message: string): void {
+    if (this.closed || this.closing) return;
     this.endedByClient = true;
-    void this.fail(new ApiError("invalid_stt_frame", message));
+    this.receive({ type: "broken", message }, true);
   }
 
   /** The client went away: stop, and bill the audio it sent. */
@@ -72,12 +79,13 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand, SttSessionS
     else stream.end();
   }
 
-  protected usageWith(item: Uint8Array | SttCommand): number | undefined {
+  protected usageWith(item: Uint8Array | SttCommand | Broken): number | undefined {
     return item instanceof Uint8Array ? audioSeconds(this.admittedBytes + item.byteLength, this.setup.bytesPerSecond) : undefined;
   }
 
   /** Audio goes on only as far as the hold covers it; when it cannot grow, the audio waiting is dropped unbilled. */
-  protected admit(item: Uint8Array | SttCommand): void {
+  protected admit(item: Uint8Array | SttCommand | Broken): void {
+    if (!(item instanceof Uint8Array) && item.type === "broken") return void this.fail(new ApiError("invalid_stt_frame", item.message));
     if (item instanceof Uint8Array) {
       this.admittedBytes += item.byteLength;
       this.admission!.meter.delivered(this.binding ?? this.admission!.candidates[0], this.receivedSeconds);
