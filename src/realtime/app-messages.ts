@@ -1,0 +1,71 @@
+// The application socket's messages, as ConversationRelay applications speak them (upstreams sheet
+// section 7, Twilio's and Telnyx's references): what the router reads from the application, and
+// what it sends. All frames are JSON text.
+
+/** What the application asks of the router. */
+export type AppMessage =
+  /** Text to speak, as an LLM streams it; `last` closes the response. */
+  | { type: "text"; token: string; last: boolean; lang?: string; interruptible: boolean; preemptible: boolean }
+  | { type: "language"; ttsLanguage?: string; transcriptionLanguage?: string }
+  /** End the conversation; `handoffData` goes to the client. */
+  | { type: "end"; handoffData?: string };
+
+/** What the router tells the application. */
+export type RouterMessage =
+  | { type: "setup"; sessionId: string; profileId: string; callSid: string; from: string; to: string; direction: "inbound"; customParameters: Record<string, string> }
+  | { type: "prompt"; voicePrompt: string; lang?: string; last: boolean }
+  | { type: "interrupt"; utteranceUntilInterrupt: string; durationUntilInterruptMs: number }
+  | { type: "error"; description: string };
+
+/** Messages the vocabulary has that the router does not carry out: each is answered with `error`. */
+const UNSUPPORTED: Record<string, string> = {
+  play: "play is not supported: the router does not fetch audio from URLs an application names",
+  sendDigits: "sendDigits is not supported: the router has no telephone line to send digits on",
+};
+
+/**
+ * Twilio accepts `interruptible` as a boolean or as what may interrupt: "none" and "dtmf" (no
+ * speech barge-in here), "speech" and "any". Absent: interruptible, as in both references.
+ */
+function interruptibleOf(v: unknown): boolean | undefined {
+  if (v === undefined || v === true || v === "speech" || v === "any") return true;
+  if (v === false || v === "none" || v === "dtmf") return false;
+  return undefined;
+}
+
+const optionalString = (v: unknown) => v === undefined || typeof v === "string";
+
+/** An application frame read, or why it cannot be taken (the `error` description sent back). */
+export function readAppFrame(frame: string | Uint8Array): AppMessage | { invalid: string } {
+  if (typeof frame !== "string") return { invalid: "frames are JSON text, not binary" };
+  let msg: Record<string, unknown>;
+  try {
+    msg = JSON.parse(frame);
+  } catch {
+    return { invalid: "a frame is not JSON" };
+  }
+  if (typeof msg !== "object" || msg === null || Array.isArray(msg) || typeof msg.type !== "string") return { invalid: "a frame is a JSON object with a string type" };
+  switch (msg.type) {
+    case "text": {
+      const interruptible = interruptibleOf(msg.interruptible);
+      if (typeof msg.token !== "string") return { invalid: "text needs a string token" };
+      if (msg.last !== undefined && typeof msg.last !== "boolean") return { invalid: "text's last is a boolean" };
+      if (interruptible === undefined) return { invalid: 'text\'s interruptible is a boolean, "none", "dtmf", "speech" or "any"' };
+      if (msg.preemptible !== undefined && typeof msg.preemptible !== "boolean") return { invalid: "text's preemptible is a boolean" };
+      if (!optionalString(msg.lang)) return { invalid: "text's lang is a string" };
+      return { type: "text", token: msg.token, last: msg.last === true, interruptible, preemptible: msg.preemptible === true, ...(msg.lang ? { lang: msg.lang as string } : {}) };
+    }
+    case "language": {
+      const { ttsLanguage, transcriptionLanguage } = msg;
+      if (!optionalString(ttsLanguage) || !optionalString(transcriptionLanguage) || (!ttsLanguage && !transcriptionLanguage)) {
+        return { invalid: "language names a ttsLanguage, a transcriptionLanguage or both, as strings" };
+      }
+      return { type: "language", ...(ttsLanguage ? { ttsLanguage: ttsLanguage as string } : {}), ...(transcriptionLanguage ? { transcriptionLanguage: transcriptionLanguage as string } : {}) };
+    }
+    case "end":
+      if (!optionalString(msg.handoffData)) return { invalid: "end's handoffData is a string" };
+      return { type: "end", ...(msg.handoffData !== undefined ? { handoffData: msg.handoffData as string } : {}) };
+    default:
+      return { invalid: UNSUPPORTED[msg.type] ?? `unknown message type ${JSON.stringify(msg.type).slice(0, 64)}` };
+  }
+}

@@ -1,0 +1,78 @@
+// A ConversationRelay application on loopback, as builders write them for Twilio and Telnyx
+// (upstreams sheet section 7), with the behaviours a router must survive, chosen by path:
+// - `/echo`: answers each finished prompt with "You said: <text>" streamed as tokens, last one `last: true`;
+// - `/slow`: the same, after `?delay=<ms>`;
+// - `/silent`: takes everything, answers nothing;
+// - `/closing`: closes 1000 "goodbye" right after `setup`;
+// - `/malformed`: answers each finished prompt with frames outside the vocabulary;
+// - `/end`: answers a finished prompt with `end` and its handoff data.
+// Every frame received is recorded with the headers of its connection.
+
+export interface AppConnection {
+  path: string;
+  headers: Record<string, string>;
+  received: Record<string, unknown>[];
+  closed?: { code: number; reason: string };
+}
+
+export interface FakeApp {
+  url: (path: string) => string;
+  port: number;
+  connections: AppConnection[];
+  stop(): void;
+}
+
+const MALFORMED = [
+  "not json",
+  '{"no":"type"}',
+  '{"type":"text"}',
+  '{"type":"dance"}',
+  '{"type":"play","source":"http://169.254.169.254/"}',
+  '{"type":"sendDigits","digits":"1"}',
+  "[1,2]",
+  '{"type":"text","token":"x","interruptible":"sometimes"}',
+  '{"type":"end","handoffData":{"a":1}}',
+  '{"type":"language"}',
+  '{"type":"text","token":"ok"}',
+];
+
+export function startFakeApp(): FakeApp {
+  const connections: AppConnection[] = [];
+  const server = Bun.serve<AppConnection & { delay: number }>({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch(req, srv) {
+      const url = new URL(req.url);
+      const conn = { path: url.pathname, headers: Object.fromEntries(req.headers), received: [], delay: Number(url.searchParams.get("delay") ?? 0) };
+      if (srv.upgrade(req, { data: conn })) return;
+      return new Response("upgrade", { status: 426 });
+    },
+    websocket: {
+      open(ws) {
+        connections.push(ws.data);
+      },
+      message(ws, raw) {
+        const msg = JSON.parse(String(raw)) as Record<string, unknown>;
+        ws.data.received.push(msg);
+        const { path } = ws.data;
+        if (msg.type === "setup" && path === "/closing") return ws.close(1000, "goodbye");
+        if (msg.type !== "prompt" || msg.last !== true) return;
+        if (path === "/malformed") {
+          for (const frame of MALFORMED) ws.send(frame);
+          return;
+        }
+        if (path === "/end") return void ws.send(JSON.stringify({ type: "end", handoffData: JSON.stringify({ reason: "done", heard: msg.voicePrompt }) }));
+        if (path !== "/echo" && path !== "/slow") return;
+        const tokens = ["You ", "said: ", ...String(msg.voicePrompt).split(/(?<= )/)];
+        setTimeout(() => {
+          for (const [i, token] of tokens.entries()) ws.send(JSON.stringify({ type: "text", token, last: i === tokens.length - 1 }));
+        }, ws.data.delay);
+      },
+      close(ws, code, reason) {
+        ws.data.closed = { code, reason };
+      },
+    },
+  });
+  const port = server.port!;
+  return { url: (path) => `ws://127.0.0.1:${port}${path}`, port, connections, stop: () => server.stop(true) };
+}
