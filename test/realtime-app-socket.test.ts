@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { type AppSignal, AppSocket, type AppSocketOptions, AppUnavailable, MAX_INVALID_IN_A_ROW } from "../src/realtime/app-socket.ts";
 import { startFakeApp } from "./fakes/conversation-relay-app.ts";
-import { APP_TEST_TLS } from "./fakes/named-tls.ts";
+import { APP_TEST_TLS, serveNamedTls } from "./fakes/named-tls.ts";
 
 // The router's end of the application socket against a ConversationRelay application on loopback:
 // setup first, prompts and interrupts in the vocabulary, the application's tokens typed in order,
@@ -153,13 +153,7 @@ describe("an application that cannot be had", () => {
   });
 
   test("over TLS to a checked address, the certificate is checked against the application's own name", async () => {
-    const tlsApp = Bun.serve({
-      port: 0,
-      hostname: "127.0.0.1",
-      tls: { cert: APP_TEST_TLS.cert, key: APP_TEST_TLS.key },
-      fetch: (req, srv) => (srv.upgrade(req) ? undefined : new Response("upgrade", { status: 426 })),
-      websocket: { message() {} },
-    });
+    const tlsApp = serveNamedTls();
     const resolve = async () => [{ address: "127.0.0.1", family: 4 }];
     const signals: AppSignal[] = [];
     const socket = await AppSocket.open({ url: `wss://${APP_TEST_TLS.name}:${tlsApp.port}/voice` }, SETUP, { ...OPTIONS, resolve, ca: APP_TEST_TLS.cert }, (s) => signals.push(s));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { resolveUpstream, UpstreamRefused, type Resolver } from "../src/realtime/upstream-guard.ts";
-import { APP_TEST_TLS } from "./fakes/named-tls.ts";
+import { APP_TEST_TLS, serveNamedTls } from "./fakes/named-tls.ts";
 
 // The SSRF guard of the application socket: non-public literal hosts (in every spelling URL
 // parsers accept) are refused without a DNS query, names are refused when any answer is
@@ -158,13 +158,7 @@ describe("resolveUpstream", () => {
   });
 
   test("wss: the checked address is reached with the original name for TLS, whose certificate is checked against it", async () => {
-    const app = Bun.serve({
-      port: 0,
-      hostname: "127.0.0.1",
-      tls: { cert: APP_TEST_TLS.cert, key: APP_TEST_TLS.key },
-      fetch: (req, srv) => (srv.upgrade(req) ? undefined : new Response("no", { status: 400 })),
-      websocket: { open: (ws) => ws.close(1000, "hello"), message() {} },
-    });
+    const app = serveNamedTls("hello");
     const open = (url: string, init: object) =>
       new Promise<string>((resolve) => {
         const ws = new WebSocket(url, init as never);

@@ -19,3 +19,14 @@ dZxZ6wsGAvk/v3aIk2x3PTScGm6hRANCAATckbm3LgWzbetuZnleQb1MuF/Fv+hE
 3d3IdveIyLhMsj9mO30s/QByKY5HRKZUI98OGkzjI9rsjGjVhIBt+wRj
 -----END PRIVATE KEY-----`,
 };
+
+/** A WebSocket server on loopback that presents the app.test certificate; `greet` closes each socket 1000 with it. */
+export function serveNamedTls(greet?: string) {
+  return Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    tls: { cert: APP_TEST_TLS.cert, key: APP_TEST_TLS.key },
+    fetch: (req, srv) => (srv.upgrade(req) ? undefined : new Response("upgrade expected", { status: 426 })),
+    websocket: { open: (ws) => void (greet && ws.close(1000, greet)), message() {} },
+  });
+}
