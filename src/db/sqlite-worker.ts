@@ -45,6 +45,8 @@ export class SqliteWorker {
   /** Requests of this turn of the event loop: posted together at its end, one message for all. */
   private outbox: SqlRequest[] = [];
   private exited: Promise<void>;
+  /** Why the worker is gone, once it is: every request from then on fails with it, none waits forever. */
+  private gone: Error | undefined;
 
   constructor(path: string) {
     this.worker = new Worker(new URL("../../workers/sqlite-writer.ts", import.meta.url), { workerData: { path } });
@@ -60,11 +62,15 @@ export class SqliteWorker {
     });
     this.worker.on("error", (err) => this.failAll(err));
     this.exited = new Promise((resolve) => this.worker.once("exit", () => resolve()));
-    void this.exited.then(() => this.failAll(new Error("the SQLite worker stopped")));
+    void this.exited.then(() => {
+      this.gone ??= new Error("the SQLite worker stopped");
+      this.failAll(this.gone);
+    });
   }
 
   /** Runs `ops` in order; resolves with each one's rows, or rejects with the first failure. */
   send(ops: SqlOp[], read = false): Promise<unknown[][]> {
+    if (this.gone) return Promise.reject(this.gone);
     const id = this.nextId++;
     if (this.waiting.size === 0) this.worker.ref(); // answers are awaited: keep the process up for them
     const answer = new Promise<unknown[][]>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
@@ -81,10 +87,17 @@ export class SqliteWorker {
   private post(): void {
     const requests = this.outbox;
     this.outbox = [];
-    this.worker.postMessage(requests);
+    if (!this.gone) return this.worker.postMessage(requests);
+    for (const { id } of requests) {
+      const w = this.waiting.get(id);
+      this.waiting.delete(id);
+      w?.reject(this.gone);
+    }
   }
 
   async stop(): Promise<void> {
+    if (this.outbox.length) this.post(); // requests made before the stop are answered before it
+    this.gone ??= new Error("the database is closed");
     this.worker.ref();
     this.worker.postMessage("stop");
     await this.exited;
