@@ -66,7 +66,7 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
       exhausted: () => this.exhaust(),
       failed: (err) => void this.fail(err),
     });
-    // Deferred a tick: the kind's own fields (its gate) are set once its constructor has run.
+    // Deferred a tick: the kind's own fields are set only once this constructor has returned.
     this.finished = Promise.resolve().then(() => this.run());
   }
 
