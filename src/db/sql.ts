@@ -25,6 +25,9 @@ export interface SqlRunner extends SqlQuery {
   transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T>;
 }
 
+/** Parameters as SQLite binds them: a Date as epoch milliseconds, as its columns store it. */
+export const sqliteParams = (values: unknown[] = []) => values.map((p) => (p instanceof Date ? p.getTime() : p));
+
 /** Timestamps come back as Date or text (PostgreSQL) or epoch milliseconds (SQLite). */
 export const asDate = (v: unknown): Date => (v instanceof Date ? v : typeof v === "string" && !/^\d+$/.test(v) ? new Date(v) : new Date(Number(v)));
 export const asDateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : asDate(v));
@@ -112,7 +115,7 @@ export function sqliteRunner(client: SQLite, writer: SqliteWriter): SqlRunner {
   const runNow = <T>(text: string, params: unknown[] = []): T[] => {
     let stmt = statements.get(text);
     if (!stmt) statements.set(text, (stmt = client.prepare(text)));
-    return stmt.all(...(params.map((p) => (p instanceof Date ? p.getTime() : p)) as never[])) as T[];
+    return stmt.all(...(sqliteParams(params) as never[])) as T[];
   };
   const query = async <T>(text: string, params: unknown[] = []) => runNow<T>(text, params);
   // `later` runs at once and throws at once, inside its transaction: a failed write rolls it back.

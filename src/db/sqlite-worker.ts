@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { SqlAnswers, SqlOp, SqlRequest } from "../../workers/sqlite-protocol.ts";
-import type { SqlRunner, SqlTx } from "./sql.ts";
+import { type SqlRunner, type SqlTx, sqliteParams } from "./sql.ts";
 
 // The hot-path SQL of a SQLite database (the ledger's batches, hold checkpoints, balance reads),
 // run in a worker thread (workers/sqlite-writer.ts) so that the event loop never executes a
@@ -36,8 +36,6 @@ class SqliteError extends Error {
   }
 }
 
-const params = (values: unknown[] = []) => values.map((p) => (p instanceof Date ? p.getTime() : p));
-
 export class SqliteWorker {
   private readonly worker: Worker;
   private nextId = 1;
@@ -59,6 +57,7 @@ export class SqliteWorker {
         if ("rows" in answer) w.resolve(answer.rows);
         else w.reject(new SqliteError(answer.error.message, answer.error.code));
       }
+      if (this.waiting.size === 0) this.worker.unref(); // nothing awaited: the process may end
     });
     this.worker.on("error", (err) => this.failAll(err));
     this.exited = new Promise((resolve) => this.worker.once("exit", () => resolve()));
@@ -74,11 +73,6 @@ export class SqliteWorker {
     const id = this.nextId++;
     if (this.waiting.size === 0) this.worker.ref(); // answers are awaited: keep the process up for them
     const answer = new Promise<unknown[][]>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
-    void answer
-      .finally(() => {
-        if (this.waiting.size === 0) this.worker.unref();
-      })
-      .catch(() => {});
     if (this.outbox.length === 0) queueMicrotask(() => this.post());
     this.outbox.push({ id, ops, read });
     return answer;
@@ -110,7 +104,7 @@ export class SqliteWorker {
 }
 
 export function workerRunner(worker: SqliteWorker, turns: WriteTurns): SqlRunner {
-  const op = (text: string, values?: unknown[]): SqlOp => ({ text, params: params(values) });
+  const op = (text: string, values?: unknown[]): SqlOp => ({ text, params: sqliteParams(values) });
   return {
     query: async <T>(text: string, values?: unknown[]) => (await worker.send([op(text, values)], true))[0] as T[],
     transaction: <T>(fn: (tx: SqlTx) => Promise<T>) =>

@@ -144,11 +144,9 @@ export class Ledger {
 
   /** The balance (zero for a tenant that never had one) and every grant with credits left, expired ones included. */
   async snapshot(tenantId: string): Promise<{ balance: BalanceRow; grants: GrantRow[]; now: Date }> {
-    const { sql } = this.database;
     const now = this.now();
-    const [bal] = await sql.query(`SELECT ${BALANCE_COLUMNS} FROM balances WHERE tenant_id = ?`, [tenantId]);
-    const balance = bal ? balanceOf(bal) : { paidCredits: 0, paidHeld: 0, carryNum: 0, carryDen: 1, updatedAt: now };
-    return { balance, grants: await this.grantsOf(sql, tenantId), now };
+    const { balance, grants } = await this.fundsOf(tenantId);
+    return { balance: balance ?? { paidCredits: 0, paidHeld: 0, carryNum: 0, carryDen: 1, updatedAt: now }, grants, now };
   }
 
   grantIsActive(grant: GrantRow): boolean {
