@@ -106,9 +106,9 @@ describe("OpenAI realtime transcription through /v1/stt", () => {
         },
       },
     ]);
-    // One append per client frame, carrying exactly its bytes.
+    // The client's frames, byte for byte; frames that reached the router in one loop turn share an append.
     const frames = Math.ceil(UTTERANCE.length / 4800) * 2 + 2;
-    expect(clientEvents().filter((e) => e.type === "input_audio_buffer.append").length).toBe(frames);
+    expect(clientEvents().filter((e) => e.type === "input_audio_buffer.append").length).toBeLessThanOrEqual(frames);
     expect(appendedAudio().equals(Buffer.concat([UTTERANCE, silence(600), UTTERANCE, silence(600)]))).toBe(true);
 
     const ev = rec.events;

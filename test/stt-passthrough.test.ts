@@ -102,3 +102,23 @@ describe("metering base64 audio in passthrough text frames", () => {
     expect(meter(JSON.stringify({ message_type: "input_audio_chunk", audio_base_64: audio, sample_rate: 8000 }))).toBe(6400);
   });
 });
+
+describe("normalized events: frames gathered per loop turn", () => {
+  test("a burst of frames reaches the upstream in fewer messages, byte for byte and in order, each under 250 ms, ahead of the commit", async () => {
+    const c = connect(server.wsUrl("/v1/stt?model=relay-1&audio_format=pcm_16000"), bearer(server.key));
+    await new Promise<void>((resolve) => {
+      const check = setInterval(() => c.rec.events.some((e) => e.type === "stt.session.started") && (clearInterval(check), resolve()), 5);
+    });
+    upstream.received.length = 0;
+    const frames = Array.from({ length: 60 }, (_, f) => new Uint8Array(640).map((_, i) => (f * 31 + i) & 255));
+    for (const f of frames) c.ws.send(f);
+    c.send({ type: "stt.audio.commit" });
+    c.send({ type: "stt.session.close" });
+    await c.closed;
+    const binary = upstream.received.filter((f): f is Uint8Array => typeof f !== "string");
+    expect(Buffer.concat(binary)).toEqual(Buffer.concat(frames));
+    expect(binary.length).toBeLessThan(frames.length);
+    expect(Math.max(...binary.map((b) => b.byteLength))).toBeLessThanOrEqual(8000);
+    expect(upstream.received.slice(binary.length)).toEqual(['{"type":"Finalize"}', '{"type":"CloseStream"}']);
+  });
+});

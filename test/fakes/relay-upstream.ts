@@ -12,8 +12,12 @@ export interface RelayUpstream {
   stop(): void;
 }
 
-/** `record: false` keeps nothing (a benchmark's long run). */
-export function startRelayUpstream({ record = true } = {}): RelayUpstream {
+/**
+ * `record: false` keeps nothing (a benchmark's long run). `answerEvery: n` answers once per n bytes
+ * of a binary frame (at least once), so a count of answers means the same however the router
+ * gathered the frames.
+ */
+export function startRelayUpstream({ record = true, answerEvery = 0 } = {}): RelayUpstream {
   const received: (string | Uint8Array)[] = [];
   let n = 0;
   const server = Bun.serve({
@@ -23,9 +27,12 @@ export function startRelayUpstream({ record = true } = {}): RelayUpstream {
     websocket: {
       message(ws, frame) {
         if (record) received.push(typeof frame === "string" ? frame : new Uint8Array(frame));
-        n++;
-        ws.send(`{ "type" : "Results", "n": ${n},"channel":{"alternatives":[{"transcript":"héllo"}]} }`);
-        ws.send(new Uint8Array([n, 0, 255, 7]));
+        const answers = typeof frame === "string" || !answerEvery ? 1 : Math.max(1, Math.round(frame.byteLength / answerEvery));
+        for (let i = 0; i < answers; i++) {
+          n++;
+          ws.send(`{ "type" : "Results", "n": ${n},"channel":{"alternatives":[{"transcript":"héllo"}]} }`);
+          ws.send(new Uint8Array([n, 0, 255, 7]));
+        }
         if (typeof frame === "string" && frame.includes("CloseStream")) ws.close(1000, "done");
       },
     },
