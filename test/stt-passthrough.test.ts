@@ -106,9 +106,7 @@ describe("metering base64 audio in passthrough text frames", () => {
 describe("normalized events: frames gathered per loop turn", () => {
   test("a burst of frames reaches the upstream in fewer messages, byte for byte and in order, each under 250 ms, ahead of the commit", async () => {
     const c = connect(server.wsUrl("/v1/stt?model=relay-1&audio_format=pcm_16000"), bearer(server.key));
-    await new Promise<void>((resolve) => {
-      const check = setInterval(() => c.rec.events.some((e) => e.type === "stt.session.started") && (clearInterval(check), resolve()), 5);
-    });
+    while (!c.rec.events.some((e) => e.type === "stt.session.started")) await Bun.sleep(5);
     upstream.received.length = 0;
     const frames = Array.from({ length: 60 }, (_, f) => new Uint8Array(640).map((_, i) => (f * 31 + i) & 255));
     for (const f of frames) c.ws.send(f);
