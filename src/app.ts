@@ -14,6 +14,7 @@ import { transcriptionRoute } from "./surfaces/native/transcription-route.ts";
 import { ttsRoute } from "./surfaces/native/tts-route.ts";
 import { realtimeProfileRoutes } from "./surfaces/native/realtime-profile-routes.ts";
 import { realtimeClientSecretRoute } from "./surfaces/native/realtime-client-secret-route.ts";
+import { realtimeRoute } from "./surfaces/native/realtime-route.ts";
 import { elevenLabsRoutes } from "./surfaces/el/routes.ts";
 import { oaiRoutes } from "./surfaces/oai/routes.ts";
 import { opsRoutes } from "./surfaces/ops-routes.ts";
@@ -66,6 +67,7 @@ export function createApp(ctx: AppContext) {
     paymentRoutes,
     realtimeProfileRoutes,
     realtimeClientSecretRoute,
+    realtimeRoute,
     oaiRoutes,
     elevenLabsRoutes,
   ]);

@@ -53,7 +53,11 @@ export interface Config {
   /** A local checkout page that completes payments without money: demos and the embedded default only. */
   sandboxPayments: boolean;
   /** Realtime conversations: whether an application socket may reach loopback, private and other non-public addresses. */
-  realtime: { allowPrivateUpstreams: boolean };
+  realtime: {
+    allowPrivateUpstreams: boolean;
+    /** How long an application may take to start answering a finished prompt before the conversation ends (0: no limit). */
+    appReplyTimeoutMs: number;
+  };
   /** Each provider's settings, read by its own declaration (`providers/<id>/index.ts`) through `envReader`. */
   providers: ProviderSettings;
 }
@@ -172,7 +176,7 @@ export function loadConfig(env: Env): Config {
     publicUrl: env.PUBLIC_URL?.replace(/\/+$/, "") || undefined,
     stripe: stripe(env),
     sandboxPayments: flag(env, "SANDBOX_PAYMENTS"),
-    realtime: { allowPrivateUpstreams: flag(env, "REALTIME_ALLOW_PRIVATE_UPSTREAMS") },
+    realtime: { allowPrivateUpstreams: flag(env, "REALTIME_ALLOW_PRIVATE_UPSTREAMS"), appReplyTimeoutMs: integer(env, "REALTIME_APP_REPLY_TIMEOUT_MS", 15_000, 0) },
     providers: readProviderSettings(envReader(env)),
   };
 }

@@ -95,6 +95,11 @@ export class AppSocket {
     this.send({ type: "interrupt", utteranceUntilInterrupt, durationUntilInterruptMs: Math.round(durationUntilInterruptMs) });
   }
 
+  /** A valid message the router cannot carry out here: the application hears why. */
+  refuse(description: string): void {
+    this.send({ type: "error", description });
+  }
+
   close(code: number = CLOSE.normal, reason = ""): void {
     if (this.closed) return;
     this.closed = true;

@@ -9,12 +9,17 @@ import { literalRefusal } from "./upstream-guard.ts";
 // WebSocket), stored once and named by id. The interface fixes `stt.model`, `tts.model` and
 // `upstream.url`; the other members kept here are ours (see docs/realtime-profiles.md):
 // `stt.provider`, `stt.provider_options`, `stt.input`, `tts.provider`, `tts.voice`,
-// `tts.provider_options`, `upstream.headers`.
+// `tts.provider_options`, `tts.format`, `upstream.headers`, `upstream.partial_prompts`, `greeting`.
+
+/** The audio a conversation may send its client (`pipeline.tts.format`). */
+export const TTS_OUTPUT_FORMATS = ["pcm_8000", "pcm_16000", "pcm_22050", "pcm_24000", "pcm_44100", "pcm_48000", "ulaw_8000"];
 
 export interface PipelineStage {
   model: string;
   provider?: string;
   voice?: string;
+  /** TTS only: the audio a conversation sends its client (see `OUTPUT_FORMATS`). */
+  format?: string;
   provider_options: Record<string, string>;
   input: Record<string, unknown>;
 }
@@ -22,7 +27,9 @@ export interface PipelineStage {
 export interface Pipeline {
   stt: PipelineStage;
   tts: PipelineStage;
-  upstream: { url: string; headers: Record<string, string> };
+  upstream: { url: string; headers: Record<string, string>; partial_prompts?: boolean };
+  /** Spoken when a conversation starts. */
+  greeting?: string;
 }
 
 export interface RealtimeProfile {
@@ -42,7 +49,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 export const PROFILES_PER_TENANT = 1000;
 
 /** Bounds on what a profile stores: it is configuration, not a place for data. */
-const LIMITS = { entries: 50, key: 100, value: 2000, input: 4096, url: 2048, text: 200 };
+const LIMITS = { entries: 50, key: 100, value: 2000, input: 4096, url: 2048, text: 200, greeting: 2000 };
 const RESERVED_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers the router sets itself on the connection to the application. */
@@ -84,7 +91,7 @@ function shortText(value: unknown, param: string): string | undefined {
 function stage(catalogue: Catalogue, value: unknown, capability: Capability): PipelineStage {
   const param = `pipeline.${capability}`;
   if (!isObject(value)) throw new ApiError("invalid_request", `${param} must be an object with a model`, { param });
-  const { model, provider: rawProvider, voice: rawVoice, provider_options, input } = value;
+  const { model, provider: rawProvider, voice: rawVoice, provider_options, input, format } = value;
   if (typeof model !== "string" || !model) throw new ApiError("model_required", `${param}.model is required`, { param: `${param}.model` });
   const provider = shortText(rawProvider, `${param}.provider`);
   const voice = shortText(rawVoice, `${param}.voice`);
@@ -93,7 +100,22 @@ function stage(catalogue: Catalogue, value: unknown, capability: Capability): Pi
     throw new ApiError("model_not_found", `${model} is not a streaming ${capability} model${provider === undefined ? "" : ` of ${provider}`} in this service`, { param: `${param}.model` });
   if (input !== undefined && (!isObject(input) || JSON.stringify(input).length > LIMITS.input))
     throw new ApiError("invalid_request", `${param}.input must be an object of at most ${LIMITS.input} bytes of JSON`, { param: `${param}.input` });
-  return { model, ...(provider ? { provider } : {}), ...(voice ? { voice } : {}), provider_options: stringMap(provider_options, `${param}.provider_options`), input: input ?? {} };
+  if (format !== undefined && (capability !== "tts" || typeof format !== "string" || !TTS_OUTPUT_FORMATS.includes(format)))
+    throw new ApiError(
+      "invalid_request",
+      capability === "tts" ? `${param}.format must be one of ${TTS_OUTPUT_FORMATS.join(", ")}` : `${param}.format is not a member of the STT stage (the input format is ${param}.input.audio_format)`,
+      {
+        param: `${param}.format`,
+      },
+    );
+  return {
+    model,
+    ...(provider ? { provider } : {}),
+    ...(voice ? { voice } : {}),
+    ...(format ? { format } : {}),
+    provider_options: stringMap(provider_options, `${param}.provider_options`),
+    input: input ?? {},
+  };
 }
 
 /**
@@ -113,10 +135,16 @@ export function parsePipeline(catalogue: Catalogue, value: unknown, allowPrivate
   }
   const refusal = literalRefusal(url, allowPrivateUpstreams);
   if (refusal) throw new ApiError("invalid_request", `pipeline.upstream.url ${refusal}`, { param: "pipeline.upstream.url" });
+  const { partial_prompts, greeting } = { partial_prompts: upstream.partial_prompts, greeting: value.greeting };
+  if (partial_prompts !== undefined && typeof partial_prompts !== "boolean")
+    throw new ApiError("invalid_request", "pipeline.upstream.partial_prompts must be a boolean", { param: "pipeline.upstream.partial_prompts" });
+  if (greeting !== undefined && (typeof greeting !== "string" || !greeting.trim() || greeting.length > LIMITS.greeting))
+    throw new ApiError("invalid_request", `pipeline.greeting must be a string of 1 to ${LIMITS.greeting} characters`, { param: "pipeline.greeting" });
   return {
     stt: stage(catalogue, value.stt, "stt"),
     tts: stage(catalogue, value.tts, "tts"),
-    upstream: { url: upstream.url, headers: headers(upstream.headers) },
+    upstream: { url: upstream.url, headers: headers(upstream.headers), ...(partial_prompts !== undefined ? { partial_prompts } : {}) },
+    ...(greeting !== undefined ? { greeting } : {}),
   };
 }
 

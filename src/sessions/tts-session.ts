@@ -46,6 +46,8 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private firstAudioAt: number | undefined;
   private readonly text = new TextTally();
   private audioBytes = 0;
+  /** Stopped by a barge-in: what was spoken is what the listener wanted, so the record is `completed`. */
+  private interrupted = false;
 
   constructor(setup: TtsSessionSetup, deps: TtsSessionDeps) {
     super(setup, deps, { channel: "tts", idleWaitedFor: "nothing to send" });
@@ -68,6 +70,21 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.endedByClient = true;
     this.log.info({ characters: this.text.admitted }, "client closed the session");
     void this.finish("client_left", null);
+  }
+
+  /**
+   * The listener talked over the speech (a realtime barge-in): generation stops now, billed as for
+   * a client that left (the text the provider was given once audio began), then `ended` with that
+   * count and a normal close `tts_interrupted`.
+   */
+  interrupt(): void {
+    if (this.closed) return;
+    this.endedByClient = true;
+    this.interrupted = true;
+    const billed = this.text.billed("client_left", this.audioStarted, this.stream?.given);
+    void this.finish("client_left", { code: CLOSE.normal, reason: "tts_interrupted" }, () =>
+      this.deps.port.event({ type: "ended", sessionId: this.setup.id, provider: this.binding?.provider.id, model: this.binding?.canonical, characters: billed, audioBytes: this.audioBytes }),
+    );
   }
 
   protected candidateRun() {
@@ -244,7 +261,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     return {
       outcome,
       billed: this.text.billed(outcome, this.audioStarted, this.stream?.given),
-      status: outcome === "completed" || (outcome === "cut_off" && this.text.admitted > 0) ? "completed" : "failed",
+      status: outcome === "completed" || this.interrupted || (outcome === "cut_off" && this.text.admitted > 0) ? "completed" : "failed",
       latencyMs: (this.firstAudioAt ?? performance.now()) - (this.firstTextAt ?? this.firstAudioAt ?? performance.now()),
       details: { characters: this.text.admitted, audioBytes: this.audioBytes },
     };

@@ -1,0 +1,43 @@
+import type { ErrorCode } from "../../errors.ts";
+
+// What a realtime conversation tells its surface. Surfaces map these to their own wire frames
+// (`surfaces/native/realtime-wire.ts`); the conversation builds no client frames.
+
+/** The audio the client receives: 16-bit PCM or G.711 µ-law at a fixed rate, converted when a voice speaks at another. */
+export interface OutputFormat {
+  encoding: "pcm_s16le" | "ulaw";
+  sampleRate: number;
+}
+
+export interface ConversationUsage {
+  sttSeconds: number;
+  ttsCharacters: number;
+}
+
+export type ConversationEvent =
+  /** The recognizer and the application are both connected (audio sent before this was kept). */
+  | { type: "started"; sessionId: string; profileId: string; input: { audioFormat: string; sampleRate: number }; output: OutputFormat; stt: { provider: string; model: string } }
+  /** The caller started or stopped speaking, as the router VAD or the provider heard it. */
+  | { type: "speech"; turnId: string; state: "started" | "stopped"; atMs: number }
+  | { type: "transcript"; turnId: string; final: boolean; text: string }
+  /** The caller's turn is over; its words went to the application as the prompt. */
+  | { type: "turn_ended"; turnId: string; text: string }
+  /** A token of the application's answer, as it came. */
+  | { type: "response_text"; responseId: string; token: string; last: boolean }
+  | { type: "response_audio_started"; responseId: string; provider: string; model: string }
+  | { type: "response_audio_done"; responseId: string; characters: number; audioMs: number }
+  /** The caller talked over the response: it stopped, and audio the client still holds of it should be dropped. */
+  | { type: "response_interrupted"; responseId: string; spokenText: string; audioMs: number }
+  | { type: "error"; code: ErrorCode; message: string }
+  /** Before the close: what the conversation used, and the application's hand-off when it ended it. */
+  | { type: "ended"; sessionId: string; reason: EndReason; handoffData?: string; usage: ConversationUsage };
+
+export type EndReason = "client_closed" | "application_ended" | "application_closed" | "balance_exhausted" | "error";
+
+/** The client, as the conversation sees it. */
+export interface ConversationPort {
+  event(event: ConversationEvent): void;
+  /** Resolves when the client can take more audio (backpressure). */
+  sendAudio(chunk: Uint8Array): void | Promise<void>;
+  close(code: number, reason: string): void;
+}

@@ -1,0 +1,276 @@
+import { ApiError, CLOSE, closeReason, ERRORS } from "../../errors.ts";
+import type { Logger } from "../../log.ts";
+import type { AppSignal, AppSocket } from "../../realtime/app-socket.ts";
+import type { AppMessage } from "../../realtime/app-messages.ts";
+import type { SttPort, SttSessionEvent } from "../stt-events.ts";
+import type { ConversationEvent, ConversationPort, ConversationUsage, EndReason, OutputFormat } from "./conversation-events.ts";
+import { type OpenTts, type ResponseEnd, SpokenResponse } from "./spoken-response.ts";
+
+// A realtime conversation: the caller's audio goes to one STT session (turns by the provider or
+// the router VAD); each finished turn goes to the application as a `prompt`; the application's
+// `text` tokens are spoken by one TTS session per response, as they arrive. The caller speaking
+// over an interruptible response stops it (barge-in): its generation is cancelled, the client is
+// told to drop what it still holds, and the application gets `interrupt`. Each part is metered on
+// its own (the STT session and every response have their own activity record).
+
+type Text = Extract<AppMessage, { type: "text" }>;
+
+export interface ConversationSetup {
+  id: string;
+  profileId: string;
+  input: { audioFormat: string; sampleRate: number };
+  output: OutputFormat;
+  /** Spoken as the first response once the application is connected. */
+  greeting?: string;
+  /** Interim transcripts go to the application as `prompt` with `last: false`. */
+  partialPrompts: boolean;
+  /** Opens the caller's STT session (it admits itself and takes audio at once). */
+  openStt(port: SttPort): { audio(frame: Uint8Array): void; command(cmd: { type: "commit" | "close" }): void; abort(): void };
+  openTts: OpenTts;
+  /** Connects to the application and says `setup`; rejects with `AppUnavailable`. */
+  openApp(onSignal: (signal: AppSignal) => void): Promise<AppSocket>;
+}
+
+export interface ConversationDeps {
+  port: ConversationPort;
+  log: Logger;
+}
+
+export class Conversation {
+  private readonly stt: ReturnType<ConversationSetup["openStt"]>;
+  private app: AppSocket | undefined;
+  private sttStarted: { provider: string; model: string } | undefined;
+  private started = false;
+  private turnWords: string[] = [];
+  private current: SpokenResponse | undefined;
+  /** Tokens of the next response, waiting for the current one to be spoken. */
+  private waiting: Text[] = [];
+  /** After a barge-in, the rest of the interrupted response's tokens are dropped. */
+  private discarding = false;
+  private responses = 0;
+  private readonly usage: ConversationUsage = { sttSeconds: 0, ttsCharacters: 0 };
+  /** Set once the conversation is winding down: how it will end. */
+  private ending: { reason: EndReason; handoffData?: string } | undefined;
+  private closed = false;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly setup: ConversationSetup,
+    private readonly deps: ConversationDeps,
+  ) {
+    this.log = deps.log.child({ realtime: setup.id });
+    this.stt = setup.openStt({ event: (ev) => this.onStt(ev), close: (code, reason) => this.onSttClosed(code, reason) });
+    setup
+      .openApp((signal) => this.onApp(signal))
+      .then(
+        (app) => {
+          if (this.closed) return app.close(CLOSE.normal, "the conversation ended");
+          this.app = app;
+          this.maybeStart();
+        },
+        (err: Error) => this.fail(new ApiError("application_unavailable", err.message)),
+      );
+  }
+
+  /** Caller audio, from the moment the socket opened. */
+  audio(frame: Uint8Array): void {
+    if (!this.closed) this.stt.audio(frame);
+  }
+
+  /** The client ends the caller's turn now. */
+  commit(): void {
+    if (!this.closed && !this.ending) this.stt.command({ type: "commit" });
+  }
+
+  /** The client asks to end: what is being said is finished, then the usage and a normal close. */
+  close(): void {
+    this.windDown("client_closed");
+  }
+
+  /** The client went away: everything stops; each part bills what it used. */
+  abort(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.stt.abort();
+    this.current?.abort();
+    this.app?.close(CLOSE.normal, "the caller left");
+    this.log.info({ usage: this.usage }, "caller left the conversation");
+  }
+
+  private emit(event: ConversationEvent): void {
+    if (!this.closed) this.deps.port.event(event);
+  }
+
+  private maybeStart(): void {
+    if (this.started || !this.app || !this.sttStarted) return;
+    this.started = true;
+    const { id, profileId, input, output, greeting } = this.setup;
+    this.emit({ type: "started", sessionId: id, profileId, input, output, stt: this.sttStarted });
+    if (greeting) this.speak({ type: "text", token: greeting, last: true, interruptible: true, preemptible: false });
+  }
+
+  private onStt(ev: SttSessionEvent): void {
+    switch (ev.type) {
+      case "started":
+        this.sttStarted = { provider: ev.provider, model: ev.model };
+        return this.maybeStart();
+      case "signal":
+        if (ev.signal !== "started" && ev.signal !== "end") return;
+        this.emit({ type: "speech", turnId: ev.turnId, state: ev.signal === "started" ? "started" : "stopped", atMs: ev.atMs });
+        if (ev.signal === "started") this.bargeIn();
+        return;
+      case "transcript":
+        if (!ev.text.trim()) return;
+        this.emit({ type: "transcript", turnId: ev.turnId, final: ev.final, text: ev.text });
+        // Words heard over the response stop it too, for recognizers that send no speech signal.
+        this.bargeIn();
+        if (ev.final) this.turnWords.push(ev.text.trim());
+        else if (this.setup.partialPrompts) this.app?.prompt([...this.turnWords, ev.text.trim()].join(" "), false);
+        return;
+      case "committed":
+        return this.endTurn(ev.turnId);
+      case "cleared":
+        this.turnWords = [];
+        return;
+      case "error":
+        this.log.info({ code: ev.code, reason: ev.message }, "the recognizer ended with an error");
+        return this.emit({ type: "error", code: ev.code, message: ev.message });
+      case "ended":
+        this.usage.sttSeconds = ev.billedSeconds;
+        return;
+    }
+  }
+
+  private endTurn(turnId: string): void {
+    const text = this.turnWords.join(" ");
+    this.turnWords = [];
+    if (!text || this.ending) return;
+    this.emit({ type: "turn_ended", turnId, text });
+    this.discarding = false; // a new prompt: whatever comes next answers it
+    this.app?.prompt(text, true);
+  }
+
+  private onSttClosed(code: number, reason: string): void {
+    if (this.closed) return;
+    if (code === CLOSE.normal && this.ending) return this.finish();
+    // The STT session sent its error event already.
+    if (code === ERRORS.insufficient_balance.close) return this.stop(code, reason, "balance_exhausted");
+    if (code === CLOSE.normal) return this.stop(ERRORS.upstream_error.close, closeReason("upstream_error"), "error");
+    this.stop(code, reason, "error");
+  }
+
+  private onApp(signal: AppSignal): void {
+    if (this.closed) return;
+    switch (signal.type) {
+      case "text":
+        return this.take(signal);
+      case "end":
+        return this.windDown("application_ended", signal.handoffData);
+      case "language":
+        return this.app?.refuse("language switching is not supported by this conversation's providers yet");
+      case "closed":
+        this.log.info({ code: signal.code, reason: signal.reason }, "the application closed its socket");
+        return this.windDown("application_closed");
+      case "silent":
+        return this.fail(new ApiError("application_timeout", `the application did not answer the caller within ${signal.afterMs} ms`));
+    }
+  }
+
+  /** A token of the application's answer. */
+  private take(text: Text): void {
+    if (this.ending) return;
+    if (this.discarding) {
+      if (text.last) this.discarding = false;
+      return;
+    }
+    const current = this.current;
+    if (current && !current.complete) return current.add(text.token, text.last, text.interruptible, text.preemptible);
+    if (current?.preemptible) current.interrupt();
+    if (this.current) return void this.waiting.push(text);
+    this.speak(text);
+  }
+
+  private speak(first: Text): void {
+    const response = new SpokenResponse(`resp_${++this.responses}`, this.setup.openTts, this.setup.output, {
+      event: (ev) => this.emit(ev),
+      sendAudio: (chunk) => (this.closed ? undefined : this.deps.port.sendAudio(chunk)),
+      ended: (r, end) => this.responseEnded(r, end),
+    });
+    this.current = response;
+    response.add(first.token, first.last, first.interruptible, first.preemptible);
+  }
+
+  private responseEnded(response: SpokenResponse, end: ResponseEnd): void {
+    if (this.current === response) this.current = undefined;
+    if (this.closed) return;
+    if (!end.ok) {
+      if (end.error) this.emit({ type: "error", code: end.error.code, message: end.error.message });
+      return this.stop(end.code, end.reason, end.code === ERRORS.insufficient_balance.close ? "balance_exhausted" : "error");
+    }
+    this.usage.ttsCharacters += end.characters;
+    const next = this.waiting.shift();
+    if (next) {
+      this.speak(next);
+      for (const text of this.waiting.splice(0)) this.take(text);
+      return;
+    }
+    if (this.ending) this.windDown(this.ending.reason, this.ending.handoffData);
+  }
+
+  /** The caller spoke over the response: stop it if it may be stopped. */
+  private bargeIn(): void {
+    const response = this.current;
+    if (!response?.interruptible) return;
+    const { spokenText, audioMs } = response.interrupt();
+    this.current = undefined;
+    this.waiting = [];
+    this.discarding = !response.complete;
+    this.emit({ type: "response_interrupted", responseId: response.id, spokenText, audioMs });
+    this.app?.interrupt(spokenText, audioMs);
+  }
+
+  /** Ends once the response being spoken is done: the recognizer is closed, then `finish`. */
+  private windDown(reason: EndReason, handoffData?: string): void {
+    if (this.closed) return;
+    this.ending ??= { reason, ...(handoffData !== undefined ? { handoffData } : {}) };
+    if (this.current || this.waiting.length) return;
+    this.stt.command({ type: "close" });
+  }
+
+  /** The recognizer finished after the wind-down: usage, then the normal close. */
+  private finish(): void {
+    const { reason, handoffData } = this.ending!;
+    this.emit({ type: "ended", sessionId: this.setup.id, reason, ...(handoffData !== undefined ? { handoffData } : {}), usage: this.usage });
+    this.closeAll(CLOSE.normal, reason === "client_closed" ? "conversation_complete" : reason);
+  }
+
+  private fail(error: ApiError): void {
+    if (this.closed) return;
+    this.log.info({ code: error.code, reason: error.message }, "conversation failed");
+    this.emit({ type: "error", code: error.code, message: error.message });
+    // The close names what failed (the application's host), within the 123 bytes a reason may take.
+    this.stop(
+      error.closeCode,
+      Buffer.from(`${error.code}: ${error.message}`)
+        .subarray(0, 123)
+        .toString()
+        .replace(/\uFFFD$/, ""),
+      "error",
+    );
+  }
+
+  /** Ends now: whatever still runs is stopped (and bills what it used). */
+  private stop(code: number, reason: string, why: EndReason): void {
+    if (this.closed) return;
+    this.log.info({ code, why, usage: this.usage }, "conversation stopped");
+    this.stt.abort();
+    this.current?.abort();
+    this.closeAll(code, reason);
+  }
+
+  private closeAll(code: number, reason: string): void {
+    this.closed = true;
+    this.app?.close(CLOSE.normal, "the conversation ended");
+    this.deps.port.close(code, reason);
+  }
+}

@@ -1,0 +1,113 @@
+import { type PcmPromise, PcmDelivery } from "../../audio/pcm-delivery.ts";
+import { CLOSE, type ErrorCode } from "../../errors.ts";
+import type { TtsPort, TtsSessionEvent } from "../tts-events.ts";
+import type { ConversationEvent, OutputFormat } from "./conversation-events.ts";
+
+// One answer of the application, spoken: its own TTS session (its own credit hold, fallback and
+// activity record), fed the application's tokens as they arrive and closed at `last: true`. Its
+// audio goes to the client converted to the conversation's output format; a barge-in stops it.
+
+/** What a response needs of the text-to-speech room: a TTS session for this id, speaking to `port`. */
+export type OpenTts = (id: string, port: TtsPort) => { command(cmd: { type: "text"; text: string } | { type: "close" }): void; interrupt(): void; abort(): void };
+
+export type ResponseEnd =
+  /** Spoken to its end, or stopped by a barge-in: the characters billed. */
+  | { ok: true; characters: number }
+  /** The TTS session ended with an error close (`code`), after the error event it sent. */
+  | { ok: false; code: number; reason: string; error?: { code: ErrorCode; message: string } };
+
+export interface ResponseHooks {
+  event(event: ConversationEvent): void;
+  sendAudio(chunk: Uint8Array): void | Promise<void>;
+  ended(response: SpokenResponse, end: ResponseEnd): void;
+}
+
+export class SpokenResponse {
+  /** The text given so far (what an interruption reports as spoken: there are no word timings). */
+  private text = "";
+  /** A token with `interruptible: false` makes the whole response play to its end. */
+  interruptible = true;
+  /** The application allowed its next response to cut this one off. */
+  preemptible = false;
+  /** The application sent `last: true`: no more tokens belong to this response. */
+  complete = false;
+  private audioBytes = 0;
+  private characters = 0;
+  private stopped = false;
+  private error: { code: ErrorCode; message: string } | undefined;
+  private delivery: PcmDelivery | undefined;
+  private readonly session: ReturnType<OpenTts>;
+
+  constructor(
+    readonly id: string,
+    openTts: OpenTts,
+    private readonly output: OutputFormat,
+    private readonly hooks: ResponseHooks,
+  ) {
+    this.session = openTts(id, { event: (ev) => this.onEvent(ev), sendAudio: (chunk) => this.onAudio(chunk), close: (code, reason) => this.onClose(code, reason) });
+  }
+
+  add(token: string, last: boolean, interruptible = true, preemptible = false): void {
+    if (this.complete) return;
+    this.text += token;
+    if (!interruptible) this.interruptible = false;
+    this.preemptible = preemptible;
+    this.hooks.event({ type: "response_text", responseId: this.id, token, last });
+    if (token) this.session.command({ type: "text", text: token });
+    if (last) {
+      this.complete = true;
+      this.session.command({ type: "close" });
+    }
+  }
+
+  /** Milliseconds of audio sent to the client so far. */
+  get audioMs(): number {
+    const bytesPerSecond = this.output.sampleRate * (this.output.encoding === "pcm_s16le" ? 2 : 1);
+    return Math.round((this.audioBytes / bytesPerSecond) * 1000);
+  }
+
+  /** Stops generating now and sends no more audio; billed for the text the provider was given. What was said, for the application. */
+  interrupt(): { spokenText: string; audioMs: number } {
+    this.stopped = true;
+    this.session.interrupt();
+    return { spokenText: this.text, audioMs: this.audioMs };
+  }
+
+  /** The conversation is over: stop without a word. */
+  abort(): void {
+    this.stopped = true;
+    this.session.abort();
+  }
+
+  private onEvent(ev: TtsSessionEvent): void {
+    if (ev.type === "audio_started") {
+      this.delivery = PcmDelivery.for(promiseOf(this.output), ev.format);
+      this.hooks.event({ type: "response_audio_started", responseId: this.id, provider: ev.provider, model: ev.model });
+    } else if (ev.type === "error") this.error = { code: ev.code, message: ev.message };
+    else if (ev.type === "ended") this.characters = ev.characters;
+  }
+
+  private onAudio(chunk: Uint8Array): void | Promise<void> {
+    if (this.stopped) return;
+    if (!this.delivery) return this.send(chunk);
+    return this.delivery.process(chunk).then((out) => this.send(out));
+  }
+
+  private send(chunk: Uint8Array): void | Promise<void> {
+    if (this.stopped || !chunk.byteLength) return;
+    this.audioBytes += chunk.byteLength;
+    return this.hooks.sendAudio(chunk);
+  }
+
+  private onClose(code: number, reason: string): void {
+    this.delivery?.release();
+    if (code === CLOSE.normal) {
+      if (!this.stopped) this.hooks.event({ type: "response_audio_done", responseId: this.id, characters: this.characters, audioMs: this.audioMs });
+      this.hooks.ended(this, { ok: true, characters: this.characters });
+    } else this.hooks.ended(this, { ok: false, code, reason, error: this.error });
+  }
+}
+
+function promiseOf(output: OutputFormat): PcmPromise {
+  return { rate: output.sampleRate, ...(output.encoding === "ulaw" ? { companding: "ulaw" as const } : {}) };
+}

@@ -1,0 +1,62 @@
+import type { ConversationEvent, ConversationPort } from "../../sessions/realtime/conversation-events.ts";
+import { unreachable } from "../../util/unreachable.ts";
+import type { WsPort } from "../ws-port.ts";
+
+// The `/v1/realtime` frames (docs/realtime.md#the-v1realtime-socket): every event a JSON text frame
+// with `type`, a gapless `seq` and a stable `event_id`; audio as binary frames.
+
+const FORMAT_NAMES = { pcm_s16le: "pcm", ulaw: "ulaw" } as const;
+
+export function realtimeWireEvent(event: ConversationEvent): Record<string, unknown> & { type: string } {
+  switch (event.type) {
+    case "started":
+      return {
+        type: "realtime.session.started",
+        session_id: event.sessionId,
+        profile_id: event.profileId,
+        input_audio_format: event.input.audioFormat,
+        output_audio_format: `${FORMAT_NAMES[event.output.encoding]}_${event.output.sampleRate}`,
+        stt: event.stt,
+      };
+    case "speech":
+      return { type: event.state === "started" ? "realtime.input_audio.speech_started" : "realtime.input_audio.speech_stopped", turn_id: event.turnId, audio_ms: event.atMs };
+    case "transcript":
+      return { type: event.final ? "realtime.transcript.final" : "realtime.transcript.interim", turn_id: event.turnId, text: event.text };
+    case "turn_ended":
+      return { type: "realtime.turn.ended", turn_id: event.turnId, text: event.text };
+    case "response_text":
+      return { type: "realtime.response.text", response_id: event.responseId, token: event.token, last: event.last };
+    case "response_audio_started":
+      return { type: "realtime.response.audio.started", response_id: event.responseId, provider: event.provider, model: event.model };
+    case "response_audio_done":
+      return { type: "realtime.response.audio.done", response_id: event.responseId, characters: event.characters, audio_ms: event.audioMs };
+    case "response_interrupted":
+      return { type: "realtime.response.interrupted", response_id: event.responseId, spoken_text: event.spokenText, audio_ms: event.audioMs };
+    case "error":
+      return { type: "realtime.error", code: event.code, message: event.message };
+    case "ended":
+      return {
+        type: "realtime.session.ended",
+        session_id: event.sessionId,
+        reason: event.reason,
+        ...(event.handoffData !== undefined ? { handoff_data: event.handoffData } : {}),
+        usage: { stt_seconds: event.usage.sttSeconds, tts_characters: event.usage.ttsCharacters },
+      };
+    default:
+      return unreachable(event, "realtime conversation event");
+  }
+}
+
+/** A `/v1/realtime` socket as a conversation's port. */
+export function nativeRealtimePort(port: WsPort, sessionId: string): ConversationPort {
+  let seq = 0;
+  return {
+    event(event) {
+      const { type, ...fields } = realtimeWireEvent(event);
+      seq++;
+      port.sendEvent({ type, event_id: `${sessionId}.${seq}`, seq, ...fields });
+    },
+    sendAudio: (chunk) => port.sendAudio(chunk),
+    close: (code, reason) => port.close(code, reason),
+  };
+}

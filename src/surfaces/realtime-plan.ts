@@ -1,0 +1,59 @@
+import type { Catalogue } from "../catalogue/catalogue.ts";
+import { ApiError } from "../errors.ts";
+import type { SttProvider } from "../providers/types.ts";
+import type { Pipeline, PipelineStage } from "../realtime/profiles.ts";
+import type { OutputFormat } from "../sessions/realtime/conversation-events.ts";
+import { planSttSession, type SttPlan } from "./native/stt-query.ts";
+import { planTtsSession, type TtsPlan } from "./native/tts-query.ts";
+
+// A realtime profile's pipeline as the sessions it runs: the STT stage read as a `/v1/stt` query
+// (its `input` members are that query's parameters: `audio_format`, `language`, turn settings …)
+// and the TTS stage as a `/v1/tts` query, with the same checks and routing as those channels.
+
+export interface ConversationPlan {
+  stt: SttPlan;
+  tts: TtsPlan;
+  output: OutputFormat;
+  greeting?: string;
+  partialPrompts: boolean;
+}
+
+/** Output formats a profile may ask for (`pipeline.tts.format`); PCM 16 kHz when it names none. */
+export const OUTPUT_FORMATS: Record<string, OutputFormat> = {
+  pcm_8000: { encoding: "pcm_s16le", sampleRate: 8000 },
+  pcm_16000: { encoding: "pcm_s16le", sampleRate: 16000 },
+  pcm_22050: { encoding: "pcm_s16le", sampleRate: 22050 },
+  pcm_24000: { encoding: "pcm_s16le", sampleRate: 24000 },
+  pcm_44100: { encoding: "pcm_s16le", sampleRate: 44100 },
+  pcm_48000: { encoding: "pcm_s16le", sampleRate: 48000 },
+  ulaw_8000: { encoding: "ulaw", sampleRate: 8000 },
+};
+export const DEFAULT_OUTPUT_FORMAT = "pcm_16000";
+
+function stageQuery(stage: PipelineStage, extra: Record<string, unknown>): URLSearchParams {
+  const params = new URLSearchParams({ model: stage.model });
+  if (stage.provider) params.set("provider", stage.provider);
+  if (stage.voice) params.set("voice", stage.voice);
+  for (const [k, v] of Object.entries(stage.provider_options)) params.set(`provider_options[${k}]`, v);
+  for (const [k, v] of Object.entries(extra)) {
+    if (Array.isArray(v)) for (const item of v) params.append(k, String(item));
+    else if (v !== undefined && v !== null) params.set(k, String(v));
+  }
+  return params;
+}
+
+export function planConversation(catalogue: Catalogue, sttProvider: (id: string) => SttProvider | undefined, pipeline: Pipeline): ConversationPlan {
+  const input = pipeline.stt.input;
+  if (input.event_format !== undefined && input.event_format !== "normalized") {
+    throw new ApiError("invalid_request", "a conversation reads normalized transcripts: pipeline.stt.input.event_format must be absent", { param: "pipeline.stt.input.event_format" });
+  }
+  const stt = planSttSession(catalogue, sttProvider, stageQuery(pipeline.stt, { audio_format: "pcm_16000", interim_results: true, ...input }));
+  const tts = planTtsSession(catalogue, stageQuery(pipeline.tts, { format: "pcm" }));
+  return {
+    stt,
+    tts,
+    output: OUTPUT_FORMATS[pipeline.tts.format ?? DEFAULT_OUTPUT_FORMAT]!,
+    ...(pipeline.greeting ? { greeting: pipeline.greeting } : {}),
+    partialPrompts: pipeline.upstream.partial_prompts === true,
+  };
+}
