@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { like } from "drizzle-orm";
-import { startFakeApp } from "./fakes/conversation-relay-app.ts";
+import { LONG_ANSWER, startFakeApp } from "./fakes/conversation-relay-app.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
@@ -21,8 +21,8 @@ afterAll(async () => {
   app.stop();
 });
 
-async function createProfile(key: string, path: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const res = await fetch(`${server.url}/v1/realtime/profiles`, {
+async function createProfile(key: string, path: string, extra: Record<string, unknown> = {}, on: TestServer = server): Promise<string> {
+  const res = await fetch(`${on.url}/v1/realtime/profiles`, {
     method: "POST",
     headers: { ...bearer(key), "content-type": "application/json" },
     body: JSON.stringify({
@@ -130,4 +130,208 @@ describe.skipIf(!localSttAvailable)("/v1/realtime on the embedded engines", () =
     // No socket left open at the application.
     await until(() => appConn.closed !== undefined);
   }, 30_000);
+
+  test("barge-in: the caller talks over the answer; it stops at once, the client is told to drop what it holds, the application gets interrupt", async () => {
+    const { key } = await fundedAccount(server);
+    const profileId = await createProfile(key, "/long");
+    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${profileId}`), bearer(key));
+    await c.opened;
+    await say(c, concat([silence(300), speak("What are your opening hours?"), silence(900)]));
+    await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.started"));
+    await Bun.sleep(1000); // the answer plays at the client
+    await say(c, concat([speak("Thank you, that is all."), silence(900)]));
+    await until(() => c.rec.events.filter((e) => e.type === "realtime.turn.ended").length === 2);
+    c.send({ type: "realtime.session.close" });
+    const rec = await c.closed;
+    expect(rec.close.code).toBe(1000);
+
+    const interrupted = rec.events.find((e) => e.type === "realtime.response.interrupted")!;
+    expect(interrupted).toMatchObject({ response_id: "resp_1" });
+    expect(interrupted.audio_ms).toBeGreaterThan(800);
+    expect(LONG_ANSWER.startsWith(interrupted.spoken_text)).toBe(true);
+    expect(interrupted.spoken_text.length).toBeGreaterThan(0);
+    expect(interrupted.spoken_text.length).toBeLessThan(LONG_ANSWER.length);
+    // Caller speech came first, then the interruption; resp_1 was never reported done.
+    const i = rec.order.indexOf("realtime.response.interrupted");
+    expect(rec.order.slice(0, i).lastIndexOf("realtime.input_audio.speech_started")).toBeGreaterThan(rec.order.indexOf("realtime.response.audio.started"));
+    // Not one audio frame of resp_1 after the interruption: the next audio is resp_2's.
+    const after = rec.order.slice(i + 1);
+    expect(after.indexOf("audio")).toBeGreaterThan(after.indexOf("realtime.response.audio.started"));
+
+    const sessionId = rec.events[0]!.session_id;
+    const appConn = app.connections.find((a) => (a.received[0] as { sessionId?: string }).sessionId === sessionId)!;
+    const interrupt = appConn.received.find((m) => m.type === "interrupt")!;
+    expect(interrupt).toEqual({ type: "interrupt", utteranceUntilInterrupt: interrupted.spoken_text, durationUntilInterruptMs: interrupted.audio_ms });
+    // The next turn was prompted after the interrupt, and answered as resp_2.
+    const prompts = appConn.received.filter((m) => m.type === "prompt");
+    expect(prompts.map((p) => p.voicePrompt)).toEqual(["what are your opening hours", expect.stringContaining("thank you")]);
+    expect(appConn.received.indexOf(interrupt)).toBeLessThan(appConn.received.indexOf(prompts[1]!));
+    expect(rec.events.some((e) => e.type === "realtime.response.audio.started" && e.response_id === "resp_2")).toBe(true);
+    const ended = rec.events.at(-1)!;
+    expect(ended.type).toBe("realtime.session.ended");
+    expect(ended.usage.tts_characters).toBeLessThanOrEqual(2 * LONG_ANSWER.length);
+  }, 40_000);
+
+  test("a response sent with interruptible: false is spoken to its end over the caller's speech", async () => {
+    const { key } = await fundedAccount(server);
+    const profileId = await createProfile(key, "/stubborn");
+    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${profileId}`), bearer(key));
+    await c.opened;
+    await say(c, concat([silence(300), speak("What are your opening hours?"), silence(900)]));
+    await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.started"));
+    await say(c, concat([speak("Thank you."), silence(900)]));
+    await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.done"));
+    c.send({ type: "realtime.session.close" });
+    const rec = await c.closed;
+    expect(rec.events.filter((e) => e.type === "realtime.input_audio.speech_started").length).toBeGreaterThanOrEqual(2);
+    expect(rec.events.some((e) => e.type === "realtime.response.interrupted")).toBe(false);
+    expect(rec.events.find((e) => e.type === "realtime.response.audio.done")).toMatchObject({ response_id: "resp_1", characters: LONG_ANSWER.length });
+  }, 40_000);
+
+  test("a greeting is spoken on connect; the application's end closes the conversation with its handoff after the goodbye is spoken", async () => {
+    const { key } = await fundedAccount(server);
+    const profileId = await createProfile(key, "/goodbye", { greeting: "Hello, how can I help?" });
+    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${profileId}`), bearer(key));
+    await c.opened;
+    await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.done"));
+    expect(c.rec.events.filter((e) => e.type === "realtime.response.text").map((e) => e.token)).toEqual(["Hello, how can I help?"]);
+    await say(c, concat([speak("I have no questions."), silence(900)]));
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1000, reason: "application_ended" });
+    const done = rec.events.filter((e) => e.type === "realtime.response.audio.done");
+    expect(done.map((d) => d.response_id)).toEqual(["resp_1", "resp_2"]);
+    expect(rec.events.at(-1)).toMatchObject({
+      type: "realtime.session.ended",
+      reason: "application_ended",
+      handoff_data: "bye",
+      usage: { tts_characters: "Hello, how can I help?".length + "Goodbye.".length },
+    });
+  }, 30_000);
+});
+
+describe.skipIf(!localSttAvailable)("/v1/realtime: the balance", () => {
+  test("runs out mid-call: realtime.error insufficient_balance, then 4402; the caller's audio billed up to what the balance paid", async () => {
+    // 35 credits: three seconds of the recognizer (10 a second, with the carry), or a word of Flite.
+    const { key, tenantId } = await fundedAccount(server, 35);
+    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${await createProfile(key, "/silent")}`), bearer(key));
+    await c.opened;
+    const sending = say(c, concat([silence(300), speak("Thank you very much for your help. I would like to hear more about it."), silence(2000)]));
+    const rec = await c.closed;
+    await sending.catch(() => {});
+    expect(rec.events.at(-1)).toMatchObject({ type: "realtime.error", code: "insufficient_balance" });
+    expect(rec.close).toEqual({ code: 4402, reason: JSON.stringify({ error: "insufficient_balance" }) });
+    const sessionId = rec.events[0]!.session_id;
+    const { db, schema } = server.ctx.database;
+    let rows: (typeof schema.activity.$inferSelect)[] = [];
+    for (let i = 0; i < 50 && !rows.length; i++, await Bun.sleep(20))
+      rows = await db
+        .select()
+        .from(schema.activity)
+        .where(like(schema.activity.id, `${sessionId}.stt`));
+    expect(rows[0]).toMatchObject({ tenantId, capability: "stt", usageAmount: 3, credits: 30 });
+  }, 30_000);
+});
+
+describe("/v1/realtime: opening", () => {
+  const upgrade = { Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" };
+
+  test("a client secret opens its profile once; used again it closes 4401 invalid_client_secret", async () => {
+    const { key } = await fundedAccount(server);
+    const profileId = await createProfile(key, "/echo");
+    const minted = await fetch(`${server.url}/v1/realtime/client-secrets`, {
+      method: "POST",
+      headers: { ...bearer(key), "content-type": "application/json" },
+      body: JSON.stringify({ profile_id: profileId }),
+    });
+    const { client_secret } = (await minted.json()) as { client_secret: string };
+    const c = connect(server.wsUrl(`/v1/realtime?client_secret=${client_secret}`));
+    await until(() => c.rec.events.some((e) => e.type === "realtime.session.started"));
+    expect(c.rec.events[0]).toMatchObject({ profile_id: profileId });
+    c.send({ type: "realtime.session.close" });
+    expect((await c.closed).close.code).toBe(1000);
+    const again = await connect(server.wsUrl(`/v1/realtime?client_secret=${client_secret}`)).closed;
+    expect(again.close).toEqual({ code: 4401, reason: JSON.stringify({ error: "invalid_client_secret" }) });
+    expect((await connect(server.wsUrl("/v1/realtime?client_secret=vxr_cs_nope")).closed).close.code).toBe(4401);
+  });
+
+  test("before the upgrade: 402 with no balance, 404 for another tenant's profile, 400 without a profile; a bad key closes 4401", async () => {
+    const rich = await fundedAccount(server);
+    const profileId = await createProfile(rich.key, "/echo");
+    const poor = await fundedAccount(server, 0);
+    const poorProfile = await createProfile(poor.key, "/echo");
+    const status = async (query: string, key: string) => {
+      const res = await fetch(`${server.url}/v1/realtime?${query}`, { headers: { ...upgrade, ...bearer(key) } });
+      return { status: res.status, body: await res.json() };
+    };
+    expect(await status(`profile_id=${poorProfile}`, poor.key)).toMatchObject({ status: 402, body: { error: "insufficient_balance" } });
+    expect(await status(`profile_id=${profileId}`, poor.key)).toMatchObject({ status: 404, body: { error: "not_found" } });
+    expect(await status("", rich.key)).toMatchObject({ status: 400, body: { error: "invalid_request" } });
+    const bad = await connect(server.wsUrl(`/v1/realtime?profile_id=${profileId}`), bearer("vxr_bad")).closed;
+    expect(bad.close).toEqual({ code: 4401, reason: JSON.stringify({ error: "invalid_api_key" }) });
+  });
+
+  test("a text frame outside the vocabulary: realtime.error, then 1003", async () => {
+    const { key } = await fundedAccount(server);
+    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${await createProfile(key, "/echo")}`), bearer(key));
+    await until(() => c.rec.events.some((e) => e.type === "realtime.session.started"));
+    c.send({ type: "response.create" });
+    const rec = await c.closed;
+    expect(rec.events.at(-1)).toMatchObject({ type: "realtime.error", code: "invalid_realtime_frame" });
+    expect(rec.close).toEqual({ code: 1003, reason: "invalid_realtime_frame" });
+  });
+});
+
+describe("/v1/realtime: the application's faults", () => {
+  test("unreachable: realtime.error application_unavailable, then 1011 naming the application", async () => {
+    const { key } = await fundedAccount(server);
+    const closedPort = Bun.serve({ port: 0, fetch: () => new Response("") });
+    const port = closedPort.port;
+    const url = `ws://127.0.0.1:${port}/app`;
+    closedPort.stop(true);
+    const res = await fetch(`${server.url}/v1/realtime/profiles`, {
+      method: "POST",
+      headers: { ...bearer(key), "content-type": "application/json" },
+      body: JSON.stringify({ name: "gone", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: "flite", voice: "slt" }, upstream: { url } } }),
+    });
+    const { id } = (await res.json()) as { id: string };
+    const rec = await connect(server.wsUrl(`/v1/realtime?profile_id=${id}`), bearer(key)).closed;
+    expect(rec.events.at(-1)).toMatchObject({ type: "realtime.error", code: "application_unavailable" });
+    expect(rec.close.code).toBe(1011);
+    expect(rec.close.reason).toContain(`127.0.0.1:${port}`);
+  });
+
+  test("the application closes: the conversation ends cleanly", async () => {
+    const { key } = await fundedAccount(server);
+    const rec = await connect(server.wsUrl(`/v1/realtime?profile_id=${await createProfile(key, "/closing")}`), bearer(key)).closed;
+    expect(rec.close).toEqual({ code: 1000, reason: "application_closed" });
+    expect(rec.events.at(-1)).toMatchObject({ type: "realtime.session.ended", reason: "application_closed" });
+  });
+
+  test("an application that breaks the vocabulary is answered with error, closed after ten in a row, and the conversation ends", async () => {
+    const { key } = await fundedAccount(server);
+    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${await createProfile(key, "/malformed")}`), bearer(key));
+    await c.opened;
+    await say(c, concat([silence(300), speak("Hello there."), silence(900)]));
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1000, reason: "application_closed" });
+    const appConn = app.connections.find((a) => (a.received[0] as { sessionId?: string }).sessionId === rec.events[0]!.session_id)!;
+    await until(() => appConn.closed !== undefined);
+    expect(appConn.closed).toEqual({ code: 1008, reason: "too many invalid messages" });
+    expect(appConn.received.filter((m) => m.type === "error")).toHaveLength(10);
+  }, 20_000);
+
+  test("a silent application is given up after the reply timeout: application_timeout, 1011", async () => {
+    const quick = await startTestServer({ REALTIME_APP_REPLY_TIMEOUT_MS: "500" });
+    try {
+      const c = connect(quick.wsUrl(`/v1/realtime?profile_id=${await createProfile(quick.key, "/silent", {}, quick)}`), bearer(quick.key));
+      await c.opened;
+      await say(c, concat([silence(300), speak("Hello there."), silence(900)]));
+      const rec = await c.closed;
+      expect(rec.events.at(-1)).toMatchObject({ type: "realtime.error", code: "application_timeout" });
+      expect(rec.close.code).toBe(1011);
+      expect(rec.close.reason).toContain("application_timeout");
+    } finally {
+      await quick.stop(0);
+    }
+  }, 20_000);
 });

@@ -5,7 +5,10 @@
 // - `/silent`: takes everything, answers nothing;
 // - `/closing`: closes 1000 "goodbye" right after `setup`;
 // - `/malformed`: answers each finished prompt with frames outside the vocabulary;
-// - `/end`: answers a finished prompt with `end` and its handoff data.
+// - `/end`: answers a finished prompt with `end` and its handoff data;
+// - `/long`: answers each finished prompt with LONG_ANSWER (seconds of speech) as tokens;
+// - `/stubborn`: the same with `interruptible: false`;
+// - `/goodbye`: answers with "Goodbye." then `end`.
 // Every frame received is recorded with the headers of its connection.
 
 export interface AppConnection {
@@ -36,6 +39,8 @@ const MALFORMED = [
   '{"type":"text","token":"ok"}',
 ];
 
+export const LONG_ANSWER = "Our opening hours are from nine in the morning until six in the evening. On Saturdays we open at ten and close at four. We are closed on Sundays and on public holidays.";
+
 export function startFakeApp(): FakeApp {
   const connections: AppConnection[] = [];
   const server = Bun.serve<AppConnection & { delay: number }>({
@@ -62,6 +67,15 @@ export function startFakeApp(): FakeApp {
           return;
         }
         if (path === "/end") return void ws.send(JSON.stringify({ type: "end", handoffData: JSON.stringify({ reason: "done", heard: msg.voicePrompt }) }));
+        if (path === "/goodbye") {
+          ws.send(JSON.stringify({ type: "text", token: "Goodbye.", last: true }));
+          return void ws.send(JSON.stringify({ type: "end", handoffData: "bye" }));
+        }
+        if (path === "/long" || path === "/stubborn") {
+          const words = LONG_ANSWER.split(/(?<= )/);
+          for (const [i, token] of words.entries()) ws.send(JSON.stringify({ type: "text", token, last: i === words.length - 1, interruptible: path === "/long" }));
+          return;
+        }
         if (path !== "/echo" && path !== "/slow") return;
         const tokens = ["You ", "said: ", ...String(msg.voicePrompt).split(/(?<= )/)];
         setTimeout(() => {

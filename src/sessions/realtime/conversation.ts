@@ -43,6 +43,8 @@ export class Conversation {
   private started = false;
   private turnWords: string[] = [];
   private current: SpokenResponse | undefined;
+  /** The last response generated in full: its audio may still be playing at the client. */
+  private previous: SpokenResponse | undefined;
   /** Tokens of the next response, waiting for the current one to be spoken. */
   private waiting: Text[] = [];
   /** After a barge-in, the rest of the interrupted response's tokens are dropped. */
@@ -203,6 +205,7 @@ export class Conversation {
   private responseEnded(response: SpokenResponse, end: ResponseEnd): void {
     if (this.current === response) this.current = undefined;
     if (this.closed) return;
+    if (end.ok && response.playing) this.previous = response;
     if (!end.ok) {
       if (end.error) this.emit({ type: "error", code: end.error.code, message: end.error.message });
       return this.stop(end.code, end.reason, end.code === ERRORS.insufficient_balance.close ? "balance_exhausted" : "error");
@@ -217,14 +220,16 @@ export class Conversation {
     if (this.ending) this.windDown(this.ending.reason, this.ending.handoffData);
   }
 
-  /** The caller spoke over the response: stop it if it may be stopped. */
+  /** The caller spoke over what is being said (generated or still playing): it stops, if it may be stopped. */
   private bargeIn(): void {
-    const response = this.current;
-    if (!response?.interruptible) return;
-    const { spokenText, audioMs } = response.interrupt();
+    const playing = [this.previous, this.current].filter((r): r is SpokenResponse => r?.playing === true);
+    if (!playing.length || !playing.every((r) => r.interruptible)) return;
+    const [heard] = playing.map((r) => ({ response: r, ...r.interrupt() }));
+    this.previous = undefined;
+    if (this.current) this.discarding = !this.current.complete;
     this.current = undefined;
     this.waiting = [];
-    this.discarding = !response.complete;
+    const { response, spokenText, audioMs } = heard!;
     this.emit({ type: "response_interrupted", responseId: response.id, spokenText, audioMs });
     this.app?.interrupt(spokenText, audioMs);
   }

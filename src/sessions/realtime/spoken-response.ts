@@ -6,6 +6,8 @@ import type { ConversationEvent, OutputFormat } from "./conversation-events.ts";
 // One answer of the application, spoken: its own TTS session (its own credit hold, fallback and
 // activity record), fed the application's tokens as they arrive and closed at `last: true`. Its
 // audio goes to the client converted to the conversation's output format; a barge-in stops it.
+// Audio goes out as fast as it is made, so the client holds what it has yet to play: the response
+// counts as playing until its audio has had time to play in real time from its first byte.
 
 /** What a response needs of the text-to-speech room: a TTS session for this id, speaking to `port`. */
 export type OpenTts = (id: string, port: TtsPort) => { command(cmd: { type: "text"; text: string } | { type: "close" }): void; interrupt(): void; abort(): void };
@@ -34,6 +36,9 @@ export class SpokenResponse {
   private audioBytes = 0;
   private characters = 0;
   private stopped = false;
+  /** The TTS session closed: nothing more will be generated. */
+  private generated = false;
+  private firstAudioAt: number | undefined;
   private error: { code: ErrorCode; message: string } | undefined;
   private delivery: PcmDelivery | undefined;
   private readonly session: ReturnType<OpenTts>;
@@ -66,11 +71,29 @@ export class SpokenResponse {
     return Math.round((this.audioBytes / bytesPerSecond) * 1000);
   }
 
-  /** Stops generating now and sends no more audio; billed for the text the provider was given. What was said, for the application. */
+  /** Milliseconds of its audio the client has had time to play. */
+  private get playedMs(): number {
+    return this.firstAudioAt === undefined ? 0 : Math.min(Math.round(performance.now() - this.firstAudioAt), this.audioMs);
+  }
+
+  /** Being generated, or its audio still playing at the client. */
+  get playing(): boolean {
+    return !this.stopped && (!this.generated || this.playedMs < this.audioMs);
+  }
+
+  /**
+   * Stops generating now and sends no more audio (billed for the text the provider was given).
+   * What the listener heard, for the application: the time played, and the text up to the word
+   * that share of the audio reached (there are no word timings).
+   */
   interrupt(): { spokenText: string; audioMs: number } {
     this.stopped = true;
-    this.session.interrupt();
-    return { spokenText: this.text, audioMs: this.audioMs };
+    if (!this.generated) this.session.interrupt();
+    const played = this.playedMs;
+    const share = this.audioMs ? played / this.audioMs : 0;
+    const cut = Math.round(this.text.length * share);
+    const end = share >= 1 ? this.text.length : this.text.lastIndexOf(" ", cut);
+    return { spokenText: this.text.slice(0, Math.max(0, end)).trim(), audioMs: played };
   }
 
   /** The conversation is over: stop without a word. */
@@ -95,12 +118,14 @@ export class SpokenResponse {
 
   private send(chunk: Uint8Array): void | Promise<void> {
     if (this.stopped || !chunk.byteLength) return;
+    this.firstAudioAt ??= performance.now();
     this.audioBytes += chunk.byteLength;
     return this.hooks.sendAudio(chunk);
   }
 
   private onClose(code: number, reason: string): void {
     this.delivery?.release();
+    this.generated = true;
     if (code === CLOSE.normal) {
       if (!this.stopped) this.hooks.event({ type: "response_audio_done", responseId: this.id, characters: this.characters, audioMs: this.audioMs });
       this.hooks.ended(this, { ok: true, characters: this.characters });
