@@ -17,6 +17,9 @@ beforeAll(async () => {
   server = await startTestServer();
 });
 afterAll(async () => {
+  // Every conversation's sessions ended, and every application socket was closed.
+  expect(server.ctx.sessions.size).toBe(0);
+  expect(app.connections.filter((a) => !a.closed)).toEqual([]);
   await server.stop(0);
   app.stop();
 });
@@ -206,6 +209,31 @@ describe.skipIf(!localSttAvailable)("/v1/realtime on the embedded engines", () =
       handoff_data: "bye",
       usage: { tts_characters: "Hello, how can I help?".length + "Goodbye.".length },
     });
+  }, 30_000);
+});
+
+describe.skipIf(!localSttAvailable)("/v1/realtime: a caller who vanishes", () => {
+  test("mid-answer: the recognizer, the answer and the application socket all end; each part is billed; nothing stays open", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${await createProfile(key, "/long")}`), bearer(key));
+    await c.opened;
+    await say(c, concat([silence(300), speak("What are your opening hours?"), silence(900)]));
+    await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.started"));
+    const sessionId = c.rec.events[0]!.session_id;
+    c.ws.close();
+    const appConn = app.connections.find((a) => (a.received[0] as { sessionId?: string }).sessionId === sessionId)!;
+    await until(() => appConn.closed !== undefined);
+    expect(appConn.closed).toEqual({ code: 1000, reason: "the caller left" });
+    const { db, schema } = server.ctx.database;
+    let rows: (typeof schema.activity.$inferSelect)[] = [];
+    for (let i = 0; i < 50 && rows.length < 2; i++, await Bun.sleep(20)) rows = await db.select().from(schema.activity).where(like(schema.activity.id, `${sessionId}.%`));
+    expect(rows.map((r) => [r.id, r.tenantId, r.capability]).sort()).toEqual([
+      [`${sessionId}.resp_1`, tenantId, "tts"],
+      [`${sessionId}.stt`, tenantId, "stt"],
+    ]);
+    expect(rows.find((r) => r.capability === "stt")!.usageAmount).toBeGreaterThanOrEqual(3);
+    expect(rows.find((r) => r.capability === "tts")!.usageAmount).toBeGreaterThan(0);
+    await until(() => server.ctx.sessions.size === 0);
   }, 30_000);
 });
 
