@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { like } from "drizzle-orm";
 import { LONG_ANSWER, startFakeApp } from "./fakes/conversation-relay-app.ts";
+import { BrokenProvider, FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
@@ -226,7 +227,11 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: a caller who vanishes", () =>
     expect(appConn.closed).toEqual({ code: 1000, reason: "the caller left" });
     const { db, schema } = server.ctx.database;
     let rows: (typeof schema.activity.$inferSelect)[] = [];
-    for (let i = 0; i < 50 && rows.length < 2; i++, await Bun.sleep(20)) rows = await db.select().from(schema.activity).where(like(schema.activity.id, `${sessionId}.%`));
+    for (let i = 0; i < 50 && rows.length < 2; i++, await Bun.sleep(20))
+      rows = await db
+        .select()
+        .from(schema.activity)
+        .where(like(schema.activity.id, `${sessionId}.%`));
     expect(rows.map((r) => [r.id, r.tenantId, r.capability]).sort()).toEqual([
       [`${sessionId}.resp_1`, tenantId, "tts"],
       [`${sessionId}.stt`, tenantId, "stt"],
@@ -257,6 +262,53 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: the balance", () => {
         .from(schema.activity)
         .where(like(schema.activity.id, `${sessionId}.stt`));
     expect(rows[0]).toMatchObject({ tenantId, capability: "stt", usageAmount: 3, credits: 30 });
+  }, 30_000);
+});
+
+describe.skipIf(!localSttAvailable)("/v1/realtime: a TTS provider that fails", () => {
+  /** A conversation on a server whose TEST_MODEL is served by `providers` in order; the caller asks one question. */
+  async function converse(providers: (BrokenProvider | FixedPcmProvider)[]) {
+    const on = await startTestServer({}, { extra: { catalogue: testCatalogue(providers.map((p) => p.id)), providers } });
+    try {
+      const profile = await fetch(`${on.url}/v1/realtime/profiles`, {
+        method: "POST",
+        headers: { ...bearer(on.key), "content-type": "application/json" },
+        body: JSON.stringify({ name: "fallback", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: TEST_MODEL }, upstream: { url: app.url("/echo") } } }),
+      });
+      const { id } = (await profile.json()) as { id: string };
+      const c = connect(on.wsUrl(`/v1/realtime?profile_id=${id}`), bearer(on.key));
+      await c.opened;
+      await say(c, concat([silence(300), speak("Thank you very much."), silence(900)]));
+      await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.done" || e.type === "realtime.error"));
+      c.send({ type: "realtime.session.close" });
+      const rec = await c.closed;
+      const { db, schema } = on.ctx.database;
+      let rows: (typeof schema.activity.$inferSelect)[] = [];
+      for (let i = 0; i < 50 && !rows.length; i++, await Bun.sleep(20))
+        rows = await db
+          .select()
+          .from(schema.activity)
+          .where(like(schema.activity.id, `${rec.events[0]!.session_id}.resp_1`));
+      return { rec, answer: rows[0] };
+    } finally {
+      await on.stop(0);
+    }
+  }
+
+  test("before its first audio: the next provider of the profile's routing speaks the answer", async () => {
+    const { rec, answer } = await converse([new BrokenProvider("refusing", "refuse"), new FixedPcmProvider("fixed", 3)]);
+    expect(rec.close.code).toBe(1000);
+    expect(rec.events.find((e) => e.type === "realtime.response.audio.started")).toMatchObject({ response_id: "resp_1", provider: "fixed" });
+    expect(rec.events.some((e) => e.type === "realtime.error")).toBe(false);
+    expect(answer).toMatchObject({ provider: "fixed", status: "completed", usageAmount: "You said: thank you very much".length });
+    expect(JSON.parse(answer!.attempts)).toEqual([{ provider: "refusing", reason: "connection refused" }]);
+  }, 30_000);
+
+  test("after its first audio: realtime.error upstream_error, then 1011", async () => {
+    const { rec } = await converse([new BrokenProvider("dying", "fail-after-audio")]);
+    expect(rec.events.some((e) => e.type === "realtime.response.audio.started")).toBe(true);
+    expect(rec.events.at(-1)).toMatchObject({ type: "realtime.error", code: "upstream_error" });
+    expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
   }, 30_000);
 });
 
