@@ -121,7 +121,6 @@ describe.skipIf(!localSttAvailable)("/v1/realtime on the embedded engines", () =
 
     // One activity record per part, each under the conversation's id.
     const { db, schema } = server.ctx.database;
-    await until(() => true);
     let rows: (typeof schema.activity.$inferSelect)[] = [];
     for (let i = 0; i < 50 && rows.length < 2; i++, await Bun.sleep(20))
       rows = await db
@@ -210,6 +209,51 @@ describe.skipIf(!localSttAvailable)("/v1/realtime on the embedded engines", () =
       handoff_data: "bye",
       usage: { tts_characters: "Hello, how can I help?".length + "Goodbye.".length },
     });
+  }, 30_000);
+});
+
+describe.skipIf(!localSttAvailable)("/v1/realtime: language", () => {
+  test("the application switches languages where the providers can: German speech from Pico, British English transcription; German transcription refused", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    const profileId = await createProfile(key, "/polyglot", { tts: { model: "svox/pico", voice: "en-US" } });
+    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${profileId}`), bearer(key));
+    await until(() => c.rec.events.some((e) => e.type === "realtime.session.started"));
+    const sessionId = c.rec.events[0]!.session_id;
+    const appConn = app.connections.find((a) => (a.received[0] as { sessionId?: string }).sessionId === sessionId)!;
+    // The German recognizer is refused; the British one is tried next, and replaces the first once it has started.
+    await until(() => appConn.received.some((m) => m.type === "error"));
+    expect(appConn.received.filter((m) => m.type === "error")).toEqual([{ type: "error", description: "transcriptionLanguage de-DE: pocketsphinx recognizes English only, not de-DE" }]);
+    const { db, schema } = server.ctx.database;
+    const records = () =>
+      db
+        .select()
+        .from(schema.activity)
+        .where(like(schema.activity.id, `${sessionId}.%`));
+    for (let i = 0; i < 100 && !(await records()).some((r) => r.id.endsWith(".stt")); i++) await Bun.sleep(20); // the first recognizer was replaced and settled
+    await say(c, concat([silence(300), speak("Thank you very much for your help."), silence(900)]));
+    await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.done"));
+    c.send({ type: "realtime.session.close" });
+    const rec = await c.closed;
+    expect(rec.close.code).toBe(1000);
+    expect(appConn.received.find((m) => m.type === "prompt")).toEqual({ type: "prompt", voicePrompt: "thank you very much for your help", lang: "en-GB", last: true });
+    // The answer is Pico's German voice: as long as it makes "Guten Tag." (its samples vary a little
+    // from run to run), and not as long as its American voice makes it.
+    const pico = async (voice: string) => {
+      const t = connect(server.wsUrl(`/v1/tts?model=svox%2Fpico&voice=${voice}`), bearer(key));
+      t.send({ type: "text", text: "Guten Tag." });
+      t.send({ type: "close" });
+      return Buffer.concat((await t.closed).audio).byteLength;
+    };
+    const answer = Buffer.concat(rec.audio).byteLength;
+    expect(answer).toBe(await pico("de-DE"));
+    expect(answer).not.toBe(await pico("en-US"));
+    // Turn ids stay unique across the recognizers; the usage is theirs summed.
+    const finals = rec.events.filter((e) => e.type === "realtime.transcript.final");
+    expect(finals.map((e) => e.turn_id)).toEqual(["turn_2"]);
+    const stt = (await records()).filter((r) => r.capability === "stt");
+    expect(stt.map((r) => r.id).sort()).toEqual([`${sessionId}.stt`, `${sessionId}.stt_2`, `${sessionId}.stt_3`]);
+    expect(stt.find((r) => r.id.endsWith(".stt_2"))).toMatchObject({ tenantId, status: "failed", usageAmount: 0 });
+    expect(rec.events.at(-1)!.usage.stt_seconds).toBe(stt.reduce((n, r) => n + r.usageAmount, 0));
   }, 30_000);
 });
 

@@ -8,7 +8,10 @@
 // - `/end`: answers a finished prompt with `end` and its handoff data;
 // - `/long`: answers each finished prompt with LONG_ANSWER (seconds of speech) as tokens;
 // - `/stubborn`: the same with `interruptible: false`;
-// - `/goodbye`: answers with "Goodbye." then `end`.
+// - `/goodbye`: answers with "Goodbye." then `end`;
+// - `/polyglot`: after `setup` asks for German speech and German transcription, then (once the
+//   router answered the German transcription with `error`) for British English transcription;
+//   answers each finished prompt with "Guten Tag.".
 // Every frame received is recorded with the headers of its connection.
 
 export interface AppConnection {
@@ -41,7 +44,8 @@ const MALFORMED = [
 
 export const LONG_ANSWER = "Our opening hours are from nine in the morning until six in the evening. On Saturdays we open at ten and close at four. We are closed on Sundays and on public holidays.";
 
-export function startFakeApp(): FakeApp {
+/** `record: false` keeps no connections (a benchmark's long run). */
+export function startFakeApp({ record = true } = {}): FakeApp {
   const connections: AppConnection[] = [];
   const server = Bun.serve<AppConnection & { delay: number }>({
     port: 0,
@@ -54,13 +58,19 @@ export function startFakeApp(): FakeApp {
     },
     websocket: {
       open(ws) {
-        connections.push(ws.data);
+        if (record) connections.push(ws.data);
       },
       message(ws, raw) {
         const msg = JSON.parse(String(raw)) as Record<string, unknown>;
-        ws.data.received.push(msg);
+        if (record) ws.data.received.push(msg);
         const { path } = ws.data;
         if (msg.type === "setup" && path === "/closing") return ws.close(1000, "goodbye");
+        if (path === "/polyglot") {
+          if (msg.type === "setup") ws.send(JSON.stringify({ type: "language", ttsLanguage: "de-DE", transcriptionLanguage: "de-DE" }));
+          if (msg.type === "error" && String(msg.description).startsWith("transcriptionLanguage de-DE")) ws.send(JSON.stringify({ type: "language", transcriptionLanguage: "en-GB" }));
+          if (msg.type === "prompt" && msg.last === true) ws.send(JSON.stringify({ type: "text", token: "Guten Tag.", last: true }));
+          return;
+        }
         if (msg.type !== "prompt" || msg.last !== true) return;
         if (path === "/malformed") {
           for (const frame of MALFORMED) ws.send(frame);

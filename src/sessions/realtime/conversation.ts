@@ -2,8 +2,9 @@ import { ApiError, CLOSE, closeReason, ERRORS } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { AppSignal, AppSocket } from "../../realtime/app-socket.ts";
 import type { AppMessage } from "../../realtime/app-messages.ts";
-import type { SttPort, SttSessionEvent } from "../stt-events.ts";
+import type { SttSessionEvent } from "../stt-events.ts";
 import type { ConversationEvent, ConversationPort, ConversationUsage, EndReason, OutputFormat } from "./conversation-events.ts";
+import { Hearing, type OpenStt } from "./hearing.ts";
 import { type OpenTts, type ResponseEnd, SpokenResponse } from "./spoken-response.ts";
 
 // A realtime conversation: the caller's audio goes to one STT session (turns by the provider or
@@ -25,8 +26,12 @@ export interface ConversationSetup {
   /** Interim transcripts go to the application as `prompt` with `last: false`. */
   partialPrompts: boolean;
   /** Opens the caller's STT session (it admits itself and takes audio at once). */
-  openStt(port: SttPort): { audio(frame: Uint8Array): void; command(cmd: { type: "commit" | "close" }): void; abort(): void };
+  openStt: OpenStt;
+  /** The language the caller is heard in, when the profile names one. */
+  language?: string;
   openTts: OpenTts;
+  /** Later answers are spoken in `language` (a voice of the profile's TTS that speaks it). Rejects with `ApiError` when none does. */
+  speakIn(language: string): Promise<void>;
   /** Connects to the application and says `setup`; rejects with `AppUnavailable`. */
   openApp(onSignal: (signal: AppSignal) => void): Promise<AppSocket>;
 }
@@ -37,7 +42,7 @@ export interface ConversationDeps {
 }
 
 export class Conversation {
-  private readonly stt: ReturnType<ConversationSetup["openStt"]>;
+  private readonly stt: Hearing;
   private app: AppSocket | undefined;
   private sttStarted: { provider: string; model: string } | undefined;
   private started = false;
@@ -61,7 +66,7 @@ export class Conversation {
     private readonly deps: ConversationDeps,
   ) {
     this.log = deps.log.child({ realtime: setup.id });
-    this.stt = setup.openStt({ event: (ev) => this.onStt(ev), close: (code, reason) => this.onSttClosed(code, reason) });
+    this.stt = new Hearing(setup.openStt, { event: (ev) => this.onStt(ev), closed: (code, reason) => this.onSttClosed(code, reason) }, setup.language);
     setup
       .openApp((signal) => this.onApp(signal))
       .then(
@@ -127,7 +132,7 @@ export class Conversation {
         // Words heard over the response stop it too, for recognizers that send no speech signal.
         this.bargeIn();
         if (ev.final) this.turnWords.push(ev.text.trim());
-        else if (this.setup.partialPrompts) this.app?.prompt([...this.turnWords, ev.text.trim()].join(" "), false);
+        else if (this.setup.partialPrompts) this.app?.prompt([...this.turnWords, ev.text.trim()].join(" "), false, this.stt.language);
         return;
       case "committed":
         return this.endTurn(ev.turnId);
@@ -138,7 +143,6 @@ export class Conversation {
         this.log.info({ code: ev.code, reason: ev.message }, "the recognizer ended with an error");
         return this.emit({ type: "error", code: ev.code, message: ev.message });
       case "ended":
-        this.usage.sttSeconds = ev.billedSeconds;
         return;
     }
   }
@@ -149,12 +153,12 @@ export class Conversation {
     if (!text || this.ending) return;
     this.emit({ type: "turn_ended", turnId, text });
     this.discarding = false; // a new prompt: whatever comes next answers it
-    this.app?.prompt(text, true);
+    this.app?.prompt(text, true, this.stt.language);
   }
 
   private onSttClosed(code: number, reason: string): void {
     if (this.closed) return;
-    if (code === CLOSE.normal && this.ending) return this.finish();
+    if (code === CLOSE.normal && this.ending) return void this.stt.replacedClosed().then(() => this.finish());
     // The STT session sent its error event already.
     if (code === ERRORS.insufficient_balance.close) return this.stop(code, reason, "balance_exhausted");
     if (code === CLOSE.normal) return this.stop(ERRORS.upstream_error.close, closeReason("upstream_error"), "error");
@@ -169,12 +173,32 @@ export class Conversation {
       case "end":
         return this.windDown("application_ended", signal.handoffData);
       case "language":
-        return this.app?.refuse("language switching is not supported by this conversation's providers yet");
+        return void this.switchLanguage(signal.ttsLanguage, signal.transcriptionLanguage);
       case "closed":
         this.log.info({ code: signal.code, reason: signal.reason }, "the application closed its socket");
         return this.windDown("application_closed");
       case "silent":
         return this.fail(new ApiError("application_timeout", `the application did not answer the caller within ${signal.afterMs} ms`));
+    }
+  }
+
+  /** Each half of a `language` message is applied where the providers can; the application hears why where they cannot. */
+  private async switchLanguage(tts: string | undefined, transcription: string | undefined): Promise<void> {
+    if (transcription) {
+      try {
+        await this.stt.switchTo(transcription);
+        this.log.info({ language: transcription }, "the caller is heard in another language");
+      } catch (err) {
+        this.app?.refuse(`transcriptionLanguage ${transcription}: ${(err as Error).message}`);
+      }
+    }
+    if (tts) {
+      try {
+        await this.setup.speakIn(tts);
+        this.log.info({ language: tts }, "answers are spoken in another language");
+      } catch (err) {
+        this.app?.refuse(`ttsLanguage ${tts}: ${(err as Error).message}`);
+      }
     }
   }
 
@@ -244,7 +268,9 @@ export class Conversation {
 
   /** The recognizer finished after the wind-down: usage, then the normal close. */
   private finish(): void {
+    if (this.closed) return;
     const { reason, handoffData } = this.ending!;
+    this.usage.sttSeconds = this.stt.seconds;
     this.emit({ type: "ended", sessionId: this.setup.id, reason, ...(handoffData !== undefined ? { handoffData } : {}), usage: this.usage });
     this.closeAll(CLOSE.normal, reason === "client_closed" ? "conversation_complete" : reason);
   }
@@ -275,6 +301,7 @@ export class Conversation {
 
   private closeAll(code: number, reason: string): void {
     this.closed = true;
+    this.stt.stopTrying();
     this.app?.close(CLOSE.normal, "the conversation ended");
     this.deps.port.close(code, reason);
   }

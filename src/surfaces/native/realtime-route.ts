@@ -76,9 +76,29 @@ function admitUnder(ctx: AppContext, id: string, payer: Payer, candidates: Bindi
   };
 }
 
+/** Whether a voice's language (`de-DE`) is the one asked for (`de-DE`, `de`), ignoring case. */
+function speaks(voiceLanguage: string, asked: string): boolean {
+  const [v, a] = [voiceLanguage.toLowerCase(), asked.toLowerCase()];
+  return v === a || v.split("-")[0] === a || a.split("-")[0] === v;
+}
+
+/** The first of the candidates' voices that speaks `language` (the current voice if it does), with the candidates of its provider. */
+async function voiceFor(ctx: AppContext, candidates: Binding[], current: string | undefined, language: string): Promise<{ voice: string; candidates: Binding[] }> {
+  for (const binding of candidates) {
+    const voices = (await ctx.providers.get(binding.provider.id)?.voices()) ?? [];
+    const speaking = voices.filter((v) => v.languages.some((l) => speaks(l, language)));
+    const voice = speaking.find((v) => v.id === current) ?? speaking[0];
+    if (voice) return { voice: voice.id, candidates: candidates.filter((b) => b.provider.id === binding.provider.id) };
+  }
+  throw new ApiError("invalid_request", `no voice of the profile's TTS model speaks ${language}`);
+}
+
 function startConversation(ctx: AppContext, id: string, h: Required<Omit<Handshake, "refusal" | "closeWith">>, port: WsPort): Conversation {
   const { plan, payer, profile } = h;
   const limits = ctx.config.sessionLimits;
+  /** What answers are spoken with; a `language` message may change it. */
+  let speech = { voice: plan.tts.voice, candidates: h.tts };
+  let hearings = 0;
   const common = { log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "native" };
   return new Conversation(
     {
@@ -88,9 +108,13 @@ function startConversation(ctx: AppContext, id: string, h: Required<Omit<Handsha
       output: plan.output,
       greeting: plan.greeting,
       partialPrompts: plan.partialPrompts,
-      openStt: (sttPort) => {
+      language: plan.stt.language,
+      // A language switch plans the recognizer anew, as the profile with that language would.
+      openStt: (sttPort, language) => {
+        const stt = language ? planConversation(ctx.catalogue, (pid) => ctx.sttProviders.get(pid), withLanguage(profile.pipeline, language)).stt : plan.stt;
+        const sttId = ++hearings === 1 ? `${id}.stt` : `${id}.stt_${hearings}`;
         const session = new SttSession(
-          { ...plan.stt, id: `${id}.stt`, admit: admitUnder(ctx, `${id}.stt`, payer, h.stt, false), idleTimeoutMs: limits.sttIdleTimeoutMs },
+          { ...stt, id: sttId, admit: admitUnder(ctx, sttId, payer, language ? stt.candidates : h.stt, language !== undefined), idleTimeoutMs: limits.sttIdleTimeoutMs },
           { ...common, provider: (pid) => ctx.sttProviders.get(pid), port: sttPort, vadLanes: ctx.vadLanes },
         );
         ctx.sessions.add(session, "stt");
@@ -100,11 +124,14 @@ function startConversation(ctx: AppContext, id: string, h: Required<Omit<Handsha
       openTts: (responseId, ttsPort) => {
         const ttsId = `${id}.${responseId}`;
         const session = new TtsSession(
-          { id: ttsId, voice: plan.tts.voice, format: "pcm", autoFlush: true, options: plan.tts.options, admit: admitUnder(ctx, ttsId, payer, h.tts, true) },
+          { id: ttsId, voice: speech.voice, format: "pcm", autoFlush: true, options: plan.tts.options, admit: admitUnder(ctx, ttsId, payer, speech.candidates, true) },
           { ...common, provider: (pid) => ctx.providers.get(pid), port: ttsPort },
         );
         ctx.sessions.add(session, "tts");
         return session;
+      },
+      speakIn: async (language) => {
+        speech = await voiceFor(ctx, h.tts, speech.voice, language);
       },
       openApp: (onSignal) =>
         AppSocket.open(
@@ -116,6 +143,10 @@ function startConversation(ctx: AppContext, id: string, h: Required<Omit<Handsha
     },
     { port: nativeRealtimePort(port, id), log: ctx.log },
   );
+}
+
+function withLanguage(pipeline: RealtimeProfile["pipeline"], language: string): RealtimeProfile["pipeline"] {
+  return { ...pipeline, stt: { ...pipeline.stt, input: { ...pipeline.stt.input, language } } };
 }
 
 const FRAME_RULE = "text frames are JSON objects with type realtime.input_audio.commit or realtime.session.close";

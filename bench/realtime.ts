@@ -1,0 +1,188 @@
+// bun run bench:realtime — a realtime conversation through the router vs the same STT, application
+// and TTS driven directly, every party in its own process: the Deepgram fake (Flux STT, whose turns
+// come from the audio itself, and Aura TTS, real Flite speech), the ConversationRelay fake (`/echo`),
+// the router on SQLite, and this client, which plays the caller.
+// Each conversation sends Flite's "Thank you very much for your help." in real time, then silence.
+// From the end of the caller's speech to the first audio byte of the answer at the client, split
+// into: end of turn (Flux's silence wait, its hangover, and the final transcript), application
+// (final transcript → its first token) and TTS (first token → first audio). Router and direct run
+// alternately with the same audio; "added" is the percentile of paired differences
+// (bench/lib/stats.ts), at 1/20/100 concurrent conversations.
+import { FAKE_DEEPGRAM_KEY } from "../test/fakes/deepgram.ts";
+import { concat, frames, silence, speak, spokenSpans } from "../test/helpers/speech.ts";
+import { spawnBun } from "./lib/procs.ts";
+import { levels, paired, percentile } from "./lib/stats.ts";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const LEVELS = levels("1,20,100");
+/** Samples wanted per level and path: rounds of `n` conversations until there are this many. */
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 20);
+const PIECES = [silence(200), speak("Thank you very much for your help."), silence(1500)];
+const AUDIO = frames(concat(PIECES));
+/** The frame whose sending ends the caller's speech. */
+const SPEECH_END_FRAME = Math.ceil(spokenSpans(PIECES)[0]![1] / 20) - 1;
+
+const deepgram = await spawnBun(["test/fakes/deepgram-server.ts"]);
+const app = await spawnBun(["test/fakes/conversation-relay-app-server.ts"]);
+const router = await spawnBun(["bench/bench-server.ts"], {
+  PORT: "0",
+  HOST: "127.0.0.1",
+  LOG_LEVEL: "silent",
+  DATABASE_URL: `sqlite://${join(mkdtempSync(join(tmpdir(), "bench-realtime-")), "db.sqlite")}`,
+  DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY,
+  DEEPGRAM_BASE_URL: deepgram.info.url,
+  REALTIME_ALLOW_PRIVATE_UPSTREAMS: "true",
+});
+const dgWs = deepgram.info.ws!;
+const auth = { Authorization: `Token ${FAKE_DEEPGRAM_KEY}` };
+
+const created = await fetch(`${router.info.url}/v1/realtime/profiles`, {
+  method: "POST",
+  headers: { Authorization: `Bearer ${router.info.key}`, "content-type": "application/json" },
+  body: JSON.stringify({
+    name: "bench",
+    pipeline: { stt: { model: "flux-general-en" }, tts: { model: "aura-2", voice: "thalia-en" }, upstream: { url: `${app.info.url}/echo` } },
+  }),
+});
+if (created.status !== 201) throw new Error(`profile: ${created.status} ${await created.text()}`);
+const profileId = ((await created.json()) as { id: string }).id;
+
+/** Times (performance.now) of one conversation's milestones, as the caller's side sees them. */
+interface Milestones {
+  speechEnd: number;
+  final: number;
+  token: number;
+  audio: number;
+}
+
+function socket(url: string, headers: Record<string, string> = {}): WebSocket {
+  const ws = new WebSocket(url, { headers } as never);
+  ws.binaryType = "arraybuffer";
+  return ws;
+}
+
+const opened = (ws: WebSocket) =>
+  new Promise<void>((resolve, reject) => {
+    ws.onopen = () => resolve();
+    ws.onerror = () => reject(new Error("connection refused"));
+  });
+
+/** Sends the caller's audio in real time from `start`; resolves with when the speech's last frame went. */
+async function play(ws: WebSocket): Promise<number> {
+  const start = performance.now();
+  let speechEnd = 0;
+  for (const [i, frame] of AUDIO.entries()) {
+    const due = start + i * 20 - performance.now();
+    if (due > 0) await Bun.sleep(due);
+    if (ws.readyState !== WebSocket.OPEN) break;
+    ws.send(frame);
+    if (i === SPEECH_END_FRAME) speechEnd = performance.now();
+  }
+  return speechEnd;
+}
+
+/** The caller through the router's /v1/realtime. */
+async function viaRouter(): Promise<Milestones> {
+  const ws = socket(`${router.info.url.replace("http", "ws")}/v1/realtime?profile_id=${profileId}`, { Authorization: `Bearer ${router.info.key}` });
+  const m = { speechEnd: 0, final: 0, token: 0, audio: 0 };
+  let started!: () => void;
+  const ready = new Promise<void>((resolve) => (started = resolve));
+  const answered = new Promise<void>((resolve, reject) => {
+    ws.onmessage = (e) => {
+      if (typeof e.data !== "string") {
+        m.audio ||= performance.now();
+        return resolve();
+      }
+      const ev = JSON.parse(e.data);
+      if (ev.type === "realtime.session.started") started();
+      else if (ev.type === "realtime.transcript.final") m.final ||= performance.now();
+      else if (ev.type === "realtime.response.text") m.token ||= performance.now();
+      else if (ev.type === "realtime.error") reject(new Error(`${ev.code}: ${ev.message}`));
+    };
+    ws.onclose = (e) => reject(new Error(`closed ${e.code} ${e.reason}`));
+  });
+  await ready;
+  m.speechEnd = await play(ws);
+  await answered;
+  ws.onclose = null;
+  ws.close();
+  return m;
+}
+
+/** The same caller, with this process doing the router's hops: Flux, the application, Aura. */
+async function viaDirect(): Promise<Milestones> {
+  const stt = socket(`${dgWs}/v2/listen?model=flux-general-en&encoding=linear16&sample_rate=16000`, auth);
+  const appWs = socket(`${app.info.url}/echo`);
+  await Promise.all([opened(stt), opened(appWs)]);
+  appWs.send(JSON.stringify({ type: "setup", sessionId: "direct", profileId: "direct", callSid: "", from: "", to: "", direction: "inbound", customParameters: {} }));
+  const m = { speechEnd: 0, final: 0, token: 0, audio: 0 };
+  const answered = new Promise<void>((resolve, reject) => {
+    let tts: WebSocket | undefined;
+    let ttsOpen: Promise<void> | undefined;
+    stt.onmessage = (e) => {
+      const ev = JSON.parse(String(e.data));
+      if (ev.type === "TurnInfo" && ev.event === "EndOfTurn" && !m.final) {
+        m.final = performance.now();
+        appWs.send(JSON.stringify({ type: "prompt", voicePrompt: ev.transcript, last: true }));
+      }
+    };
+    appWs.onmessage = (e) => {
+      const msg = JSON.parse(String(e.data));
+      if (msg.type !== "text") return;
+      m.token ||= performance.now();
+      if (!tts) {
+        tts = socket(`${dgWs}/v1/speak?model=aura-2-thalia-en&encoding=linear16&sample_rate=24000`, auth);
+        ttsOpen = opened(tts);
+        tts.onmessage = (a) => {
+          if (typeof a.data === "string") return;
+          m.audio ||= performance.now();
+          resolve();
+        };
+      }
+      const speakIt = () => {
+        tts!.send(JSON.stringify({ type: "Speak", text: msg.token }));
+        if (msg.last) tts!.send('{"type":"Flush"}');
+      };
+      ttsOpen!.then(speakIt, reject);
+    };
+    stt.onclose = (e) => !m.audio && reject(new Error(`flux closed ${e.code}`));
+  });
+  m.speechEnd = await play(stt);
+  await answered;
+  stt.close();
+  appWs.close();
+  return m;
+}
+
+const splits = {
+  "end of turn": (m: Milestones) => m.final - m.speechEnd,
+  application: (m: Milestones) => m.token - m.final,
+  "TTS first audio": (m: Milestones) => m.audio - m.token,
+  total: (m: Milestones) => m.audio - m.speechEnd,
+};
+
+const f = (x: number) => `${x.toFixed(1)}`;
+
+console.log(`voxroute realtime benchmark; ${navigator.hardwareConcurrency} cores; end of caller speech → first answer audio (ms)`);
+for (const n of LEVELS) {
+  const routed: Milestones[] = [];
+  const direct: Milestones[] = [];
+  while (routed.length < SAMPLES) {
+    routed.push(...(await Promise.all(Array.from({ length: n }, viaRouter))));
+    direct.push(...(await Promise.all(Array.from({ length: n }, viaDirect))));
+  }
+  console.log(`  ${n} concurrent conversations, ${routed.length} samples each:`);
+  for (const [name, of] of Object.entries(splits)) {
+    const r = routed.map(of);
+    const d = direct.map(of);
+    const added = paired(r, d);
+    const p99 = added.length >= 200 ? `, p99 ${f(percentile(added, 99))}` : "";
+    console.log(
+      `    ${name.padEnd(16)} router p50 ${f(percentile(r, 50)).padStart(7)} | direct p50 ${f(percentile(d, 50)).padStart(7)} | added p50 ${f(percentile(added, 50))}, p90 ${f(percentile(added, 90))}${p99}`,
+    );
+  }
+}
+
+await Promise.all([router.stop(), app.stop(), deepgram.stop()]);
