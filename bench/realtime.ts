@@ -26,7 +26,7 @@ const SPEECH_END_FRAME = Math.ceil(spokenSpans(PIECES)[0]![1] / 20) - 1;
 
 const deepgram = await spawnBun(["test/fakes/deepgram-server.ts"]);
 const app = await spawnBun(["test/fakes/conversation-relay-app-server.ts"]);
-const router = await spawnBun(["bench/bench-server.ts"], {
+const router = await spawnBun([...(process.env.BENCH_PROF ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []), "bench/bench-server.ts"], {
   PORT: "0",
   HOST: "127.0.0.1",
   LOG_LEVEL: "silent",
@@ -133,7 +133,7 @@ async function viaDirect(): Promise<Milestones> {
       if (msg.type !== "text") return;
       m.token ||= performance.now();
       if (!tts) {
-        tts = socket(`${dgWs}/v1/speak?model=aura-2-thalia-en&encoding=linear16&sample_rate=24000`, auth);
+        tts = socket(`${dgWs}/v1/speak?model=aura-2-thalia-en&encoding=linear16&sample_rate=16000`, auth);
         ttsOpen = opened(tts);
         tts.onmessage = (a) => {
           if (typeof a.data === "string") return;

@@ -98,6 +98,28 @@ describe("Deepgram Aura over HTTP, through /v1/tts", () => {
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "deepgram", status: "completed", usageAmount: 17, credits: 510 });
   });
 
+  test("a caller that delivers 16 kHz gets Aura's 16 kHz, over either transport; a rate Aura lacks stays 24 kHz", async () => {
+    const tts = new DeepgramTts(options);
+    for (const transport of ["websocket", "http"]) {
+      for (const [asked, made] of [
+        [16000, 16000],
+        [22050, 24000],
+      ]) {
+        const stream = await tts.open({ model: "aura-2", voice: "thalia-en", format: "pcm", sampleRate: asked, options: { transport } });
+        expect(stream.audioFormat.sampleRate).toBe(made!);
+        stream.write("Hello from Aura.");
+        stream.end();
+        let bytes = 0;
+        for await (const ev of stream) if (ev.type === "audio") bytes += ev.audio.byteLength;
+        const query = transport === "http" ? new URLSearchParams(fake.speak.at(-1)!.query) : fake.speakSockets.at(-1)!.query;
+        expect(query.get("sample_rate")).toBe(String(made));
+        // About a second of speech at the rate made (Flite's "Hello from Aura.").
+        expect(bytes / 2 / made!).toBeGreaterThan(0.6);
+        expect(bytes / 2 / made!).toBeLessThan(2);
+      }
+    }
+  });
+
   test("format=mp3 goes over HTTP (the WebSocket has no MP3) and passes Aura's MP3 through", async () => {
     const rec = await speak("model=aura-2&voice=thalia-en&format=mp3");
     expect(rec.close.code).toBe(1000);

@@ -36,6 +36,11 @@ export interface TtsStreamRequest {
   model: string;
   voice?: string;
   format: TtsFormat;
+  /**
+   * The PCM rate the caller will deliver. A provider that can produce it natively should, so the
+   * router passes its audio through instead of resampling it; others produce their own rate.
+   */
+  sampleRate?: number;
   /** Provider-native options (`provider_options[...]` and unreserved query keys). */
   options: Record<string, string>;
 }

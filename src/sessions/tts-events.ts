@@ -33,6 +33,8 @@ export interface TtsSessionSetup {
   id: string;
   voice?: string;
   format: "pcm" | "mp3";
+  /** The PCM rate the surface delivers, asked of providers that can produce it (see `TtsStreamRequest`). */
+  sampleRate?: number;
   autoFlush: boolean;
   options: Record<string, string>;
   /** Auth, routing and billing admission; an `ApiError` from it ends the session with its close code. */

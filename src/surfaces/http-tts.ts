@@ -31,6 +31,7 @@ export async function speakOverHttp(ctx: AppContext, principal: Principal, req: 
       id,
       voice: req.voice,
       format: req.format,
+      ...(shape.pcm ? { sampleRate: shape.pcm.rate } : {}),
       autoFlush: true,
       options: req.options,
       admit: async () => {

@@ -1,7 +1,11 @@
 import { ProviderError, type TtsStreamRequest } from "../types.ts";
 
-/** Aura's PCM: linear16 at 24 kHz, over HTTP and the WebSocket alike. */
-export const AURA_PCM_RATE = 24000;
+/** Aura's linear16 rates; 24 kHz unless the caller delivers another of them. */
+const AURA_PCM_RATES = [8000, 16000, 24000, 32000, 48000];
+
+export function auraPcmRate(req: TtsStreamRequest): number {
+  return req.sampleRate && AURA_PCM_RATES.includes(req.sampleRate) ? req.sampleRate : 24000;
+}
 
 /**
  * What every Aura request carries, over HTTP or the WebSocket: the voice folded into Deepgram's

@@ -1,12 +1,9 @@
 import { CLOSE } from "../../errors.ts";
 import { ttsEventQueue } from "../audio-backlog.ts";
 import { pacedText, TEXT_WINDOW } from "../paced-text.ts";
-import type { AudioFormat, TtsEvent, TtsStream } from "../types.ts";
+import type { TtsEvent, TtsStream } from "../types.ts";
 import type { HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket } from "../upstream-ws.ts";
-import { AURA_PCM_RATE } from "./aura-query.ts";
-
-const FORMAT: AudioFormat = { encoding: "pcm_s16le", sampleRate: AURA_PCM_RATE, channels: 1 };
 
 /**
  * Deepgram takes at most 20 `Flush` messages a minute and ignores the rest: a wider pacing
@@ -19,9 +16,9 @@ const PACING_WINDOW = 2 * TEXT_WINDOW;
  * chunks it itself), binary frames are the audio. Each `Flush` is answered by `Flushed`, in
  * order; only those of our `flush()` become `flushed` events (`end()` flushes too).
  */
-export async function openAuraWebSocket(options: HttpProviderOptions, query: URLSearchParams): Promise<TtsStream> {
+export async function openAuraWebSocket(options: HttpProviderOptions, query: URLSearchParams, rate: number): Promise<TtsStream> {
   query.set("encoding", "linear16");
-  query.set("sample_rate", String(AURA_PCM_RATE));
+  query.set("sample_rate", String(rate));
   const url = `${options.baseUrl.replace(/^http/, "ws")}/v1/speak?${query}`;
   const ws = await openUpstreamSocket("deepgram", url, { headers: options.apiKey ? { Authorization: `Token ${options.apiKey}` } : {} });
   const flushes: boolean[] = []; // per Flush sent, oldest first: whether it answers our flush()
@@ -52,7 +49,7 @@ export async function openAuraWebSocket(options: HttpProviderOptions, query: URL
   };
   return pacedText(
     {
-      audioFormat: FORMAT,
+      audioFormat: { encoding: "pcm_s16le", sampleRate: rate, channels: 1 },
       write: (text) => {
         if (text) stream.send(JSON.stringify({ type: "Speak", text }));
       },

@@ -2,7 +2,7 @@ import { ttsTransport } from "../tts-transport.ts";
 import { ProviderError, type AudioFormat, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "../types.ts";
 import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
 import { UtteranceTtsStream } from "../utterance-stream.ts";
-import { AURA_PCM_RATE, auraQuery } from "./aura-query.ts";
+import { auraPcmRate, auraQuery } from "./aura-query.ts";
 import { openAuraWebSocket } from "./aura-websocket.ts";
 
 /**
@@ -19,13 +19,14 @@ export class DeepgramTts implements TtsProvider {
     if (req.format !== "pcm" && req.format !== "mp3") throw new ProviderError(`deepgram streaming sessions produce pcm or mp3, not ${req.format}`, false);
     const transport = ttsTransport(this.id, req.options);
     const query = auraQuery(req);
-    if (req.format === "pcm" && transport === "websocket") return openAuraWebSocket(this.options, query);
+    const rate = auraPcmRate(req);
+    if (req.format === "pcm" && transport === "websocket") return openAuraWebSocket(this.options, query, rate);
     if (req.format === "pcm") {
       query.set("encoding", "linear16");
-      query.set("sample_rate", String(AURA_PCM_RATE));
+      query.set("sample_rate", String(rate));
       query.set("container", "none");
     } else query.set("encoding", "mp3");
-    const format: AudioFormat = { encoding: req.format === "mp3" ? "mp3" : "pcm_s16le", sampleRate: AURA_PCM_RATE, channels: 1 };
+    const format: AudioFormat = { encoding: req.format === "mp3" ? "mp3" : "pcm_s16le", sampleRate: rate, channels: 1 };
     const url = `${this.options.baseUrl}/v1/speak?${query}`;
     return new UtteranceTtsStream(format, this.id, this.options.idleTimeoutMs, (text, signal) =>
       upstreamFetch(this.id, url, { method: "POST", headers: this.headers({ "content-type": "application/json" }), body: JSON.stringify({ text }), signal }, this.options.connectTimeoutMs),

@@ -91,6 +91,7 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         id,
         voice: plan?.voice,
         format: plan?.format ?? "mp3",
+        ...(plan?.pcm ? { sampleRate: plan.pcm.rate } : {}),
         autoFlush: true,
         options,
         admit: admitter(ctx, key, id, conn.planned, "el"),

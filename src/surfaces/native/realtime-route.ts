@@ -124,7 +124,15 @@ function startConversation(ctx: AppContext, id: string, h: Required<Omit<Handsha
       openTts: (responseId, ttsPort) => {
         const ttsId = `${id}.${responseId}`;
         const session = new TtsSession(
-          { id: ttsId, voice: speech.voice, format: "pcm", autoFlush: true, options: plan.tts.options, admit: admitUnder(ctx, ttsId, payer, speech.candidates, true) },
+          {
+            id: ttsId,
+            voice: speech.voice,
+            format: "pcm",
+            sampleRate: plan.output.sampleRate,
+            autoFlush: true,
+            options: plan.tts.options,
+            admit: admitUnder(ctx, ttsId, payer, speech.candidates, true),
+          },
           { ...common, provider: (pid) => ctx.providers.get(pid), port: ttsPort },
         );
         ctx.sessions.add(session, "tts");
