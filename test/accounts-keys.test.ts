@@ -53,9 +53,9 @@ function keyTests(name: string, open: () => Promise<Database>, skip = false) {
       expect(await codeOf(authenticate(database, undefined))).toBe("missing_api_key");
       expect(await codeOf(authenticate(database, "vxr_unknown"))).toBe("invalid_api_key");
       const { key, tenantId, keyId } = await createKey(database, "to-disable");
-      await database.db.update(database.schema.tenants).set({ disabled: true }).where(eq(database.schema.tenants.id, tenantId));
+      await database.transaction((tx) => tx.update(database.schema.tenants).set({ disabled: true }).where(eq(database.schema.tenants.id, tenantId)));
       expect(await codeOf(authenticate(database, key))).toBe("tenant_disabled");
-      await database.db.update(database.schema.apiKeys).set({ revokedAt: new Date() }).where(eq(database.schema.apiKeys.id, keyId));
+      await database.transaction((tx) => tx.update(database.schema.apiKeys).set({ revokedAt: new Date() }).where(eq(database.schema.apiKeys.id, keyId)));
       expect(await codeOf(authenticate(database, key))).toBe("invalid_api_key");
     });
 

@@ -151,9 +151,9 @@ describe("/el HTTP rules", () => {
 
   test("a disabled tenant is 403 before 501", async () => {
     const { key, tenantId } = await fundedAccount(server);
-    const { db, schema } = server.ctx.database;
+    const { schema } = server.ctx.database;
     const { eq } = await import("drizzle-orm");
-    await db.update(schema.tenants).set({ disabled: true }).where(eq(schema.tenants.id, tenantId));
+    await server.ctx.database.transaction((tx) => tx.update(schema.tenants).set({ disabled: true }).where(eq(schema.tenants.id, tenantId)));
     const res = await fetch(`${server.url}/el/v1/sound-generation`, { method: "POST", headers: { "xi-api-key": key }, body: "{}" });
     expect(res.status).toBe(403);
     expect(await res.json()).toMatchObject({ detail: { status: "tenant_disabled" } });

@@ -179,9 +179,9 @@ describe("unimplemented /oai paths", () => {
 
   test("a disabled tenant is 403 before 501", async () => {
     const { key, tenantId } = await fundedAccount(server);
-    const { db, schema } = server.ctx.database;
+    const { schema } = server.ctx.database;
     const { eq } = await import("drizzle-orm");
-    await db.update(schema.tenants).set({ disabled: true }).where(eq(schema.tenants.id, tenantId));
+    await server.ctx.database.transaction((tx) => tx.update(schema.tenants).set({ disabled: true }).where(eq(schema.tenants.id, tenantId)));
     const res = await call(key);
     expect(res.status).toBe(403);
     expect(await res.json()).toMatchObject({ error: { code: "tenant_disabled", type: "permission_error" } });

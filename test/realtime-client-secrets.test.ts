@@ -98,12 +98,14 @@ function secretTests(name: string, databaseUrl: () => Promise<string | undefined
     test("an expired secret is refused like an unknown one, and expired rows are swept by later mints", async () => {
       const profileId = await profile();
       const { body } = await mint({ profile_id: profileId, expires_in: 10 });
-      const { db, schema } = server.ctx.database;
+      const { schema } = server.ctx.database;
       const t = schema.realtimeClientSecrets;
-      await db
-        .update(t)
-        .set({ expiresAt: new Date(Date.now() - 1000) })
-        .where(eq(t.hash, sha256(body.client_secret)));
+      await server.ctx.database.transaction((tx) =>
+        tx
+          .update(t)
+          .set({ expiresAt: new Date(Date.now() - 1000) })
+          .where(eq(t.hash, sha256(body.client_secret))),
+      );
       expect(await redeemed(body.client_secret)).toBe("invalid_client_secret");
       const { body: used } = await mint({ profile_id: profileId });
       expect(await redeemed(used.client_secret)).toMatchObject({ profileId });
@@ -118,12 +120,12 @@ function secretTests(name: string, databaseUrl: () => Promise<string | undefined
       const { key, tenantId } = await fundedAccount(server);
       const profileId = await profile(key);
       const secrets = await Promise.all([1, 2, 3].map(async () => (await mint({ profile_id: profileId }, key)).body.client_secret));
-      const { db, schema } = server.ctx.database;
-      await db.update(schema.tenants).set({ disabled: true }).where(eq(schema.tenants.id, tenantId));
+      const { schema } = server.ctx.database;
+      await server.ctx.database.transaction((tx) => tx.update(schema.tenants).set({ disabled: true }).where(eq(schema.tenants.id, tenantId)));
       expect(await redeemed(secrets[0])).toBe("invalid_client_secret");
-      await db.update(schema.tenants).set({ disabled: false }).where(eq(schema.tenants.id, tenantId));
+      await server.ctx.database.transaction((tx) => tx.update(schema.tenants).set({ disabled: false }).where(eq(schema.tenants.id, tenantId)));
       expect(await redeemed(secrets[1])).toMatchObject({ tenantId, profileId });
-      await db.update(schema.apiKeys).set({ revokedAt: new Date() }).where(eq(schema.apiKeys.tenantId, tenantId));
+      await server.ctx.database.transaction((tx) => tx.update(schema.apiKeys).set({ revokedAt: new Date() }).where(eq(schema.apiKeys.tenantId, tenantId)));
       expect(await redeemed(secrets[2])).toBe("invalid_client_secret");
     });
 

@@ -66,10 +66,10 @@ describe("how many profiles", () => {
   test("a tenant keeps at most PROFILES_PER_TENANT profiles", async () => {
     const { PROFILES_PER_TENANT } = await import("../src/realtime/profiles.ts");
     const { key, tenantId } = await fundedAccount(server);
-    const { db, schema } = server.ctx.database;
+    const { schema } = server.ctx.database;
     const now = new Date();
     const rows = Array.from({ length: PROFILES_PER_TENANT }, (_, i) => ({ id: `rp_fill_${tenantId}_${i}`, tenantId, name: `p${i}`, pipeline: "{}", revision: 1, createdAt: now, updatedAt: now }));
-    for (let i = 0; i < rows.length; i += 200) await db.insert(schema.realtimeProfiles).values(rows.slice(i, i + 200));
+    for (let i = 0; i < rows.length; i += 200) await server.ctx.database.transaction((tx) => tx.insert(schema.realtimeProfiles).values(rows.slice(i, i + 200)));
     const res = await post("/v1/realtime/profiles", { name: "one too many", pipeline: PIPELINE }, key);
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: "invalid_request", message: `a tenant keeps at most ${PROFILES_PER_TENANT} realtime profiles` });

@@ -124,11 +124,13 @@ describe("signup by e-mail code", () => {
     const email = unique();
     await post("/account/agent-signup", { email });
     const code = await codeFor(email);
-    const { db, schema } = server.ctx.database;
-    await db
-      .update(schema.emailCodes)
-      .set({ expiresAt: new Date(Date.now() - 1) })
-      .where(eq(schema.emailCodes.email, email));
+    const { schema } = server.ctx.database;
+    await server.ctx.database.transaction((tx) =>
+      tx
+        .update(schema.emailCodes)
+        .set({ expiresAt: new Date(Date.now() - 1) })
+        .where(eq(schema.emailCodes.email, email)),
+    );
     expect(await post("/account/agent-signup/verify", { email, code })).toMatchObject({ status: 400, body: { error: "invalid_request" } });
     inbox.length = 0;
     await post("/account/agent-signup", { email });

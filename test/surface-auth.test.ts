@@ -45,8 +45,8 @@ beforeAll(async () => {
   server = await startTestServer();
   const disabled = await fundedAccount(server);
   disabledKey = disabled.key;
-  const { db, schema } = server.ctx.database;
-  await db.update(schema.tenants).set({ disabled: true }).where(eq(schema.tenants.id, disabled.tenantId));
+  const { schema } = server.ctx.database;
+  await server.ctx.database.transaction((tx) => tx.update(schema.tenants).set({ disabled: true }).where(eq(schema.tenants.id, disabled.tenantId)));
 });
 afterAll(() => server.stop(0));
 

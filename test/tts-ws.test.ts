@@ -201,11 +201,11 @@ describe("/v1/tts frame and query errors", () => {
   });
 
   test("a disabled tenant closes with 4403 tenant_disabled", async () => {
-    const { db, schema } = server.ctx.database;
+    const { schema } = server.ctx.database;
     const { createKey } = await import("../src/accounts/keys.ts");
     const { key, tenantId } = await createKey(server.ctx.database, "disabled-tenant");
     const { eq } = await import("drizzle-orm");
-    await db.update(schema.tenants).set({ disabled: true }).where(eq(schema.tenants.id, tenantId));
+    await server.ctx.database.transaction((tx) => tx.update(schema.tenants).set({ disabled: true }).where(eq(schema.tenants.id, tenantId)));
     const rec = await connect(tts("model=flite"), bearer(key)).closed;
     expect(rec.close).toEqual({ code: 4403, reason: JSON.stringify({ error: "tenant_disabled" }) });
   });

@@ -21,9 +21,12 @@ export type Dialect = "sqlite" | "postgres";
  */
 export type Db = BunSQLiteDatabase<typeof sqliteSchema>;
 
+/** The query builder for reads: writes have no way but `transaction` (see there). */
+export type ReadDb = Omit<Db, "insert" | "update" | "delete" | "run" | "transaction" | "batch">;
+
 export interface Database {
   dialect: Dialect;
-  db: Db;
+  db: ReadDb;
   schema: typeof sqliteSchema;
   /**
    * Runs `fn` in one transaction: all or nothing. On PostgreSQL a plain transaction (lock rows by
