@@ -13,6 +13,9 @@ import { type OpenTts, type ResponseEnd, SpokenResponse } from "./spoken-respons
 // over an interruptible response stops it (barge-in): its generation is cancelled, the client is
 // told to drop what it still holds, and the application gets `interrupt`. Each part is metered on
 // its own (the STT session and every response have their own activity record).
+// The next answer's TTS session is opened when the caller starts speaking (admission and the
+// provider's connection take place while the caller talks and the application thinks), so the
+// application's first token finds it ready.
 
 type Text = Extract<AppMessage, { type: "text" }>;
 
@@ -48,6 +51,8 @@ export class Conversation {
   private started = false;
   private turnWords: string[] = [];
   private current: SpokenResponse | undefined;
+  /** The next answer's TTS session, opened ahead and waiting for its first token. */
+  private primed: SpokenResponse | undefined;
   /** The last response generated in full: its audio may still be playing at the client. */
   private previous: SpokenResponse | undefined;
   /** Tokens of the next response, waiting for the current one to be spoken. */
@@ -100,6 +105,7 @@ export class Conversation {
     this.closed = true;
     this.stt.abort();
     this.current?.abort();
+    this.primed?.abort();
     this.app?.close(CLOSE.normal, "the caller left");
     this.log.info({ usage: this.usage }, "caller left the conversation");
   }
@@ -124,13 +130,17 @@ export class Conversation {
       case "signal":
         if (ev.signal !== "started" && ev.signal !== "end") return;
         this.emit({ type: "speech", turnId: ev.turnId, state: ev.signal === "started" ? "started" : "stopped", atMs: ev.atMs });
-        if (ev.signal === "started") this.bargeIn();
+        if (ev.signal === "started") {
+          this.bargeIn();
+          this.prime();
+        }
         return;
       case "transcript":
         if (!ev.text.trim()) return;
         this.emit({ type: "transcript", turnId: ev.turnId, final: ev.final, text: ev.text });
         // Words heard over the response stop it too, for recognizers that send no speech signal.
         this.bargeIn();
+        this.prime();
         if (ev.final) this.turnWords.push(ev.text.trim());
         else if (this.setup.partialPrompts) this.app?.prompt([...this.turnWords, ev.text.trim()].join(" "), false, this.stt.language);
         return;
@@ -217,18 +227,33 @@ export class Conversation {
   }
 
   private speak(first: Text): void {
-    const response = new SpokenResponse(`resp_${++this.responses}`, this.setup.openTts, this.setup.output, {
+    const response = this.primed ?? this.newResponse();
+    this.primed = undefined;
+    this.current = response;
+    response.add(first.token, first.last, first.interruptible, first.preemptible);
+  }
+
+  private newResponse(): SpokenResponse {
+    return new SpokenResponse(`resp_${++this.responses}`, this.setup.openTts, this.setup.output, {
       event: (ev) => this.emit(ev),
       sendAudio: (chunk) => (this.closed ? undefined : this.deps.port.sendAudio(chunk)),
       ended: (r, end) => this.responseEnded(r, end),
     });
-    this.current = response;
-    response.add(first.token, first.last, first.interruptible, first.preemptible);
+  }
+
+  /** Opens the next answer's TTS session ahead of its first token, unless one is open already. */
+  private prime(): void {
+    if (!this.primed && !this.ending && !this.closed) this.primed = this.newResponse();
   }
 
   private responseEnded(response: SpokenResponse, end: ResponseEnd): void {
     if (this.current === response) this.current = undefined;
     if (this.closed) return;
+    if (response === this.primed) {
+      // Lost before its first token (a provider that closes idle sockets, a balance run down): the answer opens a new one.
+      this.primed = undefined;
+      return this.log.info({ response: response.id, ...(end.ok ? {} : { code: end.code, reason: end.reason }) }, "a TTS session opened ahead ended unused");
+    }
     if (end.ok && response.playing) this.previous = response;
     if (!end.ok) {
       if (end.error) this.emit({ type: "error", code: end.error.code, message: end.error.message });
@@ -301,6 +326,7 @@ export class Conversation {
 
   private closeAll(code: number, reason: string): void {
     this.closed = true;
+    this.primed?.abort();
     this.stt.stopTrying();
     this.app?.close(CLOSE.normal, "the conversation ended");
     this.deps.port.close(code, reason);
