@@ -2,6 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { like } from "drizzle-orm";
 import { LONG_ANSWER, startFakeApp } from "./fakes/conversation-relay-app.ts";
 import { BrokenProvider, FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
+import { POCKETSPHINX_FAMILY } from "../src/providers/local-pocketsphinx/provider.ts";
+import { ProviderError, type SttEvent, type SttProvider, type SttStream } from "../src/providers/types.ts";
+import { AsyncQueue } from "../src/util/async-queue.ts";
+import type { CatalogueData } from "../src/catalogue/catalogue.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
@@ -351,6 +355,100 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: a TTS provider that fails", (
   test("after its first audio: realtime.error upstream_error, then 1011", async () => {
     const { rec } = await converse([new BrokenProvider("dying", "fail-after-audio")]);
     expect(rec.events.some((e) => e.type === "realtime.response.audio.started")).toBe(true);
+    expect(rec.events.at(-1)).toMatchObject({ type: "realtime.error", code: "upstream_error" });
+    expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
+  }, 30_000);
+});
+
+/** A recognizer that refuses to connect, or that fails once it has sent an interim transcript. */
+class BrokenStt implements SttProvider {
+  constructor(
+    readonly id: string,
+    private readonly mode: "refuse" | "fail-after-transcript",
+  ) {}
+  family() {
+    return POCKETSPHINX_FAMILY;
+  }
+  async open(): Promise<SttStream> {
+    if (this.mode === "refuse") throw new ProviderError("connection refused", true);
+    const queue = new AsyncQueue<SttEvent>();
+    let heard = 0;
+    return {
+      send: () => {
+        if (++heard !== 50) return;
+        queue.push({ type: "transcript", final: false, text: "thank you", startMs: 0, endMs: 1000 });
+        queue.fail(new ProviderError("upstream returned 500", true));
+      },
+      commit: () => {},
+      clear: () => {},
+      end: () => queue.end(),
+      cancel: () => queue.end(),
+      [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
+    };
+  }
+}
+
+describe.skipIf(!localSttAvailable)("/v1/realtime: an STT provider that fails", () => {
+  /** A conversation whose recognizer is `broken` first, then PocketSphinx; the caller asks one question. */
+  async function converse(broken: BrokenStt) {
+    const catalogue: CatalogueData = {
+      providers: [
+        {
+          id: broken.id,
+          name: "Broken STT",
+          kind: "cloud",
+          requiresVoice: false,
+          defaults: { stt: { model: "pocketsphinx-en-us" } },
+          bindings: [
+            {
+              capability: "stt",
+              id: "pocketsphinx-en-us",
+              canonical: "cmu/pocketsphinx-en-us",
+              streaming: true,
+              synchronous: false,
+              inputFormats: ["pcm_16000"],
+              price: { amount: "0.006", per: "minute" },
+            },
+          ],
+        },
+      ],
+      models: [],
+    };
+    const on = await startTestServer({}, { extra: { catalogue, providers: [], sttProviders: [broken] } });
+    try {
+      const id = await createProfile(on.key, "/echo", { stt: { model: "pocketsphinx", input: { provider_order: `${broken.id},pocketsphinx` } } }, on);
+      const c = connect(on.wsUrl(`/v1/realtime?profile_id=${id}`), bearer(on.key));
+      await c.opened;
+      const sending = say(c, concat([silence(300), speak("Thank you very much."), silence(900)]));
+      await until(() => c.rec.close.code !== 0 || c.rec.events.some((e) => e.type === "realtime.response.audio.done"));
+      await sending;
+      if (!c.rec.close.code) c.send({ type: "realtime.session.close" });
+      const rec = await c.closed;
+      const { db, schema } = on.ctx.database;
+      let rows: (typeof schema.activity.$inferSelect)[] = [];
+      for (let i = 0; i < 50 && !rows.length; i++, await Bun.sleep(20))
+        rows = await db
+          .select()
+          .from(schema.activity)
+          .where(like(schema.activity.id, `${rec.events[0]!.session_id}.stt`));
+      return { rec, stt: rows[0] };
+    } finally {
+      await on.stop(0);
+    }
+  }
+
+  test("before its first transcript: the next recognizer of the profile's routing hears the caller", async () => {
+    const { rec, stt } = await converse(new BrokenStt("refusing-stt", "refuse"));
+    expect(rec.close.code).toBe(1000);
+    expect(rec.events[0]).toMatchObject({ type: "realtime.session.started", stt: { provider: "pocketsphinx" } });
+    expect(rec.events.find((e) => e.type === "realtime.turn.ended")).toMatchObject({ text: "thank you very much" });
+    expect(stt).toMatchObject({ provider: "pocketsphinx", status: "completed" });
+    expect(JSON.parse(stt!.attempts)).toEqual([{ provider: "refusing-stt", reason: "connection refused" }]);
+  }, 30_000);
+
+  test("after its first transcript: realtime.error upstream_error, then 1011", async () => {
+    const { rec } = await converse(new BrokenStt("dying-stt", "fail-after-transcript"));
+    expect(rec.events.some((e) => e.type === "realtime.transcript.interim")).toBe(true);
     expect(rec.events.at(-1)).toMatchObject({ type: "realtime.error", code: "upstream_error" });
     expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
   }, 30_000);
