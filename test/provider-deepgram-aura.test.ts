@@ -98,6 +98,14 @@ describe("Deepgram Aura over HTTP, through /v1/tts", () => {
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "deepgram", status: "completed", usageAmount: 17, credits: 510 });
   });
 
+  test("tokens written in one turn of the event loop go out as one Speak, ahead of the Flush", async () => {
+    const stream = await new DeepgramTts(options).open({ model: "aura-2", voice: "thalia-en", format: "pcm", options: {} });
+    for (const token of ["You ", "said: ", "thank ", "you."]) stream.write(token);
+    stream.end();
+    for await (const _ of stream);
+    expect(fake.speakSockets.at(-1)!.texts.slice(0, 2)).toEqual([JSON.stringify({ type: "Speak", text: "You said: thank you." }), '{"type":"Flush"}']);
+  });
+
   test("a caller that delivers 16 kHz gets Aura's 16 kHz, over either transport; a rate Aura lacks stays 24 kHz", async () => {
     const tts = new DeepgramTts(options);
     for (const transport of ["websocket", "http"]) {

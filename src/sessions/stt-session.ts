@@ -4,15 +4,15 @@ import { audioSeconds, billedSeconds } from "../ledger/usage.ts";
 import { ProviderError, type SttEvent, type SttStream } from "../providers/types.ts";
 import { openWithin } from "./lifecycle/candidates.ts";
 import type { Close, Outcome, SessionEnding } from "./lifecycle/ending.ts";
-import { AudioBatch } from "./audio-batch.ts";
 import { SessionCore } from "./lifecycle/session-core.ts";
 import { withRouterTurns } from "./router-turns.ts";
+import { joinAudio, TurnBatch } from "../util/turn-batch.ts";
 import type { SttCommand, SttSessionDeps, SttSessionEvent, SttSessionSetup } from "./stt-events.ts";
 
 // A streaming STT session, independent of the surface that frames it (the lifecycle every kind
 // shares is `SessionCore`).
 // - Audio is forwarded as it came (no resampling, no transcoding; frames that arrive in one loop
-//   turn go upstream as one message, `AudioBatch`); audio sent while the session
+//   turn go upstream as one message, `TurnBatch`); audio sent while the session
 //   is starting is kept and delivered in order once the provider is ready.
 // - A turn id stays the same across a turn's interim and final transcripts and its commit, and
 //   moves on after the commit.
@@ -29,7 +29,7 @@ type Broken = { type: "broken"; message: string };
 export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, SttSessionSetup, SttSessionDeps> {
   private stream: SttStream | undefined;
   /** Audio on its way to the stream, gathered per loop turn. */
-  private batch: AudioBatch | undefined;
+  private batch: TurnBatch<Uint8Array> | undefined;
   /** Aborted when the session ends while a provider is still opening for it. */
   private opening: AbortController | undefined;
   private pending: (Uint8Array | SttCommand)[] = [];
@@ -165,7 +165,7 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
     if (this.closed) return stream.cancel();
     this.binding = binding;
     this.stream = stream;
-    this.batch = new AudioBatch((audio) => stream.send(audio), Math.max(640, Math.floor(this.setup.bytesPerSecond / 4)));
+    this.batch = new TurnBatch<Uint8Array>((audio) => stream.send(audio), joinAudio, Math.max(640, Math.floor(this.setup.bytesPerSecond / 4)));
     this.state = "ready";
     this.emit({
       type: "started",

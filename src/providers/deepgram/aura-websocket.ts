@@ -4,6 +4,7 @@ import { pacedText, TEXT_WINDOW } from "../paced-text.ts";
 import type { TtsEvent, TtsStream } from "../types.ts";
 import type { HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket } from "../upstream-ws.ts";
+import { joinText, TurnBatch } from "../../util/turn-batch.ts";
 
 /**
  * Deepgram takes at most 20 `Flush` messages a minute and ignores the rest: a wider pacing
@@ -42,7 +43,10 @@ export async function openAuraWebSocket(options: HttpProviderOptions, query: URL
     },
     ttsEventQueue("deepgram"),
   );
+  // Tokens that arrive together (an application's answer streamed in) go out as one Speak.
+  const speak = new TurnBatch<string>((text) => stream.send(JSON.stringify({ type: "Speak", text })), joinText, TEXT_WINDOW);
   const flush = (ours: boolean) => {
+    speak.flush();
     flushes.push(ours);
     stream.send('{"type":"Flush"}');
     stream.expectAnswer();
@@ -51,7 +55,7 @@ export async function openAuraWebSocket(options: HttpProviderOptions, query: URL
     {
       audioFormat: { encoding: "pcm_s16le", sampleRate: rate, channels: 1 },
       write: (text) => {
-        if (text) stream.send(JSON.stringify({ type: "Speak", text }));
+        if (text) speak.push(text);
       },
       flush: () => flush(true),
       end: () => {
@@ -60,6 +64,7 @@ export async function openAuraWebSocket(options: HttpProviderOptions, query: URL
         ending = true;
       },
       cancel: () => {
+        speak.drop();
         stream.send('{"type":"Clear"}');
         stream.cancel();
       },
