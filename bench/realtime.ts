@@ -7,11 +7,12 @@
 // into: end of turn (Flux's silence wait, its hangover, and the final transcript), application
 // (final transcript → its first token) and TTS (first token → first audio). Router and direct run
 // alternately with the same audio; "added" is the percentile of paired differences
-// (bench/lib/stats.ts), at 1/20/100 concurrent conversations.
+// (bench/lib/stats.ts), at 1/20/100 concurrent conversations, all starting at once (their turns end
+// in the same 20 ms) or spread over 1 s.
 import { FAKE_DEEPGRAM_KEY } from "../test/fakes/deepgram.ts";
 import { concat, frames, silence, speak, spokenSpans } from "../test/helpers/speech.ts";
 import { spawnBun } from "./lib/procs.ts";
-import { levels, paired, percentile } from "./lib/stats.ts";
+import { arrivals, levels, PATTERNS, paired, percentile } from "./lib/stats.ts";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -83,8 +84,9 @@ async function play(ws: WebSocket): Promise<number> {
   return speechEnd;
 }
 
-/** The caller through the router's /v1/realtime. */
-async function viaRouter(): Promise<Milestones> {
+/** The caller through the router's /v1/realtime, `after` ms from now. */
+async function viaRouter(after = 0): Promise<Milestones> {
+  if (after) await Bun.sleep(after);
   const ws = socket(`${router.info.url.replace("http", "ws")}/v1/realtime?profile_id=${profileId}`, { Authorization: `Bearer ${router.info.key}` });
   const m = { speechEnd: 0, final: 0, token: 0, audio: 0 };
   let started!: () => void;
@@ -112,7 +114,8 @@ async function viaRouter(): Promise<Milestones> {
 }
 
 /** The same caller, with this process doing the router's hops: Flux, the application, Aura. */
-async function viaDirect(): Promise<Milestones> {
+async function viaDirect(after = 0): Promise<Milestones> {
+  if (after) await Bun.sleep(after);
   const stt = socket(`${dgWs}/v2/listen?model=flux-general-en&encoding=linear16&sample_rate=16000`, auth);
   const appWs = socket(`${app.info.url}/echo`);
   await Promise.all([opened(stt), opened(appWs)]);
@@ -169,27 +172,30 @@ console.log(`voxroute realtime benchmark; ${navigator.hardwareConcurrency} cores
 // Unmeasured: the fakes synthesize and cache the answer's speech, and both paths open their first sockets.
 await viaRouter();
 await viaDirect();
-for (const n of LEVELS) {
-  const routed: Milestones[] = [];
-  const direct: Milestones[] = [];
-  // Rounds alternate which path goes first, so that neither always meets the other's leftovers.
-  for (let round = 0; routed.length < SAMPLES; round++) {
-    const [first, second] = round % 2 === 0 ? [viaRouter, viaDirect] : [viaDirect, viaRouter];
-    const a = await Promise.all(Array.from({ length: n }, first));
-    const b = await Promise.all(Array.from({ length: n }, second));
-    routed.push(...(round % 2 === 0 ? a : b));
-    direct.push(...(round % 2 === 0 ? b : a));
+for (const n of LEVELS)
+  for (const pattern of n === 1 ? PATTERNS.slice(0, 1) : PATTERNS) {
+    const routed: Milestones[] = [];
+    const direct: Milestones[] = [];
+    // Rounds alternate which path goes first, so that neither always meets the other's leftovers;
+    // both paths of a round start their conversations at the same offsets.
+    for (let round = 0; routed.length < SAMPLES; round++) {
+      const offsets = arrivals(n, pattern.windowMs);
+      const [first, second] = round % 2 === 0 ? [viaRouter, viaDirect] : [viaDirect, viaRouter];
+      const a = await Promise.all(offsets.map((o) => first(o)));
+      const b = await Promise.all(offsets.map((o) => second(o)));
+      routed.push(...(round % 2 === 0 ? a : b));
+      direct.push(...(round % 2 === 0 ? b : a));
+    }
+    console.log(`  ${n} concurrent conversations${n === 1 ? "" : `, ${pattern.name}`}, ${routed.length} samples each:`);
+    for (const [name, of] of Object.entries(splits)) {
+      const r = routed.map(of);
+      const d = direct.map(of);
+      const added = paired(r, d);
+      const p99 = added.length >= 200 ? `, p99 ${f(percentile(added, 99))}` : "";
+      console.log(
+        `    ${name.padEnd(16)} router p50 ${f(percentile(r, 50)).padStart(7)} | direct p50 ${f(percentile(d, 50)).padStart(7)} | added p50 ${f(percentile(added, 50))}, p90 ${f(percentile(added, 90))}${p99}`,
+      );
+    }
   }
-  console.log(`  ${n} concurrent conversations, ${routed.length} samples each:`);
-  for (const [name, of] of Object.entries(splits)) {
-    const r = routed.map(of);
-    const d = direct.map(of);
-    const added = paired(r, d);
-    const p99 = added.length >= 200 ? `, p99 ${f(percentile(added, 99))}` : "";
-    console.log(
-      `    ${name.padEnd(16)} router p50 ${f(percentile(r, 50)).padStart(7)} | direct p50 ${f(percentile(d, 50)).padStart(7)} | added p50 ${f(percentile(added, 50))}, p90 ${f(percentile(added, 90))}${p99}`,
-    );
-  }
-}
 
 await Promise.all([router.stop(), app.stop(), deepgram.stop()]);

@@ -138,6 +138,25 @@ describe.skipIf(!localSttAvailable)("/v1/realtime on the embedded engines", () =
     await until(() => appConn.closed !== undefined);
   }, 30_000);
 
+  test("partial prompts, when the profile asks for them: the turn's words so far go out with last: false before the finished turn", async () => {
+    const { key } = await fundedAccount(server);
+    const profileId = await createProfile(key, "/echo", { upstream: { url: app.url("/echo"), partial_prompts: true } });
+    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${profileId}`), bearer(key));
+    await c.opened;
+    await say(c, concat([silence(300), speak("Thank you very much for your help."), silence(900)]));
+    await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.done"));
+    c.send({ type: "realtime.session.close" });
+    const rec = await c.closed;
+    const appConn = app.connections.find((a) => (a.received[0] as { sessionId?: string }).sessionId === rec.events[0]!.session_id)!;
+    const prompts = appConn.received.filter((m) => m.type === "prompt");
+    expect(prompts.length).toBeGreaterThan(1);
+    expect(prompts.at(-1)).toEqual({ type: "prompt", voicePrompt: "thank you very much for your help", last: true });
+    const partials = prompts.slice(0, -1);
+    expect(partials.every((p) => p.last === false && typeof p.voicePrompt === "string" && (p.voicePrompt as string).length > 0)).toBe(true);
+    // Only the finished turn is answered.
+    expect(rec.events.filter((e) => e.type === "realtime.response.audio.started")).toHaveLength(1);
+  }, 30_000);
+
   test("barge-in: the caller talks over the answer; it stops at once, the client is told to drop what it holds, the application gets interrupt", async () => {
     const { key } = await fundedAccount(server);
     const profileId = await createProfile(key, "/long");
