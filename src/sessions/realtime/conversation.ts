@@ -60,6 +60,7 @@ export class Conversation {
   /** After a barge-in, the rest of the interrupted response's tokens are dropped. */
   private discarding = false;
   private responses = 0;
+  private typed = 0;
   private readonly usage: ConversationUsage = { sttSeconds: 0, ttsCharacters: 0 };
   /** Set once the conversation is winding down: how it will end. */
   private ending: { reason: EndReason; handoffData?: string } | undefined;
@@ -92,6 +93,13 @@ export class Conversation {
   /** The client ends the caller's turn now. */
   commit(): void {
     if (!this.closed && !this.ending) this.stt.command({ type: "commit" });
+  }
+
+  /** Text the caller typed instead of speaking (ElevenLabs' `user_message`): a finished turn of its own. */
+  type(text: string): void {
+    if (this.closed || this.ending || !text.trim()) return;
+    this.bargeIn();
+    this.endTurn(`typed_${++this.typed}`, text.trim());
   }
 
   /** The client asks to end: what is being said is finished, then the usage and a normal close. */
@@ -157,9 +165,9 @@ export class Conversation {
     }
   }
 
-  private endTurn(turnId: string): void {
-    const text = this.turnWords.join(" ");
-    this.turnWords = [];
+  private endTurn(turnId: string, typed?: string): void {
+    const text = typed ?? this.turnWords.join(" ");
+    if (typed === undefined) this.turnWords = [];
     if (!text || this.ending) return;
     this.emit({ type: "turn_ended", turnId, text });
     this.discarding = false; // a new prompt: whatever comes next answers it

@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { notImplemented } from "../compat-access.ts";
 import { mount } from "../mount.ts";
 import { elevenLabsCatalogueRoutes } from "./catalogue-routes.ts";
+import { elevenLabsConversationRoutes } from "./conversation-route.ts";
 import { elAuth } from "./auth.ts";
 import { elevenLabsSpeechEngineRoutes } from "./speech-engine-routes.ts";
 import { elevenLabsStreamInputRoute } from "./stream-input-route.ts";
@@ -15,7 +16,14 @@ import { elevenLabsTtsRoutes } from "./tts-route.ts";
  * (see error-responses.ts); any other path answers 501 after the key and balance checks.
  */
 export function elevenLabsRoutes(ctx: AppContext) {
-  return mount(new Elysia({ prefix: "/el" }), ctx, [elevenLabsTtsRoutes, elevenLabsStreamInputRoute, elevenLabsSttRoute, elevenLabsCatalogueRoutes, elevenLabsSpeechEngineRoutes])
+  return mount(new Elysia({ prefix: "/el" }), ctx, [
+    elevenLabsTtsRoutes,
+    elevenLabsStreamInputRoute,
+    elevenLabsSttRoute,
+    elevenLabsCatalogueRoutes,
+    elevenLabsSpeechEngineRoutes,
+    elevenLabsConversationRoutes,
+  ])
     .use(elAuth(ctx))
     .all("/*", ({ request, principal }) => notImplemented(ctx, principal, new URL(request.url).pathname), { parse: "none" });
 }

@@ -16,13 +16,19 @@ function serviceStage(catalogue: AppContext["catalogue"], s: PipelineStage, capa
   return { model_id: s.model, provider, provider_options: s.provider_options, input: s.input, ...(s.voice ? { voice_id: s.voice } : {}) };
 }
 
-/** The Speech Engine object: the interface's fields, and ElevenLabs' own (empty where we have nothing) so its SDK reads it. */
-export function speechEngineOf(ctx: AppContext, p: RealtimeProfile) {
+/**
+ * The Speech Engine object: the interface's fields, and ElevenLabs' own (empty where we have
+ * nothing) so its SDK reads it; `conversation_url` is the socket that runs it (with a key, or
+ * with `conversation_signature` from a signed URL).
+ */
+export function speechEngineOf(ctx: AppContext, p: RealtimeProfile, request: Request) {
+  const base = (ctx.config.publicUrl ?? new URL(request.url).origin).replace(/^http/, "ws");
   const created = Math.floor(Date.parse(p.created_at) / 1000);
   return {
     speech_engine_id: p.id,
     name: p.name,
     speech_engine: { ws_url: p.pipeline.upstream.url, request_headers: p.pipeline.upstream.headers },
+    conversation_url: `${base}/el/v1/convai/conversation?agent_id=${encodeURIComponent(p.id)}`,
     service: { stt: serviceStage(ctx.catalogue, p.pipeline.stt, "stt"), tts: serviceStage(ctx.catalogue, p.pipeline.tts, "tts") },
     asr: {},
     tts: { model_id: p.pipeline.tts.model, ...(p.pipeline.tts.voice ? { voice_id: p.pipeline.tts.voice } : {}) },
@@ -62,11 +68,11 @@ export function elevenLabsSpeechEngineRoutes(ctx: AppContext) {
         const body = await jsonBody(request, BODY_LIMITS.profile);
         if (!isObject(body)) throw new ApiError("invalid_request", "the body must be a JSON object");
         const profile = await ctx.profiles.create(tenantId, body.name ?? "speech engine", parsePipeline(ctx.catalogue, pipelineOf(body), ctx.config.realtime.allowPrivateUpstreams));
-        return speechEngineOf(ctx, profile);
+        return speechEngineOf(ctx, profile, request);
       },
       { parse: "none", detail: { summary: "Create a Speech Engine (a realtime profile)", tags: ["el"] } },
     )
-    .get("/v1/speech-engine/:speech_engine_id", async ({ principal, params }) => speechEngineOf(ctx, await ctx.profiles.get(principal.tenantId, params.speech_engine_id)), {
+    .get("/v1/speech-engine/:speech_engine_id", async ({ principal, params, request }) => speechEngineOf(ctx, await ctx.profiles.get(principal.tenantId, params.speech_engine_id), request), {
       detail: { summary: "A Speech Engine", tags: ["el"] },
     });
 }

@@ -1,0 +1,78 @@
+import type { ConversationEvent, ConversationPort } from "../../sessions/realtime/conversation-events.ts";
+import { unreachable } from "../../util/unreachable.ts";
+import type { WsPort } from "../ws-port.ts";
+
+// A conversation as ElevenLabs' conversation socket frames it (upstreams sheet 1d; docs/compat-el.md):
+// every server message a JSON text frame `{type, <type>_event: {...}}`, audio base64 inside JSON.
+// Audio carries the answer's number as `event_id`, so an `interruption` with that id tells the
+// SDK to drop what it holds of that answer (it drops audio whose id is at most the interruption's).
+
+/** ElevenLabs' names for our output formats (they are the same strings). */
+const formatName = (encoding: string, rate: number) => `${encoding === "ulaw" ? "ulaw" : "pcm"}_${rate}`;
+
+/** How often the server pings; the SDK answers each with `pong`. */
+export const PING_EVERY_MS = 5000;
+
+export function elConversationPort(port: WsPort, inputFormat: string): ConversationPort & { stop(): void } {
+  /** The answer whose audio is going out (`resp_N` → N), and its text so far. */
+  let answer = 0;
+  const texts = new Map<string, string>();
+  let pings = 0;
+  const pinger = setInterval(() => port.sendEvent({ type: "ping", ping_event: { event_id: ++pings, ping_ms: null } }), PING_EVERY_MS);
+  const numberOf = (responseId: string) => Number(responseId.slice("resp_".length));
+
+  const event = (ev: ConversationEvent): void => {
+    switch (ev.type) {
+      case "started":
+        return port.sendEvent({
+          type: "conversation_initiation_metadata",
+          conversation_initiation_metadata_event: {
+            conversation_id: ev.sessionId,
+            agent_output_audio_format: formatName(ev.output.encoding, ev.output.sampleRate),
+            user_input_audio_format: inputFormat,
+          },
+        });
+      case "turn_ended":
+        return port.sendEvent({ type: "user_transcript", user_transcription_event: { user_transcript: ev.text } });
+      case "response_text": {
+        const text = (texts.get(ev.responseId) ?? "") + ev.token;
+        texts.set(ev.responseId, text);
+        if (ev.last) port.sendEvent({ type: "agent_response", agent_response_event: { agent_response: text } });
+        return;
+      }
+      case "response_audio_started":
+        answer = numberOf(ev.responseId);
+        // An answer's text is kept while its audio may still be playing: until the next one speaks.
+        for (const id of texts.keys()) if (numberOf(id) < answer) texts.delete(id);
+        return;
+      case "response_interrupted": {
+        const said = texts.get(ev.responseId);
+        port.sendEvent({ type: "interruption", interruption_event: { event_id: numberOf(ev.responseId), reason: "user" } });
+        // The whole answer went out as agent_response: ElevenLabs corrects it to what was heard.
+        if (said !== undefined && said !== ev.spokenText) {
+          port.sendEvent({ type: "agent_response_correction", agent_response_correction_event: { original_agent_response: said, corrected_agent_response: ev.spokenText } });
+        }
+        return;
+      }
+      case "response_audio_done":
+      case "speech":
+      case "transcript":
+      case "error": // the close that follows carries the code
+      case "ended":
+        return;
+      default:
+        return unreachable(ev, "conversation event");
+    }
+  };
+
+  return {
+    event,
+    sendAudio: (chunk) =>
+      port.sendAudio(JSON.stringify({ type: "audio", audio_event: { audio_base_64: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("base64"), event_id: answer } })),
+    close: (code, reason) => {
+      clearInterval(pinger);
+      port.close(code, reason);
+    },
+    stop: () => clearInterval(pinger),
+  };
+}

@@ -1,0 +1,146 @@
+import type { ServerWebSocket } from "bun";
+import { Elysia } from "elysia";
+import type { AppContext } from "../../context.ts";
+import { ApiError, CLOSE, closeReason } from "../../errors.ts";
+import type { Conversation } from "../../sessions/realtime/conversation.ts";
+import { jsonOf, takeFrames } from "../raw-frames.ts";
+import { type ConversationOverrides, type Handshake, handshakeOf, type OpenedHandshake, startConversation } from "../realtime-conversations.ts";
+import { WsConnections } from "../ws-connections.ts";
+import { WsPort } from "../ws-port.ts";
+import { elAuth, elevenLabsKey } from "./auth.ts";
+import { elConversationPort } from "./conversation-port.ts";
+import { elevenLabsError } from "./errors.ts";
+
+// ElevenLabs' conversation socket (`/el/v1/convai/conversation`) onto a realtime conversation of a
+// Speech Engine (a profile), and the signed URLs that open it from a browser (docs/compat-el.md).
+
+/** How long a signed URL may wait to be used: ElevenLabs' 15 minutes. */
+export const SIGNED_URL_SECONDS = 15 * 60;
+/** A client that sends no `conversation_initiation_client_data` first gets the engine as it is after this. */
+const INIT_WAIT_MS = 2000;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** What of `conversation_initiation_client_data` a conversation honours: the first message and the voice. */
+function overridesOf(frame: Record<string, unknown>): ConversationOverrides {
+  const config = isObject(frame.conversation_config_override) ? frame.conversation_config_override : {};
+  const agent = isObject(config.agent) ? config.agent : {};
+  const tts = isObject(config.tts) ? config.tts : {};
+  return {
+    ...(typeof agent.first_message === "string" && agent.first_message.trim() ? { greeting: agent.first_message } : {}),
+    ...(typeof tts.voice_id === "string" && tts.voice_id ? { voice: tts.voice_id } : {}),
+  };
+}
+
+/** A client frame after the first; false when it is not one of the protocol's. */
+function deliver(conversation: Conversation, frame: string | Uint8Array): boolean {
+  const msg = typeof frame === "string" ? jsonOf(frame) : undefined;
+  if (!isObject(msg)) return false;
+  if (typeof msg.user_audio_chunk === "string") {
+    conversation.audio(Buffer.from(msg.user_audio_chunk, "base64"));
+    return true;
+  }
+  if (msg.type === "user_message" && typeof msg.text === "string") conversation.type(msg.text);
+  // pong, user_activity, contextual_update, feedback, client_tool_result and the initiation data
+  // sent again: nothing here acts on them (docs/compat-el.md).
+  return typeof msg.type === "string";
+}
+
+interface Connection {
+  port: WsPort;
+  conversation?: Conversation;
+  gone: boolean;
+}
+
+export function elevenLabsConversationRoutes(ctx: AppContext) {
+  const connections = new WsConnections<Connection>();
+  const handshakes = new WeakMap<Request, Promise<Handshake>>();
+  const handshake = (request: Request) => {
+    let h = handshakes.get(request);
+    if (!h) {
+      const query = new URL(request.url).searchParams;
+      const profileId = query.get("agent_id");
+      h = profileId
+        ? handshakeOf(ctx, { secret: query.get("conversation_signature"), profileId, key: elevenLabsKey(request) })
+        : Promise.resolve({ refusal: new ApiError("invalid_request", "agent_id is required: the Speech Engine to talk to", { param: "agent_id" }) });
+      handshakes.set(request, h);
+    }
+    return h;
+  };
+
+  return new Elysia()
+    .ws("/v1/convai/conversation", {
+      beforeHandle: async ({ request }) => {
+        const { refusal } = await handshake(request);
+        if (refusal) return elevenLabsError(refusal);
+      },
+      open(ws) {
+        const raw = ws.raw as ServerWebSocket<unknown>;
+        const conn: Connection = { port: new WsPort(raw), gone: false };
+        connections.set(ws, conn);
+        const id = `conv_${crypto.randomUUID().replaceAll("-", "")}`;
+        const early: (string | Uint8Array)[] = [];
+        const refuse = () => {
+          conn.conversation?.abort();
+          conn.port.close(CLOSE.policyViolation, "invalid message");
+        };
+        let start: ((first: string | Uint8Array | undefined) => void) | undefined;
+        const first = new Promise<string | Uint8Array | undefined>((resolve) => (start = resolve));
+        const waited = setTimeout(() => start?.(undefined), INIT_WAIT_MS);
+        takeFrames(raw, (frame) => {
+          if (start) {
+            start(frame);
+            start = undefined;
+            return;
+          }
+          if (!conn.conversation) return void early.push(frame);
+          if (!deliver(conn.conversation, frame)) refuse();
+        });
+        void Promise.all([handshake(ws.data.request), first]).then(async ([h, opening]) => {
+          start = undefined;
+          clearTimeout(waited);
+          if (conn.gone) return;
+          if (h.closeWith) return conn.port.close(h.closeWith.closeCode, closeReason(h.closeWith.code));
+          const init = typeof opening === "string" ? jsonOf(opening) : undefined;
+          const isInit = isObject(init) && init.type === "conversation_initiation_client_data";
+          const opened = h as OpenedHandshake;
+          const format = opened.plan.stt.audioFormat;
+          const port = elConversationPort(conn.port, format);
+          let conversation: Conversation;
+          try {
+            conversation = await startConversation(ctx, id, opened, port, "el", isInit ? overridesOf(init) : {});
+          } catch (err) {
+            port.stop();
+            const error = err instanceof ApiError ? err : new ApiError("internal_error", "the conversation could not start");
+            return conn.port.close(error.closeCode, closeReason(error.code));
+          }
+          if (conn.gone) return conversation.abort();
+          conn.conversation = conversation;
+          for (const frame of [...(opening !== undefined && !isInit ? [opening] : []), ...early.splice(0)]) if (!deliver(conversation, frame)) return refuse();
+        });
+      },
+      drain(ws) {
+        connections.get(ws)?.port.drain();
+      },
+      close(ws) {
+        const conn = connections.take(ws);
+        if (!conn) return;
+        conn.gone = true;
+        conn.conversation?.abort();
+        conn.port.drain();
+      },
+    })
+    .use(elAuth(ctx))
+    .get(
+      "/v1/convai/conversation/get-signed-url",
+      async ({ request, principal, query }) => {
+        const agentId = typeof query.agent_id === "string" ? query.agent_id : "";
+        if (!agentId) throw new ApiError("invalid_request", "agent_id is required", { param: "agent_id" });
+        const profile = await ctx.profiles.get(principal.tenantId, agentId);
+        const { client_secret } = await ctx.clientSecrets.mint(principal, profile.id, SIGNED_URL_SECONDS);
+        const base = (ctx.config.publicUrl ?? new URL(request.url).origin).replace(/^http/, "ws");
+        return { signed_url: `${base}/el/v1/convai/conversation?agent_id=${encodeURIComponent(profile.id)}&conversation_signature=${encodeURIComponent(client_secret)}` };
+      },
+      { detail: { summary: "A signed URL that opens one conversation with a Speech Engine", tags: ["el"] } },
+    );
+}

@@ -1,0 +1,170 @@
+import { authenticate } from "../accounts/keys.ts";
+import type { Binding } from "../catalogue/types.ts";
+import type { AppContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
+import type { Payer } from "../ledger/meter.ts";
+import { AppSocket } from "../realtime/app-socket.ts";
+import type { RealtimeProfile } from "../realtime/profiles.ts";
+import { candidatesForVoice } from "../routing/voices.ts";
+import type { Admission } from "../sessions/admission.ts";
+import { Conversation } from "../sessions/realtime/conversation.ts";
+import type { ConversationPort } from "../sessions/realtime/conversation-events.ts";
+import { SttSession } from "../sessions/stt-session.ts";
+import { TtsSession } from "../sessions/tts-session.ts";
+import { type ConversationPlan, planConversation } from "./realtime-plan.ts";
+
+// What every realtime surface (`/v1/realtime`, `/el` conversations, `/oai/realtime`) does around
+// its framing: the handshake (credential, profile, plan, balance) and the conversation's sessions
+// built from the context. What can be answered as HTTP is answered before the upgrade (400 plan,
+// 404 profile, 402 balance); a bad credential closes 4401/4403 after it.
+
+/** Who pays, what runs, and who may serve it: worked out once per handshake. */
+export interface Handshake {
+  /** Answered as HTTP before the upgrade. */
+  refusal?: ApiError;
+  /** Told as a close after the upgrade (credentials). */
+  closeWith?: ApiError;
+  payer?: Payer;
+  profile?: RealtimeProfile;
+  plan?: ConversationPlan;
+  stt?: Binding[];
+  tts?: Binding[];
+}
+
+/** How a socket says what it opens: a single-use secret (it names its profile), or a profile and a key. */
+export interface Opening {
+  secret?: string | null;
+  profileId?: string | null;
+  key?: string;
+}
+
+/**
+ * The work before a conversation's upgrade: the credential (a secret is spent here), the profile,
+ * its plan, and what the account can pay for. A secret that opens another profile than the one
+ * named is as invalid as an unknown one.
+ */
+export async function handshakeOf(ctx: AppContext, { secret, profileId, key }: Opening): Promise<Handshake> {
+  let payer: Payer;
+  try {
+    if (secret) {
+      const redeemed = await ctx.clientSecrets.redeem(secret);
+      if (profileId && profileId !== redeemed.profileId) throw new ApiError("invalid_client_secret", "the client secret opens another profile");
+      payer = { tenantId: redeemed.tenantId, keyId: redeemed.keyId };
+      profileId = redeemed.profileId;
+    } else payer = await authenticate(ctx.database, key);
+  } catch (err) {
+    if (err instanceof ApiError) return { closeWith: err };
+    throw err;
+  }
+  try {
+    const profile = await ctx.profiles.get(payer.tenantId, profileId!);
+    const plan = planConversation(ctx.catalogue, (id) => ctx.sttProviders.get(id), profile.pipeline);
+    const stt = await ctx.meter.admit(payer, plan.stt.candidates);
+    const tts = await ctx.meter.admit(payer, await candidatesForVoice(plan.tts.candidates, plan.tts.voice, (id) => ctx.providers.get(id)));
+    return { payer, profile, plan, stt, tts };
+  } catch (err) {
+    if (err instanceof ApiError) return { refusal: err };
+    throw err;
+  }
+}
+
+/** A session's admission on an account already checked: its own meter (and activity record) under the conversation's id. */
+function admitUnder(ctx: AppContext, id: string, payer: Payer, candidates: Binding[], recheck: boolean, surface: string): () => Promise<Admission> {
+  return async () => {
+    const affordable = recheck ? await ctx.meter.admit(payer, candidates) : candidates;
+    const meter = ctx.meter.start(id, payer, surface);
+    meter.prefetch(affordable[0]!);
+    return { candidates: affordable, meter };
+  };
+}
+
+/** Whether a voice's language (`de-DE`) is the one asked for (`de-DE`, `de`), ignoring case. */
+function speaks(voiceLanguage: string, asked: string): boolean {
+  const [v, a] = [voiceLanguage.toLowerCase(), asked.toLowerCase()];
+  return v === a || v.split("-")[0] === a || a.split("-")[0] === v;
+}
+
+/** The first of the candidates' voices that speaks `language` (the current voice if it does), with the candidates of its provider. */
+async function voiceFor(ctx: AppContext, candidates: Binding[], current: string | undefined, language: string): Promise<{ voice: string; candidates: Binding[] }> {
+  for (const binding of candidates) {
+    const voices = (await ctx.providers.get(binding.provider.id)?.voices()) ?? [];
+    const speaking = voices.filter((v) => v.languages.some((l) => speaks(l, language)));
+    const voice = speaking.find((v) => v.id === current) ?? speaking[0];
+    if (voice) return { voice: voice.id, candidates: candidates.filter((b) => b.provider.id === binding.provider.id) };
+  }
+  throw new ApiError("invalid_request", `no voice of the profile's TTS model speaks ${language}`);
+}
+
+/** What a surface's client may change of its profile for one conversation (ElevenLabs' overrides). */
+export interface ConversationOverrides {
+  greeting?: string;
+  voice?: string;
+}
+
+/** A conversation of the profile the handshake found, told to `port`; its sessions are metered on `surface`. */
+export async function startConversation(ctx: AppContext, id: string, h: OpenedHandshake, port: ConversationPort, surface: string, overrides: ConversationOverrides = {}): Promise<Conversation> {
+  const { plan, payer, profile } = h;
+  const limits = ctx.config.sessionLimits;
+  /** What answers are spoken with; a `language` message (or the client's voice) may change it. */
+  let speech = { voice: plan.tts.voice, candidates: h.tts };
+  if (overrides.voice) speech = { voice: overrides.voice, candidates: await candidatesForVoice(h.tts, overrides.voice, (pid) => ctx.providers.get(pid)) };
+  let hearings = 0;
+  const common = { log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface };
+  return new Conversation(
+    {
+      id,
+      profileId: profile.id,
+      input: { audioFormat: plan.stt.audioFormat, sampleRate: plan.stt.sampleRate },
+      output: plan.output,
+      greeting: overrides.greeting ?? plan.greeting,
+      partialPrompts: plan.partialPrompts,
+      language: plan.stt.language,
+      // A language switch plans the recognizer anew, as the profile with that language would.
+      openStt: (sttPort, language) => {
+        const stt = language ? planConversation(ctx.catalogue, (pid) => ctx.sttProviders.get(pid), withLanguage(profile.pipeline, language)).stt : plan.stt;
+        const sttId = ++hearings === 1 ? `${id}.stt` : `${id}.stt_${hearings}`;
+        const session = new SttSession(
+          { ...stt, id: sttId, admit: admitUnder(ctx, sttId, payer, language ? stt.candidates : h.stt, language !== undefined, surface), idleTimeoutMs: limits.sttIdleTimeoutMs },
+          { ...common, provider: (pid) => ctx.sttProviders.get(pid), port: sttPort, vadLanes: ctx.vadLanes },
+        );
+        ctx.sessions.add(session, "stt");
+        return session;
+      },
+      // Each response is admitted anew: the balance may have run down since the conversation began.
+      openTts: (responseId, ttsPort) => {
+        const ttsId = `${id}.${responseId}`;
+        const session = new TtsSession(
+          {
+            id: ttsId,
+            voice: speech.voice,
+            format: "pcm",
+            sampleRate: plan.output.sampleRate,
+            autoFlush: true,
+            options: plan.tts.options,
+            admit: admitUnder(ctx, ttsId, payer, speech.candidates, true, surface),
+          },
+          { ...common, provider: (pid) => ctx.providers.get(pid), port: ttsPort },
+        );
+        ctx.sessions.add(session, "tts");
+        return session;
+      },
+      speakIn: async (language) => {
+        speech = await voiceFor(ctx, h.tts, speech.voice, language);
+      },
+      openApp: (onSignal) =>
+        AppSocket.open(
+          profile.pipeline.upstream,
+          { sessionId: id, profileId: profile.id },
+          { allowPrivate: ctx.config.realtime.allowPrivateUpstreams, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, replyTimeoutMs: ctx.config.realtime.appReplyTimeoutMs },
+          onSignal,
+        ),
+    },
+    { port, log: ctx.log },
+  );
+}
+
+function withLanguage(pipeline: RealtimeProfile["pipeline"], language: string): RealtimeProfile["pipeline"] {
+  return { ...pipeline, stt: { ...pipeline.stt, input: { ...pipeline.stt.input, language } } };
+}
+
+export type OpenedHandshake = Required<Omit<Handshake, "refusal" | "closeWith">>;
