@@ -12,6 +12,8 @@ import type { ConversationPort } from "../sessions/realtime/conversation-events.
 import { SttSession } from "../sessions/stt-session.ts";
 import { TtsSession } from "../sessions/tts-session.ts";
 import { type ConversationPlan, planConversation } from "./realtime-plan.ts";
+import { WsConnections } from "./ws-connections.ts";
+import type { WsPort } from "./ws-port.ts";
 
 // What every realtime surface (`/v1/realtime`, `/el` conversations, `/oai/realtime`) does around
 // its framing: the handshake (credential, profile, plan, balance) and the conversation's sessions
@@ -43,7 +45,7 @@ export interface Opening {
  * its plan, and what the account can pay for. A secret that opens another profile than the one
  * named is as invalid as an unknown one.
  */
-export async function handshakeOf(ctx: AppContext, { secret, profileId, key }: Opening): Promise<Handshake> {
+async function handshakeOf(ctx: AppContext, { secret, profileId, key }: Opening): Promise<Handshake> {
   let payer: Payer;
   try {
     if (secret) {
@@ -168,3 +170,41 @@ function withLanguage(pipeline: RealtimeProfile["pipeline"], language: string): 
 }
 
 export type OpenedHandshake = Required<Omit<Handshake, "refusal" | "closeWith">>;
+
+/**
+ * Each request's handshake, worked out once (the checks before an upgrade may run twice):
+ * `openingOf` reads the request's credential, or says why it names none (answered before the upgrade).
+ */
+export function handshakesPerRequest(ctx: AppContext, openingOf: (request: Request) => Opening | ApiError): (request: Request) => Promise<Handshake> {
+  const handshakes = new WeakMap<Request, Promise<Handshake>>();
+  return (request) => {
+    let h = handshakes.get(request);
+    if (!h) {
+      const opening = openingOf(request);
+      h = opening instanceof ApiError ? Promise.resolve({ refusal: opening }) : handshakeOf(ctx, opening);
+      handshakes.set(request, h);
+    }
+    return h;
+  };
+}
+
+/** What a conversation route keeps per socket. */
+export interface ConversationConnection {
+  port: WsPort;
+  conversation?: Conversation;
+  /** The socket closed: a conversation still starting is abandoned when it arrives. */
+  gone: boolean;
+}
+
+/** The sockets of a conversation route, and Bun's `drain` and `close` for them. */
+export class ConversationSockets extends WsConnections<ConversationConnection> {
+  readonly drain = (ws: { raw: unknown }) => this.get(ws)?.port.drain();
+
+  readonly close = (ws: { raw: unknown }) => {
+    const conn = this.take(ws);
+    if (!conn) return;
+    conn.gone = true;
+    conn.conversation?.abort();
+    conn.port.drain();
+  };
+}

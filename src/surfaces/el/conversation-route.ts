@@ -4,8 +4,7 @@ import type { AppContext } from "../../context.ts";
 import { ApiError, CLOSE, closeReason } from "../../errors.ts";
 import type { Conversation } from "../../sessions/realtime/conversation.ts";
 import { jsonOf, takeFrames } from "../raw-frames.ts";
-import { type ConversationOverrides, type Handshake, handshakeOf, type OpenedHandshake, startConversation } from "../realtime-conversations.ts";
-import { WsConnections } from "../ws-connections.ts";
+import { type ConversationConnection, type ConversationOverrides, ConversationSockets, handshakesPerRequest, type OpenedHandshake, startConversation } from "../realtime-conversations.ts";
 import { WsPort } from "../ws-port.ts";
 import { elAuth, elevenLabsKey } from "./auth.ts";
 import { elConversationPort } from "./conversation-port.ts";
@@ -46,27 +45,14 @@ function deliver(conversation: Conversation, frame: string | Uint8Array): boolea
   return typeof msg.type === "string";
 }
 
-interface Connection {
-  port: WsPort;
-  conversation?: Conversation;
-  gone: boolean;
-}
-
 export function elevenLabsConversationRoutes(ctx: AppContext) {
-  const connections = new WsConnections<Connection>();
-  const handshakes = new WeakMap<Request, Promise<Handshake>>();
-  const handshake = (request: Request) => {
-    let h = handshakes.get(request);
-    if (!h) {
-      const query = new URL(request.url).searchParams;
-      const profileId = query.get("agent_id");
-      h = profileId
-        ? handshakeOf(ctx, { secret: query.get("conversation_signature"), profileId, key: elevenLabsKey(request) })
-        : Promise.resolve({ refusal: new ApiError("invalid_request", "agent_id is required: the Speech Engine to talk to", { param: "agent_id" }) });
-      handshakes.set(request, h);
-    }
-    return h;
-  };
+  const connections = new ConversationSockets();
+  const handshake = handshakesPerRequest(ctx, (request) => {
+    const query = new URL(request.url).searchParams;
+    const profileId = query.get("agent_id");
+    if (!profileId) return new ApiError("invalid_request", "agent_id is required: the Speech Engine to talk to", { param: "agent_id" });
+    return { secret: query.get("conversation_signature"), profileId, key: elevenLabsKey(request) };
+  });
 
   return new Elysia()
     .ws("/v1/convai/conversation", {
@@ -76,7 +62,7 @@ export function elevenLabsConversationRoutes(ctx: AppContext) {
       },
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
-        const conn: Connection = { port: new WsPort(raw), gone: false };
+        const conn: ConversationConnection = { port: new WsPort(raw), gone: false };
         connections.set(ws, conn);
         const id = `conv_${crypto.randomUUID().replaceAll("-", "")}`;
         const early: (string | Uint8Array)[] = [];
@@ -119,16 +105,8 @@ export function elevenLabsConversationRoutes(ctx: AppContext) {
           for (const frame of [...(opening !== undefined && !isInit ? [opening] : []), ...early.splice(0)]) if (!deliver(conversation, frame)) return refuse();
         });
       },
-      drain(ws) {
-        connections.get(ws)?.port.drain();
-      },
-      close(ws) {
-        const conn = connections.take(ws);
-        if (!conn) return;
-        conn.gone = true;
-        conn.conversation?.abort();
-        conn.port.drain();
-      },
+      drain: connections.drain,
+      close: connections.close,
     })
     .use(elAuth(ctx))
     .get(

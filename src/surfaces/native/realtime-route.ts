@@ -5,8 +5,7 @@ import { ApiError, closeReason, ERRORS } from "../../errors.ts";
 import type { Conversation } from "../../sessions/realtime/conversation.ts";
 import { nativeError } from "../error-responses.ts";
 import { jsonOf, takeFrames } from "../raw-frames.ts";
-import { type Handshake, handshakeOf, type OpenedHandshake, startConversation } from "../realtime-conversations.ts";
-import { WsConnections } from "../ws-connections.ts";
+import { type ConversationConnection, ConversationSockets, handshakesPerRequest, type OpenedHandshake, startConversation } from "../realtime-conversations.ts";
 import { WsPort } from "../ws-port.ts";
 import { nativeKey } from "./auth.ts";
 import { nativeRealtimePort } from "./realtime-wire.ts";
@@ -30,28 +29,14 @@ function deliver(conversation: Conversation, frame: string | Uint8Array): boolea
   return true;
 }
 
-interface Connection {
-  port: WsPort;
-  conversation?: Conversation;
-  gone: boolean;
-}
-
 export function realtimeRoute(ctx: AppContext) {
-  const connections = new WsConnections<Connection>();
-  const handshakes = new WeakMap<Request, Promise<Handshake>>();
-  const handshake = (request: Request) => {
-    let h = handshakes.get(request);
-    if (!h) {
-      const query = new URL(request.url).searchParams;
-      const opening = { secret: query.get("client_secret"), profileId: query.get("profile_id"), key: nativeKey(request) };
-      h =
-        opening.secret || opening.profileId
-          ? handshakeOf(ctx, opening)
-          : Promise.resolve({ refusal: new ApiError("invalid_request", "open the socket with client_secret, or with profile_id and a Bearer key", { param: "profile_id" }) });
-      handshakes.set(request, h);
-    }
-    return h;
-  };
+  const connections = new ConversationSockets();
+  const handshake = handshakesPerRequest(ctx, (request) => {
+    const query = new URL(request.url).searchParams;
+    const opening = { secret: query.get("client_secret"), profileId: query.get("profile_id"), key: nativeKey(request) };
+    if (opening.secret || opening.profileId) return opening;
+    return new ApiError("invalid_request", "open the socket with client_secret, or with profile_id and a Bearer key", { param: "profile_id" });
+  });
 
   return new Elysia()
     .get("/v1/realtime", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
@@ -63,7 +48,7 @@ export function realtimeRoute(ctx: AppContext) {
       },
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
-        const conn: Connection = { port: new WsPort(raw), gone: false };
+        const conn: ConversationConnection = { port: new WsPort(raw), gone: false };
         connections.set(ws, conn);
         const id = `rt_${crypto.randomUUID().replaceAll("-", "")}`;
         // Audio sent before the conversation exists is kept, then delivered in order.
@@ -86,15 +71,7 @@ export function realtimeRoute(ctx: AppContext) {
           for (const frame of early.splice(0)) if (!deliver(conversation, frame)) return reject();
         });
       },
-      drain(ws) {
-        connections.get(ws)?.port.drain();
-      },
-      close(ws) {
-        const conn = connections.take(ws);
-        if (!conn) return;
-        conn.gone = true;
-        conn.conversation?.abort();
-        conn.port.drain();
-      },
+      drain: connections.drain,
+      close: connections.close,
     });
 }
