@@ -8,7 +8,7 @@ import type { RealtimeProfile } from "../realtime/profiles.ts";
 import { candidatesForVoice } from "../routing/voices.ts";
 import type { Admission } from "../sessions/admission.ts";
 import { Conversation } from "../sessions/realtime/conversation.ts";
-import type { ConversationPort } from "../sessions/realtime/conversation-events.ts";
+import type { ConversationPort, OutputFormat } from "../sessions/realtime/conversation-events.ts";
 import { SttSession } from "../sessions/stt-session.ts";
 import { TtsSession } from "../sessions/tts-session.ts";
 import { type ConversationPlan, planConversation } from "./realtime-plan.ts";
@@ -101,6 +101,8 @@ async function voiceFor(ctx: AppContext, candidates: Binding[], current: string 
 export interface ConversationOverrides {
   greeting?: string;
   voice?: string;
+  /** The surface's own audio format (OpenAI's PCM is 24 kHz only). */
+  output?: OutputFormat;
 }
 
 /** A conversation of the profile the handshake found, told to `port`; its sessions are metered on `surface`. */
@@ -117,7 +119,7 @@ export async function startConversation(ctx: AppContext, id: string, h: OpenedHa
       id,
       profileId: profile.id,
       input: { audioFormat: plan.stt.audioFormat, sampleRate: plan.stt.sampleRate },
-      output: plan.output,
+      output: overrides.output ?? plan.output,
       greeting: overrides.greeting ?? plan.greeting,
       partialPrompts: plan.partialPrompts,
       language: plan.stt.language,

@@ -95,6 +95,11 @@ export class Conversation {
     if (!this.closed && !this.ending) this.stt.command({ type: "commit" });
   }
 
+  /** The client stops the answer being spoken (OpenAI's `response.cancel`): as a barge-in. */
+  cancelAnswer(): void {
+    if (!this.closed) this.bargeIn();
+  }
+
   /** Text the caller typed instead of speaking (ElevenLabs' `user_message`): a finished turn of its own. */
   type(text: string): void {
     if (this.closed || this.ending || !text.trim()) return;

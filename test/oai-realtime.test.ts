@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import OpenAI from "openai";
+import { OpenAIRealtimeWS } from "openai/realtime/ws";
+import { startFakeApp } from "./fakes/conversation-relay-app.ts";
+import { APP_TEST_TLS } from "./fakes/named-tls.ts";
+import { fundedAccount } from "./helpers/accounts.ts";
+import { localSttAvailable } from "./helpers/local-stt.ts";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { concat, silence, speak } from "./helpers/speech.ts";
+
+// /oai/realtime?model=<profile id> with the `openai` package's OpenAIRealtimeWS. The SDK always
+// connects with wss://, so the test reaches the router through a TLS front on loopback that
+// presents the app.test certificate and relays each socket's frames both ways.
+
+let server: TestServer;
+const app = startFakeApp();
+
+/** A wss:// front for the router: each socket relayed frame for frame, with its Authorization. */
+function tlsFront(target: string) {
+  type Pipe = { upstream: WebSocket; queue: (string | Buffer)[] };
+  return Bun.serve<Pipe>({
+    port: 0,
+    hostname: "127.0.0.1",
+    tls: { cert: APP_TEST_TLS.cert, key: APP_TEST_TLS.key },
+    fetch(req, srv) {
+      const url = new URL(req.url);
+      const upstream = new WebSocket(`${target}${url.pathname}${url.search}`, { headers: { authorization: req.headers.get("authorization") ?? "" } } as never);
+      upstream.binaryType = "arraybuffer";
+      return srv.upgrade(req, { data: { upstream, queue: [] } }) ? undefined : new Response("upgrade expected", { status: 426 });
+    },
+    websocket: {
+      open(ws) {
+        const { upstream } = ws.data;
+        upstream.onopen = () => {
+          for (const frame of ws.data.queue.splice(0)) upstream.send(frame);
+        };
+        upstream.onmessage = (e) => ws.send(typeof e.data === "string" ? e.data : new Uint8Array(e.data as ArrayBuffer));
+        upstream.onclose = (e) => ws.close(e.code, e.reason);
+      },
+      message(ws, frame) {
+        if (ws.data.upstream.readyState === WebSocket.OPEN) ws.data.upstream.send(frame);
+        else ws.data.queue.push(frame);
+      },
+      close(ws) {
+        ws.data.upstream.close();
+      },
+    },
+  });
+}
+
+let front: ReturnType<typeof tlsFront>;
+beforeAll(async () => {
+  server = await startTestServer();
+  front = tlsFront(server.wsUrl(""));
+});
+afterAll(async () => {
+  front.stop(true);
+  for (let i = 0; i < 100 && server.ctx.sessions.size > 0; i++) await Bun.sleep(20);
+  expect(server.ctx.sessions.size).toBe(0);
+  await server.stop(0);
+  app.stop();
+});
+
+async function profile(key: string): Promise<string> {
+  const res = await fetch(`${server.url}/v1/realtime/profiles`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "oai", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: "flite", voice: "slt" }, upstream: { url: app.url("/echo") } } }),
+  });
+  return ((await res.json()) as { id: string }).id;
+}
+
+/** 16 kHz PCM as OpenAI's 24 kHz (linear interpolation is enough for a test's input). */
+function to24k(pcm: Int16Array): Buffer {
+  const out = new Int16Array(Math.floor((pcm.length * 3) / 2));
+  for (let i = 0; i < out.length; i++) {
+    const at = (i * 2) / 3;
+    const j = Math.floor(at);
+    out[i] = Math.round(pcm[j]! + (at - j) * ((pcm[j + 1] ?? pcm[j]!) - pcm[j]!));
+  }
+  return Buffer.from(out.buffer);
+}
+
+async function until(check: () => boolean, ms = 15_000) {
+  for (const end = Date.now() + ms; !check() && Date.now() < end; ) await Bun.sleep(10);
+  expect(check()).toBe(true);
+}
+
+describe.skipIf(!localSttAvailable)("/oai/realtime with the OpenAI SDK", () => {
+  test("a profile as a conversation: session.created, the caller's transcription, a response with 24 kHz audio and its transcript", async () => {
+    const { key } = await fundedAccount(server);
+    const model = await profile(key);
+    const client = new OpenAI({ apiKey: key, baseURL: `https://127.0.0.1:${front.port}/oai` });
+    const rt = new OpenAIRealtimeWS({ model, options: { ca: APP_TEST_TLS.cert, servername: APP_TEST_TLS.name } }, client);
+    const events: Record<string, any>[] = [];
+    const errors: unknown[] = [];
+    rt.on("event", (ev) => events.push(ev as never));
+    rt.on("error", (err) => errors.push(err));
+    await until(() => events.some((e) => e.type === "session.created"));
+    rt.send({ type: "session.update", session: { type: "realtime", output_modalities: ["audio"] } });
+    const audio = to24k(concat([silence(300), speak("Thank you very much for your help."), silence(1000)]));
+    for (let at = 0; at < audio.byteLength; at += 4800) {
+      rt.send({ type: "input_audio_buffer.append", audio: audio.subarray(at, at + 4800).toString("base64") });
+      await Bun.sleep(100);
+    }
+    await until(() => events.some((e) => e.type === "response.done"));
+    rt.close();
+
+    expect(errors).toEqual([]);
+    expect(events[0]).toMatchObject({ type: "session.created", session: { type: "realtime", model, audio: { output: { format: { type: "audio/pcm", rate: 24000 } } } } });
+    expect(events.some((e) => e.type === "session.updated")).toBe(true);
+    expect(events.some((e) => e.type === "input_audio_buffer.speech_started")).toBe(true);
+    const completed = events.find((e) => e.type === "conversation.item.input_audio_transcription.completed")!;
+    expect(completed.transcript).toBe("thank you very much for your help");
+    expect(events.find((e) => e.type === "input_audio_buffer.committed")).toMatchObject({ item_id: completed.item_id });
+    const created = events.find((e) => e.type === "response.created")!;
+    const id = created.response.id;
+    const transcript = events
+      .filter((e) => e.type === "response.output_audio_transcript.delta" && e.response_id === id)
+      .map((e) => e.delta)
+      .join("");
+    expect(transcript).toBe("You said: thank you very much for your help");
+    const pcm = Buffer.concat(events.filter((e) => e.type === "response.output_audio.delta" && e.response_id === id).map((e) => Buffer.from(e.delta, "base64")));
+    // Flite speaks the answer for well over a second, delivered at 24 kHz.
+    expect(pcm.byteLength / 48_000).toBeGreaterThan(1.5);
+    expect(events.find((e) => e.type === "response.output_audio_transcript.done")).toMatchObject({ response_id: id, transcript });
+    expect(events.find((e) => e.type === "response.done")).toMatchObject({ response: { id, status: "completed" } });
+    // Every server event has an event_id.
+    expect(events.every((e) => typeof e.event_id === "string")).toBe(true);
+  }, 40_000);
+
+  test("a model that is no profile of the account: an OpenAI error naming model, before the upgrade", async () => {
+    const { key } = await fundedAccount(server);
+    const res = await fetch(`${server.url}/oai/realtime?model=gpt-realtime`, {
+      headers: { authorization: `Bearer ${key}`, Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" },
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: { type: "invalid_request_error", code: "model_not_found", param: "model" } });
+  });
+});
