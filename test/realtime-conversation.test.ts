@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { like } from "drizzle-orm";
 import { LONG_ANSWER, startFakeApp } from "./fakes/conversation-relay-app.ts";
 import { BrokenProvider, FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
+import { spareCatalogue } from "./fakes/spare-stt.ts";
 import { POCKETSPHINX_FAMILY } from "../src/providers/local-pocketsphinx/provider.ts";
 import { ProviderError, type SttEvent, type SttProvider, type SttStream } from "../src/providers/types.ts";
 import { AsyncQueue } from "../src/util/async-queue.ts";
-import type { CatalogueData } from "../src/catalogue/catalogue.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
@@ -40,6 +40,14 @@ async function createProfile(key: string, path: string, extra: Record<string, un
   });
   expect(res.status).toBe(201);
   return ((await res.json()) as { id: string }).id;
+}
+
+/** The activity records whose ids match `pattern` (a conversation's parts: `<id>.%`), once `count` have settled. */
+async function recordsOf(on: TestServer, pattern: string, count = 1) {
+  const { db, schema } = on.ctx.database;
+  let rows: (typeof schema.activity.$inferSelect)[] = [];
+  for (let i = 0; i < 50 && rows.length < count; i++, await Bun.sleep(20)) rows = await db.select().from(schema.activity).where(like(schema.activity.id, pattern));
+  return rows;
 }
 
 async function until(check: () => boolean, ms = 10_000) {
@@ -124,13 +132,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime on the embedded engines", () =
     expect(ended.usage.stt_seconds).toBeGreaterThanOrEqual(3);
 
     // One activity record per part, each under the conversation's id.
-    const { db, schema } = server.ctx.database;
-    let rows: (typeof schema.activity.$inferSelect)[] = [];
-    for (let i = 0; i < 50 && rows.length < 2; i++, await Bun.sleep(20))
-      rows = await db
-        .select()
-        .from(schema.activity)
-        .where(like(schema.activity.id, `${sessionId}.%`));
+    const rows = await recordsOf(server, `${sessionId}.%`, 2);
     const byId = Object.fromEntries(rows.map((r) => [r.id, r]));
     expect(byId[`${sessionId}.stt`]).toMatchObject({ tenantId, capability: "stt", provider: "pocketsphinx", usageUnit: "seconds", usageAmount: ended.usage.stt_seconds, status: "completed" });
     expect(byId[`${sessionId}.resp_1`]).toMatchObject({ tenantId, capability: "tts", provider: "flite", usageUnit: "characters", usageAmount: answer.length, status: "completed" });
@@ -292,13 +294,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: a caller who vanishes", () =>
     const appConn = app.connections.find((a) => (a.received[0] as { sessionId?: string }).sessionId === sessionId)!;
     await until(() => appConn.closed !== undefined);
     expect(appConn.closed).toEqual({ code: 1000, reason: "the caller left" });
-    const { db, schema } = server.ctx.database;
-    let rows: (typeof schema.activity.$inferSelect)[] = [];
-    for (let i = 0; i < 50 && rows.length < 2; i++, await Bun.sleep(20))
-      rows = await db
-        .select()
-        .from(schema.activity)
-        .where(like(schema.activity.id, `${sessionId}.%`));
+    const rows = await recordsOf(server, `${sessionId}.%`, 2);
     expect(rows.map((r) => [r.id, r.tenantId, r.capability]).sort()).toEqual([
       [`${sessionId}.resp_1`, tenantId, "tts"],
       [`${sessionId}.stt`, tenantId, "stt"],
@@ -321,13 +317,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: the balance", () => {
     expect(rec.events.at(-1)).toMatchObject({ type: "realtime.error", code: "insufficient_balance" });
     expect(rec.close).toEqual({ code: 4402, reason: JSON.stringify({ error: "insufficient_balance" }) });
     const sessionId = rec.events[0]!.session_id;
-    const { db, schema } = server.ctx.database;
-    let rows: (typeof schema.activity.$inferSelect)[] = [];
-    for (let i = 0; i < 50 && !rows.length; i++, await Bun.sleep(20))
-      rows = await db
-        .select()
-        .from(schema.activity)
-        .where(like(schema.activity.id, `${sessionId}.stt`));
+    const rows = await recordsOf(server, `${sessionId}.stt`, 1);
     expect(rows[0]).toMatchObject({ tenantId, capability: "stt", usageAmount: 3, credits: 30 });
   }, 30_000);
 });
@@ -349,13 +339,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: a TTS provider that fails", (
       await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.done" || e.type === "realtime.error"));
       c.send({ type: "realtime.session.close" });
       const rec = await c.closed;
-      const { db, schema } = on.ctx.database;
-      let rows: (typeof schema.activity.$inferSelect)[] = [];
-      for (let i = 0; i < 50 && !rows.length; i++, await Bun.sleep(20))
-        rows = await db
-          .select()
-          .from(schema.activity)
-          .where(like(schema.activity.id, `${rec.events[0]!.session_id}.resp_1`));
+      const rows = await recordsOf(on, `${rec.events[0]!.session_id}.resp_1`, 1);
       return { rec, answer: rows[0] };
     } finally {
       await on.stop(0);
@@ -410,30 +394,7 @@ class BrokenStt implements SttProvider {
 describe.skipIf(!localSttAvailable)("/v1/realtime: an STT provider that fails", () => {
   /** A conversation whose recognizer is `broken` first, then PocketSphinx; the caller asks one question. */
   async function converse(broken: BrokenStt) {
-    const catalogue: CatalogueData = {
-      providers: [
-        {
-          id: broken.id,
-          name: "Broken STT",
-          kind: "cloud",
-          requiresVoice: false,
-          defaults: { stt: { model: "pocketsphinx-en-us" } },
-          bindings: [
-            {
-              capability: "stt",
-              id: "pocketsphinx-en-us",
-              canonical: "cmu/pocketsphinx-en-us",
-              streaming: true,
-              synchronous: false,
-              inputFormats: ["pcm_16000"],
-              price: { amount: "0.006", per: "minute" },
-            },
-          ],
-        },
-      ],
-      models: [],
-    };
-    const on = await startTestServer({}, { extra: { catalogue, providers: [], sttProviders: [broken] } });
+    const on = await startTestServer({}, { extra: { catalogue: spareCatalogue(broken.id), providers: [], sttProviders: [broken] } });
     try {
       const id = await createProfile(on.key, "/echo", { stt: { model: "pocketsphinx", input: { provider_order: `${broken.id},pocketsphinx` } } }, on);
       const c = connect(on.wsUrl(`/v1/realtime?profile_id=${id}`), bearer(on.key));
@@ -443,13 +404,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: an STT provider that fails", 
       await sending;
       if (!c.rec.close.code) c.send({ type: "realtime.session.close" });
       const rec = await c.closed;
-      const { db, schema } = on.ctx.database;
-      let rows: (typeof schema.activity.$inferSelect)[] = [];
-      for (let i = 0; i < 50 && !rows.length; i++, await Bun.sleep(20))
-        rows = await db
-          .select()
-          .from(schema.activity)
-          .where(like(schema.activity.id, `${rec.events[0]!.session_id}.stt`));
+      const rows = await recordsOf(on, `${rec.events[0]!.session_id}.stt`, 1);
       return { rec, stt: rows[0] };
     } finally {
       await on.stop(0);

@@ -15,3 +15,8 @@ export function samplesOf(bytes: Uint8Array): Int16Array {
   if (bytes.byteOffset % 2 === 0) return new Int16Array(bytes.buffer, bytes.byteOffset, count);
   return new Int16Array(exactBuffer(bytes.subarray(0, count * 2)));
 }
+
+/** The view's bytes (only they, not its whole buffer) as base64, for protocols that carry audio inside JSON. */
+export function base64Of(view: Uint8Array): string {
+  return Buffer.from(view.buffer, view.byteOffset, view.byteLength).toString("base64");
+}

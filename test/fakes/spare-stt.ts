@@ -9,11 +9,12 @@ import { AsyncQueue } from "../../src/util/async-queue.ts";
 
 export const SPARE_TEXT = "spare";
 
-export function spareCatalogue(): CatalogueData {
+/** The catalogue entry of a second provider `id` of the embedded recognizer's model (a test's own provider may take it). */
+export function spareCatalogue(id = "spare"): CatalogueData {
   return {
     providers: [
       {
-        id: "spare",
+        id,
         name: "Spare recognizer",
         kind: "cloud",
         requiresVoice: false,

@@ -1,4 +1,5 @@
 import type { WireJson } from "../wire-json.ts";
+import { base64Of } from "../../audio/bytes.ts";
 import { ProviderError, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
 import { JsonSocketStream } from "../upstream-ws.ts";
 
@@ -152,9 +153,7 @@ export function scribeStream(ws: WebSocket, req: SttStreamRequest, idleMs: numbe
     send(audio) {
       sentBytes += audio.byteLength;
       audioSinceCommit = true;
-      stream.send(
-        JSON.stringify({ message_type: "input_audio_chunk", audio_base_64: Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64"), commit: false, sample_rate: rate }),
-      );
+      stream.send(JSON.stringify({ message_type: "input_audio_chunk", audio_base_64: base64Of(audio), commit: false, sample_rate: rate }));
     },
     commit: () => commit("client"),
     clear: () => {

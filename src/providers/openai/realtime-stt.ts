@@ -1,4 +1,5 @@
 import type { WireJson } from "../wire-json.ts";
+import { base64Of } from "../../audio/bytes.ts";
 import { ProviderError, type RawUpstream, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
 import type { HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
@@ -283,7 +284,7 @@ class RealtimeTranscription implements SttStream {
     this.sentBytes += audio.byteLength;
     this.uncommittedBytes += audio.byteLength;
     // The protocol carries audio as base64 inside JSON: one encode per frame.
-    const b64 = Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64");
+    const b64 = base64Of(audio);
     this.stream.send(`{"type":"input_audio_buffer.append","audio":"${b64}"}`);
   }
 

@@ -1,4 +1,5 @@
 import type { ConversationEvent, ConversationPort } from "../../sessions/realtime/conversation-events.ts";
+import { base64Of } from "../../audio/bytes.ts";
 import { unreachable } from "../../util/unreachable.ts";
 import type { WsPort } from "../ws-port.ts";
 
@@ -67,8 +68,7 @@ export function elConversationPort(port: WsPort, inputFormat: string): Conversat
 
   return {
     event,
-    sendAudio: (chunk) =>
-      port.sendAudio(JSON.stringify({ type: "audio", audio_event: { audio_base_64: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("base64"), event_id: answer } })),
+    sendAudio: (chunk) => port.sendAudio(JSON.stringify({ type: "audio", audio_event: { audio_base_64: base64Of(chunk), event_id: answer } })),
     close: (code, reason) => {
       clearInterval(pinger);
       port.close(code, reason);

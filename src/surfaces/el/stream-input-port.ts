@@ -1,4 +1,5 @@
 import type { ServerWebSocket } from "bun";
+import { base64Of } from "../../audio/bytes.ts";
 import { PcmDelivery, type PcmPromise } from "../../audio/pcm-delivery.ts";
 import { type ApiError, CLOSE, closeReason, ERRORS, type ErrorCode } from "../../errors.ts";
 import type { TtsPort, TtsSessionEvent } from "../../sessions/tts-events.ts";
@@ -69,7 +70,7 @@ export class StreamInputPort implements TtsPort {
 
   private send(audio: Uint8Array): void | Promise<void> {
     if (!audio.byteLength) return;
-    const frame = JSON.stringify({ audio: Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64"), isFinal: null, normalizedAlignment: null, alignment: null });
+    const frame = JSON.stringify({ audio: base64Of(audio), isFinal: null, normalizedAlignment: null, alignment: null });
     return this.socket.sendAudio(frame);
   }
 }

@@ -1,4 +1,5 @@
 import type { ConversationEvent, ConversationPort } from "../../sessions/realtime/conversation-events.ts";
+import { base64Of } from "../../audio/bytes.ts";
 import { unreachable } from "../../util/unreachable.ts";
 import type { WsPort } from "../ws-port.ts";
 
@@ -115,7 +116,7 @@ export function oaiRealtimePort(port: WsPort): ConversationPort {
           event_id: `event_${++events}`,
           type: "response.output_audio.delta",
           ...part(speaking),
-          delta: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("base64"),
+          delta: base64Of(chunk),
         }),
       ),
     close: (code, reason) => port.close(code, reason),
