@@ -3,6 +3,7 @@ import type { Catalogue } from "../catalogue/catalogue.ts";
 import type { Capability } from "../catalogue/types.ts";
 import type { Database } from "../db/open.ts";
 import { ApiError } from "../errors.ts";
+import { OUTPUT_FORMATS } from "./output-formats.ts";
 import { literalRefusal } from "./upstream-guard.ts";
 
 // Realtime profiles: a tenant's reusable pipeline (STT model, TTS model, the application's
@@ -10,9 +11,6 @@ import { literalRefusal } from "./upstream-guard.ts";
 // `upstream.url`; the other members kept here are ours (see docs/realtime-profiles.md):
 // `stt.provider`, `stt.provider_options`, `stt.input`, `tts.provider`, `tts.voice`,
 // `tts.provider_options`, `tts.format`, `upstream.headers`, `upstream.partial_prompts`, `greeting`.
-
-/** The audio a conversation may send its client (`pipeline.tts.format`). */
-export const TTS_OUTPUT_FORMATS = ["pcm_8000", "pcm_16000", "pcm_22050", "pcm_24000", "pcm_44100", "pcm_48000", "ulaw_8000"];
 
 export interface PipelineStage {
   model: string;
@@ -100,10 +98,12 @@ function stage(catalogue: Catalogue, value: unknown, capability: Capability): Pi
     throw new ApiError("model_not_found", `${model} is not a streaming ${capability} model${provider === undefined ? "" : ` of ${provider}`} in this service`, { param: `${param}.model` });
   if (input !== undefined && (!isObject(input) || JSON.stringify(input).length > LIMITS.input))
     throw new ApiError("invalid_request", `${param}.input must be an object of at most ${LIMITS.input} bytes of JSON`, { param: `${param}.input` });
-  if (format !== undefined && (capability !== "tts" || typeof format !== "string" || !TTS_OUTPUT_FORMATS.includes(format)))
+  if (format !== undefined && (capability !== "tts" || typeof format !== "string" || !(format in OUTPUT_FORMATS)))
     throw new ApiError(
       "invalid_request",
-      capability === "tts" ? `${param}.format must be one of ${TTS_OUTPUT_FORMATS.join(", ")}` : `${param}.format is not a member of the STT stage (the input format is ${param}.input.audio_format)`,
+      capability === "tts"
+        ? `${param}.format must be one of ${Object.keys(OUTPUT_FORMATS).join(", ")}`
+        : `${param}.format is not a member of the STT stage (the input format is ${param}.input.audio_format)`,
       {
         param: `${param}.format`,
       },

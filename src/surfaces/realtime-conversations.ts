@@ -8,7 +8,8 @@ import type { RealtimeProfile } from "../realtime/profiles.ts";
 import { candidatesForVoice } from "../routing/voices.ts";
 import type { Admission } from "../sessions/admission.ts";
 import { Conversation } from "../sessions/realtime/conversation.ts";
-import type { ConversationPort, OutputFormat } from "../sessions/realtime/conversation-events.ts";
+import type { OutputFormat } from "../realtime/output-formats.ts";
+import type { ConversationPort } from "../sessions/realtime/conversation-events.ts";
 import { SttSession } from "../sessions/stt-session.ts";
 import { TtsSession } from "../sessions/tts-session.ts";
 import { type ConversationPlan, planConversation } from "./realtime-plan.ts";
@@ -113,13 +114,14 @@ export async function startConversation(ctx: AppContext, id: string, h: OpenedHa
   let speech = { voice: plan.tts.voice, candidates: h.tts };
   if (overrides.voice) speech = { voice: overrides.voice, candidates: await candidatesForVoice(h.tts, overrides.voice, (pid) => ctx.providers.get(pid)) };
   let hearings = 0;
+  const output = overrides.output ?? plan.output;
   const common = { log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface };
   return new Conversation(
     {
       id,
       profileId: profile.id,
       input: { audioFormat: plan.stt.audioFormat, sampleRate: plan.stt.sampleRate },
-      output: overrides.output ?? plan.output,
+      output,
       greeting: overrides.greeting ?? plan.greeting,
       partialPrompts: plan.partialPrompts,
       language: plan.stt.language,
@@ -142,7 +144,7 @@ export async function startConversation(ctx: AppContext, id: string, h: OpenedHa
             id: ttsId,
             voice: speech.voice,
             format: "pcm",
-            sampleRate: plan.output.sampleRate,
+            sampleRate: output.sampleRate,
             autoFlush: true,
             options: plan.tts.options,
             admit: admitUnder(ctx, ttsId, payer, speech.candidates, true, surface),

@@ -2,7 +2,7 @@ import type { Catalogue } from "../catalogue/catalogue.ts";
 import { ApiError } from "../errors.ts";
 import type { SttProvider } from "../providers/types.ts";
 import type { Pipeline, PipelineStage } from "../realtime/profiles.ts";
-import type { OutputFormat } from "../sessions/realtime/conversation-events.ts";
+import { DEFAULT_OUTPUT_FORMAT, OUTPUT_FORMATS, type OutputFormat } from "../realtime/output-formats.ts";
 import { planSttSession, type SttPlan } from "./native/stt-query.ts";
 import { planTtsSession, type TtsPlan } from "./native/tts-query.ts";
 
@@ -17,18 +17,6 @@ export interface ConversationPlan {
   greeting?: string;
   partialPrompts: boolean;
 }
-
-/** Output formats a profile may ask for (`pipeline.tts.format`); PCM 16 kHz when it names none. */
-export const OUTPUT_FORMATS: Record<string, OutputFormat> = {
-  pcm_8000: { encoding: "pcm_s16le", sampleRate: 8000 },
-  pcm_16000: { encoding: "pcm_s16le", sampleRate: 16000 },
-  pcm_22050: { encoding: "pcm_s16le", sampleRate: 22050 },
-  pcm_24000: { encoding: "pcm_s16le", sampleRate: 24000 },
-  pcm_44100: { encoding: "pcm_s16le", sampleRate: 44100 },
-  pcm_48000: { encoding: "pcm_s16le", sampleRate: 48000 },
-  ulaw_8000: { encoding: "ulaw", sampleRate: 8000 },
-};
-export const DEFAULT_OUTPUT_FORMAT = "pcm_16000";
 
 function stageQuery(stage: PipelineStage, extra: Record<string, unknown>): URLSearchParams {
   const params = new URLSearchParams({ model: stage.model });

@@ -1,13 +1,8 @@
 import type { ErrorCode } from "../../errors.ts";
+import type { OutputFormat } from "../../realtime/output-formats.ts";
 
 // What a realtime conversation tells its surface. Surfaces map these to their own wire frames
 // (`surfaces/native/realtime-wire.ts`); the conversation builds no client frames.
-
-/** The audio the client receives: 16-bit PCM or G.711 µ-law at a fixed rate, converted when a voice speaks at another. */
-export interface OutputFormat {
-  encoding: "pcm_s16le" | "ulaw";
-  sampleRate: number;
-}
 
 export interface ConversationUsage {
   sttSeconds: number;

@@ -3,7 +3,8 @@ import type { Logger } from "../../log.ts";
 import type { AppSignal, AppSocket } from "../../realtime/app-socket.ts";
 import type { AppMessage } from "../../realtime/app-messages.ts";
 import type { SttSessionEvent } from "../stt-events.ts";
-import type { ConversationEvent, ConversationPort, ConversationUsage, EndReason, OutputFormat } from "./conversation-events.ts";
+import type { OutputFormat } from "../../realtime/output-formats.ts";
+import type { ConversationEvent, ConversationPort, ConversationUsage, EndReason } from "./conversation-events.ts";
 import { Hearing, type OpenStt } from "./hearing.ts";
 import { type OpenTts, type ResponseEnd, SpokenResponse } from "./spoken-response.ts";
 

@@ -1,7 +1,8 @@
 import { type PcmPromise, PcmDelivery } from "../../audio/pcm-delivery.ts";
 import { CLOSE, type ErrorCode } from "../../errors.ts";
 import type { TtsPort, TtsSessionEvent } from "../tts-events.ts";
-import type { ConversationEvent, OutputFormat } from "./conversation-events.ts";
+import type { OutputFormat } from "../../realtime/output-formats.ts";
+import type { ConversationEvent } from "./conversation-events.ts";
 
 // One answer of the application, spoken: its own TTS session (its own credit hold, fallback and
 // activity record), fed the application's tokens as they arrive and closed at `last: true`. Its

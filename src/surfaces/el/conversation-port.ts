@@ -1,5 +1,6 @@
 import type { ConversationEvent, ConversationPort } from "../../sessions/realtime/conversation-events.ts";
 import { base64Of } from "../../audio/bytes.ts";
+import { outputFormatName } from "../../realtime/output-formats.ts";
 import { unreachable } from "../../util/unreachable.ts";
 import type { WsPort } from "../ws-port.ts";
 
@@ -9,7 +10,6 @@ import type { WsPort } from "../ws-port.ts";
 // SDK to drop what it holds of that answer (it drops audio whose id is at most the interruption's).
 
 /** ElevenLabs' names for our output formats (they are the same strings). */
-const formatName = (encoding: string, rate: number) => `${encoding === "ulaw" ? "ulaw" : "pcm"}_${rate}`;
 
 /** How often the server pings; the SDK answers each with `pong`. */
 export const PING_EVERY_MS = 5000;
@@ -29,7 +29,7 @@ export function elConversationPort(port: WsPort, inputFormat: string): Conversat
           type: "conversation_initiation_metadata",
           conversation_initiation_metadata_event: {
             conversation_id: ev.sessionId,
-            agent_output_audio_format: formatName(ev.output.encoding, ev.output.sampleRate),
+            agent_output_audio_format: outputFormatName(ev.output),
             user_input_audio_format: inputFormat,
           },
         });

@@ -1,11 +1,10 @@
 import type { ConversationEvent, ConversationPort } from "../../sessions/realtime/conversation-events.ts";
+import { outputFormatName } from "../../realtime/output-formats.ts";
 import { unreachable } from "../../util/unreachable.ts";
 import type { WsPort } from "../ws-port.ts";
 
 // The `/v1/realtime` frames (docs/realtime.md#the-v1realtime-socket): every event a JSON text frame
 // with `type`, a gapless `seq` and a stable `event_id`; audio as binary frames.
-
-const FORMAT_NAMES = { pcm_s16le: "pcm", ulaw: "ulaw" } as const;
 
 export function realtimeWireEvent(event: ConversationEvent): Record<string, unknown> & { type: string } {
   switch (event.type) {
@@ -15,7 +14,7 @@ export function realtimeWireEvent(event: ConversationEvent): Record<string, unkn
         session_id: event.sessionId,
         profile_id: event.profileId,
         input_audio_format: event.input.audioFormat,
-        output_audio_format: `${FORMAT_NAMES[event.output.encoding]}_${event.output.sampleRate}`,
+        output_audio_format: outputFormatName(event.output),
         stt: event.stt,
       };
     case "speech":
