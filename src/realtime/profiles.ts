@@ -5,6 +5,7 @@ import type { Database } from "../db/open.ts";
 import { ApiError } from "../errors.ts";
 import { OUTPUT_FORMATS } from "./output-formats.ts";
 import { literalRefusal } from "./upstream-guard.ts";
+import { isObject } from "../util/is-object.ts";
 
 // Realtime profiles: a tenant's reusable pipeline (STT model, TTS model, the application's
 // WebSocket), stored once and named by id. The interface fixes `stt.model`, `tts.model` and
@@ -40,8 +41,6 @@ export interface RealtimeProfile {
   created_at: string;
   updated_at: string;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Profiles a tenant may keep (checked before each create, so two racing creates may pass it by one). */
 export const PROFILES_PER_TENANT = 1000;

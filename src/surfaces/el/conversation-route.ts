@@ -9,6 +9,7 @@ import { WsPort } from "../ws-port.ts";
 import { elAuth, elevenLabsKey } from "./auth.ts";
 import { elConversationPort } from "./conversation-port.ts";
 import { elevenLabsError } from "./errors.ts";
+import { isObject } from "../../util/is-object.ts";
 
 // ElevenLabs' conversation socket (`/el/v1/convai/conversation`) onto a realtime conversation of a
 // Speech Engine (a profile), and the signed URLs that open it from a browser (docs/compat-el.md).
@@ -17,8 +18,6 @@ import { elevenLabsError } from "./errors.ts";
 export const SIGNED_URL_SECONDS = 15 * 60;
 /** A client that sends no `conversation_initiation_client_data` first gets the engine as it is after this. */
 const INIT_WAIT_MS = 2000;
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** What of `conversation_initiation_client_data` a conversation honours: the first message and the voice. */
 function overridesOf(frame: Record<string, unknown>): ConversationOverrides {

@@ -4,12 +4,11 @@ import { ApiError } from "../../errors.ts";
 import { parsePipeline, type PipelineStage, type RealtimeProfile } from "../../realtime/profiles.ts";
 import { BODY_LIMITS, jsonBody } from "../request-body.ts";
 import { elAuth } from "./auth.ts";
+import { isObject } from "../../util/is-object.ts";
 
 // ElevenLabs Speech Engines are our realtime profiles seen through /el: the engine's `ws_url` and
 // `request_headers` are the profile's application upstream, and the STT and TTS models are the
 // extension block `service` (docs/compat-el.md). Creating an engine creates a profile.
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function serviceStage(catalogue: AppContext["catalogue"], s: PipelineStage, capability: "stt" | "tts") {
   const provider = s.provider ?? catalogue.lookup(s.model, capability).find((b) => b.streaming)?.provider.id ?? "";

@@ -4,8 +4,7 @@ import { ApiError } from "../../errors.ts";
 import { EXPIRES_IN } from "../../realtime/client-secrets.ts";
 import { BODY_LIMITS, jsonBody } from "../request-body.ts";
 import { nativeAuth } from "./auth.ts";
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+import { isObject } from "../../util/is-object.ts";
 
 function expiresIn(value: unknown): number {
   if (value === undefined) return EXPIRES_IN.default;

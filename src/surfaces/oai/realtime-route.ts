@@ -10,14 +10,13 @@ import { WsPort } from "../ws-port.ts";
 import { oaiKey } from "./auth.ts";
 import { openAiError } from "./errors.ts";
 import { oaiRealtimePort, sessionObject } from "./realtime-port.ts";
+import { isObject } from "../../util/is-object.ts";
 
 // `/oai/realtime?model=<profile id>`: a realtime profile as a conversation in OpenAI's Realtime
 // API (GA events; docs/compat-oai.md). Audio is OpenAI's: 24 kHz PCM both ways, converted to and
 // from the profile's recognizer and voice rates.
 
 const OPENAI_PCM_RATE = 24000;
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The caller's 24 kHz audio at the recognizer's rate, in order. */
 function inputAt(rate: number, deliver: (pcm: Uint8Array) => void): (pcm: Uint8Array) => void {
