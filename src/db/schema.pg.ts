@@ -217,7 +217,10 @@ export const realtimeClientSecrets = pgTable(
       .references(() => tenants.id),
     /** The key that minted it: a session it opens is withdrawn with that key. */
     keyId: text("key_id").notNull(),
-    profileId: text("profile_id").notNull(),
+    /** The profile it opens; none for an `/oai` transcription session. */
+    profileId: text("profile_id"),
+    /** `/oai` only: the OpenAI session settings the secret was minted with (JSON), applied when it is used. */
+    session: text("session"),
     expiresAt: ms("expires_at").notNull(),
     usedAt: ms("used_at"),
   },

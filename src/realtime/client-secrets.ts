@@ -4,9 +4,10 @@ import { hashKey } from "../accounts/keys.ts";
 import type { Database } from "../db/open.ts";
 import { ApiError } from "../errors.ts";
 
-// Client secrets: short-lived, single-use credentials that open one profile's `/v1/realtime`
-// without an API key (a browser or phone gets one from its own backend). Like API keys they carry
-// 256 random bits and are stored only as a SHA-256 hash (docs/realtime.md#client-secrets).
+// Client secrets: short-lived, single-use credentials that open one profile's conversation (or, on
+// `/oai`, a transcription session) without an API key (a browser or phone gets one from its own
+// backend). Like API keys they carry 256 random bits and are stored only as a SHA-256 hash
+// (docs/realtime.md#client-secrets).
 
 const SECRET_PREFIX = "vxr_cs_";
 
@@ -18,11 +19,16 @@ export interface ClientSecret {
   profile_id: string;
 }
 
-/** What a redeemed secret opens: the minting tenant (and key) and its one profile. */
-export interface RedeemedSecret {
+/** What a secret opens: one profile's conversation, or (no profile) an `/oai` transcription session; `session` is `/oai`'s settings for it. */
+export interface SecretGrant {
+  profileId: string | null;
+  session?: Record<string, unknown>;
+}
+
+/** What a redeemed secret opens, and for whom: the minting tenant (and key). */
+export interface RedeemedSecret extends SecretGrant {
   tenantId: string;
   keyId: string;
-  profileId: string;
 }
 
 export class ClientSecrets {
@@ -30,16 +36,24 @@ export class ClientSecrets {
 
   /** A new secret for a profile the caller has already found to be the tenant's own. */
   async mint(owner: { tenantId: string; keyId: string }, profileId: string, expiresInSeconds: number): Promise<ClientSecret> {
-    const secret = SECRET_PREFIX + randomBytes(32).toString("base64url");
+    const { secret, expiresAt } = await this.grant(owner, { profileId }, expiresInSeconds, SECRET_PREFIX);
+    return { client_secret: secret, expires_at: expiresAt.toISOString(), profile_id: profileId };
+  }
+
+  /** A new secret for what `grant` names, spelt with `prefix` (OpenAI's clients know theirs by `ek_`). */
+  async grant(owner: { tenantId: string; keyId: string }, grant: SecretGrant, expiresInSeconds: number, prefix: string): Promise<{ secret: string; expiresAt: Date }> {
+    const secret = prefix + randomBytes(32).toString("base64url");
     const now = new Date();
     const expiresAt = new Date(now.getTime() + expiresInSeconds * 1000);
     const t = this.database.schema.realtimeClientSecrets;
     await this.database.transaction(async (tx) => {
-      // Expired rows go with each mint, so the table holds at most the last 600 seconds of mints.
+      // Expired rows go with each mint, so the table holds only mints that may still be used.
       await tx.delete(t).where(lte(t.expiresAt, now));
-      await tx.insert(t).values({ hash: hashKey(secret), tenantId: owner.tenantId, keyId: owner.keyId, profileId, expiresAt });
+      await tx
+        .insert(t)
+        .values({ hash: hashKey(secret), tenantId: owner.tenantId, keyId: owner.keyId, profileId: grant.profileId, session: grant.session ? JSON.stringify(grant.session) : null, expiresAt });
     });
-    return { client_secret: secret, expires_at: expiresAt.toISOString(), profile_id: profileId };
+    return { secret, expiresAt };
   }
 
   /**
@@ -61,9 +75,10 @@ export class ClientSecrets {
         .update(t)
         .set({ usedAt: now })
         .where(and(eq(t.hash, hashKey(secret)), isNull(t.usedAt), gt(t.expiresAt, now), inArray(t.keyId, liveKeys)))
-        .returning({ tenantId: t.tenantId, keyId: t.keyId, profileId: t.profileId });
+        .returning({ tenantId: t.tenantId, keyId: t.keyId, profileId: t.profileId, session: t.session });
     });
     if (!row) throw new ApiError("invalid_client_secret", "the client secret is unknown, used or expired");
-    return row;
+    const { session, ...rest } = row;
+    return session ? { ...rest, session: JSON.parse(session) } : rest;
   }
 }

@@ -8,6 +8,7 @@ import type { RealtimeProfile } from "../realtime/profiles.ts";
 import { candidatesForVoice } from "../routing/voices.ts";
 import type { Admission } from "../sessions/admission.ts";
 import { Conversation } from "../sessions/realtime/conversation.ts";
+import type { HearingSettings } from "../sessions/realtime/hearing.ts";
 import type { OutputFormat } from "../realtime/output-formats.ts";
 import type { ConversationPort } from "../sessions/realtime/conversation-events.ts";
 import { SttSession } from "../sessions/stt-session.ts";
@@ -28,17 +29,25 @@ export interface Handshake {
   /** Told as a close after the upgrade (credentials). */
   closeWith?: ApiError;
   payer?: Payer;
+  /** The conversation's profile; none when the opening asked for a transcription session. */
   profile?: RealtimeProfile;
   plan?: ConversationPlan;
   stt?: Binding[];
   tts?: Binding[];
+  /** `/oai`: the session settings the client secret was minted with. */
+  session?: Record<string, unknown>;
 }
 
-/** How a socket says what it opens: a single-use secret (it names its profile), or a profile and a key. */
+/**
+ * How a socket says what it opens: a single-use secret (it names what it opens), or a profile and
+ * a key. With `transcription` (only `/oai` asks it) a key alone, or a secret minted for it, opens
+ * a transcription session instead of a profile.
+ */
 export interface Opening {
   secret?: string | null;
   profileId?: string | null;
   key?: string;
+  transcription?: boolean;
 }
 
 /**
@@ -46,25 +55,29 @@ export interface Opening {
  * its plan, and what the account can pay for. A secret that opens another profile than the one
  * named is as invalid as an unknown one.
  */
-async function handshakeOf(ctx: AppContext, { secret, profileId, key }: Opening): Promise<Handshake> {
+async function handshakeOf(ctx: AppContext, { secret, profileId, key, transcription }: Opening): Promise<Handshake> {
   let payer: Payer;
+  let session: Record<string, unknown> | undefined;
   try {
     if (secret) {
       const redeemed = await ctx.clientSecrets.redeem(secret);
       if (profileId && profileId !== redeemed.profileId) throw new ApiError("invalid_client_secret", "the client secret opens another profile");
+      if (!redeemed.profileId && !transcription) throw new ApiError("invalid_client_secret", "the client secret opens a transcription session, not a profile");
       payer = { tenantId: redeemed.tenantId, keyId: redeemed.keyId };
       profileId = redeemed.profileId;
+      session = redeemed.session;
     } else payer = await authenticate(ctx.database, key);
   } catch (err) {
     if (err instanceof ApiError) return { closeWith: err };
     throw err;
   }
+  if (!profileId) return { payer, ...(session ? { session } : {}) };
   try {
     const profile = await ctx.profiles.get(payer.tenantId, profileId!);
     const plan = planConversation(ctx.catalogue, (id) => ctx.sttProviders.get(id), profile.pipeline);
     const stt = await ctx.meter.admit(payer, plan.stt.candidates);
     const tts = await ctx.meter.admit(payer, await candidatesForVoice(plan.tts.candidates, plan.tts.voice, (id) => ctx.providers.get(id)));
-    return { payer, profile, plan, stt, tts };
+    return { payer, profile, plan, stt, tts, ...(session ? { session } : {}) };
   } catch (err) {
     if (err instanceof ApiError) return { refusal: err };
     throw err;
@@ -72,7 +85,7 @@ async function handshakeOf(ctx: AppContext, { secret, profileId, key }: Opening)
 }
 
 /** A session's admission on an account already checked: its own meter (and activity record) under the conversation's id. */
-function admitUnder(ctx: AppContext, id: string, payer: Payer, candidates: Binding[], recheck: boolean, surface: string): () => Promise<Admission> {
+export function admitUnder(ctx: AppContext, id: string, payer: Payer, candidates: Binding[], recheck: boolean, surface: string): () => Promise<Admission> {
   return async () => {
     const affordable = recheck ? await ctx.meter.admit(payer, candidates) : candidates;
     const meter = ctx.meter.start(id, payer, surface);
@@ -125,12 +138,13 @@ export async function startConversation(ctx: AppContext, id: string, h: OpenedHa
       greeting: overrides.greeting ?? plan.greeting,
       partialPrompts: plan.partialPrompts,
       language: plan.stt.language,
-      // A language switch plans the recognizer anew, as the profile with that language would.
-      openStt: (sttPort, language) => {
-        const stt = language ? planConversation(ctx.catalogue, (pid) => ctx.sttProviders.get(pid), withLanguage(profile.pipeline, language)).stt : plan.stt;
+      // Other settings plan the recognizer anew, as the profile with them would.
+      openStt: (sttPort, settings) => {
+        const replanned = settings.language !== undefined || settings.manualCommits !== undefined;
+        const stt = replanned ? planConversation(ctx.catalogue, (pid) => ctx.sttProviders.get(pid), withHearing(profile.pipeline, settings)).stt : plan.stt;
         const sttId = ++hearings === 1 ? `${id}.stt` : `${id}.stt_${hearings}`;
         const session = new SttSession(
-          { ...stt, id: sttId, admit: admitUnder(ctx, sttId, payer, language ? stt.candidates : h.stt, language !== undefined, surface), idleTimeoutMs: limits.sttIdleTimeoutMs },
+          { ...stt, id: sttId, admit: admitUnder(ctx, sttId, payer, replanned ? stt.candidates : h.stt, replanned, surface), idleTimeoutMs: limits.sttIdleTimeoutMs },
           { ...common, provider: (pid) => ctx.sttProviders.get(pid), port: sttPort, vadLanes: ctx.vadLanes },
         );
         ctx.sessions.add(session, "stt");
@@ -169,11 +183,14 @@ export async function startConversation(ctx: AppContext, id: string, h: OpenedHa
   );
 }
 
-function withLanguage(pipeline: RealtimeProfile["pipeline"], language: string): RealtimeProfile["pipeline"] {
-  return { ...pipeline, stt: { ...pipeline.stt, input: { ...pipeline.stt.input, language } } };
+function withHearing(pipeline: RealtimeProfile["pipeline"], { language, manualCommits }: HearingSettings): RealtimeProfile["pipeline"] {
+  const input = { ...pipeline.stt.input };
+  if (language !== undefined) input.language = language;
+  if (manualCommits !== undefined) input.commit_strategy = manualCommits ? "manual" : "auto";
+  return { ...pipeline, stt: { ...pipeline.stt, input } };
 }
 
-export type OpenedHandshake = Required<Omit<Handshake, "refusal" | "closeWith">>;
+export type OpenedHandshake = Required<Omit<Handshake, "refusal" | "closeWith" | "session">> & Pick<Handshake, "session">;
 
 /**
  * Each request's handshake, worked out once (the checks before an upgrade may run twice):
@@ -198,6 +215,8 @@ export interface ConversationConnection {
   conversation?: Conversation;
   /** The socket closed: a conversation still starting is abandoned when it arrives. */
   gone: boolean;
+  /** What else the socket holds that its close must end (a converter, a transcription session). */
+  onClose?: () => void;
 }
 
 /** The sockets of a conversation route, and Bun's `drain` and `close` for them. */
@@ -209,6 +228,7 @@ export class ConversationSockets extends WsConnections<ConversationConnection> {
     if (!conn) return;
     conn.gone = true;
     conn.conversation?.abort();
+    conn.onClose?.();
     conn.port.drain();
   };
 }

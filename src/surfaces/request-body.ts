@@ -17,8 +17,8 @@ export const BODY_LIMITS = {
   speech: 1 * MiB,
   /** Realtime profiles and Speech Engines: their own bounds allow about 960 KB of UTF-8. */
   profile: 1 * MiB,
-  /** Realtime client secrets: a profile id and a number. */
-  clientSecret: 64 * KiB,
+  /** Realtime client secrets: a profile id and a number, or OpenAI's session settings (its instructions and tools may be long). */
+  clientSecret: 1 * MiB,
   /** Stripe's signed webhook events, verified on the raw body. */
   webhook: 1 * MiB,
 } as const;

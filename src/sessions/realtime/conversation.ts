@@ -96,6 +96,11 @@ export class Conversation {
     if (!this.closed && !this.ending) this.stt.command({ type: "commit" });
   }
 
+  /** The client drops what the caller said of the turn so far (OpenAI's `input_audio_buffer.clear`). */
+  clear(): void {
+    if (!this.closed && !this.ending) this.stt.command({ type: "clear" });
+  }
+
   /** The client stops the answer being spoken (OpenAI's `response.cancel`): as a barge-in. */
   cancelAnswer(): void {
     if (!this.closed) this.bargeIn();
@@ -106,6 +111,11 @@ export class Conversation {
     if (this.closed || this.ending || !text.trim()) return;
     this.bargeIn();
     this.endTurn(`typed_${++this.typed}`, text.trim());
+  }
+
+  /** Whether turns end only when the client commits them; rejects (and nothing changes) when the recognizers cannot. */
+  commitTurnsManually(manual: boolean): Promise<void> {
+    return this.stt.switchTo({ manualCommits: manual });
   }
 
   /** The client asks to end: what is being said is finished, then the usage and a normal close. */
@@ -210,7 +220,7 @@ export class Conversation {
   private async switchLanguage(tts: string | undefined, transcription: string | undefined): Promise<void> {
     if (transcription) {
       try {
-        await this.stt.switchTo(transcription);
+        await this.stt.switchTo({ language: transcription });
         this.log.info({ language: transcription }, "the caller is heard in another language");
       } catch (err) {
         this.app?.refuse(`transcriptionLanguage ${transcription}: ${(err as Error).message}`);

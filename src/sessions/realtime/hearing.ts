@@ -1,8 +1,8 @@
 import type { SttPort, SttSessionEvent } from "../stt-events.ts";
 
 // The conversation's ear: the STT session that hears the caller, replaced by a new one when the
-// application switches the transcription language (an STT stream's language is fixed when it
-// opens). The old session keeps hearing until the new one has started, so a language no provider
+// application switches the transcription language, or the client asks to commit turns itself
+// (an STT stream's language and commit strategy are fixed when it opens). The old session keeps hearing until the new one has started, so a language no provider
 // takes leaves the conversation as it was; then the old one finishes the turn it was in. Turn ids
 // stay unique across sessions (each session's turns are numbered after the last one's); the
 // usage is the sum of them all.
@@ -10,12 +10,19 @@ import type { SttPort, SttSessionEvent } from "../stt-events.ts";
 /** An STT session as the conversation uses it. */
 export interface SttHandle {
   audio(frame: Uint8Array): void;
-  command(cmd: { type: "commit" | "close" }): void;
+  command(cmd: { type: "commit" | "clear" | "close" }): void;
   abort(): void;
 }
 
-/** Opens an STT session hearing `language` (the profile's when absent); throws `ApiError` when no candidate can. */
-export type OpenStt = (port: SttPort, language?: string) => SttHandle;
+/** What a conversation may change of how its caller is heard; absent members are the profile's. */
+export interface HearingSettings {
+  language?: string;
+  /** Turns end only when the client commits them (OpenAI's `turn_detection: null`). */
+  manualCommits?: boolean;
+}
+
+/** Opens an STT session with `settings` over the profile's; throws `ApiError` when no candidate can. */
+export type OpenStt = (port: SttPort, settings: HearingSettings) => SttHandle;
 
 export interface HearingListener {
   event(event: SttSessionEvent): void;
@@ -34,21 +41,27 @@ export class Hearing {
   /** Seconds billed by the sessions that have ended. */
   seconds = 0;
   private allClosed: (() => void) | undefined;
+  private settings: HearingSettings = {};
 
   constructor(
     private readonly open: OpenStt,
     private readonly listener: HearingListener,
-    /** The language the caller is heard in, when known. */
-    public language?: string,
+    /** The profile's language, when it names one. */
+    private readonly profileLanguage?: string,
   ) {
-    this.current = this.start(undefined);
+    this.current = this.start(this.settings);
+  }
+
+  /** The language the caller is heard in, when known. */
+  get language(): string | undefined {
+    return this.settings.language ?? this.profileLanguage;
   }
 
   audio(frame: Uint8Array): void {
     this.current.audio(frame);
   }
 
-  command(cmd: { type: "commit" | "close" }): void {
+  command(cmd: { type: "commit" | "clear" | "close" }): void {
     this.current.command(cmd);
   }
 
@@ -70,18 +83,19 @@ export class Hearing {
   }
 
   /**
-   * Hears the caller in `language` once a session for it has started; until then the current one
-   * goes on. Rejects (and nothing changes) when the profile's recognizers cannot hear it.
+   * Hears the caller with `change` applied once a session for it has started; until then the
+   * current one goes on. Rejects (and nothing changes) when the profile's recognizers cannot.
    */
-  switchTo(language: string): Promise<void> {
+  switchTo(change: HearingSettings): Promise<void> {
+    const settings = { ...this.settings, ...change };
     return new Promise((resolve, reject) => {
       let failure = "the recognizer could not start";
-      const next = this.start(language, {
+      const next = this.start(settings, {
         started: () => {
           this.trying.delete(next);
           const old = this.current;
           this.current = next;
-          this.language = language;
+          this.settings = settings;
           this.replaced.add(old);
           old.command({ type: "close" });
           resolve();
@@ -96,7 +110,7 @@ export class Hearing {
     });
   }
 
-  private start(language: string | undefined, trial?: { started(): void; failed(message: string): void; closed(): void }): SttHandle {
+  private start(settings: HearingSettings, trial?: { started(): void; failed(message: string): void; closed(): void }): SttHandle {
     // A later session's turns come after every turn used so far, with one number left for the
     // turn the replaced session was in (its final may still come).
     const base = this.opened++ === 0 ? 0 : this.lastTurn + 1;
@@ -121,7 +135,7 @@ export class Hearing {
           if (!this.replaced.size) this.allClosed?.();
         },
       },
-      language,
+      settings,
     );
     return session;
   }

@@ -1,30 +1,43 @@
-import type { ConversationEvent, ConversationPort } from "../../sessions/realtime/conversation-events.ts";
 import { base64Of } from "../../audio/bytes.ts";
+import { ApiError } from "../../errors.ts";
+import type { ConversationEvent, ConversationPort } from "../../sessions/realtime/conversation-events.ts";
 import { unreachable } from "../../util/unreachable.ts";
-import type { WsPort } from "../ws-port.ts";
+import type { InputFormat } from "./realtime-audio.ts";
+import type { OaiEvents } from "./realtime-events.ts";
 
 // A conversation as OpenAI's Realtime API (GA) frames it (upstreams sheet 2c; docs/compat-oai.md):
 // the caller's turns as input audio buffer and transcription events, each answer as a response
 // whose audio and transcript come as deltas, a barge-in as a cancelled response.
 
+/** How the caller is heard, as the session object tells it. */
+export interface HeardAs {
+  format: InputFormat;
+  /** Turns end only on `input_audio_buffer.commit` (`turn_detection: null`). */
+  manualCommits: boolean;
+}
+
 /** The session object `session.created` and `session.updated` carry. */
-export function sessionObject(id: string, profileId: string) {
+export function sessionObject(id: string | undefined, profileId: string, heard: HeardAs) {
   return {
     type: "realtime",
     object: "realtime.session",
-    id,
+    ...(id ? { id } : {}),
     model: profileId,
     output_modalities: ["audio"],
     audio: {
-      input: { format: { type: "audio/pcm", rate: 24000 }, transcription: null, noise_reduction: null, turn_detection: { type: "server_vad", create_response: true, interrupt_response: true } },
+      input: {
+        format: heard.format,
+        transcription: null,
+        noise_reduction: null,
+        turn_detection: heard.manualCommits ? null : { type: "server_vad", create_response: true, interrupt_response: true },
+      },
       output: { format: { type: "audio/pcm", rate: 24000 } },
     },
   };
 }
 
-export function oaiRealtimePort(port: WsPort): ConversationPort {
-  let events = 0;
-  const send = (event: Record<string, unknown>) => port.sendEvent({ event_id: `event_${++events}`, ...event });
+export function oaiRealtimePort(events: OaiEvents): ConversationPort {
+  const send = (event: Record<string, unknown> & { type: string }) => events.send(event);
   const itemOf = (turnId: string) => `item_${turnId}`;
   /** What each turn's interim transcripts have said, so that deltas carry only what is new. */
   const heard = new Map<string, string>();
@@ -100,7 +113,7 @@ export function oaiRealtimePort(port: WsPort): ConversationPort {
       case "response_interrupted":
         return done(ev.responseId, "cancelled");
       case "error":
-        return send({ type: "error", error: { type: ev.code === "insufficient_balance" ? "insufficient_quota" : "server_error", code: ev.code, message: ev.message, param: null, event_id: null } });
+        return events.error(new ApiError(ev.code, ev.message));
       case "ended":
         return;
       default:
@@ -111,14 +124,14 @@ export function oaiRealtimePort(port: WsPort): ConversationPort {
   return {
     event,
     sendAudio: (chunk) =>
-      port.sendAudio(
+      events.port.sendAudio(
         JSON.stringify({
-          event_id: `event_${++events}`,
+          event_id: events.nextId(),
           type: "response.output_audio.delta",
           ...part(speaking),
           delta: base64Of(chunk),
         }),
       ),
-    close: (code, reason) => port.close(code, reason),
+    close: (code, reason) => events.port.close(code, reason),
   };
 }
