@@ -6,47 +6,14 @@ import { APP_TEST_TLS } from "./fakes/named-tls.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { concat, silence, speak } from "./helpers/speech.ts";
+import { tlsFront } from "./helpers/tls-front.ts";
+import { concat, silence, speak, to24k } from "./helpers/speech.ts";
 
 // /oai/realtime?model=<profile id> with the `openai` package's OpenAIRealtimeWS. The SDK always
-// connects with wss://, so the test reaches the router through a TLS front on loopback that
-// presents the app.test certificate and relays each socket's frames both ways.
+// connects with wss://, so the test reaches the router through a TLS front (helpers/tls-front.ts).
 
 let server: TestServer;
 const app = startFakeApp();
-
-/** A wss:// front for the router: each socket relayed frame for frame, with its Authorization. */
-function tlsFront(target: string) {
-  type Pipe = { upstream: WebSocket; queue: (string | Buffer)[] };
-  return Bun.serve<Pipe>({
-    port: 0,
-    hostname: "127.0.0.1",
-    tls: { cert: APP_TEST_TLS.cert, key: APP_TEST_TLS.key },
-    fetch(req, srv) {
-      const url = new URL(req.url);
-      const upstream = new WebSocket(`${target}${url.pathname}${url.search}`, { headers: { authorization: req.headers.get("authorization") ?? "" } } as never);
-      upstream.binaryType = "arraybuffer";
-      return srv.upgrade(req, { data: { upstream, queue: [] } }) ? undefined : new Response("upgrade expected", { status: 426 });
-    },
-    websocket: {
-      open(ws) {
-        const { upstream } = ws.data;
-        upstream.onopen = () => {
-          for (const frame of ws.data.queue.splice(0)) upstream.send(frame);
-        };
-        upstream.onmessage = (e) => ws.send(typeof e.data === "string" ? e.data : new Uint8Array(e.data as ArrayBuffer));
-        upstream.onclose = (e) => ws.close(e.code, e.reason);
-      },
-      message(ws, frame) {
-        if (ws.data.upstream.readyState === WebSocket.OPEN) ws.data.upstream.send(frame);
-        else ws.data.queue.push(frame);
-      },
-      close(ws) {
-        ws.data.upstream.close();
-      },
-    },
-  });
-}
 
 let front: ReturnType<typeof tlsFront>;
 beforeAll(async () => {
@@ -68,17 +35,6 @@ async function profile(key: string): Promise<string> {
     body: JSON.stringify({ name: "oai", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: "flite", voice: "slt" }, upstream: { url: app.url("/echo") } } }),
   });
   return ((await res.json()) as { id: string }).id;
-}
-
-/** 16 kHz PCM as OpenAI's 24 kHz (linear interpolation is enough for a test's input). */
-function to24k(pcm: Int16Array): Buffer {
-  const out = new Int16Array(Math.floor((pcm.length * 3) / 2));
-  for (let i = 0; i < out.length; i++) {
-    const at = (i * 2) / 3;
-    const j = Math.floor(at);
-    out[i] = Math.round(pcm[j]! + (at - j) * ((pcm[j + 1] ?? pcm[j]!) - pcm[j]!));
-  }
-  return Buffer.from(out.buffer);
 }
 
 async function until(check: () => boolean, ms = 15_000) {

@@ -53,3 +53,14 @@ export function frames(pcm: Int16Array, rate = 16000, frameMs = 20): Uint8Array[
   for (let i = 0; i < pcm.length; i += n) out.push(new Uint8Array(pcm.slice(i, i + n).buffer));
   return out;
 }
+
+/** 16 kHz PCM as OpenAI's 24 kHz (linear interpolation is enough for a test's input). */
+export function to24k(pcm: Int16Array): Buffer {
+  const out = new Int16Array(Math.floor((pcm.length * 3) / 2));
+  for (let i = 0; i < out.length; i++) {
+    const at = (i * 2) / 3;
+    const j = Math.floor(at);
+    out[i] = Math.round(pcm[j]! + (at - j) * ((pcm[j + 1] ?? pcm[j]!) - pcm[j]!));
+  }
+  return Buffer.from(out.buffer);
+}

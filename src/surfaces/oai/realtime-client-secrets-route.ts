@@ -3,14 +3,13 @@ import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import type { SecretGrant } from "../../realtime/client-secrets.ts";
 import { isObject } from "../../util/is-object.ts";
-import { planSttSession } from "../native/stt-query.ts";
 import { BODY_LIMITS, jsonBody } from "../request-body.ts";
 import { oaiAuth } from "./auth.ts";
 import { heardFrom } from "./realtime-conversation.ts";
 import { EPHEMERAL_PREFIX } from "./realtime-credential.ts";
 import { PCM_24K } from "./realtime-audio.ts";
 import { type HeardAs, sessionObject } from "./realtime-port.ts";
-import { settingsFrom, sttQuery, transcriptionSessionObject } from "./realtime-transcription.ts";
+import { planTranscription, settingsFrom, transcriptionSessionObject } from "./realtime-transcription.ts";
 
 // `POST /oai/realtime/client_secrets`: OpenAI's ephemeral keys (`ek_…`) for browsers and phones,
 // minted by the builder's backend with its API key. One opens one `/oai/realtime` socket (ours are
@@ -52,7 +51,7 @@ export function oaiRealtimeClientSecretsRoute(ctx: AppContext) {
       let described: Record<string, unknown>;
       if (session.type === "transcription") {
         const settings = settingsFrom(session);
-        planSttSession(ctx.catalogue, (pid) => ctx.sttProviders.get(pid), sttQuery(settings));
+        planTranscription(ctx, settings);
         grant = { profileId: null, session: kept(session) };
         described = transcriptionSessionObject(undefined, settings);
       } else {

@@ -4,32 +4,15 @@ import type { OaiEvents } from "./realtime-events.ts";
 
 // An STT session as OpenAI's Realtime API frames a transcription session (upstreams sheet 2c;
 // docs/compat-oai.md): each turn is an input item, with speech started/stopped from the router's
-// or the provider's turn detector, transcription deltas as the words come, and the whole
-// transcript when the turn is committed.
-
-/** What a turn's transcript has said: the finals so far, and what deltas have already carried. */
-interface TurnText {
-  finals: string;
-  sent: string;
-}
-
-const joined = (a: string, b: string) => (a && b ? `${a} ${b}` : a || b);
+// or the provider's turn detector, a transcription delta per final segment, and the whole
+// transcript when the turn is committed. Deltas only ever add (clients concatenate them), so
+// interim transcripts, which a recognizer may still revise, are not sent.
 
 export function oaiTranscriptionPort(events: OaiEvents): SttPort {
   const itemOf = (turnId: string) => `item_${turnId}`;
-  const turns = new Map<string, TurnText>();
+  /** Each open turn's final segments so far. */
+  const turns = new Map<string, string>();
   let lastItem: string | null = null;
-  const turn = (turnId: string) => {
-    let t = turns.get(turnId);
-    if (!t) turns.set(turnId, (t = { finals: "", sent: "" }));
-    return t;
-  };
-  /** Deltas only ever add: a revision that is no extension of what was sent waits for the completed transcript. */
-  const say = (turnId: string, t: TurnText, text: string) => {
-    if (!text.startsWith(t.sent) || text === t.sent) return;
-    events.send({ type: "conversation.item.input_audio_transcription.delta", item_id: itemOf(turnId), content_index: 0, delta: text.slice(t.sent.length) });
-    t.sent = text;
-  };
 
   const event = (ev: SttSessionEvent): void => {
     switch (ev.type) {
@@ -38,14 +21,15 @@ export function oaiTranscriptionPort(events: OaiEvents): SttPort {
         if (ev.signal === "end") return events.send({ type: "input_audio_buffer.speech_stopped", audio_end_ms: ev.atMs, item_id: itemOf(ev.turnId) });
         return;
       case "transcript": {
-        const t = turn(ev.turnId);
         const text = ev.text.trim();
-        if (ev.final) t.finals = joined(t.finals, text);
-        return say(ev.turnId, t, ev.final ? t.finals : joined(t.finals, text));
+        if (!ev.final || !text) return;
+        const before = turns.get(ev.turnId) ?? "";
+        turns.set(ev.turnId, before ? `${before} ${text}` : text);
+        return events.send({ type: "conversation.item.input_audio_transcription.delta", item_id: itemOf(ev.turnId), content_index: 0, delta: before ? ` ${text}` : text });
       }
       case "committed": {
         const item = itemOf(ev.turnId);
-        const transcript = turns.get(ev.turnId)?.finals ?? "";
+        const transcript = turns.get(ev.turnId) ?? "";
         turns.delete(ev.turnId);
         events.send({ type: "input_audio_buffer.committed", item_id: item, previous_item_id: lastItem });
         lastItem = item;

@@ -49,7 +49,7 @@ export function settingsFrom(session: Record<string, unknown>): TranscriptionSet
 }
 
 /** The settings as a `/v1/stt` query (docs/stt-websocket.md), which plans and checks them as that channel does. */
-export function sttQuery(s: TranscriptionSettings): URLSearchParams {
+function sttQuery(s: TranscriptionSettings): URLSearchParams {
   const q = new URLSearchParams({ model: s.model, audio_format: "pcm_16000", interim_results: "true" });
   if (s.language) q.set("language", s.language);
   const turn = s.turnDetection;
@@ -60,6 +60,20 @@ export function sttQuery(s: TranscriptionSettings): URLSearchParams {
     if (typeof turn.threshold === "number") q.set("speech_threshold", String(turn.threshold));
   }
   return q;
+}
+
+/** Query parameters as the session members they came from. */
+const MEMBERS: Record<string, string> = { model: `${TRANSCRIPTION}.model`, language: `${TRANSCRIPTION}.language`, audio_format: "session.audio.input.format" };
+
+/** The settings planned as a `/v1/stt` session is; a refusal names the session member at fault. */
+export function planTranscription(ctx: AppContext, settings: TranscriptionSettings) {
+  try {
+    return planSttSession(ctx.catalogue, (pid) => ctx.sttProviders.get(pid), sttQuery(settings));
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    const param = typeof err.extra.param === "string" ? err.extra.param : "model";
+    throw new ApiError(err.code, err.message, { ...err.extra, param: MEMBERS[param] ?? "session.audio.input.turn_detection" });
+  }
 }
 
 export function transcriptionSessionObject(id: string | undefined, s: TranscriptionSettings | undefined) {
@@ -94,7 +108,7 @@ export async function oaiTranscription(ctx: AppContext, id: string, payer: Payer
   };
 
   const start = async (next: TranscriptionSettings) => {
-    const plan = planSttSession(ctx.catalogue, (pid) => ctx.sttProviders.get(pid), sttQuery(next));
+    const plan = planTranscription(ctx, next);
     const candidates = await ctx.meter.admit(payer, plan.candidates);
     if (conn.gone) return;
     const sttId = `${id}.stt`;

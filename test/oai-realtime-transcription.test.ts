@@ -1,0 +1,222 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { like } from "drizzle-orm";
+import OpenAI from "openai";
+import { OpenAIRealtimeWebSocket } from "openai/realtime/websocket";
+import { OpenAIRealtimeWS } from "openai/realtime/ws";
+import { APP_TEST_TLS } from "./fakes/named-tls.ts";
+import { fundedAccount } from "./helpers/accounts.ts";
+import { localSttAvailable } from "./helpers/local-stt.ts";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { concat, silence, speak, to24k } from "./helpers/speech.ts";
+import { tlsFront } from "./helpers/tls-front.ts";
+
+// /oai/realtime transcription sessions (no application: any streaming STT model of this
+// deployment behind OpenAI's transcription events), its keys in subprotocols as browsers send
+// them, and ephemeral keys from /oai/realtime/client_secrets, all through the `openai` package.
+
+let server: TestServer;
+let front: ReturnType<typeof tlsFront>;
+beforeAll(async () => {
+  server = await startTestServer();
+  front = tlsFront(server.wsUrl(""));
+});
+afterAll(async () => {
+  front.stop(true);
+  for (let i = 0; i < 100 && server.ctx.sessions.size > 0; i++) await Bun.sleep(20);
+  expect(server.ctx.sessions.size).toBe(0);
+  await server.stop(0);
+});
+
+const SAID = "thank you very much for your help";
+const utterance = () => concat([silence(300), speak("Thank you very much for your help."), silence(1000)]);
+const TRANSCRIBE = { type: "transcription", audio: { input: { format: { type: "audio/pcm", rate: 24000 }, transcription: { model: "pocketsphinx" } } } } as const;
+
+async function until(check: () => boolean, ms = 15_000) {
+  for (const end = Date.now() + ms; !check() && Date.now() < end; ) await Bun.sleep(10);
+  expect(check()).toBe(true);
+}
+
+const sdk = (key: string) => new OpenAI({ apiKey: key, baseURL: `https://127.0.0.1:${front.port}/oai` });
+const tls = { ca: APP_TEST_TLS.cert, servername: APP_TEST_TLS.name };
+
+/** Any realtime client, as its events come. */
+function recorder(client: { on(event: "event" | "error", f: (ev: unknown) => void): unknown; send(ev: never): void }) {
+  const events: Record<string, any>[] = [];
+  client.on("event", (ev) => events.push(ev as never));
+  client.on("error" as never, () => {}); // error events are recorded as events; without a listener the SDK throws them
+  /** Bytes as `input_audio_buffer.append`s of 100 ms, in real time. */
+  const append = async (bytes: Uint8Array, bytesPer100ms: number) => {
+    for (let at = 0; at < bytes.byteLength; at += bytesPer100ms) {
+      client.send({ type: "input_audio_buffer.append", audio: Buffer.from(bytes.subarray(at, at + bytesPer100ms)).toString("base64") } as never);
+      await Bun.sleep(100);
+    }
+  };
+  return { events, append, of: (type: string) => events.filter((e) => e.type === type) };
+}
+
+/** 16 kHz PCM as G.711 µ-law at 8 kHz, by ffmpeg (an encoder that is not ours). */
+function muLaw(pcm: Int16Array): Uint8Array {
+  const out = Bun.spawnSync(["ffmpeg", "-loglevel", "error", "-f", "s16le", "-ar", "16000", "-ac", "1", "-i", "pipe:0", "-ar", "8000", "-f", "mulaw", "pipe:1"], { stdin: Buffer.from(pcm.buffer) });
+  expect(out.exitCode).toBe(0);
+  return out.stdout;
+}
+
+/** A raw WebSocket upgrade's answer, for what is refused before it. */
+async function upgrade(path: string, headers: Record<string, string>) {
+  return fetch(`${server.url}${path}`, { headers: { Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", ...headers } });
+}
+
+describe.skipIf(!localSttAvailable)("/oai/realtime transcription sessions", () => {
+  test("intent=transcription with the SDK: the caller's turn as speech_started, committed and its completed transcript; billed as oai STT", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    const rt = new OpenAIRealtimeWS({ intent: "transcription", options: tls }, sdk(key));
+    const r = recorder(rt);
+    await until(() => r.of("session.created").length === 1);
+    rt.send({ type: "session.update", session: TRANSCRIBE });
+    await until(() => r.of("session.updated").length === 1);
+    await r.append(to24k(utterance()), 4800);
+    await until(() => r.of("conversation.item.input_audio_transcription.completed").length === 1);
+    rt.close();
+
+    expect(r.events[0]).toMatchObject({ type: "session.created", session: { type: "transcription", audio: { input: { transcription: null } } } });
+    expect(r.of("session.updated")[0]).toMatchObject({
+      session: { type: "transcription", audio: { input: { format: { type: "audio/pcm", rate: 24000 }, transcription: { model: "pocketsphinx" } } } },
+    });
+    const completed = r.of("conversation.item.input_audio_transcription.completed")[0]!;
+    expect(completed.transcript).toBe(SAID);
+    expect(r.of("input_audio_buffer.speech_started")[0]?.item_id).toBe(completed.item_id);
+    expect(r.of("input_audio_buffer.committed")[0]).toMatchObject({ item_id: completed.item_id, previous_item_id: null });
+    // Deltas only ever add: together they are the completed transcript.
+    const deltas = r.of("conversation.item.input_audio_transcription.delta").filter((e) => e.item_id === completed.item_id);
+    expect(deltas.map((e) => e.delta).join("")).toBe(SAID);
+    expect(r.of("error")).toEqual([]);
+    expect(r.events.every((e) => typeof e.event_id === "string")).toBe(true);
+
+    const sessionId = r.events[0]!.session.id as string;
+    const { db, schema } = server.ctx.database;
+    let rows: (typeof schema.activity.$inferSelect)[] = [];
+    for (let i = 0; i < 100 && rows.length < 1; i++, await Bun.sleep(20))
+      rows = await db
+        .select()
+        .from(schema.activity)
+        .where(like(schema.activity.id, `${sessionId}%`));
+    expect(rows.map((row) => [row.surface, row.capability, row.tenantId])).toEqual([["oai", "stt", tenantId]]);
+  }, 40_000);
+
+  test("turn_detection null: nothing is committed until the client commits, then the whole transcript", async () => {
+    const { key } = await fundedAccount(server);
+    const rt = new OpenAIRealtimeWS({ intent: "transcription", options: tls }, sdk(key));
+    const r = recorder(rt);
+    await until(() => r.of("session.created").length === 1);
+    rt.send({ type: "session.update", session: { type: "transcription", audio: { input: { transcription: { model: "pocketsphinx" }, turn_detection: null } } } });
+    await until(() => r.of("session.updated").length === 1);
+    await r.append(to24k(utterance()), 4800);
+    // A second of silence has gone by: a server turn detector would have ended the turn.
+    expect(r.of("input_audio_buffer.committed")).toEqual([]);
+    rt.send({ type: "input_audio_buffer.commit" });
+    await until(() => r.of("conversation.item.input_audio_transcription.completed").length === 1);
+    rt.close();
+    expect(r.of("session.updated")[0]).toMatchObject({ session: { audio: { input: { turn_detection: null } } } });
+    expect(r.of("conversation.item.input_audio_transcription.completed")[0]!.transcript).toBe(SAID);
+    expect(r.of("error")).toEqual([]);
+  }, 40_000);
+
+  // PocketSphinx's model is wideband: telephone audio is heard, not understood, so this checks the
+  // clock. (test/oai-realtime-audio.test.ts checks the G.711 decoding sample for sample.)
+  test("G.711 µ-law at 8 kHz: the caller's speech is heard where it was, on the session's clock", async () => {
+    const { key } = await fundedAccount(server);
+    const rt = new OpenAIRealtimeWS({ intent: "transcription", options: tls }, sdk(key));
+    const r = recorder(rt);
+    await until(() => r.of("session.created").length === 1);
+    rt.send({ type: "session.update", session: { type: "transcription", audio: { input: { format: { type: "audio/pcmu" }, transcription: { model: "pocketsphinx" } } } } });
+    await until(() => r.of("session.updated").length === 1);
+    const speech = speak("Thank you very much for your help.");
+    await r.append(muLaw(concat([silence(1000), speech, silence(1000)])), 800);
+    await until(() => r.of("input_audio_buffer.committed").length === 1);
+    rt.close();
+    expect(r.of("session.updated")[0]).toMatchObject({ session: { audio: { input: { format: { type: "audio/pcmu" } } } } });
+    const spokenEndMs = 1000 + speech.length / 16;
+    // Read at the wrong rate, the speech would start at 500 or 2000 ms.
+    expect(r.of("input_audio_buffer.speech_started")[0]!.audio_start_ms).toBeWithin(700, 1300);
+    expect(r.of("input_audio_buffer.speech_stopped")[0]!.audio_end_ms).toBeWithin(spokenEndMs - 300, spokenEndMs + 1000);
+  }, 40_000);
+
+  test("settings it cannot take are OpenAI error events naming the parameter; the session goes on", async () => {
+    const { key } = await fundedAccount(server);
+    const rt = new OpenAIRealtimeWS({ intent: "transcription", options: tls }, sdk(key));
+    const r = recorder(rt);
+    await until(() => r.of("session.created").length === 1);
+    rt.send({ type: "session.update", event_id: "evt_model", session: { ...TRANSCRIBE, audio: { input: { transcription: { model: "no-such-model" } } } } } as never);
+    rt.send({
+      type: "session.update",
+      event_id: "evt_format",
+      session: { ...TRANSCRIBE, audio: { input: { format: { type: "audio/pcm", rate: 16000 }, transcription: { model: "pocketsphinx" } } } },
+    } as never);
+    rt.send({ type: "response.create", event_id: "evt_response" });
+    rt.send({ type: "session.update", session: TRANSCRIBE });
+    await until(() => r.of("session.updated").length === 1 && r.of("error").length === 3);
+    rt.close();
+    const [model, format, response] = r.of("error").map((e) => e.error);
+    expect(model).toMatchObject({ type: "invalid_request_error", code: "model_not_found", param: "session.audio.input.transcription.model", event_id: "evt_model" });
+    expect(format).toMatchObject({ type: "invalid_request_error", param: "session.audio.input.format", event_id: "evt_format" });
+    expect(response).toMatchObject({ type: "invalid_request_error", param: "type", event_id: "evt_response" });
+  }, 20_000);
+
+  test("an API key in the oai-insecure-api-key subprotocol opens a session and the upgrade answers `realtime`; a wrong one closes 4401", async () => {
+    const { key } = await fundedAccount(server);
+    const ws = new WebSocket(server.wsUrl("/oai/realtime?intent=transcription"), ["realtime", `oai-insecure-api-key.${key}`]);
+    const first = await new Promise<Record<string, any>>((resolve) => (ws.onmessage = (e) => resolve(JSON.parse(String(e.data)))));
+    expect(ws.protocol).toBe("realtime");
+    expect(first).toMatchObject({ type: "session.created", session: { type: "transcription" } });
+    ws.close();
+
+    const bad = new WebSocket(server.wsUrl("/oai/realtime?intent=transcription"), ["realtime", "openai-insecure-api-key.sk-wrong"]);
+    const closed = await new Promise<CloseEvent>((resolve) => (bad.onclose = resolve));
+    expect(closed.code).toBe(4401);
+  });
+
+  test("an ephemeral key from client_secrets (the SDK's) opens one browser session through subprotocols, once; its settings are the session's", async () => {
+    const { key } = await fundedAccount(server);
+    const secret = await new OpenAI({ apiKey: key, baseURL: `${server.url}/oai` }).realtime.clientSecrets.create({ expires_after: { anchor: "created_at", seconds: 120 }, session: TRANSCRIBE });
+    expect(secret.value).toStartWith("ek_");
+    expect(secret.expires_at - Date.now() / 1000).toBeWithin(110, 121);
+    expect(secret.session).toMatchObject({ type: "transcription", audio: { input: { transcription: { model: "pocketsphinx" } } } });
+
+    // OpenAI's browser client: `realtime` and `openai-insecure-api-key.ek_…` as subprotocols, wss only.
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
+    const browser = new OpenAIRealtimeWebSocket({ intent: "transcription" }, new OpenAI({ apiKey: secret.value, baseURL: `https://127.0.0.1:${front.port}/oai`, dangerouslyAllowBrowser: true }));
+    const r = recorder(browser);
+    await until(() => r.events.length > 0);
+    delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+    // The secret's session was taken: the transcription runs from the first frame, with no update.
+    expect(r.events[0]).toMatchObject({ type: "session.created", session: { type: "transcription", audio: { input: { transcription: { model: "pocketsphinx" } } } } });
+    await r.append(to24k(utterance()), 4800);
+    await until(() => r.of("conversation.item.input_audio_transcription.completed").length === 1);
+    expect(r.of("conversation.item.input_audio_transcription.completed")[0]!.transcript).toBe(SAID);
+    browser.close();
+
+    const again = new WebSocket(server.wsUrl("/oai/realtime?intent=transcription"), ["realtime", `openai-insecure-api-key.${secret.value}`]);
+    const closed = await new Promise<CloseEvent>((resolve) => (again.onclose = resolve));
+    expect([closed.code, closed.reason]).toEqual([4401, JSON.stringify({ error: "invalid_client_secret" })]);
+  }, 40_000);
+
+  test("client_secrets refuses what no socket could open, in OpenAI's error object", async () => {
+    const { key } = await fundedAccount(server);
+    const mint = (body: unknown) =>
+      fetch(`${server.url}/oai/realtime/client_secrets`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const cases: [unknown, number, string][] = [
+      [{ session: { type: "realtime", model: "gpt-realtime" } }, 400, "session.model"],
+      [{ session: { type: "transcription", audio: { input: { transcription: {} } } } }, 400, "session.audio.input.transcription.model"],
+      [{ expires_after: { anchor: "created_at", seconds: 5 }, session: TRANSCRIBE }, 400, "expires_after.seconds"],
+      [{}, 400, "session"],
+    ];
+    for (const [body, status, param] of cases) {
+      const res = await mint(body);
+      expect([res.status, ((await res.json()) as { error: { param: string } }).error.param]).toEqual([status, param]);
+    }
+    const noKey = await fetch(`${server.url}/oai/realtime/client_secrets`, { method: "POST", body: JSON.stringify({ session: TRANSCRIBE }) });
+    expect(noKey.status).toBe(401);
+    const res = await upgrade("/oai/realtime?model=gpt-realtime", { authorization: `Bearer ${key}` });
+    expect(res.status).toBe(400);
+  });
+});
