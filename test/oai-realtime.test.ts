@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { OpenAIRealtimeWS } from "openai/realtime/ws";
-import { startFakeApp } from "./fakes/conversation-relay-app.ts";
+import { LONG_ANSWER, startFakeApp } from "./fakes/conversation-relay-app.ts";
 import { APP_TEST_TLS } from "./fakes/named-tls.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
@@ -28,11 +28,11 @@ afterAll(async () => {
   app.stop();
 });
 
-async function profile(key: string): Promise<string> {
+async function profile(key: string, path = "/echo"): Promise<string> {
   const res = await fetch(`${server.url}/v1/realtime/profiles`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ name: "oai", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: "flite", voice: "slt" }, upstream: { url: app.url("/echo") } } }),
+    body: JSON.stringify({ name: "oai", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: "flite", voice: "slt" }, upstream: { url: app.url(path) } } }),
   });
   return ((await res.json()) as { id: string }).id;
 }
@@ -84,6 +84,91 @@ describe.skipIf(!localSttAvailable)("/oai/realtime with the OpenAI SDK", () => {
     // Every server event has an event_id.
     expect(events.every((e) => typeof e.event_id === "string")).toBe(true);
   }, 40_000);
+
+  /** A conversation client of the SDK, recording every event; `say` streams 16 kHz speech as 24 kHz appends in real time. */
+  function converse(model: string, apiKey: string) {
+    const rt = new OpenAIRealtimeWS({ model, options: { ca: APP_TEST_TLS.cert, servername: APP_TEST_TLS.name } }, new OpenAI({ apiKey, baseURL: `https://127.0.0.1:${front.port}/oai` }));
+    const events: Record<string, any>[] = [];
+    rt.on("event", (ev) => events.push(ev as never));
+    rt.on("error", () => {}); // recorded as events
+    const say = async (pcm: Int16Array) => {
+      const audio = to24k(pcm);
+      for (let at = 0; at < audio.byteLength; at += 4800) {
+        rt.send({ type: "input_audio_buffer.append", audio: audio.subarray(at, at + 4800).toString("base64") });
+        await Bun.sleep(100);
+      }
+    };
+    return { rt, events, say, of: (type: string) => events.filter((e) => e.type === type) };
+  }
+
+  /** How the client learnt that `responseId` was cut: a cancelled response.done while it was made, a truncated item once it was all sent. */
+  const cut = (events: Record<string, any>[], responseId: string) =>
+    events.find(
+      (e) => (e.type === "response.done" && e.response.id === responseId && e.response.status === "cancelled") || (e.type === "conversation.item.truncated" && e.item_id === `item_${responseId}`),
+    );
+
+  test("barge-in: the caller talks over the answer; the client is told where it was cut, and none of its audio follows", async () => {
+    const { key } = await fundedAccount(server);
+    const c = converse(await profile(key, "/long"), key);
+    await until(() => c.of("session.created").length === 1);
+    await c.say(concat([silence(300), speak("What are your opening hours?"), silence(1000)]));
+    await until(() => c.of("response.output_audio.delta").length > 0);
+    await Bun.sleep(800);
+    await c.say(concat([speak("Thank you, that is all."), silence(1000)]));
+    const id = c.of("response.created")[0]!.response.id as string;
+    await until(() => cut(c.events, id) !== undefined);
+    c.rt.close();
+    const at = c.events.indexOf(cut(c.events, id)!);
+    expect(c.events.slice(at).some((e) => e.type === "response.output_audio.delta" && e.response_id === id)).toBe(false);
+    // The caller's second turn started before the cut, and a response is done once only.
+    expect(c.events.filter((e) => e.type === "input_audio_buffer.speech_started").length).toBe(2);
+    expect(c.events.filter((e) => e.type === "response.done" && e.response.id === id).length).toBe(1);
+    const audioMs = c.events.filter((e) => e.type === "response.output_audio.delta" && e.response_id === id).reduce((ms, e) => ms + Buffer.from(e.delta, "base64").byteLength / 48, 0);
+    if (c.events[at]!.type === "conversation.item.truncated") expect(c.events[at]!.audio_end_ms).toBeLessThan(audioMs);
+    expect(
+      c
+        .of("response.output_audio_transcript.delta")
+        .filter((e) => e.response_id === id)
+        .map((e) => e.delta)
+        .join(""),
+    ).toBe(LONG_ANSWER);
+  }, 40_000);
+
+  test("response.cancel stops the answer; turn_detection null leaves the turn open until input_audio_buffer.commit", async () => {
+    const { key } = await fundedAccount(server);
+    const c = converse(await profile(key, "/long"), key);
+    await until(() => c.of("session.created").length === 1);
+    c.rt.send({ type: "session.update", session: { type: "realtime", audio: { input: { turn_detection: null } } } });
+    await until(() => c.of("session.updated").length === 1);
+    expect(c.of("session.updated")[0]!.session.audio.input.turn_detection).toBeNull();
+    await c.say(concat([silence(300), speak("What are your opening hours?"), silence(1000)]));
+    // A second of silence has gone by: the profile's turn detection would have ended the turn.
+    expect(c.of("input_audio_buffer.committed")).toEqual([]);
+    c.rt.send({ type: "input_audio_buffer.commit" });
+    await until(() => c.of("response.output_audio.delta").length > 0);
+    c.rt.send({ type: "response.cancel" });
+    const id = c.of("response.created")[0]!.response.id as string;
+    await until(() => cut(c.events, id) !== undefined);
+    c.rt.close();
+    expect(c.of("conversation.item.input_audio_transcription.completed")[0]!.transcript).toStartWith("what are your opening hours");
+    expect(c.events.slice(c.events.indexOf(cut(c.events, id)!)).some((e) => e.type === "response.output_audio.delta")).toBe(false);
+    expect(c.of("error")).toEqual([]);
+  }, 40_000);
+
+  test("an ek_ secret minted for a profile (the SDK's clientSecrets.create) opens its conversation once, as the Bearer key", async () => {
+    const { key } = await fundedAccount(server);
+    const model = await profile(key);
+    const secret = await new OpenAI({ apiKey: key, baseURL: `${server.url}/oai` }).realtime.clientSecrets.create({ session: { type: "realtime", model } });
+    expect(secret.value).toStartWith("ek_");
+    expect(secret.session).toMatchObject({ type: "realtime", model });
+    const c = converse(model, secret.value);
+    await until(() => c.of("session.created").length === 1);
+    expect(c.of("session.created")[0]!.session.model).toBe(model);
+    c.rt.close();
+    const again = converse(model, secret.value);
+    const closed = await new Promise<number>((resolve) => again.rt.socket.on("close", (code: number) => resolve(code)));
+    expect(closed).toBe(4401);
+  }, 20_000);
 
   test("a model that is no profile of the account: an OpenAI error naming model, before the upgrade", async () => {
     const { key } = await fundedAccount(server);

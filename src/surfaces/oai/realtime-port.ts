@@ -7,7 +7,8 @@ import type { OaiEvents } from "./realtime-events.ts";
 
 // A conversation as OpenAI's Realtime API (GA) frames it (upstreams sheet 2c; docs/compat-oai.md):
 // the caller's turns as input audio buffer and transcription events, each answer as a response
-// whose audio and transcript come as deltas, a barge-in as a cancelled response.
+// whose audio and transcript come as deltas, a barge-in as a cancelled response (or, once all its
+// audio was sent, as its item truncated where the caller's playback was).
 
 /** How the caller is heard, as the session object tells it. */
 export interface HeardAs {
@@ -111,6 +112,8 @@ export function oaiRealtimePort(events: OaiEvents): ConversationPort {
       case "response_audio_done":
         return done(ev.responseId, "completed");
       case "response_interrupted":
+        // A response whose audio was all sent is done already; the client still playing it hears where the router cut it.
+        if (!transcripts.has(ev.responseId)) return send({ type: "conversation.item.truncated", item_id: `item_${ev.responseId}`, content_index: 0, audio_end_ms: ev.audioMs });
         return done(ev.responseId, "cancelled");
       case "error":
         return events.error(new ApiError(ev.code, ev.message));
