@@ -68,6 +68,8 @@ describe.skipIf(!localSttAvailable)("/oai/realtime with the OpenAI SDK", () => {
     expect(events.some((e) => e.type === "input_audio_buffer.speech_started")).toBe(true);
     const completed = events.find((e) => e.type === "conversation.item.input_audio_transcription.completed")!;
     expect(completed.transcript).toBe("thank you very much for your help");
+    const heard = events.filter((e) => e.type === "conversation.item.input_audio_transcription.delta" && e.item_id === completed.item_id);
+    expect(heard.map((e) => e.delta).join("")).toBe(completed.transcript);
     expect(events.find((e) => e.type === "input_audio_buffer.committed")).toMatchObject({ item_id: completed.item_id });
     const created = events.find((e) => e.type === "response.created")!;
     const id = created.response.id;

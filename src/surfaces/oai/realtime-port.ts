@@ -40,8 +40,8 @@ export function sessionObject(id: string | undefined, profileId: string, heard: 
 export function oaiRealtimePort(events: OaiEvents): ConversationPort {
   const send = (event: Record<string, unknown> & { type: string }) => events.send(event);
   const itemOf = (turnId: string) => `item_${turnId}`;
-  /** What each turn's interim transcripts have said, so that deltas carry only what is new. */
-  const heard = new Map<string, string>();
+  /** The turns whose final segments have begun to go out as deltas (which only ever add, so interims are not sent). */
+  const heard = new Set<string>();
   /** The answer whose audio is going out, and each answer's transcript so far. */
   let speaking = "";
   const transcripts = new Map<string, string>();
@@ -83,12 +83,11 @@ export function oaiRealtimePort(events: OaiEvents): ConversationPort {
         if (ev.state === "started") return send({ type: "input_audio_buffer.speech_started", audio_start_ms: ev.atMs, item_id: itemOf(ev.turnId) });
         return send({ type: "input_audio_buffer.speech_stopped", audio_end_ms: ev.atMs, item_id: itemOf(ev.turnId) });
       case "transcript": {
-        if (ev.final) return;
-        const before = heard.get(ev.turnId) ?? "";
-        heard.set(ev.turnId, ev.text);
-        const delta = ev.text.startsWith(before) ? ev.text.slice(before.length) : ev.text;
-        if (delta) send({ type: "conversation.item.input_audio_transcription.delta", item_id: itemOf(ev.turnId), content_index: 0, delta });
-        return;
+        const text = ev.text.trim();
+        if (!ev.final || !text) return;
+        const delta = heard.has(ev.turnId) ? ` ${text}` : text;
+        heard.add(ev.turnId);
+        return send({ type: "conversation.item.input_audio_transcription.delta", item_id: itemOf(ev.turnId), content_index: 0, delta });
       }
       case "turn_ended": {
         const item = itemOf(ev.turnId);
