@@ -162,6 +162,18 @@ describe.skipIf(!localSttAvailable)("/oai/realtime transcription sessions", () =
     expect(response).toMatchObject({ type: "invalid_request_error", param: "type", event_id: "evt_response" });
   }, 20_000);
 
+  test("an account that cannot pay: the model's session.update is answered insufficient_quota, then 4402", async () => {
+    const { key } = await fundedAccount(server, 0);
+    const rt = new OpenAIRealtimeWS({ intent: "transcription", options: tls }, sdk(key));
+    const r = recorder(rt);
+    const closed = new Promise<number>((resolve) => rt.socket.on("close", (code: number) => resolve(code)));
+    await until(() => r.of("session.created").length === 1);
+    rt.send({ type: "session.update", session: TRANSCRIBE });
+    expect(await closed).toBe(4402);
+    expect(r.of("error")[0]!.error).toMatchObject({ type: "insufficient_quota", code: "insufficient_balance" });
+    expect(r.of("session.updated")).toEqual([]);
+  });
+
   test("an API key in the oai-insecure-api-key subprotocol opens a session and the upgrade answers `realtime`; a wrong one closes 4401", async () => {
     const { key } = await fundedAccount(server);
     const ws = new WebSocket(server.wsUrl("/oai/realtime?intent=transcription"), ["realtime", `oai-insecure-api-key.${key}`]);

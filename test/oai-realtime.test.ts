@@ -172,6 +172,35 @@ describe.skipIf(!localSttAvailable)("/oai/realtime with the OpenAI SDK", () => {
     expect(closed).toBe(4401);
   }, 20_000);
 
+  test("faults as on /v1/realtime: an unreachable application is an OpenAI error event, then 1011 naming it", async () => {
+    const { key } = await fundedAccount(server);
+    const closedPort = Bun.serve({ port: 0, fetch: () => new Response("") });
+    const port = closedPort.port;
+    const url = `ws://127.0.0.1:${port}/app`;
+    closedPort.stop(true);
+    const res = await fetch(`${server.url}/v1/realtime/profiles`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "gone", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: "flite", voice: "slt" }, upstream: { url } } }),
+    });
+    const c = converse(((await res.json()) as { id: string }).id, key);
+    const closed = await new Promise<{ code: number; reason: string }>((resolve) => c.rt.socket.on("close", (code: number, reason: Buffer) => resolve({ code, reason: String(reason) })));
+    expect(c.of("error").at(-1)!.error).toMatchObject({ type: "server_error", code: "application_unavailable" });
+    expect(closed.code).toBe(1011);
+    expect(closed.reason).toContain(`127.0.0.1:${port}`);
+  });
+
+  test("the balance runs out mid-call: an insufficient_quota error event, then 4402", async () => {
+    // 35 credits: three seconds of the recognizer, then nothing.
+    const { key } = await fundedAccount(server, 35);
+    const c = converse(await profile(key, "/silent"), key);
+    const closed = new Promise<number>((resolve) => c.rt.socket.on("close", (code: number) => resolve(code)));
+    await until(() => c.of("session.created").length === 1);
+    void c.say(concat([silence(300), speak("Thank you very much for your help. I would like to hear more about it."), silence(2000)])).catch(() => {});
+    expect(await closed).toBe(4402);
+    expect(c.of("error").at(-1)!.error).toMatchObject({ type: "insufficient_quota", code: "insufficient_balance" });
+  }, 30_000);
+
   test("a model that is no profile of the account: an OpenAI error naming model, before the upgrade", async () => {
     const { key } = await fundedAccount(server);
     const res = await fetch(`${server.url}/oai/realtime?model=gpt-realtime`, {
