@@ -53,3 +53,15 @@ export function frames(pcm: Int16Array, rate = 16000, frameMs = 20): Uint8Array[
   for (let i = 0; i < pcm.length; i += n) out.push(new Uint8Array(pcm.slice(i, i + n).buffer));
   return out;
 }
+
+/** Which windows of `windowMs` ending at `ends` (ms) lie wholly inside a spoken span (`speech`), and which touch none (`quiet`); by index. */
+export function windowsBySpeech(spans: [number, number][], ends: number[], windowMs: number): { speech: number[]; quiet: number[] } {
+  const speech: number[] = [];
+  const quiet: number[] = [];
+  ends.forEach((end, i) => {
+    const start = end - windowMs;
+    if (spans.some(([s, e]) => start >= s && end <= e)) speech.push(i);
+    else if (!spans.some(([s, e]) => start < e && end > s)) quiet.push(i);
+  });
+  return { speech, quiet };
+}
