@@ -99,6 +99,8 @@ export function oaiRealtimePort(port: WsPort): ConversationPort {
         return done(ev.responseId, "completed");
       case "response_interrupted":
         return done(ev.responseId, "cancelled");
+      case "vad": // OpenAI's Realtime API has no speech probability event (and /oai does not ask for one)
+        return;
       case "error":
         return send({ type: "error", error: { type: ev.code === "insufficient_balance" ? "insufficient_quota" : "server_error", code: ev.code, message: ev.message, param: null, event_id: null } });
       case "ended":
