@@ -77,6 +77,15 @@ async function until(check: () => boolean, ms = 15_000) {
   expect(check()).toBe(true);
 }
 
+/** A conversation with the engine, opened as the SDK opens one (initiation data first), once it has started (its metadata came). */
+async function started(key: string, agentId: string, on: TestServer = server) {
+  const c = converse(await signedUrl(key, agentId, on));
+  await c.opened;
+  c.send({ type: "conversation_initiation_client_data" });
+  await until(() => c.messages.some((m) => m.type === "conversation_initiation_metadata"));
+  return c;
+}
+
 const audioOf = (messages: Record<string, any>[], eventId: number) =>
   Buffer.concat(messages.filter((m) => m.type === "audio" && m.audio_event.event_id === eventId).map((m) => Buffer.from(m.audio_event.audio_base_64, "base64")));
 
@@ -147,10 +156,7 @@ describe.skipIf(!localSttAvailable)("/el/v1/convai/conversation", () => {
 
   test("vad_score: the router VAD's speech probability of the caller, one per 256 ms of audio: high while speech plays, low in silence", async () => {
     const { key } = await fundedAccount(server);
-    const c = converse(await signedUrl(key, await engine(key, "/echo")));
-    await c.opened;
-    c.send({ type: "conversation_initiation_client_data" });
-    await until(() => c.messages.some((m) => m.type === "conversation_initiation_metadata"));
+    const c = await started(key, await engine(key, "/echo"));
     const pieces = [silence(1000), speak("Thank you very much for your help."), silence(1500)];
     const pcm = concat(pieces);
     await c.say(pcm);
@@ -180,10 +186,7 @@ describe.skipIf(!localSttAvailable)("/el/v1/convai/conversation", () => {
 
   test("user_message is a turn of its own; pings are answered with pong", async () => {
     const { key } = await fundedAccount(server);
-    const c = converse(await signedUrl(key, await engine(key, "/echo")));
-    await c.opened;
-    c.send({ type: "conversation_initiation_client_data" });
-    await until(() => c.messages.some((m) => m.type === "conversation_initiation_metadata"));
+    const c = await started(key, await engine(key, "/echo"));
     c.send({ type: "user_message", text: "What time is it?" });
     await until(() => c.messages.some((m) => m.type === "agent_response"));
     expect(c.messages.find((m) => m.type === "agent_response")!.agent_response_event.agent_response).toBe("You said: What time is it?");
@@ -223,10 +226,7 @@ describe("/el conversation: a recognizer that decides the turns itself", () => {
     const on = await startTestServer({}, { extra: { catalogue: spareCatalogue("turnful"), providers: [], sttProviders: [new TurnfulStt()] } });
     try {
       const { key } = await fundedAccount(on);
-      const c = converse(await signedUrl(key, await engine(key, "/echo", on, { provider_order: "turnful,pocketsphinx" }), on));
-      await c.opened;
-      c.send({ type: "conversation_initiation_client_data" });
-      await until(() => c.messages.some((m) => m.type === "conversation_initiation_metadata"));
+      const c = await started(key, await engine(key, "/echo", on, { provider_order: "turnful,pocketsphinx" }), on);
       await c.say(concat([silence(300), speak("Thank you very much for your help."), silence(500)]));
       await until(() => c.messages.some((m) => m.type === "agent_response"));
       c.ws.close();
