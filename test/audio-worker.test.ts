@@ -4,7 +4,7 @@ import { AudioPool, type AudioLane, type AudioSessionOptions } from "../workers/
 import type { FromAudio } from "../workers/audio-protocol.ts";
 import { NoSeat } from "../workers/pool.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
-import { concat, frames, silence, speak, spokenSpans } from "./helpers/speech.ts";
+import { concat, frames, silence, speak, spokenSpans, windowsBySpeech } from "./helpers/speech.ts";
 
 const DECODERS = { perWorker: 1, queue: 4, waitMs: 10_000 };
 const pool = new AudioPool(2, DECODERS);
@@ -67,6 +67,24 @@ describe.skipIf(!localSttAvailable)("audio worker: router VAD and PocketSphinx",
     expect(events.filter((e) => e.ev === "speech_started").length).toBe(2);
     expect(events.some((e) => e.ev === "final" || e.ev === "interim")).toBe(false);
     expect(events.filter((e) => e.ev === "speech_ended").every((e) => (e as { committed: boolean }).committed === false)).toBe(true);
+    expect(events.some((e) => e.ev === "vad_score")).toBe(false); // not asked for
+  }, 30_000);
+
+  test("scores, when asked: one message per 256 ms of audio, high in speech and low in silence", async () => {
+    const events = await run({ rate: 16000, vad: DEFAULT_VAD, scores: true, autoCommit: true, interim: false }, frames(concat(pieces)), undefined, true);
+    const scores = events.filter((e) => e.ev === "vad_score") as Extract<FromAudio, { ev: "vad_score" }>[];
+    expect(scores.length).toBe(Math.floor(concat(pieces).length / 16 / 256));
+    expect(scores.map((x) => x.atMs)).toEqual(scores.map((_, i) => (i + 1) * 256));
+    const { speech, quiet } = windowsBySpeech(
+      truth,
+      scores.map((x) => x.atMs),
+      256,
+    );
+    expect(speech.length).toBeGreaterThanOrEqual(8);
+    expect(quiet.length).toBeGreaterThanOrEqual(8);
+    for (const i of speech) expect(scores[i].score).toBeGreaterThan(0.5);
+    for (const i of quiet) expect(scores[i].score).toBeLessThan(0.3);
+    for (const x of scores) expect(x.score).toBeWithin(0, 1.0000001);
   }, 30_000);
 
   test("frames owning their buffer are transferred, not copied", () => {

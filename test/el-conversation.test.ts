@@ -4,7 +4,11 @@ import { LONG_ANSWER, startFakeApp } from "./fakes/conversation-relay-app.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { concat, frames, silence, speak } from "./helpers/speech.ts";
+import { spareCatalogue } from "./fakes/spare-stt.ts";
+import { POCKETSPHINX_FAMILY } from "../src/providers/local-pocketsphinx/provider.ts";
+import type { SttEvent, SttFamily, SttProvider, SttStream } from "../src/providers/types.ts";
+import { AsyncQueue } from "../src/util/async-queue.ts";
+import { concat, frames, silence, speak, spokenSpans, windowsBySpeech } from "./helpers/speech.ts";
 
 // /el/v1/convai/conversation driven by a client written from ElevenLabs' published protocol
 // (upstreams sheet 1d): signed URLs, `user_audio_chunk` in, `conversation_initiation_metadata`,
@@ -23,19 +27,20 @@ afterAll(async () => {
   app.stop();
 });
 
-/** A Speech Engine (a profile) whose application is the fake at `path`. */
-async function engine(key: string, path: string): Promise<string> {
-  const res = await fetch(`${server.url}/el/v1/speech-engine`, {
+/** A Speech Engine (a profile) whose application is the fake at `path`; `sttInput` is its recognizer's `input` (routing). */
+async function engine(key: string, path: string, on: TestServer = server, sttInput?: Record<string, unknown>): Promise<string> {
+  const stt = { model_id: "pocketsphinx", ...(sttInput ? { input: sttInput } : {}) };
+  const res = await fetch(`${on.url}/el/v1/speech-engine`, {
     method: "POST",
     headers: { "xi-api-key": key, "content-type": "application/json" },
-    body: JSON.stringify({ name: "support", speech_engine: { ws_url: app.url(path) }, service: { stt: { model_id: "pocketsphinx" }, tts: { model_id: "flite", voice_id: "slt" } } }),
+    body: JSON.stringify({ name: "support", speech_engine: { ws_url: app.url(path) }, service: { stt, tts: { model_id: "flite", voice_id: "slt" } } }),
   });
   expect(res.status).toBe(200);
   return ((await res.json()) as { speech_engine_id: string }).speech_engine_id;
 }
 
-async function signedUrl(key: string, agentId: string): Promise<string> {
-  const res = await fetch(`${server.url}/el/v1/convai/conversation/get-signed-url?agent_id=${agentId}`, { headers: { "xi-api-key": key } });
+async function signedUrl(key: string, agentId: string, on: TestServer = server): Promise<string> {
+  const res = await fetch(`${on.url}/el/v1/convai/conversation/get-signed-url?agent_id=${agentId}`, { headers: { "xi-api-key": key } });
   expect(res.status).toBe(200);
   return ((await res.json()) as { signed_url: string }).signed_url;
 }
@@ -70,6 +75,15 @@ function converse(url: string) {
 async function until(check: () => boolean, ms = 15_000) {
   for (const end = Date.now() + ms; !check() && Date.now() < end; ) await Bun.sleep(10);
   expect(check()).toBe(true);
+}
+
+/** A conversation with the engine, opened as the SDK opens one (initiation data first), once it has started (its metadata came). */
+async function started(key: string, agentId: string, on: TestServer = server) {
+  const c = converse(await signedUrl(key, agentId, on));
+  await c.opened;
+  c.send({ type: "conversation_initiation_client_data" });
+  await until(() => c.messages.some((m) => m.type === "conversation_initiation_metadata"));
+  return c;
 }
 
 const audioOf = (messages: Record<string, any>[], eventId: number) =>
@@ -140,12 +154,39 @@ describe.skipIf(!localSttAvailable)("/el/v1/convai/conversation", () => {
     expect(LONG_ANSWER.startsWith(correction.agent_response_correction_event.corrected_agent_response)).toBe(true);
   }, 40_000);
 
+  test("vad_score: the router VAD's speech probability of the caller, one per 256 ms of audio: high while speech plays, low in silence", async () => {
+    const { key } = await fundedAccount(server);
+    const c = await started(key, await engine(key, "/echo"));
+    const pieces = [silence(1000), speak("Thank you very much for your help."), silence(1500)];
+    const pcm = concat(pieces);
+    await c.say(pcm);
+    const windows = Math.floor(pcm.length / 16 / 256);
+    const scored = () => c.messages.filter((m) => m.type === "vad_score");
+    await until(() => scored().length >= windows && c.messages.some((m) => m.type === "user_transcript"));
+    c.ws.close();
+    await c.closed;
+
+    expect(c.messages[0]!.type).toBe("conversation_initiation_metadata"); // nothing comes before it
+    const scores = scored();
+    expect(scores).toHaveLength(windows);
+    for (const m of scores) expect(m).toEqual({ type: "vad_score", vad_score_event: { vad_score: expect.any(Number) } });
+    const values = scores.map((m) => m.vad_score_event.vad_score as number);
+    for (const v of values) expect(v).toBeWithin(0, 1.0000001);
+    // The conversation was started before the caller spoke: score i covers the caller's audio up to (i + 1) × 256 ms.
+    const { speech, quiet } = windowsBySpeech(
+      spokenSpans(pieces),
+      values.map((_, i) => (i + 1) * 256),
+      256,
+    );
+    expect(speech.length).toBeGreaterThanOrEqual(4);
+    expect(quiet.length).toBeGreaterThanOrEqual(6);
+    for (const i of speech) expect(values[i]).toBeGreaterThan(0.5);
+    for (const i of quiet) expect(values[i]).toBeLessThan(0.3);
+  }, 30_000);
+
   test("user_message is a turn of its own; pings are answered with pong", async () => {
     const { key } = await fundedAccount(server);
-    const c = converse(await signedUrl(key, await engine(key, "/echo")));
-    await c.opened;
-    c.send({ type: "conversation_initiation_client_data" });
-    await until(() => c.messages.some((m) => m.type === "conversation_initiation_metadata"));
+    const c = await started(key, await engine(key, "/echo"));
     c.send({ type: "user_message", text: "What time is it?" });
     await until(() => c.messages.some((m) => m.type === "agent_response"));
     expect(c.messages.find((m) => m.type === "agent_response")!.agent_response_event.agent_response).toBe("You said: What time is it?");
@@ -153,6 +194,49 @@ describe.skipIf(!localSttAvailable)("/el/v1/convai/conversation", () => {
     c.ws.close();
     await c.closed;
   }, 20_000);
+});
+
+/** A recognizer with a turn detector of its own: it ends the caller's turn itself once it has heard a second of audio. */
+class TurnfulStt implements SttProvider {
+  readonly id = "turnful";
+  family(): SttFamily {
+    return { ...POCKETSPHINX_FAMILY, name: "turnful", turnDetector: "acoustic", routerVadInside: false };
+  }
+  async open(): Promise<SttStream> {
+    const queue = new AsyncQueue<SttEvent>();
+    let bytes = 0;
+    return {
+      send: (audio) => {
+        if (bytes < 32_000 && (bytes += audio.byteLength) >= 32_000) {
+          queue.push({ type: "transcript", final: true, text: "heard", startMs: 0, endMs: 1000 });
+          queue.push({ type: "committed", origin: "provider", atMs: 1000 });
+        }
+      },
+      commit: () => queue.push({ type: "committed", origin: "client", atMs: bytes / 32 }),
+      clear: () => queue.push({ type: "cleared", atMs: bytes / 32 }),
+      end: () => queue.end(),
+      cancel: () => queue.end(),
+      [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
+    };
+  }
+}
+
+describe("/el conversation: a recognizer that decides the turns itself", () => {
+  test("no vad_score: the router VAD does not run, so there is no probability to tell", async () => {
+    const on = await startTestServer({}, { extra: { catalogue: spareCatalogue("turnful"), providers: [], sttProviders: [new TurnfulStt()] } });
+    try {
+      const { key } = await fundedAccount(on);
+      const c = await started(key, await engine(key, "/echo", on, { provider_order: "turnful,pocketsphinx" }), on);
+      await c.say(concat([silence(300), speak("Thank you very much for your help."), silence(500)]));
+      await until(() => c.messages.some((m) => m.type === "agent_response"));
+      c.ws.close();
+      await c.closed;
+      expect(c.messages.find((m) => m.type === "user_transcript")).toEqual({ type: "user_transcript", user_transcription_event: { user_transcript: "heard" } });
+      expect(c.messages.some((m) => m.type === "vad_score")).toBe(false);
+    } finally {
+      await on.stop(0);
+    }
+  }, 30_000);
 });
 
 describe("/el conversation: opening", () => {

@@ -92,7 +92,7 @@ function scriptedLanes() {
   let listener: ((msg: FromAudio) => void) | undefined;
   const lanes: VadLanes = {
     open(options, l) {
-      calls.push(`open:${options.rate}:${options.autoCommit}`);
+      calls.push(`open:${options.rate}:${options.autoCommit}${options.scores ? ":scores" : ""}`);
       listener = l;
       return {
         audio: (frame) => calls.push(`audio:${frame.byteLength}`),
@@ -123,7 +123,15 @@ function reader(stream: SttStream) {
 
 const tick = () => Bun.sleep(1);
 const brief = (ev: SttEvent) =>
-  ev.type === "signal" ? `${ev.origin}:${ev.signal}@${ev.atMs}` : ev.type === "committed" ? `committed:${ev.origin}@${ev.atMs}` : ev.type === "transcript" ? `final:${ev.text}` : `cleared@${ev.atMs}`;
+  ev.type === "signal"
+    ? `${ev.origin}:${ev.signal}@${ev.atMs}`
+    : ev.type === "committed"
+      ? `committed:${ev.origin}@${ev.atMs}`
+      : ev.type === "transcript"
+        ? `final:${ev.text}`
+        : ev.type === "vad"
+          ? `vad:${ev.score}@${ev.atMs}`
+          : `cleared@${ev.atMs}`;
 const OPTIONS = { rate: 16000, vad: DEFAULT_VAD, autoCommit: true };
 
 describe("router turns over a stream of any family (scripted VAD)", () => {
@@ -162,6 +170,23 @@ describe("router turns over a stream of any family (scripted VAD)", () => {
     inner.answer();
     await tick();
     expect(out.events.map(brief).slice(3)).toEqual(["cleared@20", "router:started@50"]);
+  });
+
+  test("scores asked for: the lane is opened for them, and each is told as a `vad` event in its place among the turn's events", async () => {
+    const { lanes, calls, vad } = scriptedLanes();
+    const inner = new TrivialStream();
+    const out = reader(withRouterTurns(inner, lanes, { ...OPTIONS, scores: true }));
+    vad({ ev: "vad_score", score: 0.02, atMs: 256 });
+    vad({ ev: "speech_started", atMs: 300 });
+    vad({ ev: "vad_score", score: 0.99, atMs: 512 });
+    vad({ ev: "speech_ended", atMs: 700 });
+    vad({ ev: "vad_score", score: 0.01, atMs: 768 }); // after the router's commit was asked: it waits for the answer
+    await tick();
+    expect(out.events.map(brief)).toEqual(["vad:0.02@256", "router:started@300", "vad:0.99@512"]);
+    inner.answer();
+    await tick();
+    expect(out.events.map(brief).slice(3)).toEqual(["final:0 bytes", "router:end@700", "committed:router@700", "vad:0.01@768"]);
+    expect(calls[0]).toBe("open:16000:false:scores");
   });
 
   test("a client commit mid-utterance ends the turn: the VAD's later end of that speech commits nothing more", async () => {

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import type { ServerWebSocket } from "bun";
 import type { SttSessionEvent } from "../src/sessions/stt-events.ts";
-import { nativeSttPort, sttWireEvent } from "../src/surfaces/native/stt-wire.ts";
+import { nativeSttPort, type SttWireEvent, sttWireEvent } from "../src/surfaces/native/stt-wire.ts";
 
 // Every STT session event through the `/v1/stt` port, over a real socket: the exact bytes the
 // client gets, numbered on the socket; and the frames docs/stt-websocket.md shows are what the
@@ -35,6 +35,8 @@ const EVERY_EVENT: { [K in SttSessionEvent["type"]]: Extract<SttSessionEvent, { 
   ],
   committed: [{ type: "committed", turnId: "turn_1", origin: "client", atMs: 3720 }],
   cleared: [{ type: "cleared", turnId: "turn_2", atMs: 6400 }],
+  // A /v1/stt session never asks for the VAD's scores: one that came would not be framed (nor numbered).
+  vad: [{ type: "vad", turnId: "turn_2", score: 0.98, atMs: 6656 }],
   error: [{ type: "error", code: "upstream_error", message: "deepgram closed the stream" }],
   ended: [
     { type: "ended", sessionId: "stt_a", provider: "pocketsphinx", model: "cmu/pocketsphinx-en-us", audioMs: 3400, billedSeconds: 4 },
@@ -103,7 +105,7 @@ describe("/v1/stt frames of STT session events", () => {
       { type: "committed", turnId: "turn_1", origin: "router", atMs: 3720 },
       EVERY_EVENT.cleared[0],
       EVERY_EVENT.ended[0],
-    ] as SttSessionEvent[];
+    ] as SttWireEvent[];
     expect(examples).toHaveLength(documented.length);
     examples.forEach((example, i) => {
       const { event_id: _id, seq: _seq, ...frame } = example;

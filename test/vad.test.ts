@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import * as ort from "onnxruntime-node";
-import { loadSilero, SileroVad } from "../src/audio/vad.ts";
+import { DEFAULT_VAD, loadSilero, SileroVad } from "../src/audio/vad.ts";
 import { concat, silence, speak, spokenSpans } from "./helpers/speech.ts";
 
 const models = await loadSilero(ort);
@@ -35,6 +35,15 @@ describe("router VAD (Silero)", () => {
     const alone = await run(new SileroVad(models, 16000), pcm, 320);
     const together = await Promise.all(Array.from({ length: 12 }, (_, i) => run(new SileroVad(models, 16000), pcm, [160, 320, 1000, 4096][i % 4])));
     for (const events of together) expect(events).toEqual(alone);
+  });
+
+  test("scores: the highest probability per 8 frames (256 ms), the same whatever the chunk sizes; the turns are as without them", async () => {
+    const plain = await run(new SileroVad(models, 16000), pcm, 320);
+    const [a, b] = await Promise.all([run(new SileroVad(models, 16000, DEFAULT_VAD, 250), pcm, 320), run(new SileroVad(models, 16000, DEFAULT_VAD, 250), pcm, 4096)]);
+    expect(b).toEqual(a);
+    expect(plain).toEqual(a.filter((e) => e.type !== "score"));
+    const scores = a.filter((e) => e.type === "score");
+    expect(scores.map((e) => e.atMs)).toEqual(Array.from({ length: Math.floor(pcm.length / 512 / 8) }, (_, i) => (i + 1) * 256));
   });
 
   test("tuning: a longer silence_duration_ms keeps a short pause inside one utterance", async () => {

@@ -7,6 +7,8 @@ import { type Lane, type Seats, WorkerPool } from "./pool.ts";
 export interface AudioSessionOptions {
   rate: number;
   vad?: VadOptions;
+  /** With `vad`: its speech probability comes back as `vad_score` messages, a few a second (for a client that shows it). */
+  scores?: boolean;
   autoCommit: boolean;
   interim: boolean;
 }

@@ -10,8 +10,11 @@ export interface AudioWorkerOptions {
 }
 
 export type ToAudio =
-  /** `recognizer`: the session holds one of the worker's PocketSphinx decoders (see pool.ts seats). */
-  | { op: "open"; sid: number; rate: number; vad?: VadOptions; recognizer: boolean; autoCommit: boolean; interim: boolean }
+  /**
+   * `recognizer`: the session holds one of the worker's PocketSphinx decoders (see pool.ts seats).
+   * `scores`: with `vad`, the VAD's speech probability comes back as `vad_score` (one per window, see audio-worker.ts).
+   */
+  | { op: "open"; sid: number; rate: number; vad?: VadOptions; scores?: boolean; recognizer: boolean; autoCommit: boolean; interim: boolean }
   | { op: "audio"; sid: number; buf: ArrayBuffer }
   | { op: "commit"; sid: number }
   | { op: "clear"; sid: number }
@@ -25,6 +28,8 @@ export type FromAudio =
   | { sid: number; ev: "speech_started"; atMs: number }
   /** `committed`: the end committed the utterance (auto commit); its final came just before. */
   | { sid: number; ev: "speech_ended"; atMs: number; committed: boolean }
+  /** The highest speech probability (0–1) the VAD gave the frames of the window ending at `atMs`. */
+  | { sid: number; ev: "vad_score"; score: number; atMs: number }
   | { sid: number; ev: "interim"; text: string; startMs: number; endMs: number }
   | { sid: number; ev: "final"; text: string; startMs: number; endMs: number }
   | { sid: number; ev: "committed"; atMs: number }

@@ -11,6 +11,8 @@ import type { AudioWorkerOptions, FromAudio, ToAudio } from "./audio-protocol.ts
 
 /** Interim hypotheses at most this often, in audio time. */
 const INTERIM_EVERY_MS = 250;
+/** A session that asked for scores gets the VAD's highest speech probability once per this much audio (8 frames of 32 ms), not per frame. */
+const SCORE_EVERY_MS = 250;
 
 const post = (msg: FromAudio) => parentPort!.postMessage(msg);
 let silero: ReturnType<typeof loadSilero> | undefined;
@@ -64,6 +66,7 @@ async function audio(sid: number, s: Session, buf: ArrayBuffer): Promise<void> {
   if (s.vad) {
     for (const e of await s.vad.push(pcm)) {
       if (e.type === "started") post({ sid, ev: "speech_started", atMs: e.atMs });
+      else if (e.type === "score") post({ sid, ev: "vad_score", score: e.score, atMs: e.atMs });
       else {
         if (s.autoCommit) finalize(sid, s);
         post({ sid, ev: "speech_ended", atMs: e.atMs, committed: s.autoCommit && !!s.decoder });
@@ -85,7 +88,7 @@ async function handle(msg: ToAudio): Promise<void> {
   if (msg.op === "open") {
     const s: Session = { rate: msg.rate, autoCommit: msg.autoCommit, interim: msg.interim, samples: 0, utteranceStart: 0, utteranceHasAudio: false, lastInterimAt: 0, lastInterim: "" };
     sessions.set(sid, s); // from here on, a failure releases what the session holds
-    if (msg.vad) s.vad = new SileroVad(await (silero ??= loadSilero(ort)), msg.rate, msg.vad);
+    if (msg.vad) s.vad = new SileroVad(await (silero ??= loadSilero(ort)), msg.rate, msg.vad, msg.scores ? SCORE_EVERY_MS : 0);
     // A session dropped while it was opening (its client left) never takes a decoder.
     if (msg.recognizer && !dropped.has(sid)) {
       s.decoder = await decoders.acquire();

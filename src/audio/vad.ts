@@ -18,7 +18,11 @@ export interface VadOptions {
 
 export const DEFAULT_VAD: VadOptions = { speechThreshold: 0.5, minSpeechDurationMs: 250, minSilenceDurationMs: 100, silenceDurationMs: 500 };
 
-export type VadEvent = { type: "started"; atMs: number } | { type: "end"; atMs: number };
+export type VadEvent =
+  | { type: "started"; atMs: number }
+  | { type: "end"; atMs: number }
+  /** The highest speech probability (0–1) of the frames since the last score, up to `atMs` (asked for with `scoreEveryMs`). */
+  | { type: "score"; score: number; atMs: number };
 
 const HYSTERESIS = 0.15;
 
@@ -131,10 +135,16 @@ export class SileroVad {
   private dipMs = 0;
   private silenceStartMs: number | undefined;
 
+  /** The highest probability since the last score, and where its window began. */
+  private scoreMax = 0;
+  private scoreFromMs = 0;
+
   constructor(
     models: (rate: number) => SileroModel,
     private readonly inputRate: number,
     private readonly options: VadOptions = DEFAULT_VAD,
+    /** A `score` event every this much audio (whole frames; 0: none). */
+    private readonly scoreEveryMs = 0,
   ) {
     this.model = models(inputRate);
     this.modelRate = this.model.rate;
@@ -175,6 +185,7 @@ export class SileroVad {
     const p = await this.model.infer(this.pending, this.h, this.c);
     const frameMs = this.inputMs(lengthInput);
     const startMs = this.inputMs(startInput);
+    if (this.scoreEveryMs) this.score(p, startMs + frameMs, events);
     const { speechThreshold, minSpeechDurationMs, minSilenceDurationMs, silenceDurationMs } = this.options;
 
     if (!this.inSpeech) {
@@ -211,6 +222,15 @@ export class SileroVad {
     } else if (p >= speechThreshold) {
       this.silenceStartMs = undefined;
     }
+  }
+
+  /** Keeps the window's highest probability; at the window's end it becomes a `score` event (one per window, none per frame). */
+  private score(p: number, endMs: number, events: VadEvent[]): void {
+    if (p > this.scoreMax) this.scoreMax = p;
+    if (endMs - this.scoreFromMs < this.scoreEveryMs) return;
+    events.push({ type: "score", score: this.scoreMax, atMs: Math.round(endMs) });
+    this.scoreMax = 0;
+    this.scoreFromMs = endMs;
   }
 
   /** Where the stream is, in milliseconds of input audio. */

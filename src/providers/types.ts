@@ -159,6 +159,8 @@ export interface SttStreamRequest {
   turnDetection?: "auto" | "acoustic" | "semantic";
   /** Router VAD settings, for a family that runs the router VAD inside its recognizer (`routerVadInside`). */
   routerVad?: import("../audio/vad.ts").VadOptions;
+  /** With `routerVad`: the stream also tells the VAD's speech probability (`vad` events). */
+  vadScores?: boolean;
   /** The portable options the client gave explicitly, for the family to translate. */
   portable?: PortableValues;
   options: Record<string, string>;
@@ -181,7 +183,9 @@ export type SttEvent =
     }
   | { type: "transcript"; final: boolean; text: string; startMs: number; endMs: number }
   | { type: "committed"; origin: "client" | "router" | "provider"; atMs: number }
-  | { type: "cleared"; atMs: number };
+  | { type: "cleared"; atMs: number }
+  /** The router VAD's speech probability (0–1) of the audio up to `atMs`, a few a second; only when asked for (`vadScores`). */
+  | { type: "vad"; score: number; atMs: number };
 
 export interface SttStream extends AsyncIterable<SttEvent> {
   /** Raw audio exactly as the client sent it; the stream may take ownership of the buffer. */

@@ -22,6 +22,8 @@ export interface RouterTurnsOptions {
   vad: VadOptions;
   /** An end of speech commits the turn (`commit_strategy=auto`); otherwise it is only signalled. */
   autoCommit: boolean;
+  /** The VAD's speech probability is told too (`vad` events, a few a second). */
+  scores?: boolean;
 }
 
 /** `stream` with the router VAD's turns: start and end signals, and with auto commit a commit at each end of speech. */
@@ -51,7 +53,7 @@ class RouterTurns implements SttStream {
     lanes: VadLanes,
     private readonly options: RouterTurnsOptions,
   ) {
-    this.lane = lanes.open({ rate: options.rate, vad: options.vad, autoCommit: false, interim: false }, (msg) => this.onVad(msg));
+    this.lane = lanes.open({ rate: options.rate, vad: options.vad, scores: options.scores, autoCommit: false, interim: false }, (msg) => this.onVad(msg));
     void this.relay();
   }
 
@@ -133,7 +135,8 @@ class RouterTurns implements SttStream {
       this.speaking = false;
       if (this.options.autoCommit) this.ask("commit", msg.atMs);
       else this.emit({ type: "signal", origin: "router", signal: "end", atMs: msg.atMs });
-    } else if (msg.ev === "committed" || msg.ev === "cleared")
+    } else if (msg.ev === "vad_score") this.emit({ type: "vad", score: msg.score, atMs: msg.atMs });
+    else if (msg.ev === "committed" || msg.ev === "cleared")
       this.speaking = false; // in order with the audio before the commit
     else if (msg.ev === "ended") this.stream.end();
     else if (msg.ev === "error") {

@@ -62,6 +62,11 @@ export interface SttSessionSetup extends SttSessionParams {
   admit: () => Promise<Admission>;
   /** See `IdleTimer`; 0 or absent for none. */
   idleTimeoutMs?: number;
+  /**
+   * The router VAD's speech probability is told as `vad` events, a few a second, where the router
+   * VAD decides the turns (a conversation whose client shows it asks; `/v1/stt` does not).
+   */
+  vadScores?: boolean;
 }
 
 export interface SttSessionDeps extends SessionDeps<SttProvider, SttPort> {

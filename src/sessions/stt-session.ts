@@ -135,6 +135,7 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
     const interim = this.setup.interim ?? family.interimDefault;
     // The router VAD reads only declared little-endian PCM.
     const routerTurns = family.turnDetector === "none" && this.setup.audioFormat.startsWith("pcm");
+    const vadInside = routerTurns && family.routerVadInside;
     const abandon = (this.opening = new AbortController());
     const opening = provider.open({
       model: binding.id,
@@ -144,7 +145,8 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
       interim,
       commitStrategy: this.setup.commitStrategy,
       turnDetection: this.setup.turnDetection,
-      routerVad: routerTurns && family.routerVadInside ? this.setup.vad : undefined,
+      routerVad: vadInside ? this.setup.vad : undefined,
+      vadScores: vadInside ? this.setup.vadScores : undefined,
       portable: this.setup.portable,
       options: this.setup.options,
       signal: abandon.signal,
@@ -158,8 +160,8 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
     } finally {
       this.opening = undefined;
     }
-    if (routerTurns && !family.routerVadInside) {
-      stream = withRouterTurns(stream, this.deps.vadLanes, { rate: this.setup.sampleRate, vad: this.setup.vad, autoCommit: this.setup.commitStrategy === "auto" });
+    if (routerTurns && !vadInside) {
+      stream = withRouterTurns(stream, this.deps.vadLanes, { rate: this.setup.sampleRate, vad: this.setup.vad, autoCommit: this.setup.commitStrategy === "auto", scores: this.setup.vadScores });
     }
     await this.admission!.meter.reserved();
     if (this.closed) return stream.cancel();

@@ -117,6 +117,8 @@ export interface ConversationOverrides {
   voice?: string;
   /** The surface's own audio format (OpenAI's PCM is 24 kHz only). */
   output?: OutputFormat;
+  /** The surface shows the caller's speech probability (ElevenLabs' `vad_score`): the router VAD tells it where it decides the turns. */
+  vadScores?: boolean;
 }
 
 /** A conversation of the profile the handshake found, told to `port`; its sessions are metered on `surface`. */
@@ -144,7 +146,13 @@ export async function startConversation(ctx: AppContext, id: string, h: OpenedHa
         const stt = replanned ? planConversation(ctx.catalogue, (pid) => ctx.sttProviders.get(pid), withHearing(profile.pipeline, settings)).stt : plan.stt;
         const sttId = ++hearings === 1 ? `${id}.stt` : `${id}.stt_${hearings}`;
         const session = new SttSession(
-          { ...stt, id: sttId, admit: admitUnder(ctx, sttId, payer, replanned ? stt.candidates : h.stt, replanned, surface), idleTimeoutMs: limits.sttIdleTimeoutMs },
+          {
+            ...stt,
+            id: sttId,
+            admit: admitUnder(ctx, sttId, payer, replanned ? stt.candidates : h.stt, replanned, surface),
+            idleTimeoutMs: limits.sttIdleTimeoutMs,
+            vadScores: overrides.vadScores,
+          },
           { ...common, provider: (pid) => ctx.sttProviders.get(pid), port: sttPort, vadLanes: ctx.vadLanes },
         );
         ctx.sessions.add(session, "stt");

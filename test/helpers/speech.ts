@@ -64,3 +64,15 @@ export function to24k(pcm: Int16Array): Buffer {
   }
   return Buffer.from(out.buffer);
 }
+
+/** Which windows of `windowMs` ending at `ends` (ms) lie wholly inside a spoken span (`speech`), and which touch none (`quiet`); by index. */
+export function windowsBySpeech(spans: [number, number][], ends: number[], windowMs: number): { speech: number[]; quiet: number[] } {
+  const speech: number[] = [];
+  const quiet: number[] = [];
+  ends.forEach((end, i) => {
+    const start = end - windowMs;
+    if (spans.some(([s, e]) => start >= s && end <= e)) speech.push(i);
+    else if (!spans.some(([s, e]) => start < e && end > s)) quiet.push(i);
+  });
+  return { speech, quiet };
+}

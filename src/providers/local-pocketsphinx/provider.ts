@@ -83,6 +83,8 @@ export class LocalSphinxProvider implements SttProvider {
           queue.push({ type: "signal", origin: "router", signal: "end", atMs: msg.atMs });
           if (msg.committed) queue.push({ type: "committed", origin: "router", atMs: msg.atMs });
           return;
+        case "vad_score":
+          return queue.push({ type: "vad", score: msg.score, atMs: msg.atMs });
         case "interim":
         case "final":
           return queue.push({ type: "transcript", final: msg.ev === "final", text: msg.text, startMs: msg.startMs, endMs: msg.endMs });
@@ -98,7 +100,7 @@ export class LocalSphinxProvider implements SttProvider {
           return queue.fail(new ProviderError(msg.message, true));
       }
     };
-    const options = { rate: 16000, vad: req.routerVad, autoCommit: req.commitStrategy === "auto" && !!req.routerVad, interim: req.interim };
+    const options = { rate: 16000, vad: req.routerVad, scores: req.vadScores, autoCommit: req.commitStrategy === "auto" && !!req.routerVad, interim: req.interim };
     lane = await this.pool.openRecognizer(options, listener, req.signal).catch((err) => {
       throw err instanceof NoSeat ? this.refusal(err.message) : err;
     });

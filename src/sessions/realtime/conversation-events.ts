@@ -14,6 +14,8 @@ export type ConversationEvent =
   | { type: "started"; sessionId: string; profileId: string; input: { audioFormat: string; sampleRate: number }; output: OutputFormat; stt: { provider: string; model: string } }
   /** The caller started or stopped speaking, as the router VAD or the provider heard it. */
   | { type: "speech"; turnId: string; state: "started" | "stopped"; atMs: number }
+  /** The router VAD's speech probability (0–1) of the caller's audio up to `atMs`, a few a second, when the surface asked for it. */
+  | { type: "vad"; score: number; atMs: number }
   | { type: "transcript"; turnId: string; final: boolean; text: string }
   /** The caller's turn is over; its words went to the application as the prompt. */
   | { type: "turn_ended"; turnId: string; text: string }

@@ -3,6 +3,7 @@ import type { Logger } from "../../log.ts";
 import type { AppSignal, AppSocket } from "../../realtime/app-socket.ts";
 import type { AppMessage } from "../../realtime/app-messages.ts";
 import type { SttSessionEvent } from "../stt-events.ts";
+import { unreachable } from "../../util/unreachable.ts";
 import type { OutputFormat } from "../../realtime/output-formats.ts";
 import type { ConversationEvent, ConversationPort, ConversationUsage, EndReason } from "./conversation-events.ts";
 import { Hearing, type OpenStt } from "./hearing.ts";
@@ -168,6 +169,10 @@ export class Conversation {
         if (ev.final) this.turnWords.push(ev.text.trim());
         else if (this.setup.partialPrompts) this.app?.prompt([...this.turnWords, ev.text.trim()].join(" "), false, this.stt.language);
         return;
+      case "vad":
+        // Nothing reaches the client before `started` (ElevenLabs' metadata must come first).
+        if (this.started) this.emit({ type: "vad", score: ev.score, atMs: ev.atMs });
+        return;
       case "committed":
         return this.endTurn(ev.turnId);
       case "cleared":
@@ -178,6 +183,8 @@ export class Conversation {
         return this.emit({ type: "error", code: ev.code, message: ev.message });
       case "ended":
         return;
+      default:
+        return unreachable(ev, "STT session event");
     }
   }
 

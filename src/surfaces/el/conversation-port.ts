@@ -55,6 +55,9 @@ export function elConversationPort(port: WsPort, inputFormat: string): Conversat
         }
         return;
       }
+      case "vad":
+        // Three decimals: finer is noise, and the frame goes out four times a second.
+        return port.sendEvent({ type: "vad_score", vad_score_event: { vad_score: Math.round(ev.score * 1000) / 1000 } });
       case "response_audio_done":
       case "speech":
       case "transcript":

@@ -93,7 +93,7 @@ export function elevenLabsConversationRoutes(ctx: AppContext) {
           const port = elConversationPort(conn.port, format);
           let conversation: Conversation;
           try {
-            conversation = await startConversation(ctx, id, opened, port, "el", isInit ? overridesOf(init) : {});
+            conversation = await startConversation(ctx, id, opened, port, "el", { ...(isInit ? overridesOf(init) : {}), vadScores: true });
           } catch (err) {
             port.stop();
             const error = err instanceof ApiError ? err : new ApiError("internal_error", "the conversation could not start");

@@ -6,7 +6,10 @@ import type { WsPort } from "../ws-port.ts";
 // The `/v1/realtime` frames (docs/realtime.md#the-v1realtime-socket): every event a JSON text frame
 // with `type`, a gapless `seq` and a stable `event_id`; audio as binary frames.
 
-export function realtimeWireEvent(event: ConversationEvent): Record<string, unknown> & { type: string } {
+/** The events `/v1/realtime` frames: all but the router VAD's scores, which its conversations do not ask for (`vadScores`). */
+export type RealtimeWireEvent = Exclude<ConversationEvent, { type: "vad" }>;
+
+export function realtimeWireEvent(event: RealtimeWireEvent): Record<string, unknown> & { type: string } {
   switch (event.type) {
     case "started":
       return {
@@ -51,6 +54,7 @@ export function nativeRealtimePort(port: WsPort, sessionId: string): Conversatio
   let seq = 0;
   return {
     event(event) {
+      if (event.type === "vad") return;
       const { type, ...fields } = realtimeWireEvent(event);
       seq++;
       port.sendEvent({ type, event_id: `${sessionId}.${seq}`, seq, ...fields });

@@ -2,8 +2,11 @@ import type { ServerWebSocket } from "bun";
 import type { SttPort, SttSessionEvent } from "../../sessions/stt-events.ts";
 import { unreachable } from "../../util/unreachable.ts";
 
+/** The events `/v1/stt` frames: all but the router VAD's scores, which its sessions do not ask for (`vadScores`). */
+export type SttWireEvent = Exclude<SttSessionEvent, { type: "vad" }>;
+
 /** An STT session event as `/v1/stt` frames it, without its `event_id` and `seq` (docs/stt-websocket.md). */
-export function sttWireEvent(event: SttSessionEvent): Record<string, unknown> & { type: string } {
+export function sttWireEvent(event: SttWireEvent): Record<string, unknown> & { type: string } {
   switch (event.type) {
     case "started": {
       const { input } = event;
@@ -69,6 +72,7 @@ export function nativeSttPort(raw: ServerWebSocket<unknown>, sessionId: string):
   const open = () => raw.readyState === 1;
   return {
     event(event) {
+      if (event.type === "vad") return;
       const { type, ...fields } = sttWireEvent(event);
       seq++;
       if (open()) raw.send(JSON.stringify({ type, event_id: `${sessionId}.${seq}`, seq, ...fields }));

@@ -114,6 +114,8 @@ export function oaiRealtimePort(events: OaiEvents): ConversationPort {
         // A response whose audio was all sent is done already; the client still playing it hears where the router cut it.
         if (!transcripts.has(ev.responseId)) return send({ type: "conversation.item.truncated", item_id: `item_${ev.responseId}`, content_index: 0, audio_end_ms: ev.audioMs });
         return done(ev.responseId, "cancelled");
+      case "vad": // OpenAI's Realtime API has no speech probability event (and /oai does not ask for one)
+        return;
       case "error":
         return events.error(new ApiError(ev.code, ev.message));
       case "ended":
