@@ -9,6 +9,7 @@ import { topUpRoutes } from "./surfaces/account/top-up-routes.ts";
 import { paymentRoutes } from "./surfaces/payments/payment-routes.ts";
 import { usageRoutes } from "./surfaces/account/usage-routes.ts";
 import { catalogueRoutes } from "./surfaces/native/catalogue-routes.ts";
+import { customVoiceRoutes } from "./surfaces/native/custom-voices-routes.ts";
 import { sttRoute } from "./surfaces/native/stt-route.ts";
 import { transcriptionRoute } from "./surfaces/native/transcription-route.ts";
 import { ttsRoute } from "./surfaces/native/tts-route.ts";
@@ -68,6 +69,7 @@ export function createApp(ctx: AppContext) {
     realtimeProfileRoutes,
     realtimeClientSecretRoute,
     realtimeRoute,
+    customVoiceRoutes,
     oaiRoutes,
     elevenLabsRoutes,
   ]);

@@ -10,6 +10,7 @@ import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import type { ClientSecrets } from "./realtime/client-secrets.ts";
 import type { RealtimeProfiles } from "./realtime/profiles.ts";
+import type { CustomVoices } from "./voices/custom-voices.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import type { SessionRegistry } from "./sessions/registry.ts";
 import type { VadLanes } from "./sessions/router-turns.ts";
@@ -36,6 +37,8 @@ export interface AppContext {
   profiles: RealtimeProfiles;
   /** Single-use credentials for `/v1/realtime`; its socket calls `redeem`. */
   clientSecrets: ClientSecrets;
+  /** Tenants' cloned voices, and where requests for them may go. */
+  customVoices: CustomVoices;
   /** False once shutdown began: /healthz turns 503 so balancers stop sending traffic. */
   accepting: () => boolean;
 }

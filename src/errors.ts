@@ -21,6 +21,8 @@ export const ERRORS = {
   tenant_disabled: { status: 403, close: 4403 },
   provider_not_allowed: { status: 403, close: 4403 },
   not_found: { status: 404, close: 1008 },
+  /** The resource is already in the state the request would move it out of (a voice being deleted). */
+  stale_transition: { status: 409, close: 1008 },
   tts_text_too_large: { status: 413, close: 1009 },
   payload_too_large: { status: 413, close: 1009 },
   validation: { status: 422, close: 1008 },

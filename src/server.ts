@@ -10,6 +10,7 @@ import { TopUps } from "./accounts/top-ups.ts";
 import { createApp } from "./app.ts";
 import { ClientSecrets } from "./realtime/client-secrets.ts";
 import { RealtimeProfiles } from "./realtime/profiles.ts";
+import { CustomVoices } from "./voices/custom-voices.ts";
 import { Catalogue, type CatalogueData } from "./catalogue/catalogue.ts";
 import { servedCatalogue } from "./catalogue/served.ts";
 import type { Config } from "./config.ts";
@@ -84,6 +85,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   let accepting = true;
   const profiles = new RealtimeProfiles(database);
   const clientSecrets = new ClientSecrets(database);
+  const customVoices = new CustomVoices(database, catalogue, (id) => providers.get(id), ledger, log);
+  await customVoices.start();
   const ctx: AppContext = {
     config,
     log,
@@ -98,6 +101,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     payments,
     profiles,
     clientSecrets,
+    customVoices,
     sttProviders,
     files,
     vadLanes: audioPool,
@@ -105,6 +109,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   };
 
   const release = async () => {
+    customVoices.stop();
     await accessWatch.stop();
     await ledger.holds.stop();
     await pool.close();

@@ -27,6 +27,12 @@ export function creditsPerBaseUnit(price: PriceSpec): Rational {
   return mul(usdPerBaseUnit(price), rational(1_000_000n));
 }
 
+/** A fixed fee in decimal USD as whole credits, rounded up (a fee never undercharges by a fraction). */
+export function creditsOfUsd(usd: string): number {
+  const { num, den } = mul(parseDecimal(usd), rational(1_000_000n));
+  return Number((num + den - 1n) / den);
+}
+
 export interface PricingView {
   currency: "usd";
   unit: "1000 characters" | "minute";

@@ -46,6 +46,8 @@ export interface ProviderSpec {
   /** `local` engines are always offered; `cloud` providers only when configured. */
   kind: "local" | "cloud";
   requiresVoice: boolean;
+  /** What cloning a voice through the provider costs the tenant, decimal USD, charged once on success; absent where the provider cannot clone. */
+  cloneFee?: string;
   defaults: {
     tts?: { model: string; voice?: string };
     stt?: { model: string; synchronousModel?: string };

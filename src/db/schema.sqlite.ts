@@ -225,3 +225,29 @@ export const realtimeClientSecrets = sqliteTable(
   },
   (t) => [index("realtime_client_secrets_expires_idx").on(t.expiresAt)],
 );
+
+/** Voices a tenant cloned through a provider's API (docs/voices.md#cloned-voices); only the tenant sees and uses them. */
+export const customVoices = sqliteTable(
+  "custom_voices",
+  {
+    /** The voice id clients use: the provider's own id for it. */
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    keyId: text("key_id").notNull(),
+    provider: text("provider").notNull(),
+    /** The model it was cloned for (its canonical slug), when the client named one. */
+    model: text("model"),
+    name: text("name").notNull(),
+    description: text("description"),
+    language: text("language"),
+    /** `processing`, `active`, `failed` or `deleting`. */
+    status: text("status").notNull(),
+    failureReason: text("failure_reason"),
+    feeCredits: integer("fee_credits").notNull(),
+    createdAt: ms("created_at").notNull(),
+    updatedAt: ms("updated_at").notNull(),
+  },
+  (t) => [index("custom_voices_tenant_idx").on(t.tenantId, t.createdAt)],
+);

@@ -1,4 +1,5 @@
 import type { Binding } from "../catalogue/types.ts";
+import { ApiError } from "../errors.ts";
 import type { Database } from "../db/open.ts";
 import type { SqlQuery, SqlTx } from "../db/sql.ts";
 import { BALANCE_COLUMNS, balanceOf, GRANT_COLUMNS, grantOf, LedgerBatcher, type ActivityRow, type BalanceRow, type SettleInput } from "./batch.ts";
@@ -140,6 +141,41 @@ export class Ledger {
     });
     this.forgetFunds([tenantId]);
     return credited;
+  }
+
+  /**
+   * Takes a one-off fee (a voice clone's) from paid credits, with its transaction record; once per
+   * `externalId`. 402 `insufficient_balance` when the credits free of holds cannot pay it.
+   */
+  async charge(tenantId: string, input: { credits: number; description: string; externalId: string }): Promise<{ applied: boolean }> {
+    const charged = await this.database.sql.transaction(async (tx) => {
+      const balance = await this.lockBalance(tx, tenantId);
+      const [done] = await tx.query("SELECT id FROM credit_transactions WHERE external_id = ?", [input.externalId]);
+      if (done) return { applied: false };
+      if (balance.paidCredits - balance.paidHeld < input.credits) throw new ApiError("insufficient_balance", "the balance cannot pay the fee");
+      const transactionId = newId();
+      const now = this.now();
+      await tx.query("INSERT INTO credit_transactions (id, tenant_id, type, credits, description, external_id, created_at) VALUES (?, ?, 'charge', ?, ?, ?, ?)", [
+        transactionId,
+        tenantId,
+        -input.credits,
+        input.description,
+        input.externalId,
+        now,
+      ]);
+      await tx.query("UPDATE balances SET paid_credits = paid_credits - ? WHERE tenant_id = ?", [input.credits, tenantId]);
+      await tx.query("INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?)", [
+        newId(),
+        tenantId,
+        transactionId,
+        PAID,
+        -input.credits,
+        now,
+      ]);
+      return { applied: true };
+    });
+    this.forgetFunds([tenantId]);
+    return charged;
   }
 
   /** The balance (zero for a tenant that never had one) and every grant with credits left, expired ones included. */

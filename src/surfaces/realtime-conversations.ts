@@ -5,7 +5,7 @@ import { ApiError } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
 import { AppSocket } from "../realtime/app-socket.ts";
 import type { RealtimeProfile } from "../realtime/profiles.ts";
-import { candidatesForVoice } from "../routing/voices.ts";
+import { candidatesForVoice, checkVoiceOwner } from "../routing/voices.ts";
 import type { Admission } from "../sessions/admission.ts";
 import { Conversation } from "../sessions/realtime/conversation.ts";
 import type { HearingSettings } from "../sessions/realtime/hearing.ts";
@@ -76,7 +76,9 @@ async function handshakeOf(ctx: AppContext, { secret, profileId, key, transcript
     const profile = await ctx.profiles.get(payer.tenantId, profileId!);
     const plan = planConversation(ctx.catalogue, (id) => ctx.sttProviders.get(id), profile.pipeline);
     const stt = await ctx.meter.admit(payer, plan.stt.candidates);
-    const tts = await ctx.meter.admit(payer, await candidatesForVoice(plan.tts.candidates, plan.tts.voice, (id) => ctx.providers.get(id)));
+    const voiced = await candidatesForVoice(plan.tts.candidates, plan.tts.voice, (id) => ctx.providers.get(id), ctx.customVoices);
+    checkVoiceOwner(ctx.customVoices, payer.tenantId, plan.tts.voice, voiced);
+    const tts = await ctx.meter.admit(payer, voiced);
     return { payer, profile, plan, stt, tts, ...(session ? { session } : {}) };
   } catch (err) {
     if (err instanceof ApiError) return { refusal: err };
@@ -127,7 +129,11 @@ export async function startConversation(ctx: AppContext, id: string, h: OpenedHa
   const limits = ctx.config.sessionLimits;
   /** What answers are spoken with; a `language` message (or the client's voice) may change it. */
   let speech = { voice: plan.tts.voice, candidates: h.tts };
-  if (overrides.voice) speech = { voice: overrides.voice, candidates: await candidatesForVoice(h.tts, overrides.voice, (pid) => ctx.providers.get(pid)) };
+  if (overrides.voice) {
+    const candidates = await candidatesForVoice(h.tts, overrides.voice, (pid) => ctx.providers.get(pid), ctx.customVoices);
+    checkVoiceOwner(ctx.customVoices, payer.tenantId, overrides.voice, candidates);
+    speech = { voice: overrides.voice, candidates };
+  }
   let hearings = 0;
   const output = overrides.output ?? plan.output;
   const common = { log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface };

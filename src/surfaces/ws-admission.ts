@@ -3,7 +3,7 @@ import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, sessionFailure } from "../errors.ts";
 import type { ProviderOverloaded } from "../providers/types.ts";
-import { candidatesForVoice } from "../routing/voices.ts";
+import { candidatesForVoice, checkVoiceOwner } from "../routing/voices.ts";
 import type { Admission } from "../sessions/admission.ts";
 
 // What the WebSocket channels check around the upgrade, in the interface's order. Each surface
@@ -18,7 +18,7 @@ export interface RoutedPlan {
 export type Planned<P extends RoutedPlan> = { plan?: P; error?: unknown };
 
 /** The plan's candidates that take its voice (a 400 when none does). */
-const candidatesOf = (ctx: AppContext, plan: RoutedPlan) => candidatesForVoice(plan.candidates, plan.voice, (id) => ctx.providers.get(id));
+const candidatesOf = (ctx: AppContext, plan: RoutedPlan) => candidatesForVoice(plan.candidates, plan.voice, (id) => ctx.providers.get(id), ctx.customVoices);
 
 /** A plan, or the error planning raised (told before the upgrade when it is a 400, after it otherwise). */
 function tryPlan<P extends RoutedPlan>(plan: () => P): Planned<P> {
@@ -62,7 +62,11 @@ const principalOf = (ctx: AppContext, planned: Planned<RoutedPlan>, key: string 
 const candidatesFor = (ctx: AppContext, planned: Planned<RoutedPlan>, plan: RoutedPlan) => oncePerHandshake(planned, "candidates", () => candidatesOf(ctx, plan));
 
 const affordableOf = (ctx: AppContext, planned: Planned<RoutedPlan>, plan: RoutedPlan, principal: Principal) =>
-  oncePerHandshake(planned, `admit:${principal.keyId}`, async () => ctx.meter.admit(principal, await candidatesFor(ctx, planned, plan)));
+  oncePerHandshake(planned, `admit:${principal.keyId}`, async () => {
+    const voiced = await candidatesFor(ctx, planned, plan);
+    checkVoiceOwner(ctx.customVoices, principal.tenantId, plan.voice, voiced);
+    return ctx.meter.admit(principal, voiced);
+  });
 
 /** What a surface adds to the checks before the upgrade. */
 export interface UpgradeChecks<R> {
