@@ -86,12 +86,17 @@ export class CustomVoices {
     return this.routes.get(voiceId);
   }
 
+  /** The providers of this deployment that can clone (priced and able), in catalogue order. */
+  cloners(): string[] {
+    return this.catalogue.providers.filter((p) => p.cloneFee !== undefined && this.providers(p.id)?.cloning).map((p) => p.id);
+  }
+
   /** The clone fee of `provider` in credits; 400 when it cannot clone. */
   private cloningOf(provider: string): { cloning: VoiceCloning; fee: number } {
     const spec = this.catalogue.provider(provider);
     const cloning = this.providers(provider)?.cloning;
     if (!spec || !cloning || spec.cloneFee === undefined) {
-      const able = [...new Set(this.catalogue.providers.filter((p) => p.cloneFee !== undefined && this.providers(p.id)?.cloning).map((p) => p.id))];
+      const able = this.cloners();
       throw new ApiError("invalid_request", `${provider} cannot clone voices here${able.length ? `; these can: ${able.join(", ")}` : ""}`, { param: "provider" });
     }
     return { cloning, fee: creditsOfUsd(spec.cloneFee) };

@@ -9,6 +9,7 @@ import { elevenLabsSpeechEngineRoutes } from "./speech-engine-routes.ts";
 import { elevenLabsStreamInputRoute } from "./stream-input-route.ts";
 import { elevenLabsSttRoute } from "./stt-route.ts";
 import { elevenLabsTtsRoutes } from "./tts-route.ts";
+import { elevenLabsVoiceCloningRoutes } from "./voice-cloning-routes.ts";
 
 /**
  * `/el`: the ElevenLabs API for its SDK with the base URL pointed here. Thin translators onto the
@@ -23,6 +24,7 @@ export function elevenLabsRoutes(ctx: AppContext) {
     elevenLabsCatalogueRoutes,
     elevenLabsSpeechEngineRoutes,
     elevenLabsConversationRoutes,
+    elevenLabsVoiceCloningRoutes,
   ])
     .use(elAuth(ctx))
     .all("/*", ({ request, principal }) => notImplemented(ctx, principal, new URL(request.url).pathname), { parse: "none" });
