@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { ServerWebSocket } from "bun";
 import { like } from "drizzle-orm";
+import { elConversationPort } from "../src/surfaces/el/conversation-port.ts";
+import { WsPort } from "../src/surfaces/ws-port.ts";
 import { LONG_ANSWER, startFakeApp } from "./fakes/conversation-relay-app.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
@@ -182,4 +185,32 @@ describe("/el conversation: opening", () => {
     expect(first.type).toBe("conversation_initiation_metadata");
     ws.close();
   }, 15_000);
+});
+
+describe("/el conversation: the port", () => {
+  test("nothing before conversation_initiation_metadata, however long the start takes: the browser SDK takes the first frame as the handshake's answer; pings follow it", async () => {
+    const sent: Record<string, any>[] = [];
+    const raw = { readyState: 1, send: (frame: string) => sent.push(JSON.parse(frame)), close() {} };
+    const port = elConversationPort(new WsPort(raw as unknown as ServerWebSocket<unknown>), "pcm_16000", 10);
+    await Bun.sleep(60); // six pings' time while the recognizer and the application connect
+    expect(sent).toEqual([]);
+    port.event({
+      type: "started",
+      sessionId: "conv_1",
+      profileId: "p",
+      input: { audioFormat: "pcm_16000", sampleRate: 16000 },
+      output: { encoding: "pcm_s16le", sampleRate: 16000 },
+      stt: { provider: "local", model: "pocketsphinx" },
+    });
+    for (let i = 0; i < 100 && sent.length < 3; i++) await Bun.sleep(10);
+    port.close(1000, "");
+    expect(sent[0]).toEqual({
+      type: "conversation_initiation_metadata",
+      conversation_initiation_metadata_event: { conversation_id: "conv_1", agent_output_audio_format: "pcm_16000", user_input_audio_format: "pcm_16000" },
+    });
+    expect(sent.slice(1, 3)).toEqual([
+      { type: "ping", ping_event: { event_id: 1, ping_ms: null } },
+      { type: "ping", ping_event: { event_id: 2, ping_ms: null } },
+    ]);
+  });
 });

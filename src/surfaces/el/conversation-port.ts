@@ -14,17 +14,24 @@ import type { WsPort } from "../ws-port.ts";
 /** How often the server pings; the SDK answers each with `pong`. */
 export const PING_EVERY_MS = 5000;
 
-export function elConversationPort(port: WsPort, inputFormat: string): ConversationPort & { stop(): void } {
+/**
+ * Pings start with the conversation: `conversation_initiation_metadata` must be the first frame, as
+ * ElevenLabs' browser SDK takes the first message as the handshake's answer and waits for no other
+ * (`@elevenlabs/client` WebSocketConnection.create: a `once` listener). A start slower than a ping
+ * (a recognizer or application slow to connect) would otherwise leave the SDK connecting until the socket closed.
+ */
+export function elConversationPort(port: WsPort, inputFormat: string, pingEveryMs = PING_EVERY_MS): ConversationPort & { stop(): void } {
   /** The answer whose audio is going out (`resp_N` → N), and its text so far. */
   let answer = 0;
   const texts = new Map<string, string>();
   let pings = 0;
-  const pinger = setInterval(() => port.sendEvent({ type: "ping", ping_event: { event_id: ++pings, ping_ms: null } }), PING_EVERY_MS);
+  let pinger: ReturnType<typeof setInterval> | undefined;
   const numberOf = (responseId: string) => Number(responseId.slice("resp_".length));
 
   const event = (ev: ConversationEvent): void => {
     switch (ev.type) {
       case "started":
+        pinger ??= setInterval(() => port.sendEvent({ type: "ping", ping_event: { event_id: ++pings, ping_ms: null } }), pingEveryMs);
         return port.sendEvent({
           type: "conversation_initiation_metadata",
           conversation_initiation_metadata_event: {
