@@ -96,9 +96,12 @@ describe.skipIf(!localSttAvailable)("/el/v1/convai/conversation", () => {
     const first = c.messages[0]!;
     expect(first).toMatchObject({ type: "conversation_initiation_metadata", conversation_initiation_metadata_event: { agent_output_audio_format: "pcm_16000", user_input_audio_format: "pcm_16000" } });
     const conversationId = first.conversation_initiation_metadata_event.conversation_id as string;
-    expect(c.messages.filter((m) => m.type === "agent_response").map((m) => m.agent_response_event.agent_response)).toEqual(["Hello, how can I help?", "You said: thank you very much for your help"]);
+    expect(c.messages.filter((m) => m.type === "agent_response").map((m) => m.agent_response_event)).toEqual([
+      { agent_response: "Hello, how can I help?", event_id: 1 },
+      { agent_response: "You said: thank you very much for your help", event_id: 2 },
+    ]);
     expect(c.messages.find((m) => m.type === "user_transcript")).toEqual({ type: "user_transcript", user_transcription_event: { user_transcript: "thank you very much for your help" } });
-    // Each answer's audio carries its number as event_id: the greeting 1, the answer 2; real speech, over a second each.
+    // Each answer's text and audio carry its number as event_id: the greeting 1, the answer 2; real speech, over a second each.
     expect(audioOf(c.messages, 1).byteLength).toBeGreaterThan(32_000);
     expect(audioOf(c.messages, 2).byteLength).toBeGreaterThan(32_000);
     const ids = c.messages.filter((m) => m.type === "audio").map((m) => m.audio_event.event_id);
@@ -141,6 +144,7 @@ describe.skipIf(!localSttAvailable)("/el/v1/convai/conversation", () => {
     const correction = c.messages.find((m) => m.type === "agent_response_correction")!;
     expect(correction.agent_response_correction_event.original_agent_response).toBe(LONG_ANSWER);
     expect(LONG_ANSWER.startsWith(correction.agent_response_correction_event.corrected_agent_response)).toBe(true);
+    expect(correction.agent_response_correction_event.event_id).toBe(1);
   }, 40_000);
 
   test("user_message is a turn of its own; pings are answered with pong", async () => {

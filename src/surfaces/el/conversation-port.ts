@@ -6,8 +6,10 @@ import type { WsPort } from "../ws-port.ts";
 
 // A conversation as ElevenLabs' conversation socket frames it (upstreams sheet 1d; docs/compat-el.md):
 // every server message a JSON text frame `{type, <type>_event: {...}}`, audio base64 inside JSON.
-// Audio carries the answer's number as `event_id`, so an `interruption` with that id tells the
-// SDK to drop what it holds of that answer (it drops audio whose id is at most the interruption's).
+// An answer's number is the `event_id` of its `agent_response`, its audio and, when the caller
+// talks over it, its `interruption` and `agent_response_correction` (required fields in
+// ElevenLabs' published event types, @elevenlabs/types). On `interruption` the browser SDK
+// flushes what its player holds; no audio of the interrupted answer follows it.
 
 /** ElevenLabs' names for our output formats (they are the same strings). */
 
@@ -45,7 +47,7 @@ export function elConversationPort(port: WsPort, inputFormat: string, pingEveryM
       case "response_text": {
         const text = (texts.get(ev.responseId) ?? "") + ev.token;
         texts.set(ev.responseId, text);
-        if (ev.last) port.sendEvent({ type: "agent_response", agent_response_event: { agent_response: text } });
+        if (ev.last) port.sendEvent({ type: "agent_response", agent_response_event: { agent_response: text, event_id: numberOf(ev.responseId) } });
         return;
       }
       case "response_audio_started":
@@ -58,7 +60,10 @@ export function elConversationPort(port: WsPort, inputFormat: string, pingEveryM
         port.sendEvent({ type: "interruption", interruption_event: { event_id: numberOf(ev.responseId), reason: "user" } });
         // The whole answer went out as agent_response: ElevenLabs corrects it to what was heard.
         if (said !== undefined && said !== ev.spokenText) {
-          port.sendEvent({ type: "agent_response_correction", agent_response_correction_event: { original_agent_response: said, corrected_agent_response: ev.spokenText } });
+          port.sendEvent({
+            type: "agent_response_correction",
+            agent_response_correction_event: { original_agent_response: said, corrected_agent_response: ev.spokenText, event_id: numberOf(ev.responseId) },
+          });
         }
         return;
       }
