@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { ServerWebSocket } from "bun";
 import { like } from "drizzle-orm";
+import { elConversationPort } from "../src/surfaces/el/conversation-port.ts";
+import { WsPort } from "../src/surfaces/ws-port.ts";
 import { LONG_ANSWER, startFakeApp } from "./fakes/conversation-relay-app.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
@@ -107,9 +110,12 @@ describe.skipIf(!localSttAvailable)("/el/v1/convai/conversation", () => {
     const first = c.messages[0]!;
     expect(first).toMatchObject({ type: "conversation_initiation_metadata", conversation_initiation_metadata_event: { agent_output_audio_format: "pcm_16000", user_input_audio_format: "pcm_16000" } });
     const conversationId = first.conversation_initiation_metadata_event.conversation_id as string;
-    expect(c.messages.filter((m) => m.type === "agent_response").map((m) => m.agent_response_event.agent_response)).toEqual(["Hello, how can I help?", "You said: thank you very much for your help"]);
+    expect(c.messages.filter((m) => m.type === "agent_response").map((m) => m.agent_response_event)).toEqual([
+      { agent_response: "Hello, how can I help?", event_id: 1 },
+      { agent_response: "You said: thank you very much for your help", event_id: 2 },
+    ]);
     expect(c.messages.find((m) => m.type === "user_transcript")).toEqual({ type: "user_transcript", user_transcription_event: { user_transcript: "thank you very much for your help" } });
-    // Each answer's audio carries its number as event_id: the greeting 1, the answer 2; real speech, over a second each.
+    // Each answer's text and audio carry its number as event_id: the greeting 1, the answer 2; real speech, over a second each.
     expect(audioOf(c.messages, 1).byteLength).toBeGreaterThan(32_000);
     expect(audioOf(c.messages, 2).byteLength).toBeGreaterThan(32_000);
     const ids = c.messages.filter((m) => m.type === "audio").map((m) => m.audio_event.event_id);
@@ -152,6 +158,7 @@ describe.skipIf(!localSttAvailable)("/el/v1/convai/conversation", () => {
     const correction = c.messages.find((m) => m.type === "agent_response_correction")!;
     expect(correction.agent_response_correction_event.original_agent_response).toBe(LONG_ANSWER);
     expect(LONG_ANSWER.startsWith(correction.agent_response_correction_event.corrected_agent_response)).toBe(true);
+    expect(correction.agent_response_correction_event.event_id).toBe(1);
   }, 40_000);
 
   test("vad_score: the router VAD's speech probability of the caller, one per 256 ms of audio: high while speech plays, low in silence", async () => {
@@ -266,4 +273,32 @@ describe("/el conversation: opening", () => {
     expect(first.type).toBe("conversation_initiation_metadata");
     ws.close();
   }, 15_000);
+});
+
+describe("/el conversation: the port", () => {
+  test("nothing before conversation_initiation_metadata, however long the start takes: the browser SDK takes the first frame as the handshake's answer; pings follow it", async () => {
+    const sent: Record<string, any>[] = [];
+    const raw = { readyState: 1, send: (frame: string) => sent.push(JSON.parse(frame)), close() {} };
+    const port = elConversationPort(new WsPort(raw as unknown as ServerWebSocket<unknown>), "pcm_16000", 10);
+    await Bun.sleep(60); // six pings' time while the recognizer and the application connect
+    expect(sent).toEqual([]);
+    port.event({
+      type: "started",
+      sessionId: "conv_1",
+      profileId: "p",
+      input: { audioFormat: "pcm_16000", sampleRate: 16000 },
+      output: { encoding: "pcm_s16le", sampleRate: 16000 },
+      stt: { provider: "local", model: "pocketsphinx" },
+    });
+    for (let i = 0; i < 100 && sent.length < 3; i++) await Bun.sleep(10);
+    port.close(1000, "");
+    expect(sent[0]).toEqual({
+      type: "conversation_initiation_metadata",
+      conversation_initiation_metadata_event: { conversation_id: "conv_1", agent_output_audio_format: "pcm_16000", user_input_audio_format: "pcm_16000" },
+    });
+    expect(sent.slice(1, 3)).toEqual([
+      { type: "ping", ping_event: { event_id: 1, ping_ms: null } },
+      { type: "ping", ping_event: { event_id: 2, ping_ms: null } },
+    ]);
+  });
 });

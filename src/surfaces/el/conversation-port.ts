@@ -6,25 +6,34 @@ import type { WsPort } from "../ws-port.ts";
 
 // A conversation as ElevenLabs' conversation socket frames it (upstreams sheet 1d; docs/compat-el.md):
 // every server message a JSON text frame `{type, <type>_event: {...}}`, audio base64 inside JSON.
-// Audio carries the answer's number as `event_id`, so an `interruption` with that id tells the
-// SDK to drop what it holds of that answer (it drops audio whose id is at most the interruption's).
+// An answer's number is the `event_id` of its `agent_response`, its audio and, when the caller
+// talks over it, its `interruption` and `agent_response_correction` (required fields in
+// ElevenLabs' published event types, @elevenlabs/types). On `interruption` the browser SDK
+// flushes what its player holds; no audio of the interrupted answer follows it.
 
 /** ElevenLabs' names for our output formats (they are the same strings). */
 
 /** How often the server pings; the SDK answers each with `pong`. */
 export const PING_EVERY_MS = 5000;
 
-export function elConversationPort(port: WsPort, inputFormat: string): ConversationPort & { stop(): void } {
+/**
+ * Pings start with the conversation: `conversation_initiation_metadata` must be the first frame, as
+ * ElevenLabs' browser SDK takes the first message as the handshake's answer and waits for no other
+ * (`@elevenlabs/client` WebSocketConnection.create: a `once` listener). A start slower than a ping
+ * (a recognizer or application slow to connect) would otherwise leave the SDK connecting until the socket closed.
+ */
+export function elConversationPort(port: WsPort, inputFormat: string, pingEveryMs = PING_EVERY_MS): ConversationPort & { stop(): void } {
   /** The answer whose audio is going out (`resp_N` → N), and its text so far. */
   let answer = 0;
   const texts = new Map<string, string>();
   let pings = 0;
-  const pinger = setInterval(() => port.sendEvent({ type: "ping", ping_event: { event_id: ++pings, ping_ms: null } }), PING_EVERY_MS);
+  let pinger: ReturnType<typeof setInterval> | undefined;
   const numberOf = (responseId: string) => Number(responseId.slice("resp_".length));
 
   const event = (ev: ConversationEvent): void => {
     switch (ev.type) {
       case "started":
+        pinger ??= setInterval(() => port.sendEvent({ type: "ping", ping_event: { event_id: ++pings, ping_ms: null } }), pingEveryMs);
         return port.sendEvent({
           type: "conversation_initiation_metadata",
           conversation_initiation_metadata_event: {
@@ -38,7 +47,7 @@ export function elConversationPort(port: WsPort, inputFormat: string): Conversat
       case "response_text": {
         const text = (texts.get(ev.responseId) ?? "") + ev.token;
         texts.set(ev.responseId, text);
-        if (ev.last) port.sendEvent({ type: "agent_response", agent_response_event: { agent_response: text } });
+        if (ev.last) port.sendEvent({ type: "agent_response", agent_response_event: { agent_response: text, event_id: numberOf(ev.responseId) } });
         return;
       }
       case "response_audio_started":
@@ -51,7 +60,10 @@ export function elConversationPort(port: WsPort, inputFormat: string): Conversat
         port.sendEvent({ type: "interruption", interruption_event: { event_id: numberOf(ev.responseId), reason: "user" } });
         // The whole answer went out as agent_response: ElevenLabs corrects it to what was heard.
         if (said !== undefined && said !== ev.spokenText) {
-          port.sendEvent({ type: "agent_response_correction", agent_response_correction_event: { original_agent_response: said, corrected_agent_response: ev.spokenText } });
+          port.sendEvent({
+            type: "agent_response_correction",
+            agent_response_correction_event: { original_agent_response: said, corrected_agent_response: ev.spokenText, event_id: numberOf(ev.responseId) },
+          });
         }
         return;
       }
