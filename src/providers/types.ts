@@ -52,8 +52,42 @@ export interface Voice {
   gender?: string;
 }
 
+// ---- Voice cloning ----
+
+/** One speaker's recordings, as the client uploaded them. */
+export interface CloneFile {
+  name: string;
+  type: string;
+  data: Uint8Array;
+}
+
+export interface CloneRequest {
+  name: string;
+  description?: string;
+  language?: string;
+  model?: string;
+  files: CloneFile[];
+}
+
+/** What the provider made: its own id for the voice, and whether it is usable yet. */
+export interface ClonedVoice {
+  providerVoiceId: string;
+  status: "processing" | "active";
+}
+
+export interface VoiceCloning {
+  /** Throws ApiError: `custom_voices_failed` (the provider refused the audio or request: its 4xx, with the provider's message), `upstream_error` (5xx, timeouts, network). */
+  clone(req: CloneRequest): Promise<ClonedVoice>;
+  /** The provider's view of a voice it made: "active", "processing", or failed with a reason; `undefined` when it no longer has it. */
+  status(providerVoiceId: string): Promise<{ status: "active" | "processing" } | { status: "failed"; reason: string } | undefined>;
+  /** Deletes it upstream; a voice the provider no longer has counts as deleted. Throws ApiError `upstream_error` when the provider fails. */
+  remove(providerVoiceId: string): Promise<void>;
+}
+
 export interface TtsProvider {
   readonly id: string;
+  /** Instant voice cloning, for providers that make voices of a client's recordings. */
+  readonly cloning?: VoiceCloning;
   /** Resolves once the provider accepted the session (handshake done); rejects with `ProviderError`. */
   open(req: TtsStreamRequest): Promise<TtsStream>;
   voices(): Promise<Voice[]>;
