@@ -28,12 +28,20 @@ export const ERRORS = {
   validation: { status: 422, close: 1008 },
   model_not_priced: { status: 422, close: 1008 },
   indeterminate_audio_duration: { status: 422, close: 1008 },
+  /**
+   * A provider refused to make a voice of the recordings (its own 4xx, its message passed on). 422,
+   * not 400: the request was well-formed, its audio could not be used; and not 5xx, since sending
+   * the same again fails again. Its message advises a retry (other recordings) after checking the voice's status.
+   */
+  custom_voices_failed: { status: 422, close: 1008 },
   websocket_upgrade_required: { status: 426, close: 1008 },
   not_implemented: { status: 501, close: 1008 },
   upstream_error: { status: 502, close: 1011 },
   service_unavailable: { status: 503, close: 1001 },
   /** Every candidate is at capacity (the local recognizer's decoders): try again later (`retry_after` seconds). */
   provider_overloaded: { status: 503, close: 1013 },
+  /** No provider serving this server can clone voices (none configured with cloning, or cloning turned off). */
+  custom_voices_unavailable: { status: 503, close: 1013 },
   internal_error: { status: 500, close: 1011 },
   // Close-only codes of the /v1/tts channel.
   invalid_tts_frame: { status: 400, close: 1003 },

@@ -60,7 +60,8 @@ interface TtsConn {
   answered: boolean;
   chunksSent: number;
   contexts: Map<string, Context>;
-  voice: string;
+  /** Whether the fake has that voice. */
+  speaks: (voiceId: string) => boolean;
   audio: Map<string, Uint8Array>;
 }
 
@@ -95,8 +96,8 @@ const errorMessage = (status: number, error_code: string, message: string, conte
     ...(context_id ? { context_id } : {}),
   });
 
-export function ttsConn(record: TtsSocketRecord, fault: SocketFault | undefined, voice: string, audio: Map<string, Uint8Array>): TtsConn {
-  return { kind: "tts", record, fault, answered: false, chunksSent: 0, contexts: new Map(), voice, audio };
+export function ttsConn(record: TtsSocketRecord, fault: SocketFault | undefined, speaks: (voiceId: string) => boolean, audio: Map<string, Uint8Array>): TtsConn {
+  return { kind: "tts", record, fault, answered: false, chunksSent: 0, contexts: new Map(), speaks, audio };
 }
 
 /** Undefined when the query opens a session, else why not. */
@@ -161,7 +162,7 @@ function ttsMessage(ws: ServerWebSocket<TtsConn>, frame: string | Buffer): void 
     return;
   }
   if (firstAnswerFault(ws, id)) return;
-  const problem = generationProblem(msg, c.voice);
+  const problem = generationProblem(msg, c.speaks);
   if (problem) return void ws.send(errorMessage(problem[0], problem[1], problem[2], id));
   let ctx = c.contexts.get(id);
   if (!ctx) c.contexts.set(id, (ctx = { id, buffer: "", flushes: 0, chain: Promise.resolve(), cancelled: false }));
@@ -181,11 +182,11 @@ function ttsMessage(ws: ServerWebSocket<TtsConn>, frame: string | Buffer): void 
 }
 
 /** [status, error_code, message] when the generation request cannot be served. */
-function generationProblem(msg: Record<string, any>, voice: string): [number, string, string] | undefined {
+function generationProblem(msg: Record<string, any>, speaks: (voiceId: string) => boolean): [number, string, string] | undefined {
   if (typeof msg.model_id !== "string" || !msg.model_id) return [400, "invalid_model", "model_id is required"];
   if (typeof msg.transcript !== "string") return [400, "invalid_request", "transcript is required"];
   const id = typeof msg.voice === "string" ? msg.voice : msg.voice?.id;
-  if (id !== voice) return [404, "voice_not_found", "Voice not found"];
+  if (!speaks(id)) return [404, "voice_not_found", "Voice not found"];
   const out = msg.output_format ?? {};
   if (out.container !== "raw" || out.encoding !== "pcm_s16le" || !(Number(out.sample_rate) > 0)) return [400, "invalid_output_format", "The WebSocket supports raw output only"];
 }

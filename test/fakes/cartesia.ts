@@ -1,5 +1,7 @@
 import { LOOPBACK_TLS } from "./loopback-tls.ts";
+import { cartesiaVoices, type CartesiaCloneRecord } from "./cartesia-voices.ts";
 import { realtimeHandlers, sttConn, sttQueryProblem, ttsConn, type RealtimeConn, type SocketFault, type SttSocketRecord, type TtsSocketRecord } from "./cartesia-realtime.ts";
+import type { CloningFault } from "./cloning.ts";
 import { audioResponse, mp3, refusal, speech, type RefusalStatus, type StreamFault } from "./http-fake.ts";
 
 // A fake of Cartesia on loopback, close enough for the official `@cartesia/cartesia-js` SDK:
@@ -13,9 +15,10 @@ import { audioResponse, mp3, refusal, speech, type RefusalStatus, type StreamFau
 //
 // Faults for the next request or connection: "401", "429", "500" (a WebSocket handshake is
 // answered with that status), the streaming faults of http-fake.ts for HTTP audio, and the
-// socket faults of cartesia-realtime.ts ("stall", "drop", "malformed", "error").
+// socket faults of cartesia-realtime.ts ("stall", "drop", "malformed", "error"). Instant voice
+// cloning, its voices and its "slow" fault are in cartesia-voices.ts.
 
-export type CartesiaFault = "401" | "429" | "500" | StreamFault | SocketFault;
+export type CartesiaFault = "401" | "429" | "500" | StreamFault | SocketFault | CloningFault;
 
 export const FAKE_CARTESIA_KEY = "sk_car_fake";
 export const FAKE_CARTESIA_VOICE = "694f9389-aac1-45b6-b726-9d9369183238";
@@ -28,6 +31,8 @@ export interface FakeCartesia {
   /** Realtime connections, in order. */
   ttsSockets: TtsSocketRecord[];
   sttSockets: SttSocketRecord[];
+  /** Instant clones the fake holds, by id: made by `POST /voices/clone`, gone after their `DELETE`. */
+  clonedVoices: Map<string, CartesiaCloneRecord>;
   fault(f: CartesiaFault): void;
   /** HTTP requests and WebSockets still open: a client that forgets to close one shows here. */
   openRequests(): number;
@@ -57,6 +62,7 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
   const made = new Map<string, Uint8Array>();
   const spoken = new Map<string, Uint8Array>();
   let pending: CartesiaFault | undefined;
+  const voices = cartesiaVoices({ id: FAKE_CARTESIA_VOICE, name: "Katie", language: "en", description: "A friendly voice", is_public: true }, error);
   speech("Ready.", 24000); // the first synthesis is slow: not while a session's liveness timer runs
   const server = Bun.serve<RealtimeConn>({
     port: 0,
@@ -80,7 +86,7 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
         if (url.pathname === "/tts/websocket") {
           const record = { authorization, version, messages: [] };
           ttsSockets.push(record);
-          conn = ttsConn(record, socketFault, FAKE_CARTESIA_VOICE, spoken);
+          conn = ttsConn(record, socketFault, voices.has, spoken);
         } else {
           const problem = sttQueryProblem(url.searchParams);
           if (problem) return error(400, "invalid_request", problem);
@@ -90,8 +96,12 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
         }
         return srv.upgrade(req, { data: conn }) ? undefined : error(400, "upgrade_required", "Expected a WebSocket upgrade");
       }
-      if (req.method === "GET" && url.pathname === "/voices") {
-        return Response.json({ data: [{ id: FAKE_CARTESIA_VOICE, name: "Katie", language: "en", description: "A friendly voice", is_public: true }], has_more: false });
+      if (req.method === "GET" && url.pathname === "/voices") return Response.json(voices.list(url.searchParams));
+      if (url.pathname.startsWith("/voices/")) {
+        const refused = refusal(true, fault, refuse);
+        if (refused) return refused;
+        const answer = await voices.route(req, url.pathname, fault);
+        if (answer) return answer;
       }
       if (req.method === "POST" && url.pathname === "/stt") {
         const form = await req.formData();
@@ -112,7 +122,7 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
       const refused = refusal(true, fault, refuse);
       if (refused) return refused;
       if (typeof body.transcript !== "string" || !body.transcript) return error(400, "invalid_request", "transcript is required");
-      if (voiceId(body.voice) !== FAKE_CARTESIA_VOICE) return error(404, "voice_not_found", "Voice not found");
+      if (!voices.has(voiceId(body.voice) ?? "")) return error(404, "voice_not_found", "Voice not found");
       const out = body.output_format ?? {};
       const rate = Number(out.sample_rate);
       const raw = out.container === "raw" && out.encoding === "pcm_s16le";
@@ -134,6 +144,7 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
     transcriptions,
     ttsSockets,
     sttSockets,
+    clonedVoices: voices.cloned,
     fault: (f) => (pending = f),
     openRequests: () => server.pendingRequests + server.pendingWebSockets,
     openSockets: () => server.pendingWebSockets,

@@ -88,8 +88,8 @@ const SENTENCE = ["Thank", "you", "very", "much", "for", "your", "help"];
 const AUDIO_FORMATS = ["pcm_8000", "pcm_16000", "pcm_22050", "pcm_24000", "pcm_44100", "pcm_48000", "ulaw_8000"];
 const SINGLE_CONTEXT = "";
 
-/** `pcm(text, rate)`: real speech as 16-bit PCM at that rate. */
-export function startRealtime(voice: string, pcm: (text: string, rate: number) => Uint8Array) {
+/** `speaks(voiceId)`: whether the fake has that voice; `pcm(text, rate)`: real speech as 16-bit PCM at that rate. */
+export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: string, rate: number) => Uint8Array) {
   const ttsSockets: TtsSocketRecord[] = [];
   const scribeSockets: ScribeSocketRecord[] = [];
 
@@ -121,7 +121,7 @@ export function startRealtime(voice: string, pcm: (text: string, rate: number) =
       const c = ws.data;
       if (c.kind === "scribe") return scribeOpen(ws as ServerWebSocket<ScribeConn>);
       const { codec, rate } = c;
-      if (c.record.voiceId !== voice) ws.close(1008, `A voice with voice_id ${c.record.voiceId} was not found.`);
+      if (!speaks(c.record.voiceId)) ws.close(1008, `A voice with voice_id ${c.record.voiceId} was not found.`);
       else if ((codec !== "pcm" && codec !== "mp3") || !rate) ws.close(1008, `output_format ${c.record.query.output_format} is not supported by this fake`);
       else inactive(ws as ServerWebSocket<TtsConn>);
     },

@@ -1,4 +1,5 @@
 import { startRealtime, type RealtimeConn, type RealtimeFault, type ScribeSocketRecord, type TtsSocketRecord } from "./elevenlabs-realtime.ts";
+import { elevenLabsVoices, type ClonedVoiceRecord, type ElevenLabsCloningFault } from "./elevenlabs-voices.ts";
 import { audioResponse, mp3, refusal, speech as speechAt, type RefusalStatus, type StreamFault } from "./http-fake.ts";
 
 // A fake of ElevenLabs' HTTP text-to-speech and Scribe file transcription on loopback, close enough to the wire that the official
@@ -13,9 +14,10 @@ import { audioResponse, mp3, refusal, speech as speechAt, type RefusalStatus, ty
 //
 // Faults, set with `fault(...)`, apply to the next request or connection only: "401", "429",
 // "500", and the streaming faults "stall", "drop", "malformed" (see http-fake.ts), plus "error"
-// for the WebSockets (see elevenlabs-realtime.ts).
+// for the WebSockets (see elevenlabs-realtime.ts). Instant voice cloning, its voices and its faults
+// ("slow", "verifying") are in elevenlabs-voices.ts.
 
-export type ElevenLabsFault = "401" | "429" | "500" | StreamFault | RealtimeFault;
+export type ElevenLabsFault = "401" | "429" | "500" | StreamFault | RealtimeFault | ElevenLabsCloningFault;
 
 export interface ElevenLabsRequest {
   voiceId: string;
@@ -31,6 +33,8 @@ export interface FakeElevenLabs {
   /** TTS input-streaming sockets and Scribe realtime sockets, in connection order. */
   ttsSockets: TtsSocketRecord[];
   scribeSockets: ScribeSocketRecord[];
+  /** Instant clones the fake holds, by voice id: made by `POST /v1/voices/add`, gone after their `DELETE`. */
+  clonedVoices: Map<string, ClonedVoiceRecord>;
   fault(f: ElevenLabsFault): void;
   /** Requests and sockets still open on the fake: a client that forgets to close a connection shows here. */
   openRequests(): number;
@@ -80,7 +84,11 @@ export function startFakeElevenLabs(): FakeElevenLabs {
     }
     return audio;
   };
-  const realtime = startRealtime(FAKE_VOICE, (text, rate) => spoken(text, `pcm_${rate}`));
+  const voices = elevenLabsVoices({ voice_id: FAKE_VOICE, name: "George", category: "premade", labels: { gender: "male", accent: "british" } });
+  const realtime = startRealtime(
+    (id) => id === FAKE_VOICE || voices.cloned.has(id),
+    (text, rate) => spoken(text, `pcm_${rate}`),
+  );
   const server = Bun.serve<RealtimeConn>({
     port: 0,
     hostname: "127.0.0.1",
@@ -99,7 +107,13 @@ export function startFakeElevenLabs(): FakeElevenLabs {
       }
       if (req.method === "GET" && url.pathname === "/v1/voices") {
         if (apiKey !== FAKE_ELEVENLABS_KEY) return refuse(401);
-        return Response.json({ voices: [{ voice_id: FAKE_VOICE, name: "George", category: "premade", labels: { gender: "male", accent: "british" } }] });
+        return Response.json(voices.list());
+      }
+      if (url.pathname.startsWith("/v1/voices/")) {
+        const refused = refusal(apiKey === FAKE_ELEVENLABS_KEY, fault, refuse);
+        if (refused) return refused;
+        const answer = await voices.route(req, url.pathname, fault);
+        if (answer) return answer;
       }
       if (req.method === "POST" && url.pathname === "/v1/speech-to-text") {
         const form = await req.formData();
@@ -120,7 +134,7 @@ export function startFakeElevenLabs(): FakeElevenLabs {
       requests.push({ voiceId: route[1]!, query: Object.fromEntries(url.searchParams), body, apiKey });
       const refused = refusal(apiKey === FAKE_ELEVENLABS_KEY, fault, refuse);
       if (refused) return refused;
-      if (route[1] !== FAKE_VOICE) return error(404, "voice_not_found", `A voice with voice_id ${route[1]} was not found.`);
+      if (route[1] !== FAKE_VOICE && !voices.cloned.has(route[1]!)) return error(404, "voice_not_found", `A voice with voice_id ${route[1]} was not found.`);
       if (typeof body.text !== "string" || !body.text) return error(422, "invalid_request", "text is required");
 
       const format = url.searchParams.get("output_format") ?? "mp3_44100_128";
@@ -137,6 +151,7 @@ export function startFakeElevenLabs(): FakeElevenLabs {
     transcriptions,
     ttsSockets: realtime.ttsSockets,
     scribeSockets: realtime.scribeSockets,
+    clonedVoices: voices.cloned,
     fault: (f) => (pending = f),
     openRequests: () => server.pendingRequests + server.pendingWebSockets,
     openSockets: () => server.pendingWebSockets,

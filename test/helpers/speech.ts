@@ -1,3 +1,4 @@
+import { wavHeader } from "../../src/audio/wav.ts";
 import { createFliteEngine } from "../../src/providers/local-flite/engine.ts";
 
 // Real speech for STT tests, made by our own Flite: 16 kHz 16-bit mono PCM.
@@ -10,6 +11,11 @@ export function speak(text: string): Int16Array {
   flite.synthesize(text, "slt", (p) => parts.push(p));
   const b = Buffer.concat(parts);
   return new Int16Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+}
+
+/** 16 kHz PCM (what `speak` gives) as a WAV file, as a client would upload a recording. */
+export function wavFile(pcm: Int16Array, rate = 16000): Uint8Array {
+  return new Uint8Array(Buffer.concat([wavHeader(rate, 1, pcm.byteLength), new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength)]));
 }
 
 export const silence = (ms: number, rate = 16000) => new Int16Array((rate / 1000) * ms);
