@@ -58,6 +58,8 @@ export interface Config {
     /** How long an application may take to start answering a finished prompt before the conversation ends (0: no limit). */
     appReplyTimeoutMs: number;
   };
+  /** Cloned voices (docs/voices.md#cloned-voices): how often a voice still processing is asked about, and the routing table read again. */
+  customVoices: { pollMs: number; refreshMs: number };
   /** Each provider's settings, read by its own declaration (`providers/<id>/index.ts`) through `envReader`. */
   providers: ProviderSettings;
 }
@@ -177,6 +179,7 @@ export function loadConfig(env: Env): Config {
     stripe: stripe(env),
     sandboxPayments: flag(env, "SANDBOX_PAYMENTS"),
     realtime: { allowPrivateUpstreams: flag(env, "REALTIME_ALLOW_PRIVATE_UPSTREAMS"), appReplyTimeoutMs: integer(env, "REALTIME_APP_REPLY_TIMEOUT_MS", 15_000, 0) },
+    customVoices: { pollMs: integer(env, "CUSTOM_VOICE_POLL_MS", 2_000, 10), refreshMs: integer(env, "CUSTOM_VOICE_REFRESH_MS", 10_000, 100) },
     providers: readProviderSettings(envReader(env)),
   };
 }

@@ -85,7 +85,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   let accepting = true;
   const profiles = new RealtimeProfiles(database);
   const clientSecrets = new ClientSecrets(database);
-  const customVoices = new CustomVoices(database, catalogue, (id) => providers.get(id), ledger, log);
+  const customVoices = new CustomVoices(database, catalogue, (id) => providers.get(id), ledger, log, config.customVoices);
   await customVoices.start();
   const ctx: AppContext = {
     config,

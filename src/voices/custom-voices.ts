@@ -40,13 +40,12 @@ export interface ClonedVoiceRoute {
 export interface CustomVoicesOptions {
   /** How often a voice the provider is still processing is asked about. */
   pollMs: number;
-  /** How long it may process before it counts as failed. */
-  processingLimitMs: number;
   /** How often the routing table is read again (voices cloned or deleted by other instances). */
   refreshMs: number;
 }
 
-export const DEFAULT_CUSTOM_VOICES: CustomVoicesOptions = { pollMs: 2000, processingLimitMs: 10 * 60_000, refreshMs: 10_000 };
+/** How long a voice may process before it counts as failed. */
+const PROCESSING_LIMIT_MS = 10 * 60_000;
 
 export class CustomVoices {
   private routes = new Map<string, ClonedVoiceRoute>();
@@ -59,7 +58,7 @@ export class CustomVoices {
     private readonly providers: (id: string) => TtsProvider | undefined,
     private readonly ledger: Ledger,
     private readonly log: Logger,
-    private readonly options: CustomVoicesOptions = DEFAULT_CUSTOM_VOICES,
+    private readonly options: CustomVoicesOptions,
   ) {}
 
   /** Reads the routing table, keeps it fresh, and goes on watching voices still processing (an instance that watched them may be gone). */
@@ -166,7 +165,7 @@ export class CustomVoices {
     this.setStatus(id, "deleting");
     try {
       const cloning = this.providers(before.provider)?.cloning;
-      if (!cloning) throw new ApiError("upstream_error", `${before.provider} is not configured here any more`);
+      if (!cloning) throw new ApiError("custom_voices_unavailable", `${before.provider}, which holds the voice, is not configured here`);
       await cloning.remove(id);
     } catch (err) {
       await this.database.transaction((tx) => tx.update(t).set({ status: before.status, updatedAt: new Date() }).where(eq(t.id, id)));
@@ -229,7 +228,7 @@ export class CustomVoices {
       if (state?.status === "active") await this.activate(row);
       else if (!state) await this.fail(row, `${row.provider} no longer has the voice`);
       else if (state.status === "failed") await this.fail(row, state.reason);
-      else if (Date.now() - since > this.options.processingLimitMs) await this.fail(row, `${row.provider} was still processing it after ${this.options.processingLimitMs / 1000} s`);
+      else if (Date.now() - since > PROCESSING_LIMIT_MS) await this.fail(row, `${row.provider} was still processing it after ${PROCESSING_LIMIT_MS / 1000} s`);
       else return void setTimeout(() => void tick().catch(retry), this.options.pollMs).unref?.();
       this.watched.delete(id);
     };

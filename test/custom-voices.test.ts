@@ -1,0 +1,211 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ElevenLabsClient } from "@elevenlabs/elevenlabs-js";
+import { eq } from "drizzle-orm";
+import { FAKE_CARTESIA_KEY, startFakeCartesia } from "./fakes/cartesia.ts";
+import { FAKE_ELEVENLABS_KEY, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
+import { fundedAccount } from "./helpers/accounts.ts";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { speak, wavFile } from "./helpers/speech.ts";
+
+// /v1/custom-voices and the /el cloning routes, through the real ElevenLabs and Cartesia adapters
+// against their fakes on loopback: cloning real speech, the once-only fee, the status a client
+// polls, deleting, a voice only its owner can speak with, and the providers' failures.
+
+const elevenlabs = startFakeElevenLabs();
+const cartesia = startFakeCartesia();
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({
+    ELEVENLABS_API_KEY: FAKE_ELEVENLABS_KEY,
+    ELEVENLABS_BASE_URL: elevenlabs.url,
+    CARTESIA_API_KEY: FAKE_CARTESIA_KEY,
+    CARTESIA_BASE_URL: cartesia.url,
+    CUSTOM_VOICE_POLL_MS: "50",
+  });
+});
+afterAll(async () => {
+  await server.stop(0);
+  elevenlabs.stop();
+  cartesia.stop();
+});
+
+const FEE = 300_000;
+const recording = (text = "My voice sounds like this when I read a sentence aloud.") => new File([wavFile(speak(text))], "take.wav", { type: "audio/wav" });
+
+function clone(key: string, fields: Record<string, string>, files: File[] = [recording()]) {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  for (const f of files) form.append("files", f);
+  return fetch(`${server.url}/v1/custom-voices`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form });
+}
+
+const get = (key: string, id: string) => fetch(`${server.url}/v1/custom-voices/${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${key}` } });
+const remove = (key: string, id: string) => fetch(`${server.url}/v1/custom-voices/${encodeURIComponent(id)}`, { method: "DELETE", headers: { authorization: `Bearer ${key}` } });
+
+/** Speech in a cloned voice through /oai (any surface would do): the status, and the audio bytes when it worked. */
+async function speakWith(key: string, voice: string, model = "elevenlabs/eleven_flash_v2_5") {
+  const res = await fetch(`${server.url}/oai/audio/speech`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model, voice, input: "Hello there.", response_format: "pcm" }),
+  });
+  return { status: res.status, bytes: res.ok ? (await res.arrayBuffer()).byteLength : 0, body: res.ok ? undefined : ((await res.json()) as Record<string, any>) };
+}
+
+async function paidCredits(key: string): Promise<number> {
+  const res = await fetch(`${server.url}/account/balance`, { headers: { authorization: `Bearer ${key}` } });
+  return ((await res.json()) as { paid_credits: number }).paid_credits;
+}
+
+async function until(check: () => Promise<boolean>, ms = 10_000) {
+  for (const end = Date.now() + ms; !(await check()) && Date.now() < end; ) await Bun.sleep(20);
+  expect(await check()).toBe(true);
+}
+
+describe("/v1/custom-voices", () => {
+  test("a clone of real speech with ElevenLabs: 201 active, the fee charged once, its owner speaks with it, nobody else sees it; deleted, it is gone", async () => {
+    const owner = await fundedAccount(server);
+    const other = await fundedAccount(server);
+    const before = await paidCredits(owner.key);
+    const res = await clone(owner.key, { name: "Ada", provider: "elevenlabs", model: "eleven_flash_v2_5", language: "en-GB", description: "Warm" });
+    expect(res.status).toBe(201);
+    const made = (await res.json()) as Record<string, any>;
+    const id = made.id as string;
+    expect(made.voices).toHaveLength(1);
+    expect(made.voices[0]).toMatchObject({
+      model: { id: "elevenlabs/eleven_flash_v2_5" },
+      voice: { id, name: "Ada", description: "Warm", category: { id: "cloned" }, scope: { type: "organization" }, status: "active", fee_credits: FEE, languages: [{ id: "en", locale: "en-GB" }] },
+      providers: [{ id: "elevenlabs", provider_model_id: "eleven_flash_v2_5", status: "active", failure_reason: null }],
+    });
+    expect(elevenlabs.clonedVoices.get(id)).toMatchObject({ name: "Ada" });
+    expect(await paidCredits(owner.key)).toBe(before - FEE);
+
+    const spoken = await speakWith(owner.key, id);
+    expect(spoken).toMatchObject({ status: 200 });
+    expect(spoken.bytes).toBeGreaterThan(0);
+    // Another tenant: no such voice, wherever it asks.
+    expect((await get(other.key, id)).status).toBe(404);
+    expect((await remove(other.key, id)).status).toBe(404);
+    const refused = await speakWith(other.key, id);
+    expect(refused).toMatchObject({ status: 400, body: { error: { param: "voice" } } });
+    // A model of another provider cannot have it.
+    expect((await speakWith(owner.key, id, "cartesia/sonic-3")).status).toBe(400);
+
+    const list = (await (await fetch(`${server.url}/v1/custom-voices`, { headers: { authorization: `Bearer ${owner.key}` } })).json()) as { voices: { voice: { id: string } }[] };
+    expect(list.voices.map((v) => v.voice.id)).toEqual([id]);
+
+    expect((await remove(owner.key, id)).status).toBe(204);
+    expect((await get(owner.key, id)).status).toBe(404);
+    expect(elevenlabs.clonedVoices.has(id)).toBe(false);
+    // Charged once, whatever happened after.
+    const { db, schema } = server.ctx.database;
+    const charges = await db
+      .select()
+      .from(schema.creditTransactions)
+      .where(eq(schema.creditTransactions.externalId, `voice_clone:${id}`));
+    expect(charges.map((c) => [c.type, c.credits])).toEqual([["charge", -FEE]]);
+  });
+
+  test("a clone the provider is still processing: 201 processing, unusable until it is active, then charged once", async () => {
+    const { key } = await fundedAccount(server);
+    const before = await paidCredits(key);
+    elevenlabs.fault("verifying");
+    const res = await clone(key, { name: "Slowpoke", provider: "elevenlabs" });
+    expect(res.status).toBe(201);
+    const made = (await res.json()) as Record<string, any>;
+    expect(made.voices[0].voice.status).toBe("processing");
+    // Without a model, the voice is offered for every TTS model of its provider.
+    expect(made.voices.map((v: any) => v.providers[0].provider_model_id)).toContain("eleven_multilingual_v2");
+    expect(await paidCredits(key)).toBe(before);
+    const early = await speakWith(key, made.id);
+    expect(early.status).toBe(400);
+    expect(early.body!.error.message).toContain("processing");
+
+    await until(async () => ((await (await get(key, made.id)).json()) as any).voices[0].voice.status === "active");
+    expect(await paidCredits(key)).toBe(before - FEE);
+    expect((await speakWith(key, made.id)).status).toBe(200);
+  });
+
+  test("Cartesia clones from one clip; two are custom_voices_failed, with nothing charged", async () => {
+    const { key } = await fundedAccount(server);
+    const before = await paidCredits(key);
+    const two = await clone(key, { name: "Duo", provider: "cartesia", language: "en" }, [recording(), recording("And a second take of the same voice.")]);
+    expect(two.status).toBe(422);
+    expect(((await two.json()) as { error: string }).error).toBe("custom_voices_failed");
+    const one = await clone(key, { name: "Solo", provider: "cartesia", language: "en" });
+    expect(one.status).toBe(201);
+    const made = (await one.json()) as Record<string, any>;
+    expect(made.voices[0]).toMatchObject({ voice: { status: "active" }, providers: [{ id: "cartesia" }] });
+    expect(await paidCredits(key)).toBe(before - FEE);
+    expect((await speakWith(key, made.id, "cartesia/sonic-3")).status).toBe(200);
+  });
+
+  test("the provider's refusals and failures: recordings that are not audio 422, its 500 502; neither stores nor charges anything", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    const before = await paidCredits(key);
+    const notAudio = await clone(key, { name: "Bad", provider: "elevenlabs" }, [new File([new TextEncoder().encode("not audio at all")], "notes.wav", { type: "audio/wav" })]);
+    expect(notAudio.status).toBe(422);
+    const refusal = (await notAudio.json()) as { error: string; message: string };
+    expect(refusal.error).toBe("custom_voices_failed");
+    expect(refusal.message).toContain("notes.wav");
+    elevenlabs.fault("500");
+    const failed = await clone(key, { name: "Unlucky", provider: "elevenlabs" });
+    expect([failed.status, ((await failed.json()) as { error: string }).error]).toEqual([502, "upstream_error"]);
+    expect(await paidCredits(key)).toBe(before);
+    const { db, schema } = server.ctx.database;
+    expect(await db.select().from(schema.customVoices).where(eq(schema.customVoices.tenantId, tenantId))).toEqual([]);
+  });
+
+  test("what is refused before the provider is asked: no balance for the fee 402, a provider that cannot clone, a missing name or recording 400", async () => {
+    const poor = await fundedAccount(server, FEE - 1);
+    const clonesBefore = elevenlabs.clonedVoices.size;
+    const noMoney = await clone(poor.key, { name: "Ada", provider: "elevenlabs" });
+    expect([noMoney.status, ((await noMoney.json()) as { error: string }).error]).toEqual([402, "insufficient_balance"]);
+    expect(elevenlabs.clonedVoices.size).toBe(clonesBefore);
+
+    const { key } = await fundedAccount(server);
+    const cases: [Record<string, string>, File[], string][] = [
+      [{ name: "Ada", provider: "flite" }, [recording()], "provider"],
+      [{ name: "Ada", provider: "elevenlabs", model: "sonic-3" }, [recording()], "model"],
+      [{ provider: "elevenlabs" }, [recording()], "name"],
+      [{ name: "Ada", provider: "elevenlabs" }, [], "files"],
+      [{ name: "Ada", provider: "elevenlabs" }, [new File([], "empty.wav")], "files"],
+    ];
+    for (const [fields, files, param] of cases) {
+      const res = await clone(key, fields, files);
+      expect([res.status, ((await res.json()) as { param?: string }).param]).toEqual([400, param]);
+    }
+  });
+
+  test("ids come verbatim from the path (colons, at-signs, escapes); too long is 400; a delete under way is 409, a provider failing it 502 with the voice kept", async () => {
+    const { key } = await fundedAccount(server);
+    expect((await fetch(`${server.url}/v1/custom-voices/voice:with@odd`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(404);
+    expect((await get(key, "x".repeat(121))).status).toBe(400);
+    expect((await fetch(`${server.url}/v1/custom-voices/abc`)).status).toBe(401);
+
+    const made = (await (await clone(key, { name: "Keeper", provider: "elevenlabs" })).json()) as { id: string };
+    elevenlabs.fault("500");
+    const failed = await remove(key, made.id);
+    expect([failed.status, ((await failed.json()) as { error: string }).error]).toEqual([502, "upstream_error"]);
+    expect(((await (await get(key, made.id)).json()) as any).voices[0].voice.status).toBe("active");
+
+    const { db, schema } = server.ctx.database;
+    await server.ctx.database.transaction((tx) => tx.update(schema.customVoices).set({ status: "deleting" }).where(eq(schema.customVoices.id, made.id)));
+    const again = await remove(key, made.id);
+    expect([again.status, ((await again.json()) as { error: string }).error]).toEqual([409, "stale_transition"]);
+    expect((await db.select().from(schema.customVoices).where(eq(schema.customVoices.id, made.id))).length).toBe(1);
+  });
+});
+
+describe("/el voice cloning with the ElevenLabs SDK", () => {
+  test("voices.ivc.create clones with ElevenLabs; voices.delete deletes it", async () => {
+    const { key } = await fundedAccount(server);
+    const client = new ElevenLabsClient({ apiKey: key, baseUrl: `${server.url}/el` });
+    const made = await client.voices.ivc.create({ name: "Sdk voice", files: [recording()], labels: { language: "en" } as never });
+    expect(made.requiresVerification).toBe(false);
+    expect(elevenlabs.clonedVoices.has(made.voiceId)).toBe(true);
+    expect(((await (await get(key, made.voiceId)).json()) as any).voices[0].voice.languages[0].id).toBe("en");
+    expect(await client.voices.delete(made.voiceId)).toMatchObject({ status: "ok" });
+    expect(elevenlabs.clonedVoices.has(made.voiceId)).toBe(false);
+  });
+});
