@@ -54,8 +54,12 @@ export function elevenLabsVoiceCloningRoutes(ctx: AppContext) {
       },
       { parse: "none", detail: { summary: "ElevenLabs-compatible instant voice cloning" } },
     )
-    .delete("/v1/voices/*", async ({ request, principal }) => {
-      await ctx.customVoices.remove(principal.tenantId, voiceIdIn(request, "/el/v1/voices/"));
-      return { status: "ok" };
-    });
+    .delete(
+      "/v1/voices/*",
+      async ({ request, principal }) => {
+        await ctx.customVoices.remove(principal.tenantId, voiceIdIn(request, "/el/v1/voices/"));
+        return { status: "ok" };
+      },
+      { parse: "none", detail: { summary: "ElevenLabs-compatible voice delete (cloned voices)" } },
+    );
 }

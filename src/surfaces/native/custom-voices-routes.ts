@@ -41,9 +41,13 @@ export function customVoiceRoutes(ctx: AppContext) {
     .get("/v1/custom-voices/*", async ({ request, principal }) => customVoiceView(ctx.catalogue, await ctx.customVoices.get(principal.tenantId, voiceIdIn(request, "/v1/custom-voices/"))), {
       detail: { summary: "A cloned voice: its status and the speech models it can be used with" },
     })
-    .delete("/v1/custom-voices/*", async ({ request, principal, set }) => {
-      await ctx.customVoices.remove(principal.tenantId, voiceIdIn(request, "/v1/custom-voices/"));
-      set.status = 204;
-      return null;
-    });
+    .delete(
+      "/v1/custom-voices/*",
+      async ({ request, principal, set }) => {
+        await ctx.customVoices.remove(principal.tenantId, voiceIdIn(request, "/v1/custom-voices/"));
+        set.status = 204;
+        return null;
+      },
+      { parse: "none", detail: { summary: "Delete a cloned voice (at its provider too)" } },
+    );
 }
