@@ -23,6 +23,8 @@ export const FAKE_CARTESIA_VOICE = "694f9389-aac1-45b6-b726-9d9369183238";
 export interface FakeCartesia {
   /** `http://…`, or `https://…` when started with TLS. */
   url: string;
+  /** What `GET /voices` lists, page by page (`limit`, `starting_after`), in Cartesia's shape: change it to change the account's voices. */
+  voices: Record<string, unknown>[];
   requests: { body: Record<string, any>; authorization: string | null; version: string | null }[];
   transcriptions: { fields: Record<string, string[]>; fileBytes: number }[];
   /** Realtime connections, in order. */
@@ -57,6 +59,7 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
   const made = new Map<string, Uint8Array>();
   const spoken = new Map<string, Uint8Array>();
   let pending: CartesiaFault | undefined;
+  const voices: Record<string, unknown>[] = [{ id: FAKE_CARTESIA_VOICE, name: "Katie", language: "en", description: "A friendly voice", gender: "feminine", is_owner: false, is_public: true }];
   speech("Ready.", 24000); // the first synthesis is slow: not while a session's liveness timer runs
   const server = Bun.serve<RealtimeConn>({
     port: 0,
@@ -91,7 +94,12 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
         return srv.upgrade(req, { data: conn }) ? undefined : error(400, "upgrade_required", "Expected a WebSocket upgrade");
       }
       if (req.method === "GET" && url.pathname === "/voices") {
-        return Response.json({ data: [{ id: FAKE_CARTESIA_VOICE, name: "Katie", language: "en", description: "A friendly voice", is_public: true }], has_more: false });
+        const refused = refusal(true, fault, refuse);
+        if (refused) return refused;
+        const limit = Number(url.searchParams.get("limit") ?? 10);
+        const after = url.searchParams.get("starting_after");
+        const from = after ? voices.findIndex((v) => v.id === after) + 1 : 0;
+        return Response.json({ data: voices.slice(from, from + limit), has_more: from + limit < voices.length });
       }
       if (req.method === "POST" && url.pathname === "/stt") {
         const form = await req.formData();
@@ -130,6 +138,7 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
   });
   return {
     url: `${options.tls ? "https" : "http"}://127.0.0.1:${server.port}`,
+    voices,
     requests,
     transcriptions,
     ttsSockets,
