@@ -9,6 +9,7 @@ import { topUpRoutes } from "./surfaces/account/top-up-routes.ts";
 import { paymentRoutes } from "./surfaces/payments/payment-routes.ts";
 import { usageRoutes } from "./surfaces/account/usage-routes.ts";
 import { catalogueRoutes } from "./surfaces/native/catalogue-routes.ts";
+import { voicesRoute } from "./surfaces/native/voices-route.ts";
 import { sttRoute } from "./surfaces/native/stt-route.ts";
 import { transcriptionRoute } from "./surfaces/native/transcription-route.ts";
 import { ttsRoute } from "./surfaces/native/tts-route.ts";
@@ -58,6 +59,7 @@ export function createApp(ctx: AppContext) {
   return mount(app, ctx, [
     opsRoutes,
     catalogueRoutes,
+    voicesRoute,
     ttsRoute,
     sttRoute,
     transcriptionRoute,

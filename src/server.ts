@@ -24,6 +24,10 @@ import { engineWorkerOptions, providerAdapters } from "./providers/registry.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import { AccessWatch } from "./sessions/access-watch.ts";
 import { SessionRegistry } from "./sessions/registry.ts";
+import { VoiceCatalogue } from "./voices/voice-catalogue.ts";
+import { VoiceMetrics } from "./voices/voice-metrics.ts";
+import { VoicePreviews } from "./voices/voice-previews.ts";
+import { VoiceSightings } from "./voices/voice-sightings.ts";
 
 export interface ServerOptions {
   /** Extra catalogue entries and their adapters (tests and benchmarks plug in their own providers). */
@@ -40,6 +44,9 @@ export interface RunningServer {
    */
   stop(graceMs?: number): Promise<void>;
 }
+
+/** Longest an embedded engine may take to speak a voice's preview. */
+const PREVIEW_TIMEOUT_MS = 30_000;
 
 /** Another process listens on the port, and port sharing was not asked for. */
 export class PortTakenError extends Error {}
@@ -82,6 +89,13 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       : undefined;
   const topUps = new TopUps(database, ledger, payments, log);
   let accepting = true;
+  const voicePreviews = new VoicePreviews(catalogue, providers, log, PREVIEW_TIMEOUT_MS);
+  const voices = new VoiceCatalogue(
+    { catalogue, providers, log, previews: voicePreviews, metrics: new VoiceMetrics(database, log, config.voices.metricsRefreshMs), sightings: new VoiceSightings(database, log) },
+    config.voices,
+  );
+  // Built in the background: requests that come before it is ready wait for the first build.
+  voices.start();
   const profiles = new RealtimeProfiles(database);
   const clientSecrets = new ClientSecrets(database);
   const ctx: AppContext = {
@@ -90,6 +104,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     metrics,
     database,
     catalogue,
+    voices,
+    voicePreviews,
     providers,
     sessions,
     meter,
@@ -105,6 +121,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   };
 
   const release = async () => {
+    await voices.stop();
     await accessWatch.stop();
     await ledger.holds.stop();
     await pool.close();
