@@ -5,13 +5,16 @@ import { loadConfig } from "../src/config.ts";
 import { startServer } from "../src/server.ts";
 import { FixedPcmProvider, testCatalogue } from "../test/fakes/fixed-pcm-provider.ts";
 import { RelayProvider, relayCatalogue } from "../test/fakes/relay-upstream.ts";
+import { ManyVoicesProvider, manyVoicesCatalogue } from "../test/fakes/many-voices.ts";
 
 // RELAY_UPSTREAM_URL: also serve the STT model `relay-1` over that relay upstream (bench:stt).
+// BENCH_VOICES: also serve a provider with that many voices (bench:voices).
 const relay = process.env.RELAY_UPSTREAM_URL;
-const fixed = testCatalogue(["fixed"]);
-const catalogue = relay ? { providers: [...fixed.providers, ...relayCatalogue().providers], models: [...fixed.models, ...relayCatalogue().models] } : fixed;
+const voices = Number(process.env.BENCH_VOICES ?? 0);
+const parts = [testCatalogue(["fixed"]), ...(relay ? [relayCatalogue()] : []), ...(voices ? [manyVoicesCatalogue()] : [])];
+const catalogue = { providers: parts.flatMap((c) => c.providers), models: parts.flatMap((c) => c.models) };
 const server = await startServer(loadConfig(process.env), {
-  extra: { catalogue, providers: [new FixedPcmProvider("fixed", 10)], sttProviders: relay ? [new RelayProvider(relay)] : [] },
+  extra: { catalogue, providers: [new FixedPcmProvider("fixed", 10), ...(voices ? [new ManyVoicesProvider(voices)] : [])], sttProviders: relay ? [new RelayProvider(relay)] : [] },
 });
 const { key, tenantId } = await createKey(server.ctx.database, "bench");
 await server.ctx.meter.ledger.credit(tenantId, { credits: 1_000_000_000, type: "adjustment", description: "bench" });

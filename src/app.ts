@@ -10,6 +10,7 @@ import { paymentRoutes } from "./surfaces/payments/payment-routes.ts";
 import { usageRoutes } from "./surfaces/account/usage-routes.ts";
 import { catalogueRoutes } from "./surfaces/native/catalogue-routes.ts";
 import { customVoiceRoutes } from "./surfaces/native/custom-voices-routes.ts";
+import { voicesRoute } from "./surfaces/native/voices-route.ts";
 import { sttRoute } from "./surfaces/native/stt-route.ts";
 import { transcriptionRoute } from "./surfaces/native/transcription-route.ts";
 import { ttsRoute } from "./surfaces/native/tts-route.ts";
@@ -59,6 +60,7 @@ export function createApp(ctx: AppContext) {
   return mount(app, ctx, [
     opsRoutes,
     catalogueRoutes,
+    voicesRoute,
     ttsRoute,
     sttRoute,
     transcriptionRoute,

@@ -60,6 +60,8 @@ export interface Config {
   };
   /** Cloned voices (docs/voices.md#cloned-voices): how often a voice still processing is asked about, and the routing table read again. */
   customVoices: { pollMs: number; refreshMs: number };
+  /** The voice catalogue (`GET /v1/voices`, docs/voices.md): how often it lists providers' voices and reads their metrics. */
+  voices: VoiceCatalogueConfig;
   /** Each provider's settings, read by its own declaration (`providers/<id>/index.ts`) through `envReader`. */
   providers: ProviderSettings;
 }
@@ -75,6 +77,17 @@ export interface SessionLimits {
   elUnauthenticatedPerAddress: number;
   /** How often open sessions' keys and tenants are checked for revocation or disabling. */
   accessCheckIntervalMs: number;
+}
+
+export interface VoiceCatalogueConfig {
+  /** How often every provider's voice list is asked for again. */
+  refreshMs: number;
+  /** How soon a provider whose list could not be had is asked again. */
+  retryMs: number;
+  /** Longest a provider may take to give its list. */
+  listTimeoutMs: number;
+  /** How often the voices' metrics are read again from the activity records. */
+  metricsRefreshMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -133,6 +146,15 @@ function sessionLimits(env: Env): SessionLimits {
   };
 }
 
+function voices(env: Env): VoiceCatalogueConfig {
+  return {
+    refreshMs: integer(env, "VOICE_CATALOGUE_REFRESH_MS", 600_000, 100),
+    retryMs: integer(env, "VOICE_CATALOGUE_RETRY_MS", 60_000, 100),
+    listTimeoutMs: integer(env, "VOICE_LIST_TIMEOUT_MS", 30_000, 1),
+    metricsRefreshMs: integer(env, "VOICE_METRICS_REFRESH_MS", 300_000, 100),
+  };
+}
+
 function stripe(env: Env): Config["stripe"] {
   if (!env.STRIPE_SECRET_KEY) return undefined;
   if (!env.STRIPE_WEBHOOK_SECRET) throw new Error("config: STRIPE_WEBHOOK_SECRET is required with STRIPE_SECRET_KEY");
@@ -180,6 +202,7 @@ export function loadConfig(env: Env): Config {
     sandboxPayments: flag(env, "SANDBOX_PAYMENTS"),
     realtime: { allowPrivateUpstreams: flag(env, "REALTIME_ALLOW_PRIVATE_UPSTREAMS"), appReplyTimeoutMs: integer(env, "REALTIME_APP_REPLY_TIMEOUT_MS", 15_000, 0) },
     customVoices: { pollMs: integer(env, "CUSTOM_VOICE_POLL_MS", 2_000, 10), refreshMs: integer(env, "CUSTOM_VOICE_REFRESH_MS", 10_000, 100) },
+    voices: voices(env),
     providers: readProviderSettings(envReader(env)),
   };
 }

@@ -14,6 +14,8 @@ import type { CustomVoices } from "./voices/custom-voices.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import type { SessionRegistry } from "./sessions/registry.ts";
 import type { VadLanes } from "./sessions/router-turns.ts";
+import type { VoiceCatalogue } from "./voices/voice-catalogue.ts";
+import type { VoicePreviews } from "./voices/voice-previews.ts";
 
 /** What the surfaces are given: built once at start by server.ts. */
 export interface AppContext {
@@ -22,6 +24,10 @@ export interface AppContext {
   metrics: Metrics;
   database: Database;
   catalogue: Catalogue;
+  /** Every served provider's voices, built in the background and searched in memory (`GET /v1/voices`). */
+  voices: VoiceCatalogue;
+  /** Samples of the embedded engines' voices, made once each. */
+  voicePreviews: VoicePreviews;
   providers: Map<string, TtsProvider>;
   sttProviders: Map<string, SttProvider>;
   /** Where the router VAD runs (the audio workers), for the turns of families without a detector. */

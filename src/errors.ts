@@ -23,6 +23,8 @@ export const ERRORS = {
   not_found: { status: 404, close: 1008 },
   /** The resource is already in the state the request would move it out of (a voice being deleted). */
   stale_transition: { status: 409, close: 1008 },
+  /** A `/v1/voices` cursor cut from a voice catalogue that has changed since: start again from the first page. */
+  catalogue_changed: { status: 409, close: 1008 },
   tts_text_too_large: { status: 413, close: 1009 },
   payload_too_large: { status: 413, close: 1009 },
   validation: { status: 422, close: 1008 },
@@ -38,6 +40,8 @@ export const ERRORS = {
   not_implemented: { status: 501, close: 1008 },
   upstream_error: { status: 502, close: 1011 },
   service_unavailable: { status: 503, close: 1001 },
+  /** No provider's voice list could be had yet (`Retry-After` says when the catalogue tries again). */
+  voice_catalogue_unavailable: { status: 503, close: 1013 },
   /** Every candidate is at capacity (the local recognizer's decoders): try again later (`retry_after` seconds). */
   provider_overloaded: { status: 503, close: 1013 },
   /** No provider serving this server can clone voices (none configured with cloning, or cloning turned off). */

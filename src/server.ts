@@ -10,6 +10,7 @@ import { TopUps } from "./accounts/top-ups.ts";
 import { createApp } from "./app.ts";
 import { ClientSecrets } from "./realtime/client-secrets.ts";
 import { RealtimeProfiles } from "./realtime/profiles.ts";
+import { ownVoiceEntries } from "./voices/custom-voice-view.ts";
 import { CustomVoices } from "./voices/custom-voices.ts";
 import { Catalogue, type CatalogueData } from "./catalogue/catalogue.ts";
 import { servedCatalogue } from "./catalogue/served.ts";
@@ -25,6 +26,10 @@ import { engineWorkerOptions, providerAdapters } from "./providers/registry.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import { AccessWatch } from "./sessions/access-watch.ts";
 import { SessionRegistry } from "./sessions/registry.ts";
+import { VoiceCatalogue } from "./voices/voice-catalogue.ts";
+import { VoiceMetrics } from "./voices/voice-metrics.ts";
+import { VoicePreviews } from "./voices/voice-previews.ts";
+import { VoiceSightings } from "./voices/voice-sightings.ts";
 
 export interface ServerOptions {
   /** Extra catalogue entries and their adapters (tests and benchmarks plug in their own providers). */
@@ -41,6 +46,9 @@ export interface RunningServer {
    */
   stop(graceMs?: number): Promise<void>;
 }
+
+/** Longest an embedded engine may take to speak a voice's preview. */
+const PREVIEW_TIMEOUT_MS = 30_000;
 
 /** Another process listens on the port, and port sharing was not asked for. */
 export class PortTakenError extends Error {}
@@ -83,16 +91,28 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       : undefined;
   const topUps = new TopUps(database, ledger, payments, log);
   let accepting = true;
-  const profiles = new RealtimeProfiles(database);
-  const clientSecrets = new ClientSecrets(database);
+  const voicePreviews = new VoicePreviews(catalogue, providers, log, PREVIEW_TIMEOUT_MS);
+  const voices = new VoiceCatalogue(
+    { catalogue, providers, log, previews: voicePreviews, metrics: new VoiceMetrics(database, log, config.voices.metricsRefreshMs), sightings: new VoiceSightings(database, log) },
+    config.voices,
+  );
   const customVoices = new CustomVoices(database, catalogue, (id) => providers.get(id), ledger, log, config.customVoices);
   await customVoices.start();
+  // Tenants' cloned voices are theirs: searched with their key, left out of everyone's catalogue.
+  voices.setOwnVoices(async (tenantId) => ownVoiceEntries(catalogue, await customVoices.list(tenantId)));
+  voices.hideVoices((id) => customVoices.routeOf(id) !== undefined);
+  // Built in the background: requests that come before it is ready wait for the first build.
+  voices.start();
+  const profiles = new RealtimeProfiles(database);
+  const clientSecrets = new ClientSecrets(database);
   const ctx: AppContext = {
     config,
     log,
     metrics,
     database,
     catalogue,
+    voices,
+    voicePreviews,
     providers,
     sessions,
     meter,
@@ -110,6 +130,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
 
   const release = async () => {
     customVoices.stop();
+    await voices.stop();
     await accessWatch.stop();
     await ledger.holds.stop();
     await pool.close();

@@ -185,7 +185,7 @@ function crashSuite(name: string, databaseUrl: () => Promise<string>, skip: bool
       const restarted = await start(url);
       const [record, ...others] = await settledRecord(restarted, key);
       expect(others).toEqual([]);
-      expect(record).toMatchObject({ status: "interrupted", provider: "cartesia", capability: "tts", usage_unit: "characters", usage_amount: given });
+      expect(record).toMatchObject({ status: "interrupted", provider: "cartesia", capability: "tts", usage_unit: "characters", usage_amount: given, voice: FAKE_CARTESIA_VOICE });
       await expectBooks(restarted, key, record);
       await kill(restarted);
     }, 300_000);
@@ -204,7 +204,7 @@ function crashSuite(name: string, databaseUrl: () => Promise<string>, skip: bool
       const restarted = await start(url);
       const [record, ...others] = await settledRecord(restarted, key);
       expect(others).toEqual([]);
-      expect(record).toMatchObject({ status: "interrupted", provider: "flite", capability: "tts", usage_unit: "characters" });
+      expect(record).toMatchObject({ status: "interrupted", provider: "flite", capability: "tts", usage_unit: "characters", voice: "kal" });
       // Whole sentences (each with its trailing space), about those whose audio had left the server:
       // at most the engine's lead over the socket more (the backlog bound and the pieces in transit).
       expect(record.usage_amount % SENTENCE.length).toBe(0);

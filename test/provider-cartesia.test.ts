@@ -66,7 +66,19 @@ describe("Cartesia Sonic over HTTP through /v1/tts", () => {
   });
 
   test("the account's voices come from GET /voices", async () => {
-    expect(await new CartesiaTts(options).voices()).toEqual([{ id: FAKE_CARTESIA_VOICE, name: "Katie", languages: ["en"] }]);
+    expect(await new CartesiaTts(options).voices()).toEqual([{ id: FAKE_CARTESIA_VOICE, name: "Katie", languages: ["en"], gender: "female", description: "A friendly voice", category: "official" }]);
+  });
+
+  test("a list longer than a page is read page after page; the account's own voices are community", async () => {
+    const own = Array.from({ length: 230 }, (_, i) => ({ id: `own-${i}`, name: `Own ${i}`, language: "de", locales: [{ locale: "de-DE" }], is_owner: true }));
+    fake.voices.push(...own);
+    try {
+      const voices = await new CartesiaTts(options).voices();
+      expect(voices.map((v) => v.id)).toEqual([FAKE_CARTESIA_VOICE, ...own.map((v) => v.id)]);
+      expect(voices.at(-1)).toEqual({ id: "own-229", name: "Own 229", languages: ["de-DE"], category: "community" });
+    } finally {
+      fake.voices.splice(1);
+    }
   });
 });
 

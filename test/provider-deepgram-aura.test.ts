@@ -146,7 +146,17 @@ describe("Deepgram Aura over HTTP, through /v1/tts", () => {
   });
 
   test("voices are the Aura-2 models of GET /v1/models", async () => {
-    expect(await new DeepgramTts(options).voices()).toEqual([{ id: "thalia-en", name: "thalia", languages: ["en", "en-US"] }]);
+    expect(await new DeepgramTts(options).voices()).toEqual([
+      {
+        id: "thalia-en",
+        name: "thalia",
+        languages: ["en", "en-US"],
+        gender: "female",
+        accent: "American",
+        previewUrl: "https://static.deepgram.com/examples/Aura-2-thalia.wav",
+        labels: { age: "Adult", use_case: "casual chat" },
+      },
+    ]);
   });
 });
 

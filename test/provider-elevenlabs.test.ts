@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ElevenLabsTts } from "../src/providers/elevenlabs/tts.ts";
-import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
+import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, GEORGE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { describeHttpTtsFaults, startEchoServer } from "./helpers/http-tts.ts";
 import type { TestServer } from "./helpers/server.ts";
@@ -80,7 +80,19 @@ describe("ElevenLabs TTS through /v1/tts, transport=http", () => {
   });
 
   test("the account's voices come from GET /v1/voices", async () => {
-    expect(await new ElevenLabsTts(options).voices()).toEqual([{ id: FAKE_VOICE, name: "George", languages: [], gender: "male" }]);
+    expect(await new ElevenLabsTts(options).voices()).toEqual([
+      {
+        id: FAKE_VOICE,
+        name: "George",
+        languages: ["en-GB"],
+        gender: "male",
+        accent: "british",
+        description: GEORGE.description,
+        previewUrl: GEORGE.preview_url,
+        category: "official",
+        labels: { age: "middle_aged", use_case: "narration", style: "warm" },
+      },
+    ]);
   });
 });
 

@@ -73,7 +73,7 @@ describe("one home per provider", () => {
   });
 
   test("nothing below the sessions reads config.ts: values are passed down", () => {
-    const below = ["providers", "catalogue", "routing", "ledger", "audio", "db", "util", "sessions"];
+    const below = ["providers", "catalogue", "routing", "ledger", "audio", "db", "util", "sessions", "voices"];
     const offenders: string[] = [];
     for (const dir of below) {
       for (const file of new Bun.Glob(`src/${dir}/**/*.ts`).scanSync()) {

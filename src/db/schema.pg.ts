@@ -1,4 +1,4 @@
-import { bigint, boolean, index, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, boolean, index, primaryKey, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 // PostgreSQL shape of the database (for fleets). Keep in step with schema.sqlite.ts: same tables,
 // same columns, same names. Credits are whole integers (1 credit = 0.000001 USD).
@@ -107,8 +107,10 @@ export const activity = pgTable(
     credits: integer("credits").notNull(),
     /** JSON array of failed provider attempts before the one that served. */
     attempts: text("attempts").notNull().default("[]"),
+    /** TTS: the voice the request named (null when it named none, and for STT); the voice catalogue's metrics count it. */
+    voice: text("voice"),
   },
-  (t) => [index("activity_tenant_started_idx").on(t.tenantId, t.startedAt, t.id)],
+  (t) => [index("activity_tenant_started_idx").on(t.tenantId, t.startedAt, t.id), index("activity_voice_started_idx").on(t.voice, t.startedAt)],
 );
 
 /** Organization-level credit events: grants, top-ups, adjustments. */
@@ -251,4 +253,22 @@ export const customVoices = pgTable(
     updatedAt: ms("updated_at").notNull(),
   },
   (t) => [index("custom_voices_tenant_idx").on(t.tenantId, t.createdAt)],
+);
+
+/**
+ * When the voice catalogue first and last saw each provider's voice of a model (src/voices/):
+ * `first_seen_at` survives restarts and is shared by instances; `last_seen_at` moves on with each
+ * refresh that finds the voice in its provider's list.
+ */
+export const voiceSightings = pgTable(
+  "voice_sightings",
+  {
+    provider: text("provider").notNull(),
+    /** The model's canonical slug. */
+    model: text("model").notNull(),
+    voice: text("voice").notNull(),
+    firstSeenAt: ms("first_seen_at").notNull(),
+    lastSeenAt: ms("last_seen_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.provider, t.model, t.voice] })],
 );

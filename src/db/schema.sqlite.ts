@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, primaryKey, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 // SQLite shape of the database (embedded default). Keep in step with schema.pg.ts: same tables,
 // same columns, same names. Credits are whole integers (1 credit = 0.000001 USD).
@@ -106,8 +106,10 @@ export const activity = sqliteTable(
     credits: integer("credits").notNull(),
     /** JSON array of failed provider attempts before the one that served. */
     attempts: text("attempts").notNull().default("[]"),
+    /** TTS: the voice the request named (null when it named none, and for STT); the voice catalogue's metrics count it. */
+    voice: text("voice"),
   },
-  (t) => [index("activity_tenant_started_idx").on(t.tenantId, t.startedAt, t.id)],
+  (t) => [index("activity_tenant_started_idx").on(t.tenantId, t.startedAt, t.id), index("activity_voice_started_idx").on(t.voice, t.startedAt)],
 );
 
 /** Organization-level credit events: grants, top-ups, adjustments. */
@@ -250,4 +252,22 @@ export const customVoices = sqliteTable(
     updatedAt: ms("updated_at").notNull(),
   },
   (t) => [index("custom_voices_tenant_idx").on(t.tenantId, t.createdAt)],
+);
+
+/**
+ * When the voice catalogue first and last saw each provider's voice of a model (src/voices/):
+ * `first_seen_at` survives restarts and is shared by instances; `last_seen_at` moves on with each
+ * refresh that finds the voice in its provider's list.
+ */
+export const voiceSightings = sqliteTable(
+  "voice_sightings",
+  {
+    provider: text("provider").notNull(),
+    /** The model's canonical slug. */
+    model: text("model").notNull(),
+    voice: text("voice").notNull(),
+    firstSeenAt: ms("first_seen_at").notNull(),
+    lastSeenAt: ms("last_seen_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.provider, t.model, t.voice] })],
 );

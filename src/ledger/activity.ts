@@ -54,6 +54,7 @@ export async function activityPage({ db, schema }: Database, q: ActivityQuery) {
       credits: r.credits,
       cost_usd: usdOfCredits(r.credits),
       attempts: JSON.parse(r.attempts),
+      ...(r.voice ? { voice: r.voice } : {}),
     })),
     next: rows.length > q.limit && last ? { t: last.startedAt.getTime(), id: last.id } : undefined,
   };

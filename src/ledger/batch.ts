@@ -37,6 +37,8 @@ export interface SettleInput {
   finishedAt: Date;
   latencyMs: number;
   attempts: { provider: string; reason: string }[];
+  /** TTS: the voice the request named. */
+  voice?: string;
 }
 
 export interface ActivityRow {
@@ -261,6 +263,7 @@ export class LedgerBatcher {
         input.units,
         debit,
         JSON.stringify(input.attempts),
+        input.voice ?? null,
       ]);
       const row = { id: input.id, credits: debit, status: input.status };
       settled.set(input.id, row);
@@ -327,8 +330,8 @@ export class LedgerBatcher {
     if (holdDeletes.length) tx.later(`DELETE FROM holds WHERE id IN (${marks(holdDeletes.length)})`, holdDeletes.sort());
     if (activity.length) {
       tx.later(
-        "INSERT INTO activity (id, tenant_id, key_id, surface, started_at, finished_at, latency_ms, provider, model, capability, status, usage_unit, usage_amount, credits, attempts) " +
-          `VALUES ${rows(activity.length, 15)}`,
+        "INSERT INTO activity (id, tenant_id, key_id, surface, started_at, finished_at, latency_ms, provider, model, capability, status, usage_unit, usage_amount, credits, attempts, voice) " +
+          `VALUES ${rows(activity.length, 16)}`,
         activity.flat(),
       );
     }

@@ -24,6 +24,8 @@ export interface Checkpoint {
   units: number;
   /** Epoch ms when `units` was last noted: the latest moment the request is known to have run. */
   at: number;
+  /** TTS: the voice the request named, for its activity record. */
+  voice?: string;
 }
 
 const text = (r: Rational) => `${r.num}/${r.den}`;
@@ -76,5 +78,6 @@ export function recoveredSettle(id: string, tenantId: string, json: string): Set
     finishedAt: new Date(cp.at),
     latencyMs: cp.at - cp.startedAt,
     attempts: [],
+    ...(cp.voice ? { voice: cp.voice } : {}),
   };
 }

@@ -79,6 +79,8 @@ export class MeteredRequest {
   /** What the hold row says about the request; made with the first reserve. */
   private checkpoint: Checkpoint | undefined;
   private readonly startedAt = Date.now();
+  /** TTS: the voice the request named, recorded with its activity (the voice catalogue's metrics). */
+  private voice: string | undefined;
 
   constructor(
     readonly id: string,
@@ -88,6 +90,12 @@ export class MeteredRequest {
     private readonly log: Logger,
     private readonly options: MeterOptions,
   ) {}
+
+  /** The voice a TTS request named: its activity record (and a crash's recovered one) carries it. */
+  forVoice(voice: string | undefined): void {
+    this.voice = voice;
+    if (this.checkpoint) this.checkpoint.voice = voice;
+  }
 
   /** Credits that cover `units` with the carry (< 1 credit) included. */
   private needed(binding: Binding, units: number): number {
@@ -151,7 +159,8 @@ export class MeteredRequest {
   }
 
   private checkpointOn(binding: Binding): Checkpoint {
-    return (this.checkpoint ??= newCheckpoint(this.surface, this.payer.keyId, this.startedAt, binding));
+    this.checkpoint ??= { ...newCheckpoint(this.surface, this.payer.keyId, this.startedAt, binding), ...(this.voice ? { voice: this.voice } : {}) };
+    return this.checkpoint;
   }
 
   /** Counts what a reserve added to the hold; true when it is at least `minimum`. */
@@ -205,6 +214,7 @@ export class MeteredRequest {
       finishedAt: new Date(),
       latencyMs: outcome.latencyMs,
       attempts: outcome.attempts,
+      voice: this.voice,
     };
     for (let attempt = 1; ; attempt++) {
       try {

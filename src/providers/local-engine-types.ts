@@ -6,6 +6,9 @@ export interface EngineVoice {
   name: string;
   languages: string[];
   gender?: "female" | "male";
+  accent?: string;
+  /** Where the voice comes from (its recordings, its engine's project). */
+  sourceUrls?: string[];
 }
 
 export interface LocalEngine {

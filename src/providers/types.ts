@@ -45,11 +45,23 @@ export interface TtsStreamRequest {
   options: Record<string, string>;
 }
 
+/** One of a provider's voices, with what the provider says of it (the voice catalogue, src/voices/, shows it). */
 export interface Voice {
   id: string;
   name: string;
+  /** BCP 47 tags (`en-US`, `en`) as the provider gives them, the voice's own first. */
   languages: string[];
   gender?: string;
+  description?: string;
+  accent?: string;
+  /** A public audio sample the provider hosts (the embedded engines have none: the router serves theirs). */
+  previewUrl?: string;
+  /** `official` (default): made by the provider; `community`: shared by its users or added to the account. */
+  category?: "official" | "community";
+  /** Other descriptive labels the provider gives (`age`, `use_case`, …), facet → value. */
+  labels?: Record<string, string>;
+  /** Where the voice comes from (its recordings, its engine's project). */
+  sourceUrls?: string[];
 }
 
 /** One speaker's recordings, as the client uploaded them. */

@@ -4,6 +4,7 @@ import { characters } from "../ledger/usage.ts";
 import { ProviderError, type TtsStream } from "../providers/types.ts";
 import { TextTally } from "./tts-text-tally.ts";
 import { openWithin } from "./lifecycle/candidates.ts";
+import type { Admission } from "./admission.ts";
 import type { Outcome, SessionEnding } from "./lifecycle/ending.ts";
 import { SessionCore } from "./lifecycle/session-core.ts";
 import type { TtsCommand, TtsSessionDeps, TtsSessionSetup } from "./tts-events.ts";
@@ -106,6 +107,11 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       },
       attemptFailed: (binding: Binding, reason: string) => this.status("failed", binding, reason),
     };
+  }
+
+  /** The voice goes into the activity record: the voice catalogue counts its uses (src/voices/voice-metrics.ts). */
+  protected override admitted(admission: Admission): void {
+    admission.meter.forVoice(this.setup.voice);
   }
 
   protected usageWith(cmd: TtsCommand): number | undefined {

@@ -1,5 +1,7 @@
 import type { Catalogue } from "../catalogue/catalogue.ts";
+import type { Binding } from "../catalogue/types.ts";
 import type { CustomVoiceRow } from "./custom-voices.ts";
+import { entryOfVoice, type VoiceEntry } from "./voice-entry.ts";
 
 // The interface's cloned voice object (`/v1/custom-voices/{voice_id}`): the voice once per speech
 // model it can be used with (the model it was cloned for, or every TTS model of its provider),
@@ -16,8 +18,30 @@ function languageOf(tag: string) {
   return { id: base!.toLowerCase(), name, locale: region ? `${base!.toLowerCase()}-${region.toUpperCase()}` : null, accent: null };
 }
 
+/** The speech models a cloned voice can be used with: the one it was cloned for, or every TTS model of its provider. */
+function bindingsOf(catalogue: Catalogue, row: CustomVoiceRow): Binding[] {
+  return catalogue.bindings.filter((b) => b.capability === "tts" && b.provider.id === row.provider && (!row.model || row.model === b.canonical));
+}
+
+/** The tenant's cloned voices as catalogue entries (`GET /v1/voices` with its key): the active ones, once per model. */
+export function ownVoiceEntries(catalogue: Catalogue, rows: readonly CustomVoiceRow[]): VoiceEntry[] {
+  return rows
+    .filter((row) => row.status === "active")
+    .flatMap((row) =>
+      bindingsOf(catalogue, row).map((b) =>
+        entryOfVoice({ id: row.id, name: row.name, languages: row.language ? [row.language] : [], ...(row.description ? { description: row.description } : {}) }, b, {
+          scope: "organization",
+          category: "cloned",
+          previewUrl: null,
+          firstSeenAt: row.createdAt,
+          lastSeenAt: row.updatedAt,
+        }),
+      ),
+    );
+}
+
 export function customVoiceView(catalogue: Catalogue, row: CustomVoiceRow) {
-  const bindings = catalogue.bindings.filter((b) => b.capability === "tts" && b.provider.id === row.provider && (!row.model || row.model === b.canonical));
+  const bindings = bindingsOf(catalogue, row);
   const voices = bindings.map((b) => ({
     model: { id: b.model.canonical, name: b.model.name },
     voice: {

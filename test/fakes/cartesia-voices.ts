@@ -26,7 +26,8 @@ export interface CartesiaCloneRecord {
 
 type Refuse = (status: number, code: string, message: string) => Response;
 
-export function cartesiaVoices(premade: Record<string, unknown>, refuse: Refuse) {
+/** `premade`: the account's own voices, a list the fake's user may change. */
+export function cartesiaVoices(premade: Record<string, unknown>[], refuse: Refuse) {
   const cloned = new Map<string, CartesiaCloneRecord>();
 
   /** What a clone is answered with (`VoiceMetadata`, less its `user_id`). */
@@ -71,10 +72,10 @@ export function cartesiaVoices(premade: Record<string, unknown>, refuse: Refuse)
   return {
     /** The clones the fake holds, by voice id. */
     cloned,
-    has: (id: string) => id === premade.id || cloned.has(id),
+    has: (id: string) => premade.some((v) => v.id === id) || cloned.has(id),
     /** One page, as Cartesia pages: `limit` (10 unless said) voices after `starting_after`; the SDK asks on until a page is empty. */
     list(query: URLSearchParams) {
-      const all: Record<string, unknown>[] = [premade, ...[...cloned.values()].map(voiceJson)];
+      const all: Record<string, unknown>[] = [...premade, ...[...cloned.values()].map(voiceJson)];
       const after = query.get("starting_after");
       const from = after ? all.findIndex((v) => v.id === after) + 1 : 0;
       const limit = Number(query.get("limit") ?? 10);
@@ -88,7 +89,8 @@ export function cartesiaVoices(premade: Record<string, unknown>, refuse: Refuse)
       if (!id || (req.method !== "GET" && req.method !== "DELETE")) return undefined;
       const voiceId = decodeURIComponent(id);
       const voice = cloned.get(voiceId);
-      if (req.method === "GET" && voiceId === premade.id) return Response.json(premade);
+      const own = premade.find((v) => v.id === voiceId);
+      if (req.method === "GET" && own) return Response.json(own);
       if (!voice) return refuse(404, "voice_not_found", "Voice not found");
       if (req.method === "GET") return Response.json(voiceJson(voice));
       cloned.delete(voiceId);

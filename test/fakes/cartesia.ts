@@ -26,6 +26,8 @@ export const FAKE_CARTESIA_VOICE = "694f9389-aac1-45b6-b726-9d9369183238";
 export interface FakeCartesia {
   /** `http://…`, or `https://…` when started with TLS. */
   url: string;
+  /** What `GET /voices` lists, page by page (`limit`, `starting_after`), in Cartesia's shape: change it to change the account's voices. */
+  voices: Record<string, unknown>[];
   requests: { body: Record<string, any>; authorization: string | null; version: string | null }[];
   transcriptions: { fields: Record<string, string[]>; fileBytes: number }[];
   /** Realtime connections, in order. */
@@ -62,7 +64,8 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
   const made = new Map<string, Uint8Array>();
   const spoken = new Map<string, Uint8Array>();
   let pending: CartesiaFault | undefined;
-  const voices = cartesiaVoices({ id: FAKE_CARTESIA_VOICE, name: "Katie", language: "en", description: "A friendly voice", is_public: true }, error);
+  const premade: Record<string, unknown>[] = [{ id: FAKE_CARTESIA_VOICE, name: "Katie", language: "en", description: "A friendly voice", gender: "feminine", is_owner: false, is_public: true }];
+  const voices = cartesiaVoices(premade, error);
   speech("Ready.", 24000); // the first synthesis is slow: not while a session's liveness timer runs
   const server = Bun.serve<RealtimeConn>({
     port: 0,
@@ -96,7 +99,7 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
         }
         return srv.upgrade(req, { data: conn }) ? undefined : error(400, "upgrade_required", "Expected a WebSocket upgrade");
       }
-      if (req.method === "GET" && url.pathname === "/voices") return Response.json(voices.list(url.searchParams));
+      if (req.method === "GET" && url.pathname === "/voices") return refusal(true, fault, refuse) ?? Response.json(voices.list(url.searchParams));
       if (url.pathname.startsWith("/voices/")) {
         const refused = refusal(true, fault, refuse);
         if (refused) return refused;
@@ -140,6 +143,7 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
   });
   return {
     url: `${options.tls ? "https" : "http"}://127.0.0.1:${server.port}`,
+    voices: premade,
     requests,
     transcriptions,
     ttsSockets,

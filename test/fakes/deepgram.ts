@@ -154,7 +154,19 @@ export function startFakeDeepgram(): FakeDeepgram {
         return Response.json({
           stt: [{ name: "nova-3", canonical_name: "nova-3", architecture: "nova-3", languages: ["en"] }],
           tts: [
-            { name: "thalia", canonical_name: "aura-2-thalia-en", architecture: "aura-2", languages: ["en", "en-US"] },
+            {
+              name: "thalia",
+              canonical_name: "aura-2-thalia-en",
+              architecture: "aura-2",
+              languages: ["en", "en-US"],
+              metadata: {
+                accent: "American",
+                age: "Adult",
+                sample: "https://static.deepgram.com/examples/Aura-2-thalia.wav",
+                tags: ["feminine", "clear", "confident"],
+                use_cases: ["casual chat", "customer service"],
+              },
+            },
             { name: "asteria", canonical_name: "aura-asteria-en", architecture: "aura", languages: ["en"] },
           ],
         });

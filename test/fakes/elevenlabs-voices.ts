@@ -34,7 +34,8 @@ export interface ClonedVoiceRecord {
 const detail = (status: number, code: string, message: string) => Response.json({ detail: { status: code, message } }, { status });
 const missing = (field: string) => Response.json({ detail: [{ loc: ["body", field], msg: "Field required", type: "missing" }] }, { status: 422 });
 
-export function elevenLabsVoices(premade: Record<string, unknown>) {
+/** `premade`: the account's own voices, a list the fake's user may change. */
+export function elevenLabsVoices(premade: Record<string, unknown>[]) {
   const cloned = new Map<string, ClonedVoiceRecord>();
 
   const voiceJson = (v: ClonedVoiceRecord) => {
@@ -91,7 +92,7 @@ export function elevenLabsVoices(premade: Record<string, unknown>) {
   return {
     /** The clones the fake holds, by voice id. */
     cloned,
-    list: () => ({ voices: [premade, ...[...cloned.values()].map(voiceJson)] }),
+    list: () => ({ voices: [...premade, ...[...cloned.values()].map(voiceJson)] }),
     /** The answer to a voices request other than the list; undefined for any other path. */
     async route(req: Request, path: string, fault: string | undefined): Promise<Response | undefined> {
       if (req.method === "POST" && path === "/v1/voices/add") return add(req, fault);
@@ -99,7 +100,8 @@ export function elevenLabsVoices(premade: Record<string, unknown>) {
       if (!id || (req.method !== "GET" && req.method !== "DELETE")) return undefined;
       const voice = cloned.get(decodeURIComponent(id));
       if (req.method === "GET") {
-        if (decodeURIComponent(id) === premade.voice_id) return Response.json(premade);
+        const own = premade.find((v) => v.voice_id === decodeURIComponent(id));
+        if (own) return Response.json(own);
         return voice ? Response.json(voiceJson(voice)) : detail(404, "voice_not_found", `A voice with the voice_id ${id} was not found.`);
       }
       if (!voice) return detail(400, "voice_does_not_exist", `A voice with voice_id ${id} does not exist.`);

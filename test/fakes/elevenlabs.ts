@@ -28,6 +28,8 @@ export interface ElevenLabsRequest {
 
 export interface FakeElevenLabs {
   url: string;
+  /** What `GET /v1/voices` lists, in ElevenLabs' shape: change it to change the account's voices. */
+  voices: Record<string, unknown>[];
   requests: ElevenLabsRequest[];
   transcriptions: { fields: Record<string, string>; fileBytes: number; apiKey: string | null }[];
   /** TTS input-streaming sockets and Scribe realtime sockets, in connection order. */
@@ -67,11 +69,23 @@ const refuse = (status: RefusalStatus) => error(status, REFUSALS[status][0], REF
 
 const SPEECH = /^\/v1\/text-to-speech\/([^/]+)(\/stream)?$/;
 
+/** The account's one voice, as ElevenLabs lists its premade George. */
+export const GEORGE = {
+  voice_id: FAKE_VOICE,
+  name: "George",
+  category: "premade",
+  description: "Warm resonance that instantly captivates listeners.",
+  preview_url: `https://storage.googleapis.com/eleven-public-prod/premade/voices/${FAKE_VOICE}/preview.mp3`,
+  labels: { gender: "male", accent: "british", age: "middle_aged", description: "warm", use_case: "narration" },
+  verified_languages: [{ language: "en", model_id: "eleven_multilingual_v2", accent: "british", locale: "en-GB" }],
+};
+
 export function startFakeElevenLabs(): FakeElevenLabs {
   const requests: ElevenLabsRequest[] = [];
   const transcriptions: FakeElevenLabs["transcriptions"] = [];
   let pending: ElevenLabsFault | undefined;
   const made = new Map<string, Uint8Array>();
+  const premade: Record<string, unknown>[] = [GEORGE];
   /** Real speech for `text` in an output format (`pcm_<rate>`, `mp3_<rate>…`), made once per text and format. */
   const spoken = (text: string, format: string) => {
     const [codec, rate] = format.split("_");
@@ -84,7 +98,7 @@ export function startFakeElevenLabs(): FakeElevenLabs {
     }
     return audio;
   };
-  const voices = elevenLabsVoices({ voice_id: FAKE_VOICE, name: "George", category: "premade", labels: { gender: "male", accent: "british" } });
+  const voices = elevenLabsVoices(premade);
   const realtime = startRealtime(
     (id) => id === FAKE_VOICE || voices.cloned.has(id),
     (text, rate) => spoken(text, `pcm_${rate}`),
@@ -106,8 +120,7 @@ export function startFakeElevenLabs(): FakeElevenLabs {
         if (upgraded !== null) return upgraded;
       }
       if (req.method === "GET" && url.pathname === "/v1/voices") {
-        if (apiKey !== FAKE_ELEVENLABS_KEY) return refuse(401);
-        return Response.json(voices.list());
+        return refusal(apiKey === FAKE_ELEVENLABS_KEY, fault, refuse) ?? Response.json(voices.list());
       }
       if (url.pathname.startsWith("/v1/voices/")) {
         const refused = refusal(apiKey === FAKE_ELEVENLABS_KEY, fault, refuse);
@@ -147,6 +160,7 @@ export function startFakeElevenLabs(): FakeElevenLabs {
   });
   return {
     url: `http://127.0.0.1:${server.port}`,
+    voices: premade,
     requests,
     transcriptions,
     ttsSockets: realtime.ttsSockets,

@@ -25,11 +25,19 @@ export class CartesiaTts implements TtsProvider {
     return openSonicWebSocket(this.id, this.options, req);
   }
 
-  /** The voices this account can use (`GET /voices`, first page). */
+  /** The voices this account can use (`GET /voices`, page after page up to MAX_VOICE_PAGES). */
   async voices(): Promise<Voice[]> {
-    const res = await upstreamFetch(this.id, `${this.options.baseUrl}/voices?limit=100`, { headers: cartesiaHeaders(this.options) }, this.options.connectTimeoutMs);
-    const { data } = (await res.json()) as { data: { id: string; name: string; language?: string }[] };
-    return data.map((v) => ({ id: v.id, name: v.name, languages: v.language ? [v.language] : [] }));
+    const voices: Voice[] = [];
+    let after: string | undefined;
+    for (let page = 0; page < MAX_VOICE_PAGES; page++) {
+      const query = new URLSearchParams({ limit: "100", ...(after ? { starting_after: after } : {}) });
+      const res = await upstreamFetch(this.id, `${this.options.baseUrl}/voices?${query}`, { headers: cartesiaHeaders(this.options) }, this.options.connectTimeoutMs);
+      const { data, has_more } = (await res.json()) as { data: CartesiaVoice[]; has_more?: boolean };
+      voices.push(...data.map(voiceOf));
+      after = data.at(-1)?.id;
+      if (!has_more || !after) break;
+    }
+    return voices;
   }
 
   private openHttp(req: TtsStreamRequest): TtsStream {
@@ -42,4 +50,34 @@ export class CartesiaTts implements TtsProvider {
       upstreamFetch(this.id, url, { method: "POST", headers, body: JSON.stringify({ ...base, transcript }), signal }, this.options.connectTimeoutMs),
     );
   }
+}
+
+/** Cartesia lists voices 100 at a time; a listing stops after this many pages. */
+const MAX_VOICE_PAGES = 20;
+
+interface CartesiaVoice {
+  id: string;
+  name: string;
+  description?: string;
+  language?: string;
+  locales?: { locale: string }[];
+  gender?: "masculine" | "feminine" | "gender_neutral" | null;
+  accent?: string | null;
+  is_owner?: boolean;
+}
+
+const GENDERS = { masculine: "male", feminine: "female", gender_neutral: "neutral" } as const;
+
+/** Cartesia's voice as ours: its own public voices are official, the account's own community. (Its preview files need the account's key: not shown.) */
+function voiceOf(v: CartesiaVoice): Voice {
+  const locales = (v.locales ?? []).map((l) => l.locale);
+  return {
+    id: v.id,
+    name: v.name,
+    languages: locales.length ? locales : v.language ? [v.language] : [],
+    ...(v.gender ? { gender: GENDERS[v.gender] } : {}),
+    ...(v.accent ? { accent: v.accent } : {}),
+    ...(v.description ? { description: v.description } : {}),
+    category: v.is_owner ? "community" : "official",
+  };
 }

@@ -36,13 +36,35 @@ export class DeepgramTts implements TtsProvider {
   /** Aura-2 voices from `GET /v1/models`, as the voice part of their model names. */
   async voices(): Promise<Voice[]> {
     const res = await upstreamFetch(this.id, `${this.options.baseUrl}/v1/models`, { headers: this.headers({}) }, this.options.connectTimeoutMs);
-    const { tts = [] } = (await res.json()) as { tts?: { canonical_name: string; name: string; architecture: string; languages?: string[] }[] };
-    return tts
-      .filter((m) => m.architecture === "aura-2" && m.canonical_name.startsWith("aura-2-"))
-      .map((m) => ({ id: m.canonical_name.slice("aura-2-".length), name: m.name, languages: m.languages ?? [] }));
+    const { tts = [] } = (await res.json()) as { tts?: AuraModel[] };
+    return tts.filter((m) => m.architecture === "aura-2" && m.canonical_name.startsWith("aura-2-")).map(voiceOf);
   }
 
   private headers(extra: Record<string, string>): Record<string, string> {
     return this.options.apiKey ? { ...extra, authorization: `Token ${this.options.apiKey}` } : extra;
   }
+}
+
+interface AuraModel {
+  canonical_name: string;
+  name: string;
+  architecture: string;
+  languages?: string[];
+  metadata?: { accent?: string; age?: string; sample?: string; tags?: string[]; use_cases?: string[] };
+}
+
+/** An Aura-2 model as a voice: its metadata's accent, age, sample (the preview) and first use case; `feminine`/`masculine` among its tags is the gender. */
+function voiceOf(m: AuraModel): Voice {
+  const meta = m.metadata ?? {};
+  const gender = meta.tags?.includes("feminine") ? "female" : meta.tags?.includes("masculine") ? "male" : undefined;
+  const labels = { ...(meta.age ? { age: meta.age } : {}), ...(meta.use_cases?.[0] ? { use_case: meta.use_cases[0] } : {}) };
+  return {
+    id: m.canonical_name.slice("aura-2-".length),
+    name: m.name,
+    languages: m.languages ?? [],
+    ...(gender ? { gender } : {}),
+    ...(meta.accent ? { accent: meta.accent } : {}),
+    ...(meta.sample ? { previewUrl: meta.sample } : {}),
+    ...(Object.keys(labels).length ? { labels } : {}),
+  };
 }

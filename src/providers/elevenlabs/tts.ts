@@ -42,8 +42,8 @@ export class ElevenLabsTts implements TtsProvider {
   /** The voices this account can use (`GET /v1/voices`). */
   async voices(): Promise<Voice[]> {
     const res = await upstreamFetch(this.id, `${this.options.baseUrl}/v1/voices`, { headers: this.headers({}) }, this.options.connectTimeoutMs);
-    const { voices } = (await res.json()) as { voices: { voice_id: string; name: string; labels?: Record<string, string> }[] };
-    return voices.map((v) => ({ id: v.voice_id, name: v.name, languages: v.labels?.language ? [v.labels.language] : [], ...(v.labels?.gender ? { gender: v.labels.gender } : {}) }));
+    const { voices } = (await res.json()) as { voices: ElevenLabsVoice[] };
+    return voices.map(voiceOf);
   }
 
   private headers(extra: Record<string, string>): Record<string, string> {
@@ -58,4 +58,36 @@ function requestBody(req: TtsStreamRequest): Record<string, unknown> {
   if (req.options.language_code) body.language_code = req.options.language_code;
   if (req.options.seed) body.seed = Number(req.options.seed);
   return body;
+}
+
+interface ElevenLabsVoice {
+  voice_id: string;
+  name: string;
+  category?: string;
+  description?: string | null;
+  preview_url?: string | null;
+  labels?: Record<string, string>;
+  verified_languages?: { language: string; locale?: string | null }[];
+}
+
+/**
+ * ElevenLabs' voice as ours: its `premade` voices are official, the rest (cloned, generated, the
+ * library's professional voices) community; `labels` keep what is not said elsewhere (its
+ * `description` label, a word such as "warm", becomes `style`).
+ */
+function voiceOf(v: ElevenLabsVoice): Voice {
+  const { gender, accent, language, description: style, ...rest } = v.labels ?? {};
+  const verified = (v.verified_languages ?? []).map((l) => l.locale || l.language);
+  const labels = { ...rest, ...(style ? { style } : {}) };
+  return {
+    id: v.voice_id,
+    name: v.name,
+    languages: [...new Set(verified.length ? verified : language ? [language] : [])],
+    ...(gender ? { gender } : {}),
+    ...(accent ? { accent } : {}),
+    ...(v.description ? { description: v.description } : {}),
+    ...(v.preview_url ? { previewUrl: v.preview_url } : {}),
+    category: !v.category || v.category === "premade" ? "official" : "community",
+    ...(Object.keys(labels).length ? { labels } : {}),
+  };
 }

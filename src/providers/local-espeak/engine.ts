@@ -6,10 +6,13 @@ export async function createEspeakEngine(): Promise<LocalEngine> {
   const m = await init();
   const worker = new m.eSpeakNGWorker();
   const rate: number = worker.get_samplerate();
+  // Its voice files set no gender: each language speaks with eSpeak's default variant, a male voice.
   const voices: EngineVoice[] = worker.list_voices().map((v: { name: string; identifier: string; languages: { name: string }[] }) => ({
     id: v.identifier,
     name: v.name,
     languages: v.languages.map((l) => l.name),
+    gender: "male",
+    sourceUrls: ["https://github.com/espeak-ng/espeak-ng"],
   }));
   // Voices are named by identifier (`gmw/en-US`) or by language (`en-us`), as eSpeak itself accepts.
   const names = new Set(voices.flatMap((v) => [v.id, ...v.languages]));

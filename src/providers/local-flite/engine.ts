@@ -5,13 +5,16 @@ import { WASI } from "node:wasi";
 import { pcmOfWav } from "../../audio/wav.ts";
 import { UnknownVoiceError, type EngineVoice, type LocalEngine } from "../local-engine-types.ts";
 
-// Flite's built-in voices. `kal` is a diphone voice at 8 kHz; the others are clustergen at 16 kHz.
+// Flite's built-in voices. `kal` is a diphone voice at 8 kHz; the others are clustergen at 16 kHz,
+// three of them built from CMU ARCTIC speakers.
+const FLITE = "http://www.festvox.org/flite/";
+const ARCTIC = "http://festvox.org/cmu_arctic/";
 const VOICES: (EngineVoice & { rate: number })[] = [
-  { id: "slt", name: "SLT (US English, female)", languages: ["en-US"], gender: "female", rate: 16000 },
-  { id: "kal16", name: "Kal 16 kHz (US English, male)", languages: ["en-US"], gender: "male", rate: 16000 },
-  { id: "rms", name: "RMS (US English, male)", languages: ["en-US"], gender: "male", rate: 16000 },
-  { id: "awb", name: "AWB (Scottish English, male)", languages: ["en-GB"], gender: "male", rate: 16000 },
-  { id: "kal", name: "Kal 8 kHz (US English, male)", languages: ["en-US"], gender: "male", rate: 8000 },
+  { id: "slt", name: "SLT (US English, female)", languages: ["en-US"], gender: "female", sourceUrls: [ARCTIC, FLITE], rate: 16000 },
+  { id: "kal16", name: "Kal 16 kHz (US English, male)", languages: ["en-US"], gender: "male", sourceUrls: [FLITE], rate: 16000 },
+  { id: "rms", name: "RMS (US English, male)", languages: ["en-US"], gender: "male", sourceUrls: [ARCTIC, FLITE], rate: 16000 },
+  { id: "awb", name: "AWB (Scottish English, male)", languages: ["en-GB"], gender: "male", accent: "Scottish", sourceUrls: [ARCTIC, FLITE], rate: 16000 },
+  { id: "kal", name: "Kal 8 kHz (US English, male)", languages: ["en-US"], gender: "male", sourceUrls: [FLITE], rate: 8000 },
 ];
 // Flite's own default when no voice is named.
 const ENGINE_DEFAULT = "kal";

@@ -21,6 +21,7 @@ function picoVoice(lang: string, name: string, speaker: string, sha256: { ta: st
     name,
     languages: [lang],
     gender: "female",
+    sourceUrls: ["https://android.googlesource.com/platform/external/svox/"],
     files: [
       { name: `${lang}_ta.bin`, sha256: sha256.ta },
       { name: `${lang}_${speaker}_sg.bin`, sha256: sha256.sg },

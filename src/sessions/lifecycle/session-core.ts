@@ -117,6 +117,8 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
   protected abstract stopWork(): void;
   /** How the session is billed and recorded, by the kind's rules. */
   protected abstract ending(outcome: Outcome, close: Close | null): SessionEnding;
+  /** The session was admitted: what the kind tells its meter about the request before any provider (TTS: its voice). */
+  protected admitted(_admission: Admission): void {}
 
   protected async fail(err: unknown): Promise<void> {
     if (this.closed) return;
@@ -150,6 +152,7 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
       this.startedAt,
     );
     if (!this.admission) return;
+    this.admitted(this.admission);
     // Input sent while the session was being admitted waits in the gate: it goes on as paid for.
     this.gate.start();
     const run: CandidateRun = { ...this.candidateRun(), closed: () => this.closed, fail: (err) => this.fail(err) };

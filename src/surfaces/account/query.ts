@@ -5,15 +5,15 @@ import { ApiError } from "../../errors.ts";
 
 const bad = (name: string, why: string) => new ApiError("invalid_request", `${name} ${why}`, { param: name });
 
-function onlyKnown(params: URLSearchParams, known: string[]): void {
-  for (const key of params.keys()) if (!known.includes(key)) throw bad(key, "is not a known parameter");
+function onlyKnown(params: URLSearchParams, known: string[], repeatable: string[]): void {
+  for (const key of params.keys()) if (!known.includes(key) && !repeatable.includes(key)) throw bad(key, "is not a known parameter");
   for (const key of known) if (params.getAll(key).length > 1) throw bad(key, "is given more than once");
 }
 
-/** A request's query, refused (400 naming the parameter) when it holds one not in `known` or one twice. */
-export function query(request: Request, known: string[]): URLSearchParams {
+/** A request's query, refused (400 naming the parameter) when it holds one not in `known` or `repeatable`, or one of `known` twice. */
+export function query(request: Request, known: string[], repeatable: string[] = []): URLSearchParams {
   const params = new URL(request.url).searchParams;
-  onlyKnown(params, known);
+  onlyKnown(params, known, repeatable);
   return params;
 }
 
