@@ -197,6 +197,25 @@ describe("/v1/custom-voices", () => {
   });
 });
 
+describe("cloned voices in GET /v1/voices", () => {
+  test("the owner's key finds its active cloned voice (organization, cloned); nobody else's catalogue lists it, even once the provider's list has it", async () => {
+    const owner = await fundedAccount(server);
+    const other = await fundedAccount(server);
+    const made = (await (await clone(owner.key, { name: "Zephyrine", provider: "elevenlabs", model: "eleven_flash_v2_5" })).json()) as { id: string };
+    await server.ctx.voices.refresh(); // the fake's list now holds the clone
+    const search = async (key?: string) => {
+      const res = await fetch(`${server.url}/v1/voices?q=zephyrine`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { voices: Record<string, any>[] }).voices;
+    };
+    const own = await search(owner.key);
+    expect(own).toHaveLength(1);
+    expect(own[0]).toMatchObject({ model: { id: "elevenlabs/eleven_flash_v2_5" }, voice: { id: made.id, scope: { type: "organization" }, category: { id: "cloned" } } });
+    expect(await search(other.key)).toEqual([]);
+    expect(await search()).toEqual([]);
+  });
+});
+
 describe("/el voice cloning with the ElevenLabs SDK", () => {
   test("voices.ivc.create clones with ElevenLabs; voices.delete deletes it", async () => {
     const { key } = await fundedAccount(server);
