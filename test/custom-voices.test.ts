@@ -216,6 +216,48 @@ describe("cloned voices in GET /v1/voices", () => {
   });
 });
 
+describe("/el voices with the ElevenLabs SDK", () => {
+  test("voices.search pages through the catalogue (each voice once) with the caller's cloned voice; voices.get reads one; getAll lists them all", async () => {
+    const { key } = await fundedAccount(server);
+    const client = new ElevenLabsClient({ apiKey: key, baseUrl: `${server.url}/el` });
+    const made = (await (await clone(key, { name: "Quillon", provider: "elevenlabs" })).json()) as { id: string };
+    await server.ctx.voices.refresh(); // every provider's list in (the embedded engines' come last)
+    const seen: string[] = [];
+    let token: string | undefined;
+    let total = 0;
+    for (let pages = 0; pages < 100; pages++) {
+      const page = await client.voices.search({ pageSize: 7, ...(token ? { nextPageToken: token } : {}) });
+      total = page.totalCount;
+      seen.push(...page.voices.map((v) => v.voiceId));
+      if (!page.hasMore) break;
+      token = page.nextPageToken!;
+    }
+    expect(seen.length).toBe(total);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toContain(made.id);
+    expect(seen).toContain("slt");
+    expect(seen).toContain("JBFqnCBsd6RMkjVDRZzb");
+
+    const found = await client.voices.search({ search: "quillon" });
+    expect(found.voices.map((v) => [v.voiceId, v.category, v.isOwner])).toEqual([[made.id, "cloned", true]]);
+    const george = await client.voices.get("JBFqnCBsd6RMkjVDRZzb");
+    expect(george).toMatchObject({ voiceId: "JBFqnCBsd6RMkjVDRZzb", name: "George", category: "premade", labels: { provider: "elevenlabs" } });
+    expect(george.highQualityBaseModelIds).toContain("elevenlabs/eleven_flash_v2_5");
+    expect((await client.voices.get(made.id)).name).toBe("Quillon");
+    const everyone = await client.voices.getAll();
+    expect(everyone.voices.map((v) => v.voiceId).sort()).toEqual([...seen].sort());
+    // Another tenant: neither listed nor readable.
+    const other = new ElevenLabsClient({ apiKey: (await fundedAccount(server)).key, baseUrl: `${server.url}/el` });
+    expect((await other.voices.search({ search: "quillon" })).voices).toEqual([]);
+    expect(
+      await other.voices.get(made.id).then(
+        () => 200,
+        (e: { statusCode: number }) => e.statusCode,
+      ),
+    ).toBe(404);
+  });
+});
+
 describe("/el voice cloning with the ElevenLabs SDK", () => {
   test("voices.ivc.create clones with ElevenLabs; voices.delete deletes it", async () => {
     const { key } = await fundedAccount(server);

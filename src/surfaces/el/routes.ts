@@ -10,6 +10,7 @@ import { elevenLabsStreamInputRoute } from "./stream-input-route.ts";
 import { elevenLabsSttRoute } from "./stt-route.ts";
 import { elevenLabsTtsRoutes } from "./tts-route.ts";
 import { elevenLabsVoiceCloningRoutes } from "./voice-cloning-routes.ts";
+import { elevenLabsVoicesRoutes } from "./voices-routes.ts";
 
 /**
  * `/el`: the ElevenLabs API for its SDK with the base URL pointed here. Thin translators onto the
@@ -25,6 +26,7 @@ export function elevenLabsRoutes(ctx: AppContext) {
     elevenLabsSpeechEngineRoutes,
     elevenLabsConversationRoutes,
     elevenLabsVoiceCloningRoutes,
+    elevenLabsVoicesRoutes,
   ])
     .use(elAuth(ctx))
     .all("/*", ({ request, principal }) => notImplemented(ctx, principal, new URL(request.url).pathname), { parse: "none" });
