@@ -252,7 +252,7 @@ describe("/el voices with the ElevenLabs SDK", () => {
     expect(
       await other.voices.get(made.id).then(
         () => 200,
-        (e: { statusCode: number }) => e.statusCode,
+        (e: unknown) => (e as { statusCode: number }).statusCode,
       ),
     ).toBe(404);
   });
