@@ -18,6 +18,8 @@ import type { Sighting, VoiceSightings } from "./voice-sightings.ts";
 
 /** Entries made between two breaths of the event loop while the catalogue is rebuilt. */
 const ENTRIES_PER_BREATH = 500;
+/** How long the first requests wait for an embedded engine's list once another list is in. */
+const LOCAL_LIST_GRACE_MS = 2000;
 
 export interface VoiceCatalogueOptions {
   /** How often every provider's list is asked for again. */
@@ -60,8 +62,13 @@ export class VoiceCatalogue {
   private firstBuild: Promise<void> | undefined;
   /** Settled by the first publish. */
   private readonly firstList: Promise<void>;
+  /** Settled once every embedded engine (`kind: local`) has answered the first build. */
+  private readonly localLists: Promise<void>;
+  private localsListed: () => void = () => {};
   private listed: () => void = () => {};
   private stopped = false;
+  /** The first requests' wait is over (see `ready`). */
+  private localListsIn = false;
   /** The last publication: the next one follows it. */
   private publishing: Promise<void> = Promise.resolve();
 
@@ -70,6 +77,7 @@ export class VoiceCatalogue {
     private readonly options: VoiceCatalogueOptions,
   ) {
     this.firstList = new Promise((resolve) => (this.listed = resolve));
+    this.localLists = new Promise((resolve) => (this.localsListed = resolve));
     // New figures re-sort `popular` without listing anything again.
     deps.metrics.onChange(() => {
       if (this.built) void this.publish(new Date());
@@ -89,9 +97,12 @@ export class VoiceCatalogue {
     await Promise.all([this.writing, this.deps.metrics.stop()]);
   }
 
-  /** Resolves once the catalogue has its first list, or its first build is over without any. */
+  /** Resolves once the first requests may be answered: see within; at once after that. */
   async ready(): Promise<void> {
-    if (!this.built) await Promise.race([this.firstBuild, this.firstList]);
+    // The first answer waits for the embedded engines' lists (theirs come in a moment: their data
+    // is local), a stalled one no longer than LOCAL_LIST_GRACE_MS after the first list; never for a cloud provider's.
+    if (!this.localListsIn) await Promise.race([this.firstBuild, Promise.all([this.localLists, this.firstList]), this.firstList.then(() => Bun.sleep(LOCAL_LIST_GRACE_MS))]);
+    this.localListsIn = true;
   }
 
   /** When the catalogue's content last changed; undefined before any provider gave its list. */
@@ -191,7 +202,7 @@ export class VoiceCatalogue {
 
   /**
    * Lists every provider; true when every one answered. The first build publishes each list as it
-   * comes (a request waits for the first of them, never for a slow provider); later refreshes
+   * comes (a request waits for the embedded engines' lists, never for a cloud provider's); later refreshes
    * publish once, when all have answered or failed.
    */
   private async listAll(): Promise<boolean> {
@@ -202,13 +213,16 @@ export class VoiceCatalogue {
     const at = new Date();
     const sightingsOf = (id: string): Sighting[] =>
       bindings.filter((b) => b.provider.id === id).flatMap((b) => (this.lists.get(id) ?? []).map((v) => ({ provider: id, model: b.canonical, voice: v.id })));
+    const local = new Set(ids.filter((id) => this.deps.catalogue.provider(id)?.kind === "local"));
     const answered = await Promise.all(
       ids.map(async (id) => {
         const ok = await this.list(id);
+        local.delete(id);
         if (ok && !this.stopped) {
           this.deps.sightings.note(sightingsOf(id), at);
           if (first) await this.publish(at);
         }
+        if (first && local.size === 0) this.localsListed();
         return ok;
       }),
     );
