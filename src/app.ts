@@ -2,6 +2,7 @@ import { swagger } from "@elysiajs/swagger";
 import { Elysia } from "elysia";
 import type { AppContext } from "./context.ts";
 import { ApiError, toApiError } from "./errors.ts";
+import { enterRequest, requestIdFor } from "./request-context.ts";
 import { errorResponse } from "./surfaces/error-responses.ts";
 import { markRetryVerdict } from "./surfaces/retry-verdict.ts";
 import { signupRoutes } from "./surfaces/account/signup-routes.ts";
@@ -31,6 +32,9 @@ export function createApp(ctx: AppContext) {
   const gate = requestGate(ctx);
   const app = new Elysia({ websocket: { maxPayloadLength: 16 * 1024 * 1024, backpressureLimit: 1024 * 1024, closeOnBackpressureLimit: false } })
     .onRequest(({ request, set }) => {
+      const requestId = requestIdFor(request);
+      enterRequest(requestId);
+      set.headers["x-request-id"] = requestId; // on every answer, and on a WebSocket upgrade's 101
       const refused = gate(request);
       if (refused) markRetryVerdict(refused, set); // an answer before routing skips mapResponse
       return refused;

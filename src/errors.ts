@@ -1,3 +1,4 @@
+import { currentRequestId } from "./request-context.ts";
 import { ProviderError, ProviderOverloaded } from "./providers/types.ts";
 
 // One error type and one table: every code maps to an HTTP status and a WebSocket close code here,
@@ -97,9 +98,10 @@ export class ApiError extends Error {
   }
 }
 
-/** Native flat envelope: `{error: <code>}`, with a human message beside it. */
+/** Native flat envelope: `{error: <code>}`, with a human message beside it and the request's id. */
 export function nativeEnvelope(err: ApiError): Record<string, unknown> {
-  return { error: err.code, message: err.message, ...err.extra };
+  const requestId = currentRequestId();
+  return { error: err.code, message: err.message, ...err.extra, ...(requestId ? { request_id: requestId } : {}) };
 }
 
 /**

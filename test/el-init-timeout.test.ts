@@ -85,7 +85,7 @@ describe("the cap on sockets waiting for their init frame, per client address", 
 
     const refused = await refusedUpgrade();
     expect(refused.status).toBe(429);
-    expect(refused.body).toEqual({ detail: { status: "too_many_concurrent_requests", message: expect.stringContaining("init frame"), retry_after: 1 } });
+    expect(refused.body).toEqual({ detail: { status: "too_many_concurrent_requests", message: expect.stringContaining("init frame"), retry_after: 1, request_id: expect.any(String) } });
     expect(refused.retryAfter).toBe("1");
     // A refused socket as a browser sees it: the handshake fails.
     const browser = connect(server.wsUrl(PATH));

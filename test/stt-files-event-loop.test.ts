@@ -140,7 +140,7 @@ describe("file transcription keeps the event loop free", () => {
 
     const { result: res, stallMs } = await longestStall(postFromOutside("model=pocketsphinx-en-us&provider=spare", "audio/webm", forged));
     expect(res.status).toBe(422);
-    expect(await res.json()).toEqual({ error: "indeterminate_audio_duration", message: refusal!.message });
+    expect(await res.json()).toEqual({ error: "indeterminate_audio_duration", message: refusal!.message, request_id: expect.any(String) });
     expect({ stallMs, measureMs, stalledLessThanAQuarter: stallMs < measureMs / 4 }).toMatchObject({ stalledLessThanAQuarter: true });
   }, 60_000);
 

@@ -95,16 +95,24 @@ describe("an unknown voice on an embedded engine is refused before any work, onc
     const err = (await client.textToSpeech.convert("nobody", { text: "Hello there.", modelId: "flite", outputFormat: "pcm_16000" }).catch((e) => e)) as ElevenLabsError;
     expect(err).toBeInstanceOf(ElevenLabsError);
     expect(err.statusCode).toBe(400);
-    expect(err.body).toEqual({ detail: { message: 'voice "nobody" is not a voice of flite', status: "invalid_request", param: "voice" } });
+    expect(err.body).toEqual({ detail: { message: 'voice "nobody" is not a voice of flite', status: "invalid_request", param: "voice", request_id: expect.any(String) } });
     expect(counter.requests).toBe(1);
 
     const ws = await upgrade("/el/v1/text-to-speech/nobody/stream-input?model_id=flite", { "xi-api-key": server.key });
-    expect(ws).toEqual({ status: 400, retry: "false", body: { detail: { message: 'voice "nobody" is not a voice of flite', status: "invalid_request", param: "voice" } } });
+    expect(ws).toEqual({
+      status: 400,
+      retry: "false",
+      body: { detail: { message: 'voice "nobody" is not a voice of flite', status: "invalid_request", param: "voice", request_id: expect.any(String) } },
+    });
   });
 
   test("native /v1/tts: 400 before the upgrade in the flat envelope with param voice; a WebSocket client never opens", async () => {
     const refused = await upgrade("/v1/tts?model=espeak-ng&voice=zz-nope", bearer(server.key));
-    expect(refused).toEqual({ status: 400, retry: "false", body: { error: "invalid_request", message: 'voice "zz-nope" is not a voice of espeak-ng', param: "voice" } });
+    expect(refused).toEqual({
+      status: 400,
+      retry: "false",
+      body: { error: "invalid_request", message: 'voice "zz-nope" is not a voice of espeak-ng', param: "voice", request_id: expect.any(String) },
+    });
 
     const c = connect(server.wsUrl("/v1/tts?model=flite&voice=nobody"), bearer(server.key));
     const opened = await c.opened.then(
@@ -157,7 +165,7 @@ describe("routing with fallbacks: a voice no allowed candidate takes is 400; a c
       expect(await upgrade(`/v1/tts?model=${TEST_MODEL}&${query}`, bearer(server.key))).toEqual({
         status: 400,
         retry: "false",
-        body: { error: "invalid_request", message: `voice "${query.match(/voice=(\w+)/)![1]}" is not a voice of ${names}`, param: "voice" },
+        body: { error: "invalid_request", message: `voice "${query.match(/voice=(\w+)/)![1]}" is not a voice of ${names}`, param: "voice", request_id: expect.any(String) },
       });
     });
   }

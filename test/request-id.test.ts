@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import OpenAI from "openai";
+import { Writable } from "node:stream";
+import { connect } from "node:net";
+import { createLogger } from "../src/log.ts";
+import { enterRequest } from "../src/request-context.ts";
+import { fundedAccount } from "./helpers/accounts.ts";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+
+// x-request-id: on every answer (the client's own when it sends a sane one), in error bodies, in
+// the logs of the request, and read by the OpenAI SDK (`err.requestID`, `withResponse().request_id`).
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.stop(0));
+
+const sdk = (apiKey: string, headers: Record<string, string> = {}) => new OpenAI({ apiKey, baseURL: `${server.url}/oai`, maxRetries: 0, defaultHeaders: headers });
+
+describe("x-request-id", () => {
+  test("generated when the client sends none, on success and on errors of every surface", async () => {
+    const ok = await fetch(`${server.url}/healthz`);
+    expect(ok.headers.get("x-request-id")).toMatch(/^req_[0-9a-f-]{36}$/);
+    const native = await fetch(`${server.url}/v1/nowhere`);
+    const nativeId = native.headers.get("x-request-id");
+    expect(nativeId).toMatch(/^req_/);
+    expect(await native.json()).toMatchObject({ error: "not_found", request_id: nativeId });
+    const el = await fetch(`${server.url}/el/v1/nowhere`, { headers: { "xi-api-key": "sk-wrong" } });
+    expect(await el.json()).toMatchObject({ detail: { request_id: el.headers.get("x-request-id") } });
+  });
+
+  test("the client's id comes back; an insane one is replaced", async () => {
+    const mine = await fetch(`${server.url}/healthz`, { headers: { "x-request-id": "trace-42/abc" } });
+    expect(mine.headers.get("x-request-id")).toBe("trace-42/abc");
+    const long = await fetch(`${server.url}/healthz`, { headers: { "x-request-id": "x".repeat(201) } });
+    expect(long.headers.get("x-request-id")).toMatch(/^req_/);
+    const control = await fetch(`${server.url}/healthz`, { headers: { "x-request-id": "a\u00e9b" } });
+    expect(control.headers.get("x-request-id")).toMatch(/^req_/);
+  });
+
+  test("the OpenAI SDK reports it: requestID on errors, request_id with withResponse()", async () => {
+    const err = await sdk("vx-not-a-key")
+      .audio.speech.create({ model: "flite", voice: "slt", input: "x" })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect((err as InstanceType<typeof OpenAI.APIError>).requestID).toMatch(/^req_/);
+
+    const { key } = await fundedAccount(server);
+    const { request_id } = await sdk(key, { "x-request-id": "my-own-id" }).audio.speech.create({ model: "flite", voice: "slt", input: "Hi.", response_format: "pcm" }).withResponse();
+    expect(request_id).toBe("my-own-id");
+  });
+
+  test("on a WebSocket upgrade's 101", async () => {
+    const { key } = await fundedAccount(server);
+    const { port } = new URL(server.url);
+    const head = await new Promise<string>((resolve, reject) => {
+      let got = "";
+      const socket = connect(Number(port), "127.0.0.1", () =>
+        socket.write(
+          "GET /v1/tts?model=flite&voice=slt&format=pcm HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
+            `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer ${key}\r\nx-request-id: ws-id-1\r\n\r\n`,
+        ),
+      );
+      socket.on("data", (chunk) => {
+        got += chunk.toString("latin1");
+        if (got.includes("\r\n\r\n")) {
+          socket.destroy();
+          resolve(got);
+        }
+      });
+      socket.on("error", reject);
+    });
+    expect(head).toStartWith("HTTP/1.1 101");
+    expect(head.toLowerCase()).toContain("x-request-id: ws-id-1");
+  });
+});
+
+describe("logs", () => {
+  test("a line written while serving a request carries its request_id; others none", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = createLogger(
+      "info",
+      new Writable({
+        write: (chunk, _enc, done) => {
+          lines.push(JSON.parse(String(chunk)));
+          done();
+        },
+      }),
+    );
+    log.info("outside");
+    await (async () => {
+      enterRequest("req_log_1");
+      await Bun.sleep(1);
+      log.child({ session: "s" }).info("inside");
+    })();
+    expect(lines[0]).not.toHaveProperty("request_id");
+    expect(lines[1]).toMatchObject({ request_id: "req_log_1", session: "s", msg: "inside" });
+  });
+});
