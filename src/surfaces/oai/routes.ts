@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { notImplemented } from "../compat-access.ts";
 import { oaiAuth } from "./auth.ts";
+import { oaiModelsRoute } from "./models-route.ts";
 import { oaiRealtimeClientSecretsRoute } from "./realtime-client-secrets-route.ts";
 import { oaiRealtimeRoute } from "./realtime-route.ts";
 import { oaiSpeechRoute } from "./speech-route.ts";
@@ -18,6 +19,7 @@ export function oaiRoutes(ctx: AppContext) {
     .use(oaiTranscriptionRoute(ctx))
     .use(oaiRealtimeRoute(ctx))
     .use(oaiRealtimeClientSecretsRoute(ctx))
+    .use(oaiModelsRoute(ctx))
     .use(oaiAuth(ctx))
     .all("/*", ({ request, principal }) => notImplemented(ctx, principal, new URL(request.url).pathname), { parse: "none" });
 }
