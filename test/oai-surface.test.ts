@@ -55,7 +55,7 @@ describe("/oai/audio/speech with the OpenAI SDK", () => {
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "espeak-ng" });
   });
 
-  test("the SDK's error classes get our OpenAI error objects: 401, 402, 400", async () => {
+  test("the SDK's error classes get our OpenAI error objects: 401, 429 insufficient_quota, 400", async () => {
     const bad = await sdkFor("vx-not-a-key")
       .audio.speech.create({ model: "flite", voice: "slt", input: "x" })
       .catch((e) => e);
@@ -66,8 +66,8 @@ describe("/oai/audio/speech with the OpenAI SDK", () => {
     const broke = await sdkFor(poor)
       .audio.speech.create({ model: "flite", voice: "slt", input: "x" })
       .catch((e) => e);
-    expect(broke).toBeInstanceOf(OpenAI.APIError);
-    expect(broke).toMatchObject({ status: 402, code: "insufficient_balance" });
+    expect(broke).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(broke).toMatchObject({ status: 429, code: "insufficient_quota", type: "insufficient_quota" });
 
     const noModel = await client.audio.speech.create({ voice: "slt", input: "x" } as never).catch((e) => e);
     expect(noModel).toBeInstanceOf(OpenAI.BadRequestError);
@@ -75,6 +75,30 @@ describe("/oai/audio/speech with the OpenAI SDK", () => {
 
     const noVoice = await client.audio.speech.create({ model: "svox-pico", input: "x" } as never).catch((e) => e);
     expect(noVoice).toMatchObject({ status: 400, code: "missing_required_parameter", param: "voice" });
+  });
+
+  test("an empty balance is 429 insufficient_quota that the SDK does not retry (x-should-retry: false), on speech and transcriptions", async () => {
+    const { key: poor } = await fundedAccount(server, 0);
+    const seen: Response[] = []; // the answers from /oai (the SDK also calls its fetch to probe FormData support)
+    const counting = new OpenAI({
+      apiKey: poor,
+      baseURL: `${server.url}/oai`,
+      maxRetries: 3,
+      fetch: async (url, init) => {
+        const res = await fetch(url, init);
+        if (String(url).startsWith(`${server.url}/oai/`)) seen.push(res);
+        return res;
+      },
+    });
+    const speech = await counting.audio.speech.create({ model: "flite", voice: "slt", input: "x" }).catch((e) => e);
+    expect(speech).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(seen.length).toBe(1);
+    expect(seen[0]!.headers.get("x-should-retry")).toBe("false");
+    const file = await toFile(await speechWav(), "speech.wav");
+    const stt = await counting.audio.transcriptions.create({ model: "pocketsphinx", file }).catch((e) => e);
+    expect(stt).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(stt).toMatchObject({ status: 429, code: "insufficient_quota", type: "insufficient_quota" });
+    expect(seen.length).toBe(2);
   });
 
   test("a client that stops reading after the first audio pays for the sentences the provider was given", async () => {
@@ -166,11 +190,11 @@ describe("/oai/audio/transcriptions with the OpenAI SDK", () => {
 describe("unimplemented /oai paths", () => {
   const call = (key?: string) => fetch(`${server.url}/oai/chat/completions`, { method: "POST", headers: key ? { authorization: `Bearer ${key}` } : {}, body: "{}" });
 
-  test("401 and 402 come before 501; 501 says not to retry", async () => {
+  test("401 and the empty balance's 429 come before 501; 501 says not to retry", async () => {
     expect(await (await call()).json()).toMatchObject({ error: { code: "missing_api_key" } });
     expect((await call("vx-not-a-key")).status).toBe(401);
     const { key: poor } = await fundedAccount(server, 0);
-    expect((await call(poor)).status).toBe(402);
+    expect((await call(poor)).status).toBe(429);
     const res = await call(server.key);
     expect(res.status).toBe(501);
     expect(res.headers.get("x-should-retry")).toBe("false");
