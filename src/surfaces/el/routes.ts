@@ -9,6 +9,7 @@ import { elevenLabsSpeechEngineRoutes } from "./speech-engine-routes.ts";
 import { elevenLabsStreamInputRoute } from "./stream-input-route.ts";
 import { elevenLabsSttRoute } from "./stt-route.ts";
 import { elevenLabsTtsRoutes } from "./tts-route.ts";
+import { elevenLabsUserRoutes } from "./user-routes.ts";
 import { elevenLabsVoiceCloningRoutes } from "./voice-cloning-routes.ts";
 import { elevenLabsVoicesRoutes } from "./voices-routes.ts";
 
@@ -27,6 +28,7 @@ export function elevenLabsRoutes(ctx: AppContext) {
     elevenLabsConversationRoutes,
     elevenLabsVoiceCloningRoutes,
     elevenLabsVoicesRoutes,
+    elevenLabsUserRoutes,
   ])
     .use(elAuth(ctx))
     .all("/*", ({ request, principal }) => notImplemented(ctx, principal, new URL(request.url).pathname), { parse: "none" });
