@@ -20,6 +20,15 @@ export function enterRequest(requestId: string): void {
   scope.enterWith({ requestId });
 }
 
+/**
+ * `{request_id}` of the request being served, for the logger of work that outlives it (a
+ * WebSocket session's lines are written from socket callbacks, outside the request's scope).
+ */
+export function requestBinding(): { request_id?: string } {
+  const requestId = currentRequestId();
+  return requestId ? { request_id: requestId } : {};
+}
+
 /** The id of the request being served, if any. */
 export function currentRequestId(): string | undefined {
   return scope.getStore()?.requestId;

@@ -11,8 +11,15 @@ import { startTestServer, type TestServer } from "./helpers/server.ts";
 // the logs of the request, and read by the OpenAI SDK (`err.requestID`, `withResponse().request_id`).
 
 let server: TestServer;
+const logged: Record<string, unknown>[] = [];
 beforeAll(async () => {
-  server = await startTestServer();
+  const sink = new Writable({
+    write: (chunk, _enc, done) => {
+      logged.push({ ...JSON.parse(String(chunk)), raw: String(chunk) });
+      done();
+    },
+  });
+  server = await startTestServer({}, { log: createLogger("info", sink) });
 });
 afterAll(() => server.stop(0));
 
@@ -76,7 +83,33 @@ describe("x-request-id", () => {
   });
 });
 
+/** The server's lines with this request id, waiting briefly for one with `msg`. */
+async function linesOf(requestId: string, msg: string) {
+  for (let i = 0; i < 100 && !logged.some((l) => l.request_id === requestId && l.msg === msg); i++) await Bun.sleep(20);
+  return logged.filter((l) => l.request_id === requestId);
+}
+
 describe("logs", () => {
+  test("an HTTP request's session lines carry its id", async () => {
+    const { key } = await fundedAccount(server);
+    await (await sdk(key, { "x-request-id": "http-log-1" }).audio.speech.create({ model: "flite", voice: "slt", input: "Logged.", response_format: "pcm" })).arrayBuffer();
+    const lines = await linesOf("http-log-1", "session closed");
+    expect(lines.find((l) => l.msg === "session closed")).toMatchObject({ outcome: "completed", session: expect.any(String) });
+  });
+
+  test("a WebSocket session's lines, written from socket callbacks, carry the upgrade's id", async () => {
+    const { key } = await fundedAccount(server);
+    const ws = new WebSocket(server.wsUrl("/v1/tts?model=flite&voice=slt&format=pcm"), { headers: { authorization: `Bearer ${key}`, "x-request-id": "ws-log-1" } } as never);
+    await new Promise((resolve) => (ws.onopen = resolve));
+    ws.send(JSON.stringify({ type: "text", text: "Hello there. " }));
+    ws.send(JSON.stringify({ type: "close" }));
+    await new Promise((resolve) => (ws.onclose = resolve));
+    const lines = await linesOf("ws-log-1", "session closed");
+    const closed = lines.find((l) => l.msg === "session closed")!;
+    expect(closed).toMatchObject({ outcome: "completed", channel: expect.any(String) });
+    expect((closed.raw as string).split('"request_id"').length).toBe(2); // once: the bound id, not the mixin's too
+  });
+
   test("a line written while serving a request carries its request_id; others none", async () => {
     const lines: Record<string, unknown>[] = [];
     const log = createLogger(

@@ -9,6 +9,7 @@ import { IdleTimer } from "./idle-timer.ts";
 import { openWithin, tryCandidates, type Attempt } from "./lifecycle/candidates.ts";
 import { CreditGate } from "./lifecycle/credit-gate.ts";
 import { failureOf, type Outcome, recordEnding, type SessionEnding } from "./lifecycle/ending.ts";
+import { requestBinding } from "../request-context.ts";
 
 // `event_format=provider`: the client speaks the provider's own protocol through the router.
 // Frames are relayed both ways as they are (binary stays binary, text stays text): no parsing,
@@ -60,7 +61,7 @@ export class SttPassthrough {
     private readonly setup: PassthroughSetup,
     private readonly deps: PassthroughDeps,
   ) {
-    this.log = deps.log.child({ session: setup.id, channel: "stt-passthrough" });
+    this.log = deps.log.child({ session: setup.id, channel: "stt-passthrough", ...requestBinding() });
     this.finished = new Promise((resolve) => (this.done = resolve));
     const idleMs = setup.idleTimeoutMs ?? 0;
     this.idle = new IdleTimer(idleMs, () => this.end(new ApiError("idle_timeout", `no frame either way for ${idleMs / 1000} s`)));
@@ -181,7 +182,7 @@ export class SttPassthrough {
     this.gate.stop();
     const failed = outcome === "cut_off" ? this.receivedBytes === 0 : close !== null && close.code !== CLOSE.normal;
     const end: SessionEnding = { outcome, billed: this.receivedSeconds, status: failed ? "failed" : "completed", latencyMs: 0, details: { receivedBytes: this.receivedBytes } };
-    await recordEnding({ admission: this.admission, binding: this.binding, startedAt: this.startedAt, attempts: this.attempts }, end, this.deps, close);
+    await recordEnding({ admission: this.admission, binding: this.binding, startedAt: this.startedAt, attempts: this.attempts }, end, { ...this.deps, log: this.log }, close);
     this.done();
   }
 }

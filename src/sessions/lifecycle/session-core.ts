@@ -7,6 +7,7 @@ import { IdleTimer } from "../idle-timer.ts";
 import { type Attempt, type CandidateRun, tryCandidates } from "./candidates.ts";
 import { CreditGate } from "./credit-gate.ts";
 import { type Close, type EndingDeps, failureOf, type Outcome, recordEnding, type SessionEnding } from "./ending.ts";
+import { requestBinding } from "../../request-context.ts";
 
 // The part of a session every kind shares: admission, its candidates in order, the idle timeout,
 // and ending exactly once. A kind supplies how it serves a candidate, how it tells its client of an
@@ -52,7 +53,7 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     protected readonly deps: Deps,
     kind: CoreKind,
   ) {
-    this.log = deps.log.child({ session: setup.id, channel: kind.channel });
+    this.log = deps.log.child({ session: setup.id, channel: kind.channel, ...requestBinding() });
     const idleMs = setup.idleTimeoutMs ?? 0;
     this.idle = new IdleTimer(idleMs, () => {
       // Going quiet is the client's doing: billed as if it had left.
@@ -141,7 +142,7 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     this.gate.stop();
     this.stopWork();
     const record = { admission: this.admission, binding: this.binding, tried: this.tried, startedAt: this.startedAt, attempts: this.attempts };
-    await recordEnding(record, this.ending(outcome, close), this.deps, close, lastWords);
+    await recordEnding(record, this.ending(outcome, close), { ...this.deps, log: this.log }, close, lastWords);
   }
 
   private async run(): Promise<void> {

@@ -8,6 +8,7 @@ import type { OutputFormat } from "../../realtime/output-formats.ts";
 import type { ConversationEvent, ConversationPort, ConversationUsage, EndReason } from "./conversation-events.ts";
 import { Hearing, type OpenStt } from "./hearing.ts";
 import { type OpenTts, type ResponseEnd, SpokenResponse } from "./spoken-response.ts";
+import { requestBinding } from "../../request-context.ts";
 
 // A realtime conversation: the caller's audio goes to one STT session (turns by the provider or
 // the router VAD); each finished turn goes to the application as a `prompt`; the application's
@@ -73,7 +74,7 @@ export class Conversation {
     private readonly setup: ConversationSetup,
     private readonly deps: ConversationDeps,
   ) {
-    this.log = deps.log.child({ realtime: setup.id });
+    this.log = deps.log.child({ realtime: setup.id, ...requestBinding() });
     this.stt = new Hearing(setup.openStt, { event: (ev) => this.onStt(ev), closed: (code, reason) => this.onSttClosed(code, reason) }, setup.language);
     setup
       .openApp((signal) => this.onApp(signal))
