@@ -37,6 +37,12 @@ describe("x-request-id", () => {
     expect(await el.json()).toMatchObject({ detail: { request_id: el.headers.get("x-request-id") } });
   });
 
+  test("on an answer refused before routing (a declared body over every limit)", async () => {
+    const head = await rawHead("POST /v1/stt/transcriptions HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10000000000\r\nx-request-id: big-1\r\n\r\n");
+    expect(head).toStartWith("HTTP/1.1 413");
+    expect(head.toLowerCase()).toContain("x-request-id: big-1");
+  });
+
   test("the client's id comes back; an insane one is replaced", async () => {
     const mine = await fetch(`${server.url}/healthz`, { headers: { "x-request-id": "trace-42/abc" } });
     expect(mine.headers.get("x-request-id")).toBe("trace-42/abc");
@@ -60,28 +66,29 @@ describe("x-request-id", () => {
 
   test("on a WebSocket upgrade's 101", async () => {
     const { key } = await fundedAccount(server);
-    const { port } = new URL(server.url);
-    const head = await new Promise<string>((resolve, reject) => {
-      let got = "";
-      const socket = connect(Number(port), "127.0.0.1", () =>
-        socket.write(
-          "GET /v1/tts?model=flite&voice=slt&format=pcm HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
-            `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer ${key}\r\nx-request-id: ws-id-1\r\n\r\n`,
-        ),
-      );
-      socket.on("data", (chunk) => {
-        got += chunk.toString("latin1");
-        if (got.includes("\r\n\r\n")) {
-          socket.destroy();
-          resolve(got);
-        }
-      });
-      socket.on("error", reject);
-    });
+    const head = await rawHead(
+      "GET /v1/tts?model=flite&voice=slt&format=pcm HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
+        `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer ${key}\r\nx-request-id: ws-id-1\r\n\r\n`,
+    );
     expect(head).toStartWith("HTTP/1.1 101");
     expect(head.toLowerCase()).toContain("x-request-id: ws-id-1");
   });
 });
+
+/** Sends a raw HTTP request and reads the answer's status line and headers. */
+function rawHead(request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let got = "";
+    const socket = connect(Number(new URL(server.url).port), "127.0.0.1", () => socket.write(request));
+    socket.on("data", (chunk) => {
+      got += chunk.toString("latin1");
+      if (!got.includes("\r\n\r\n")) return;
+      socket.destroy();
+      resolve(got.slice(0, got.indexOf("\r\n\r\n")));
+    });
+    socket.on("error", reject);
+  });
+}
 
 /** The server's lines with this request id, waiting briefly for one with `msg`. */
 async function linesOf(requestId: string, msg: string) {
