@@ -16,6 +16,8 @@ export interface OaiSpeechPlan {
   text: string;
   voice?: string;
   responseFormat: ResponseFormat;
+  /** `audio`: the bytes as they are; `sse`: OpenAI's speech events. */
+  streamFormat: "audio" | "sse";
   format: "pcm" | "mp3";
   options: Record<string, string>;
 }
@@ -34,6 +36,8 @@ export function planOaiSpeech(catalogue: Catalogue, body: unknown): OaiSpeechPla
   if (!(responseFormat in RESPONSE_FORMATS)) {
     throw new ApiError("invalid_request", `response_format must be one of ${Object.keys(RESPONSE_FORMATS).join(", ")}`, { param: "response_format" });
   }
+  const streamFormat = b.stream_format ?? "audio";
+  if (streamFormat !== "audio" && streamFormat !== "sse") throw new ApiError("invalid_request", "stream_format must be audio or sse", { param: "stream_format" });
   const options: Record<string, string> = {};
   if (b.instructions !== undefined) {
     if (typeof b.instructions !== "string") throw new ApiError("invalid_request", "instructions must be a string", { param: "instructions" });
@@ -46,5 +50,5 @@ export function planOaiSpeech(catalogue: Catalogue, body: unknown): OaiSpeechPla
   const voice = b.voice as string | undefined;
   const format = RESPONSE_FORMATS[responseFormat];
   const candidates = resolve(catalogue, { capability: "tts", model: b.model, voice, format, mode: "streaming", preferences: preferencesFromBody(b.provider) });
-  return { candidates, text: b.input, voice, responseFormat, format, options };
+  return { candidates, text: b.input, voice, responseFormat, streamFormat, format, options };
 }
