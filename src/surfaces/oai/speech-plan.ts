@@ -49,6 +49,17 @@ export function planOaiSpeech(catalogue: Catalogue, body: unknown): OaiSpeechPla
   }
   const voice = b.voice as string | undefined;
   const format = RESPONSE_FORMATS[responseFormat];
-  const candidates = resolve(catalogue, { capability: "tts", model: b.model, voice, format, mode: "streaming", preferences: preferencesFromBody(b.provider) });
-  return { candidates, text: b.input, voice, responseFormat, streamFormat, format, options };
+  const routed = resolve(catalogue, { capability: "tts", model: b.model, voice, format, mode: "streaming", preferences: preferencesFromBody(b.provider) });
+  return { candidates: withSpeed(routed, b.speed as number | undefined), text: b.input, voice, responseFormat, streamFormat, format, options };
+}
+
+/**
+ * A speed other than 1.0 only goes to providers that honour it (fallback stays among them); when
+ * none of the candidates can, 400 naming `speed` rather than audio at the wrong pace.
+ */
+function withSpeed(candidates: Binding[], speed: number | undefined): Binding[] {
+  if (speed === undefined || speed === 1) return candidates;
+  const able = candidates.filter((b) => b.provider.ttsSpeed);
+  if (able.length === 0) throw new ApiError("invalid_request", `speed ${speed} cannot be honoured by ${candidates.map((b) => b.provider.id).join(", ")}: omit it or use 1.0`, { param: "speed" });
+  return able;
 }

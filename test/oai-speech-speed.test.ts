@@ -1,0 +1,33 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import OpenAI from "openai";
+import { FAKE_OPENAI_KEY, startFakeOpenAi } from "./fakes/openai.ts";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+
+// `speed` on /oai/audio/speech: passed to providers that honour it, 400 naming it where none of
+// the model's providers can (the embedded engines), never silently ignored.
+
+const fake = startFakeOpenAi();
+let server: TestServer;
+let client: OpenAI;
+beforeAll(async () => {
+  server = await startTestServer({ OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url });
+  client = new OpenAI({ apiKey: server.key, baseURL: `${server.url}/oai`, maxRetries: 0 });
+});
+afterAll(() => {
+  server.stop(0);
+  fake.stop();
+});
+
+test("a cloud provider with its own speed gets it", async () => {
+  const res = await client.audio.speech.create({ model: "tts-1", voice: "alloy", input: "Faster, please.", response_format: "pcm", speed: 1.5 });
+  expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(0);
+  expect(fake.speech.at(-1)!.body).toMatchObject({ model: "tts-1", speed: 1.5 });
+});
+
+test("an engine that cannot change its pace: 400 invalid_request naming speed; 1.0 is fine", async () => {
+  const err = await client.audio.speech.create({ model: "flite", voice: "slt", input: "Faster, please.", speed: 1.5 }).catch((e) => e);
+  expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+  expect(err).toMatchObject({ status: 400, code: "invalid_request", param: "speed" });
+  const same = await client.audio.speech.create({ model: "flite", voice: "slt", input: "At the usual pace.", response_format: "pcm", speed: 1 });
+  expect((await same.arrayBuffer()).byteLength).toBeGreaterThan(0);
+});
