@@ -1,12 +1,8 @@
-import type { ApiError } from "../../errors.ts";
 import type { HttpAudioShape } from "../http-tts-port.ts";
-import { openAiErrorObject } from "./errors.ts";
+import { sseError, sseEvent } from "./sse.ts";
 
 // `stream_format: "sse"` on `/oai/audio/speech`: the same audio, each piece as OpenAI's
 // `speech.audio.delta` event (base64), then `speech.audio.done` with the usage. See docs/compat-oai.md.
-
-const encoder = new TextEncoder();
-const event = (name: string, data: unknown) => encoder.encode(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
 
 /**
  * The audio shape as server-sent events. `inputTokens` is what the request is billed for (its
@@ -16,8 +12,8 @@ export function sseShape(audio: HttpAudioShape, inputTokens: number): HttpAudioS
   return {
     ...audio,
     contentType: () => "text/event-stream",
-    frame: (bytes) => event("speech.audio.delta", { type: "speech.audio.delta", audio: Buffer.from(bytes).toString("base64") }),
-    trailer: () => event("speech.audio.done", { type: "speech.audio.done", usage: { input_tokens: inputTokens, output_tokens: 0, total_tokens: inputTokens } }),
-    failure: (err: ApiError) => event("error", { type: "error", error: openAiErrorObject(err).error }),
+    frame: (bytes) => sseEvent({ type: "speech.audio.delta", audio: Buffer.from(bytes).toString("base64") }),
+    trailer: () => sseEvent({ type: "speech.audio.done", usage: { input_tokens: inputTokens, output_tokens: 0, total_tokens: inputTokens } }),
+    failure: sseError,
   };
 }
