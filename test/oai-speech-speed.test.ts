@@ -4,7 +4,7 @@ import { FAKE_OPENAI_KEY, startFakeOpenAi } from "./fakes/openai.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 
 // `speed` on /oai/audio/speech: passed to providers that honour it, 400 naming it where none of
-// the model's providers can (the embedded engines), never silently ignored.
+// the model's providers can (Pico, eSpeak NG), never silently ignored.
 
 const fake = startFakeOpenAi();
 let server: TestServer;
@@ -24,10 +24,22 @@ test("a cloud provider with its own speed gets it", async () => {
   expect(fake.speech.at(-1)!.body).toMatchObject({ model: "tts-1", speed: 1.5 });
 });
 
+test("Flite honours speed with its own pace setting: twice as fast is about half as long", async () => {
+  const pcm = async (speed: number) => {
+    const res = await client.audio.speech.create({ model: "flite", voice: "slt", input: "At a pace of your choosing, please.", response_format: "pcm", speed });
+    return (await res.arrayBuffer()).byteLength;
+  };
+  const [natural, fast, slow] = [await pcm(1), await pcm(2), await pcm(0.5)];
+  expect(fast / natural).toBeGreaterThan(0.4);
+  expect(fast / natural).toBeLessThan(0.65);
+  expect(slow / natural).toBeGreaterThan(1.6);
+  expect(slow / natural).toBeLessThan(2.4);
+});
+
 test("an engine that cannot change its pace: 400 invalid_request naming speed; 1.0 is fine", async () => {
-  const err = await client.audio.speech.create({ model: "flite", voice: "slt", input: "Faster, please.", speed: 1.5 }).catch((e) => e);
+  const err = await client.audio.speech.create({ model: "svox-pico", voice: "en-US", input: "Faster, please.", speed: 1.5 }).catch((e) => e);
   expect(err).toBeInstanceOf(OpenAI.BadRequestError);
   expect(err).toMatchObject({ status: 400, code: "invalid_request", param: "speed" });
-  const same = await client.audio.speech.create({ model: "flite", voice: "slt", input: "At the usual pace.", response_format: "pcm", speed: 1 });
+  const same = await client.audio.speech.create({ model: "svox-pico", voice: "en-US", input: "At the usual pace.", response_format: "pcm", speed: 1 });
   expect((await same.arrayBuffer()).byteLength).toBeGreaterThan(0);
 });
