@@ -4,13 +4,13 @@ import { FAKE_OPENAI_KEY, startFakeOpenAi } from "./fakes/openai.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 
 // `speed` on /oai/audio/speech: passed to providers that honour it, 400 naming it where none of
-// the model's providers can (Pico, eSpeak NG), never silently ignored.
+// the model's providers can (Pico; eSpeak NG beyond its paces), never silently ignored.
 
 const fake = startFakeOpenAi();
 let server: TestServer;
 let client: OpenAI;
 beforeAll(async () => {
-  server = await startTestServer({ OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url });
+  server = await startTestServer({ OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url, ESPEAK_ENABLED: "true" });
   client = new OpenAI({ apiKey: server.key, baseURL: `${server.url}/oai`, maxRetries: 0 });
 });
 afterAll(() => {
@@ -24,16 +24,27 @@ test("a cloud provider with its own speed gets it", async () => {
   expect(fake.speech.at(-1)!.body).toMatchObject({ model: "tts-1", speed: 1.5 });
 });
 
+const FLITE: [string, string] = ["flite", "slt"];
+const ESPEAK: [string, string] = ["espeak", "en-us"];
+const pcmAt = async ([model, voice]: [string, string], speed: number) => {
+  const res = await client.audio.speech.create({ model, voice, input: "At a pace of your choosing, please, and then some more words.", response_format: "pcm", speed });
+  return (await res.arrayBuffer()).byteLength;
+};
+
 test("Flite honours speed with its own pace setting: twice as fast is about half as long", async () => {
-  const pcm = async (speed: number) => {
-    const res = await client.audio.speech.create({ model: "flite", voice: "slt", input: "At a pace of your choosing, please.", response_format: "pcm", speed });
-    return (await res.arrayBuffer()).byteLength;
-  };
-  const [natural, fast, slow] = [await pcm(1), await pcm(2), await pcm(0.5)];
+  const [natural, fast, slow] = [await pcmAt(FLITE, 1), await pcmAt(FLITE, 2), await pcmAt(FLITE, 0.5)];
   expect(fast / natural).toBeGreaterThan(0.4);
   expect(fast / natural).toBeLessThan(0.65);
   expect(slow / natural).toBeGreaterThan(1.6);
   expect(slow / natural).toBeLessThan(2.4);
+});
+
+test("eSpeak NG honours speed within its range of paces (80-450 words a minute); beyond it, 400 naming speed", async () => {
+  const [natural, fast] = [await pcmAt(ESPEAK, 1), await pcmAt(ESPEAK, 2)];
+  expect(fast / natural).toBeGreaterThan(0.4);
+  expect(fast / natural).toBeLessThan(0.65);
+  const err = await client.audio.speech.create({ model: "espeak", voice: "en-us", input: "Too fast.", speed: 3 }).catch((e) => e);
+  expect(err).toMatchObject({ status: 400, code: "invalid_request", param: "speed" });
 });
 
 test("an engine that cannot change its pace: 400 invalid_request naming speed; 1.0 is fine", async () => {

@@ -54,12 +54,13 @@ export function planOaiSpeech(catalogue: Catalogue, body: unknown): OaiSpeechPla
 }
 
 /**
- * A speed other than 1.0 only goes to providers that honour it (fallback stays among them); when
+ * A speed other than 1.0 only goes to providers that honour it (fallback stays among them): those
+ * that take any speed, and those whose range holds it; when
  * none of the candidates can, 400 naming `speed` rather than audio at the wrong pace.
  */
 function withSpeed(candidates: Binding[], speed: number | undefined): Binding[] {
   if (speed === undefined || speed === 1) return candidates;
-  const able = candidates.filter((b) => b.provider.ttsSpeed);
+  const able = candidates.filter(({ provider: { ttsSpeed: range } }) => range === true || (range && speed >= range.min && speed <= range.max));
   if (able.length === 0) throw new ApiError("invalid_request", `speed ${speed} cannot be honoured by ${candidates.map((b) => b.provider.id).join(", ")}: omit it or use 1.0`, { param: "speed" });
   return able;
 }
