@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import { ApiError } from "../src/errors.ts";
 import { HttpTtsPort } from "../src/surfaces/http-tts-port.ts";
+import { sseShape } from "../src/surfaces/oai/speech-sse.ts";
 
 // The port that turns a TTS session into an HTTP response: every way the session or the client
 // ends settles the response and wakes a sender waiting for the reader.
@@ -42,4 +43,19 @@ test("a failure after audio began ends the body with the session's own error, so
   );
   expect(err).toBeInstanceOf(ApiError);
   expect(err).toMatchObject({ code: "insufficient_balance", status: 402 });
+});
+
+test("an SSE shape: a failure after audio began is the error event, then the body closes", async () => {
+  const audio = { contentType: () => "audio/mpeg" };
+  const p = new HttpTtsPort(sseShape(audio, 3), (e: ApiError) => Response.json({ code: e.code }, { status: e.status }));
+  started(p);
+  p.sendAudio(new Uint8Array([1, 2, 3]));
+  const res = await p.response;
+  p.event({ type: "error", code: "upstream_error", message: "the provider failed" });
+  p.close(1011, "upstream_error");
+  const events = (await res.text()).trim().split("\n\n");
+  expect(events[0]).toBe(`event: speech.audio.delta\ndata: {"type":"speech.audio.delta","audio":"AQID"}`);
+  expect(events[1]).toStartWith("event: error\ndata: ");
+  expect(JSON.parse(events[1].split("data: ")[1])).toEqual({ type: "error", error: { message: "the provider failed", type: "api_error", param: null, code: "upstream_error" } });
+  expect(events.length).toBe(2); // no done event
 });

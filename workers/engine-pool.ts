@@ -20,10 +20,10 @@ export class EnginePool {
     this.pool = new WorkerPool<ToWorker, FromWorker>(new URL("./engine-worker.ts", import.meta.url), size, options, (sid) => ({ sid, ev: "error", message: "engine worker exited" }), log);
   }
 
-  open(engine: EngineName, voice: string | undefined, format: EngineFormat, listener: EngineListener): EngineSession {
+  open(engine: EngineName, voice: string | undefined, format: EngineFormat, listener: EngineListener, speed?: number): EngineSession {
     const lane = this.pool.open(listener);
     const { sid } = lane;
-    lane.post({ op: "open", sid, engine, voice, format });
+    lane.post({ op: "open", sid, engine, voice, format, speed });
     return {
       say: (text) => lane.post({ op: "say", sid, text }),
       end: () => lane.post({ op: "end", sid }),

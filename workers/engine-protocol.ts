@@ -5,7 +5,8 @@ export type EngineName = "flite" | "svox-pico" | "espeak-ng";
 export type EngineFormat = "pcm" | "mp3";
 
 export type ToWorker =
-  | { op: "open"; sid: number; engine: EngineName; voice?: string; format: EngineFormat }
+  /** `speed`: the pace asked (1 = natural), for engines that can change it. */
+  | { op: "open"; sid: number; engine: EngineName; voice?: string; format: EngineFormat; speed?: number }
   | { op: "say"; sid: number; text: string }
   | { op: "end"; sid: number }
   | { op: "drop"; sid: number }

@@ -29,6 +29,7 @@ const engine = (name: EngineName) => {
 interface Session {
   engine: LocalEngine;
   voice?: string;
+  speed?: number;
   mp3?: Mp3StreamEncoder;
 }
 const sessions = new Map<number, Session>();
@@ -53,11 +54,16 @@ function say(sid: number, s: Session, text: string) {
     size = 0;
     sendAudio(sid, s.mp3 ? s.mp3.encode(joined) : joined);
   };
-  s.engine.synthesize(text, s.voice, (pcm) => {
-    pending.push(pcm);
-    size += pcm.length;
-    if (size >= CHUNK_BYTES) emit();
-  });
+  s.engine.synthesize(
+    text,
+    s.voice,
+    (pcm) => {
+      pending.push(pcm);
+      size += pcm.length;
+      if (size >= CHUNK_BYTES) emit();
+    },
+    s.speed,
+  );
   emit();
 }
 
@@ -68,7 +74,7 @@ async function handle(msg: ToWorker) {
       case "open": {
         const e = await engine(msg.engine);
         const sampleRate = await e.prepare(msg.voice);
-        sessions.set(sid, { engine: e, voice: msg.voice, mp3: msg.format === "mp3" ? new Mp3StreamEncoder(sampleRate) : undefined });
+        sessions.set(sid, { engine: e, voice: msg.voice, speed: msg.speed, mp3: msg.format === "mp3" ? new Mp3StreamEncoder(sampleRate) : undefined });
         return post({ sid, ev: "opened", sampleRate });
       }
       case "say": {

@@ -48,6 +48,12 @@ export interface ProviderSpec {
   requiresVoice: boolean;
   /** What cloning a voice through the provider costs the tenant, decimal USD, charged once on success; absent where the provider cannot clone. */
   cloneFee?: string;
+  /**
+   * TTS: the provider honours the `speed` provider option (its own speed parameter): `true` for
+   * whatever it accepts (it refuses the rest itself), or only within a range; absent where speech
+   * cannot be made faster or slower.
+   */
+  ttsSpeed?: true | { min: number; max: number };
   defaults: {
     tts?: { model: string; voice?: string };
     stt?: { model: string; synchronousModel?: string };

@@ -15,6 +15,8 @@ interface LocalEngineEntry {
   modelId: string;
   voice: string;
   price: PriceSpec;
+  /** The engine honours the `speed` option (its own pace setting), everywhere or within a range. */
+  ttsSpeed?: ProviderSpec["ttsSpeed"];
 }
 
 /** Every embedded engine streams and synthesizes, as PCM or as MP3 encoded in its worker. */
@@ -24,6 +26,7 @@ export function localEngineSpec(id: EngineName, e: LocalEngineEntry): ProviderSp
     name: e.name,
     kind: "local",
     requiresVoice: e.requiresVoice ?? false,
+    ...(e.ttsSpeed ? { ttsSpeed: e.ttsSpeed } : {}),
     defaults: { tts: { model: e.modelId, voice: e.voice } },
     bindings: [{ capability: "tts", id: e.modelId, canonical: e.model.canonical, streaming: true, synchronous: true, formats: ["pcm", "mp3"], price: e.price }],
   };

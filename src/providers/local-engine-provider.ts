@@ -20,33 +20,41 @@ export class LocalEngineProvider implements TtsProvider {
       return Promise.reject(new ProviderError(`${this.id} cannot produce ${req.format}`, false));
     }
     const format = req.format;
+    const speed = req.options.speed === undefined ? undefined : Number(req.options.speed);
+    if (speed !== undefined && !(speed > 0)) return Promise.reject(new ProviderError(`${this.id} option speed must be a positive number, not ${JSON.stringify(req.options.speed)}`, false));
     return new Promise((resolve, reject) => {
       let stream: LocalTtsStream | undefined;
       const queue = ttsEventQueue(this.id);
-      const session = this.pool.open(this.engine, req.voice, format, (msg) => {
-        switch (msg.ev) {
-          case "opened":
-            stream = new LocalTtsStream(session, queue, {
-              encoding: format === "mp3" ? "mp3" : "pcm_s16le",
-              sampleRate: msg.sampleRate,
-              channels: 1,
-            });
-            return resolve(stream);
-          case "audio":
-            return queue.push({ type: "audio", audio: new Uint8Array(msg.buf) });
-          case "said":
-            return stream?.said();
-          case "ended":
-            session.drop();
-            return queue.end();
-          case "error": {
-            session.drop();
-            // An unknown voice is the caller's mistake; any other engine failure may be retried elsewhere.
-            const err = msg.unknownVoice ? new ProviderError(msg.message, false, "voice") : new ProviderError(msg.message, true);
-            return stream ? queue.fail(err) : reject(err);
+      const session = this.pool.open(
+        this.engine,
+        req.voice,
+        format,
+        (msg) => {
+          switch (msg.ev) {
+            case "opened":
+              stream = new LocalTtsStream(session, queue, {
+                encoding: format === "mp3" ? "mp3" : "pcm_s16le",
+                sampleRate: msg.sampleRate,
+                channels: 1,
+              });
+              return resolve(stream);
+            case "audio":
+              return queue.push({ type: "audio", audio: new Uint8Array(msg.buf) });
+            case "said":
+              return stream?.said();
+            case "ended":
+              session.drop();
+              return queue.end();
+            case "error": {
+              session.drop();
+              // An unknown voice is the caller's mistake; any other engine failure may be retried elsewhere.
+              const err = msg.unknownVoice ? new ProviderError(msg.message, false, "voice") : new ProviderError(msg.message, true);
+              return stream ? queue.fail(err) : reject(err);
+            }
           }
-        }
-      });
+        },
+        speed,
+      );
     });
   }
 

@@ -20,8 +20,11 @@ export interface LocalEngine {
    * with `UnknownVoiceError` for a voice the engine lacks.
    */
   prepare(voice: string | undefined): Promise<number>;
-  /** Synthesizes one utterance, handing 16-bit little-endian mono PCM to `onAudio` as it is produced. */
-  synthesize(text: string, voice: string | undefined, onAudio: (pcm: Uint8Array) => void): void;
+  /**
+   * Synthesizes one utterance, handing 16-bit little-endian mono PCM to `onAudio` as it is produced.
+   * `speed` (1 = natural pace) only reaches engines whose catalogue entry declares `ttsSpeed`.
+   */
+  synthesize(text: string, voice: string | undefined, onAudio: (pcm: Uint8Array) => void, speed?: number): void;
 }
 
 export class UnknownVoiceError extends Error {

@@ -248,11 +248,19 @@ export interface TranscriptionRequest {
   container: string;
   mimeType?: string;
   language?: string;
+  /** Called with each final segment as it is recognized, by providers that transcribe a file as a stream (the rest only return). */
+  onSegment?: (segment: TranscriptSegment) => void;
+}
+
+export interface TranscriptSegment {
+  text: string;
+  start_ms: number;
+  end_ms: number;
 }
 
 export interface Transcription {
   text: string;
-  segments: { text: string; start_ms: number; end_ms: number }[];
+  segments: TranscriptSegment[];
 }
 
 /** A provider's own realtime WebSocket, for `event_format=provider`: frames pass as they are. */

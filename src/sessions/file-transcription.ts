@@ -2,7 +2,7 @@ import type { Principal } from "../accounts/keys.ts";
 import type { AppContext } from "../context.ts";
 import { billedSeconds } from "../ledger/usage.ts";
 import { ApiError, sessionFailure } from "../errors.ts";
-import { ProviderError, type Transcription } from "../providers/types.ts";
+import { ProviderError, type Transcription, type TranscriptSegment } from "../providers/types.ts";
 import type { ProviderPreferences } from "../routing/preferences.ts";
 import { resolve } from "../routing/resolve.ts";
 
@@ -19,6 +19,8 @@ export interface FileTranscriptionRequest {
   language?: string;
   preferences: ProviderPreferences;
   surface: string;
+  /** Each final segment as the provider recognizes it, where it transcribes as a stream; once one came, no fallback (it would repeat it). */
+  onSegment?: (segment: TranscriptSegment) => void;
 }
 
 export interface FileTranscription extends Transcription {
@@ -67,6 +69,14 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
   const startedAt = new Date();
   const t0 = performance.now();
   const attempts: { provider: string; reason: string }[] = [];
+  let segmentsSent = false;
+  const sink = req.onSegment;
+  const onSegment = sink
+    ? (s: TranscriptSegment) => {
+        segmentsSent = true;
+        sink(s);
+      }
+    : undefined;
   if (!(await meter.cover(admitted[0], seconds))) {
     await meter.settle({ binding: admitted[0], status: "failed", units: 0, startedAt, latencyMs: 0, attempts });
     throw new ApiError("insufficient_balance", `the balance cannot pay for ${seconds} s of audio`);
@@ -79,10 +89,10 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
     }
     let result: Transcription;
     try {
-      result = await ctx.sttProviders.get(binding.provider.id)!.transcribe!({ model: binding.id, bytes, container: probe.container, mimeType: req.mimeType, language: req.language });
+      result = await ctx.sttProviders.get(binding.provider.id)!.transcribe!({ model: binding.id, bytes, container: probe.container, mimeType: req.mimeType, language: req.language, onSegment });
     } catch (err) {
       attempts.push({ provider: binding.provider.id, reason: (err as Error).message });
-      const retry = err instanceof ProviderError && err.retryable && binding !== admitted.at(-1);
+      const retry = err instanceof ProviderError && err.retryable && binding !== admitted.at(-1) && !segmentsSent;
       if (retry) continue;
       await meter.settle({ binding, status: "failed", units: 0, startedAt, latencyMs: performance.now() - t0, attempts });
       if (err instanceof ProviderError && !err.retryable) throw new ApiError("validation", err.message);

@@ -10,6 +10,12 @@ export interface HttpAudioShape {
   contentType(audio: AudioFormat): string;
   /** Bytes that go before the audio (a streaming WAV header), if the format has any. */
   preamble?(audio: AudioFormat): Uint8Array;
+  /** Wraps each piece of the body as it is sent (server-sent events), if the format frames its audio. */
+  frame?(bytes: Uint8Array): Uint8Array;
+  /** Bytes after the audio when it ended well (SSE's closing event). */
+  trailer?(): Uint8Array;
+  /** Bytes that end a body that failed after it began, which then closes instead of breaking off (SSE's error event). */
+  failure?(err: ApiError): Uint8Array;
 }
 
 /** Bytes the response may queue ahead of a slow client before the session waits for it. */
@@ -75,7 +81,7 @@ export class HttpTtsPort implements TtsPort {
   private enqueue(chunk: Uint8Array): void | Promise<void> {
     if (!chunk.byteLength) return;
     const controller = this.controller ?? this.begin();
-    controller.enqueue(chunk);
+    controller.enqueue(this.shape.frame ? this.shape.frame(chunk) : chunk);
     if ((controller.desiredSize ?? 1) <= 0) return new Promise((resolve) => (this.pulled = resolve));
   }
 
@@ -90,10 +96,12 @@ export class HttpTtsPort implements TtsPort {
     this.wake();
   }
 
-  /** Closes the body, or ends it with the error (an `ApiError`, so a reader can tell a 402 from a 502). */
+  /** Closes the body (after the shape's trailer), or ends it with the error (an `ApiError`, so a reader can tell a 402 from a 502) or with the shape's failure bytes. */
   private end(error?: ApiError): void {
     try {
-      if (error) this.controller!.error(error);
+      const last = error ? this.shape.failure?.(error) : this.shape.trailer?.();
+      if (last) this.controller!.enqueue(last);
+      if (error && !this.shape.failure) this.controller!.error(error);
       else this.controller!.close();
     } catch {
       // the client already cancelled the body, or it has ended
@@ -120,7 +128,7 @@ export class HttpTtsPort implements TtsPort {
       { highWaterMark: HIGH_WATER_BYTES, size: (chunk) => chunk?.byteLength ?? 0 },
     );
     const preamble = this.shape.preamble?.(this.audio);
-    if (preamble) this.controller!.enqueue(preamble);
+    if (preamble) this.controller!.enqueue(this.shape.frame ? this.shape.frame(preamble) : preamble);
     this.answer(new Response(body, { status: 200, headers: { "content-type": this.shape.contentType(this.audio) } }));
     return this.controller!;
   }

@@ -9,6 +9,7 @@ const FORMATS = ["pcm", "ulaw", "wav", "mp3"] as const;
 export const CARTESIA = declareCloud("cartesia", {
   name: "Cartesia",
   requiresVoice: true,
+  ttsSpeed: true,
   cloneFee: "0.30",
   defaults: { tts: { model: "sonic-3", voice: "694f9389-aac1-45b6-b726-9d9369183238" }, stt: { model: "ink-whisper" } },
   tts: [

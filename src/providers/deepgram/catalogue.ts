@@ -11,6 +11,7 @@ export const DEEPGRAM = declareCloud("deepgram", {
   name: "Deepgram",
   // Aura's voice is part of the model name (aura-2-<voice>-<lang>); the adapter composes it.
   requiresVoice: true,
+  ttsSpeed: true,
   defaults: { tts: { model: "aura-2", voice: "thalia-en" }, stt: { model: "nova-3" } },
   tts: [{ id: "aura-2", name: "Aura-2", formats: ["pcm", "ulaw", "mp3", "opus", "flac", "aac", "wav"], price: { amount: "0.030", per: "1000 characters" } }],
   stt: [

@@ -8,6 +8,7 @@ const FILES = { streaming: false, synchronous: true, batch: false };
 export const ELEVENLABS = declareCloud("elevenlabs", {
   name: "ElevenLabs",
   requiresVoice: true,
+  ttsSpeed: true,
   cloneFee: "0.30",
   defaults: { tts: { model: "eleven_flash_v2_5", voice: "JBFqnCBsd6RMkjVDRZzb" }, stt: { model: "scribe_v2_realtime", synchronousModel: "scribe_v1" } },
   tts: [

@@ -1,5 +1,10 @@
 import { UnknownVoiceError, type EngineVoice, type LocalEngine } from "../local-engine-types.ts";
 
+/** eSpeak's natural pace, words per minute; `speed` scales it. */
+const ESPEAK_NORMAL_WPM = 175;
+/** The paces eSpeak NG speaks at (words per minute), as `speed`: beyond them it stays at the bound. */
+export const ESPEAK_SPEEDS = { min: 80 / ESPEAK_NORMAL_WPM, max: 450 / ESPEAK_NORMAL_WPM };
+
 /** eSpeak NG compiled with Emscripten; its synthesis callback hands out PCM chunk by chunk. */
 export async function createEspeakEngine(): Promise<LocalEngine> {
   const { default: init } = await import("@echogarden/espeak-ng-emscripten");
@@ -34,8 +39,9 @@ export async function createEspeakEngine(): Promise<LocalEngine> {
       select(id);
       return rate;
     },
-    synthesize(text, id, onAudio) {
+    synthesize(text, id, onAudio, speed) {
       select(id);
+      worker.set_rate(Math.round(ESPEAK_NORMAL_WPM * (speed ?? 1)));
       worker.synthesize(text, (samples: Int16Array) => {
         if (samples.length) onAudio(new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength));
         return false; // false = keep going

@@ -1,5 +1,6 @@
 import { defineProvider } from "../home.ts";
 import { localEngineAdapter, localEngineSpec } from "../local-engine-home.ts";
+import { ESPEAK_SPEEDS } from "./engine.ts";
 
 export const ESPEAK_MODEL = { canonical: "espeak/espeak-ng", name: "eSpeak NG", capability: "tts" as const, aliases: ["espeak"] };
 
@@ -8,6 +9,7 @@ export const ESPEAK_NG = localEngineSpec("espeak-ng", {
   model: ESPEAK_MODEL,
   modelId: "espeak-ng",
   voice: "en-us",
+  ttsSpeed: ESPEAK_SPEEDS,
   price: { amount: "0.00001", per: "character" },
 });
 

@@ -36,8 +36,10 @@ export async function createFliteEngine(): Promise<LocalEngine> {
     voices: () => VOICES.map(({ rate, ...v }) => v),
     voiceNames: () => VOICES.map((v) => v.id),
     prepare: async (id) => voice(id).rate,
-    synthesize(text, id, onAudio) {
-      const args = ["flite", "-voice", voice(id).id, "-t", text, "out.wav"];
+    synthesize(text, id, onAudio, speed) {
+      // Flite's own pace setting: phone durations stretched by 1/speed.
+      const pace = speed && speed !== 1 ? ["--setf", `duration_stretch=${1 / speed}`] : [];
+      const args = ["flite", "-voice", voice(id).id, ...pace, "-t", text, "out.wav"];
       const stdout = openSync(join(dir, "stdout"), "w");
       try {
         const wasi = new WASI({ version: "preview1", args, env: {}, preopens: { ".": dir }, stdout, returnOnExit: true });

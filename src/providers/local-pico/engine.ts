@@ -97,10 +97,11 @@ export async function createPicoEngine(options: PicoOptions): Promise<LocalEngin
       ready.set(voiceId!, await engineFor(voiceId));
       return SAMPLE_RATE;
     },
-    synthesize(text, voiceId, onAudio) {
+    synthesize(text, voiceId, onAudio, speed) {
       const engine = ready.get(voiceId!);
       if (engine === undefined) throw new Error(`pico voice ${voiceId} was not prepared`);
-      const input = cString(text);
+      // Pico's own pace markup, in percent of the natural pace (it takes 20 to 500).
+      const input = cString(speed && speed !== 1 ? `<speed level="${Math.round(speed * 100)}">${text}</speed>` : text);
       try {
         let offset = 0;
         while (offset < input.length) {

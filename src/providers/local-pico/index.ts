@@ -12,6 +12,7 @@ export const SVOX_PICO = localEngineSpec("svox-pico", {
   model: PICO_MODEL,
   modelId: "pico",
   voice: "en-US",
+  ttsSpeed: true,
   price: { amount: "0.0000125", per: "character" },
 });
 

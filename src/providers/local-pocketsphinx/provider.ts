@@ -54,7 +54,10 @@ export class LocalSphinxProvider implements SttProvider {
     stream.end();
     const segments: Transcription["segments"] = [];
     for await (const ev of stream) {
-      if (ev.type === "transcript" && ev.final) segments.push({ text: ev.text, start_ms: ev.startMs, end_ms: ev.endMs });
+      if (ev.type !== "transcript" || !ev.final) continue;
+      const segment = { text: ev.text, start_ms: ev.startMs, end_ms: ev.endMs };
+      segments.push(segment);
+      req.onSegment?.(segment);
     }
     return { text: segments.map((s) => s.text).join(" "), segments };
   }

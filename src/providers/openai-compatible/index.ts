@@ -40,6 +40,7 @@ function catalogue(c: OpenAiCompatibleSettings | undefined): CatalogueData {
   const { spec, models } = declareCloud(ID, {
     name: `OpenAI-compatible (${new URL(c.baseUrl).host})`,
     requiresVoice: true,
+    ttsSpeed: true,
     defaults: {
       ...(c.ttsModels[0] ? { tts: { model: c.ttsModels[0] } } : {}),
       ...(c.sttModels[0] ? { stt: { model: c.sttModels[0] } } : {}),

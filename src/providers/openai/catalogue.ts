@@ -10,6 +10,7 @@ const REALTIME = { streaming: true, synchronous: true, batch: false, inputFormat
 export const OPENAI = declareCloud("openai", {
   name: "OpenAI",
   requiresVoice: true,
+  ttsSpeed: true,
   defaults: { tts: { model: "gpt-4o-mini-tts", voice: "alloy" }, stt: { model: "gpt-4o-transcribe" } },
   tts: [
     { id: "tts-1", name: "TTS-1", formats: FORMATS, price: { amount: "15", per: "1000000 characters" } },

@@ -23,11 +23,17 @@ const PARAMS: Partial<Record<string, string>> = { model_required: "model", voice
  */
 const QUOTA_STATUS = 429;
 
-export function openAiError(err: ApiError): Response {
+/** The status and `{message, type, param, code}` object OpenAI would answer for the error. */
+export function openAiErrorObject(err: ApiError) {
   const quota = err.code === "insufficient_balance";
   const status = quota ? QUOTA_STATUS : err.status;
   const type = quota ? "insufficient_quota" : (TYPES[status] ?? (status >= 500 ? "api_error" : "invalid_request_error"));
   const param = (err.extra.param as string | undefined) ?? PARAMS[err.code] ?? null;
   const code = quota ? "insufficient_quota" : (OPENAI_CODES[err.code] ?? err.code);
-  return Response.json({ error: { message: err.message, type, param, code } }, { status, headers: errorHeaders(err) });
+  return { status, error: { message: err.message, type, param, code } };
+}
+
+export function openAiError(err: ApiError): Response {
+  const { status, error } = openAiErrorObject(err);
+  return Response.json({ error }, { status, headers: errorHeaders(err) });
 }

@@ -16,6 +16,8 @@ export interface OaiSpeechPlan {
   text: string;
   voice?: string;
   responseFormat: ResponseFormat;
+  /** `audio`: the bytes as they are; `sse`: OpenAI's speech events. */
+  streamFormat: "audio" | "sse";
   format: "pcm" | "mp3";
   options: Record<string, string>;
 }
@@ -34,6 +36,8 @@ export function planOaiSpeech(catalogue: Catalogue, body: unknown): OaiSpeechPla
   if (!(responseFormat in RESPONSE_FORMATS)) {
     throw new ApiError("invalid_request", `response_format must be one of ${Object.keys(RESPONSE_FORMATS).join(", ")}`, { param: "response_format" });
   }
+  const streamFormat = b.stream_format ?? "audio";
+  if (streamFormat !== "audio" && streamFormat !== "sse") throw new ApiError("invalid_request", "stream_format must be audio or sse", { param: "stream_format" });
   const options: Record<string, string> = {};
   if (b.instructions !== undefined) {
     if (typeof b.instructions !== "string") throw new ApiError("invalid_request", "instructions must be a string", { param: "instructions" });
@@ -45,6 +49,18 @@ export function planOaiSpeech(catalogue: Catalogue, body: unknown): OaiSpeechPla
   }
   const voice = b.voice as string | undefined;
   const format = RESPONSE_FORMATS[responseFormat];
-  const candidates = resolve(catalogue, { capability: "tts", model: b.model, voice, format, mode: "streaming", preferences: preferencesFromBody(b.provider) });
-  return { candidates, text: b.input, voice, responseFormat, format, options };
+  const routed = resolve(catalogue, { capability: "tts", model: b.model, voice, format, mode: "streaming", preferences: preferencesFromBody(b.provider) });
+  return { candidates: withSpeed(routed, b.speed as number | undefined), text: b.input, voice, responseFormat, streamFormat, format, options };
+}
+
+/**
+ * A speed other than 1.0 only goes to providers that honour it (fallback stays among them): those
+ * that take any speed, and those whose range holds it; when
+ * none of the candidates can, 400 naming `speed` rather than audio at the wrong pace.
+ */
+function withSpeed(candidates: Binding[], speed: number | undefined): Binding[] {
+  if (speed === undefined || speed === 1) return candidates;
+  const able = candidates.filter(({ provider: { ttsSpeed: range } }) => range === true || (range && speed >= range.min && speed <= range.max));
+  if (able.length === 0) throw new ApiError("invalid_request", `speed ${speed} cannot be honoured by ${candidates.map((b) => b.provider.id).join(", ")}: omit it or use 1.0`, { param: "speed" });
+  return able;
 }

@@ -8,6 +8,7 @@ import { speakOverHttp } from "../http-tts.ts";
 import { oaiAuth } from "./auth.ts";
 import { openAiError } from "./errors.ts";
 import { planOaiSpeech, type ResponseFormat } from "./speech-plan.ts";
+import { sseShape } from "./speech-sse.ts";
 
 const pcmType = (a: AudioFormat) => `audio/L16; rate=${a.sampleRate}; channels=${a.channels}`;
 /** OpenAI's `pcm` and `wav` are 24 kHz: other rates are resampled, as SDK callers assume it. */
@@ -20,14 +21,17 @@ const SHAPES: Record<ResponseFormat, HttpAudioShape> = {
 
 /**
  * `POST /oai/audio/speech`: the OpenAI speech request onto a TTS session (the same routing,
- * fallback and metering as `/v1/tts`), the audio streamed back as it is produced.
+ * fallback and metering as `/v1/tts`), the audio streamed back as it is produced, raw or as
+ * server-sent events (`stream_format: "sse"`).
  */
 export function oaiSpeechRoute(ctx: AppContext) {
   return new Elysia().use(oaiAuth(ctx)).post(
     "/audio/speech",
     async ({ request, principal }) => {
       const plan = planOaiSpeech(ctx.catalogue, await jsonBody(request, BODY_LIMITS.speech));
-      return speakOverHttp(ctx, principal, { ...plan, signal: request.signal }, SHAPES[plan.responseFormat], openAiError, "oai");
+      const audio = SHAPES[plan.responseFormat];
+      const shape = plan.streamFormat === "sse" ? sseShape(audio, [...plan.text].length) : audio;
+      return speakOverHttp(ctx, principal, { ...plan, signal: request.signal }, shape, openAiError, "oai");
     },
     { parse: "none", detail: { summary: "OpenAI-compatible text to speech", tags: ["oai"] } },
   );

@@ -6,8 +6,10 @@ import { transcribeFile, type FileTranscription } from "../../sessions/file-tran
 import { formBody, type FormBody } from "../request-body.ts";
 import { toSrt, toVtt, type TimedText } from "../subtitles.ts";
 import { oaiAuth } from "./auth.ts";
+import { streamTranscription } from "./transcription-stream.ts";
 
-// `POST /oai/audio/transcriptions`: the OpenAI multipart request onto file transcription.
+// `POST /oai/audio/transcriptions`: the OpenAI multipart request onto file transcription, its
+// answer whole or (`stream: true`) as server-sent events.
 
 /** OpenAI fields that change nothing here: accepted so that SDK calls work unchanged. */
 const IGNORED = ["prompt", "temperature", "timestamp_granularities[]", "timestamp_granularities", "include[]", "include", "chunking_strategy"];
@@ -79,6 +81,8 @@ function render(format: string, t: FileTranscription): unknown {
 }
 
 const FORMATS = ["json", "text", "srt", "vtt", "verbose_json"];
+/** With `stream: true` the events are the answer; OpenAI streams only these. */
+const STREAM_FORMATS = ["json", "text"];
 
 export function oaiTranscriptionRoute(ctx: AppContext) {
   return new Elysia().use(oaiAuth(ctx)).post(
@@ -91,16 +95,18 @@ export function oaiTranscriptionRoute(ctx: AppContext) {
       if (!model) throw new ApiError("missing_required_parameter", "you must provide model", { param: "model" });
       const format = field(form, "response_format") ?? "json";
       if (!FORMATS.includes(format)) throw new ApiError("invalid_request", `response_format must be one of ${FORMATS.join(", ")}`, { param: "response_format" });
-      if (field(form, "stream") === "true") throw new ApiError("invalid_request", "streamed transcription is not offered here; use /v1/stt for streaming", { param: "stream" });
-      const t = await transcribeFile(ctx, principal, {
+      const stream = field(form, "stream") === "true";
+      if (stream && !STREAM_FORMATS.includes(format)) throw new ApiError("invalid_request", `with stream, response_format must be one of ${STREAM_FORMATS.join(", ")}`, { param: "response_format" });
+      const job = {
         bytes: new Uint8Array(await file.arrayBuffer()),
         mimeType: file.type || undefined,
         model,
         language: field(form, "language"),
         preferences: preferencesFromBody(providerField(form)),
         surface: "oai",
-      });
-      return render(format, t);
+      };
+      if (stream) return streamTranscription((onSegment) => transcribeFile(ctx, principal, { ...job, onSegment }));
+      return render(format, await transcribeFile(ctx, principal, job));
     },
     { parse: "none", detail: { summary: "OpenAI-compatible file transcription", tags: ["oai"] } },
   );

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import OpenAI, { toFile } from "openai";
+import type { TranscriptionStreamEvent } from "openai/resources/audio/transcriptions";
+import { FAKE_OPENAI_KEY, startFakeOpenAi } from "./fakes/openai.ts";
+import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { concat, silence, speak, wavFile } from "./helpers/speech.ts";
+
+// `POST /oai/audio/transcriptions` with `stream: true`, through the official OpenAI SDK's stream:
+// transcript.text.delta per final segment as recognized, then transcript.text.done; billed as
+// the same request without streaming.
+
+const fake = startFakeOpenAi();
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url });
+});
+afterAll(() => {
+  server.stop(0);
+  fake.stop();
+});
+
+const sdkFor = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${server.url}/oai`, maxRetries: 0 });
+/** Two sentences apart, so that the recognizer makes two segments. */
+const recording = wavFile(concat([speak("Thank you very much for your help."), silence(1200), speak("The weather is nice today.")]));
+const file = () => toFile(recording, "speech.wav", { type: "audio/wav" });
+
+async function collect(stream: AsyncIterable<TranscriptionStreamEvent>) {
+  const events: TranscriptionStreamEvent[] = [];
+  for await (const ev of stream) events.push(ev);
+  return events;
+}
+
+describe("/oai/audio/transcriptions with stream: true", () => {
+  test("pocketsphinx: a delta per segment, done with the whole text = the joined deltas = the non-streaming transcript; billed the same", async () => {
+    const streamed = await fundedAccount(server);
+    const events = await collect(await sdkFor(streamed.key).audio.transcriptions.create({ file: await file(), model: "pocketsphinx", stream: true }));
+    const deltas = events.filter((e) => e.type === "transcript.text.delta");
+    const done = events.at(-1)!;
+    expect(done.type).toBe("transcript.text.done");
+    if (done.type !== "transcript.text.done") return;
+    expect(deltas.length).toBeGreaterThanOrEqual(2); // one per segment, sent as recognized
+    expect(deltas.map((d) => d.delta).join("")).toBe(done.text);
+    expect(done.text).toContain("thank you");
+
+    const plain = await fundedAccount(server);
+    const json = await sdkFor(plain.key).audio.transcriptions.create({ file: await file(), model: "pocketsphinx" });
+    expect(done.text).toBe(json.text);
+    expect(done.usage).toEqual(json.usage as never);
+    const [a, b] = [await lastActivity(server, streamed.tenantId), await lastActivity(server, plain.tenantId)];
+    expect(a).toMatchObject({ surface: "oai", provider: "pocketsphinx", status: "completed", usageUnit: "seconds", usageAmount: b.usageAmount, credits: b.credits });
+  }, 30_000);
+
+  test("a model with no streaming file path: one delta with the whole text, then done", async () => {
+    const events = await collect(await sdkFor(server.key).audio.transcriptions.create({ file: await file(), model: "whisper-1", stream: true }));
+    expect(events.map((e) => e.type)).toEqual(["transcript.text.delta", "transcript.text.done"]);
+    const [delta, done] = events as unknown as [{ delta: string }, { text: string }];
+    expect(delta.delta).toBe(done.text);
+    expect(done.text.length).toBeGreaterThan(0);
+  });
+
+  test("failures before any text are the plain error; stream with srt is 400 naming response_format", async () => {
+    const { key: poor } = await fundedAccount(server, 0);
+    const broke = await sdkFor(poor)
+      .audio.transcriptions.create({ file: await file(), model: "pocketsphinx", stream: true })
+      .catch((e) => e);
+    expect(broke).toMatchObject({ status: 429, code: "insufficient_quota" });
+    const srt = await sdkFor(server.key)
+      .audio.transcriptions.create({ file: await file(), model: "pocketsphinx", stream: true, response_format: "srt" } as never)
+      .catch((e) => e);
+    expect(srt).toMatchObject({ status: 400, param: "response_format" });
+  });
+});
