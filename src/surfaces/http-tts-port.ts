@@ -8,6 +8,8 @@ export interface HttpAudioShape {
   pcm?: PcmPromise;
   /** Of the audio as delivered (after any resampling). */
   contentType(audio: AudioFormat): string;
+  /** Encodes the delivered PCM (MP3 at the asked rate and bitrate), if the format is transcoded. */
+  encoder?(audio: AudioFormat): PcmEncoder;
   /** Bytes that go before the audio (a streaming WAV header), if the format has any. */
   preamble?(audio: AudioFormat): Uint8Array;
   /** Wraps each piece of the body as it is sent (server-sent events), if the format frames its audio. */
@@ -16,6 +18,12 @@ export interface HttpAudioShape {
   trailer?(): Uint8Array;
   /** Bytes that end a body that failed after it began, which then closes instead of breaking off (SSE's error event). */
   failure?(err: ApiError): Uint8Array;
+}
+
+/** A streaming encoder: bytes out for each piece of PCM in, and the rest at the end. */
+export interface PcmEncoder {
+  encode(pcm: Uint8Array): Uint8Array;
+  flush(): Uint8Array;
 }
 
 /** Bytes the response may queue ahead of a slow client before the session waits for it. */
@@ -38,6 +46,7 @@ export class HttpTtsPort implements TtsPort {
   private error: ApiError | undefined;
   private cancelled: () => void = () => {};
   private delivery: PcmDelivery | undefined;
+  private encoder: PcmEncoder | undefined;
 
   constructor(
     private readonly shape: HttpAudioShape,
@@ -69,13 +78,18 @@ export class HttpTtsPort implements TtsPort {
   }
 
   sendAudio(chunk: Uint8Array): void | Promise<void> {
-    if (this.delivery) return this.delivery.process(chunk).then((bytes) => this.enqueue(bytes));
-    return this.enqueue(chunk);
+    if (this.delivery) return this.delivery.process(chunk).then((bytes) => this.deliver(bytes));
+    return this.deliver(chunk);
   }
 
   private started(audio: AudioFormat): void {
     this.delivery = PcmDelivery.for(this.shape.pcm, audio);
     this.audio = this.delivery ? { ...audio, sampleRate: this.shape.pcm!.rate } : audio;
+    this.encoder = this.shape.encoder?.(this.audio);
+  }
+
+  private deliver(pcm: Uint8Array): void | Promise<void> {
+    return this.enqueue(this.encoder && pcm.byteLength ? this.encoder.encode(pcm) : pcm);
   }
 
   private enqueue(chunk: Uint8Array): void | Promise<void> {
@@ -96,9 +110,11 @@ export class HttpTtsPort implements TtsPort {
     this.wake();
   }
 
-  /** Closes the body (after the shape's trailer), or ends it with the error (an `ApiError`, so a reader can tell a 402 from a 502) or with the shape's failure bytes. */
+  /** Closes the body (after the encoder's last frames and the shape's trailer), or ends it with the error (an `ApiError`, so a reader can tell a 402 from a 502) or with the shape's failure bytes. */
   private end(error?: ApiError): void {
     try {
+      const rest = error ? undefined : this.encoder?.flush(); // the encoder's last frames
+      if (rest?.byteLength) this.controller!.enqueue(this.shape.frame ? this.shape.frame(rest) : rest);
       const last = error ? this.shape.failure?.(error) : this.shape.trailer?.();
       if (last) this.controller!.enqueue(last);
       if (error && !this.shape.failure) this.controller!.error(error);
