@@ -78,6 +78,9 @@ describe("/el HTTP rules", () => {
     const mp3 = await tts("slt/stream?output_format=mp3_22050_32", { text: "x", model_id: "flite" });
     expect(mp3.headers.get("content-type")).toBe("audio/mpeg");
     await mp3.arrayBuffer();
+    const wav = await tts("slt/stream?output_format=wav_24000", { text: "x", model_id: "flite" });
+    expect(wav.headers.get("content-type")).toBe("audio/wav");
+    await wav.arrayBuffer();
     const ulaw = await tts("slt/stream?output_format=ulaw_8000", { text: "Telephone line.", model_id: "flite" });
     expect(ulaw.headers.get("content-type")).toBe("application/octet-stream");
     const pcm16 = await tts("slt/stream?output_format=pcm_16000", { text: "Telephone line.", model_id: "flite" });

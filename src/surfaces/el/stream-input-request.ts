@@ -2,7 +2,7 @@ import type { Catalogue } from "../../catalogue/catalogue.ts";
 import type { Binding } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
 import { elevenLabsTtsCandidates } from "./model.ts";
-import { parseOutputFormat, type OutputFormat } from "./output-format.ts";
+import { parseOutputFormat, untranscoded, type OutputFormat } from "./output-format.ts";
 import { elevenLabsProviderOptions } from "./provider-options.ts";
 
 /**
@@ -37,7 +37,7 @@ function inactivity(value: string | null): number {
 /** Reads the `GET /el/v1/text-to-speech/{voice_id}/stream-input` query and routes it. Pure; throws `ApiError`. */
 export function planStreamInput(catalogue: Catalogue, voice: string, query: URLSearchParams): StreamInputPlan {
   const modelId = query.get("model_id") || undefined;
-  const output = parseOutputFormat(query.get("output_format"));
+  const output = untranscoded(parseOutputFormat(query.get("output_format")), query.get("output_format"));
   const inactivitySeconds = inactivity(query.get("inactivity_timeout"));
   const options = (fields: Record<string, string>) => elevenLabsProviderOptions(query, RESERVED_QUERY, undefined, fields);
   options({}); // a bad enum or boolean in the query is told before the upgrade

@@ -6,7 +6,7 @@ import { speakOverHttp } from "../http-tts.ts";
 import { BODY_LIMITS, jsonBody } from "../request-body.ts";
 import { elAuth } from "./auth.ts";
 import { elevenLabsError } from "./errors.ts";
-import { contentTypeOf } from "./output-format.ts";
+import { contentTypeOf, transcoding } from "./output-format.ts";
 import { planElevenLabsTts } from "./tts-request.ts";
 
 /**
@@ -17,7 +17,7 @@ import { planElevenLabsTts } from "./tts-request.ts";
 export function elevenLabsTtsRoutes(ctx: AppContext) {
   const speak = async (request: Request, principal: Principal, voiceId: string) => {
     const plan = planElevenLabsTts(ctx.catalogue, voiceId, new URL(request.url).searchParams, await jsonBody(request, BODY_LIMITS.speech));
-    const shape = { pcm: plan.pcm, contentType: () => contentTypeOf(plan.outputFormat, plan.sampleRate) };
+    const shape = { pcm: plan.pcm, contentType: () => contentTypeOf(plan.outputFormat, plan.sampleRate), ...transcoding(plan.transcode) };
     return speakOverHttp(ctx, principal, { ...plan, signal: request.signal }, shape, elevenLabsError, "el");
   };
   return new Elysia()
