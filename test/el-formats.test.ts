@@ -39,6 +39,16 @@ describe("/el output formats transcoded from PCM", () => {
     });
   }
 
+  for (const kbps of [32, 64] as const) {
+    test(`opus_48000_${kbps}: Ogg Opus at 48 kHz, about ${kbps} kb/s, of the speech's length`, async () => {
+      const probed = await ffprobe(await speak(`opus_48000_${kbps}`), "ogg");
+      expect(probed).toMatchObject({ codec: "opus", sampleRate: 48000, channels: 1 });
+      expect(Math.abs(probed.seconds - pcmSeconds)).toBeLessThan(0.01); // the end page's granule trims the padding exactly
+      expect(probed.bytes / probed.seconds / 125).toBeGreaterThan(kbps * 0.6); // kb/s, VBR around the target
+      expect(probed.bytes / probed.seconds / 125).toBeLessThan(kbps * 1.4);
+    });
+  }
+
   for (const rate of [8000, 16000, 44100] as const) {
     test(`wav_${rate}: 16-bit PCM WAV at ${rate} Hz, of the speech's length`, async () => {
       const probed = await ffprobe(await speak(`wav_${rate}`), "wav");

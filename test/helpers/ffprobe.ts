@@ -8,6 +8,8 @@ export interface Probed {
   bitRate?: number;
   /** Seconds of audio ffmpeg decodes from the file (not a header's claim, which streamed WAV cannot make). */
   seconds: number;
+  /** The file's size. */
+  bytes: number;
 }
 
 export async function ffprobe(bytes: Uint8Array, ext: string): Promise<Probed> {
@@ -19,7 +21,7 @@ export async function ffprobe(bytes: Uint8Array, ext: string): Promise<Probed> {
     const s = JSON.parse(run.stdout.toString()).streams[0];
     const decoded = Bun.spawnSync(["ffmpeg", "-v", "error", "-i", path, "-f", "s16le", "-ac", "1", "-ar", "8000", "-"]);
     const bitRate = Number(s.bit_rate);
-    return { codec: s.codec_name, sampleRate: Number(s.sample_rate), channels: s.channels, ...(bitRate ? { bitRate } : {}), seconds: decoded.stdout.byteLength / 2 / 8000 };
+    return { codec: s.codec_name, sampleRate: Number(s.sample_rate), channels: s.channels, ...(bitRate ? { bitRate } : {}), seconds: decoded.stdout.byteLength / 2 / 8000, bytes: bytes.byteLength };
   } finally {
     await Bun.file(path).delete();
   }

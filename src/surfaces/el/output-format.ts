@@ -1,4 +1,5 @@
 import { Mp3StreamEncoder } from "../../audio/mp3.ts";
+import { OggOpusStreamEncoder, OPUS_RATE } from "../../audio/ogg-opus.ts";
 import type { PcmPromise } from "../../audio/pcm-delivery.ts";
 import { wavHeader } from "../../audio/wav.ts";
 import type { HttpAudioShape } from "../http-tts-port.ts";
@@ -11,8 +12,8 @@ export interface OutputFormat {
   sampleRate: number;
   /** For `pcm_*`, `wav_*`, transcoded `mp3_*`, `ulaw_8000` and `alaw_8000`: the PCM the provider's audio is converted to. */
   pcm?: PcmPromise;
-  /** How that PCM is packaged: LAME at the asked bitrate, or behind a streaming WAV header. */
-  transcode?: { codec: "mp3"; kbps: number } | { codec: "wav" };
+  /** How that PCM is packaged: LAME or Opus (Ogg) at the asked bitrate, or behind a streaming WAV header. */
+  transcode?: { codec: "mp3" | "opus"; kbps: number } | { codec: "wav" };
 }
 
 /** The MP3 cloud providers emit natively (ElevenLabs, Cartesia): asked for it, their own bytes pass through. */
@@ -22,12 +23,20 @@ const MP3_RATES = new Set([8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100
 const MP3_KBPS = new Set([8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160, 192, 224, 256, 320]);
 
 const invalid = (v: string) =>
-  new ApiError("invalid_output_format", `output_format ${v} is not offered here: use mp3_<rate>_<bitrate>, pcm_<rate>, wav_<rate>, ulaw_8000 or alaw_8000`, { param: "output_format" });
+  new ApiError("invalid_output_format", `output_format ${v} is not offered here: use mp3_<rate>_<bitrate>, opus_48000_<bitrate>, pcm_<rate>, wav_<rate>, ulaw_8000 or alaw_8000`, {
+    param: "output_format",
+  });
 
-/** `output_format` as ElevenLabs spells it: `mp3_44100_128`, `pcm_16000`, `wav_22050`, `ulaw_8000`, … (default `mp3_44100_128`). */
+/** `output_format` as ElevenLabs spells it: `mp3_44100_128`, `opus_48000_64`, `pcm_16000`, `wav_22050`, `ulaw_8000`, … (default `mp3_44100_128`). */
 export function parseOutputFormat(value: string | null | undefined): OutputFormat {
   const v = value || NATIVE_MP3;
   if (v === "ulaw_8000" || v === "alaw_8000") return { format: "pcm", sampleRate: 8000, pcm: { rate: 8000, companding: v === "ulaw_8000" ? "ulaw" : "alaw" } };
+  const opus = /^opus_48000_(\d{2,3})$/.exec(v);
+  if (opus) {
+    const kbps = Number(opus[1]);
+    if (kbps < 6 || kbps > 510) throw invalid(v);
+    return { format: "pcm", sampleRate: OPUS_RATE, pcm: { rate: OPUS_RATE }, transcode: { codec: "opus", kbps } };
+  }
   const m = /^(mp3|pcm|wav)_(\d{4,5})(?:_(\d{1,3}))?$/.exec(v);
   if (!m || (m[1] !== "mp3" && m[3])) throw invalid(v);
   const sampleRate = Number(m[2]);
@@ -46,25 +55,27 @@ export const transcodedNativeMp3 = () => lame(44100, 128);
 
 /**
  * For the stream-input WebSocket, which sends the session's audio as it comes: `mp3_*` is the
- * provider's own MP3 (rate and bitrate not applied) and `wav_*` is not offered.
+ * provider's own MP3 (rate and bitrate not applied) and `wav_*` and `opus_*` are not offered.
  */
 export function untranscoded(output: OutputFormat, value: string | null | undefined): OutputFormat {
   if (!output.transcode) return output;
-  if (output.transcode.codec === "wav") throw invalid(value ?? "");
+  if (output.transcode.codec !== "mp3") throw invalid(value ?? "");
   return { format: "mp3", sampleRate: output.sampleRate };
 }
 
-/** The HTTP shape's part for a transcoded format: LAME's frames, or the WAV header before the PCM. */
+/** The HTTP shape's part for a transcoded format: LAME's frames, Ogg Opus pages, or the WAV header before the PCM. */
 export function transcoding(transcode: OutputFormat["transcode"]): Pick<HttpAudioShape, "encoder" | "preamble"> {
   if (transcode?.codec === "mp3") return { encoder: (a) => new Mp3StreamEncoder(a.sampleRate, transcode.kbps) };
+  if (transcode?.codec === "opus") return { encoder: () => new OggOpusStreamEncoder(transcode.kbps) };
   if (transcode?.codec === "wav") return { preamble: (a) => wavHeader(a.sampleRate, a.channels) };
   return {};
 }
 
-/** The interface's Content-Type table: `mp3_*` → audio/mpeg, `pcm_*` → audio/L16 with its rate, `wav_*` → audio/wav, else octet-stream. */
+/** The interface's Content-Type table: `mp3_*` → audio/mpeg, `pcm_*` → audio/L16 with its rate, `wav_*` → audio/wav, `opus_*` → audio/ogg, else octet-stream. */
 export function contentTypeOf(outputFormat: string, sampleRate: number): string {
   if (outputFormat.startsWith("mp3_")) return "audio/mpeg";
   if (outputFormat.startsWith("pcm_")) return `audio/L16; rate=${sampleRate}`;
   if (outputFormat.startsWith("wav_")) return "audio/wav";
+  if (outputFormat.startsWith("opus_")) return "audio/ogg";
   return "application/octet-stream";
 }

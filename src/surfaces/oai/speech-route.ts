@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { OggOpusStreamEncoder, OPUS_RATE } from "../../audio/ogg-opus.ts";
 import { wavHeader } from "../../audio/wav.ts";
 import type { AppContext } from "../../context.ts";
 import { BODY_LIMITS, jsonBody } from "../request-body.ts";
@@ -13,10 +14,13 @@ import { sseShape } from "./speech-sse.ts";
 const pcmType = (a: AudioFormat) => `audio/L16; rate=${a.sampleRate}; channels=${a.channels}`;
 /** OpenAI's `pcm` and `wav` are 24 kHz: other rates are resampled, as SDK callers assume it. */
 const OPENAI_PCM_RATE = 24000;
+/** `opus` is Ogg Opus at 48 kHz, encoded from the provider's PCM (no provider streams Opus to a session). */
+const OAI_OPUS_KBPS = 64;
 const SHAPES: Record<ResponseFormat, HttpAudioShape> = {
   mp3: { contentType: () => "audio/mpeg" },
   pcm: { pcm: { rate: OPENAI_PCM_RATE }, contentType: pcmType },
   wav: { pcm: { rate: OPENAI_PCM_RATE }, contentType: () => "audio/wav", preamble: (a) => wavHeader(a.sampleRate, a.channels) },
+  opus: { pcm: { rate: OPUS_RATE }, contentType: () => "audio/ogg", encoder: () => new OggOpusStreamEncoder(OAI_OPUS_KBPS) },
 };
 
 /**

@@ -1,0 +1,32 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import OpenAI from "openai";
+import { ffprobe } from "./helpers/ffprobe.ts";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+
+// /oai response formats transcoded from the engine's PCM, asked through the official SDK and read
+// back with ffprobe/ffmpeg.
+
+let server: TestServer;
+let sdk: OpenAI;
+beforeAll(async () => {
+  server = await startTestServer();
+  sdk = new OpenAI({ apiKey: server.key, baseURL: `${server.url}/oai`, maxRetries: 0 });
+});
+afterAll(() => server.stop(0));
+
+const input = "The router encodes this sentence in the format the caller asked for.";
+const speak = async (response_format: "pcm" | "opus") => {
+  const res = await sdk.audio.speech.create({ model: "flite", voice: "slt", input, response_format });
+  return { type: res.headers.get("content-type"), bytes: new Uint8Array(await res.arrayBuffer()) };
+};
+
+describe("/oai response formats transcoded from PCM", () => {
+  test("opus: Ogg Opus at 48 kHz, of the speech's length", async () => {
+    const pcmSeconds = (await speak("pcm")).bytes.byteLength / 2 / 24000;
+    const opus = await speak("opus");
+    expect(opus.type).toBe("audio/ogg");
+    const probed = await ffprobe(opus.bytes, "ogg");
+    expect(probed).toMatchObject({ codec: "opus", sampleRate: 48000, channels: 1 });
+    expect(Math.abs(probed.seconds - pcmSeconds)).toBeLessThan(0.01);
+  });
+});
