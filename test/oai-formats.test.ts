@@ -15,14 +15,26 @@ beforeAll(async () => {
 afterAll(() => server.stop(0));
 
 const input = "The router encodes this sentence in the format the caller asked for.";
-const speak = async (response_format: "pcm" | "opus") => {
+const speak = async (response_format: "pcm" | "opus" | "flac") => {
   const res = await sdk.audio.speech.create({ model: "flite", voice: "slt", input, response_format });
   return { type: res.headers.get("content-type"), bytes: new Uint8Array(await res.arrayBuffer()) };
 };
 
 describe("/oai response formats transcoded from PCM", () => {
+  let pcmSeconds: number;
+  beforeAll(async () => {
+    pcmSeconds = (await speak("pcm")).bytes.byteLength / 2 / 24000;
+  });
+
+  test("flac: FLAC at 24 kHz, of the speech's length", async () => {
+    const flac = await speak("flac");
+    expect(flac.type).toBe("audio/flac");
+    const probed = await ffprobe(flac.bytes, "flac");
+    expect(probed).toMatchObject({ codec: "flac", sampleRate: 24000, channels: 1 });
+    expect(Math.abs(probed.seconds - pcmSeconds)).toBeLessThan(0.01); // lossless: every sample comes back
+  });
+
   test("opus: Ogg Opus at 48 kHz, of the speech's length", async () => {
-    const pcmSeconds = (await speak("pcm")).bytes.byteLength / 2 / 24000;
     const opus = await speak("opus");
     expect(opus.type).toBe("audio/ogg");
     const probed = await ffprobe(opus.bytes, "ogg");

@@ -24,6 +24,8 @@ export interface HttpAudioShape {
 export interface PcmEncoder {
   encode(pcm: Uint8Array): Uint8Array;
   flush(): Uint8Array;
+  /** Frees what the encoder holds outside the JS heap; called once the body has ended, well or not. */
+  release?(): void;
 }
 
 /** Bytes the response may queue ahead of a slow client before the session waits for it. */
@@ -62,6 +64,7 @@ export class HttpTtsPort implements TtsPort {
    */
   abandon(): void {
     this.release();
+    if (!this.controller) this.encoder?.release?.();
     if (!this.controller) this.answer(new Response(null, { status: CLIENT_GONE_STATUS }));
     else this.end(new ApiError("upstream_error", "the client went away"));
     this.wake();
@@ -121,6 +124,8 @@ export class HttpTtsPort implements TtsPort {
       else this.controller!.close();
     } catch {
       // the client already cancelled the body, or it has ended
+    } finally {
+      this.encoder?.release?.();
     }
   }
 

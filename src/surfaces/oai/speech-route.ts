@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { FlacStreamEncoder } from "../../audio/flac.ts";
 import { OggOpusStreamEncoder, OPUS_RATE } from "../../audio/ogg-opus.ts";
 import { wavHeader } from "../../audio/wav.ts";
 import type { AppContext } from "../../context.ts";
@@ -12,7 +13,7 @@ import { planOaiSpeech, type ResponseFormat } from "./speech-plan.ts";
 import { sseShape } from "./speech-sse.ts";
 
 const pcmType = (a: AudioFormat) => `audio/L16; rate=${a.sampleRate}; channels=${a.channels}`;
-/** OpenAI's `pcm` and `wav` are 24 kHz: other rates are resampled, as SDK callers assume it. */
+/** OpenAI's `pcm`, `wav` and `flac` are 24 kHz: other rates are resampled, as SDK callers assume it. */
 const OPENAI_PCM_RATE = 24000;
 /** `opus` is Ogg Opus at 48 kHz, encoded from the provider's PCM (no provider streams Opus to a session). */
 const OAI_OPUS_KBPS = 64;
@@ -20,6 +21,7 @@ const SHAPES: Record<ResponseFormat, HttpAudioShape> = {
   mp3: { contentType: () => "audio/mpeg" },
   pcm: { pcm: { rate: OPENAI_PCM_RATE }, contentType: pcmType },
   wav: { pcm: { rate: OPENAI_PCM_RATE }, contentType: () => "audio/wav", preamble: (a) => wavHeader(a.sampleRate, a.channels) },
+  flac: { pcm: { rate: OPENAI_PCM_RATE }, contentType: () => "audio/flac", encoder: (a) => new FlacStreamEncoder(a.sampleRate) },
   opus: { pcm: { rate: OPUS_RATE }, contentType: () => "audio/ogg", encoder: () => new OggOpusStreamEncoder(OAI_OPUS_KBPS) },
 };
 
