@@ -59,3 +59,40 @@ test("an SSE shape: a failure after audio began is the error event, then the bod
   expect(JSON.parse(events[1].split("data: ")[1])).toEqual({ type: "error", error: { message: "the provider failed", type: "api_error", param: null, code: "upstream_error" } });
   expect(events.length).toBe(2); // no done event
 });
+
+/** A shape whose encoder tags what it was given, and records how it ended. */
+function encodingPort() {
+  const log: string[] = [];
+  const encoder = {
+    encode: (pcm: Uint8Array) => new Uint8Array([pcm.byteLength]),
+    flush: () => {
+      log.push("flush");
+      return new Uint8Array([255]);
+    },
+    release: () => void log.push("release"),
+  };
+  const p = new HttpTtsPort({ contentType: () => "audio/test", encoder: () => encoder }, (e: ApiError) => Response.json({ code: e.code }, { status: e.status }));
+  p.event({ type: "audio_started", provider: "p", model: "p/m", format: { encoding: "pcm_s16le", sampleRate: 16000, channels: 1 } });
+  return { p, log };
+}
+
+test("an encoder: each chunk encoded, its flush ends a good body, and it is released however the body ends", async () => {
+  const good = encodingPort();
+  good.p.sendAudio(new Uint8Array(4));
+  good.p.sendAudio(new Uint8Array(6));
+  const res = await good.p.response;
+  good.p.close(1000, "done");
+  expect([...new Uint8Array(await res.arrayBuffer())]).toEqual([4, 6, 255]);
+  expect(good.log).toEqual(["flush", "release"]);
+
+  const failed = encodingPort();
+  failed.p.sendAudio(new Uint8Array(4));
+  const cut = await failed.p.response;
+  failed.p.close(1011, "upstream_error");
+  await cut.arrayBuffer().catch(() => {});
+  expect(failed.log).toEqual(["release"]); // no flush into a failed body
+
+  const gone = encodingPort();
+  gone.p.abandon(); // before any byte: no body to end
+  expect(gone.log).toEqual(["release"]);
+});
