@@ -161,6 +161,7 @@ describe("before the upgrade", () => {
     expect(await upgrade("slt/stream-input")).toMatchObject({ status: 400, body: { detail: { status: "model_required" } } });
     expect(await upgrade("slt/stream-input?model_id=fixed/echo&output_format=mp3_44100_128")).toMatchObject({ status: 400, body: { detail: { status: "invalid_output_format" } } });
     expect(await upgrade("slt/stream-input?model_id=flite&output_format=opus_48000_64")).toMatchObject({ status: 400, body: { detail: { status: "invalid_output_format" } } });
+    expect(await upgrade("slt/stream-input?model_id=flite&output_format=wav_16000")).toMatchObject({ status: 400, body: { detail: { status: "invalid_output_format" } } }); // transcoded formats are HTTP-only
     expect(await upgrade("slt/stream-input?model_id=flite&inactivity_timeout=181")).toMatchObject({ status: 400, body: { detail: { status: "invalid_request" } } });
     expect(await upgrade("slt/stream-input?model_id=flite&auto_mode=maybe")).toMatchObject({ status: 400, body: { detail: { status: "invalid_request" } } });
   });
