@@ -34,6 +34,20 @@ describe("/oai response formats transcoded from PCM", () => {
     expect(Math.abs(probed.seconds - pcmSeconds)).toBeLessThan(0.01); // lossless: every sample comes back
   });
 
+  test("flac as server-sent events: the joined deltas, the encoder's last frames included, are the same lossless FLAC", async () => {
+    const res = await sdk.audio.speech.create({ model: "flite", voice: "slt", input, response_format: "flac", stream_format: "sse" });
+    const deltas = (await res.text())
+      .split("\n\n")
+      .map((block) => block.split("data: ")[1])
+      .filter((data): data is string => Boolean(data))
+      .map((data) => JSON.parse(data) as { type: string; audio?: string })
+      .filter((e) => e.type === "speech.audio.delta");
+    const flac = Buffer.concat(deltas.map((e) => Buffer.from(e.audio!, "base64")));
+    const probed = await ffprobe(flac, "flac");
+    expect(probed).toMatchObject({ codec: "flac", sampleRate: 24000 });
+    expect(Math.abs(probed.seconds - pcmSeconds)).toBeLessThan(0.01);
+  });
+
   test("opus: Ogg Opus at 48 kHz, of the speech's length", async () => {
     const opus = await speak("opus");
     expect(opus.type).toBe("audio/ogg");
