@@ -107,7 +107,7 @@ describe("each surface answers 413 in its own envelope", () => {
 
   test("/el text to speech: {detail}; 40,000 characters written as JSON escapes still fit", async () => {
     const tts = (body: string) =>
-      fetch(`${server.url}/el/v1/text-to-speech/slt?output_format=opus_48000_64`, { method: "POST", headers: { "xi-api-key": key, "content-type": "application/json" }, body });
+      fetch(`${server.url}/el/v1/text-to-speech/slt?output_format=mp3_44100_100`, { method: "POST", headers: { "xi-api-key": key, "content-type": "application/json" }, body });
     const tooBig = await answer(await tts(JSON.stringify({ text: "x", model_id: "flite", padding: "y".repeat(BODY_LIMITS.speech) })));
     expect(tooBig).toMatchObject({ status: 413, body: { detail: { status: "payload_too_large" } } });
     // The longest text /el accepts, each character spelled \uXXXX: read whole, then refused for its output format.

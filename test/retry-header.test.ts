@@ -27,7 +27,7 @@ describe("x-should-retry: false on every 4xx of every surface, and only there", 
       request("/oai/audio/speech", { method: "POST", headers: bearer(server.key), body: "not json" }), // 400
       request("/oai/chat/completions", json({}, bearer(server.key))), // 501
       request("/el/v1/text-to-speech/slt", json({ text: "x" })), // 401 flat
-      request("/el/v1/text-to-speech/slt?output_format=opus_48000_64", json({ text: "x", model_id: "flite" }, { "xi-api-key": server.key })), // 400
+      request("/el/v1/text-to-speech/slt?output_format=mp3_44100_100", json({ text: "x", model_id: "flite" }, { "xi-api-key": server.key })), // 400
     ]);
     expect(answers.map((r) => [r.status, r.headers.get("x-should-retry")])).toEqual([
       [426, "false"],
