@@ -66,13 +66,24 @@ function sortOf(params: URLSearchParams): VoiceSort {
   throw new ApiError("invalid_request", "sort is name, or created_at_unix with sort_direction desc", { param: "sort" });
 }
 
+/** The caller's cloned voices, each with its entries (one per model it can be used with). */
+async function ownByVoice(ctx: AppContext, tenantId: string): Promise<Map<string, [VoiceEntry, ...VoiceEntry[]]>> {
+  const byVoice = new Map<string, [VoiceEntry, ...VoiceEntry[]]>();
+  for (const e of await ctx.voices.ownVoicesOf(tenantId)) {
+    const entries = byVoice.get(e.voice.id);
+    if (entries) entries.push(e);
+    else byVoice.set(e.voice.id, [e]);
+  }
+  return byVoice;
+}
+
 /** A page of voices for the caller: the catalogue's voices once each, with its own cloned voices. */
 async function searchPage(ctx: AppContext, tenantId: string, params: URLSearchParams) {
-  const own = await ctx.voices.ownVoicesOf(tenantId);
+  const mine = await ownByVoice(ctx, tenantId);
   const listed = listedModels(ctx);
   const models = new Set(listed.values());
   // A cloned voice is searched once, as if of its provider's listed model (its answer shows its own models).
-  const ownOnce = [...new Map(own.map((e) => [e.voice.id, e])).values()].map((e) => {
+  const ownOnce = [...mine.values()].map(([e]) => {
     const model = listed.get(e.providers[0]?.id ?? "");
     if (!model) models.add(e.model.id);
     return model ? { ...e, model: { ...e.model, id: model } } : e;
@@ -91,7 +102,6 @@ async function searchPage(ctx: AppContext, tenantId: string, params: URLSearchPa
   };
   await ctx.voices.ready();
   const page = ctx.voices.search(query, { own: voiceType === "default" ? [] : ownOnce });
-  const mine = new Map(own.map((e) => [e.voice.id, own.filter((o) => o.voice.id === e.voice.id)]));
   return { page, entriesOf: (e: VoiceEntry) => mine.get(e.voice.id) ?? ctx.voices.entriesOfVoice(e.voice.id) };
 }
 
@@ -133,9 +143,9 @@ export function elevenLabsVoicesRoutes(ctx: AppContext) {
       "/v1/voices/*",
       async ({ request, principal }) => {
         const id = voiceIdIn(request, "/el/v1/voices/");
-        const own = (await ctx.voices.ownVoicesOf(principal.tenantId)).filter((e) => e.voice.id === id);
+        const own = (await ownByVoice(ctx, principal.tenantId)).get(id);
         await ctx.voices.ready();
-        const entries = own.length ? own : ctx.voices.entriesOfVoice(id);
+        const entries = own ?? ctx.voices.entriesOfVoice(id);
         if (!entries.length) throw new ApiError("not_found", `no voice ${id}`);
         return shown(request, entries);
       },
