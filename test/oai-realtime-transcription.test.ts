@@ -170,7 +170,7 @@ describe.skipIf(!localSttAvailable)("/oai/realtime transcription sessions", () =
     await until(() => r.of("session.created").length === 1);
     rt.send({ type: "session.update", session: TRANSCRIBE });
     expect(await closed).toBe(4402);
-    expect(r.of("error")[0]!.error).toMatchObject({ type: "insufficient_quota", code: "insufficient_balance" });
+    expect(r.of("error")[0]!.error).toMatchObject({ type: "insufficient_quota", code: "insufficient_quota" });
     expect(r.of("session.updated")).toEqual([]);
   });
 

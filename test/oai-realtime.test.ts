@@ -198,7 +198,7 @@ describe.skipIf(!localSttAvailable)("/oai/realtime with the OpenAI SDK", () => {
     await until(() => c.of("session.created").length === 1);
     void c.say(concat([silence(300), speak("Thank you very much for your help. I would like to hear more about it."), silence(2000)])).catch(() => {});
     expect(await closed).toBe(4402);
-    expect(c.of("error").at(-1)!.error).toMatchObject({ type: "insufficient_quota", code: "insufficient_balance" });
+    expect(c.of("error").at(-1)!.error).toMatchObject({ type: "insufficient_quota", code: "insufficient_quota" });
   }, 30_000);
 
   test("a model that is no profile of the account: an OpenAI error naming model, before the upgrade", async () => {

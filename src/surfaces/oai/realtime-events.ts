@@ -2,6 +2,7 @@ import { ApiError } from "../../errors.ts";
 import { isObject } from "../../util/is-object.ts";
 import { jsonOf } from "../raw-frames.ts";
 import type { WsPort } from "../ws-port.ts";
+import { openAiErrorObject } from "./errors.ts";
 
 // The server side of an `/oai/realtime` socket's events: each with its own `event_id`, and errors
 // in OpenAI's shape (`type`, `code`, `message`, `param`, and the `event_id` of the client event
@@ -23,9 +24,9 @@ export class OaiEvents {
   }
 
   error(err: ApiError, cause?: ClientEvent): void {
-    const type = err.code === "insufficient_balance" ? "insufficient_quota" : err.status < 500 ? "invalid_request_error" : "server_error";
-    const param = typeof err.extra.param === "string" ? err.extra.param : null;
-    this.send({ type: "error", error: { type, code: err.code, message: err.message, param, event_id: typeof cause?.event_id === "string" ? cause.event_id : null } });
+    const { code, param } = openAiErrorObject(err).error;
+    const type = code === "insufficient_quota" ? code : err.status < 500 ? "invalid_request_error" : "server_error";
+    this.send({ type: "error", error: { type, code, message: err.message, param, event_id: typeof cause?.event_id === "string" ? cause.event_id : null } });
   }
 
   /** A client frame as an event, or undefined after telling the client why it is not one. */
