@@ -8,6 +8,18 @@ export async function tenantByName({ db, schema }: Database, name: string): Prom
   return row;
 }
 
+/** Every tenant with its paid balance (0 before its first credit), oldest first. */
+export async function listTenants({ db, schema }: Database) {
+  const t = schema.tenants;
+  const b = schema.balances;
+  const rows = await db
+    .select({ id: t.id, name: t.name, email: t.email, disabled: t.disabled, createdAt: t.createdAt, paidCredits: b.paidCredits })
+    .from(t)
+    .leftJoin(b, eq(b.tenantId, t.id))
+    .orderBy(t.createdAt);
+  return rows.map((r) => ({ ...r, paidCredits: r.paidCredits ?? 0 }));
+}
+
 export async function setTenantDisabled(database: Database, tenantId: string, disabled: boolean): Promise<void> {
   const t = database.schema.tenants;
   await database.transaction((tx) => tx.update(t).set({ disabled }).where(eq(t.id, tenantId)));

@@ -1,0 +1,6 @@
+/** Rows under a header, each column as wide as its widest cell. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
+  return [line(header), ...rows.map(line)].join("\n");
+}
