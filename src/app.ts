@@ -4,7 +4,8 @@ import type { AppContext } from "./context.ts";
 import { ApiError, toApiError } from "./errors.ts";
 import { enterRequest, requestIdFor } from "./request-context.ts";
 import { errorResponse } from "./surfaces/error-responses.ts";
-import { markRetryVerdict } from "./surfaces/retry-verdict.ts";
+import { markRetryVerdict, statusOf } from "./surfaces/retry-verdict.ts";
+import { requestAnswered } from "./request-log.ts";
 import { signupRoutes } from "./surfaces/account/signup-routes.ts";
 import { topUpRoutes } from "./surfaces/account/top-up-routes.ts";
 import { paymentRoutes } from "./surfaces/payments/payment-routes.ts";
@@ -33,13 +34,16 @@ export function createApp(ctx: AppContext) {
   const app = new Elysia({ websocket: { maxPayloadLength: 16 * 1024 * 1024, backpressureLimit: 1024 * 1024, closeOnBackpressureLimit: false } })
     .onRequest(({ request, set }) => {
       const requestId = requestIdFor(request);
-      enterRequest(requestId);
+      enterRequest(requestId, request);
       set.headers["x-request-id"] = requestId; // on every answer, and on a WebSocket upgrade's 101
       const refused = gate(request);
-      if (refused) markRetryVerdict(refused, set); // an answer before routing skips mapResponse
+      if (refused) {
+        markRetryVerdict(refused, set); // an answer before routing skips mapResponse
+        requestAnswered(ctx, undefined, refused.status);
+      }
       return refused;
     })
-    .onError(({ code, error, request, set }) => {
+    .onError(({ code, error, request, set, route }) => {
       let err: ApiError;
       if (error instanceof ApiError) err = error;
       else if (code === "NOT_FOUND") err = new ApiError("not_found", "no such endpoint");
@@ -50,9 +54,13 @@ export function createApp(ctx: AppContext) {
       }
       const response = errorResponse(new URL(request.url).pathname, err);
       markRetryVerdict(response, set); // an unknown path skips mapResponse
+      requestAnswered(ctx, code === "NOT_FOUND" ? undefined : route, response.status);
       return response;
     })
-    .mapResponse({ as: "global" }, ({ responseValue, set }) => markRetryVerdict(responseValue, set))
+    .mapResponse({ as: "global" }, ({ responseValue, set, route }) => {
+      markRetryVerdict(responseValue, set);
+      requestAnswered(ctx, route, statusOf(responseValue, set.status));
+    })
     .use(
       swagger({
         path: "/swagger",

@@ -14,6 +14,8 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
     {
       level,
       base: { service: "voxroute" },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
       // A logger already bound to a request (requestBinding) keeps its own id.
       mixin: (_merge, _level, logger) => (currentRequestId() && !("request_id" in logger.bindings()) ? requestBinding() : {}),
       redact: {

@@ -1,13 +1,25 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { openUpstreamStreams } from "./providers/upstream-ws.ts";
 
-/** Prometheus metrics; one registry per app so tests and several apps in one process stay apart. */
+/** What a worker pool holds now: lanes open on its workers, and lanes waiting for a seat. */
+export interface PoolLoad {
+  lanes: number;
+  waiting: number;
+}
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5];
+
+/**
+ * Prometheus metrics (docs/operations.md#metrics lists them, docs/grafana-dashboard.json charts
+ * them); one registry per app so tests and several apps in one process stay apart.
+ */
 export class Metrics {
   readonly registry = new Registry();
+  private readonly pools = new Map<string, () => PoolLoad>();
 
   readonly sessionsOpen = new Gauge({
     name: "voxroute_sessions_open",
-    help: "WebSocket sessions currently open",
+    help: "Sessions currently open (WebSocket sessions, and streamed HTTP speech and transcription)",
     labelNames: ["channel"] as const,
     registers: [this.registry],
   });
@@ -24,8 +36,24 @@ export class Metrics {
 
   readonly requests = new Counter({
     name: "voxroute_requests_total",
-    help: "Requests and sessions by surface, provider and final status",
+    help: "Sessions by surface, provider and outcome (completed, cut_off, client_left, failed, shutdown)",
     labelNames: ["surface", "provider", "status"] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpDuration = new Histogram({
+    name: "voxroute_http_request_duration_seconds",
+    help: "HTTP requests from arrival to the end of their work (a streamed body's included), by route pattern, method and status",
+    labelNames: ["route", "method", "status"] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  readonly sessionDuration = new Histogram({
+    name: "voxroute_session_duration_seconds",
+    help: "Sessions from start to end, by surface, transport (ws or http) and outcome",
+    labelNames: ["surface", "transport", "outcome"] as const,
+    buckets: [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600],
     registers: [this.registry],
   });
 
@@ -33,8 +61,85 @@ export class Metrics {
     name: "voxroute_time_to_first_audio_seconds",
     help: "From the first text reaching the provider to the first audio byte sent to the client",
     labelNames: ["provider"] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5],
+    buckets: LATENCY_BUCKETS,
     registers: [this.registry],
+  });
+
+  readonly sttEventLatency = new Histogram({
+    name: "voxroute_stt_event_latency_seconds",
+    help: "From the arrival of the audio a transcript ends with to the transcript, by provider and kind (interim, final)",
+    labelNames: ["provider", "kind"] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly creditsBilled = new Counter({
+    name: "voxroute_credits_billed_total",
+    help: "Credits billed (1 USD = 1,000,000 credits), by provider, model and capability",
+    labelNames: ["provider", "model", "capability"] as const,
+    registers: [this.registry],
+  });
+
+  readonly characters = new Counter({
+    name: "voxroute_characters_total",
+    help: "Characters of text billed for speech, by provider and model",
+    labelNames: ["provider", "model"] as const,
+    registers: [this.registry],
+  });
+
+  readonly audioSeconds = new Counter({
+    name: "voxroute_audio_seconds_total",
+    help: "Seconds of audio billed for transcription, by provider and model",
+    labelNames: ["provider", "model"] as const,
+    registers: [this.registry],
+  });
+
+  readonly fallbacks = new Counter({
+    name: "voxroute_fallbacks_total",
+    help: "Candidates given up for the next one, by the provider left and why",
+    labelNames: ["provider", "reason"] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamErrors = new Counter({
+    name: "voxroute_upstream_errors_total",
+    help: "Provider failures, by provider and the error code the client was given",
+    labelNames: ["provider", "code"] as const,
+    registers: [this.registry],
+  });
+
+  readonly refusals = new Counter({
+    name: "voxroute_refusals_total",
+    help: "Requests and sessions refused with an error code (401, 402, 400, 429, …), by surface and code",
+    labelNames: ["surface", "code"] as const,
+    registers: [this.registry],
+  });
+
+  readonly ledgerWrites = new Histogram({
+    name: "voxroute_ledger_write_seconds",
+    help: "One ledger transaction (a batch of settles, holds and credits) from start to commit",
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [this.registry],
+  });
+
+  readonly poolLanes = new Gauge({
+    name: "voxroute_pool_lanes",
+    help: "Lanes (sessions) open on a worker pool's workers: embedded TTS engines, local STT audio, file decoding",
+    labelNames: ["pool"] as const,
+    registers: [this.registry],
+    collect: () => {
+      for (const [pool, load] of this.pools) this.poolLanes.set({ pool }, load().lanes);
+    },
+  });
+
+  readonly poolWaiting = new Gauge({
+    name: "voxroute_pool_waiting",
+    help: "Lanes queued for a free seat on a worker pool",
+    labelNames: ["pool"] as const,
+    registers: [this.registry],
+    collect: () => {
+      for (const [pool, load] of this.pools) this.poolWaiting.set({ pool }, load().waiting);
+    },
   });
 
   constructor(withDefaults = true) {
@@ -45,5 +150,10 @@ export class Metrics {
     for (const metric of this.registry.getMetricsAsArray()) {
       if (metric.name.includes("heap_space")) this.registry.removeSingleMetric(metric.name);
     }
+  }
+
+  /** A worker pool whose load is read at each scrape. */
+  watchPool(name: string, load: () => PoolLoad): void {
+    this.pools.set(name, load);
   }
 }

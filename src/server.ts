@@ -20,6 +20,7 @@ import { openDatabase } from "./db/open.ts";
 import { Ledger } from "./ledger/ledger.ts";
 import { Meter } from "./ledger/meter.ts";
 import { createLogger, type Logger } from "./log.ts";
+import { feedMetrics } from "./metrics-sources.ts";
 import { Metrics } from "./metrics.ts";
 import { probeProviders } from "./providers/all.ts";
 import { engineWorkerOptions, providerAdapters } from "./providers/registry.ts";
@@ -76,6 +77,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const accessWatch = new AccessWatch(sessions, (keyIds) => withdrawnKeys(database, keyIds), config.sessionLimits.accessCheckIntervalMs, log);
   const ledger = new Ledger(database, config.holdTtlMs);
   const meter = new Meter(ledger, log);
+  feedMetrics(metrics, { meter, ledger, pools: { tts_engines: pool, stt_audio: audioPool, files } });
   // Keeps this process's holds and checkpoints current; settles lapsed holds of dead processes.
   ledger.holds.start(log);
   const mailer = config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom) : devOutbox(config.devOutboxDir, config.mailFrom, log);

@@ -130,7 +130,7 @@ describe("logs", () => {
     );
     log.info("outside");
     await (async () => {
-      enterRequest("req_log_1");
+      enterRequest("req_log_1", new Request("http://localhost/v1/tts"));
       await Bun.sleep(1);
       log.child({ session: "s" }).info("inside");
     })();

@@ -12,6 +12,7 @@ import { type Outcome, recordEnding, type SessionEnding, type SessionRecord } fr
 // (the kinds themselves are driven through their surfaces by the other tests).
 
 const log = createLogger("silent");
+const observers = () => ({ log, metrics: new Metrics(false) });
 const binding = (id: string) => ({ id: "m", canonical: `${id}/m`, provider: { id } }) as unknown as Binding;
 const candidates = ["a", "b", "c"].map(binding);
 
@@ -43,7 +44,7 @@ describe("candidates", () => {
   test("a retryable failure moves on to the next candidate, recorded as an attempt", async () => {
     const s = scripted({ a: new ProviderError("refused", true) });
     const attempts: Attempt[] = [];
-    await tryCandidates(candidates, s.run, attempts, log);
+    await tryCandidates(candidates, s.run, attempts, observers());
     expect(s.calls).toEqual(["connect a", "failed a: refused", "move on", "connect b", "serve b"]);
     expect(attempts).toEqual([{ provider: "a", reason: "refused" }]);
     expect(s.failed()).toBeUndefined();
@@ -52,24 +53,28 @@ describe("candidates", () => {
   test("a failure that is not retryable (a bad voice) ends the session at once", async () => {
     const bad = new ProviderError("no such voice", false, "voice");
     const s = scripted({ a: bad });
-    await tryCandidates(candidates, s.run, [], log);
+    await tryCandidates(candidates, s.run, [], observers());
     expect(s.calls).toEqual(["connect a", "failed a: no such voice"]);
     expect(s.failed()).toBe(bad);
   });
 
   test("the kind's rule decides: no moving on once the client has had output", async () => {
     const s = scripted({ a: new ProviderError("reset", true) }, () => false);
-    await tryCandidates(candidates, s.run, [], log);
+    await tryCandidates(candidates, s.run, [], observers());
     expect(s.calls).toEqual(["connect a", "failed a: reset"]);
     expect((s.failed() as Error).message).toBe("reset");
   });
 
-  test("the last candidate's failure ends the session; every attempt is listed", async () => {
+  test("the last candidate's failure ends the session; every attempt is listed and counted, each move on as a fallback", async () => {
     const s = scripted({ a: new ProviderError("1", true), b: new ProviderError("2", true), c: new ProviderError("3", true) });
     const attempts: Attempt[] = [];
-    await tryCandidates(candidates, s.run, attempts, log);
+    const seen = observers();
+    await tryCandidates(candidates, s.run, attempts, seen);
     expect(attempts.map((a) => a.provider)).toEqual(["a", "b", "c"]);
     expect((s.failed() as Error).message).toBe("3");
+    const counted = async (name: string) => Object.fromEntries((await seen.metrics.registry.getSingleMetric(name)!.get()).values.map((v) => [v.labels.provider, v.value]));
+    expect(await counted("voxroute_upstream_errors_total")).toEqual({ a: 1, b: 1, c: 1 });
+    expect(await counted("voxroute_fallbacks_total")).toEqual({ a: 1, b: 1 });
   });
 
   test("a session closed while a candidate connects tries no other and records nothing", async () => {
@@ -79,7 +84,7 @@ describe("candidates", () => {
       s.close();
       throw new ProviderError("late", true);
     };
-    await tryCandidates(candidates, s.run, attempts, log);
+    await tryCandidates(candidates, s.run, attempts, observers());
     expect(attempts).toEqual([]);
     expect(s.failed()).toBeUndefined();
   });
@@ -91,7 +96,7 @@ describe("candidates", () => {
       if (served++ === 0) throw new ProviderError("stream ended early", true);
     };
     const attempts: Attempt[] = [];
-    await tryCandidates(candidates, s.run, attempts, log);
+    await tryCandidates(candidates, s.run, attempts, observers());
     expect(attempts).toEqual([{ provider: "a", reason: "stream ended early" }]);
     expect(served).toBe(2);
   });

@@ -3,6 +3,7 @@ import type { VadOptions } from "../src/audio/vad.ts";
 import type { Logger } from "../src/log.ts";
 import type { AudioWorkerOptions, FromAudio, ToAudio } from "./audio-protocol.ts";
 import { type Lane, type Seats, WorkerPool } from "./pool.ts";
+import type { PoolLoad } from "../src/metrics.ts";
 
 export interface AudioSessionOptions {
   rate: number;
@@ -80,6 +81,10 @@ export class AudioPool {
 
   get workers() {
     return this.pool.workers;
+  }
+
+  load(): PoolLoad {
+    return this.pool.load();
   }
 
   close(): Promise<void> {

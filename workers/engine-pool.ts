@@ -1,6 +1,7 @@
 import type { Logger } from "../src/log.ts";
 import type { EngineFormat, EngineName, EngineWorkerOptions, FromWorker, ToWorker } from "./engine-protocol.ts";
 import { WorkerPool } from "./pool.ts";
+import type { PoolLoad } from "../src/metrics.ts";
 
 export type EngineListener = (msg: FromWorker) => void;
 
@@ -41,6 +42,10 @@ export class EnginePool {
       });
       lane.post({ op: "voices", sid: lane.sid, engine });
     });
+  }
+
+  load(): PoolLoad {
+    return this.pool.load();
   }
 
   close(): Promise<void> {

@@ -4,6 +4,7 @@ import { ApiError } from "../src/errors.ts";
 import type { Logger } from "../src/log.ts";
 import type { FromFiles, ToFiles } from "./file-protocol.ts";
 import { WorkerPool } from "./pool.ts";
+import type { PoolLoad } from "../src/metrics.ts";
 
 /**
  * The CPU work on uploaded files, in worker threads (see file-worker.ts), so that measuring or
@@ -56,6 +57,10 @@ export class FilePool {
   /** The workers, for tests that kill one. */
   get workers() {
     return this.pool.workers;
+  }
+
+  load(): PoolLoad {
+    return this.pool.load();
   }
 
   close(): Promise<void> {

@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { Logger } from "../src/log.ts";
+import type { PoolLoad } from "../src/metrics.ts";
 
 /** One session's line to the worker it was placed on. */
 export interface Lane<In> {
@@ -86,6 +87,11 @@ export class WorkerPool<In, Out extends { sid: number }> {
     });
     worker.unref();
     return slot;
+  }
+
+  /** Lanes open on the workers, and lanes waiting for a seat (the metrics' pool gauges). */
+  load(): PoolLoad {
+    return { lanes: this.slots.reduce((n, s) => n + s.listeners.size, 0), waiting: this.seatWaiters.length };
   }
 
   open(listener: (msg: Out) => void): Lane<In> {

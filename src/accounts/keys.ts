@@ -3,6 +3,7 @@ import { and, eq, inArray, isNotNull, or } from "drizzle-orm";
 import type { Database } from "../db/open.ts";
 import { SingleFlight } from "../util/single-flight.ts";
 import { ApiError } from "../errors.ts";
+import { noteRequest } from "../request-context.ts";
 
 // API keys: random, prefixed, shown once, stored only as a SHA-256 hash. A key carries 256 bits of
 // randomness, so a fast hash is enough: there is nothing to brute-force.
@@ -14,6 +15,8 @@ export interface Principal {
   tenantId: string;
   tenantName: string;
   keyId: string;
+  /** The key's shown prefix (`vxr_AbCdEfGh`): what logs and listings name a key by. */
+  keyPrefix: string;
 }
 
 export function hashKey(key: string): string {
@@ -64,10 +67,11 @@ export function bearerToken(header: string | null | undefined): string | undefin
 }
 
 const KEY_LOOKUP =
-  "SELECT api_keys.id AS key_id, tenants.id AS tenant_id, tenants.name AS tenant_name, tenants.disabled AS disabled FROM api_keys JOIN tenants ON tenants.id = api_keys.tenant_id WHERE api_keys.hash = ? AND api_keys.revoked_at IS NULL";
+  "SELECT api_keys.id AS key_id, api_keys.prefix AS key_prefix, tenants.id AS tenant_id, tenants.name AS tenant_name, tenants.disabled AS disabled FROM api_keys JOIN tenants ON tenants.id = api_keys.tenant_id WHERE api_keys.hash = ? AND api_keys.revoked_at IS NULL";
 
 interface KeyRow {
   key_id: string;
+  key_prefix: string;
   tenant_id: string;
   tenant_name: string;
   /** Boolean on PostgreSQL, 0 or 1 on SQLite. */
@@ -83,13 +87,15 @@ function keyRow(database: Database, hash: string): Promise<KeyRow | undefined> {
   return flights.get(hash, async () => (await database.sql.query<KeyRow>(KEY_LOOKUP, [hash]))[0]);
 }
 
-/** Who the key belongs to; 401 for a missing or unknown key, 403 for a disabled tenant. */
+/** Who the key belongs to (noted on the request being served, for its log line); 401 for a missing or unknown key, 403 for a disabled tenant. */
 export async function authenticate(database: Database, key: string | undefined): Promise<Principal> {
   if (!key) throw new ApiError("missing_api_key", "an API key is required");
   const row = await keyRow(database, hashKey(key));
   if (!row) throw new ApiError("invalid_api_key", "the API key is not valid");
   if (row.disabled) throw new ApiError("tenant_disabled", "this account is disabled");
-  return { tenantId: row.tenant_id, tenantName: row.tenant_name, keyId: row.key_id };
+  const principal = { tenantId: row.tenant_id, tenantName: row.tenant_name, keyId: row.key_id, keyPrefix: row.key_prefix };
+  noteRequest({ tenantId: principal.tenantId, keyPrefix: principal.keyPrefix });
+  return principal;
 }
 
 /** Keys checked per statement: well under every dialect's limit on bound parameters. */

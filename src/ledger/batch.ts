@@ -121,8 +121,8 @@ export class LedgerBatcher {
     private readonly database: Database,
     private readonly holdTtlMs: number,
     private readonly now: () => Date,
-    /** A batch committed: these tenants' money changed. */
-    private readonly committed: (tenantIds: string[]) => void = () => {},
+    /** A batch committed in `seconds`: these tenants' money changed. */
+    private readonly committed: (tenantIds: string[], seconds: number) => void = () => {},
   ) {
     // PostgreSQL runs several batches side by side on its pool; SQLite has one writer anyway.
     this.maxConcurrent = database.dialect === "postgres" ? 4 : 1;
@@ -159,8 +159,12 @@ export class LedgerBatcher {
   private async run(batch: Job[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
+        const began = performance.now();
         const results = await this.database.sql.transaction((tx) => this.process(tx, batch));
-        this.committed(batch.map((job) => job.input.tenantId));
+        this.committed(
+          batch.map((job) => job.input.tenantId),
+          (performance.now() - began) / 1000,
+        );
         for (const [i, job] of batch.entries()) (job.resolve as (v: unknown) => void)(results[i]);
         return;
       } catch (err) {

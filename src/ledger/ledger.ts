@@ -38,14 +38,23 @@ export class Ledger {
   readonly holds: HoldKeeper;
   /** Funds reads under way, by tenant: a burst of one tenant's admissions reads them once. */
   private readonly funds = new SingleFlight<string, Funds>();
+  private readonly writeObservers: ((seconds: number) => void)[] = [];
 
   constructor(
     private readonly database: Database,
     holdTtlMs = 60_000,
     private readonly now: () => Date = () => new Date(),
   ) {
-    this.batcher = new LedgerBatcher(database, holdTtlMs, now, (tenants) => this.forgetFunds(tenants));
+    this.batcher = new LedgerBatcher(database, holdTtlMs, now, (tenants, seconds) => {
+      this.forgetFunds(tenants);
+      for (const observe of this.writeObservers) observe(seconds);
+    });
     this.holds = new HoldKeeper(database, this.batcher, holdTtlMs, now);
+  }
+
+  /** Calls `observe` with how long each batch of ledger writes took to commit. */
+  observeWrites(observe: (seconds: number) => void): void {
+    this.writeObservers.push(observe);
   }
 
   /** Locks (and if need be creates) the tenant's balance row for the rest of the transaction. */

@@ -1,6 +1,7 @@
 import type { Binding, Capability } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { currentRequest } from "../request-context.ts";
 import { newCheckpoint, retarget, type Checkpoint } from "./checkpoint.ts";
 import { ceilCredits, costOf, rateOf, usageUnit } from "./cost.ts";
 import type { Ledger } from "./ledger.ts";
@@ -30,9 +31,19 @@ export const DEFAULT_METER_OPTIONS: MeterOptions = { blockUnits: { tts: 2000, st
 export interface Payer {
   tenantId: string;
   keyId?: string;
+  keyPrefix?: string;
+}
+
+/** A request's usage as it was settled: for metrics. */
+export interface Settled {
+  binding: Binding;
+  units: number;
+  credits: number;
 }
 
 export class Meter {
+  private readonly observers: ((settled: Settled) => void)[] = [];
+
   constructor(
     readonly ledger: Ledger,
     private readonly log: Logger,
@@ -53,7 +64,14 @@ export class Meter {
   }
 
   start(id: string, payer: Payer, surface: string): MeteredRequest {
-    return new MeteredRequest(id, payer, surface, this.ledger, this.log, this.options);
+    return new MeteredRequest(id, payer, surface, this.ledger, this.log, this.options, (settled) => {
+      for (const observe of this.observers) observe(settled);
+    });
+  }
+
+  /** Calls `observe` with every request's usage once it is settled. */
+  observe(observe: (settled: Settled) => void): void {
+    this.observers.push(observe);
   }
 }
 
@@ -79,6 +97,8 @@ export class MeteredRequest {
   /** What the hold row says about the request; made with the first reserve. */
   private checkpoint: Checkpoint | undefined;
   private readonly startedAt = Date.now();
+  /** The HTTP request (or WebSocket upgrade) this usage belongs to: its log line names the provider and the credits. */
+  private readonly request = currentRequest();
   /** TTS: the voice the request named, recorded with its activity (the voice catalogue's metrics). */
   private voice: string | undefined;
 
@@ -89,6 +109,7 @@ export class MeteredRequest {
     private readonly ledger: Ledger,
     private readonly log: Logger,
     private readonly options: MeterOptions,
+    private readonly settledWith: (settled: Settled) => void,
   ) {}
 
   /** The voice a TTS request named: its activity record (and a crash's recovered one) carries it. */
@@ -220,6 +241,8 @@ export class MeteredRequest {
       try {
         const row = await this.ledger.settle(input);
         this.ledger.holds.forget(this.id);
+        this.settledWith({ binding: outcome.binding, units: outcome.units, credits: row.credits });
+        if (this.request) Object.assign(this.request, { provider: outcome.binding.provider.id, model: outcome.binding.canonical, credits: row.credits });
         return row;
       } catch (err) {
         if (attempt >= SETTLE_TRIES) {

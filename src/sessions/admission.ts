@@ -19,6 +19,8 @@ export interface SessionDeps<Provider, Port> {
   metrics: Metrics;
   connectTimeoutMs: number;
   surface: string;
+  /** How the client is served: a WebSocket (the default) or a streamed HTTP body (for logs and metrics). */
+  transport?: "ws" | "http";
 }
 
 /**

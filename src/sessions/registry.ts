@@ -1,6 +1,7 @@
 import type { ApiError } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
 import type { Metrics } from "../metrics.ts";
+import { awaitInRequest } from "../request-context.ts";
 
 export interface LiveSession {
   readonly finished: Promise<void>;
@@ -19,6 +20,7 @@ export class SessionRegistry {
 
   add(session: LiveSession, channel: string): void {
     this.live.add(session);
+    awaitInRequest(session.finished); // a streamed HTTP answer's log line waits for its session
     this.metrics.sessionsOpen.inc({ channel });
     void session.finished.finally(() => {
       this.live.delete(session);

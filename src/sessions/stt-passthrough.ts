@@ -145,7 +145,7 @@ export class SttPassthrough {
         fail: (err) => this.fail(err, "failed"),
       },
       this.attempts,
-      this.log,
+      { log: this.log, metrics: this.deps.metrics },
     );
   }
 

@@ -1,3 +1,4 @@
+import { AudioArrivals } from "./audio-arrivals.ts";
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, CLOSE } from "../errors.ts";
 import { audioSeconds, billedSeconds } from "../ledger/usage.ts";
@@ -39,9 +40,11 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
   private lastFinalEndMs = 0;
   private firstInputAt: number | undefined;
   private firstOutputAt: number | undefined;
+  private readonly arrivals: AudioArrivals;
 
   constructor(setup: SttSessionSetup, deps: SttSessionDeps) {
     super(setup, deps, { channel: "stt", idleWaitedFor: "no event" });
+    this.arrivals = new AudioArrivals(setup.bytesPerSecond);
   }
 
   /** A binary frame from the client: audio exactly as sent. */
@@ -50,6 +53,7 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
     this.idle.touch();
     if (!frame.byteLength) return; // a keep-alive: providers may read an empty frame as the end of audio
     this.firstInputAt ??= performance.now();
+    this.arrivals.arrived(frame.byteLength);
     this.gate.push(frame);
   }
 
@@ -200,8 +204,11 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
   /** A provider event, tagged with its turn; a commit or clear ends the turn. */
   private relay(ev: SttEvent): void {
     if (ev.type === "transcript") {
-      this.firstOutputAt ??= performance.now();
+      const now = performance.now();
+      this.firstOutputAt ??= now;
       if (ev.final) this.lastFinalEndMs = ev.endMs;
+      const heard = this.arrivals.arrivalOf(ev.endMs);
+      if (heard !== undefined) this.deps.metrics.sttEventLatency.observe({ provider: this.binding?.provider.id ?? "none", kind: ev.final ? "final" : "interim" }, (now - heard) / 1000);
     }
     this.emit({ ...ev, turnId: `turn_${this.turn}` });
     if (ev.type === "committed" || ev.type === "cleared") this.turn++;

@@ -1,3 +1,4 @@
+import { noteRequest } from "../request-context.ts";
 import type { Principal } from "../accounts/keys.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
@@ -13,8 +14,13 @@ export async function notImplemented(ctx: AppContext, principal: Principal, path
   throw new ApiError("not_implemented", `${path} is not implemented by this service`);
 }
 
-/** An error's own headers (`x-should-retry` is set for every answer in one place: retry-verdict.ts). */
+/**
+ * An error's own headers (`x-should-retry` is set for every answer in one place: retry-verdict.ts).
+ * Every surface's envelope is made through here, so the request being answered notes its code
+ * (its log line, the refusals metric).
+ */
 export function errorHeaders(err: ApiError): Record<string, string> {
+  noteRequest({ error: err.code });
   if (typeof err.extra.retry_after === "number") return { "retry-after": String(err.extra.retry_after) };
   return {};
 }

@@ -8,7 +8,7 @@ import { ElysiaCustomStatusResponse, StatusMap } from "elysia";
 const mustNotRetry = (status: number) => (status >= 400 && status < 500) || status === 501;
 
 /** The status an Elysia handler's value will be sent with. */
-function statusOf(value: unknown, setStatus: number | string | undefined): number {
+export function statusOf(value: unknown, setStatus: number | string | undefined): number {
   if (value instanceof Response) return value.status;
   if (value instanceof ElysiaCustomStatusResponse) return value.code;
   if (typeof setStatus === "string") return StatusMap[setStatus as keyof typeof StatusMap] ?? 200;

@@ -1,5 +1,7 @@
 import type { Binding } from "../../catalogue/types.ts";
+import { sessionFailure } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
+import type { Metrics } from "../../metrics.ts";
 import { ProviderError } from "../../providers/types.ts";
 import { withTimeout } from "../../util/timeout.ts";
 
@@ -28,7 +30,8 @@ export interface CandidateRun {
   fail(err: unknown): Promise<void>;
 }
 
-export async function tryCandidates(candidates: Binding[], run: CandidateRun, attempts: Attempt[], log: Logger): Promise<void> {
+/** Counts each failed attempt by provider and the code its client would hear, and each move to the next candidate. */
+export async function tryCandidates(candidates: Binding[], run: CandidateRun, attempts: Attempt[], { log, metrics }: { log: Logger; metrics: Metrics }): Promise<void> {
   for (let i = 0; i < candidates.length && !run.closed(); i++) {
     const binding = candidates[i];
     try {
@@ -40,8 +43,10 @@ export async function tryCandidates(candidates: Binding[], run: CandidateRun, at
       const reason = (err as Error).message;
       attempts.push({ provider: binding.provider.id, reason });
       log.warn({ provider: binding.provider.id, reason }, "provider attempt failed");
+      metrics.upstreamErrors.inc({ provider: binding.provider.id, code: sessionFailure(err).code });
       run.attemptFailed?.(binding, reason);
       if (err instanceof ProviderError && err.retryable && run.canMoveOn() && i + 1 < candidates.length) {
+        metrics.fallbacks.inc({ provider: binding.provider.id, reason: sessionFailure(err).code });
         run.moveOn();
         continue;
       }

@@ -48,6 +48,8 @@ export interface EndingDeps {
   log: Logger;
   metrics: Metrics;
   surface: string;
+  /** How the client is served: a WebSocket (the default) or a streamed HTTP body. */
+  transport?: "ws" | "http";
   port: { close(code: number, reason: string): void };
 }
 
@@ -59,14 +61,34 @@ export interface EndingDeps {
  */
 export async function recordEnding(session: SessionRecord, end: SessionEnding, deps: EndingDeps, close: Close | null, lastWords?: () => void): Promise<void> {
   const { admission, startedAt, attempts } = session;
-  if (admission) {
-    await admission.meter
-      .settle({ binding: session.binding ?? session.tried ?? admission.candidates[0], status: end.status, units: end.billed, startedAt, latencyMs: end.latencyMs, attempts })
-      .catch(() => {}); // logged by the meter with everything needed to bill it by hand
-  }
+  const charged = admission && (session.binding ?? session.tried ?? admission.candidates[0]);
+  // A settle that fails is logged by the meter with everything needed to bill it by hand.
+  const settle = { binding: charged!, status: end.status, units: end.billed, startedAt, latencyMs: end.latencyMs, attempts };
+  const credits = admission ? (await admission.meter.settle(settle).catch(() => undefined))?.credits : undefined;
   const provider = session.binding?.provider.id;
-  deps.log.info({ outcome: end.outcome, provider, billed: end.billed, code: close?.code, ...end.details }, "session closed");
+  const payer = admission?.meter.payer;
+  const durationMs = Date.now() - startedAt.getTime();
+  const transport = deps.transport ?? "ws";
+  deps.log.info(
+    {
+      outcome: end.outcome,
+      surface: deps.surface,
+      transport,
+      tenant: payer?.tenantId,
+      key_prefix: payer?.keyPrefix,
+      provider,
+      model: charged?.canonical,
+      billed: end.billed,
+      credits,
+      code: close?.code,
+      latency_ms: Math.round(end.latencyMs),
+      duration_ms: durationMs,
+      ...end.details,
+    },
+    "session closed",
+  );
   deps.metrics.requests.inc({ surface: deps.surface, provider: provider ?? "none", status: end.outcome });
+  deps.metrics.sessionDuration.observe({ surface: deps.surface, transport, outcome: end.outcome }, durationMs / 1000);
   lastWords?.();
   if (close) deps.port.close(close.code, close.reason);
 }

@@ -157,6 +157,6 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     // Input sent while the session was being admitted waits in the gate: it goes on as paid for.
     this.gate.start();
     const run: CandidateRun = { ...this.candidateRun(), closed: () => this.closed, fail: (err) => this.fail(err) };
-    await tryCandidates(this.admission.candidates, run, this.attempts, this.log);
+    await tryCandidates(this.admission.candidates, run, this.attempts, { log: this.log, metrics: this.deps.metrics });
   }
 }
