@@ -15,7 +15,7 @@ beforeAll(async () => {
 afterAll(() => server.stop(0));
 
 const input = "The router encodes this sentence in the format the caller asked for.";
-const speak = async (response_format: "pcm" | "opus" | "flac") => {
+const speak = async (response_format: "pcm" | "opus" | "aac" | "flac") => {
   const res = await sdk.audio.speech.create({ model: "flite", voice: "slt", input, response_format });
   return { type: res.headers.get("content-type"), bytes: new Uint8Array(await res.arrayBuffer()) };
 };
@@ -54,5 +54,15 @@ describe("/oai response formats transcoded from PCM", () => {
     const probed = await ffprobe(opus.bytes, "ogg");
     expect(probed).toMatchObject({ codec: "opus", sampleRate: 48000, channels: 1 });
     expect(Math.abs(probed.seconds - pcmSeconds)).toBeLessThan(0.01);
+  });
+
+  test("aac: ADTS AAC-LC at 24 kHz, of the speech's length", async () => {
+    const aac = await speak("aac");
+    expect(aac.type).toBe("audio/aac");
+    const probed = await ffprobe(aac.bytes, "aac");
+    expect(probed).toMatchObject({ codec: "aac", sampleRate: 24000, channels: 1 });
+    // ADTS cannot mark the encoder's priming or the last frame's padding: one or two 1024-sample frames more.
+    expect(probed.seconds - pcmSeconds).toBeGreaterThanOrEqual(0);
+    expect(probed.seconds - pcmSeconds).toBeLessThanOrEqual((2 * 1024) / 24000);
   });
 });

@@ -1,8 +1,8 @@
+import { AAC_RATES } from "./duration/mpeg.ts";
+
 // ADTS (ISO/IEC 13818-7 / 14496-3): the 7-byte header that makes raw AAC frames a streamable
 // `audio/aac` file, one before each frame.
 
-/** The sampling frequencies ADTS can name, by index. */
-const FREQUENCIES = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350];
 /** AAC-LC is audio object type 2; ADTS stores it minus one. */
 const AAC_LC_PROFILE = 1;
 const MONO = 1;
@@ -10,7 +10,7 @@ const HEADER_BYTES = 7;
 
 /** The header of one mono AAC-LC frame of `payloadBytes` at `sampleRate`: MPEG-4, no CRC, variable bit rate. */
 export function adtsHeader(sampleRate: number, payloadBytes: number): Uint8Array {
-  const frequency = FREQUENCIES.indexOf(sampleRate);
+  const frequency = AAC_RATES.indexOf(sampleRate);
   if (frequency < 0) throw new Error(`ADTS has no sampling frequency ${sampleRate}`);
   const length = HEADER_BYTES + payloadBytes;
   return new Uint8Array([

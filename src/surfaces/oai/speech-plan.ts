@@ -8,7 +8,7 @@ import { resolve } from "../../routing/resolve.ts";
 export const MAX_INPUT_CHARACTERS = 4096;
 
 /** The `response_format` values we can produce, and what each asks the session for. */
-const RESPONSE_FORMATS = { mp3: "mp3", opus: "pcm", flac: "pcm", pcm: "pcm", wav: "pcm" } as const;
+const RESPONSE_FORMATS = { mp3: "mp3", opus: "pcm", aac: "pcm", flac: "pcm", pcm: "pcm", wav: "pcm" } as const;
 export type ResponseFormat = keyof typeof RESPONSE_FORMATS;
 
 export interface OaiSpeechPlan {

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { AacStreamEncoder } from "../../audio/aac.ts";
 import { FlacStreamEncoder } from "../../audio/flac.ts";
 import { OggOpusStreamEncoder, OPUS_RATE } from "../../audio/ogg-opus.ts";
 import { wavHeader } from "../../audio/wav.ts";
@@ -13,16 +14,19 @@ import { planOaiSpeech, type ResponseFormat } from "./speech-plan.ts";
 import { sseShape } from "./speech-sse.ts";
 
 const pcmType = (a: AudioFormat) => `audio/L16; rate=${a.sampleRate}; channels=${a.channels}`;
-/** OpenAI's `pcm`, `wav` and `flac` are 24 kHz: other rates are resampled, as SDK callers assume it. */
+/** OpenAI's `pcm`, `wav`, `flac` and `aac` are 24 kHz: other rates are resampled, as SDK callers assume it. */
 const OPENAI_PCM_RATE = 24000;
 /** `opus` is Ogg Opus at 48 kHz, encoded from the provider's PCM (no provider streams Opus to a session). */
 const OAI_OPUS_KBPS = 64;
+/** `aac` is AAC-LC in ADTS, encoded from the provider's PCM like `opus`. */
+const OAI_AAC_KBPS = 64;
 const SHAPES: Record<ResponseFormat, HttpAudioShape> = {
   mp3: { contentType: () => "audio/mpeg" },
   pcm: { pcm: { rate: OPENAI_PCM_RATE }, contentType: pcmType },
   wav: { pcm: { rate: OPENAI_PCM_RATE }, contentType: () => "audio/wav", preamble: (a) => wavHeader(a.sampleRate, a.channels) },
   flac: { pcm: { rate: OPENAI_PCM_RATE }, contentType: () => "audio/flac", encoder: (a) => new FlacStreamEncoder(a.sampleRate) },
   opus: { pcm: { rate: OPUS_RATE }, contentType: () => "audio/ogg", encoder: () => new OggOpusStreamEncoder(OAI_OPUS_KBPS) },
+  aac: { pcm: { rate: OPENAI_PCM_RATE }, contentType: () => "audio/aac", encoder: (a) => new AacStreamEncoder(a.sampleRate, OAI_AAC_KBPS) },
 };
 
 /**
