@@ -1,19 +1,29 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ElevenLabsClient } from "@elevenlabs/elevenlabs-js";
+import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { FixedPcmProvider, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
+import { mp3, speech } from "./fakes/http-fake.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 
 // /el output formats transcoded from the engine's PCM, asked through the official SDK and read
-// back with ffprobe/ffmpeg: the asked rate and bitrate, and the speech's length.
+// back with ffprobe/ffmpeg: the asked rate and bitrate, and the speech's length. ElevenLabs (a
+// fake of it) shows which MP3 passes through untouched.
 
+const elevenlabs = startFakeElevenLabs();
 let server: TestServer;
 let client: ElevenLabsClient;
 beforeAll(async () => {
-  server = await startTestServer({}, { extra: { catalogue: testCatalogue(["fixed"]), providers: [new FixedPcmProvider("fixed", 5)] } });
+  server = await startTestServer(
+    { ELEVENLABS_API_KEY: FAKE_ELEVENLABS_KEY, ELEVENLABS_BASE_URL: elevenlabs.url },
+    { extra: { catalogue: testCatalogue(["fixed"]), providers: [new FixedPcmProvider("fixed", 5)] } },
+  );
   client = new ElevenLabsClient({ apiKey: server.key, baseUrl: `${server.url}/el`, maxRetries: 0 });
 });
-afterAll(() => server.stop(0));
+afterAll(() => {
+  server.stop(0);
+  elevenlabs.stop();
+});
 
 const text = "The router encodes this sentence in the format the caller asked for.";
 type Format = Parameters<ElevenLabsClient["textToSpeech"]["convert"]>[1]["outputFormat"];
@@ -31,6 +41,7 @@ describe("/el output formats transcoded from PCM", () => {
     ["mp3_22050_32", 22050, 32],
     ["mp3_44100_64", 44100, 64],
     ["mp3_24000_48", 24000, 48],
+    ["mp3_44100_128", 44100, 128], // the default: Flite's own MP3 is 16 kHz, so it is LAME's too
   ] as const) {
     test(`${format}: MP3 at ${rate} Hz, ${kbps} kb/s, of the speech's length`, async () => {
       const probed = await ffprobe(await speak(format), "mp3");
@@ -73,8 +84,7 @@ describe("/el output formats transcoded from PCM", () => {
     }
   });
 
-  test("mp3_44100_128 passes an engine's own MP3 through untouched, and is LAME's from a model that emits only PCM", async () => {
-    expect(await ffprobe(await speak("mp3_44100_128"), "mp3")).toMatchObject({ codec: "mp3", sampleRate: 16000 }); // Flite's own MP3
+  test("mp3_44100_128 from a model that emits only PCM is LAME's", async () => {
     const res = await fetch(`${server.url}/el/v1/text-to-speech/slt?output_format=mp3_44100_128`, {
       method: "POST",
       headers: { "xi-api-key": server.key, "content-type": "application/json" },
@@ -93,5 +103,25 @@ describe("/el output formats transcoded from PCM", () => {
     });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ detail: { status: "invalid_output_format", param: "output_format" } });
+  });
+});
+
+describe("/el MP3 from a provider that makes it", () => {
+  const text = "Straight from the provider.";
+  const viaHttp = { queryParams: { transport: "http" } }; // one upstream request, whose bytes the fake makes predictably
+  const convert = async (outputFormat: Format) =>
+    new Uint8Array(await new Response(await client.textToSpeech.convert(FAKE_VOICE, { text, modelId: "elevenlabs/eleven_flash_v2_5", outputFormat }, viaHttp)).arrayBuffer());
+
+  test("mp3_44100_128, which ElevenLabs emits, is its own bytes untouched", async () => {
+    const audio = await convert("mp3_44100_128");
+    expect(elevenlabs.requests.at(-1)!.query.output_format).toBe("mp3_44100_128");
+    expect(Buffer.from(audio).equals(mp3(speech(text, 44100), 44100))).toBe(true); // the fake's MP3, byte for byte
+  });
+
+  test("mp3_44100_64, which it does not emit, is LAME's from its PCM", async () => {
+    const probed = await ffprobe(await convert("mp3_44100_64"), "mp3");
+    expect(elevenlabs.requests.at(-1)!.query.output_format).toMatch(/^pcm_/);
+    expect(probed).toMatchObject({ codec: "mp3", sampleRate: 44100, channels: 1, bitRate: 64_000 });
+    expect(Math.abs(probed.seconds - speech(text, 16000).byteLength / 2 / 16000)).toBeLessThan(0.1);
   });
 });

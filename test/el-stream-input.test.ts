@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { TtsStream, TtsStreamRequest } from "../src/providers/types.ts";
 import { BrokenProvider, FixedPcmProvider, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
+import { ffprobe } from "./helpers/ffprobe.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect, peak, type Recording } from "./helpers/ws-client.ts";
 
@@ -110,6 +111,27 @@ describe("stream-input as ElevenLabs documents it", () => {
     expect(ulaw).not.toEqual(alaw);
   });
 
+  test("mp3_<rate>_<bitrate> and opus_48000_<bitrate> are encoded from the engine's PCM, the encoder's last frames before isFinal", async () => {
+    const text = ["Encoded as it comes. ", "Then the rest."];
+    const pcmSeconds = (await speak("model_id=flite&output_format=pcm_16000", text, xi(server.key))).byteLength / 2 / 16000;
+    for (const [format, expected, tolerance] of [
+      ["mp3_22050_32", { codec: "mp3", sampleRate: 22050, bitRate: 32_000 }, 0.1],
+      ["mp3_44100_128", { codec: "mp3", sampleRate: 44100, bitRate: 128_000 }, 0.1], // the default; Flite's own MP3 is 16 kHz
+      ["opus_48000_64", { codec: "opus", sampleRate: 48000 }, 0.01],
+    ] as const) {
+      const c = connect(url("slt", `model_id=flite&output_format=${format}`), xi(server.key));
+      c.send(init());
+      for (const t of text) c.send({ text: t });
+      c.send({ text: "" });
+      const rec = await c.closed;
+      expect(rec.close.code).toBe(1000);
+      expect(rec.events.at(-1)).toEqual({ isFinal: true });
+      const probed = await ffprobe(audioOf(rec), format.startsWith("mp3") ? "mp3" : "ogg");
+      expect(probed).toMatchObject({ ...expected, channels: 1 });
+      expect(Math.abs(probed.seconds - pcmSeconds)).toBeLessThan(tolerance); // LAME pads a frame or two; Ogg's granule trims Opus exactly
+    }
+  });
+
   test("flush mid-stream: the first sentence's audio arrives before the input ends", async () => {
     const c = connect(url("slt", "model_id=flite&output_format=pcm_16000"), xi(server.key));
     c.send(init());
@@ -160,8 +182,8 @@ describe("before the upgrade", () => {
   test("query errors answer 400 in the {detail} envelope", async () => {
     expect(await upgrade("slt/stream-input")).toMatchObject({ status: 400, body: { detail: { status: "model_required" } } });
     expect(await upgrade("slt/stream-input?model_id=fixed/echo&output_format=mp3_44100_128")).toMatchObject({ status: 400, body: { detail: { status: "invalid_output_format" } } });
-    expect(await upgrade("slt/stream-input?model_id=flite&output_format=opus_48000_64")).toMatchObject({ status: 400, body: { detail: { status: "invalid_output_format" } } });
-    expect(await upgrade("slt/stream-input?model_id=flite&output_format=wav_16000")).toMatchObject({ status: 400, body: { detail: { status: "invalid_output_format" } } }); // transcoded formats are HTTP-only
+    expect(await upgrade("slt/stream-input?model_id=fixed/echo&output_format=mp3_22050_32")).toMatchObject({ status: 400, body: { detail: { status: "invalid_output_format" } } }); // encoded here, yet refused as the interface says
+    expect(await upgrade("slt/stream-input?model_id=flite&output_format=wav_16000")).toMatchObject({ status: 400, body: { detail: { status: "invalid_output_format" } } }); // no place for a WAV header in the frames
     expect(await upgrade("slt/stream-input?model_id=flite&inactivity_timeout=181")).toMatchObject({ status: 400, body: { detail: { status: "invalid_request" } } });
     expect(await upgrade("slt/stream-input?model_id=flite&auto_mode=maybe")).toMatchObject({ status: 400, body: { detail: { status: "invalid_request" } } });
   });

@@ -39,7 +39,7 @@ export interface DeclaredCatalogue<Id extends string> {
 }
 
 export function declareCloud<Id extends string>(id: Id, d: Declaration): DeclaredCatalogue<Id> {
-  const { name, requiresVoice, cloneFee, ttsSpeed, defaults, tts = [], stt = [] } = d;
+  const { name, requiresVoice, cloneFee, ttsSpeed, ttsMp3, defaults, tts = [], stt = [] } = d;
   const model = (o: Offer, capability: "tts" | "stt"): ModelSpec => ({ canonical: `${id}/${o.id}`, name: o.name, capability, aliases: o.aliases ?? [] });
   const ttsBinding = ({ id: modelId, formats, streaming = true, instructions, price }: TtsOffer): BindingSpec => ({
     capability: "tts",
@@ -63,7 +63,17 @@ export function declareCloud<Id extends string>(id: Id, d: Declaration): Declare
   });
   return {
     id,
-    spec: { id, name, kind: "cloud", requiresVoice, ...(cloneFee ? { cloneFee } : {}), ...(ttsSpeed ? { ttsSpeed } : {}), defaults, bindings: [...tts.map(ttsBinding), ...stt.map(sttBinding)] },
+    spec: {
+      id,
+      name,
+      kind: "cloud",
+      requiresVoice,
+      ...(cloneFee ? { cloneFee } : {}),
+      ...(ttsSpeed ? { ttsSpeed } : {}),
+      ...(ttsMp3 ? { ttsMp3 } : {}),
+      defaults,
+      bindings: [...tts.map(ttsBinding), ...stt.map(sttBinding)],
+    },
     models: [...tts.map((o) => model(o, "tts")), ...stt.map((o) => model(o, "stt"))],
   };
 }

@@ -5,6 +5,12 @@ export type Capability = "tts" | "stt";
 /** Output containers a TTS binding can produce. */
 export type TtsFormat = "pcm" | "mp3" | "opus" | "aac" | "flac" | "wav" | "ulaw";
 
+/** An MP3 stream's sample rate, and its bit rate where it is fixed. */
+export interface Mp3Format {
+  sampleRate: number;
+  kbps?: number;
+}
+
 /** The unit a provider publishes its price in; normalized to per-character / per-second for billing. */
 export type PriceUnit = "character" | "1000 characters" | "1000000 characters" | "second" | "minute" | "hour";
 
@@ -54,6 +60,12 @@ export interface ProviderSpec {
    * cannot be made faster or slower.
    */
   ttsSpeed?: true | { min: number; max: number };
+  /**
+   * TTS: the MP3 its adapter streams for a session's `mp3`, where it is always the same; a caller
+   * asking for exactly that MP3 gets the provider's bytes untouched. Absent where it varies or is
+   * not known (the embedded engines' follows each voice's rate): MP3 is then encoded from its PCM.
+   */
+  ttsMp3?: Mp3Format;
   defaults: {
     tts?: { model: string; voice?: string };
     stt?: { model: string; synchronousModel?: string };

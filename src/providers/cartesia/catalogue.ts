@@ -5,11 +5,14 @@ import { INK_WHISPER_FAMILY } from "./streaming-stt.ts";
 // characters. Ink-Whisper streaming STT lists at $0.13 per hour.
 
 const FORMATS = ["pcm", "ulaw", "wav", "mp3"] as const;
+/** The MP3 its sessions ask `/tts/bytes` for. */
+export const CARTESIA_MP3 = { sampleRate: 44100, kbps: 128 } as const;
 
 export const CARTESIA = declareCloud("cartesia", {
   name: "Cartesia",
   requiresVoice: true,
   ttsSpeed: true,
+  ttsMp3: CARTESIA_MP3,
   cloneFee: "0.30",
   defaults: { tts: { model: "sonic-3", voice: "694f9389-aac1-45b6-b726-9d9369183238" }, stt: { model: "ink-whisper" } },
   tts: [

@@ -3,10 +3,11 @@ import { ProviderError, type AudioFormat, type TtsProvider, type TtsStream, type
 import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
 import { UtteranceTtsStream } from "../utterance-stream.ts";
 import { cartesiaHeaders } from "./api.ts";
+import { CARTESIA_MP3 } from "./catalogue.ts";
 import { SONIC_PCM_RATE, SONIC_RAW_PCM, sonicRequest } from "./sonic-request.ts";
 import { openSonicWebSocket } from "./websocket-tts.ts";
 
-const MP3 = { container: "mp3", sample_rate: 44100, bit_rate: 128000 };
+const MP3 = { container: "mp3", sample_rate: CARTESIA_MP3.sampleRate, bit_rate: CARTESIA_MP3.kbps * 1000 };
 
 /**
  * Cartesia Sonic. Sessions stream over `/tts/websocket` (one context per session) by default;
@@ -43,7 +44,7 @@ export class CartesiaTts implements TtsProvider {
   private openHttp(req: TtsStreamRequest): TtsStream {
     const mp3 = req.format === "mp3";
     const base = sonicRequest(req, mp3 ? MP3 : SONIC_RAW_PCM);
-    const format: AudioFormat = { encoding: mp3 ? "mp3" : "pcm_s16le", sampleRate: mp3 ? 44100 : SONIC_PCM_RATE, channels: 1 };
+    const format: AudioFormat = { encoding: mp3 ? "mp3" : "pcm_s16le", sampleRate: mp3 ? CARTESIA_MP3.sampleRate : SONIC_PCM_RATE, channels: 1 };
     const url = `${this.options.baseUrl}/tts/bytes`;
     const headers = cartesiaHeaders(this.options, { "content-type": "application/json" });
     return new UtteranceTtsStream(format, this.id, this.options.idleTimeoutMs, (transcript, signal) =>

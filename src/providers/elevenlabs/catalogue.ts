@@ -3,12 +3,15 @@ import { declareCloud } from "../../catalogue/declare.ts";
 // List prices per 1000 characters / per hour of audio, as published for API usage.
 
 const FORMATS = ["mp3", "pcm", "ulaw", "opus"] as const;
+/** The MP3 its sessions ask for (`mp3_44100_128`), ElevenLabs' default. */
+export const ELEVENLABS_MP3 = { sampleRate: 44100, kbps: 128 } as const;
 const FILES = { streaming: false, synchronous: true, batch: false };
 
 export const ELEVENLABS = declareCloud("elevenlabs", {
   name: "ElevenLabs",
   requiresVoice: true,
   ttsSpeed: true,
+  ttsMp3: ELEVENLABS_MP3,
   cloneFee: "0.30",
   defaults: { tts: { model: "eleven_flash_v2_5", voice: "JBFqnCBsd6RMkjVDRZzb" }, stt: { model: "scribe_v2_realtime", synchronousModel: "scribe_v1" } },
   tts: [

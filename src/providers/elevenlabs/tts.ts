@@ -2,6 +2,7 @@ import { ttsTransport } from "../tts-transport.ts";
 import { ProviderError, type AudioFormat, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "../types.ts";
 import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
 import { UtteranceTtsStream } from "../utterance-stream.ts";
+import { ELEVENLABS_MP3 } from "./catalogue.ts";
 import { voiceSettings } from "./options.ts";
 import { openStreamInput } from "./stream-input-tts.ts";
 
@@ -23,8 +24,9 @@ export class ElevenLabsTts implements TtsProvider {
   async open(req: TtsStreamRequest): Promise<TtsStream> {
     if (req.format !== "pcm" && req.format !== "mp3") throw new ProviderError(`elevenlabs streaming sessions produce pcm or mp3, not ${req.format}`, false);
     if (!req.voice) throw new ProviderError("elevenlabs needs a voice id", false);
-    const format: AudioFormat = { encoding: req.format === "mp3" ? "mp3" : "pcm_s16le", sampleRate: req.format === "mp3" ? 44100 : PCM_RATE, channels: 1 };
-    const outputFormat = req.format === "mp3" ? "mp3_44100_128" : `pcm_${PCM_RATE}`;
+    const mp3 = req.format === "mp3";
+    const format: AudioFormat = { encoding: mp3 ? "mp3" : "pcm_s16le", sampleRate: mp3 ? ELEVENLABS_MP3.sampleRate : PCM_RATE, channels: 1 };
+    const outputFormat = mp3 ? `mp3_${ELEVENLABS_MP3.sampleRate}_${ELEVENLABS_MP3.kbps}` : `pcm_${PCM_RATE}`;
     if (ttsTransport(this.id, req.options) === "websocket") return openStreamInput(this.options, req, req.voice, format, outputFormat);
     const query = new URLSearchParams({ output_format: outputFormat });
     if (req.options.optimize_streaming_latency) query.set("optimize_streaming_latency", req.options.optimize_streaming_latency);

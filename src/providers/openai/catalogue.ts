@@ -5,12 +5,15 @@ import { OPENAI_REALTIME_FAMILY } from "./realtime-stt.ts";
 // published estimate is $0.015 per minute of audio, carried here as $0.015 per 1000 characters.
 
 const FORMATS = ["mp3", "opus", "aac", "flac", "wav", "pcm"] as const;
+/** OpenAI's speech is 24 kHz mono, its PCM and its MP3 alike. */
+export const OPENAI_TTS_RATE = 24000;
 const REALTIME = { streaming: true, synchronous: true, batch: false, inputFormats: OPENAI_REALTIME_FAMILY.inputFormats };
 
 export const OPENAI = declareCloud("openai", {
   name: "OpenAI",
   requiresVoice: true,
   ttsSpeed: true,
+  ttsMp3: { sampleRate: OPENAI_TTS_RATE },
   defaults: { tts: { model: "gpt-4o-mini-tts", voice: "alloy" }, stt: { model: "gpt-4o-transcribe" } },
   tts: [
     { id: "tts-1", name: "TTS-1", formats: FORMATS, price: { amount: "15", per: "1000000 characters" } },

@@ -1,8 +1,8 @@
 import { ProviderError, type AudioFormat, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "../types.ts";
 import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
 import { UtteranceTtsStream } from "../utterance-stream.ts";
+import { OPENAI_TTS_RATE } from "./catalogue.ts";
 
-const PCM_RATE = 24000;
 const VOICES = ["alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer", "verse", "marin", "cedar"];
 
 /**
@@ -19,7 +19,7 @@ export class OpenAiTts implements TtsProvider {
   async open(req: TtsStreamRequest): Promise<TtsStream> {
     if (req.format !== "pcm" && req.format !== "mp3") throw new ProviderError(`${this.id} streaming sessions produce pcm or mp3, not ${req.format}`, false);
     const { options } = this;
-    const format: AudioFormat = { encoding: req.format === "mp3" ? "mp3" : "pcm_s16le", sampleRate: PCM_RATE, channels: 1 };
+    const format: AudioFormat = { encoding: req.format === "mp3" ? "mp3" : "pcm_s16le", sampleRate: OPENAI_TTS_RATE, channels: 1 };
     return new UtteranceTtsStream(format, this.id, options.idleTimeoutMs, (input, signal) => {
       const body: Record<string, unknown> = { model: req.model, input, voice: req.voice, response_format: req.format };
       if (req.options.instructions) body.instructions = req.options.instructions;

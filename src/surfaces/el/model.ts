@@ -3,6 +3,8 @@ import type { Binding, Capability } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
 import { resolve } from "../../routing/resolve.ts";
+import { routeMp3 } from "../mp3-routing.ts";
+import type { OutputFormat } from "./output-format.ts";
 
 /**
  * The provider an `/el` `model_id` names: a canonical `{provider}/{model}` names one; a bare model
@@ -23,4 +25,16 @@ export function providerOfModel(catalogue: Catalogue, modelId: string | undefine
 export function elevenLabsTtsCandidates(catalogue: Catalogue, modelId: string | undefined, voice: string, format: "pcm" | "mp3", query: URLSearchParams): Binding[] {
   const provider = providerOfModel(catalogue, modelId, "tts", query);
   return resolve(catalogue, { capability: "tts", model: modelId, provider: provider || undefined, voice, format, mode: "streaming", preferences: preferencesFromQuery(query) });
+}
+
+/**
+ * The candidates for an `/el` TTS request and its output format as the session makes it: an asked
+ * `mp3_<rate>_<bitrate>` that every candidate emits exactly (ElevenLabs' and Cartesia's
+ * `mp3_44100_128`) is the providers' own, untouched; every other format is made from their PCM.
+ */
+export function routeElevenLabsTts(catalogue: Catalogue, modelId: string | undefined, voice: string, asked: OutputFormat, query: URLSearchParams): { candidates: Binding[]; output: OutputFormat } {
+  const route = (format: "pcm" | "mp3") => elevenLabsTtsCandidates(catalogue, modelId, voice, format, query);
+  if (asked.transcode?.codec !== "mp3") return { candidates: route(asked.format), output: asked };
+  const { format, candidates } = routeMp3(route, { sampleRate: asked.sampleRate, kbps: asked.transcode.kbps });
+  return { candidates, output: format === "mp3" ? { format, sampleRate: asked.sampleRate } : asked };
 }

@@ -6,7 +6,7 @@ import type { HttpAudioShape } from "../http-tts-port.ts";
 import { ApiError } from "../../errors.ts";
 
 export interface OutputFormat {
-  /** What the TTS session produces. */
+  /** What the TTS session produces: MP3 only where the providers' own is the one asked for (see `routeElevenLabsTts`). */
   format: "pcm" | "mp3";
   /** The sample rate the caller asked for (`pcm_16000` → 16000). */
   sampleRate: number;
@@ -16,8 +16,8 @@ export interface OutputFormat {
   transcode?: { codec: "mp3" | "opus"; kbps: number } | { codec: "wav" };
 }
 
-/** The MP3 cloud providers emit natively (ElevenLabs, Cartesia): asked for it, their own bytes pass through. */
-const NATIVE_MP3 = "mp3_44100_128";
+/** ElevenLabs' default `output_format`. */
+const DEFAULT_FORMAT = "mp3_44100_128";
 /** MPEG-1/2/2.5 sample rates (LAME takes no other). */
 const MP3_RATES = new Set([8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]);
 const MP3_KBPS = new Set([8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160, 192, 224, 256, 320]);
@@ -29,7 +29,7 @@ const invalid = (v: string) =>
 
 /** `output_format` as ElevenLabs spells it: `mp3_44100_128`, `opus_48000_64`, `pcm_16000`, `wav_22050`, `ulaw_8000`, … (default `mp3_44100_128`). */
 export function parseOutputFormat(value: string | null | undefined): OutputFormat {
-  const v = value || NATIVE_MP3;
+  const v = value || DEFAULT_FORMAT;
   if (v === "ulaw_8000" || v === "alaw_8000") return { format: "pcm", sampleRate: 8000, pcm: { rate: 8000, companding: v === "ulaw_8000" ? "ulaw" : "alaw" } };
   const opus = /^opus_48000_(\d{2,3})$/.exec(v);
   if (opus) {
@@ -42,25 +42,15 @@ export function parseOutputFormat(value: string | null | undefined): OutputForma
   const sampleRate = Number(m[2]);
   if (m[1] === "pcm") return { format: "pcm", sampleRate, pcm: { rate: sampleRate } };
   if (m[1] === "wav") return { format: "pcm", sampleRate, pcm: { rate: sampleRate }, transcode: { codec: "wav" } };
-  if (v === NATIVE_MP3) return { format: "mp3", sampleRate };
   const kbps = Number(m[3] ?? 128);
   if (!MP3_RATES.has(sampleRate) || !MP3_KBPS.has(kbps)) throw invalid(v);
-  return lame(sampleRate, kbps);
+  return { format: "pcm", sampleRate, pcm: { rate: sampleRate }, transcode: { codec: "mp3", kbps } };
 }
 
-const lame = (sampleRate: number, kbps: number): OutputFormat => ({ format: "pcm", sampleRate, pcm: { rate: sampleRate }, transcode: { codec: "mp3", kbps } });
-
-/** `mp3_44100_128` made by LAME from PCM, for a model none of whose providers emits MP3. */
-export const transcodedNativeMp3 = () => lame(44100, 128);
-
-/**
- * For the stream-input WebSocket, which sends the session's audio as it comes: `mp3_*` is the
- * provider's own MP3 (rate and bitrate not applied) and `wav_*` and `opus_*` are not offered.
- */
-export function untranscoded(output: OutputFormat, value: string | null | undefined): OutputFormat {
-  if (!output.transcode) return output;
-  if (output.transcode.codec !== "mp3") throw invalid(value ?? "");
-  return { format: "mp3", sampleRate: output.sampleRate };
+/** For the stream-input WebSocket, whose audio frames have no place for a WAV header: `wav_*` is not offered there. */
+export function streamable(output: OutputFormat, value: string | null | undefined): OutputFormat {
+  if (output.transcode?.codec === "wav") throw invalid(value ?? "");
+  return output;
 }
 
 /** The HTTP shape's part for a transcoded format: LAME's frames, Ogg Opus pages, or the WAV header before the PCM. */

@@ -2,7 +2,9 @@ import type { ServerWebSocket } from "bun";
 import { base64Of } from "../../audio/bytes.ts";
 import { PcmDelivery, type PcmPromise } from "../../audio/pcm-delivery.ts";
 import { type ApiError, CLOSE, closeReason, ERRORS, type ErrorCode } from "../../errors.ts";
+import type { AudioFormat } from "../../providers/types.ts";
 import type { TtsPort, TtsSessionEvent } from "../../sessions/tts-events.ts";
+import type { PcmEncoder } from "../http-tts-port.ts";
 import { WsPort } from "../ws-port.ts";
 
 /** ElevenLabs calls a client frame it cannot read `invalid_input_message` and closes with 1008, where /v1/tts says 1003. */
@@ -10,32 +12,49 @@ const BAD_FRAME = { error: "invalid_input_message", close: CLOSE.policyViolation
 
 /**
  * A TTS session spoken as ElevenLabs' `stream-input`: audio as `{"audio": <base64>, …}` frames
- * (PCM converted to the rate and encoding `output_format` promised), `{"isFinal": true}` before the normal
- * close, and ElevenLabs' error frame `{message, error, code}` before any other close. The
- * session's own events (provider status, readiness, flush acknowledgements) have no counterpart.
+ * (PCM converted to the rate and encoding `output_format` promised, then encoded chunk by chunk
+ * when it names MP3 or Opus made here), `{"isFinal": true}` before the normal close (after the
+ * encoder's last frames), and ElevenLabs' error frame `{message, error, code}` before any other
+ * close. The session's own events (provider status, readiness, flush acknowledgements) have no
+ * counterpart.
  */
 export class StreamInputPort implements TtsPort {
   private readonly socket: WsPort;
   private delivery: PcmDelivery | undefined;
+  private encoder: PcmEncoder | undefined;
   private disposed = false;
 
   constructor(
     raw: ServerWebSocket<unknown>,
-    /** The PCM the caller was promised (`pcm_16000`, `ulaw_8000`); undefined for MP3. */
+    /** The PCM the caller was promised (`pcm_16000`, `ulaw_8000`); undefined for the providers' own MP3. */
     private readonly pcm: PcmPromise | undefined,
+    /** The encoder of that PCM, for `mp3_*` and `opus_*` made here. */
+    private readonly encoderFor?: (audio: AudioFormat) => PcmEncoder,
   ) {
     this.socket = new WsPort(raw);
   }
 
   event(event: TtsSessionEvent): void {
-    if (event.type === "audio_started") this.delivery = PcmDelivery.for(this.pcm, event.format);
+    if (event.type === "audio_started") this.started(event.format);
     else if (event.type === "error") this.error(event.code, event.message);
-    else if (event.type === "ended") this.socket.sendEvent({ isFinal: true });
+    else if (event.type === "ended") {
+      if (this.encoder) this.send(this.encoder.flush());
+      this.socket.sendEvent({ isFinal: true });
+    }
   }
 
   sendAudio(chunk: Uint8Array): void | Promise<void> {
-    if (this.delivery) return this.delivery.process(chunk).then((audio) => (this.disposed ? undefined : this.send(audio)));
-    return this.send(chunk);
+    if (this.delivery) return this.delivery.process(chunk).then((audio) => (this.disposed ? undefined : this.deliver(audio)));
+    return this.deliver(chunk);
+  }
+
+  private started(format: AudioFormat): void {
+    this.delivery = PcmDelivery.for(this.pcm, format);
+    this.encoder = this.encoderFor?.({ ...format, sampleRate: this.pcm?.rate ?? format.sampleRate });
+  }
+
+  private deliver(audio: Uint8Array): void | Promise<void> {
+    return this.send(this.encoder && audio.byteLength ? this.encoder.encode(audio) : audio);
   }
 
   close(code: number, reason: string): void {
@@ -61,6 +80,7 @@ export class StreamInputPort implements TtsPort {
     if (this.disposed) return;
     this.disposed = true;
     this.delivery?.release();
+    this.encoder?.release?.();
   }
 
   private error(code: ErrorCode, message: string): void {

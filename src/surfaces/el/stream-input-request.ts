@@ -1,8 +1,8 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import type { Binding } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
-import { elevenLabsTtsCandidates } from "./model.ts";
-import { parseOutputFormat, untranscoded, type OutputFormat } from "./output-format.ts";
+import { elevenLabsTtsCandidates, routeElevenLabsTts } from "./model.ts";
+import { parseOutputFormat, streamable, type OutputFormat } from "./output-format.ts";
 import { elevenLabsProviderOptions } from "./provider-options.ts";
 
 /**
@@ -18,8 +18,10 @@ export interface StreamInputPlan {
   candidates: Binding[];
   voice: string;
   format: OutputFormat["format"];
-  /** The PCM `output_format` promises (the provider's is converted to it); undefined for MP3. */
+  /** The PCM `output_format` promises (the provider's is converted to it); undefined for the providers' own MP3. */
   pcm?: OutputFormat["pcm"];
+  /** The encoder that PCM goes through (MP3, Ogg Opus), if the format is made here. */
+  transcode?: OutputFormat["transcode"];
   inactivitySeconds: number;
   /** The provider options, given what the init frame's fields translate to; the query wins. */
   options(fields: Record<string, string>): Record<string, string>;
@@ -37,10 +39,12 @@ function inactivity(value: string | null): number {
 /** Reads the `GET /el/v1/text-to-speech/{voice_id}/stream-input` query and routes it. Pure; throws `ApiError`. */
 export function planStreamInput(catalogue: Catalogue, voice: string, query: URLSearchParams): StreamInputPlan {
   const modelId = query.get("model_id") || undefined;
-  const output = untranscoded(parseOutputFormat(query.get("output_format")), query.get("output_format"));
+  const asked = streamable(parseOutputFormat(query.get("output_format")), query.get("output_format"));
   const inactivitySeconds = inactivity(query.get("inactivity_timeout"));
   const options = (fields: Record<string, string>) => elevenLabsProviderOptions(query, RESERVED_QUERY, undefined, fields);
   options({}); // a bad enum or boolean in the query is told before the upgrade
-  const candidates = elevenLabsTtsCandidates(catalogue, modelId, voice, output.format, query);
-  return { candidates, voice, format: output.format, pcm: output.pcm, inactivitySeconds, options };
+  // The interface's contract: `mp3_*` is refused before the upgrade when every allowed provider emits only PCM, though LAME could make it.
+  if (asked.transcode?.codec === "mp3") elevenLabsTtsCandidates(catalogue, modelId, voice, "mp3", query);
+  const { candidates, output } = routeElevenLabsTts(catalogue, modelId, voice, asked, query);
+  return { candidates, voice, format: output.format, pcm: output.pcm, transcode: output.transcode, inactivitySeconds, options };
 }

@@ -1,8 +1,8 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import type { Binding } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
-import { elevenLabsTtsCandidates } from "./model.ts";
-import { parseOutputFormat, transcodedNativeMp3, type OutputFormat } from "./output-format.ts";
+import { routeElevenLabsTts } from "./model.ts";
+import { parseOutputFormat, type OutputFormat } from "./output-format.ts";
 import { elevenLabsProviderOptions, voiceSettingsOptions } from "./provider-options.ts";
 
 /** ElevenLabs' own longest request (Flash v2.5); longer text is 413 `tts_text_too_large`. */
@@ -32,20 +32,12 @@ export function planElevenLabsTts(catalogue: Catalogue, voice: string, query: UR
   if (b.text.length > MAX_TEXT_CHARACTERS) throw new ApiError("tts_text_too_large", `text is longer than ${MAX_TEXT_CHARACTERS} characters`, { param: "text" });
   const modelId = typeof b.model_id === "string" ? b.model_id : undefined;
   const outputFormat = query.get("output_format") || "mp3_44100_128";
-  let output = parseOutputFormat(outputFormat);
+  const asked = parseOutputFormat(outputFormat);
 
   const options = voiceSettingsOptions(b.voice_settings);
   for (const k of ["language_code", "apply_text_normalization", "seed", "previous_text", "next_text"]) if (b[k] !== undefined && b[k] !== null) options[k] = String(b[k]);
   for (const k of ["optimize_streaming_latency", "enable_logging"]) if (query.has(k)) options[k] = query.get(k)!;
 
-  let candidates: Binding[];
-  try {
-    candidates = elevenLabsTtsCandidates(catalogue, modelId, voice, output.format, query);
-  } catch (err) {
-    // The native MP3 no allowed provider emits is encoded from their PCM instead.
-    if (!(err instanceof ApiError && err.code === "invalid_output_format" && output.format === "mp3")) throw err;
-    output = transcodedNativeMp3();
-    candidates = elevenLabsTtsCandidates(catalogue, modelId, voice, output.format, query);
-  }
+  const { candidates, output } = routeElevenLabsTts(catalogue, modelId, voice, asked, query);
   return { candidates, text: b.text, voice, outputFormat, ...output, options: elevenLabsProviderOptions(query, RESERVED_QUERY, b.provider_options, options) };
 }

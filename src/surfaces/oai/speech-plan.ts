@@ -3,13 +3,17 @@ import type { Binding } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
 import { preferencesFromBody } from "../../routing/preferences.ts";
 import { resolve } from "../../routing/resolve.ts";
+import { routeMp3 } from "../mp3-routing.ts";
 
 /** OpenAI's own limit on `input`; longer text is 413 `tts_text_too_large`. */
 export const MAX_INPUT_CHARACTERS = 4096;
 
-/** The `response_format` values we can produce, and what each asks the session for. */
-const RESPONSE_FORMATS = { mp3: "mp3", opus: "pcm", flac: "pcm", pcm: "pcm", wav: "pcm" } as const;
-export type ResponseFormat = keyof typeof RESPONSE_FORMATS;
+/** OpenAI's speech is 24 kHz in every format but `opus`: other rates are resampled (or, for `mp3`, encoded from PCM), as SDK callers assume it. */
+export const OPENAI_RATE = 24000;
+
+/** The `response_format` values we can produce: all from the session's PCM, but `mp3` where the providers' own is OpenAI's. */
+const RESPONSE_FORMATS = ["mp3", "opus", "aac", "flac", "pcm", "wav"] as const;
+export type ResponseFormat = (typeof RESPONSE_FORMATS)[number];
 
 export interface OaiSpeechPlan {
   candidates: Binding[];
@@ -18,6 +22,7 @@ export interface OaiSpeechPlan {
   responseFormat: ResponseFormat;
   /** `audio`: the bytes as they are; `sse`: OpenAI's speech events. */
   streamFormat: "audio" | "sse";
+  /** What the session carries: `mp3` only for the providers' own, passed through. */
   format: "pcm" | "mp3";
   options: Record<string, string>;
 }
@@ -33,8 +38,8 @@ export function planOaiSpeech(catalogue: Catalogue, body: unknown): OaiSpeechPla
   if ([...b.input].length > MAX_INPUT_CHARACTERS) throw new ApiError("tts_text_too_large", `input is longer than ${MAX_INPUT_CHARACTERS} characters`, { param: "input" });
   if (b.voice !== undefined && (typeof b.voice !== "string" || !b.voice)) throw new ApiError("invalid_request", "voice must be a non-empty string", { param: "voice" });
   const responseFormat = (b.response_format ?? "mp3") as ResponseFormat;
-  if (!(responseFormat in RESPONSE_FORMATS)) {
-    throw new ApiError("invalid_request", `response_format must be one of ${Object.keys(RESPONSE_FORMATS).join(", ")}`, { param: "response_format" });
+  if (!RESPONSE_FORMATS.includes(responseFormat)) {
+    throw new ApiError("invalid_request", `response_format must be one of ${RESPONSE_FORMATS.join(", ")}`, { param: "response_format" });
   }
   const streamFormat = b.stream_format ?? "audio";
   if (streamFormat !== "audio" && streamFormat !== "sse") throw new ApiError("invalid_request", "stream_format must be audio or sse", { param: "stream_format" });
@@ -48,9 +53,10 @@ export function planOaiSpeech(catalogue: Catalogue, body: unknown): OaiSpeechPla
     options.speed = String(b.speed);
   }
   const voice = b.voice as string | undefined;
-  const format = RESPONSE_FORMATS[responseFormat];
-  const routed = resolve(catalogue, { capability: "tts", model: b.model, voice, format, mode: "streaming", preferences: preferencesFromBody(b.provider) });
-  return { candidates: withSpeed(routed, b.speed as number | undefined), text: b.input, voice, responseFormat, streamFormat, format, options };
+  const preferences = preferencesFromBody(b.provider);
+  const route = (format: "pcm" | "mp3") => resolve(catalogue, { capability: "tts", model: b.model as string, voice, format, mode: "streaming", preferences });
+  const { format, candidates } = responseFormat === "mp3" ? routeMp3(route, { sampleRate: OPENAI_RATE }) : { format: "pcm" as const, candidates: route("pcm") };
+  return { candidates: withSpeed(candidates, b.speed as number | undefined), text: b.input, voice, responseFormat, streamFormat, format, options };
 }
 
 /**
