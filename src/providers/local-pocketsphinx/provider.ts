@@ -48,7 +48,7 @@ export class LocalSphinxProvider implements SttProvider {
   /** A file: decoded to 16 kHz PCM in a file worker, cut into utterances by the router VAD, each one a segment. */
   async transcribe(req: TranscriptionRequest): Promise<Transcription> {
     if (req.language && !/^en(-|$)/i.test(req.language)) throw new ProviderError(`pocketsphinx recognizes English only, not ${req.language}`, false);
-    const chunks = await this.files.decode(req.bytes, req.container, FILE_CHUNK);
+    const chunks = await this.files.decode(req.bytes, req.container, 16000, FILE_CHUNK);
     const stream = await this.openStream({ model: req.model, audioFormat: "pcm_16000", channels: 1, interim: false, commitStrategy: "auto", routerVad: DEFAULT_VAD, options: {} });
     for (const chunk of chunks) stream.send(new Uint8Array(chunk)); // transferred on to the audio worker
     stream.end();
