@@ -250,6 +250,8 @@ export interface TranscriptionRequest {
   language?: string;
   /** Called with each final segment as it is recognized, by providers that transcribe a file as a stream (the rest only return). */
   onSegment?: (segment: TranscriptSegment) => void;
+  /** Aborted when the client left: the provider lets go of the file's transcription (its request cancelled, its worker released). */
+  signal?: AbortSignal;
 }
 
 export interface TranscriptSegment {
