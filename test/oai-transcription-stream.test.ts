@@ -46,7 +46,7 @@ describe("/oai/audio/transcriptions with stream: true", () => {
     const plain = await fundedAccount(server);
     const json = await sdkFor(plain.key).audio.transcriptions.create({ file: await file(), model: "pocketsphinx" });
     expect(done.text).toBe(json.text);
-    expect(done.usage).toEqual(json.usage as never);
+    expect(done.usage).toBeUndefined(); // OpenAI types it as token usage; the bill is per second (below)
     const [a, b] = [await lastActivity(server, streamed.tenantId), await lastActivity(server, plain.tenantId)];
     expect(a).toMatchObject({ surface: "oai", provider: "pocketsphinx", status: "completed", usageUnit: "seconds", usageAmount: b.usageAmount, credits: b.credits });
   }, 30_000);

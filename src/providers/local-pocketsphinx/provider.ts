@@ -57,12 +57,7 @@ export class LocalSphinxProvider implements SttProvider {
       for (const chunk of chunks) stream.send(new Uint8Array(chunk)); // transferred on to the audio worker
       stream.end();
       const segments: Transcription["segments"] = [];
-      for await (const ev of stream) {
-        if (ev.type !== "transcript" || !ev.final) continue;
-        const segment = { text: ev.text, start_ms: ev.startMs, end_ms: ev.endMs };
-        segments.push(segment);
-        req.onSegment?.(segment);
-      }
+      for await (const ev of stream) if (ev.type === "transcript" && ev.final) segments.push({ text: ev.text, start_ms: ev.startMs, end_ms: ev.endMs });
       req.signal?.throwIfAborted();
       return { text: segments.map((s) => s.text).join(" "), segments };
     } finally {
