@@ -112,6 +112,19 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     expect(a.spent).toBe(b.spent);
   });
 
+  test("OpenAI realtime transcription (24 kHz PCM only): the file resampled to 24 kHz, a delta per turn, joined = done.text", async () => {
+    const account = await fundedAccount(server, CREDITS);
+    const { deltas, done, error } = await collect(await sdkFor(account.key).audio.transcriptions.create({ file: await wav(), model: "gpt-4o-transcribe", stream: true }));
+    expect(error).toBeUndefined();
+    expect(deltas.length).toBeGreaterThanOrEqual(2);
+    expect(deltas.join("")).toBe(done!.text);
+    const session = openai.realtime.at(-1)!;
+    expect(session.updates[0]).toMatchObject({ audio: { input: { format: { type: "audio/pcm", rate: 24000 } } } });
+    expect(session.audioBytes).toBeGreaterThan((billed - 1) * 48000);
+    expect(session.audioBytes).toBeLessThanOrEqual(billed * 48000);
+    expect(await lastActivity(server, account.tenantId)).toMatchObject({ provider: "openai", status: "completed", usageAmount: billed });
+  });
+
   test("the upstream failing after a turn: the delta, then OpenAI's error event; billed once, up to the last final", async () => {
     const account = await fundedAccount(server, CREDITS);
     assemblyai.fault("drop-after-turn");

@@ -23,7 +23,8 @@ export function streamingPlan(ctx: AppContext, model: string, language: string |
     if (language) query.set("language", language);
     preferencesToQuery(preferences, query);
     try {
-      return planSttSession(ctx.catalogue, (id) => ctx.sttProviders.get(id), query);
+      // Only final segments are sent: a recognizer need not make interim ones.
+      return { ...planSttSession(ctx.catalogue, (id) => ctx.sttProviders.get(id), query), interim: false };
     } catch (err) {
       // Not at this rate, or not at all: the file path's routing tells why, if it cannot serve either.
       if (!(err instanceof ApiError)) throw err;
