@@ -2,15 +2,15 @@ import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import type { MeteredRequest } from "../ledger/meter.ts";
-import type { Transcription, TranscriptSegment } from "../providers/types.ts";
+import type { SttFamily, Transcription, TranscriptSegment } from "../providers/types.ts";
 import type { SttPort, SttSessionEvent, SttSessionParams } from "./stt-events.ts";
 import { SttSession } from "./stt-session.ts";
 
 // A file through a streaming STT session (the one `/v1/stt` runs: its providers' streaming
 // adapters, router turns, fallback while no provider took the session, and its billing of the
 // audio given), for a caller that takes each final segment as it is recognized. The file's PCM
-// goes in as fast as the session takes it, or in real time to a family that asks for that
-// (`realtimeInput`). See docs/compat-oai.md (`stream: true`).
+// goes in as fast as the session takes it (`Pace`), or in real time to a family that asks for
+// that (`realtimeInput`). See docs/compat-oai.md (`stream: true`).
 
 /** The audio goes to the session in pieces this long; the session sends 200 ms a message (AssemblyAI takes 50–1000 ms). */
 export const PIECE_MS = 100;
@@ -72,23 +72,45 @@ export function fitPieces(chunks: ArrayBuffer[], rate: number, billedSeconds: nu
   return pieces;
 }
 
-/** Gives the session its pieces, then closes it: at once, or each piece when its time comes. */
-function feed(session: SttSession, pieces: Uint8Array[], realtime: boolean): () => void {
-  if (!realtime) {
-    for (const piece of pieces) session.audio(piece);
-    session.command({ type: "close" });
-    return () => {};
-  }
+/**
+ * How far the audio may run ahead of what the router VAD has heard, where it decides the turns:
+ * audio handed to the audio workers is decoded even after the session ended, so a client that
+ * leaves frees the recognizer within this much.
+ */
+const AHEAD_MS = 5000;
+
+/** How a family takes a file's audio: all at once, as fast as the router VAD hears it, or in real time. */
+type Pace = "all" | "heard" | "realtime";
+
+const paceOf = (family: SttFamily | undefined): Pace => (family?.realtimeInput ? "realtime" : family?.turnDetector === "none" ? "heard" : "all");
+
+interface Feeder {
+  /** The router VAD has heard the audio up to `atMs`. */
+  heard(atMs: number): void;
+  stop(): void;
+}
+
+/** Gives the session its pieces at the family's pace, then closes it. */
+function feed(session: SttSession, pieces: Uint8Array[], pace: Pace): Feeder {
   const t0 = performance.now();
   let next = 0;
+  let heardMs = 0;
   let timer: Timer | undefined;
-  const tick = () => {
-    while (next < pieces.length && next * PIECE_MS <= performance.now() - t0) session.audio(pieces[next++]!);
+  const allowedMs = () => (pace === "realtime" ? performance.now() - t0 : pace === "heard" ? heardMs + AHEAD_MS : Number.POSITIVE_INFINITY);
+  const send = () => {
+    while (next < pieces.length && next * PIECE_MS <= allowedMs()) session.audio(pieces[next++]!);
     if (next === pieces.length) return session.command({ type: "close" });
-    timer = setTimeout(tick, Math.max(0, t0 + next * PIECE_MS - performance.now()));
+    if (pace === "realtime") timer = setTimeout(send, Math.max(0, t0 + next * PIECE_MS - performance.now()));
   };
-  tick();
-  return () => clearTimeout(timer);
+  send();
+  return {
+    heard: (atMs) => {
+      if (pace !== "heard" || next === pieces.length) return;
+      heardMs = Math.max(heardMs, atMs);
+      send();
+    },
+    stop: () => clearTimeout(timer),
+  };
 }
 
 /**
@@ -102,13 +124,15 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
     let serving: { provider: string; model: string } | undefined;
     let billed: number | undefined;
     let failure: ApiError | undefined;
-    let stopFeeding = () => {};
+    let feeder: Feeder | undefined;
     const event = (ev: SttSessionEvent) => {
       switch (ev.type) {
         case "started":
           serving = { provider: ev.provider, model: ev.model };
-          stopFeeding = feed(session, f.pieces, f.plan.families.get(ev.provider)?.realtimeInput === true);
+          feeder = feed(session, f.pieces, paceOf(f.plan.families.get(ev.provider)));
           return;
+        case "vad":
+          return feeder?.heard(ev.atMs);
         case "transcript": {
           const text = ev.text.trim();
           if (!ev.final || !text) return;
@@ -127,13 +151,14 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
     const port: SttPort = {
       event,
       close: () => {
-        stopFeeding();
+        feeder?.stop();
         if (serving && billed !== undefined) resolve({ text: segments.map((s) => s.text).join(" "), segments, ...serving, billedSeconds: billed });
         else reject(failure ?? new ApiError("upstream_error", "the transcription ended before it was complete"));
       },
     };
     const session = new SttSession(
-      { ...f.plan, id: f.id, admit: async () => ({ candidates: f.admitted, meter: f.meter }) },
+      // The router VAD's scores tell how far it has heard (`heard` pace).
+      { ...f.plan, id: f.id, admit: async () => ({ candidates: f.admitted, meter: f.meter }), vadScores: true },
       {
         provider: (id) => ctx.sttProviders.get(id),
         port,
@@ -148,7 +173,7 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
     f.signal?.addEventListener(
       "abort",
       () => {
-        stopFeeding();
+        feeder?.stop();
         void session.abort().then(() => reject(f.signal!.reason));
       },
       { once: true },
