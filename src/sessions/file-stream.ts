@@ -116,7 +116,7 @@ function feed(session: SttSession, pieces: Uint8Array[], pace: Pace): Feeder {
 /**
  * Runs the session; resolves once it completed and settled, with the final segments (trimmed,
  * empty ones dropped, joined by a space: what the segments sent as deltas join to). Rejects with
- * the session's error after it settled, or at once when the client left.
+ * the session's error, or the signal's reason when the client left, once the usage is settled.
  */
 export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile> {
   return new Promise((resolve, reject) => {
