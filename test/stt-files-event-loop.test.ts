@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { decodeToPcm16k } from "../src/audio/decode.ts";
+import { decodeToPcm } from "../src/audio/decode.ts";
 import { probeDuration } from "../src/audio/probe.ts";
 import type { TranscriptionRequest } from "../src/providers/types.ts";
 import { spareCatalogue, SpareStt } from "./fakes/spare-stt.ts";
@@ -152,7 +152,7 @@ describe("file transcription keeps the event loop free", () => {
       expect(await made.exited).toBe(0);
       const mp3 = new Uint8Array(await Bun.file(join(dir, "long.mp3")).arrayBuffer());
       rmSync(dir, { recursive: true });
-      const decodeMs = await onTheLoop(() => decodeToPcm16k(mp3, "MPEG"));
+      const decodeMs = await onTheLoop(() => decodeToPcm(mp3, "MPEG", 16000));
 
       // A streaming session holds the only decoder: the file is decoded, then waits for one in vain
       // and goes to the spare provider, so the test does not wait for 20 minutes to be recognized.

@@ -30,9 +30,9 @@ export class FilePool {
     return { probe: answer.probe, bytes: new Uint8Array(answer.file) };
   }
 
-  /** A WAV or MP3 file as 16 kHz mono 16-bit PCM (`decodeToPcm16k`), in chunks of `chunkSamples` samples. The file is copied to the worker once. */
-  async decode(bytes: Uint8Array, container: string, chunkSamples: number): Promise<ArrayBuffer[]> {
-    const answer = await this.ask((sid) => ({ op: "decode", sid, file: bytes, container, chunkSamples }));
+  /** A WAV or MP3 file as mono 16-bit PCM at `rate` (`decodeToPcm`), in chunks of `chunkSamples` samples. The file is copied to the worker once. */
+  async decode(bytes: Uint8Array, container: string, rate: number, chunkSamples: number): Promise<ArrayBuffer[]> {
+    const answer = await this.ask((sid) => ({ op: "decode", sid, file: bytes, container, rate, chunkSamples }));
     if (answer.ev !== "decoded") throw this.unexpected(answer);
     return answer.chunks;
   }

@@ -8,8 +8,8 @@ import type { ErrorCode } from "../src/errors.ts";
 
 export type ToFiles =
   | { op: "probe"; sid: number; file: ArrayBuffer }
-  /** 16 kHz mono 16-bit PCM, in chunks of `chunkSamples` samples. */
-  | { op: "decode"; sid: number; file: Uint8Array; container: string; chunkSamples: number };
+  /** Mono 16-bit PCM at `rate`, in chunks of `chunkSamples` samples. */
+  | { op: "decode"; sid: number; file: Uint8Array; container: string; rate: number; chunkSamples: number };
 
 /** An error thrown in the worker, as it crosses: an ApiError keeps its code and extra fields. */
 export interface WireError {

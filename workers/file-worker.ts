@@ -1,9 +1,9 @@
-// A file worker: measures uploaded files' durations and decodes them for the embedded recognizer,
+// A file worker: measures uploaded files' durations and decodes them for recognizers that take PCM,
 // off the main thread (a long or forged file takes up to seconds of CPU). Each request stands
 // alone; none keeps state here.
 
 import { parentPort } from "node:worker_threads";
-import { decodeToPcm16k } from "../src/audio/decode.ts";
+import { decodeToPcm } from "../src/audio/decode.ts";
 import { probeDuration } from "../src/audio/probe.ts";
 import { ApiError } from "../src/errors.ts";
 import type { FromFiles, ToFiles } from "./file-protocol.ts";
@@ -16,7 +16,7 @@ async function handle(msg: ToFiles): Promise<void> {
     const probe = probeDuration(new Uint8Array(msg.file));
     return post({ sid, ev: "probed", probe, file: msg.file }, [msg.file]);
   }
-  const pcm = await decodeToPcm16k(msg.file, msg.container);
+  const pcm = await decodeToPcm(msg.file, msg.container, msg.rate);
   const chunks: ArrayBuffer[] = [];
   for (let i = 0; i < pcm.length; i += msg.chunkSamples) chunks.push(pcm.slice(i, i + msg.chunkSamples).buffer);
   post({ sid, ev: "decoded", chunks }, chunks);

@@ -2,17 +2,16 @@ import { MPEGDecoder } from "mpg123-decoder";
 import { ApiError } from "../errors.ts";
 import { readWav } from "./wav.ts";
 
-// Files to 16 kHz mono 16-bit PCM, for the embedded recognizer: WAV (16-bit PCM) and MP3
-// (mpg123, compiled to WebAssembly). Other containers go to providers that take them as they are.
+// Files to mono 16-bit PCM at the rate a recognizer takes (16 kHz for the embedded one, the
+// streaming session's rate for a file sent through one): WAV (16-bit PCM) and MP3 (mpg123,
+// compiled to WebAssembly). Other containers go to providers that take them as they are.
 
-const TARGET = 16000;
-
-function toInt16(channels: Float32Array[], rate: number): Int16Array {
+function toInt16(channels: Float32Array[], rate: number, target: number): Int16Array {
   const frames = channels[0].length;
-  const outLength = Math.floor((frames * TARGET) / rate);
+  const outLength = Math.floor((frames * target) / rate);
   const out = new Int16Array(outLength);
   for (let i = 0; i < outLength; i++) {
-    const pos = (i * rate) / TARGET;
+    const pos = (i * rate) / target;
     const j = Math.floor(pos);
     const frac = pos - j;
     let sum = 0;
@@ -27,7 +26,7 @@ function toInt16(channels: Float32Array[], rate: number): Int16Array {
 }
 
 /** The audio probeDuration measured: every data chunk (see readWav), so what is heard is what is billed. */
-function decodeWav(bytes: Uint8Array): Int16Array {
+function decodeWav(bytes: Uint8Array, target: number): Int16Array {
   const { format, data } = readWav(bytes);
   if (format.codec !== 1 || format.bits !== 16) throw unsupported("WAV other than 16-bit PCM");
   const frames = data.reduce((n, d) => n + Math.floor(d.byteLength / format.blockAlign), 0);
@@ -39,25 +38,25 @@ function decodeWav(bytes: Uint8Array): Int16Array {
       for (let c = 0; c < format.channels; c++) channels[c][i] = view.getInt16(at + c * 2, true) / 32768;
     }
   }
-  return toInt16(channels, format.rate);
+  return toInt16(channels, format.rate, target);
 }
 
-async function decodeMp3(bytes: Uint8Array): Promise<Int16Array> {
+async function decodeMp3(bytes: Uint8Array, target: number): Promise<Int16Array> {
   const decoder = new MPEGDecoder();
   await decoder.ready;
   try {
     const { channelData, sampleRate, errors } = decoder.decode(bytes);
     if (!channelData.length || !channelData[0].length) throw unsupported(`an MP3 that does not decode${errors.length ? ` (${errors[0].message})` : ""}`);
-    return toInt16(channelData, sampleRate);
+    return toInt16(channelData, sampleRate, target);
   } finally {
     decoder.free();
   }
 }
 
-const unsupported = (what: string) => new ApiError("validation", `the embedded recognizer cannot read ${what}; send WAV (16-bit PCM) or MP3`, { param: "file" });
+const unsupported = (what: string) => new ApiError("validation", `the recognizer cannot read ${what}; send WAV (16-bit PCM) or MP3`, { param: "file" });
 
-export async function decodeToPcm16k(bytes: Uint8Array, container: string): Promise<Int16Array> {
-  if (/^WAVE/i.test(container)) return decodeWav(bytes);
-  if (/^MPEG$/i.test(container)) return decodeMp3(bytes);
+export async function decodeToPcm(bytes: Uint8Array, container: string, rate: number): Promise<Int16Array> {
+  if (/^WAVE/i.test(container)) return decodeWav(bytes, rate);
+  if (/^MPEG$/i.test(container)) return decodeMp3(bytes, rate);
   throw unsupported(`${container} files`);
 }

@@ -190,6 +190,11 @@ export interface SttFamily {
   passthrough: boolean;
   /** Numeric portable options it takes only within a narrower range than the portable one. */
   optionRanges?: Partial<Record<PortableSttOption, [min: number, max: number]>>;
+  /**
+   * The provider wants audio no faster than it was spoken, also when a recorded file is streamed
+   * to it: such a file is sent in real time. Others take a file's audio as fast as it can be sent.
+   */
+  realtimeInput?: boolean;
 }
 
 export interface SttStreamRequest {
@@ -248,8 +253,8 @@ export interface TranscriptionRequest {
   container: string;
   mimeType?: string;
   language?: string;
-  /** Called with each final segment as it is recognized, by providers that transcribe a file as a stream (the rest only return). */
-  onSegment?: (segment: TranscriptSegment) => void;
+  /** Aborted when the client left: the provider lets go of the file's transcription (its request cancelled, its worker released). */
+  signal?: AbortSignal;
 }
 
 export interface TranscriptSegment {

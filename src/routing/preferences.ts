@@ -30,6 +30,13 @@ export function preferencesFromQuery(params: URLSearchParams): ProviderPreferenc
   };
 }
 
+/** The query form of `preferences`, as `preferencesFromQuery` reads it back. */
+export function preferencesToQuery(preferences: ProviderPreferences, params: URLSearchParams): void {
+  const lists = { provider_only: preferences.only, provider_ignore: preferences.ignore, provider_order: preferences.order };
+  for (const [key, ids] of Object.entries(lists)) if (ids) params.set(key, ids.join(","));
+  if (!preferences.allowFallbacks) params.set("allow_fallbacks", "false");
+}
+
 function stringArray(value: unknown, field: string): string[] | undefined {
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) {

@@ -1,14 +1,19 @@
 import type { Principal } from "../accounts/keys.ts";
+import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
 import { billedSeconds } from "../ledger/usage.ts";
+import type { MeteredRequest } from "../ledger/meter.ts";
 import { ApiError, sessionFailure } from "../errors.ts";
 import { ProviderError, type Transcription, type TranscriptSegment } from "../providers/types.ts";
 import type { ProviderPreferences } from "../routing/preferences.ts";
 import { resolve } from "../routing/resolve.ts";
+import { fitPieces, PIECE_MS, type StreamingPlan, streamFile } from "./file-stream.ts";
 
 // One audio file in, its transcript out, for every surface that offers it (native, /oai, /el):
 // routed, priced and held before any upstream work, tried on the candidates in order, and
-// settled once. See docs/stt-files.md.
+// settled once. A caller that takes segments as they are recognized (`live`) has the file
+// decoded and sent through a streaming session (file-stream.ts) when its model streams and the
+// file decodes; otherwise it goes to the providers' file APIs. See docs/stt-files.md.
 
 export interface FileTranscriptionRequest {
   /** Taken over: it crosses to a worker to be measured (transferred, so the caller's view is emptied). */
@@ -19,8 +24,13 @@ export interface FileTranscriptionRequest {
   language?: string;
   preferences: ProviderPreferences;
   surface: string;
-  /** Each final segment as the provider recognizes it, where it transcribes as a stream; once one came, no fallback (it would repeat it). */
-  onSegment?: (segment: TranscriptSegment) => void;
+  /**
+   * Each final segment as it is recognized, through a streaming session planned for the model
+   * (absent: the model has no streaming provider). Once one came, no fallback (it would repeat it).
+   */
+  live?: { plan?: StreamingPlan; onSegment: (segment: TranscriptSegment) => void };
+  /** Aborted when the client left: the work stops, billed for the audio a provider was given (docs/compat-oai.md). */
+  signal?: AbortSignal;
 }
 
 export interface FileTranscription extends Transcription {
@@ -56,51 +66,106 @@ export function transcribeFile(ctx: AppContext, principal: Principal, req: FileT
   return work;
 }
 
-async function transcribe(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest): Promise<FileTranscription> {
+function fileCandidates(ctx: AppContext, req: FileTranscriptionRequest): Binding[] {
   const routed = resolve(ctx.catalogue, { capability: "stt", model: req.model, provider: req.provider, mode: "synchronous", preferences: req.preferences });
   const candidates = routed.filter((b) => ctx.sttProviders.get(b.provider.id)?.transcribe);
   if (candidates.length === 0) throw new ApiError("no_matching_provider", `no provider in this build transcribes files with ${req.model}`);
+  return candidates;
+}
+
+/**
+ * The file's audio for the streaming plan, or undefined when the decoders cannot read it (it
+ * goes to the file APIs, which read more containers). Asked only of a payer the plan admits.
+ */
+async function decodedFor(ctx: AppContext, plan: StreamingPlan, bytes: Uint8Array, container: string, seconds: number): Promise<Uint8Array[] | undefined> {
+  try {
+    return fitPieces(await ctx.files.decode(bytes, container, plan.sampleRate, (plan.sampleRate * PIECE_MS) / 1000), plan.sampleRate, seconds);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "validation") return undefined;
+    throw err;
+  }
+}
+
+async function transcribe(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest): Promise<FileTranscription> {
+  const plan = req.live?.plan;
+  // Routed before the file is measured, unless a streaming plan may take it.
+  const routed = plan ? undefined : fileCandidates(ctx, req);
   const { probe, bytes } = await ctx.files.probe(req.bytes);
   const seconds = billedSeconds(probe.seconds);
-  const admitted = await ctx.meter.admit(principal, candidates);
+  const streamable = plan && (await ctx.meter.admit(principal, plan.candidates));
+  const pieces = streamable && (await decodedFor(ctx, plan, bytes, probe.container, seconds));
+  req.signal?.throwIfAborted();
+  // The one choice of path: a live caller's decodable file goes through the streaming session.
+  const admitted = pieces ? streamable : await ctx.meter.admit(principal, routed ?? fileCandidates(ctx, req));
 
   const id = `stt_file_${crypto.randomUUID()}`;
   const meter = ctx.meter.start(id, principal, req.surface);
   const startedAt = new Date();
-  const t0 = performance.now();
-  const attempts: { provider: string; reason: string }[] = [];
-  let segmentsSent = false;
-  const sink = req.onSegment;
-  const onSegment = sink
-    ? (s: TranscriptSegment) => {
-        segmentsSent = true;
-        sink(s);
-      }
-    : undefined;
   if (!(await meter.cover(admitted[0], seconds))) {
-    await meter.settle({ binding: admitted[0], status: "failed", units: 0, startedAt, latencyMs: 0, attempts });
+    await meter.settle({ binding: admitted[0], status: "failed", units: 0, startedAt, latencyMs: 0, attempts: [] });
     throw new ApiError("insufficient_balance", `the balance cannot pay for ${seconds} s of audio`);
   }
+  const about = { id, durationSeconds: probe.seconds, language: req.language };
+  if (pieces) {
+    const streamed = await streamFile(ctx, { id, plan: plan!, admitted, meter, pieces, surface: req.surface, onSegment: req.live!.onSegment, signal: req.signal });
+    return { ...streamed, ...about };
+  }
+  const result = await fromFileApis(ctx, req, { bytes, container: probe.container, seconds, admitted, meter, startedAt });
+  return { ...result, ...about, billedSeconds: seconds };
+}
+
+interface HeldFile {
+  bytes: Uint8Array;
+  container: string;
+  seconds: number;
+  admitted: Binding[];
+  meter: MeteredRequest;
+  startedAt: Date;
+}
+
+/**
+ * The file to each candidate's file API in turn, settled once. A client that leaves while a
+ * provider has the file is billed the whole file (it was given whole); before that, nothing.
+ */
+async function fromFileApis(ctx: AppContext, req: FileTranscriptionRequest, f: HeldFile): Promise<Transcription & { provider: string; model: string }> {
+  const { admitted, meter, seconds, startedAt } = f;
+  const t0 = performance.now();
+  const attempts: { provider: string; reason: string }[] = [];
+  const settle = (binding: Binding, status: "completed" | "failed", units: number) => meter.settle({ binding, status, units, startedAt, latencyMs: performance.now() - t0, attempts });
   for (const binding of admitted) {
     // A fallback to a dearer provider is held for first: the balance pays for what it is asked.
     if (binding !== admitted[0] && !(await meter.cover(binding, seconds))) {
-      await meter.settle({ binding, status: "failed", units: 0, startedAt, latencyMs: performance.now() - t0, attempts });
+      await settle(binding, "failed", 0);
       throw new ApiError("insufficient_balance", `the balance cannot pay for ${seconds} s of audio on ${binding.provider.id}`);
+    }
+    if (req.signal?.aborted) {
+      await settle(binding, "failed", 0);
+      throw req.signal.reason;
     }
     let result: Transcription;
     try {
-      result = await ctx.sttProviders.get(binding.provider.id)!.transcribe!({ model: binding.id, bytes, container: probe.container, mimeType: req.mimeType, language: req.language, onSegment });
+      result = await ctx.sttProviders.get(binding.provider.id)!.transcribe!({
+        model: binding.id,
+        bytes: f.bytes,
+        container: f.container,
+        mimeType: req.mimeType,
+        language: req.language,
+        signal: req.signal,
+      });
     } catch (err) {
       attempts.push({ provider: binding.provider.id, reason: (err as Error).message });
-      const retry = err instanceof ProviderError && err.retryable && binding !== admitted.at(-1) && !segmentsSent;
-      if (retry) continue;
-      await meter.settle({ binding, status: "failed", units: 0, startedAt, latencyMs: performance.now() - t0, attempts });
+      if (req.signal?.aborted) {
+        await settle(binding, "completed", seconds);
+        throw req.signal.reason;
+      }
+      if (err instanceof ProviderError && err.retryable && binding !== admitted.at(-1)) continue;
+      await settle(binding, "failed", 0);
       if (err instanceof ProviderError && !err.retryable) throw new ApiError("validation", err.message);
       throw sessionFailure(err);
     }
     // Settled once, outside the provider's try: a ledger failure is not a provider failure.
-    await meter.settle({ binding, status: "completed", units: seconds, startedAt, latencyMs: performance.now() - t0, attempts });
-    return { ...result, id, durationSeconds: probe.seconds, billedSeconds: seconds, provider: binding.provider.id, model: binding.canonical, language: req.language };
+    await settle(binding, "completed", seconds);
+    return { ...result, provider: binding.provider.id, model: binding.canonical };
   }
   throw new ApiError("upstream_error", "no provider could transcribe the file");
 }

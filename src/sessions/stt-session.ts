@@ -72,10 +72,9 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
     this.receive({ type: "broken", message }, true);
   }
 
-  /** The client went away: stop, and bill the audio it sent. */
-  abort(): void {
-    if (this.closed) return;
-    void this.finish("client_left", null);
+  /** The client went away: stop, and bill the audio it sent. Resolves once that is settled. */
+  abort(): Promise<void> {
+    return this.finish("client_left", null);
   }
 
   private forward(item: Uint8Array | SttCommand): void {

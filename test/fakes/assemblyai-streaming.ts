@@ -29,6 +29,8 @@ export interface StreamingConnection {
   /** Binary frames from the client, as received. */
   audio: Uint8Array[];
   audioBytes: number;
+  /** The close code, once the connection closed (either side). */
+  closed?: number;
 }
 
 interface Conn extends StreamingConnection {
@@ -220,6 +222,9 @@ export function assemblyAiStreaming(): AssemblyAiStreaming {
       message(ws, frame) {
         if (typeof frame === "string") onText(ws, frame);
         else onAudio(ws, new Uint8Array(frame));
+      },
+      close(ws, code) {
+        ws.data.closed = code;
       },
     },
   };

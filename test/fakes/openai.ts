@@ -13,8 +13,9 @@ import { startRealtime, type RealtimeConnection, type RealtimeFault } from "./op
 //
 // Faults, set with `fault(...)`, apply to the next request only:
 //   "refuse" (the server is stopped), "401", "429", "500" (an error answer), "stall" (headers, then
-//   nothing), "drop" (some audio, then the connection is cut), "malformed" (a body that is not
-//   what the content type says); for a realtime session also "error" and "failed".
+//   nothing; a transcription: no answer at all until the client goes), "drop" (some audio, then the
+//   connection is cut), "malformed" (a body that is not what the content type says); for a
+//   realtime session also "error" and "failed".
 
 export type OpenAiFault = "401" | "429" | "500" | RealtimeFault;
 
@@ -121,6 +122,8 @@ export function startFakeOpenAi(options: { tls?: boolean } = {}): FakeOpenAi & {
         const file = form.get("file");
         transcriptions.push({ fields, fileBytes: file instanceof Blob ? file.size : 0, authorization });
         if (!(file instanceof Blob)) return error(400, "file is required", "invalid_request_error");
+        // Never answered: the request stays open until its client goes.
+        if (fault === "stall") return new Promise<Response>((resolve) => req.signal.addEventListener("abort", () => resolve(new Response(null))));
         if (fault === "malformed") return new Response("{not json", { headers: { "content-type": "application/json" } });
         const text = lastSpoken;
         const format = fields.response_format ?? "json";

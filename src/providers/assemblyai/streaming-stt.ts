@@ -9,7 +9,9 @@ import { JsonSocketStream, openUpstreamSocket, rawUpstream } from "../upstream-w
  * Universal-Streaming v3: AssemblyAI decides turns itself, semantically by default (an
  * end-of-turn model, with a silence fallback after `max_turn_silence`). Acoustic turns on request
  * switch the semantic side off (`end_of_turn_confidence_threshold=1`), leaving the silence rule.
- * `ForceEndpoint` is its commit frame.
+ * `ForceEndpoint` is its commit frame. A recorded file must be streamed to it in real time
+ * (AssemblyAI's guide "Stream a pre-recorded file in real time": faster audio degrades the
+ * transcript or closes the session).
  */
 export const UNIVERSAL_STREAMING_FAMILY: SttFamily = {
   name: "assemblyai-universal-streaming",
@@ -21,6 +23,7 @@ export const UNIVERSAL_STREAMING_FAMILY: SttFamily = {
   inputFormats: ["pcm_8000", "pcm_16000", "pcm_22050", "pcm_24000", "pcm_44100", "pcm_48000", "ulaw_8000"],
   audioOptions: { encoding: "encoding", sampleRate: "sample_rate", encodingValues: { pcm: "pcm_s16le", ulaw: "pcm_mulaw" } },
   passthrough: true,
+  realtimeInput: true,
 };
 
 export const isUniversalStreaming = (model: string) => model.startsWith("universal-streaming-");

@@ -45,15 +45,16 @@ export class AssemblyAiStt implements SttProvider {
   }
 
   async transcribe(req: TranscriptionRequest): Promise<Transcription> {
-    const { upload_url } = await this.call<{ upload_url: string }>("/v2/upload", { method: "POST", headers: { "content-type": "application/octet-stream" }, body: req.bytes });
+    const { upload_url } = await this.call<{ upload_url: string }>("/v2/upload", { method: "POST", headers: { "content-type": "application/octet-stream" }, body: req.bytes, signal: req.signal });
     const submitted: Record<string, unknown> = { audio_url: upload_url, speech_model: req.model };
     if (req.language) submitted.language_code = req.language.slice(0, 2);
-    let job = await this.call<TranscriptJob>("/v2/transcript", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(submitted) });
+    let job = await this.call<TranscriptJob>("/v2/transcript", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(submitted), signal: req.signal });
     const deadline = Date.now() + (this.options.jobTimeoutMs ?? 15 * 60_000);
     for (let wait = FIRST_POLL_MS; job.status === "queued" || job.status === "processing"; wait = Math.min(wait * 1.5, MAX_POLL_MS)) {
       if (Date.now() + wait > deadline) throw new ProviderError(`assemblyai job ${job.id} did not finish in time`, true);
       await Bun.sleep(wait);
-      job = await this.call<TranscriptJob>(`/v2/transcript/${encodeURIComponent(job.id)}`, {});
+      req.signal?.throwIfAborted();
+      job = await this.call<TranscriptJob>(`/v2/transcript/${encodeURIComponent(job.id)}`, { signal: req.signal });
     }
     if (job.status !== "completed") throw new ProviderError(`assemblyai could not transcribe the file: ${job.error ?? job.status}`, false);
     const words = (job.words ?? []).map((w) => ({ text: w.text, start_ms: w.start, end_ms: w.end }));

@@ -30,7 +30,12 @@ export class CartesiaStt implements SttProvider {
     setAudioFile(form, req);
     form.append("timestamp_granularities[]", "word");
     if (req.language) form.set("language", req.language.slice(0, 2));
-    const res = await upstreamFetch(this.id, `${this.options.baseUrl}/stt`, { method: "POST", headers: cartesiaHeaders(this.options), body: form }, Math.max(this.options.connectTimeoutMs, 60_000));
+    const res = await upstreamFetch(
+      this.id,
+      `${this.options.baseUrl}/stt`,
+      { method: "POST", headers: cartesiaHeaders(this.options), body: form, signal: req.signal },
+      Math.max(this.options.connectTimeoutMs, 60_000),
+    );
     const body = await upstreamJson<{ text?: unknown; words?: { word: string; start: number; end: number }[] }>(this.id, res);
     if (typeof body.text !== "string") throw new ProviderError("cartesia answered a transcription without text", true);
     const words = (body.words ?? []).map((w) => ({ text: w.word, start_ms: Math.round(w.start * 1000), end_ms: Math.round(w.end * 1000) }));

@@ -63,6 +63,7 @@ export class DeepgramStt implements SttProvider {
         method: "POST",
         headers: { "content-type": req.mimeType ?? "application/octet-stream", ...(this.options.apiKey ? { authorization: `Token ${this.options.apiKey}` } : {}) },
         body: req.bytes,
+        signal: req.signal,
       },
       60_000,
     );

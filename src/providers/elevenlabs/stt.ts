@@ -42,7 +42,7 @@ export class ElevenLabsStt implements SttProvider {
     const res = await upstreamFetch(
       this.id,
       `${this.options.baseUrl}/v1/speech-to-text`,
-      { method: "POST", headers: this.options.apiKey ? { "xi-api-key": this.options.apiKey } : {}, body: form },
+      { method: "POST", headers: this.options.apiKey ? { "xi-api-key": this.options.apiKey } : {}, body: form, signal: req.signal },
       Math.max(this.options.connectTimeoutMs, 60_000),
     );
     const body = await upstreamJson<{ text?: unknown; words?: ScribeWord[] }>(this.id, res);

@@ -48,18 +48,21 @@ export class LocalSphinxProvider implements SttProvider {
   /** A file: decoded to 16 kHz PCM in a file worker, cut into utterances by the router VAD, each one a segment. */
   async transcribe(req: TranscriptionRequest): Promise<Transcription> {
     if (req.language && !/^en(-|$)/i.test(req.language)) throw new ProviderError(`pocketsphinx recognizes English only, not ${req.language}`, false);
-    const chunks = await this.files.decode(req.bytes, req.container, FILE_CHUNK);
-    const stream = await this.openStream({ model: req.model, audioFormat: "pcm_16000", channels: 1, interim: false, commitStrategy: "auto", routerVad: DEFAULT_VAD, options: {} });
-    for (const chunk of chunks) stream.send(new Uint8Array(chunk)); // transferred on to the audio worker
-    stream.end();
-    const segments: Transcription["segments"] = [];
-    for await (const ev of stream) {
-      if (ev.type !== "transcript" || !ev.final) continue;
-      const segment = { text: ev.text, start_ms: ev.startMs, end_ms: ev.endMs };
-      segments.push(segment);
-      req.onSegment?.(segment);
+    const chunks = await this.files.decode(req.bytes, req.container, 16000, FILE_CHUNK);
+    req.signal?.throwIfAborted();
+    const stream = await this.openStream({ model: req.model, audioFormat: "pcm_16000", channels: 1, interim: false, commitStrategy: "auto", routerVad: DEFAULT_VAD, options: {}, signal: req.signal });
+    const release = () => stream.cancel();
+    req.signal?.addEventListener("abort", release, { once: true });
+    try {
+      for (const chunk of chunks) stream.send(new Uint8Array(chunk)); // transferred on to the audio worker
+      stream.end();
+      const segments: Transcription["segments"] = [];
+      for await (const ev of stream) if (ev.type === "transcript" && ev.final) segments.push({ text: ev.text, start_ms: ev.startMs, end_ms: ev.endMs });
+      req.signal?.throwIfAborted();
+      return { text: segments.map((s) => s.text).join(" "), segments };
+    } finally {
+      req.signal?.removeEventListener("abort", release);
     }
-    return { text: segments.map((s) => s.text).join(" "), segments };
   }
 
   open(req: SttStreamRequest): Promise<SttStream> {

@@ -35,7 +35,7 @@ export class OpenAiStt implements SttProvider {
     const res = await upstreamFetch(
       this.id,
       `${this.options.baseUrl}/audio/transcriptions`,
-      { method: "POST", headers: this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}, body: form },
+      { method: "POST", headers: this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}, body: form, signal: req.signal },
       Math.max(this.options.connectTimeoutMs, 60_000),
     );
     const body = await upstreamJson<{ text?: unknown; segments?: { start: number; end: number; text: string }[] }>(this.id, res);

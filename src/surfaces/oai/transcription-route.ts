@@ -6,7 +6,7 @@ import { transcribeFile, type FileTranscription } from "../../sessions/file-tran
 import { formBody, type FormBody } from "../request-body.ts";
 import { toSrt, toVtt, type TimedText } from "../subtitles.ts";
 import { oaiAuth } from "./auth.ts";
-import { streamTranscription } from "./transcription-stream.ts";
+import { streamingPlan, streamTranscription } from "./transcription-stream.ts";
 
 // `POST /oai/audio/transcriptions`: the OpenAI multipart request onto file transcription, its
 // answer whole or (`stream: true`) as server-sent events.
@@ -105,7 +105,10 @@ export function oaiTranscriptionRoute(ctx: AppContext) {
         preferences: preferencesFromBody(providerField(form)),
         surface: "oai",
       };
-      if (stream) return streamTranscription((onSegment) => transcribeFile(ctx, principal, { ...job, onSegment }));
+      if (stream) {
+        const plan = streamingPlan(ctx, model, job.language, job.preferences);
+        return streamTranscription((onSegment) => transcribeFile(ctx, principal, { ...job, live: { plan, onSegment }, signal: request.signal }), request.signal);
+      }
       return render(format, await transcribeFile(ctx, principal, job));
     },
     { parse: "none", detail: { summary: "OpenAI-compatible file transcription", tags: ["oai"] } },

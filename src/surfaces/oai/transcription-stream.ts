@@ -1,9 +1,37 @@
+import type { AppContext } from "../../context.ts";
+import { ApiError } from "../../errors.ts";
 import type { TranscriptSegment } from "../../providers/types.ts";
+import { type ProviderPreferences, preferencesToQuery } from "../../routing/preferences.ts";
+import type { StreamingPlan } from "../../sessions/file-stream.ts";
 import type { FileTranscription } from "../../sessions/file-transcription.ts";
+import { planSttSession } from "../native/stt-query.ts";
 import { SSE_HEADERS, sseError, sseEvent } from "./sse.ts";
 
 // `stream: true` on `/oai/audio/transcriptions`: OpenAI's `transcript.text.delta` events, one per
 // final segment as the provider recognizes it, then `transcript.text.done`. See docs/compat-oai.md.
+
+/** PCM rates a file is decoded to for a streaming session: the first its model's providers take. */
+const RATES = ["pcm_16000", "pcm_24000"];
+
+/**
+ * The model as a `/v1/stt` session would run it, planned and checked by that channel's rules, or
+ * undefined when no provider can stream it so (the file then goes to the file APIs).
+ */
+export function streamingPlan(ctx: AppContext, model: string, language: string | undefined, preferences: ProviderPreferences): StreamingPlan | undefined {
+  for (const audioFormat of RATES) {
+    const query = new URLSearchParams({ model, audio_format: audioFormat });
+    if (language) query.set("language", language);
+    preferencesToQuery(preferences, query);
+    try {
+      // Only final segments are sent: a recognizer need not make interim ones.
+      return { ...planSttSession(ctx.catalogue, (id) => ctx.sttProviders.get(id), query), interim: false };
+    } catch (err) {
+      // Not at this rate, or not at all: the file path's routing tells why, if it cannot serve either.
+      if (!(err instanceof ApiError)) throw err;
+    }
+  }
+  return undefined;
+}
 
 type Run = (onSegment: (segment: TranscriptSegment) => void) => Promise<FileTranscription>;
 
@@ -11,16 +39,18 @@ type Run = (onSegment: (segment: TranscriptSegment) => void) => Promise<FileTran
  * Answers once the first segment is recognized or the transcription ended, so that a failure
  * before any text (400, 402, 502, …) is the plain error status; a failure after it is OpenAI's
  * error event. A provider that does not stream a file gives its whole text as one delta at the end.
- * The joined deltas are the transcript's text (segments joined by a space, as the provider joins them).
+ * The joined deltas are the transcript's text (segments joined by a space, as the transcript joins them).
+ * `done` carries no `usage`: OpenAI's is token usage, which a per-second bill does not have.
+ * A client that left (`signal`) stopped the work; what it would have been answered goes nowhere.
  */
-export async function streamTranscription(run: Run): Promise<Response> {
+export async function streamTranscription(run: Run, signal: AbortSignal): Promise<Response> {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   const body = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) });
   const push = (bytes: Uint8Array) => {
     try {
       controller.enqueue(bytes);
     } catch {
-      // the client went away: the transcription still finishes and is billed, as without streaming
+      // the client cancelled the body: its request's signal has stopped the work
     }
   };
   let sent = "";
@@ -39,13 +69,16 @@ export async function streamTranscription(run: Run): Promise<Response> {
     (error: unknown) => ({ error }),
   );
   const early = await Promise.race([first, outcome]);
-  if (early && "error" in early) throw early.error;
+  if (early && "error" in early) {
+    if (signal.aborted) return new Response(null);
+    throw early.error;
+  }
   void outcome.then((o) => {
     if ("error" in o) push(sseError(o.error));
     else {
       const rest = o.t.text.startsWith(sent) ? o.t.text.slice(sent.length) : "";
       if (rest) delta(rest);
-      push(sseEvent({ type: "transcript.text.done", text: o.t.text, usage: { type: "duration", seconds: o.t.billedSeconds } }));
+      push(sseEvent({ type: "transcript.text.done", text: o.t.text }));
     }
     try {
       controller.close();

@@ -1,0 +1,180 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import OpenAI, { APIError, APIUserAbortError, toFile } from "openai";
+import type { TranscriptionStreamEvent } from "openai/resources/audio/transcriptions";
+import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi } from "./fakes/assemblyai.ts";
+import { FAKE_DEEPGRAM_KEY, startFakeDeepgram } from "./fakes/deepgram.ts";
+import { FAKE_OPENAI_KEY, startFakeOpenAi } from "./fakes/openai.ts";
+import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { concat, silence, speak, wavFile } from "./helpers/speech.ts";
+
+// `POST /oai/audio/transcriptions` with `stream: true` on models with a streaming binding: the
+// file is decoded and sent through the streaming session (the one /v1/stt runs), a delta per
+// final segment; billed as the same file without streaming; a failure after some text is an
+// error event billed once; a client that leaves stops the provider's work (both paths).
+
+const assemblyai = startFakeAssemblyAi();
+const deepgram = startFakeDeepgram();
+const openai = startFakeOpenAi();
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({
+    ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY,
+    ASSEMBLYAI_BASE_URL: assemblyai.url,
+    DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY,
+    DEEPGRAM_BASE_URL: deepgram.http,
+    OPENAI_API_KEY: FAKE_OPENAI_KEY,
+    OPENAI_BASE_URL: openai.url,
+  });
+});
+afterAll(async () => {
+  await server.stop(0);
+  assemblyai.stop();
+  deepgram.stop();
+  openai.stop();
+});
+
+const CREDITS = 10_000_000;
+const sdkFor = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${server.url}/oai`, maxRetries: 0 });
+/** Two sentences with pauses after each: the AssemblyAI fake ends a turn at each pause. */
+const pcm = concat([speak("Thank you very much for your help."), silence(1200), speak("The weather is nice today."), silence(600)]);
+const recording = wavFile(pcm);
+const billed = Math.ceil(pcm.length / 16000);
+const wav = () => toFile(recording, "speech.wav", { type: "audio/wav" });
+const mp3 = async () => toFile(await Bun.file(new URL("./fixtures/speech.mp3", import.meta.url)).bytes(), "speech.mp3", { type: "audio/mpeg" });
+
+async function collect(stream: AsyncIterable<TranscriptionStreamEvent>) {
+  const events: TranscriptionStreamEvent[] = [];
+  let error: unknown;
+  try {
+    for await (const ev of stream) events.push(ev);
+  } catch (err) {
+    error = err;
+  }
+  const deltas = events.flatMap((e) => (e.type === "transcript.text.delta" ? [e.delta] : []));
+  const done = events.find((e) => e.type === "transcript.text.done");
+  return { events, deltas, done: done?.type === "transcript.text.done" ? done : undefined, error };
+}
+
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 250 && !check(); i++) await Bun.sleep(20);
+  expect(check()).toBe(true);
+};
+
+async function ledgerOf(tenantId: string) {
+  const { db, schema } = server.ctx.database;
+  const records = await db.select().from(schema.activity).where(eq(schema.activity.tenantId, tenantId));
+  const [balance] = await db.select().from(schema.balances).where(eq(schema.balances.tenantId, tenantId));
+  return { records, spent: CREDITS - (balance?.paidCredits ?? CREDITS) };
+}
+
+describe("/oai/audio/transcriptions stream: true through a streaming provider", () => {
+  test("AssemblyAI: a delta per turn as it ends, joined = done.text; the audio went over the socket, billed by the file's duration", async () => {
+    const account = await fundedAccount(server, CREDITS);
+    const { deltas, done, error } = await collect(await sdkFor(account.key).audio.transcriptions.create({ file: await wav(), model: "universal-streaming-english", stream: true }));
+    expect(error).toBeUndefined();
+    expect(deltas.length).toBeGreaterThanOrEqual(2);
+    expect(deltas.slice(1).every((d) => d.startsWith(" ") && !d.startsWith("  "))).toBe(true);
+    expect(deltas.join("")).toBe(done!.text);
+    expect(done!.text).toContain("thank you");
+    expect(done).not.toHaveProperty("usage"); // OpenAI's is token usage; this bill is per second
+    expect(done).not.toHaveProperty("logprobs");
+
+    const socket = assemblyai.streaming.at(-1)!;
+    expect(socket.query.get("sample_rate")).toBe("16000");
+    expect(socket.audioBytes).toBeGreaterThan((billed - 1) * 32000);
+    expect(socket.audioBytes).toBeLessThanOrEqual(billed * 32000);
+    expect(socket.texts.map((t) => JSON.parse(t).type)).toContain("Terminate");
+    const { records, spent } = await ledgerOf(account.tenantId);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ surface: "oai", provider: "assemblyai", status: "completed", usageUnit: "seconds", usageAmount: billed });
+    expect(spent).toBe(records[0]!.credits);
+  }, 30_000);
+
+  test("Deepgram Nova with an MP3: streamed over /v1/listen's socket, not the prerecorded API; billed exactly as the same request without stream", async () => {
+    const streamed = await fundedAccount(server, CREDITS);
+    const [sockets, posts] = [deepgram.connections.length, deepgram.prerecorded.length];
+    const { deltas, done, error } = await collect(await sdkFor(streamed.key).audio.transcriptions.create({ file: await mp3(), model: "nova-3", stream: true }));
+    expect(error).toBeUndefined();
+    expect(deltas.length).toBeGreaterThanOrEqual(1);
+    expect(deltas.join("")).toBe(done!.text);
+    expect(done!.text).toContain("thank you");
+    expect(deepgram.connections.length).toBe(sockets + 1);
+    expect(deepgram.prerecorded.length).toBe(posts);
+
+    const plain = await fundedAccount(server, CREDITS);
+    const json = await sdkFor(plain.key).audio.transcriptions.create({ file: await mp3(), model: "nova-3" });
+    expect(deepgram.prerecorded.length).toBe(posts + 1);
+    const [a, b] = [await ledgerOf(streamed.tenantId), await ledgerOf(plain.tenantId)];
+    expect(a.records).toHaveLength(1);
+    expect(a.records[0]).toMatchObject({ provider: "deepgram", status: "completed", usageAmount: (json.usage as { seconds: number }).seconds, credits: b.records[0]!.credits });
+    expect(a.spent).toBe(b.spent);
+  });
+
+  test("OpenAI realtime transcription (24 kHz PCM only): the file resampled to 24 kHz, a delta per turn, joined = done.text", async () => {
+    const account = await fundedAccount(server, CREDITS);
+    const { deltas, done, error } = await collect(await sdkFor(account.key).audio.transcriptions.create({ file: await wav(), model: "gpt-4o-transcribe", stream: true }));
+    expect(error).toBeUndefined();
+    expect(deltas.length).toBeGreaterThanOrEqual(2);
+    expect(deltas.join("")).toBe(done!.text);
+    const session = openai.realtime.at(-1)!;
+    expect(session.updates[0]).toMatchObject({ audio: { input: { format: { type: "audio/pcm", rate: 24000 } } } });
+    expect(session.audioBytes).toBeGreaterThan((billed - 1) * 48000);
+    expect(session.audioBytes).toBeLessThanOrEqual(billed * 48000);
+    expect(await lastActivity(server, account.tenantId)).toMatchObject({ provider: "openai", status: "completed", usageAmount: billed });
+  });
+
+  test("the upstream failing after a turn: the delta, then OpenAI's error event; billed once, up to the last final", async () => {
+    const account = await fundedAccount(server, CREDITS);
+    assemblyai.fault("drop-after-turn");
+    const { deltas, done, error } = await collect(await sdkFor(account.key).audio.transcriptions.create({ file: await wav(), model: "universal-streaming-english", stream: true }));
+    expect(deltas).toHaveLength(1);
+    expect(done).toBeUndefined();
+    expect(error).toBeInstanceOf(APIError);
+    expect((error as APIError).error).toMatchObject({ type: "api_error", code: "upstream_error" });
+    const { records, spent } = await ledgerOf(account.tenantId);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ provider: "assemblyai", status: "failed" });
+    expect(records[0]!.usageAmount).toBeGreaterThanOrEqual(1);
+    expect(records[0]!.usageAmount).toBeLessThan(billed);
+    expect(spent).toBe(records[0]!.credits);
+  }, 30_000);
+
+  test("a client that leaves after the first delta: the provider's socket is closed, no more audio goes, billed for the audio it was given", async () => {
+    const account = await fundedAccount(server, CREDITS);
+    const stream = await sdkFor(account.key).audio.transcriptions.create({ file: await wav(), model: "universal-streaming-english", stream: true });
+    const socket = () => assemblyai.streaming.at(-1)!;
+    for await (const ev of stream) if (ev.type === "transcript.text.delta") break; // the SDK aborts its request
+    await until(() => socket().closed !== undefined);
+    const given = socket().audioBytes;
+    expect(given).toBeLessThan(pcm.byteLength);
+    const record = await lastActivity(server, account.tenantId);
+    expect(record).toMatchObject({ provider: "assemblyai", status: "completed" });
+    expect(record.usageAmount).toBeGreaterThanOrEqual(Math.ceil(given / 32000));
+    expect(record.usageAmount).toBeLessThan(billed);
+    expect(socket().audioBytes).toBe(given);
+    const { records, spent } = await ledgerOf(account.tenantId);
+    expect(records).toHaveLength(1);
+    expect(spent).toBe(record.credits);
+  }, 30_000);
+
+  test("a client that leaves while a file API has the file: its request is cancelled, billed the whole file it was given", async () => {
+    const account = await fundedAccount(server, CREDITS);
+    const asked = openai.transcriptions.length;
+    openai.fault("stall");
+    const leaving = new AbortController();
+    const request = sdkFor(account.key)
+      .audio.transcriptions.create({ file: await wav(), model: "whisper-1", stream: true }, { signal: leaving.signal })
+      .catch((e) => e);
+    await until(() => openai.transcriptions.length > asked);
+    leaving.abort();
+    expect(await request).toBeInstanceOf(APIUserAbortError);
+    await until(() => openai.openRequests() === 0);
+    const record = await lastActivity(server, account.tenantId);
+    expect(record).toMatchObject({ provider: "openai", status: "completed", usageAmount: billed });
+    const { records, spent } = await ledgerOf(account.tenantId);
+    expect(records).toHaveLength(1);
+    expect(spent).toBe(record.credits);
+  });
+});
