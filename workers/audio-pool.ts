@@ -1,6 +1,7 @@
 import { exactBuffer } from "../src/audio/bytes.ts";
 import type { VadOptions } from "../src/audio/vad.ts";
 import type { Logger } from "../src/log.ts";
+import { projectFile } from "../src/project-file.ts";
 import type { AudioWorkerOptions, FromAudio, ToAudio } from "./audio-protocol.ts";
 import { type Lane, type Seats, WorkerPool } from "./pool.ts";
 import type { PoolLoad } from "../src/metrics.ts";
@@ -39,7 +40,7 @@ export class AudioPool {
     log?: Logger,
   ) {
     this.pool = new WorkerPool<ToAudio, FromAudio>(
-      new URL("./audio-worker.ts", import.meta.url),
+      projectFile("workers/audio-worker.ts"),
       size,
       { decoders: decoders.perWorker, modelDir: decoders.modelDir } satisfies AudioWorkerOptions,
       (sid) => ({ sid, ev: "error", message: "audio worker exited" }),

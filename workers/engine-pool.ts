@@ -1,4 +1,5 @@
 import type { Logger } from "../src/log.ts";
+import { projectFile } from "../src/project-file.ts";
 import type { EngineFormat, EngineName, EngineWorkerOptions, FromWorker, ToWorker } from "./engine-protocol.ts";
 import { WorkerPool } from "./pool.ts";
 import type { PoolLoad } from "../src/metrics.ts";
@@ -18,7 +19,7 @@ export class EnginePool {
   private readonly pool: WorkerPool<ToWorker, FromWorker>;
 
   constructor(size: number, options: EngineWorkerOptions, log?: Logger) {
-    this.pool = new WorkerPool<ToWorker, FromWorker>(new URL("./engine-worker.ts", import.meta.url), size, options, (sid) => ({ sid, ev: "error", message: "engine worker exited" }), log);
+    this.pool = new WorkerPool<ToWorker, FromWorker>(projectFile("workers/engine-worker.ts"), size, options, (sid) => ({ sid, ev: "error", message: "engine worker exited" }), log);
   }
 
   open(engine: EngineName, voice: string | undefined, format: EngineFormat, listener: EngineListener, speed?: number): EngineSession {

@@ -2,6 +2,7 @@ import { exactBuffer } from "../src/audio/bytes.ts";
 import type { Probe } from "../src/audio/probe.ts";
 import { ApiError } from "../src/errors.ts";
 import type { Logger } from "../src/log.ts";
+import { projectFile } from "../src/project-file.ts";
 import type { FromFiles, ToFiles } from "./file-protocol.ts";
 import { WorkerPool } from "./pool.ts";
 import type { PoolLoad } from "../src/metrics.ts";
@@ -15,7 +16,7 @@ export class FilePool {
   private readonly pool: WorkerPool<ToFiles, FromFiles>;
 
   constructor(size: number, log?: Logger) {
-    this.pool = new WorkerPool<ToFiles, FromFiles>(new URL("./file-worker.ts", import.meta.url), size, undefined, (sid) => ({ sid, ev: "error", error: { message: "file worker exited" } }), log);
+    this.pool = new WorkerPool<ToFiles, FromFiles>(projectFile("workers/file-worker.ts"), size, undefined, (sid) => ({ sid, ev: "error", error: { message: "file worker exited" } }), log);
   }
 
   /**

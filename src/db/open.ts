@@ -7,6 +7,7 @@ import { migrate as migrateSqlite } from "drizzle-orm/bun-sqlite/migrator";
 import { drizzle as drizzlePg } from "drizzle-orm/postgres-js";
 import { migrate as migratePg } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
+import { projectFile } from "../project-file.ts";
 import * as pgSchema from "./schema.pg.ts";
 import * as sqliteSchema from "./schema.sqlite.ts";
 import { postgresRunner, SqliteWriter, sqliteRunner, type SqlRunner } from "./sql.ts";
@@ -44,8 +45,8 @@ export interface Database {
 }
 
 const MIGRATIONS = {
-  sqlite: new URL("../../drizzle/sqlite", import.meta.url).pathname,
-  postgres: new URL("../../drizzle/pg", import.meta.url).pathname,
+  sqlite: projectFile("drizzle/sqlite").pathname,
+  postgres: projectFile("drizzle/pg").pathname,
 };
 
 /** An arbitrary constant naming voxroute's migration lock among PostgreSQL advisory locks. */
@@ -116,7 +117,7 @@ export async function openDatabase(url: string): Promise<Database> {
  */
 function startCheckpointer(client: SQLite, path: string): { stop(): Promise<void> } {
   client.exec("PRAGMA wal_autocheckpoint = 0");
-  const worker = new Worker(new URL("../../workers/sqlite-checkpointer.ts", import.meta.url), { workerData: { path, everyMs: 1000 } });
+  const worker = new Worker(projectFile("workers/sqlite-checkpointer.ts"), { workerData: { path, everyMs: 1000 } });
   worker.unref();
   let stopping = false;
   const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));

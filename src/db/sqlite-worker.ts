@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { SqlAnswers, SqlOp, SqlRequest } from "../../workers/sqlite-protocol.ts";
+import { projectFile } from "../project-file.ts";
 import { type SqlRunner, type SqlTx, sqliteParams } from "./sql.ts";
 
 // The hot-path SQL of a SQLite database (the ledger's batches, hold checkpoints, balance reads),
@@ -47,7 +48,7 @@ export class SqliteWorker {
   private gone: Error | undefined;
 
   constructor(path: string) {
-    this.worker = new Worker(new URL("../../workers/sqlite-writer.ts", import.meta.url), { workerData: { path } });
+    this.worker = new Worker(projectFile("workers/sqlite-writer.ts"), { workerData: { path } });
     this.worker.unref();
     this.worker.on("message", (answers: SqlAnswers) => {
       for (const answer of answers) {
