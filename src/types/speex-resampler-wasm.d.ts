@@ -1,5 +1,5 @@
 // The package ships Emscripten glue without types: a factory that resolves to the module.
 declare module "@echogarden/speex-resampler-wasm" {
-  const factory: () => Promise<unknown>;
+  const factory: (module?: { locateFile?: (file: string) => string }) => Promise<unknown>;
   export default factory;
 }

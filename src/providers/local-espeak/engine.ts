@@ -1,3 +1,4 @@
+import espeakData from "@echogarden/espeak-ng-emscripten/espeak-ng.data" with { type: "file" };
 import { UnknownVoiceError, type EngineVoice, type LocalEngine } from "../local-engine-types.ts";
 
 /** eSpeak's natural pace, words per minute; `speed` scales it. */
@@ -8,7 +9,9 @@ export const ESPEAK_SPEEDS = { min: 80 / ESPEAK_NORMAL_WPM, max: 450 / ESPEAK_NO
 /** eSpeak NG compiled with Emscripten; its synthesis callback hands out PCM chunk by chunk. */
 export async function createEspeakEngine(): Promise<LocalEngine> {
   const { default: init } = await import("@echogarden/espeak-ng-emscripten");
-  const m = await init();
+  // Its data is handed over, read: the package's loader looks for the file beside its script, which in `bun run build`'s executable is elsewhere.
+  const data = await Bun.file(espeakData).arrayBuffer();
+  const m = await init({ getPreloadedPackage: () => data });
   const worker = new m.eSpeakNGWorker();
   const rate: number = worker.get_samplerate();
   // Its voice files set no gender: each language speaks with eSpeak's default variant, a male voice.

