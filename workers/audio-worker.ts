@@ -2,8 +2,8 @@
 // per session, off the main thread. Each session's messages are handled strictly in order. A
 // recognition session borrows one of the worker's decoders and gives it back on every way out.
 
-import * as ort from "onnxruntime-node";
 import { parentPort, workerData } from "node:worker_threads";
+import { loadOnnxRuntime } from "../src/audio/onnxruntime.ts";
 import { loadSilero, SileroVad } from "../src/audio/vad.ts";
 import type { SphinxDecoder } from "../src/providers/local-pocketsphinx/decoder.ts";
 import { DecoderPool } from "../src/providers/local-pocketsphinx/decoder-pool.ts";
@@ -88,7 +88,7 @@ async function handle(msg: ToAudio): Promise<void> {
   if (msg.op === "open") {
     const s: Session = { rate: msg.rate, autoCommit: msg.autoCommit, interim: msg.interim, samples: 0, utteranceStart: 0, utteranceHasAudio: false, lastInterimAt: 0, lastInterim: "" };
     sessions.set(sid, s); // from here on, a failure releases what the session holds
-    if (msg.vad) s.vad = new SileroVad(await (silero ??= loadSilero(ort)), msg.rate, msg.vad, msg.scores ? SCORE_EVERY_MS : 0);
+    if (msg.vad) s.vad = new SileroVad(await (silero ??= loadOnnxRuntime().then(loadSilero)), msg.rate, msg.vad, msg.scores ? SCORE_EVERY_MS : 0);
     // A session dropped while it was opening (its client left) never takes a decoder.
     if (msg.recognizer && !dropped.has(sid)) {
       s.decoder = await decoders.acquire();
