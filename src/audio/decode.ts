@@ -1,4 +1,6 @@
-import { MPEGDecoder } from "mpg123-decoder";
+// A namespace import: Bun's bundler, given the named import, leaves out the package's other
+// export that its index still refers to ("MPEGDecoderWebWorker is not defined" in `bun run build`).
+import * as mpg123 from "mpg123-decoder";
 import { ApiError } from "../errors.ts";
 import { readWav } from "./wav.ts";
 
@@ -42,7 +44,7 @@ function decodeWav(bytes: Uint8Array, target: number): Int16Array {
 }
 
 async function decodeMp3(bytes: Uint8Array, target: number): Promise<Int16Array> {
-  const decoder = new MPEGDecoder();
+  const decoder = new mpg123.MPEGDecoder();
   await decoder.ready;
   try {
     const { channelData, sampleRate, errors } = decoder.decode(bytes);
