@@ -11,6 +11,9 @@ import { creditsText, usdText } from "./amounts.ts";
 import { NotFoundError, UsageError } from "./errors.ts";
 import { table } from "./table.ts";
 
+/** How the operator runs this CLI: from a checkout, or as the single executable (`bun run build`) given arguments. */
+export const CLI = Bun.isStandaloneExecutable ? "voxroute" : "bun run cli";
+
 type Options = NonNullable<Parameters<typeof parseArgs>[0]>["options"];
 type Values = Record<string, string | string[] | boolean | undefined>;
 
@@ -57,7 +60,7 @@ function usd(values: Values): number {
 async function tenantId({ database }: CommandContext, values: Values): Promise<string> {
   const name = required(values, "tenant");
   const t = await tenantByName(database, name);
-  if (!t) throw new NotFoundError(`no tenant named "${name}" (bun run cli tenants list)`);
+  if (!t) throw new NotFoundError(`no tenant named "${name}" (${CLI} tenants list)`);
   return t.id;
 }
 
@@ -96,7 +99,7 @@ export const COMMANDS: Command[] = [
     async run(ctx, values) {
       const tenants = await listTenants(ctx.database);
       if (values.json) return json(ctx, tenants);
-      if (!tenants.length) return ctx.print("no tenants yet (bun run cli keys create --tenant NAME)");
+      if (!tenants.length) return ctx.print(`no tenants yet (${CLI} keys create --tenant NAME)`);
       ctx.print(
         table(
           ["name", "id", "e-mail", "state", "created", "paid balance"],

@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../config.ts";
 import { type Database, openDatabase } from "../db/open.ts";
 import { Ledger } from "../ledger/ledger.ts";
-import { type Command, COMMANDS } from "./commands.ts";
+import { CLI, type Command, COMMANDS } from "./commands.ts";
 import { EXIT, NotFoundError, UsageError } from "./errors.ts";
 
 const HELP_FLAGS = new Set(["--help", "-h"]);
@@ -15,7 +15,7 @@ const usageLine = (c: Command) => {
 
 function overview(commands: Command[] = COMMANDS): string {
   return [
-    "usage: bun run cli <command> [flags]       (--help after any command for its own help)",
+    `usage: ${CLI} <command> [flags]       (--help after any command for its own help)`,
     ...commands.map(usageLine),
     "",
     "Amounts are in USD and credits (1 USD = 1,000,000 credits). The database is DATABASE_URL's",
@@ -23,7 +23,7 @@ function overview(commands: Command[] = COMMANDS): string {
   ].join("\n");
 }
 
-const commandHelp = (c: Command) => [`usage: bun run cli ${c.name} ${c.synopsis}`, "", `${c.summary}.`, ...(c.details ? [c.details] : [])].join("\n");
+const commandHelp = (c: Command) => [`usage: ${CLI} ${c.name} ${c.synopsis}`, "", `${c.summary}.`, ...(c.details ? [c.details] : [])].join("\n");
 
 /** The command the leading words name (`keys create`, `balance`), and the words after it. */
 function commandOf(argv: string[]): { command?: Command; rest: string[] } {
