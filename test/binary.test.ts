@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pcmOfWav } from "../src/audio/wav.ts";
+import { ffprobe } from "./helpers/ffprobe.ts";
+import { localSttAvailable } from "./helpers/local-stt.ts";
+import { PICO_DIR } from "./helpers/server.ts";
+import { bearer, connect } from "./helpers/ws-client.ts";
+
+// The compiled executable (`bun run build`), copied alone into an empty directory and started
+// there with no arguments, as an operator would: the embedded default (SQLite under ./data), the
+// operator CLI, Flite and Pico speech, PocketSphinx with the router VAD, and a clean stop.
+
+const ROOT = new URL("..", import.meta.url).pathname;
+let dir: string;
+let proc: ReturnType<typeof Bun.spawn>;
+let url: string;
+
+const log = () => readFileSync(join(dir, "log"), "utf8");
+
+/** Only these variables: Pico's voice files are all it is given, its cache stays in the temporary directory, PORT=0 picks a free port. */
+const env = () => ({ PATH: process.env.PATH!, HOST: "127.0.0.1", PORT: "0", PICO_VOICES_DIR: PICO_DIR, PICO_VOICES_URL: "", XDG_CACHE_HOME: join(dir, "cache") });
+
+/** The address the server logged once it listens; it may take up to 10 s. */
+async function listening(): Promise<string> {
+  for (let i = 0; i < 200 && proc.exitCode === null; i++) {
+    const line = log()
+      .split("\n")
+      .find((l) => l.includes('"msg":"voxroute listening"'));
+    if (line) return JSON.parse(line).url;
+    await Bun.sleep(50);
+  }
+  throw new Error(`the executable did not start: ${log()}`);
+}
+
+function cli(...args: string[]): string {
+  const run = Bun.spawnSync([join(dir, "voxroute"), ...args], { cwd: dir, env: env() });
+  if (run.exitCode !== 0) throw new Error(`voxroute ${args.join(" ")} exited ${run.exitCode}: ${run.stderr.toString()}`);
+  return run.stdout.toString();
+}
+
+describe.skipIf(!localSttAvailable)("the single executable", () => {
+  beforeAll(async () => {
+    const build = Bun.spawnSync(["bun", "run", "build"], { cwd: ROOT, stderr: "pipe" });
+    if (build.exitCode !== 0) throw new Error(`bun run build failed: ${build.stderr.toString()}`);
+    dir = mkdtempSync(join(tmpdir(), "voxroute-binary-"));
+    copyFileSync(join(ROOT, "dist/voxroute"), join(dir, "voxroute"));
+    proc = Bun.spawn([join(dir, "voxroute")], { cwd: dir, env: env(), stdout: Bun.file(join(dir, "log")), stderr: "inherit" });
+    url = await listening();
+  }, 60_000);
+
+  afterAll(async () => {
+    if (proc && proc.exitCode === null) {
+      proc.kill("SIGKILL");
+      await proc.exited;
+    }
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  let key: string;
+  test("keeps its database in ./data, and runs the operator CLI on it", () => {
+    expect(existsSync(join(dir, "data/voxroute.sqlite"))).toBe(true);
+    key = cli("keys", "create", "--tenant", "smoke", "--usd", "1").trim().split("\n").at(-1)!;
+    expect(key).toStartWith("vxr_");
+  });
+
+  test.each([
+    ["flite", "slt", "mp3", "mp3"],
+    ["pico", "en-US", "opus", "opus"],
+  ])("speech from %s (%s) as %s", async (model, voice, format, codec) => {
+    const res = await fetch(`${url}/oai/audio/speech`, {
+      method: "POST",
+      headers: { ...bearer(key), "content-type": "application/json" },
+      body: JSON.stringify({ model, voice, input: "The executable speaks on its own.", response_format: format }),
+    });
+    expect(res.status).toBe(200);
+    const probed = await ffprobe(new Uint8Array(await res.arrayBuffer()), format === "opus" ? "ogg" : format);
+    expect(probed.codec).toBe(codec);
+    expect(probed.seconds).toBeGreaterThan(1);
+  });
+
+  test("PocketSphinx transcribes a recording, its turn decided by the router VAD", async () => {
+    // The recording (16 kHz), then 0.9 s of silence for the VAD to end the turn on, in 20 ms frames.
+    const pcm = Buffer.concat([pcmOfWav(readFileSync(new URL("./fixtures/speech.wav", import.meta.url))), new Uint8Array(28_800)]);
+    const c = connect(`${url.replace(/^http/, "ws")}/v1/stt?model=pocketsphinx-en-us&audio_format=pcm_16000`, bearer(key));
+    await c.opened;
+    for (let at = 0; at < pcm.length; at += 640) c.ws.send(pcm.subarray(at, at + 640));
+    c.send({ type: "stt.session.close" });
+    const { events, close } = await c.closed;
+    expect(close.code).toBe(1000);
+    expect(events.find((e) => e.type === "stt.signal" && e.signal === "started")).toMatchObject({ origin: "router", basis: ["vad"] });
+    expect(events.find((e) => e.type === "stt.transcript.final")?.text).toContain("thank you");
+  });
+
+  test("stops cleanly on SIGTERM", async () => {
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+  });
+});
