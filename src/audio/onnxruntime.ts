@@ -9,7 +9,8 @@ import library from "onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
 // onnxruntime-node is a native addon linked to libonnxruntime.so.1, which it finds beside itself in
 // node_modules. The compiled executable embeds both, and Bun loads the addon from inside it, but
 // the system's dynamic linker cannot read a library there: the executable copies it once into its
-// cache directory and loads it before the addon, whose link to it is then resolved by its name.
+// cache directory and loads it before the addon, whose link to it is then resolved by its name. The
+// library is linux-x64's, the platform `bun run build` targets.
 
 /** onnxruntime's JavaScript API, its native library loaded. */
 export async function loadOnnxRuntime(): Promise<typeof Ort> {
