@@ -49,7 +49,7 @@ export abstract class UtteranceStream implements TtsStream {
   }
 
   /** Speaks one utterance: resolves once its audio is all in the queue. */
-  protected abstract speak(text: string): Promise<void>;
+  protected abstract speak(utterance: Utterance): Promise<void>;
   /** Everything was spoken and the client ended the session. */
   protected abstract finish(): void;
   /** Drops the work in progress (the session was cancelled). */
@@ -76,7 +76,7 @@ export abstract class UtteranceStream implements TtsStream {
           await this.queue.roomFor(AUDIO_BACKLOG_BYTES);
           if (this.cancelled) return;
           this.given += item.chars;
-          await this.speak(item.text);
+          await this.speak(item);
         }
       }
     } catch (err) {
@@ -113,10 +113,10 @@ export class UtteranceTtsStream extends UtteranceStream {
     if (this.speaking) this.abort.abort();
   }
 
-  protected async speak(input: string): Promise<void> {
+  protected async speak({ text }: Utterance): Promise<void> {
     this.speaking = true;
     try {
-      await this.relay(await this.request(input, this.abort.signal));
+      await this.relay(await this.request(text, this.abort.signal));
     } finally {
       this.speaking = false;
     }
