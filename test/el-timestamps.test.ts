@@ -212,7 +212,8 @@ describe("stream-input with sync_alignment=true, read with the SDK's message sch
   /** The frames of one socket, parsed by the SDK; with each audio frame's start on the stream (from the PCM before it). */
   async function session(voice: string, model: string, rate: number) {
     const c = connect(server.wsUrl(`/el/v1/text-to-speech/${voice}/stream-input?model_id=${model}&output_format=pcm_${rate}&sync_alignment=true`), { "xi-api-key": server.key });
-    for (const frame of [{ text: " " }, ...PIECES.map((text) => ({ text })), { text: "" }]) c.send(wire.SendMessage.jsonOrThrow(frame));
+    // A flush after the second piece: the providers' timings go on across it (ElevenLabs opens a new context there, Cartesia answers it with flush_done).
+    for (const frame of [{ text: " " }, ...PIECES.map((text, i) => ({ text, ...(i === 1 ? { flush: true } : {}) })), { text: "" }]) c.send(wire.SendMessage.jsonOrThrow(frame));
     const rec = await c.closed;
     expect(rec.close.code).toBe(1000);
     // Audio frames carry `isFinal: null` as ElevenLabs' own do, which the schema does not list: passed through.
