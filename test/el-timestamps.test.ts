@@ -7,6 +7,7 @@ import { AsyncQueue } from "../src/util/async-queue.ts";
 import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
 import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { FIXED_RATE, FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
+import { speech } from "./fakes/http-fake.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
@@ -120,6 +121,21 @@ describe("POST …/with-timestamps (convertWithTimestamps)", () => {
     const probed = await ffprobe(Buffer.from(res.audioBase64, "base64"), "mp3");
     expectTimings(fromSdk(res.alignment), TEXT, probed.seconds);
     expectTimings(fromSdk(res.normalizedAlignment), TEXT, probed.seconds);
+  });
+
+  test("ElevenLabs with transport=http: its stream/with-timestamps answers, sentence by sentence, laid end to end", async () => {
+    const res = await client.textToSpeech.convertWithTimestamps(FAKE_VOICE, { text: TEXT, modelId: "elevenlabs/eleven_flash_v2_5", outputFormat: "pcm_24000" }, { queryParams: { transport: "http" } });
+    const asked = elevenlabs.requests.slice(-2);
+    expect(asked.map((r) => [r.path, r.body.text])).toEqual([
+      [`/v1/text-to-speech/${FAKE_VOICE}/stream/with-timestamps`, "Hello there, my friend."],
+      [`/v1/text-to-speech/${FAKE_VOICE}/stream/with-timestamps`, "The router times every character of this text, pauses and all."],
+    ]);
+    const seconds = Buffer.from(res.audioBase64, "base64").byteLength / 2 / 24000;
+    const timed = fromSdk(res.alignment);
+    expectTimings(timed, TEXT, seconds);
+    // The second sentence's times start where the first sentence's audio (the fake's Flite speech) ends.
+    const firstSeconds = speech("Hello there, my friend.", 24000).byteLength / 2 / 24000;
+    expect(timed.starts[TEXT.indexOf("The")]).toBeCloseTo(firstSeconds, 2);
   });
 
   test("Cartesia: its word timestamps spread over their words, over its WebSocket even for MP3", async () => {

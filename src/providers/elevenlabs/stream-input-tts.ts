@@ -6,7 +6,7 @@ import { ProviderError, type AudioFormat, type CharacterTimes, type TtsEvent, ty
 import type { HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket } from "../upstream-ws.ts";
 import type { WireJson } from "../wire-json.ts";
-import { chunkTimes } from "./chunk-alignment.ts";
+import { frameTimes } from "./wire-alignment.ts";
 import { booleanOption, chunkLengthSchedule, voiceSettings } from "./options.ts";
 
 // ElevenLabs' input-streaming WebSocket, in its multi-context form (`multi-stream-input`). The
@@ -128,11 +128,11 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
 
   /** A frame's timings (if any), then its audio. */
   function push({ audio, alignment, normalized }: Frame, entry: Extract<Entry, { context: string }>): void {
-    const times = chunkTimes(alignment, played);
+    const times = frameTimes(alignment, played);
     if (times) {
       const ours = entry.initSpace ? withoutInitSpace : (t: CharacterTimes) => t;
       entry.initSpace = false;
-      const normalizedTimes = chunkTimes(normalized, played);
+      const normalizedTimes = frameTimes(normalized, played);
       stream.push({ type: "alignment", alignment: ours(times), ...(normalizedTimes ? { normalized: ours(normalizedTimes) } : {}) });
     }
     stream.push({ type: "audio", audio });
