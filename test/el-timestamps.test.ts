@@ -8,7 +8,7 @@ import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fak
 import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { FIXED_RATE, FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { speech } from "./fakes/http-fake.ts";
-import { ffprobe } from "./helpers/ffprobe.ts";
+import { ffprobe, mp3SecondsBefore } from "./helpers/ffprobe.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -225,18 +225,34 @@ describe("stream-input with sync_alignment=true, read with the SDK's message sch
 
   type Frame = { audio?: string; alignment?: { chars?: string[]; charStartTimesMs?: number[]; charDurationsMs?: number[] }; isFinal?: boolean | null };
 
-  /** The frames of one socket, parsed by the SDK; with each audio frame's start on the stream (from the PCM before it). */
-  async function session(voice: string, model: string, rate: number) {
-    const c = connect(server.wsUrl(`/el/v1/text-to-speech/${voice}/stream-input?model_id=${model}&output_format=pcm_${rate}&sync_alignment=true`), { "xi-api-key": server.key });
+  /** How long the first n bytes of the whole audio are: for raw 16-bit PCM at `rate`, and for MP3 as ffmpeg finds its frames. */
+  type Lengths = (audio: Uint8Array) => Promise<(bytes: number) => number>;
+  const pcmSeconds =
+    (rate: number): Lengths =>
+    async () =>
+    (bytes) =>
+      bytes / 2 / rate;
+  const mp3Seconds: Lengths = mp3SecondsBefore;
+
+  /**
+   * The timings of one socket's frames, parsed by the SDK, laid end to end: each audio frame's
+   * start on the stream is the length of all the audio before it.
+   */
+  async function session(voice: string, model: string, outputFormat: string, lengths: Lengths) {
+    const c = connect(server.wsUrl(`/el/v1/text-to-speech/${voice}/stream-input?model_id=${model}&output_format=${outputFormat}&sync_alignment=true`), { "xi-api-key": server.key });
     // A flush after the second piece: the providers' timings go on across it (ElevenLabs opens a new context there, Cartesia answers it with flush_done).
     for (const frame of [{ text: " " }, ...PIECES.map((text, i) => ({ text, ...(i === 1 ? { flush: true } : {}) })), { text: "" }]) c.send(wire.SendMessage.jsonOrThrow(frame));
     const rec = await c.closed;
     expect(rec.close.code).toBe(1000);
     // Audio frames carry `isFinal: null` as ElevenLabs' own do, which the schema does not list: passed through.
     const frames: Frame[] = rec.events.map((e) => wire.ReceiveMessage.parseOrThrow(e, { unrecognizedObjectKeys: "passthrough" }));
-    let at = 0;
     const timed: Timed = { characters: [], starts: [], ends: [] };
-    for (const f of frames.filter((f) => f.audio !== undefined)) {
+    const audioFrames = frames.filter((f) => f.audio !== undefined).map((f) => ({ ...f, bytes: Buffer.from(f.audio!, "base64") }));
+    const lengthOf = await lengths(Buffer.concat(audioFrames.map((f) => f.bytes)));
+    let bytesBefore = 0;
+    for (const f of audioFrames) {
+      const at = lengthOf(bytesBefore);
+      bytesBefore += f.bytes.byteLength;
       const { chars, charStartTimesMs: starts, charDurationsMs: durations } = f.alignment!; // every audio frame has one
       chars!.forEach((ch, i) => {
         timed.characters.push(ch);
@@ -244,25 +260,35 @@ describe("stream-input with sync_alignment=true, read with the SDK's message sch
         timed.ends.push(at + (starts![i] + durations![i]) / 1000);
         expect(starts![i]).toBeGreaterThanOrEqual(0); // timed from the frame's own start
       });
-      at += Buffer.from(f.audio!, "base64").byteLength / 2 / rate;
     }
     expect(frames.at(-1)).toEqual({ isFinal: true });
-    return { timed, seconds: at };
+    return { timed, seconds: lengthOf(bytesBefore) };
   }
 
   test("flite: chunk-relative timings that lay end to end into the text, within the audio", async () => {
-    const { timed, seconds } = await session("slt", "flite", 16000);
+    const { timed, seconds } = await session("slt", "flite", "pcm_16000", pcmSeconds(16000));
+    expectTimings(timed, PIECES.join(""), seconds);
+  });
+
+  test("flite, default mp3_44100_128 (LAME's, from its PCM): each frame as long as the PCM encoded into it, within the MP3 ffmpeg decodes", async () => {
+    const { timed, seconds } = await session("slt", "flite", "mp3_44100_128", mp3Seconds);
+    expectTimings(timed, PIECES.join(""), seconds);
+  });
+
+  test("ElevenLabs' own MP3 passed through: each frame as long as the MP3 frames it completes, as ffmpeg decodes them", async () => {
+    const { timed, seconds } = await session(FAKE_VOICE, "elevenlabs/eleven_flash_v2_5", "mp3_44100_128", mp3Seconds);
+    expect(elevenlabs.ttsSockets.at(-1)!.query.output_format).toBe("mp3_44100_128");
     expectTimings(timed, PIECES.join(""), seconds);
   });
 
   test("ElevenLabs: its frames' timings carried onto the router's frames (resampled to 16 kHz)", async () => {
-    const { timed, seconds } = await session(FAKE_VOICE, "elevenlabs/eleven_flash_v2_5", 16000);
+    const { timed, seconds } = await session(FAKE_VOICE, "elevenlabs/eleven_flash_v2_5", "pcm_16000", pcmSeconds(16000));
     expect(elevenlabs.ttsSockets.at(-1)!.query.sync_alignment).toBe("true");
     expectTimings(timed, PIECES.join(""), seconds);
   });
 
   test("Cartesia: its word timestamps, audio held until they come", async () => {
-    const { timed, seconds } = await session(FAKE_CARTESIA_VOICE, "cartesia/sonic-3", 24000);
+    const { timed, seconds } = await session(FAKE_CARTESIA_VOICE, "cartesia/sonic-3", "pcm_24000", pcmSeconds(24000));
     expectTimings(timed, PIECES.join(""), seconds);
   });
 });
