@@ -164,16 +164,17 @@ describe("sentence splitting", () => {
 
   test("each utterance accounts for the text it stands for, white space and all, in code points", () => {
     const cutter = new UtteranceCutter();
-    expect(cutter.take("  Hi 👋 there. ")).toEqual([{ text: "Hi 👋 there.", chars: 14 }]);
+    expect(cutter.take("  Hi 👋 there. ")).toEqual([{ text: "Hi 👋 there.", raw: "  Hi 👋 there. ", chars: 14 }]);
     expect(cutter.take("\n\n")).toEqual([]); // white space alone goes with the next utterance
     expect(cutter.take("How are")).toEqual([]);
-    expect(cutter.take(" you? Fine")).toEqual([{ text: "How are you?", chars: 15 }]);
-    expect(cutter.rest()).toEqual({ text: "Fine", chars: 4 });
+    expect(cutter.take(" you? Fine")).toEqual([{ text: "How are you?", raw: "\n\nHow are you? ", chars: 15 }]);
+    expect(cutter.rest()).toEqual({ text: "Fine", raw: "Fine", chars: 4 });
     expect(cutter.rest()).toBeUndefined();
     const long = "word ".repeat(1000);
     const cut = new UtteranceCutter();
     const utterances = [...cut.take(long), cut.rest()].filter((u) => u !== undefined);
     expect(utterances.length).toBeGreaterThan(1);
-    expect(utterances.reduce((n, u) => n + u.chars, 0)).toBe(long.length - 1); // the last space is in no utterance
+    expect(utterances.map((u) => u.raw).join("")).toBe(long.slice(0, -1)); // the last space is in no utterance
+    expect(utterances.reduce((n, u) => n + u.chars, 0)).toBe(long.length - 1);
   });
 });

@@ -35,6 +35,20 @@ describe("the ElevenLabs fake, through the official SDK", () => {
     });
   });
 
+  test("textToSpeech.convertWithTimestamps and streamWithTimestamps: the audio and its characters' times, as the SDK reads them", async () => {
+    const text = "Hello from the fake, with times.";
+    const whole = await client.textToSpeech.convertWithTimestamps(FAKE_VOICE, { text, modelId: "eleven_flash_v2_5", outputFormat: "pcm_16000" });
+    const seconds = Buffer.from(whole.audioBase64, "base64").byteLength / 2 / 16000;
+    expect(whole.alignment!.characters.join("")).toBe(text);
+    expect(whole.alignment!.characterEndTimesSeconds.at(-1)!).toBeCloseTo(seconds, 3);
+    const chunks = [];
+    for await (const chunk of await client.textToSpeech.streamWithTimestamps(FAKE_VOICE, { text, modelId: "eleven_flash_v2_5", outputFormat: "pcm_16000" })) chunks.push(chunk);
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.flatMap((c) => c.alignment!.characters).join("")).toBe(text);
+    expect(Buffer.concat(chunks.map((c) => Buffer.from(c.audioBase64, "base64")))).toEqual(Buffer.from(whole.audioBase64, "base64"));
+    expect(fake.requests.at(-1)!.path).toBe(`/v1/text-to-speech/${FAKE_VOICE}/stream/with-timestamps`);
+  });
+
   test("the default output is MP3", async () => {
     const audio = await bytes(await client.textToSpeech.stream(FAKE_VOICE, { text: "An MP3." }));
     expect(audio[0]).toBe(0xff);

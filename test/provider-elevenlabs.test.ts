@@ -40,6 +40,7 @@ describe("ElevenLabs TTS through /v1/tts, transport=http", () => {
     const [first, second] = fake.requests.slice(-2);
     expect(first).toEqual({
       voiceId: FAKE_VOICE,
+      path: `/v1/text-to-speech/${FAKE_VOICE}/stream`,
       query: { output_format: "pcm_24000" },
       body: { model_id: "eleven_flash_v2_5", text: "Hello from the cloud.", voice_settings: { stability: 0.3, speed: 1.1, use_speaker_boost: true }, language_code: "en", previous_text: "Before." },
       apiKey: FAKE_ELEVENLABS_KEY,

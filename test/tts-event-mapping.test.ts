@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import type { ServerWebSocket } from "bun";
 import type { ApiError } from "../src/errors.ts";
 import type { TtsPort, TtsSessionEvent } from "../src/sessions/tts-events.ts";
+import { FrameAligner } from "../src/surfaces/el/stream-input-alignment.ts";
 import { StreamInputPort } from "../src/surfaces/el/stream-input-port.ts";
 import { HttpTtsPort } from "../src/surfaces/http-tts-port.ts";
 import { nativeTtsPort } from "../src/surfaces/native/tts-wire.ts";
@@ -20,6 +21,13 @@ const EVERY_EVENT: { [K in TtsSessionEvent["type"]]: Extract<TtsSessionEvent, { 
   ready: [{ type: "ready", sessionId: "tts_1" }],
   audio_started: [{ type: "audio_started", provider: "flite", model: "cmu/flite", format: { encoding: "pcm_s16le", sampleRate: 16000, channels: 1 } }],
   flushed: [{ type: "flushed" }],
+  alignment: [
+    {
+      type: "alignment",
+      alignment: { chars: ["H", "i"], starts: [0.1, 0.25], ends: [0.25, 0.4] },
+      normalized: { chars: ["h", "i"], starts: [0.1, 0.25], ends: [0.25, 0.4] },
+    },
+  ],
   error: [
     { type: "error", code: "invalid_request", message: 'flite has no voice "nobody"', param: "voice" },
     { type: "error", code: "invalid_tts_frame", message: "not JSON" },
@@ -37,18 +45,24 @@ afterAll(() => {
   for (const s of servers) s.stop(true);
 });
 
-/** A real socket whose server side is `makePort(raw)`, fed every event, one audio chunk, then close 1000. */
-async function framesThrough(makePort: (raw: ServerWebSocket<unknown>) => TtsPort, audio = AUDIO): Promise<{ frames: Frame[]; close: { code: number; reason: string } }> {
+/** Every event, one audio chunk, then close 1000. */
+async function everything(port: TtsPort, audio: Uint8Array): Promise<void> {
+  for (const event of events) port.event(event);
+  await port.sendAudio(audio);
+  port.close(1000, "tts_complete");
+}
+
+/** A real socket whose server side is `makePort(raw)`, fed by `feed` (by default every event, one audio chunk, then close 1000). */
+async function framesThrough(
+  makePort: (raw: ServerWebSocket<unknown>) => TtsPort,
+  audio = AUDIO,
+  feed: (port: TtsPort, audio: Uint8Array) => Promise<void> = everything,
+): Promise<{ frames: Frame[]; close: { code: number; reason: string } }> {
   const server = Bun.serve({
     port: 0,
     fetch: (req, srv) => (srv.upgrade(req) ? undefined : new Response("upgrade", { status: 400 })),
     websocket: {
-      async open(raw) {
-        const port = makePort(raw as ServerWebSocket<unknown>);
-        for (const event of events) port.event(event);
-        await port.sendAudio(audio);
-        port.close(1000, "tts_complete");
-      },
+      open: (raw) => feed(makePort(raw as ServerWebSocket<unknown>), audio),
       message() {},
     },
   });
@@ -70,6 +84,7 @@ describe("/v1/tts frames", () => {
       '{"type":"service.tts_session_ready","session_id":"tts_1"}',
       '{"type":"service.tts_audio_started","provider":"flite","model":"cmu/flite","encoding":"pcm_s16le","sample_rate":16000,"channels":1}',
       '{"type":"service.tts_flushed"}',
+      '{"type":"service.tts_alignment","alignment":{"characters":["H","i"],"start_times":[0.1,0.25],"end_times":[0.25,0.4]},"normalized_alignment":{"characters":["h","i"],"start_times":[0.1,0.25],"end_times":[0.25,0.4]}}',
       '{"type":"service.tts_error","code":"invalid_request","message":"flite has no voice \\"nobody\\"","param":"voice"}',
       '{"type":"service.tts_error","code":"invalid_tts_frame","message":"not JSON"}',
       '{"type":"service.tts_session_ended","session_id":"tts_1","provider":"flite","model":"cmu/flite","characters":44,"audio_bytes":4}',
@@ -80,7 +95,7 @@ describe("/v1/tts frames", () => {
 });
 
 describe("/el stream-input frames", () => {
-  test("errors in ElevenLabs' shape, isFinal for the end, audio as base64 in a text frame; status, readiness and flushes say nothing", async () => {
+  test("errors in ElevenLabs' shape, isFinal for the end, audio as base64 in a text frame; status, readiness, flushes and (without sync_alignment) timings say nothing", async () => {
     const { frames, close } = await framesThrough((raw) => new StreamInputPort(raw, undefined));
     expect(frames).toEqual([
       '{"message":"flite has no voice \\"nobody\\"","error":"invalid_request","code":1008}',
@@ -89,6 +104,29 @@ describe("/el stream-input frames", () => {
       '{"audio":"AQIDBA==","isFinal":null,"normalizedAlignment":null,"alignment":null}',
     ]);
     expect(close).toEqual({ code: 1000, reason: "tts_complete" });
+  });
+
+  test("sync_alignment: each audio frame carries the characters that start in it, timed in ms from the frame's start; the rest go in a frame of no audio before isFinal", async () => {
+    const tenthOfASecond = new Uint8Array(3200); // at 16 kHz
+    const { frames } = await framesThrough(
+      (raw) => new StreamInputPort(raw, { rate: 16000 }, undefined, new FrameAligner()),
+      tenthOfASecond,
+      async (port, audio) => {
+        port.event(EVERY_EVENT.audio_started[0]);
+        port.event({ type: "alignment", alignment: { chars: ["H", "i", "!"], starts: [0.02, 0.13, 0.2], ends: [0.13, 0.18, 0.2] }, normalized: { chars: ["h"], starts: [0.05], ends: [0.3] } });
+        await port.sendAudio(audio);
+        await port.sendAudio(audio);
+        port.event(EVERY_EVENT.ended[0]);
+        port.close(1000, "tts_complete");
+      },
+    );
+    const timing = (chars: string[], charStartTimesMs: number[], charDurationsMs: number[]) => ({ chars, charStartTimesMs, charDurationsMs });
+    expect(frames.map((f) => ({ ...JSON.parse(f), audio: JSON.parse(f).audio?.length }))).toEqual([
+      { audio: 4268, isFinal: null, alignment: timing(["H"], [20], [110]), normalizedAlignment: timing(["h"], [50], [250]) },
+      { audio: 4268, isFinal: null, alignment: timing(["i"], [30], [50]), normalizedAlignment: timing([], [], []) },
+      { audio: 0, isFinal: null, alignment: timing(["!"], [0], [0]), normalizedAlignment: timing([], [], []) },
+      { isFinal: true },
+    ]);
   });
 
   test("audio_started's format decides the PCM conversion: 16 kHz PCM promised as µ-law at 8 kHz is a quarter of the bytes", async () => {

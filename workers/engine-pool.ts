@@ -8,7 +8,8 @@ export type EngineListener = (msg: FromWorker) => void;
 
 /** One synthesis session's line to its engine worker. */
 export interface EngineSession {
-  say(text: string): void;
+  /** One utterance; with `raw` (the text it stands for) its character times come before its audio. */
+  say(text: string, raw?: string): void;
   end(): void;
   /** Forget the session: nothing more is delivered to its listener. */
   drop(): void;
@@ -27,7 +28,7 @@ export class EnginePool {
     const { sid } = lane;
     lane.post({ op: "open", sid, engine, voice, format, speed });
     return {
-      say: (text) => lane.post({ op: "say", sid, text }),
+      say: (text, raw) => lane.post({ op: "say", sid, text, ...(raw === undefined ? {} : { raw }) }),
       end: () => lane.post({ op: "end", sid }),
       drop: () => lane.drop({ op: "drop", sid }),
     };

@@ -7,7 +7,8 @@ export type EngineFormat = "pcm" | "mp3";
 export type ToWorker =
   /** `speed`: the pace asked (1 = natural), for engines that can change it. */
   | { op: "open"; sid: number; engine: EngineName; voice?: string; format: EngineFormat; speed?: number }
-  | { op: "say"; sid: number; text: string }
+  /** `raw`, for sessions that want character times: the text the utterance stands for, white space around `text` included. */
+  | { op: "say"; sid: number; text: string; raw?: string }
   | { op: "end"; sid: number }
   | { op: "drop"; sid: number }
   | { op: "voices"; sid: number; engine: EngineName };
@@ -15,6 +16,8 @@ export type ToWorker =
 export type FromWorker =
   | { sid: number; ev: "opened"; sampleRate: number }
   | { sid: number; ev: "audio"; buf: ArrayBuffer }
+  /** Before an utterance's audio, when asked: its characters' times in seconds from the session's first sample. */
+  | { sid: number; ev: "alignment"; chars: string[]; starts: number[]; ends: number[] }
   | { sid: number; ev: "said" }
   | { sid: number; ev: "ended" }
   | { sid: number; ev: "voices"; voices: unknown[]; names: string[] }

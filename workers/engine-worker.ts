@@ -4,10 +4,13 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { exactBuffer } from "../src/audio/bytes.ts";
 import { Mp3StreamEncoder } from "../src/audio/mp3.ts";
+import { speechRuns } from "../src/audio/speech-runs.ts";
 import { createEspeakEngine } from "../src/providers/local-espeak/engine.ts";
 import { UnknownVoiceError, type LocalEngine } from "../src/providers/local-engine-types.ts";
 import { createFliteEngine } from "../src/providers/local-flite/engine.ts";
 import { createPicoEngine } from "../src/providers/local-pico/engine.ts";
+import { phraseAnchors } from "../src/providers/timing/phrase-anchors.ts";
+import { utteranceTimes } from "../src/providers/timing/utterance-times.ts";
 import type { EngineName, EngineWorkerOptions, FromWorker, ToWorker } from "./engine-protocol.ts";
 
 const options = workerData as EngineWorkerOptions;
@@ -31,6 +34,9 @@ interface Session {
   voice?: string;
   speed?: number;
   mp3?: Mp3StreamEncoder;
+  sampleRate: number;
+  /** Seconds of audio the session has been handed so far. */
+  seconds: number;
 }
 const sessions = new Map<number, Session>();
 // Messages for one session are handled strictly in order, even across the async `open`.
@@ -44,7 +50,7 @@ function sendAudio(sid: number, bytes: Uint8Array) {
   post({ sid, ev: "audio", buf }, [buf]);
 }
 
-function say(sid: number, s: Session, text: string) {
+function say(sid: number, s: Session, text: string, raw: string | undefined) {
   let pending: Uint8Array[] = [];
   let size = 0;
   const emit = () => {
@@ -54,16 +60,24 @@ function say(sid: number, s: Session, text: string) {
     size = 0;
     sendAudio(sid, s.mp3 ? s.mp3.encode(joined) : joined);
   };
-  s.engine.synthesize(
-    text,
-    s.voice,
-    (pcm) => {
-      pending.push(pcm);
-      size += pcm.length;
-      if (size >= CHUNK_BYTES) emit();
-    },
-    s.speed,
-  );
+  const take = (pcm: Uint8Array) => {
+    pending.push(pcm);
+    size += pcm.length;
+    if (size >= CHUNK_BYTES) emit();
+  };
+  if (raw === undefined) {
+    s.engine.synthesize(text, s.voice, take, s.speed);
+    return emit();
+  }
+  // The utterance's times go before its audio, so its audio waits for the whole utterance.
+  const parts: Uint8Array[] = [];
+  const anchors = s.engine.synthesize(text, s.voice, (pcm) => parts.push(pcm), s.speed);
+  const pcm = Buffer.concat(parts);
+  const duration = pcm.byteLength / 2 / s.sampleRate;
+  const times = utteranceTimes(raw, text, anchors ?? phraseAnchors(text, speechRuns(pcm, s.sampleRate)), s.seconds, duration);
+  post({ sid, ev: "alignment", ...times });
+  s.seconds += duration;
+  take(pcm);
   emit();
 }
 
@@ -74,13 +88,13 @@ async function handle(msg: ToWorker) {
       case "open": {
         const e = await engine(msg.engine);
         const sampleRate = await e.prepare(msg.voice);
-        sessions.set(sid, { engine: e, voice: msg.voice, speed: msg.speed, mp3: msg.format === "mp3" ? new Mp3StreamEncoder(sampleRate) : undefined });
+        sessions.set(sid, { engine: e, voice: msg.voice, speed: msg.speed, mp3: msg.format === "mp3" ? new Mp3StreamEncoder(sampleRate) : undefined, sampleRate, seconds: 0 });
         return post({ sid, ev: "opened", sampleRate });
       }
       case "say": {
         const s = sessions.get(sid);
         if (!s) return;
-        say(sid, s, msg.text);
+        say(sid, s, msg.text, msg.raw);
         return post({ sid, ev: "said" });
       }
       case "end": {

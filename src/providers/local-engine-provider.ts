@@ -3,6 +3,7 @@ import type { EngineName } from "../../workers/engine-protocol.ts";
 import type { AsyncQueue } from "../util/async-queue.ts";
 import { ttsEventQueue } from "./audio-backlog.ts";
 import { ProviderError, type AudioFormat, type TtsEvent, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "./types.ts";
+import type { Utterance } from "./sentences.ts";
 import { UtteranceStream } from "./utterance-stream.ts";
 
 /** An embedded engine served by the engine worker pool, behind the common `TtsProvider`. */
@@ -32,14 +33,23 @@ export class LocalEngineProvider implements TtsProvider {
         (msg) => {
           switch (msg.ev) {
             case "opened":
-              stream = new LocalTtsStream(session, queue, {
-                encoding: format === "mp3" ? "mp3" : "pcm_s16le",
-                sampleRate: msg.sampleRate,
-                channels: 1,
-              });
+              stream = new LocalTtsStream(
+                session,
+                queue,
+                {
+                  encoding: format === "mp3" ? "mp3" : "pcm_s16le",
+                  sampleRate: msg.sampleRate,
+                  channels: 1,
+                },
+                req.alignment === true,
+              );
               return resolve(stream);
             case "audio":
               return queue.push({ type: "audio", audio: new Uint8Array(msg.buf) });
+            case "alignment": {
+              const { chars, starts, ends } = msg;
+              return queue.push({ type: "alignment", alignment: { chars, starts, ends } });
+            }
             case "said":
               return stream?.said();
             case "ended":
@@ -88,6 +98,8 @@ class LocalTtsStream extends UtteranceStream {
     private readonly session: EngineSession,
     queue: AsyncQueue<TtsEvent>,
     audioFormat: AudioFormat,
+    /** Whether the engine is to time each utterance's characters. */
+    private readonly timed: boolean,
   ) {
     super(audioFormat, queue);
   }
@@ -97,10 +109,10 @@ class LocalTtsStream extends UtteranceStream {
     this.spoken?.();
   }
 
-  protected speak(text: string): Promise<void> {
+  protected speak({ text, raw }: Utterance): Promise<void> {
     return new Promise((resolve) => {
       this.spoken = resolve;
-      this.session.say(text);
+      this.session.say(text, this.timed ? raw : undefined);
     });
   }
 

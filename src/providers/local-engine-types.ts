@@ -1,3 +1,5 @@
+import type { Anchor } from "./timing/char-times.ts";
+
 // What an embedded engine offers to the engine worker. Engines run inside worker threads only:
 // `synthesize` is synchronous and CPU-bound.
 
@@ -23,8 +25,10 @@ export interface LocalEngine {
   /**
    * Synthesizes one utterance, handing 16-bit little-endian mono PCM to `onAudio` as it is produced.
    * `speed` (1 = natural pace) only reaches engines whose catalogue entry declares `ttsSpeed`.
+   * Returns where the text meets the audio, when the engine tells (positions in code points of
+   * `text`, seconds from the utterance's first sample).
    */
-  synthesize(text: string, voice: string | undefined, onAudio: (pcm: Uint8Array) => void, speed?: number): void;
+  synthesize(text: string, voice: string | undefined, onAudio: (pcm: Uint8Array) => void, speed?: number): Anchor[] | undefined;
 }
 
 export class UnknownVoiceError extends Error {

@@ -51,17 +51,23 @@ function pieces(buffer: string, start: number, end: number, out: Cut[]): void {
   if (stop > from) out.push({ text: buffer.slice(from, stop), end });
 }
 
-/** An utterance, and the characters (code points) of the written text it stands for, white space around it included. */
+/**
+ * An utterance: the text to speak, the written text it stands for (`raw`: white space around it
+ * included) and that text's characters (code points).
+ */
 export interface Utterance {
   text: string;
+  raw: string;
   chars: number;
 }
 
-/** Streamed text cut into utterances as it arrives, each knowing how much of the text it accounts for. */
+const utterance = (text: string, raw: string): Utterance => ({ text, raw, chars: codePoints(raw) });
+
+/** Streamed text cut into utterances as it arrives, each knowing the part of the text it accounts for. */
 export class UtteranceCutter {
   private buffer = "";
-  /** Text taken in no utterance yet (white space only): counted with the next one. */
-  private carry = 0;
+  /** Text taken in no utterance yet (white space only): it goes with the next one. */
+  private carry = "";
 
   /** The complete utterances that `text` makes with what came before it. */
   take(text: string): Utterance[] {
@@ -70,24 +76,24 @@ export class UtteranceCutter {
     this.buffer = rest;
     let at = 0;
     const out = sentences.map(({ text, end }) => {
-      const chars = this.carry + codePoints(buffer.slice(at, end));
-      this.carry = 0;
+      const raw = this.carry + buffer.slice(at, end);
+      this.carry = "";
       at = end;
-      return { text, chars };
+      return utterance(text, raw);
     });
-    this.carry += codePoints(buffer.slice(at, buffer.length - rest.length));
+    this.carry += buffer.slice(at, buffer.length - rest.length);
     return out;
   }
 
   /** The text left over, as one last utterance (for a flush or the end); none if it is only white space. */
   rest(): Utterance | undefined {
     const text = this.buffer.trim();
-    this.carry += codePoints(this.buffer);
+    this.carry += this.buffer;
     this.buffer = "";
     if (!text) return undefined;
-    const chars = this.carry;
-    this.carry = 0;
-    return { text, chars };
+    const raw = this.carry;
+    this.carry = "";
+    return utterance(text, raw);
   }
 }
 

@@ -9,7 +9,22 @@ export interface AudioFormat {
   channels: 1;
 }
 
-export type TtsEvent = { type: "audio"; audio: Uint8Array } | { type: "flushed" };
+/**
+ * When each character of a text is spoken, in seconds on a stream's audio timeline (0 is its first
+ * sample): `chars` are the text's code points in order, `starts` and `ends` their times.
+ */
+export interface CharacterTimes {
+  chars: string[];
+  starts: number[];
+  ends: number[];
+}
+
+/**
+ * `alignment` (asked with `TtsStreamRequest.alignment`) times characters of the text written, in
+ * order, before the audio they describe goes out; `normalized`, where the provider says so, times
+ * the text as it normalized it (numbers spelled out, …).
+ */
+export type TtsEvent = { type: "audio"; audio: Uint8Array } | { type: "flushed" } | { type: "alignment"; alignment: CharacterTimes; normalized?: CharacterTimes };
 
 /** One streaming synthesis. Iterating yields audio as produced and ends after `end()` is honoured. */
 export interface TtsStream extends AsyncIterable<TtsEvent> {
@@ -43,6 +58,8 @@ export interface TtsStreamRequest {
   sampleRate?: number;
   /** Provider-native options (`provider_options[...]` and unreserved query keys). */
   options: Record<string, string>;
+  /** The caller wants character timings: a provider that can time its speech emits `alignment` events. */
+  alignment?: boolean;
 }
 
 /** One of a provider's voices, with what the provider says of it (the voice catalogue, src/voices/, shows it). */

@@ -49,7 +49,7 @@ export abstract class UtteranceStream implements TtsStream {
   }
 
   /** Speaks one utterance: resolves once its audio is all in the queue. */
-  protected abstract speak(text: string): Promise<void>;
+  protected abstract speak(utterance: Utterance): Promise<void>;
   /** Everything was spoken and the client ended the session. */
   protected abstract finish(): void;
   /** Drops the work in progress (the session was cancelled). */
@@ -76,7 +76,7 @@ export abstract class UtteranceStream implements TtsStream {
           await this.queue.roomFor(AUDIO_BACKLOG_BYTES);
           if (this.cancelled) return;
           this.given += item.chars;
-          await this.speak(item.text);
+          await this.speak(item);
         }
       }
     } catch (err) {
@@ -87,10 +87,24 @@ export abstract class UtteranceStream implements TtsStream {
   }
 }
 
-/** One upstream request for one utterance: a response whose body is the audio. */
+/** One upstream request for one utterance. */
 export type SpeakRequest = (input: string, signal: AbortSignal) => Promise<Response>;
 
-/** A streaming TTS session over an HTTP API that takes whole inputs: one request per utterance, each response's bytes streamed through as they arrive. */
+/** How an upstream's answer to one utterance is read: the content it must be, and its events from the body's chunks as they arrive. */
+export interface UtteranceAnswer {
+  contentType: RegExp;
+  events(chunks: AsyncIterable<Uint8Array>, utterance: Utterance): AsyncIterable<TtsEvent>;
+}
+
+/** An answer whose body is the audio. */
+export const AUDIO_ANSWER: UtteranceAnswer = {
+  contentType: /^audio\/|^application\/octet-stream/,
+  async *events(chunks) {
+    for await (const audio of chunks) yield { type: "audio", audio };
+  },
+};
+
+/** A streaming TTS session over an HTTP API that takes whole inputs: one request per utterance, each answer's events passed on as they arrive. */
 export class UtteranceTtsStream extends UtteranceStream {
   private readonly abort = new AbortController();
   /** A request is under way: only then is there anything to abort (an abort costs an error object and its listeners). */
@@ -101,6 +115,7 @@ export class UtteranceTtsStream extends UtteranceStream {
     private readonly provider: string,
     private readonly idleTimeoutMs: number,
     private readonly request: SpeakRequest,
+    private readonly answer: UtteranceAnswer = AUDIO_ANSWER,
   ) {
     super(audioFormat, ttsEventQueue(provider));
   }
@@ -113,25 +128,25 @@ export class UtteranceTtsStream extends UtteranceStream {
     if (this.speaking) this.abort.abort();
   }
 
-  protected async speak(input: string): Promise<void> {
+  protected async speak(utterance: Utterance): Promise<void> {
     this.speaking = true;
     try {
-      await this.relay(await this.request(input, this.abort.signal));
+      await this.relay(await this.request(utterance.text, this.abort.signal), utterance);
     } finally {
       this.speaking = false;
     }
   }
 
-  private async relay(res: Response): Promise<void> {
+  private async relay(res: Response, utterance: Utterance): Promise<void> {
     const type = res.headers.get("content-type") ?? "";
-    if (!/^audio\/|^application\/octet-stream/.test(type)) {
+    if (!this.answer.contentType.test(type)) {
       await res.body?.cancel();
       throw new ProviderError(`${this.provider} answered ${type || "no content type"} instead of audio`, true);
     }
-    for await (const chunk of bodyChunks(this.provider, res, this.idleTimeoutMs, this.abort.signal)) {
-      this.queue.push({ type: "audio", audio: chunk });
+    for await (const event of this.answer.events(bodyChunks(this.provider, res, this.idleTimeoutMs, this.abort.signal), utterance)) {
+      this.queue.push(event);
       // The upstream is read no faster than the client takes the audio: nothing piles up here.
-      await this.queue.roomFor(AUDIO_BACKLOG_BYTES);
+      if (event.type === "audio") await this.queue.roomFor(AUDIO_BACKLOG_BYTES);
     }
   }
 }

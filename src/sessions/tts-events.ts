@@ -1,5 +1,5 @@
 import type { ErrorCode } from "../errors.ts";
-import type { AudioFormat, TtsProvider } from "../providers/types.ts";
+import type { AudioFormat, CharacterTimes, TtsProvider } from "../providers/types.ts";
 import type { Admission, SessionDeps } from "./admission.ts";
 
 // What a TTS session is given, what it tells its surface, and what it takes from it. Surfaces map these to their
@@ -16,6 +16,12 @@ export type TtsSessionEvent =
   | { type: "audio_started"; provider: string; model: string; format: AudioFormat }
   /** The provider answered a flush: the audio of the text before it has been sent. */
   | { type: "flushed" }
+  /**
+   * With `alignment` asked: when characters of the text are spoken, in seconds from the session's
+   * first audio, sent before the audio they describe; `normalized` is the provider's normalized
+   * text, or the text as written when the provider does not say.
+   */
+  | { type: "alignment"; alignment: CharacterTimes; normalized: CharacterTimes }
   /** Before an error close (also the cut-off at an exhausted balance). */
   | { type: "error"; code: ErrorCode; message: string; param?: string }
   /** Before the normal close, once usage is settled. */
@@ -37,6 +43,8 @@ export interface TtsSessionSetup {
   sampleRate?: number;
   autoFlush: boolean;
   options: Record<string, string>;
+  /** Ask providers for character timings (`alignment` events). */
+  alignment?: boolean;
   /** Auth, routing and billing admission; an `ApiError` from it ends the session with its close code. */
   admit: () => Promise<Admission>;
   /** See `IdleTimer`; 0 or absent when the surface keeps its own inactivity rule. */

@@ -2,6 +2,7 @@ import type { Binding } from "../catalogue/types.ts";
 import { ApiError, CLOSE } from "../errors.ts";
 import { characters } from "../ledger/usage.ts";
 import { ProviderError, type TtsStream } from "../providers/types.ts";
+import { AlignmentTimeline } from "./tts-alignment.ts";
 import { TextTally } from "./tts-text-tally.ts";
 import { openWithin } from "./lifecycle/candidates.ts";
 import type { Admission } from "./admission.ts";
@@ -46,6 +47,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private firstTextAt: number | undefined;
   private firstAudioAt: number | undefined;
   private readonly text = new TextTally();
+  private readonly alignment = new AlignmentTimeline();
   private audioBytes = 0;
   /** Stopped by a barge-in: what was spoken is what the listener wanted, so the record is `completed`. */
   private interrupted = false;
@@ -104,6 +106,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
         this.replay = [];
         this.held = ""; // its text is in the replayed commands
         this.text.restart();
+        this.alignment.drop();
       },
       attemptFailed: (binding: Binding, reason: string) => this.status("failed", binding, reason),
     };
@@ -143,8 +146,8 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.tried = binding;
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
     this.status("connecting", binding);
-    const { voice, format, sampleRate, options } = this.setup;
-    const opening = provider.open({ model: binding.id, voice, format, ...(sampleRate ? { sampleRate } : {}), options });
+    const { voice, format, sampleRate, options, alignment } = this.setup;
+    const opening = provider.open({ model: binding.id, voice, format, ...(sampleRate ? { sampleRate } : {}), options, ...(alignment ? { alignment } : {}) });
     const stream = await openWithin(opening, this.deps.connectTimeoutMs, binding.provider.id, (late) => late.cancel());
     await this.admission!.meter.reserved();
     if (this.closed) {
@@ -174,6 +177,10 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
         if (!this.audioStarted) this.forgetAnsweredFlush();
         this.noteDelivered();
         this.deps.port.event({ type: "flushed" });
+        continue;
+      }
+      if (ev.type === "alignment") {
+        for (const timing of this.alignment.add(ev, this.audioStarted)) this.deps.port.event(timing);
         continue;
       }
       if (!this.audioStarted) this.startAudio();
@@ -211,6 +218,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       this.deps.metrics.timeToFirstAudio.observe({ provider }, (this.firstAudioAt - this.firstTextAt) / 1000);
     }
     this.deps.port.event({ type: "audio_started", provider, model: this.binding!.canonical, format: this.stream!.audioFormat });
+    for (const timing of this.alignment.release()) this.deps.port.event(timing);
   }
 
   private apply(cmd: TtsCommand): void {

@@ -15,7 +15,9 @@ export interface HttpAudioShape {
   /** Wraps each piece of the body as it is sent (server-sent events), if the format frames its audio. */
   frame?(bytes: Uint8Array): Uint8Array;
   /** Bytes after the audio when it ended well (SSE's closing event). */
-  trailer?(): Uint8Array;
+  trailer?(): Uint8Array | undefined;
+  /** Character timings as the session gives them, for a format that carries them (ElevenLabs' with-timestamps). */
+  alignment?(event: Extract<TtsSessionEvent, { type: "alignment" }>): void;
   /** Bytes that end a body that failed after it began, which then closes instead of breaking off (SSE's error event). */
   failure?(err: ApiError): Uint8Array;
 }
@@ -77,6 +79,7 @@ export class HttpTtsPort implements TtsPort {
 
   event(event: TtsSessionEvent): void {
     if (event.type === "audio_started") this.started(event.format);
+    else if (event.type === "alignment") this.shape.alignment?.(event);
     else if (event.type === "error") this.error = new ApiError(event.code, event.message, event.param ? { param: event.param } : {});
   }
 

@@ -13,6 +13,8 @@ export interface HttpTtsRequest {
   voice?: string;
   format: "pcm" | "mp3";
   options: Record<string, string>;
+  /** Ask providers for character timings (the session's `alignment` events go to the shape). */
+  alignment?: boolean;
   /** The request's signal: the client going away before the first byte ends the session. */
   signal: AbortSignal;
 }
@@ -36,6 +38,7 @@ export async function speakOverHttp(ctx: AppContext, principal: Principal, req: 
       ...(shape.pcm ? { sampleRate: shape.pcm.rate } : {}),
       autoFlush: true,
       options: req.options,
+      alignment: req.alignment,
       admit: async () => {
         const meter = ctx.meter.start(id, principal, surface);
         meter.prefetch(candidates[0]);

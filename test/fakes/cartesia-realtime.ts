@@ -9,7 +9,10 @@ import { speech } from "./http-fake.ts";
 // `max_buffer_delay_ms` (default 3000; 0 speaks each message at once), a `flush` speaks what is
 // buffered and answers `flush_done` with the context's flush id (1, 2, …), `continue: false`
 // speaks the rest and answers `done`, `{context_id, cancel: true}` stops the context silently.
-// Audio is real Flite speech at the asked rate, base64 in `chunk` messages of 100 ms.
+// Audio is real Flite speech at the asked rate, base64 in `chunk` messages of 100 ms. With
+// `add_timestamps: true`, each sentence's `timestamps` message (its words, white-space separated,
+// spread over the sentence's audio in proportion to their length, in seconds from the context's
+// start) follows the sentence's chunks.
 //
 // STT: binary audio in at `encoding`/`sample_rate`; an interim `transcript` (`is_final: false`,
 // the text since the last final) every 0.5 s of audio; plain-text `finalize` answers the final
@@ -48,6 +51,9 @@ interface Context {
   id: string;
   buffer: string;
   flushes: number;
+  /** Whether a request asked for word timestamps, and the seconds of audio sent so far. */
+  timestamps: boolean;
+  seconds: number;
   timer?: ReturnType<typeof setTimeout>;
   chain: Promise<void>;
   cancelled: boolean;
@@ -165,8 +171,9 @@ function ttsMessage(ws: ServerWebSocket<TtsConn>, frame: string | Buffer): void 
   const problem = generationProblem(msg, c.speaks);
   if (problem) return void ws.send(errorMessage(problem[0], problem[1], problem[2], id));
   let ctx = c.contexts.get(id);
-  if (!ctx) c.contexts.set(id, (ctx = { id, buffer: "", flushes: 0, chain: Promise.resolve(), cancelled: false }));
+  if (!ctx) c.contexts.set(id, (ctx = { id, buffer: "", flushes: 0, timestamps: false, seconds: 0, chain: Promise.resolve(), cancelled: false }));
   ctx.buffer += msg.transcript;
+  if (msg.add_timestamps === true) ctx.timestamps = true;
   const rate = Number(msg.output_format.sample_rate);
   if (msg.flush === true) {
     const flushId = ++ctx.flushes;
@@ -213,9 +220,27 @@ function speakBuffered(ws: ServerWebSocket<TtsConn>, ctx: Context, rate: number,
         await Bun.sleep(1); // lets the chunk leave before a drop cuts the connection
         if (c.fault === "drop" && ++c.chunksSent >= 2) return ws.terminate();
       }
+      const seconds = pcm.length / 2 / rate;
+      if (ctx.timestamps) ws.send(JSON.stringify({ type: "timestamps", word_timestamps: wordTimestamps(sentence, ctx.seconds, seconds), done: false, status_code: 206, context_id: ctx.id }));
+      ctx.seconds += seconds;
     }
     if (last && !ctx.cancelled) ws.send(JSON.stringify(last));
   });
+}
+
+/** The sentence's words spread over `seconds` of audio from `from`, each in proportion to its length. */
+function wordTimestamps(sentence: string, from: number, seconds: number): { words: string[]; start: number[]; end: number[] } {
+  const words = sentence.split(/\s+/).filter((w) => w);
+  const total = words.reduce((n, w) => n + w.length, 0);
+  const start: number[] = [];
+  const end: number[] = [];
+  let at = from;
+  for (const word of words) {
+    start.push(at);
+    at += (seconds * word.length) / total;
+    end.push(at);
+  }
+  return { words, start, end };
 }
 
 function cachedSpeech(cache: Map<string, Uint8Array>, text: string, rate: number): Uint8Array {

@@ -10,8 +10,10 @@ import { Mp3StreamEncoder } from "../../src/audio/mp3.ts";
 // `{"isFinal":true,"contextId"}`), or at the end of input (`{"text":""}` single-context /
 // `{"close_socket":true}` multi-context: then `isFinal` and close 1000). Audio is real Flite
 // speech in `output_format` (pcm_<rate> or mp3_<rate>_<kbps>), base64 in
-// `{"audio","alignment","normalizedAlignment"}` frames (+ `contextId`), camelCase as on the wire;
-// no `isFinal: false` on audio, which the SDK's strict schema refuses. A voice other than the
+// `{"audio","alignment","normalizedAlignment"}` frames (+ `contextId`), camelCase as on the wire,
+// each frame's characters spread evenly over its audio in ms from the frame's start (ElevenLabs
+// sends alignment with or without `sync_alignment`; the fake always does); no `isFinal: false` on
+// audio, which the SDK's strict schema refuses. A voice other than the
 // fake's closes 1008, as does a frame that is not JSON.
 //
 // Scribe realtime `/v1/speech-to-text/realtime`: `session_started` first; JSON
@@ -220,8 +222,10 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
     const chars = [...text];
     for (let i = 0; i < pieces && ws.readyState === 1; i++) {
       const slice = chars.slice(Math.floor((i * chars.length) / pieces), Math.floor(((i + 1) * chars.length) / pieces));
-      const alignment = { chars: slice, charStartTimesMs: slice.map((_, k) => k * 60), charDurationsMs: slice.map(() => 60) };
       const piece = speech.subarray(i * pieceBytes, (i + 1) * pieceBytes);
+      // The piece's characters spread evenly over its audio, timed from the piece's start.
+      const share = piece.length / 2 / c.rate / Math.max(1, slice.length);
+      const alignment = { chars: slice, charStartTimesMs: slice.map((_, k) => Math.round(k * share * 1000)), charDurationsMs: slice.map(() => Math.round(share * 1000)) };
       const audio = encoder ? Buffer.concat([encoder.encode(piece), ...(i === pieces - 1 ? [encoder.flush()] : [])]) : piece;
       if (audio.length) ws.send(JSON.stringify({ audio: Buffer.from(audio).toString("base64"), normalizedAlignment: alignment, alignment, ...(c.record.multi ? { contextId: id } : {}) }));
       if (c.fault === "drop") return ws.close(1011, "Internal server error");

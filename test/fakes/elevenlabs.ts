@@ -1,10 +1,13 @@
 import { startRealtime, type RealtimeConn, type RealtimeFault, type ScribeSocketRecord, type TtsSocketRecord } from "./elevenlabs-realtime.ts";
 import { elevenLabsVoices, type ClonedVoiceRecord, type ElevenLabsCloningFault } from "./elevenlabs-voices.ts";
+import { Mp3StreamEncoder } from "../../src/audio/mp3.ts";
 import { audioResponse, mp3, refusal, speech as speechAt, type RefusalStatus, type StreamFault } from "./http-fake.ts";
 
 // A fake of ElevenLabs' HTTP text-to-speech and Scribe file transcription on loopback, close enough to the wire that the official
 // `@elevenlabs/elevenlabs-js` SDK works against it: `POST /v1/text-to-speech/{voice_id}/stream`
-// and its non-streaming sibling, `GET /v1/voices`, key in `xi-api-key`, `output_format` in the query (pcm_<rate> =
+// and its non-streaming sibling, their `/with-timestamps` variants (JSON, or JSON lines when
+// streamed: base64 audio with its characters spread evenly over it, in seconds from the start of
+// the audio), `GET /v1/voices`, key in `xi-api-key`, `output_format` in the query (pcm_<rate> =
 // raw s16le, mp3_<rate>_<kbps>), JSON body with `text`, `model_id`, `voice_settings`. Speech is
 // real (our Flite, resampled). `POST /v1/speech-to-text` (multipart `model_id`, `file`) answers a
 // fixed sentence with word timings. Errors use ElevenLabs' `{"detail":{"status","message"}}` shape.
@@ -21,6 +24,7 @@ export type ElevenLabsFault = "401" | "429" | "500" | StreamFault | RealtimeFaul
 
 export interface ElevenLabsRequest {
   voiceId: string;
+  path: string;
   query: Record<string, string>;
   body: Record<string, unknown>;
   apiKey: string | null;
@@ -67,7 +71,7 @@ const REFUSALS = {
 } as const;
 const refuse = (status: RefusalStatus) => error(status, REFUSALS[status][0], REFUSALS[status][1]);
 
-const SPEECH = /^\/v1\/text-to-speech\/([^/]+)(\/stream)?$/;
+const SPEECH = /^\/v1\/text-to-speech\/([^/]+)(\/stream)?(\/with-timestamps)?$/;
 
 /** The account's one voice, as ElevenLabs lists its premade George. */
 export const GEORGE = {
@@ -79,6 +83,34 @@ export const GEORGE = {
   labels: { gender: "male", accent: "british", age: "middle_aged", description: "warm", use_case: "narration" },
   verified_languages: [{ language: "en", model_id: "eleven_multilingual_v2", accent: "british", locale: "en-GB" }],
 };
+
+/**
+ * A with-timestamps answer: pieces of 0.2 s of speech (MP3 encoded piece by piece), each with its
+ * share of the text's characters spread evenly over it; JSON lines when streamed, else one object.
+ */
+function timestamped(text: string, codec: string, rate: number, streamed: boolean): Response {
+  const pcm = speechAt(text, rate);
+  const encoder = codec === "mp3" ? new Mp3StreamEncoder(rate, 128) : undefined;
+  const pieceBytes = rate * 0.2 * 2;
+  const pieces = Math.max(1, Math.ceil(pcm.length / pieceBytes));
+  const chars = [...text];
+  const chunks = Array.from({ length: pieces }, (_, i) => {
+    const piece = pcm.subarray(i * pieceBytes, (i + 1) * pieceBytes);
+    const audio = encoder ? Buffer.concat([encoder.encode(piece), ...(i === pieces - 1 ? [encoder.flush()] : [])]) : Buffer.from(piece);
+    const slice = chars.slice(Math.floor((i * chars.length) / pieces), Math.floor(((i + 1) * chars.length) / pieces));
+    const [from, share] = [(i * pieceBytes) / 2 / rate, piece.length / 2 / rate / Math.max(1, slice.length)];
+    const alignment = { characters: slice, character_start_times_seconds: slice.map((_, k) => from + k * share), character_end_times_seconds: slice.map((_, k) => from + (k + 1) * share) };
+    return { audio_base64: audio.toString("base64"), alignment, normalized_alignment: alignment };
+  });
+  if (streamed) return new Response(chunks.map((c) => `${JSON.stringify(c)}\n`).join(""), { headers: { "content-type": "application/json" } });
+  const whole = (pick: (c: (typeof chunks)[number]) => Record<string, unknown[]>) => ({
+    characters: chunks.flatMap((c) => pick(c).characters),
+    character_start_times_seconds: chunks.flatMap((c) => pick(c).character_start_times_seconds),
+    character_end_times_seconds: chunks.flatMap((c) => pick(c).character_end_times_seconds),
+  });
+  const audio = Buffer.concat(chunks.map((c) => Buffer.from(c.audio_base64, "base64"))).toString("base64");
+  return Response.json({ audio_base64: audio, alignment: whole((c) => c.alignment), normalized_alignment: whole((c) => c.normalized_alignment) });
+}
 
 export function startFakeElevenLabs(): FakeElevenLabs {
   const requests: ElevenLabsRequest[] = [];
@@ -144,7 +176,7 @@ export function startFakeElevenLabs(): FakeElevenLabs {
       const route = req.method === "POST" ? SPEECH.exec(url.pathname) : null;
       if (!route) return error(404, "not_found", `No route for ${req.method} ${url.pathname}`);
       const body = (await req.json().catch(() => ({}))) as Record<string, unknown>;
-      requests.push({ voiceId: route[1]!, query: Object.fromEntries(url.searchParams), body, apiKey });
+      requests.push({ voiceId: route[1]!, path: url.pathname, query: Object.fromEntries(url.searchParams), body, apiKey });
       const refused = refusal(apiKey === FAKE_ELEVENLABS_KEY, fault, refuse);
       if (refused) return refused;
       if (route[1] !== FAKE_VOICE && !voices.cloned.has(route[1]!)) return error(404, "voice_not_found", `A voice with voice_id ${route[1]} was not found.`);
@@ -153,6 +185,7 @@ export function startFakeElevenLabs(): FakeElevenLabs {
       const format = url.searchParams.get("output_format") ?? "mp3_44100_128";
       const [codec, rate] = format.split("_");
       if ((codec !== "pcm" && codec !== "mp3") || !Number(rate)) return error(422, "invalid_output_format", `output_format ${format} is not supported by this fake`);
+      if (route[3]) return timestamped(body.text, codec!, Number(rate), Boolean(route[2]));
       const audio = spoken(body.text, format);
       const type = codec === "pcm" ? "application/octet-stream" : "audio/mpeg";
       return audioResponse(audio, type, fault === "stall" || fault === "drop" || fault === "malformed" ? fault : undefined);

@@ -26,3 +26,23 @@ export async function ffprobe(bytes: Uint8Array, ext: string): Promise<Probed> {
     await Bun.file(path).delete();
   }
 }
+
+/**
+ * How much audio ffmpeg finds in the first `bytes` bytes of an MP3 stream: the frames ffprobe
+ * lists in the whole stream (its packets, with their byte positions), each counted once it is whole.
+ */
+export async function mp3SecondsBefore(audio: Uint8Array): Promise<(bytes: number) => number> {
+  const path = `/tmp/voxroute-probe-${crypto.randomUUID()}.mp3`;
+  await Bun.write(path, audio);
+  try {
+    const run = Bun.spawnSync(["ffprobe", "-v", "error", "-show_entries", "packet=pos,size,duration_time", "-of", "json", path]);
+    if (run.exitCode !== 0) throw new Error(`ffprobe failed: ${run.stderr.toString()}`);
+    const packets = (JSON.parse(run.stdout.toString()).packets as { pos: string; size: string; duration_time: string }[]).map((p) => ({
+      end: Number(p.pos) + Number(p.size),
+      seconds: Number(p.duration_time),
+    }));
+    return (bytes) => packets.filter((p) => p.end <= bytes).reduce((n, p) => n + p.seconds, 0);
+  } finally {
+    await Bun.file(path).delete();
+  }
+}

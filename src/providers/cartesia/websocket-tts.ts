@@ -1,24 +1,29 @@
+import { sampleClock } from "../../audio/audio-clock.ts";
 import type { WireJson } from "../wire-json.ts";
 import { ttsEventQueue } from "../audio-backlog.ts";
 import { pacedText } from "../paced-text.ts";
 import { ProviderError, type AudioFormat, type TtsEvent, type TtsStream, type TtsStreamRequest } from "../types.ts";
 import type { HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket } from "../upstream-ws.ts";
+import { WordTimer } from "../timing/word-timer.ts";
 import { cartesiaHeaders, cartesiaSocketBase, cartesiaSocketError } from "./api.ts";
 import { SONIC_PCM_RATE, SONIC_RAW_PCM, sonicRequest } from "./sonic-request.ts";
 
 // Sonic over `/tts/websocket`: one socket and one context per session. Text goes out as it comes
 // (`continue: true`; Cartesia buffers it for up to `max_buffer_delay_ms` to speak whole phrases),
 // a flush is `transcript:"", continue:true, flush:true` answered by `flush_done` with its flush id,
-// the end is `transcript:"", continue:false` answered by `done`.
+// the end is `transcript:"", continue:false` answered by `done`. Asked for timings, it asks for
+// Cartesia's word timestamps (`add_timestamps`), laid over the text written (WordTimer); as they
+// may come after the audio they time, audio waits until the words timed reach its end (or its
+// flush or the end is answered), so that timings go out before their audio.
 
 const MAX_BUFFER_DELAY_MS = 5000;
 
 /** Connects; the options are checked before anything is sent. */
 export async function openSonicWebSocket(provider: string, options: HttpProviderOptions, req: TtsStreamRequest): Promise<TtsStream> {
-  const generation = { ...sonicRequest(req, SONIC_RAW_PCM), ...maxBufferDelay(req.options.max_buffer_delay_ms) };
+  const generation = { ...sonicRequest(req, SONIC_RAW_PCM), ...maxBufferDelay(req.options.max_buffer_delay_ms), ...(req.alignment ? { add_timestamps: true } : {}) };
   const ws = await openUpstreamSocket(provider, `${cartesiaSocketBase(options)}/tts/websocket`, { headers: cartesiaHeaders(options) });
-  return pacedText(new SonicContextStream(provider, ws, options.idleTimeoutMs, generation));
+  return pacedText(new SonicContextStream(provider, ws, options.idleTimeoutMs, generation, req.alignment ? new WordTimer() : undefined));
 }
 
 function maxBufferDelay(value: string | undefined): { max_buffer_delay_ms?: number } {
@@ -40,12 +45,18 @@ class SonicContextStream implements TtsStream {
   private wroteSinceFlush = false;
   private wroteAny = false;
   private ending = false;
+  /** With timings: the characters written when each flush was asked, by flush id. */
+  private readonly flushMarks = new Map<number, number>();
+  /** With timings: audio waiting for the words that time it, with where it ends on the stream. */
+  private held: { audio: Uint8Array; end: number }[] = [];
+  private readonly clock = sampleClock(SONIC_PCM_RATE, 2);
 
   constructor(
     provider: string,
     ws: WebSocket,
     idleMs: number,
     private readonly generation: Record<string, unknown>,
+    private readonly timer?: WordTimer,
   ) {
     // Any close before `done` (or our own close) is a failure: the context was not finished.
     this.socket = new JsonSocketStream<TtsEvent>(provider, ws, idleMs, { onJson: (ev) => this.onMessage(ev), normalClose: () => false }, ttsEventQueue(provider));
@@ -58,6 +69,7 @@ class SonicContextStream implements TtsStream {
   write(text: string): void {
     if (!text) return;
     this.wroteAny = this.wroteSinceFlush = true;
+    this.timer?.write(text);
     this.request({ transcript: text, continue: true });
   }
 
@@ -68,6 +80,7 @@ class SonicContextStream implements TtsStream {
     }
     this.wroteSinceFlush = false;
     this.flushes.push(++this.flushesSent);
+    if (this.timer) this.flushMarks.set(this.flushesSent, this.timer.written);
     this.request({ transcript: "", continue: true, flush: true });
     this.socket.expectAnswer();
   }
@@ -94,14 +107,48 @@ class SonicContextStream implements TtsStream {
       const err = cartesiaSocketError(ev);
       return this.socket.fail(err.message, err.retryable);
     }
-    if (ev.type === "chunk" && typeof ev.data === "string" && ev.data) this.socket.push({ type: "audio", audio: Buffer.from(ev.data, "base64") });
+    if (ev.type === "chunk" && typeof ev.data === "string" && ev.data) this.audio(Buffer.from(ev.data, "base64"));
+    else if (ev.type === "timestamps" && this.timer) this.timestamps(ev.word_timestamps);
     else if (ev.type === "flush_done") this.flushDone(typeof ev.flush_id === "number" ? ev.flush_id : this.flushes.find((id) => id > 0));
-    else if (ev.type === "done") this.socket.finish();
+    else if (ev.type === "done") {
+      this.settle();
+      this.socket.finish();
+    }
+  }
+
+  private audio(audio: Uint8Array): void {
+    if (!this.timer) return this.socket.push({ type: "audio", audio });
+    this.held.push({ audio, end: this.clock.advance(audio) });
+    this.release(this.timer.until);
+  }
+
+  /** `{words, start, end}` (seconds on the context's timeline). */
+  private timestamps(words: WireJson | undefined): void {
+    const [starts, ends] = [words?.start, words?.end];
+    if (!Array.isArray(starts) || !Array.isArray(ends)) return;
+    const times = this.timer!.words(starts.map((start: number, i: number) => ({ start: Number(start), end: Number(ends[i] ?? start) })));
+    if (times.chars.length) this.socket.push({ type: "alignment", alignment: times });
+    this.release(this.timer!.until);
+  }
+
+  /** Sends the held audio that ends by `until`. */
+  private release(until: number): void {
+    while (this.held[0] && this.held[0].end <= until) this.socket.push({ type: "audio", audio: this.held.shift()!.audio });
+  }
+
+  /** Everything up to a flush (or the end) has been generated: the white space left is timed at the last word's end, and all held audio goes. */
+  private settle(written?: number): void {
+    if (!this.timer) return;
+    const rest = this.timer.rest(written);
+    if (rest.chars.length) this.socket.push({ type: "alignment", alignment: rest });
+    this.release(Number.POSITIVE_INFINITY);
   }
 
   private flushDone(id: number | undefined): void {
     const at = id === undefined ? -1 : this.flushes.indexOf(id);
     if (at < 0) return;
+    this.settle(this.flushMarks.get(id!));
+    this.flushMarks.delete(id!);
     for (let i = 0; i <= at; i++) this.socket.push({ type: "flushed" });
     this.flushes.splice(0, at + 1);
     this.releaseLocalFlushes();

@@ -1,9 +1,12 @@
+import { mp3Clock, sampleClock } from "../../audio/audio-clock.ts";
 import { codePoints } from "../../util/code-points.ts";
 import { ttsEventQueue } from "../audio-backlog.ts";
 import { pacedText } from "../paced-text.ts";
-import { ProviderError, type AudioFormat, type TtsEvent, type TtsStream, type TtsStreamRequest } from "../types.ts";
+import { ProviderError, type AudioFormat, type CharacterTimes, type TtsEvent, type TtsStream, type TtsStreamRequest } from "../types.ts";
 import type { HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket } from "../upstream-ws.ts";
+import type { WireJson } from "../wire-json.ts";
+import { frameTimes } from "./wire-alignment.ts";
 import { booleanOption, chunkLengthSchedule, voiceSettings } from "./options.ts";
 
 // ElevenLabs' input-streaming WebSocket, in its multi-context form (`multi-stream-input`). The
@@ -11,13 +14,24 @@ import { booleanOption, chunkLengthSchedule, voiceSettings } from "./options.ts"
 // flush's audio is complete; with contexts it can: each stretch of text up to a flush is a context,
 // flushed and closed there, and ElevenLabs answers `isFinal` for that context once its audio is
 // out. Contexts may be generated side by side, so audio of a later context waits until the ones
-// before it are final: audio leaves in the order the text came.
+// before it are final: audio leaves in the order the text came. Asked for timings, the socket is
+// opened with `sync_alignment=true` and each frame's (timed from the frame's own start) goes out
+// just before its audio, on the stream's timeline.
 
 /** Provider options passed through as query parameters. */
 const QUERY_OPTIONS = ["auto_mode", "enable_logging", "enable_ssml_parsing", "inactivity_timeout", "language_code", "apply_text_normalization"] as const;
 
-type Entry = { context: string; audio: Uint8Array[]; final: boolean } | { marker: "flushed" | "end" };
+/** An audio frame of a context, with its timings when asked for. */
+type Frame = { audio: Uint8Array; alignment?: WireJson; normalized?: WireJson };
+/** `initSpace`: the context opened with the customary " ", which ElevenLabs times as text (it is not the session's). */
+type Entry = { context: string; frames: Frame[]; final: boolean; initSpace: boolean } | { marker: "flushed" | "end" };
 type Waiting = { kind: "text"; text: string } | { kind: "flush" } | { kind: "end" };
+
+/** Timings less a leading space: the customary " " a context opens with. */
+function withoutInitSpace(times: CharacterTimes): CharacterTimes {
+  if (times.chars[0] !== " ") return times;
+  return { chars: times.chars.slice(1), starts: times.starts.slice(1), ends: times.ends.slice(1) };
+}
 
 /**
  * ElevenLabs refuses a sixth context per socket (closing it with 1008) while five are open or
@@ -37,6 +51,7 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
   }
   const query = new URLSearchParams({ model_id: req.model, output_format: outputFormat });
   for (const name of QUERY_OPTIONS) if (req.options[name] !== undefined) query.set(name, req.options[name]);
+  if (req.alignment) query.set("sync_alignment", "true");
   const url = `${options.baseUrl.replace(/^http/, "ws")}/v1/text-to-speech/${encodeURIComponent(voice)}/multi-stream-input?${query}`;
   const ws = await openUpstreamSocket("elevenlabs", url, { headers: options.apiKey ? { "xi-api-key": options.apiKey } : {} });
 
@@ -54,6 +69,9 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
   /** Characters sent to ElevenLabs (text waiting for a context is not). */
   let given = 0;
   const unfinished = () => entries.filter((e) => "context" in e && !e.final).length;
+  /** Where the stream's audio stands, for the frames' timings. */
+  const clock = format.encoding === "mp3" ? mp3Clock() : sampleClock(format.sampleRate, 2);
+  let played = 0;
 
   // A flush is answered once synthesis starts: like the time to an HTTP response, it gets the connect timeout.
   const answerMs = Math.max(options.connectTimeoutMs, options.idleTimeoutMs);
@@ -73,7 +91,9 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
         const id = ev.contextId ?? ev.context_id;
         const entry = entries.find((e): e is Extract<Entry, { context: string }> => "context" in e && (id === undefined || e.context === id));
         if (!entry) return;
-        if (typeof ev.audio === "string" && ev.audio) entry.audio.push(Buffer.from(ev.audio, "base64"));
+        if (typeof ev.audio === "string" && ev.audio) {
+          entry.frames.push({ audio: Buffer.from(ev.audio, "base64"), ...(req.alignment ? { alignment: ev.alignment, normalized: ev.normalizedAlignment } : {}) });
+        }
         if (ev.isFinal ?? ev.is_final) entry.final = true;
         drain();
       },
@@ -91,7 +111,7 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
         else stream.send('{"close_socket":true}'); // ElevenLabs closes the socket (1000) after this
         continue;
       }
-      for (const audio of head.audio.splice(0)) stream.push({ type: "audio", audio });
+      for (const frame of head.frames.splice(0)) push(frame, head);
       if (!head.final) break;
       entries.shift();
     }
@@ -104,6 +124,19 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
       initialised = String(++contexts);
       stream.send(JSON.stringify({ text: " ", ...contextSetup, context_id: initialised }));
     }
+  }
+
+  /** A frame's timings (if any), then its audio. */
+  function push({ audio, alignment, normalized }: Frame, entry: Extract<Entry, { context: string }>): void {
+    const times = frameTimes(alignment, played);
+    if (times) {
+      const ours = entry.initSpace ? withoutInitSpace : (t: CharacterTimes) => t;
+      entry.initSpace = false;
+      const normalizedTimes = frameTimes(normalized, played);
+      stream.push({ type: "alignment", alignment: ours(times), ...(normalizedTimes ? { normalized: ours(normalizedTimes) } : {}) });
+    }
+    stream.push({ type: "audio", audio });
+    played = clock.advance(audio);
   }
 
   /** Asks for the speaking context's audio now and closes it; `isFinal` answers when it is all out. */
@@ -122,10 +155,11 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
   function write(text: string): void {
     const frame: Record<string, unknown> = { text };
     if (!speaking) {
+      const initSpace = initialised !== undefined;
       speaking = initialised ?? String(++contexts);
-      if (!initialised) Object.assign(frame, contextSetup);
+      if (!initSpace) Object.assign(frame, contextSetup);
       initialised = undefined;
-      entries.push({ context: speaking, audio: [], final: false });
+      entries.push({ context: speaking, frames: [], final: false, initSpace });
     }
     if (tryTrigger !== undefined) frame.try_trigger_generation = tryTrigger;
     stream.send(JSON.stringify({ ...frame, context_id: speaking }));

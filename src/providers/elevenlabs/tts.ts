@@ -5,6 +5,7 @@ import { UtteranceTtsStream } from "../utterance-stream.ts";
 import { ELEVENLABS_MP3 } from "./catalogue.ts";
 import { voiceSettings } from "./options.ts";
 import { openStreamInput } from "./stream-input-tts.ts";
+import { timestampedAnswers } from "./timestamped-answer.ts";
 
 const PCM_RATE = 24000;
 
@@ -12,9 +13,10 @@ const PCM_RATE = 24000;
  * ElevenLabs TTS sessions: by default over the input-streaming WebSocket (stream-input-tts.ts);
  * with `transport=http`, `POST /v1/text-to-speech/{voice}/stream`, one request per utterance
  * (UtteranceTtsStream), each told the utterance before it (`previous_text`) so prosody carries
- * across sentences. Provider options: `stability`, `similarity_boost`, `style`, `speed` (into
- * `voice_settings`), `language_code`, and per transport `seed`, `optimize_streaming_latency` (HTTP)
- * or those of stream-input-tts.ts (WebSocket).
+ * across sentences; asked for timings, `…/stream/with-timestamps` instead (timestamped-answer.ts).
+ * Provider options: `stability`, `similarity_boost`, `style`, `speed` (into `voice_settings`),
+ * `language_code`, and per transport `seed`, `optimize_streaming_latency` (HTTP) or those of
+ * stream-input-tts.ts (WebSocket).
  */
 export class ElevenLabsTts implements TtsProvider {
   readonly id = "elevenlabs";
@@ -30,15 +32,21 @@ export class ElevenLabsTts implements TtsProvider {
     if (ttsTransport(this.id, req.options) === "websocket") return openStreamInput(this.options, req, req.voice, format, outputFormat);
     const query = new URLSearchParams({ output_format: outputFormat });
     if (req.options.optimize_streaming_latency) query.set("optimize_streaming_latency", req.options.optimize_streaming_latency);
-    const url = `${this.options.baseUrl}/v1/text-to-speech/${encodeURIComponent(req.voice)}/stream?${query}`;
+    const url = `${this.options.baseUrl}/v1/text-to-speech/${encodeURIComponent(req.voice)}/stream${req.alignment ? "/with-timestamps" : ""}?${query}`;
     const base = requestBody(req);
     // The caller's own previous_text opens the session; each later utterance follows the one before it.
     let previous = req.options.previous_text;
-    return new UtteranceTtsStream(format, this.id, this.options.idleTimeoutMs, (text, signal) => {
-      const body = { ...base, text, ...(previous ? { previous_text: previous } : {}) };
-      previous = text;
-      return upstreamFetch(this.id, url, { method: "POST", headers: this.headers({ "content-type": "application/json" }), body: JSON.stringify(body), signal }, this.options.connectTimeoutMs);
-    });
+    return new UtteranceTtsStream(
+      format,
+      this.id,
+      this.options.idleTimeoutMs,
+      (text, signal) => {
+        const body = { ...base, text, ...(previous ? { previous_text: previous } : {}) };
+        previous = text;
+        return upstreamFetch(this.id, url, { method: "POST", headers: this.headers({ "content-type": "application/json" }), body: JSON.stringify(body), signal }, this.options.connectTimeoutMs);
+      },
+      req.alignment ? timestampedAnswers(format) : undefined,
+    );
   }
 
   /** The voices this account can use (`GET /v1/voices`). */

@@ -10,7 +10,7 @@ import { elevenLabsProviderOptions } from "./provider-options.ts";
  * `auto_mode`, `enable_logging`, `enable_ssml_parsing`, `language_code`, `apply_text_normalization`
  * and `inactivity_timeout` (also given to ElevenLabs, whose own socket must stay open as long as ours).
  */
-const RESERVED_QUERY = ["model_id", "output_format", "authorization", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks"];
+const RESERVED_QUERY = ["model_id", "output_format", "authorization", "sync_alignment", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks"];
 const DEFAULT_INACTIVITY_SECONDS = 20;
 const MAX_INACTIVITY_SECONDS = 180;
 
@@ -23,6 +23,8 @@ export interface StreamInputPlan {
   /** The encoder that PCM goes through (MP3, Ogg Opus), if the format is made here. */
   transcode?: OutputFormat["transcode"];
   inactivitySeconds: number;
+  /** `sync_alignment=true`: every audio frame carries the timings of the characters it starts. */
+  syncAlignment: boolean;
   /** The provider options, given what the init frame's fields translate to; the query wins. */
   options(fields: Record<string, string>): Record<string, string>;
 }
@@ -36,15 +38,22 @@ function inactivity(value: string | null): number {
   return seconds;
 }
 
+function syncAlignment(value: string | null): boolean {
+  const v = (value || "false").toLowerCase();
+  if (v !== "true" && v !== "false") throw new ApiError("invalid_request", "sync_alignment must be true or false", { param: "sync_alignment" });
+  return v === "true";
+}
+
 /** Reads the `GET /el/v1/text-to-speech/{voice_id}/stream-input` query and routes it. Pure; throws `ApiError`. */
 export function planStreamInput(catalogue: Catalogue, voice: string, query: URLSearchParams): StreamInputPlan {
   const modelId = query.get("model_id") || undefined;
   const asked = streamable(parseOutputFormat(query.get("output_format")), query.get("output_format"));
   const inactivitySeconds = inactivity(query.get("inactivity_timeout"));
+  const sync = syncAlignment(query.get("sync_alignment"));
   const options = (fields: Record<string, string>) => elevenLabsProviderOptions(query, RESERVED_QUERY, undefined, fields);
   options({}); // a bad enum or boolean in the query is told before the upgrade
   // The interface's contract: `mp3_*` is refused before the upgrade when every allowed provider emits only PCM, though LAME could make it.
   if (asked.transcode?.codec === "mp3") elevenLabsTtsCandidates(catalogue, modelId, voice, "mp3", query);
   const { candidates, output } = routeElevenLabsTts(catalogue, modelId, voice, asked, query);
-  return { candidates, voice, format: output.format, pcm: output.pcm, transcode: output.transcode, inactivitySeconds, options };
+  return { candidates, voice, format: output.format, pcm: output.pcm, transcode: output.transcode, inactivitySeconds, syncAlignment: sync, options };
 }

@@ -12,6 +12,7 @@ import { elevenLabsError } from "./errors.ts";
 import { KeylessSockets, type KeylessSlot } from "./keyless-sockets.ts";
 import { parseInitFrame, parseTextFrame, type InitFrame } from "./stream-input-frames.ts";
 import { transcoding } from "./output-format.ts";
+import { FrameAligner } from "./stream-input-alignment.ts";
 import { StreamInputPort } from "./stream-input-port.ts";
 import { planStreamInput, type StreamInputPlan } from "./stream-input-request.ts";
 import { WsConnections } from "../ws-connections.ts";
@@ -95,6 +96,7 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         ...(plan?.pcm ? { sampleRate: plan.pcm.rate } : {}),
         autoFlush: true,
         options,
+        alignment: plan?.syncAlignment,
         admit: admitter(ctx, key, id, conn.planned, "el"),
       },
       { provider: (pid) => ctx.providers.get(pid), port: conn.port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "el" },
@@ -119,7 +121,8 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         const seconds = planned.plan?.inactivitySeconds ?? 20;
         // ElevenLabs' own words (shortened to fit a close reason); the session ends as if the client left.
         const idle = setTimeout(() => raw.close(CLOSE.policyViolation, `Have not received a new text input within the timeout of ${seconds} seconds.`), seconds * 1000);
-        const conn: Connection = { request, planned, port: new StreamInputPort(raw, planned.plan?.pcm, transcoding(planned.plan?.transcode).encoder), idle };
+        const aligner = planned.plan?.syncAlignment ? new FrameAligner() : undefined;
+        const conn: Connection = { request, planned, port: new StreamInputPort(raw, planned.plan?.pcm, transcoding(planned.plan?.transcode).encoder, aligner), idle };
         conn.keyless = keyless.claim(request, (slot) => initTooLate(conn, slot));
         connections.set(ws, conn);
       },

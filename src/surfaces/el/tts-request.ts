@@ -1,7 +1,7 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import type { Binding } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
-import { routeElevenLabsTts } from "./model.ts";
+import { elevenLabsTtsCandidates, routeElevenLabsTts } from "./model.ts";
 import { parseOutputFormat, type OutputFormat } from "./output-format.ts";
 import { elevenLabsProviderOptions, voiceSettingsOptions } from "./provider-options.ts";
 
@@ -22,10 +22,17 @@ export interface ElevenLabsTtsPlan {
   pcm?: OutputFormat["pcm"];
   transcode?: OutputFormat["transcode"];
   options: Record<string, string>;
+  /** The `with-timestamps` endpoints: character timings asked of the providers. */
+  alignment: boolean;
 }
 
-/** Reads `POST /el/v1/text-to-speech/{voice_id}[/stream]` (path, query, JSON body) and routes it. Pure. */
-export function planElevenLabsTts(catalogue: Catalogue, voice: string, query: URLSearchParams, body: unknown): ElevenLabsTtsPlan {
+/**
+ * Reads `POST /el/v1/text-to-speech/{voice_id}[/stream][/with-timestamps]` (path, query, JSON
+ * body) and routes it. Pure. With timestamps every format is made here from the providers' PCM,
+ * even an MP3 they would emit themselves: providers time PCM sessions (Cartesia's MP3 comes over
+ * HTTP, which has no timings).
+ */
+export function planElevenLabsTts(catalogue: Catalogue, voice: string, query: URLSearchParams, body: unknown, timestamps = false): ElevenLabsTtsPlan {
   if (!body || typeof body !== "object" || Array.isArray(body)) throw new ApiError("invalid_request", "the body must be a JSON object");
   const b = body as Record<string, unknown>;
   if (typeof b.text !== "string" || !b.text) throw new ApiError("invalid_request", "text is required", { param: "text" });
@@ -38,6 +45,8 @@ export function planElevenLabsTts(catalogue: Catalogue, voice: string, query: UR
   for (const k of ["language_code", "apply_text_normalization", "seed", "previous_text", "next_text"]) if (b[k] !== undefined && b[k] !== null) options[k] = String(b[k]);
   for (const k of ["optimize_streaming_latency", "enable_logging"]) if (query.has(k)) options[k] = query.get(k)!;
 
-  const { candidates, output } = routeElevenLabsTts(catalogue, modelId, voice, asked, query);
-  return { candidates, text: b.text, voice, outputFormat, ...output, options: elevenLabsProviderOptions(query, RESERVED_QUERY, b.provider_options, options) };
+  const { candidates, output } = timestamps
+    ? { candidates: elevenLabsTtsCandidates(catalogue, modelId, voice, asked.format, query), output: asked }
+    : routeElevenLabsTts(catalogue, modelId, voice, asked, query);
+  return { candidates, text: b.text, voice, outputFormat, ...output, options: elevenLabsProviderOptions(query, RESERVED_QUERY, b.provider_options, options), alignment: timestamps };
 }

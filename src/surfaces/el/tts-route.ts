@@ -7,36 +7,48 @@ import { BODY_LIMITS, jsonBody } from "../request-body.ts";
 import { elAuth } from "./auth.ts";
 import { elevenLabsError } from "./errors.ts";
 import { contentTypeOf, transcoding } from "./output-format.ts";
+import { joinedTimestamps, timestampedShape } from "./timestamped-body.ts";
 import { planElevenLabsTts } from "./tts-request.ts";
+
+/** A streamed answer made whole, so that a provider failure mid-way is an error status rather than a truncated answer. */
+async function whole(res: Response, join: (res: Response) => Promise<Response>): Promise<Response> {
+  if (!res.ok) return res;
+  try {
+    return await join(res);
+  } catch (err) {
+    return elevenLabsError(sessionFailure(err));
+  }
+}
 
 /**
  * ElevenLabs HTTP TTS onto a TTS session: `/stream` answers as the audio is produced; the plain
- * endpoint answers once it is complete, so that a provider failure mid-way is an error status
- * rather than a truncated file.
+ * endpoint answers once it is complete. The `with-timestamps` variants carry the audio as base64
+ * in JSON beside the characters' timings (timestamped-body.ts).
  */
 export function elevenLabsTtsRoutes(ctx: AppContext) {
-  const speak = async (request: Request, principal: Principal, voiceId: string) => {
-    const plan = planElevenLabsTts(ctx.catalogue, voiceId, new URL(request.url).searchParams, await jsonBody(request, BODY_LIMITS.speech));
-    const shape = { pcm: plan.pcm, contentType: () => contentTypeOf(plan.outputFormat, plan.sampleRate), ...transcoding(plan.transcode) };
+  const speak = async (request: Request, principal: Principal, voiceId: string, timestamps = false) => {
+    const plan = planElevenLabsTts(ctx.catalogue, voiceId, new URL(request.url).searchParams, await jsonBody(request, BODY_LIMITS.speech), timestamps);
+    const audio = { pcm: plan.pcm, ...transcoding(plan.transcode) };
+    const shape = timestamps ? timestampedShape(audio) : { ...audio, contentType: () => contentTypeOf(plan.outputFormat, plan.sampleRate) };
     return speakOverHttp(ctx, principal, { ...plan, signal: request.signal }, shape, elevenLabsError, "el");
   };
+  const bytes = async (res: Response) => new Response(await res.arrayBuffer(), { headers: res.headers });
   return new Elysia()
     .use(elAuth(ctx))
     .post("/v1/text-to-speech/:voice_id/stream", ({ request, principal, params }) => speak(request, principal, params.voice_id), {
       parse: "none",
       detail: { summary: "ElevenLabs-compatible streaming TTS", tags: ["el"] },
     })
-    .post(
-      "/v1/text-to-speech/:voice_id",
-      async ({ request, principal, params }) => {
-        const res = await speak(request, principal, params.voice_id);
-        if (!res.ok) return res;
-        try {
-          return new Response(await res.arrayBuffer(), { headers: res.headers });
-        } catch (err) {
-          return elevenLabsError(sessionFailure(err));
-        }
-      },
-      { parse: "none", detail: { summary: "ElevenLabs-compatible TTS (whole file)", tags: ["el"] } },
-    );
+    .post("/v1/text-to-speech/:voice_id", async ({ request, principal, params }) => whole(await speak(request, principal, params.voice_id), bytes), {
+      parse: "none",
+      detail: { summary: "ElevenLabs-compatible TTS (whole file)", tags: ["el"] },
+    })
+    .post("/v1/text-to-speech/:voice_id/stream/with-timestamps", ({ request, principal, params }) => speak(request, principal, params.voice_id, true), {
+      parse: "none",
+      detail: { summary: "ElevenLabs-compatible streaming TTS with character timings (newline-delimited JSON)", tags: ["el"] },
+    })
+    .post("/v1/text-to-speech/:voice_id/with-timestamps", async ({ request, principal, params }) => whole(await speak(request, principal, params.voice_id, true), joinedTimestamps), {
+      parse: "none",
+      detail: { summary: "ElevenLabs-compatible TTS with character timings (one JSON object)", tags: ["el"] },
+    });
 }

@@ -10,15 +10,19 @@ export interface TtsPlan {
   voice?: string;
   format: "pcm" | "mp3";
   autoFlush: boolean;
+  /** `alignment=true`: `service.tts_alignment` events with the characters' times. */
+  alignment: boolean;
   options: Record<string, string>;
 }
 
-const RESERVED = ["model", "provider", "voice", "format", "auto_flush", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks"];
+const RESERVED = ["model", "provider", "voice", "format", "auto_flush", "alignment", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks"];
 
 /** Reads the `/v1/tts` query and routes it. Pure; throws `ApiError`. */
 export function planTtsSession(catalogue: Catalogue, params: URLSearchParams): TtsPlan {
   const format = params.get("format") ?? "pcm";
   if (format !== "pcm" && format !== "mp3") throw new ApiError("invalid_request", "format must be pcm or mp3");
+  const alignment = params.get("alignment") ?? "false";
+  if (alignment !== "true" && alignment !== "false") throw new ApiError("invalid_request", "alignment must be true or false", { param: "alignment" });
   const voice = params.get("voice") || undefined;
   const candidates = resolve(catalogue, {
     capability: "tts",
@@ -34,6 +38,7 @@ export function planTtsSession(catalogue: Catalogue, params: URLSearchParams): T
     voice,
     format,
     autoFlush: params.get("auto_flush") !== "false",
+    alignment: alignment === "true",
     options: providerOptions(params, RESERVED),
   };
 }

@@ -45,6 +45,7 @@ export function ttsRoute(ctx: AppContext) {
             voice: planned.plan?.voice,
             format: planned.plan?.format ?? "pcm",
             autoFlush: planned.plan?.autoFlush ?? true,
+            alignment: planned.plan?.alignment,
             options: planned.plan?.options ?? {},
             admit: admitter(ctx, nativeKey(request), id, planned, "native"),
             idleTimeoutMs: ctx.config.sessionLimits.ttsIdleTimeoutMs,

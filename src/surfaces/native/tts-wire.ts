@@ -1,3 +1,4 @@
+import type { CharacterTimes } from "../../providers/types.ts";
 import type { TtsPort, TtsSessionEvent } from "../../sessions/tts-events.ts";
 import { unreachable } from "../../util/unreachable.ts";
 import type { WsPort } from "../ws-port.ts";
@@ -17,6 +18,8 @@ export function ttsWireEvent(event: TtsSessionEvent): Record<string, unknown> {
     }
     case "flushed":
       return { type: "service.tts_flushed" };
+    case "alignment":
+      return { type: "service.tts_alignment", alignment: timesOf(event.alignment), normalized_alignment: timesOf(event.normalized) };
     case "error": {
       const { code, message, param } = event;
       return { type: "service.tts_error", code, message, ...(param ? { param } : {}) };
@@ -34,6 +37,8 @@ export function ttsWireEvent(event: TtsSessionEvent): Record<string, unknown> {
       return unreachable(event, "TTS session event");
   }
 }
+
+const timesOf = (t: CharacterTimes) => ({ characters: t.chars, start_times: t.starts, end_times: t.ends });
 
 /** A `/v1/tts` socket as a TTS session's port: events as JSON text frames, audio as binary frames. */
 export function nativeTtsPort(socket: WsPort): TtsPort {
