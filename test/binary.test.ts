@@ -5,7 +5,6 @@ import { join } from "node:path";
 import { pcmOfWav } from "../src/audio/wav.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
-import { PICO_DIR } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
 // The compiled executable (`bun run build`), copied alone into an empty directory and started
@@ -20,7 +19,7 @@ let url: string;
 const log = () => readFileSync(join(dir, "log"), "utf8");
 
 /** Only these variables: Pico's voice files are all it is given, its cache stays in the temporary directory, PORT=0 picks a free port. */
-const env = () => ({ PATH: process.env.PATH!, HOST: "127.0.0.1", PORT: "0", PICO_VOICES_DIR: PICO_DIR, PICO_VOICES_URL: "", XDG_CACHE_HOME: join(dir, "cache") });
+const env = () => ({ PATH: process.env.PATH!, HOST: "127.0.0.1", PORT: "0", PICO_VOICES_URL: "", XDG_CACHE_HOME: join(dir, "cache") });
 
 /** The address the server logged once it listens; it may take up to 10 s. */
 async function listening(): Promise<string> {

@@ -2,6 +2,7 @@ import { defineProvider, type EnvReader } from "../home.ts";
 import { localEngineAdapter, localEngineSpec } from "../local-engine-home.ts";
 import { picoOffer } from "./availability.ts";
 import { PICO_VOICES } from "./voices.ts";
+import { embeddedPicoDir } from "./embedded.ts";
 
 export const PICO_MODEL = { canonical: "svox/pico", name: "SVOX Pico", capability: "tts" as const, aliases: ["svox-pico", "pico-tts"] };
 
@@ -20,7 +21,7 @@ export const SVOX_PICO = localEngineSpec("svox-pico", {
 export const DEFAULT_PICO_VOICES_URL = "https://raw.githubusercontent.com/jpwhiting/svox-pico/14cb2a5a01e1d027b2d7a9524fee88ea621b27ef/pico/lang";
 
 const settings = (env: EnvReader) => ({
-  voicesDir: env.text("PICO_VOICES_DIR") || "./data/pico-voices",
+  voicesDir: env.text("PICO_VOICES_DIR") || embeddedPicoDir() || "./data/pico-voices",
   /** Where missing voice files are fetched from on first use; empty disables fetching. */
   voicesUrl: env.text("PICO_VOICES_URL") ?? DEFAULT_PICO_VOICES_URL,
 });
