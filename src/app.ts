@@ -1,4 +1,3 @@
-import { swagger } from "@elysiajs/swagger";
 import { Elysia } from "elysia";
 import type { AppContext } from "./context.ts";
 import { ApiError, toApiError } from "./errors.ts";
@@ -22,6 +21,7 @@ import { realtimeRoute } from "./surfaces/native/realtime-route.ts";
 import { elevenLabsRoutes } from "./surfaces/el/routes.ts";
 import { oaiRoutes } from "./surfaces/oai/routes.ts";
 import { opsRoutes } from "./surfaces/ops-routes.ts";
+import { referenceRoutes } from "./openapi/reference-routes.ts";
 import { mount } from "./surfaces/mount.ts";
 import { requestGate } from "./surfaces/request-gate.ts";
 
@@ -60,16 +60,9 @@ export function createApp(ctx: AppContext) {
     .mapResponse({ as: "global" }, ({ responseValue, set, route }) => {
       markRetryVerdict(responseValue, set);
       requestAnswered(ctx, route, statusOf(responseValue, set.status));
-    })
-    .use(
-      swagger({
-        path: "/swagger",
-        documentation: {
-          info: { title: "voxroute", version: "0.1.0", description: "Voice API router. WebSocket channels are described in docs/." },
-        },
-      }),
-    );
+    });
   return mount(app, ctx, [
+    referenceRoutes,
     opsRoutes,
     catalogueRoutes,
     voicesRoute,

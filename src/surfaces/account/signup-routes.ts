@@ -12,10 +12,9 @@ const body = async (request: Request): Promise<Record<string, unknown>> => {
 
 /** `POST /account/agent-signup` and `/account/agent-signup/verify`: no key needed. */
 export function signupRoutes(ctx: AppContext) {
-  return new Elysia({ detail: { tags: ["account"] } })
+  return new Elysia()
     .post("/account/agent-signup", async ({ request, server }) => ctx.signup.request((await body(request)).email, clientAddress(ctx.config, request, server)), {
       parse: "none",
-      detail: { summary: "Send a six-digit code to an e-mail address (new or existing account)" },
     })
     .post(
       "/account/agent-signup/verify",
@@ -23,6 +22,6 @@ export function signupRoutes(ctx: AppContext) {
         const o = await body(request);
         return ctx.signup.verify(o.email, o.code);
       },
-      { parse: "none", detail: { summary: "Exchange the code for an API key (shown only here)" } },
+      { parse: "none" },
     );
 }

@@ -11,49 +11,35 @@ const TRANSACTION_PARAMS = ["limit", "cursor"];
 
 /** `/account/balance`, `/account/activity`, `/account/usage`, `/account/transactions` (Bearer). */
 export function usageRoutes(ctx: AppContext) {
-  return new Elysia({ detail: { tags: ["account"] } })
+  return new Elysia()
     .use(nativeAuth(ctx))
-    .get("/account/balance", ({ principal }) => balanceView(ctx.meter.ledger, principal.tenantId), {
-      detail: { summary: "Balance, spendable credits and promotional grants" },
+    .get("/account/balance", ({ principal }) => balanceView(ctx.meter.ledger, principal.tenantId))
+    .get("/account/activity", async ({ request, principal: { tenantId } }) => {
+      const q = query(request, ACTIVITY_PARAMS);
+      const { start, end } = range(timestamp(q, "start_time"), timestamp(q, "end_time"), ["start_time", "end_time"]);
+      const page = await activityPage(ctx.database, {
+        tenantId,
+        start,
+        end,
+        provider: text(q, "provider"),
+        model: text(q, "model"),
+        capability: oneOf(q, "capability", ["tts", "stt"] as const),
+        status: oneOf(q, "status", ACTIVITY_STATUSES),
+        limit: integer(q, "limit", 1, 100, 50),
+        after: cursor(q),
+      });
+      return pageBody(page);
     })
-    .get(
-      "/account/activity",
-      async ({ request, principal: { tenantId } }) => {
-        const q = query(request, ACTIVITY_PARAMS);
-        const { start, end } = range(timestamp(q, "start_time"), timestamp(q, "end_time"), ["start_time", "end_time"]);
-        const page = await activityPage(ctx.database, {
-          tenantId,
-          start,
-          end,
-          provider: text(q, "provider"),
-          model: text(q, "model"),
-          capability: oneOf(q, "capability", ["tts", "stt"] as const),
-          status: oneOf(q, "status", ACTIVITY_STATUSES),
-          limit: integer(q, "limit", 1, 100, 50),
-          after: cursor(q),
-        });
-        return pageBody(page);
-      },
-      { detail: { summary: "Requests, newest first (see docs/account.md for the query)" } },
-    )
-    .get(
-      "/account/usage",
-      async ({ request, principal: { tenantId } }) => {
-        const q = query(request, USAGE_PARAMS);
-        const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
-        const { start, end } = range(day(q, "start_date"), day(q, "end_date") ?? today, ["start_date", "end_date"]);
-        const items = await dailyUsage(ctx.database, tenantId, start, new Date(end.getTime() + 86_400_000));
-        return { start_date: start.toISOString().slice(0, 10), end_date: end.toISOString().slice(0, 10), items };
-      },
-      { detail: { summary: "Daily usage per API key" } },
-    )
-    .get(
-      "/account/transactions",
-      async ({ request, principal: { tenantId } }) => {
-        const q = query(request, TRANSACTION_PARAMS);
-        const page = await transactionsPage(ctx.database, tenantId, integer(q, "limit", 1, 100, 50), cursor(q));
-        return pageBody(page);
-      },
-      { detail: { summary: "Credit transactions: grants, top-ups, adjustments" } },
-    );
+    .get("/account/usage", async ({ request, principal: { tenantId } }) => {
+      const q = query(request, USAGE_PARAMS);
+      const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
+      const { start, end } = range(day(q, "start_date"), day(q, "end_date") ?? today, ["start_date", "end_date"]);
+      const items = await dailyUsage(ctx.database, tenantId, start, new Date(end.getTime() + 86_400_000));
+      return { start_date: start.toISOString().slice(0, 10), end_date: end.toISOString().slice(0, 10), items };
+    })
+    .get("/account/transactions", async ({ request, principal: { tenantId } }) => {
+      const q = query(request, TRANSACTION_PARAMS);
+      const page = await transactionsPage(ctx.database, tenantId, integer(q, "limit", 1, 100, 50), cursor(q));
+      return pageBody(page);
+    });
 }

@@ -25,5 +25,5 @@ function modelsList(ctx: AppContext) {
 
 export function elevenLabsCatalogueRoutes(ctx: AppContext) {
   const models = modelsList(ctx);
-  return new Elysia().use(elAuth(ctx)).get("/v1/models", () => models, { detail: { summary: "ElevenLabs-compatible model list", tags: ["el"] } });
+  return new Elysia().use(elAuth(ctx)).get("/v1/models", () => models);
 }

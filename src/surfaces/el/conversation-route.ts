@@ -108,16 +108,12 @@ export function elevenLabsConversationRoutes(ctx: AppContext) {
       close: connections.close,
     })
     .use(elAuth(ctx))
-    .get(
-      "/v1/convai/conversation/get-signed-url",
-      async ({ request, principal, query }) => {
-        const agentId = typeof query.agent_id === "string" ? query.agent_id : "";
-        if (!agentId) throw new ApiError("invalid_request", "agent_id is required", { param: "agent_id" });
-        const profile = await ctx.profiles.get(principal.tenantId, agentId);
-        const { client_secret } = await ctx.clientSecrets.mint(principal, profile.id, SIGNED_URL_SECONDS);
-        const base = (ctx.config.publicUrl ?? new URL(request.url).origin).replace(/^http/, "ws");
-        return { signed_url: `${base}/el/v1/convai/conversation?agent_id=${encodeURIComponent(profile.id)}&conversation_signature=${encodeURIComponent(client_secret)}` };
-      },
-      { detail: { summary: "A signed URL that opens one conversation with a Speech Engine", tags: ["el"] } },
-    );
+    .get("/v1/convai/conversation/get-signed-url", async ({ request, principal, query }) => {
+      const agentId = typeof query.agent_id === "string" ? query.agent_id : "";
+      if (!agentId) throw new ApiError("invalid_request", "agent_id is required", { param: "agent_id" });
+      const profile = await ctx.profiles.get(principal.tenantId, agentId);
+      const { client_secret } = await ctx.clientSecrets.mint(principal, profile.id, SIGNED_URL_SECONDS);
+      const base = (ctx.config.publicUrl ?? new URL(request.url).origin).replace(/^http/, "ws");
+      return { signed_url: `${base}/el/v1/convai/conversation?agent_id=${encodeURIComponent(profile.id)}&conversation_signature=${encodeURIComponent(client_secret)}` };
+    });
 }

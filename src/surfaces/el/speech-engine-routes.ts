@@ -69,9 +69,7 @@ export function elevenLabsSpeechEngineRoutes(ctx: AppContext) {
         const profile = await ctx.profiles.create(tenantId, body.name ?? "speech engine", parsePipeline(ctx.catalogue, pipelineOf(body), ctx.config.realtime.allowPrivateUpstreams));
         return speechEngineOf(ctx, profile, request);
       },
-      { parse: "none", detail: { summary: "Create a Speech Engine (a realtime profile)", tags: ["el"] } },
+      { parse: "none" },
     )
-    .get("/v1/speech-engine/:speech_engine_id", async ({ principal, params, request }) => speechEngineOf(ctx, await ctx.profiles.get(principal.tenantId, params.speech_engine_id), request), {
-      detail: { summary: "A Speech Engine", tags: ["el"] },
-    });
+    .get("/v1/speech-engine/:speech_engine_id", async ({ principal, params, request }) => speechEngineOf(ctx, await ctx.profiles.get(principal.tenantId, params.speech_engine_id), request));
 }

@@ -60,6 +60,6 @@ export function elevenLabsSttRoute(ctx: AppContext) {
       });
       return { language_code: t.language ?? "", language_probability: t.language ? 1 : 0, text: t.text, words: words(t), transcription_id: t.id, audio_duration_secs: t.durationSeconds };
     },
-    { parse: "none", detail: { summary: "ElevenLabs-compatible file transcription", tags: ["el"] } },
+    { parse: "none" },
   );
 }

@@ -37,18 +37,14 @@ export function elevenLabsTtsRoutes(ctx: AppContext) {
     .use(elAuth(ctx))
     .post("/v1/text-to-speech/:voice_id/stream", ({ request, principal, params }) => speak(request, principal, params.voice_id), {
       parse: "none",
-      detail: { summary: "ElevenLabs-compatible streaming TTS", tags: ["el"] },
     })
     .post("/v1/text-to-speech/:voice_id", async ({ request, principal, params }) => whole(await speak(request, principal, params.voice_id), bytes), {
       parse: "none",
-      detail: { summary: "ElevenLabs-compatible TTS (whole file)", tags: ["el"] },
     })
     .post("/v1/text-to-speech/:voice_id/stream/with-timestamps", ({ request, principal, params }) => speak(request, principal, params.voice_id, true), {
       parse: "none",
-      detail: { summary: "ElevenLabs-compatible streaming TTS with character timings (newline-delimited JSON)", tags: ["el"] },
     })
     .post("/v1/text-to-speech/:voice_id/with-timestamps", async ({ request, principal, params }) => whole(await speak(request, principal, params.voice_id, true), joinedTimestamps), {
       parse: "none",
-      detail: { summary: "ElevenLabs-compatible TTS with character timings (one JSON object)", tags: ["el"] },
     });
 }

@@ -60,8 +60,6 @@ async function user(ctx: AppContext, principal: Principal) {
 export function elevenLabsUserRoutes(ctx: AppContext) {
   return new Elysia()
     .use(elAuth(ctx))
-    .get("/v1/user", ({ principal }) => user(ctx, principal), { detail: { summary: "ElevenLabs-compatible user: the account's quota", tags: ["el"] } })
-    .get("/v1/user/subscription", async ({ principal }) => ({ ...(await subscription(ctx, principal.tenantId)), open_invoices: [], has_open_invoices: false }), {
-      detail: { summary: "ElevenLabs-compatible subscription: characters used and left", tags: ["el"] },
-    });
+    .get("/v1/user", ({ principal }) => user(ctx, principal))
+    .get("/v1/user/subscription", async ({ principal }) => ({ ...(await subscription(ctx, principal.tenantId)), open_invoices: [], has_open_invoices: false }));
 }

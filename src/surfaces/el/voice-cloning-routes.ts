@@ -33,7 +33,7 @@ function languageOf(labels: string | undefined): string | undefined {
 }
 
 export function elevenLabsVoiceCloningRoutes(ctx: AppContext) {
-  return new Elysia({ detail: { tags: ["el"] } })
+  return new Elysia()
     .use(elAuth(ctx))
     .post(
       "/v1/voices/add",
@@ -52,7 +52,7 @@ export function elevenLabsVoiceCloningRoutes(ctx: AppContext) {
         });
         return { voice_id: row.id, requires_verification: false };
       },
-      { parse: "none", detail: { summary: "ElevenLabs-compatible instant voice cloning" } },
+      { parse: "none" },
     )
     .delete(
       "/v1/voices/*",
@@ -60,6 +60,6 @@ export function elevenLabsVoiceCloningRoutes(ctx: AppContext) {
         await ctx.customVoices.remove(principal.tenantId, voiceIdIn(request, "/el/v1/voices/"));
         return { status: "ok" };
       },
-      { parse: "none", detail: { summary: "ElevenLabs-compatible voice delete (cloned voices)" } },
+      { parse: "none" },
     );
 }

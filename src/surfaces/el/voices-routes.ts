@@ -108,47 +108,35 @@ async function searchPage(ctx: AppContext, tenantId: string, params: URLSearchPa
 export function elevenLabsVoicesRoutes(ctx: AppContext) {
   const base = (request: Request) => ctx.config.publicUrl ?? new URL(request.url).origin;
   const shown = (request: Request, entries: readonly VoiceEntry[]) => elevenLabsVoice(entries.map((e) => absolutePreview(e, base(request))));
-  return new Elysia({ detail: { tags: ["el"] } })
+  return new Elysia()
     .use(elAuth(ctx))
-    .get(
-      "/v2/voices",
-      async ({ request, principal }) => {
-        const params = new URL(request.url).searchParams;
+    .get("/v2/voices", async ({ request, principal }) => {
+      const params = new URL(request.url).searchParams;
+      const { page, entriesOf } = await searchPage(ctx, principal.tenantId, params);
+      return {
+        voices: page.voices.map((e) => shown(request, entriesOf(e))),
+        has_more: page.has_more,
+        total_count: page.total_count,
+        next_page_token: page.next_cursor,
+      };
+    })
+    .get("/v1/voices", async ({ request, principal }) => {
+      const voices = [];
+      let params = new URLSearchParams({ page_size: String(PAGE_SIZE.max), sort: "name" });
+      for (;;) {
         const { page, entriesOf } = await searchPage(ctx, principal.tenantId, params);
-        return {
-          voices: page.voices.map((e) => shown(request, entriesOf(e))),
-          has_more: page.has_more,
-          total_count: page.total_count,
-          next_page_token: page.next_cursor,
-        };
-      },
-      { detail: { summary: "ElevenLabs-compatible voice search (voices.search)" } },
-    )
-    .get(
-      "/v1/voices",
-      async ({ request, principal }) => {
-        const voices = [];
-        let params = new URLSearchParams({ page_size: String(PAGE_SIZE.max), sort: "name" });
-        for (;;) {
-          const { page, entriesOf } = await searchPage(ctx, principal.tenantId, params);
-          voices.push(...page.voices.map((e) => shown(request, entriesOf(e))));
-          if (!page.next_cursor) break;
-          params = new URLSearchParams({ page_size: String(PAGE_SIZE.max), sort: "name", next_page_token: page.next_cursor });
-        }
-        return { voices, has_more: false, total_count: voices.length };
-      },
-      { detail: { summary: "ElevenLabs-compatible voice list (voices.getAll): every voice at once" } },
-    )
-    .get(
-      "/v1/voices/*",
-      async ({ request, principal }) => {
-        const id = voiceIdIn(request, "/el/v1/voices/");
-        const own = (await ownByVoice(ctx, principal.tenantId)).get(id);
-        await ctx.voices.ready();
-        const entries = own ?? ctx.voices.entriesOfVoice(id);
-        if (!entries.length) throw new ApiError("not_found", `no voice ${id}`);
-        return shown(request, entries);
-      },
-      { detail: { summary: "ElevenLabs-compatible voice (voices.get)" } },
-    );
+        voices.push(...page.voices.map((e) => shown(request, entriesOf(e))));
+        if (!page.next_cursor) break;
+        params = new URLSearchParams({ page_size: String(PAGE_SIZE.max), sort: "name", next_page_token: page.next_cursor });
+      }
+      return { voices, has_more: false, total_count: voices.length };
+    })
+    .get("/v1/voices/*", async ({ request, principal }) => {
+      const id = voiceIdIn(request, "/el/v1/voices/");
+      const own = (await ownByVoice(ctx, principal.tenantId)).get(id);
+      await ctx.voices.ready();
+      const entries = own ?? ctx.voices.entriesOfVoice(id);
+      if (!entries.length) throw new ApiError("not_found", `no voice ${id}`);
+      return shown(request, entries);
+    });
 }

@@ -6,7 +6,5 @@ import type { AppContext } from "../../context.ts";
 export function catalogueRoutes(ctx: AppContext) {
   const providers = providersView(ctx.catalogue);
   const models = modelsView(ctx.catalogue);
-  return new Elysia()
-    .get("/v1/providers", () => providers, { detail: { summary: "Provider catalogue", tags: ["catalogue"] } })
-    .get("/v1/models", () => models, { detail: { summary: "Model catalogue", tags: ["catalogue"] } });
+  return new Elysia().get("/v1/providers", () => providers).get("/v1/models", () => models);
 }

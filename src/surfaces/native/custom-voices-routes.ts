@@ -22,7 +22,7 @@ async function cloneInputOf(form: FormBody): Promise<CloneInput> {
 }
 
 export function customVoiceRoutes(ctx: AppContext) {
-  return new Elysia({ detail: { tags: ["voices"] } })
+  return new Elysia()
     .use(nativeAuth(ctx))
     .post(
       "/v1/custom-voices",
@@ -32,15 +32,13 @@ export function customVoiceRoutes(ctx: AppContext) {
         set.status = 201;
         return customVoiceView(ctx.catalogue, row);
       },
-      { parse: "none", detail: { summary: "Clone a voice from recordings (multipart: name, provider, files, model?, description?, language?)" } },
+      { parse: "none" },
     )
     .get("/v1/custom-voices", async ({ principal }) => {
       const rows = await ctx.customVoices.list(principal.tenantId);
       return { voices: rows.flatMap((row) => customVoiceView(ctx.catalogue, row).voices), total_count: rows.length, has_more: false, next_cursor: null };
     })
-    .get("/v1/custom-voices/*", async ({ request, principal }) => customVoiceView(ctx.catalogue, await ctx.customVoices.get(principal.tenantId, voiceIdIn(request, "/v1/custom-voices/"))), {
-      detail: { summary: "A cloned voice: its status and the speech models it can be used with" },
-    })
+    .get("/v1/custom-voices/*", async ({ request, principal }) => customVoiceView(ctx.catalogue, await ctx.customVoices.get(principal.tenantId, voiceIdIn(request, "/v1/custom-voices/"))))
     .delete(
       "/v1/custom-voices/*",
       async ({ request, principal, set }) => {
@@ -48,6 +46,6 @@ export function customVoiceRoutes(ctx: AppContext) {
         set.status = 204;
         return null;
       },
-      { parse: "none", detail: { summary: "Delete a cloned voice (at its provider too)" } },
+      { parse: "none" },
     );
 }

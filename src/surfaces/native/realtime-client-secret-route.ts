@@ -16,7 +16,7 @@ function expiresIn(value: unknown): number {
 
 /** `POST /v1/realtime/client-secrets` (Bearer): a single-use secret that opens one of the tenant's profiles. */
 export function realtimeClientSecretRoute(ctx: AppContext) {
-  return new Elysia({ detail: { tags: ["realtime"] } }).use(nativeAuth(ctx)).post(
+  return new Elysia().use(nativeAuth(ctx)).post(
     "/v1/realtime/client-secrets",
     async ({ request, principal, set }) => {
       const body = await jsonBody(request, BODY_LIMITS.clientSecret);
@@ -27,6 +27,6 @@ export function realtimeClientSecretRoute(ctx: AppContext) {
       set.status = 201;
       return ctx.clientSecrets.mint(principal, profile.id, seconds);
     },
-    { parse: "none", detail: { summary: "Mint a single-use client secret for /v1/realtime" } },
+    { parse: "none" },
   );
 }

@@ -6,7 +6,7 @@ import { nativeAuth } from "./auth.ts";
 
 /** `POST /v1/realtime/profiles` and `GET /v1/realtime/profiles/{profile_id}` (Bearer). */
 export function realtimeProfileRoutes(ctx: AppContext) {
-  return new Elysia({ detail: { tags: ["realtime"] } })
+  return new Elysia()
     .use(nativeAuth(ctx))
     .post(
       "/v1/realtime/profiles",
@@ -16,7 +16,7 @@ export function realtimeProfileRoutes(ctx: AppContext) {
         set.status = 201;
         return ctx.profiles.create(tenantId, b.name, parsePipeline(ctx.catalogue, b.pipeline, ctx.config.realtime.allowPrivateUpstreams));
       },
-      { parse: "none", detail: { summary: "Create a realtime profile" } },
+      { parse: "none" },
     )
-    .get("/v1/realtime/profiles/:profile_id", ({ principal, params }) => ctx.profiles.get(principal.tenantId, params.profile_id), { detail: { summary: "A realtime profile" } });
+    .get("/v1/realtime/profiles/:profile_id", ({ principal, params }) => ctx.profiles.get(principal.tenantId, params.profile_id));
 }

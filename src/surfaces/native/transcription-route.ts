@@ -28,7 +28,7 @@ async function readRequest(request: Request, limit: number): Promise<{ bytes: Ui
 }
 
 export function transcriptionRoute(ctx: AppContext) {
-  return new Elysia({ detail: { tags: ["stt"] } }).use(nativeAuth(ctx)).post(
+  return new Elysia().use(nativeAuth(ctx)).post(
     "/v1/stt/transcriptions",
     async ({ request, principal }) => {
       // 401/403 first (nativeAuth), then what the request says, then its price: all before any upstream work.
@@ -45,6 +45,6 @@ export function transcriptionRoute(ctx: AppContext) {
       });
       return { id: t.id, text: t.text, segments: t.segments, duration_seconds: t.durationSeconds, billed_seconds: t.billedSeconds, provider: t.provider, model: t.model };
     },
-    { parse: "none", detail: { summary: "Transcribe an audio file (multipart or raw body)" } },
+    { parse: "none" },
   );
 }

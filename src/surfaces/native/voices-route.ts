@@ -27,32 +27,24 @@ async function ownVoices(ctx: AppContext, request: Request): Promise<readonly Vo
 
 export function voicesRoute(ctx: AppContext) {
   return new Elysia()
-    .get(
-      "/v1/voices",
-      async ({ request }) => {
-        const own = await ownVoices(ctx, request);
-        const query = voiceQuery(request, ctx.catalogue);
-        await ctx.voices.ready();
-        const page = ctx.voices.search(query, { own });
-        const base = baseOf(ctx, request);
-        return { ...page, voices: page.voices.map((e) => absolutePreview(e, base)) };
-      },
-      { detail: { summary: "Voice catalogue: search, filters, facets, pages (docs/voices.md)", tags: ["catalogue"] } },
-    )
-    .get(
-      PREVIEW_PATH,
-      async ({ request }) => {
-        const params = new URL(request.url).searchParams;
-        const [model, voice] = [text(params, "model", 1, 200), text(params, "voice", 1, 200)];
-        await ctx.voices.ready();
-        const entry = model && voice ? ctx.voices.entry(model, voice) : undefined;
-        const audio = entry && ctx.voicePreviews.audio(entry);
-        if (!audio) throw new ApiError("not_found", "no preview of this model and voice is made here: the voice's preview_url says where its preview is");
-        const mp3 = await audio.catch((err: Error) => {
-          throw new ApiError("upstream_error", `the preview could not be made: ${err.message}`);
-        });
-        return new Response(mp3, { headers: { "content-type": "audio/mpeg", "cache-control": `public, max-age=${PREVIEW_MAX_AGE_S}` } });
-      },
-      { detail: { summary: "A sample of an embedded engine's voice, as MP3 (the preview_url of its catalogue entry)", tags: ["catalogue"] } },
-    );
+    .get("/v1/voices", async ({ request }) => {
+      const own = await ownVoices(ctx, request);
+      const query = voiceQuery(request, ctx.catalogue);
+      await ctx.voices.ready();
+      const page = ctx.voices.search(query, { own });
+      const base = baseOf(ctx, request);
+      return { ...page, voices: page.voices.map((e) => absolutePreview(e, base)) };
+    })
+    .get(PREVIEW_PATH, async ({ request }) => {
+      const params = new URL(request.url).searchParams;
+      const [model, voice] = [text(params, "model", 1, 200), text(params, "voice", 1, 200)];
+      await ctx.voices.ready();
+      const entry = model && voice ? ctx.voices.entry(model, voice) : undefined;
+      const audio = entry && ctx.voicePreviews.audio(entry);
+      if (!audio) throw new ApiError("not_found", "no preview of this model and voice is made here: the voice's preview_url says where its preview is");
+      const mp3 = await audio.catch((err: Error) => {
+        throw new ApiError("upstream_error", `the preview could not be made: ${err.message}`);
+      });
+      return new Response(mp3, { headers: { "content-type": "audio/mpeg", "cache-control": `public, max-age=${PREVIEW_MAX_AGE_S}` } });
+    });
 }

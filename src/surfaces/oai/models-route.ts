@@ -27,15 +27,11 @@ export function oaiModelsRoute(ctx: AppContext) {
   const models = [...byId.values()];
   return new Elysia()
     .use(oaiAuth(ctx))
-    .get("/models", () => ({ object: "list", data: models }), { detail: { summary: "OpenAI-compatible model list", tags: ["oai"] } })
-    .get(
-      "/models/*",
-      ({ params }) => {
-        const id = decodeURIComponent(params["*"]);
-        const model = byId.get(id);
-        if (!model) throw new ApiError("model_not_found", `The model '${id}' does not exist`, { param: "model" }, 404);
-        return model;
-      },
-      { detail: { summary: "OpenAI-compatible model", tags: ["oai"] } },
-    );
+    .get("/models", () => ({ object: "list", data: models }))
+    .get("/models/*", ({ params }) => {
+      const id = decodeURIComponent(params["*"]);
+      const model = byId.get(id);
+      if (!model) throw new ApiError("model_not_found", `The model '${id}' does not exist`, { param: "model" }, 404);
+      return model;
+    });
 }

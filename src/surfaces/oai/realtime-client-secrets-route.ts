@@ -66,6 +66,6 @@ export function oaiRealtimeClientSecretsRoute(ctx: AppContext) {
       const { secret, expiresAt } = await ctx.clientSecrets.grant(principal, grant, seconds, EPHEMERAL_PREFIX);
       return { value: secret, expires_at: Math.floor(expiresAt.getTime() / 1000), session: described };
     },
-    { parse: "none", detail: { summary: "Mint an ephemeral key (ek_…) for one /oai/realtime session", tags: ["oai"] } },
+    { parse: "none" },
   );
 }

@@ -47,6 +47,6 @@ export function oaiSpeechRoute(ctx: AppContext) {
       const shape = plan.streamFormat === "sse" ? sseShape(audio, [...plan.text].length) : audio;
       return speakOverHttp(ctx, principal, { ...plan, signal: request.signal }, shape, openAiError, "oai");
     },
-    { parse: "none", detail: { summary: "OpenAI-compatible text to speech", tags: ["oai"] } },
+    { parse: "none" },
   );
 }

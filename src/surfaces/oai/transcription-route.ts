@@ -111,6 +111,6 @@ export function oaiTranscriptionRoute(ctx: AppContext) {
       }
       return render(format, await transcribeFile(ctx, principal, job));
     },
-    { parse: "none", detail: { summary: "OpenAI-compatible file transcription", tags: ["oai"] } },
+    { parse: "none" },
   );
 }

@@ -18,7 +18,7 @@ const page = (title: string, body: string) =>
  */
 export function paymentRoutes(ctx: AppContext) {
   const payments = ctx.payments;
-  const app = new Elysia({ detail: { tags: ["payments"] } }).get("/account/top-up-return", ({ query }) =>
+  const app = new Elysia().get("/account/top-up-return", ({ query }) =>
     query.status === "paid"
       ? page("Payment received", "<h1>Thank you</h1><p>Your payment was received; the credits appear on your balance as soon as the payment provider confirms it.</p>")
       : page("Payment cancelled", "<h1>Payment cancelled</h1><p>Nothing was charged.</p>"),
@@ -41,7 +41,7 @@ export function paymentRoutes(ctx: AppContext) {
         }
         return { received: true };
       },
-      { parse: "none", detail: { summary: "Stripe webhook (signature verified)" } },
+      { parse: "none" },
     );
   }
 

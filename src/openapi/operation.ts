@@ -1,0 +1,39 @@
+import type { Parameter, Response, Schema } from "./document-types.ts";
+import { string } from "./schema.ts";
+
+// Building blocks of operations: bodies, parameters and successful answers. Errors are in
+// error-envelopes.ts.
+
+const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/** Headers every answer carries (app.ts sets `x-request-id` before routing). */
+export const ANSWER_HEADERS = { "x-request-id": header("RequestId") };
+/** Headers of a 4xx or a 501, which the client must not retry (surfaces/retry-verdict.ts). */
+export const REFUSAL_HEADERS = { ...ANSWER_HEADERS, "x-should-retry": header("ShouldRetry") };
+/** Headers of an answer that may say when to try again. */
+export const RETRY_AFTER = { "retry-after": header("RetryAfter") };
+
+export const json = (schema: Schema) => ({ "application/json": { schema } });
+
+/** A successful answer: `content` by media type (none for a 204). */
+export function answer(description: string, content?: Record<string, { schema: Schema }>, headers: Record<string, unknown> = {}): Response {
+  return { description, headers: { ...ANSWER_HEADERS, ...headers }, ...(content ? { content } : {}) };
+}
+
+/** A JSON request body (routes read it themselves: the document is the only place its shape is told). */
+export const jsonBody = (schema: Schema, description?: string) => ({ ...(description ? { description } : {}), required: true, content: json(schema) });
+
+export const query = (name: string, description: string, schema: Schema = string(), required = false): Parameter => ({ name, in: "query", description, schema, ...(required ? { required } : {}) });
+
+/** A query parameter that may be given several times. */
+export const repeatedQuery = (name: string, description: string, items: Schema = string()): Parameter => ({ name, in: "query", description, schema: { type: "array", items }, explode: true });
+
+export const pathParam = (name: string, description: string, schema: Schema = string()): Parameter => ({ name, in: "path", description, required: true, schema });
+
+/** The provider preferences of a query (docs/routing.md). */
+export const PREFERENCE_QUERY: Parameter[] = [
+  query("provider_order", "Providers to try first, in this order (comma-separated or repeated ids); the others follow"),
+  query("provider_only", "Only these providers (comma-separated or repeated ids)"),
+  query("provider_ignore", "Never these providers (comma-separated or repeated ids)"),
+  query("allow_fallbacks", "`false`: only the first matching provider is tried", { enum: ["true", "false"] }),
+];
