@@ -186,7 +186,8 @@ export const oaiPaths: DocumentPart = {
                 expires_at: integer("Unix seconds"),
                 session: {
                   ...object({ type: oneOfValues(["realtime", "transcription"]), object: oneOfValues(["realtime.session", "realtime.transcription_session"]) }),
-                  description: "OpenAI's session object",
+                  description: "OpenAI's session object, as its `session.created` event shows it (docs/compat-oai.md)",
+                  additionalProperties: true,
                 },
               }),
             ),
