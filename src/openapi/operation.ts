@@ -1,5 +1,5 @@
 import type { Parameter, Response, Schema } from "./document-types.ts";
-import { string } from "./schema.ts";
+import { oneOfValues, string } from "./schema.ts";
 
 // Building blocks of operations: bodies, parameters and successful answers. Errors are in
 // error-envelopes.ts.
@@ -35,5 +35,5 @@ export const PREFERENCE_QUERY: Parameter[] = [
   query("provider_order", "Providers to try first, in this order (comma-separated or repeated ids); the others follow"),
   query("provider_only", "Only these providers (comma-separated or repeated ids)"),
   query("provider_ignore", "Never these providers (comma-separated or repeated ids)"),
-  query("allow_fallbacks", "`false`: only the first matching provider is tried", { enum: ["true", "false"] }),
+  query("allow_fallbacks", "`false`: only the first matching provider is tried", oneOfValues(["true", "false"])),
 ];

@@ -1,3 +1,4 @@
+import favicon from "swagger-ui-dist/favicon-32x32.png" with { type: "file" };
 import bundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import stylesheet from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 
@@ -11,6 +12,7 @@ export const REFERENCE_PATH = "/docs";
 export const REFERENCE_ASSETS: Record<string, string> = {
   [`${REFERENCE_PATH}/swagger-ui-bundle.js`]: bundle,
   [`${REFERENCE_PATH}/swagger-ui.css`]: stylesheet,
+  [`${REFERENCE_PATH}/favicon.png`]: favicon,
 };
 
 /** The page: the validator badge is off (it would send the document to swagger.io). */
@@ -20,6 +22,7 @@ export const REFERENCE_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>voxroute API reference</title>
+<link rel="icon" type="image/png" href="${REFERENCE_PATH}/favicon.png">
 <link rel="stylesheet" href="${REFERENCE_PATH}/swagger-ui.css">
 </head>
 <body>

@@ -10,7 +10,7 @@ export const integer = (description?: string, extra: Schema = {}): Schema => ({ 
 export const number = (description?: string, extra: Schema = {}): Schema => ({ type: "number", ...(description ? { description } : {}), ...extra });
 export const boolean = (description?: string): Schema => ({ type: "boolean", ...(description ? { description } : {}) });
 export const timestamp = (description?: string): Schema => string(description, { format: "date-time" });
-export const oneOfValues = (values: readonly (string | number | boolean)[], description?: string): Schema => ({ enum: [...values], ...(description ? { description } : {}) });
+export const oneOfValues = (values: readonly string[], description?: string): Schema => ({ type: "string", enum: [...values], ...(description ? { description } : {}) });
 export const constant = (value: string | number | boolean): Schema => ({ const: value });
 export const array = (items: Schema, description?: string): Schema => ({ type: "array", items, ...(description ? { description } : {}) });
 export const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: "null" }] });

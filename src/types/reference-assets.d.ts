@@ -8,3 +8,7 @@ declare module "swagger-ui-dist/swagger-ui.css" {
   const path: string;
   export default path;
 }
+declare module "swagger-ui-dist/favicon-32x32.png" {
+  const path: string;
+  export default path;
+}
