@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FAKE_ELEVENLABS_KEY, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
-import { documentedAnswers } from "./helpers/documented-answer.ts";
+import { answerOf, documentedAnswers } from "./helpers/documented-answer.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { speak, wavFile } from "./helpers/speech.ts";
+import { upgradeRequest } from "./helpers/upgrade-request.ts";
 
 // Real requests to every surface, successes and failures, each answer checked against the
 // OpenAPI document the server serves: status, media type, headers, and the JSON body against the
@@ -12,7 +13,7 @@ import { speak, wavFile } from "./helpers/speech.ts";
 
 const elevenlabs = startFakeElevenLabs();
 let server: TestServer;
-let mismatches: Awaited<ReturnType<typeof documentedAnswers>>;
+let mismatches: ReturnType<typeof documentedAnswers>;
 let key: string;
 beforeAll(async () => {
   server = await startTestServer({ ELEVENLABS_API_KEY: FAKE_ELEVENLABS_KEY, ELEVENLABS_BASE_URL: elevenlabs.url, CUSTOM_VOICE_POLL_MS: "50", SANDBOX_PAYMENTS: "true" });
@@ -40,7 +41,7 @@ async function check(cases: [string, string, string, RequestInit?][]): Promise<s
   const found: string[] = [];
   for (const [method, path, template, init] of cases) {
     const res = await fetch(`${server.url}${path}`, { method, redirect: "manual", ...init });
-    found.push(...(await mismatches(res, method, template)));
+    found.push(...mismatches(await answerOf(res), method, template));
   }
   return found;
 }
@@ -208,13 +209,47 @@ describe("answers are as the document says", () => {
   }, 30_000);
 });
 
+test("WebSocket handshakes: the upgrade (101) and the refusals before it", async () => {
+  const { key: broke } = await fundedAccount(server, 0);
+  const profile = await made<{ id: string }>(
+    "/v1/realtime/profiles",
+    post({ name: "desk", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: "flite" }, upstream: { url: "wss://app.example/voice" } } }, broke),
+  );
+  const cases: [string, string, Record<string, string>?][] = [
+    ["/v1/tts?model=flite", "/v1/tts", bearer()],
+    ["/v1/tts?model=nothing", "/v1/tts"],
+    ["/v1/tts?model=flite&format=wav", "/v1/tts"],
+    ["/v1/tts?model=flite", "/v1/tts", bearer(broke)],
+    ["/v1/stt?model=pocketsphinx", "/v1/stt"],
+    ["/v1/stt?model=pocketsphinx&audio_format=pcm_16000&nonsense=1", "/v1/stt"],
+    ["/v1/realtime", "/v1/realtime"],
+    ["/v1/realtime?profile_id=rp_nothing", "/v1/realtime", bearer()],
+    [`/v1/realtime?profile_id=${profile.id}`, "/v1/realtime", bearer(broke)],
+    ["/el/v1/text-to-speech/slt/stream-input", "/el/v1/text-to-speech/{voice_id}/stream-input"],
+    ["/el/v1/text-to-speech/slt/stream-input?model_id=flite&output_format=wav_16000", "/el/v1/text-to-speech/{voice_id}/stream-input"],
+    ["/el/v1/text-to-speech/slt/stream-input?model_id=flite", "/el/v1/text-to-speech/{voice_id}/stream-input", { "xi-api-key": broke }],
+    ["/oai/realtime?model=rp_nothing", "/oai/realtime", bearer()],
+    ["/el/v1/convai/conversation", "/el/v1/convai/conversation"],
+    ["/el/v1/convai/conversation?agent_id=rp_nothing", "/el/v1/convai/conversation", { "xi-api-key": key }],
+  ];
+  const found: string[] = [];
+  const statuses: number[] = [];
+  for (const [path, template, headers] of cases) {
+    const answer = await upgradeRequest(`${server.url}${path}`, headers);
+    statuses.push(answer.status);
+    found.push(...mismatches(answer, "GET", template));
+  }
+  expect(found).toEqual([]);
+  expect(statuses).toEqual([101, 400, 400, 402, 400, 400, 400, 404, 402, 400, 400, 402, 400, 400, 404]);
+});
+
 test("the check can fail: an undocumented status, media type or field is reported", async () => {
-  const undocumented = await mismatches(Response.json({ error: "not_found", message: "x" }, { status: 404 }), "GET", "/v1/models");
+  const undocumented = mismatches(await answerOf(Response.json({ error: "not_found", message: "x" }, { status: 404 })), "GET", "/v1/models");
   expect(undocumented).toEqual([expect.stringContaining("status not documented")]);
-  const wrongType = await mismatches(new Response("hi", { headers: { "content-type": "text/plain", "x-request-id": "r" } }), "GET", "/v1/models");
+  const wrongType = mismatches(await answerOf(new Response("hi", { headers: { "content-type": "text/plain", "x-request-id": "r" } })), "GET", "/v1/models");
   expect(wrongType).toEqual([expect.stringContaining("content-type text/plain")]);
-  const extraField = await mismatches(Response.json({ tts: [], stt: [], extra: 1 }, { headers: { "x-request-id": "r" } }), "GET", "/v1/models");
+  const extraField = mismatches(await answerOf(Response.json({ tts: [], stt: [], extra: 1 }, { headers: { "x-request-id": "r" } })), "GET", "/v1/models");
   expect(extraField).toEqual([expect.stringContaining("must NOT have additional properties")]);
-  const noVerdict = await mismatches(Response.json({ error: "invalid_request", message: "x" }, { status: 400, headers: { "x-request-id": "r" } }), "GET", "/v1/voices");
+  const noVerdict = mismatches(await answerOf(Response.json({ error: "invalid_request", message: "x" }, { status: 400, headers: { "x-request-id": "r" } })), "GET", "/v1/voices");
   expect(noVerdict).toEqual([expect.stringContaining("x-should-retry is null")]);
 });

@@ -10,7 +10,7 @@ import { handshake } from "./websocket.ts";
 
 const KEY = { 401: "`missing_api_key` or `invalid_api_key` (`authentication_error`)", 403: "`tenant_disabled` (`permission_error`)" };
 const ROUTED = {
-  400: "`missing_required_parameter` (`param`: `model`, `voice`, `input`, `file`), `invalid_request` naming the field, `model_not_found`, `no_matching_provider`",
+  400: "`missing_required_parameter` (`param`: `model`, `voice`, `input`, `file`), `invalid_request` naming the field, `model_not_found`, `no_matching_provider`, `invalid_output_format`",
   ...KEY,
   403: "`tenant_disabled`, `provider_not_allowed` (`permission_error`)",
   422: "`model_not_priced`",

@@ -8,6 +8,15 @@ import addFormats from "ajv-formats";
 // field the server sends (the published document leaves them open, for clients to be lenient).
 
 type Json = Record<string, any>;
+
+/** What a server answered: a Response's parts, or a WebSocket upgrade's (whose 101 no Response can hold). */
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: Uint8Array;
+}
+
+export const answerOf = async (res: Response): Promise<Answer> => ({ status: res.status, headers: res.headers, body: new Uint8Array(await res.arrayBuffer()) });
 const ID = "https://voxroute.test/openapi.json";
 
 /** A copy where every object schema with `properties` and no `additionalProperties` allows no others. */
@@ -28,12 +37,12 @@ export function documentedAnswers(doc: Json) {
   ajv.addSchema({ ...(closed(doc) as Json), $id: ID });
 
   /** What is wrong with the answer to `METHOD template`, as one line each; none when it is as documented. */
-  return async function mismatches(res: Response, method: string, template: string): Promise<string[]> {
+  return function mismatches(res: Answer, method: string, template: string): string[] {
     const where = `${method} ${template} → ${res.status}`;
     const operation = doc.paths[template]?.[method.toLowerCase()];
     if (!operation) return [`${where}: no such operation in the document`];
     const documented = operation.responses[String(res.status)];
-    const body = new Uint8Array(await res.arrayBuffer());
+    const { body } = res;
     if (!documented) return [`${where}: status not documented (${new TextDecoder().decode(body).slice(0, 200)})`];
     const found: string[] = [];
     for (const [name, header] of Object.entries((documented.headers ?? {}) as Json)) {
