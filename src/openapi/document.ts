@@ -42,7 +42,7 @@ const TAGS = [
 const DESCRIPTION = `One API for text to speech and speech to text, routed to embedded engines and cloud providers.
 
 - **Surfaces.** Native (\`/v1\`, \`/account\`) errors are flat: \`{"error": "<code>", "message": …}\`. \`/el\` answers in ElevenLabs' \`{"detail": {…}}\` envelope and \`/oai\` in OpenAI's \`{"error": {…}}\`; any other path under either answers 501 after the key and balance checks.
-- **WebSockets.** Each channel is listed as the GET that opens it (\`x-websocket\`): 101 when the socket opens, an HTTP error when it is refused before; its frames are in the \`docs/\` file named there.
+- **WebSockets.** Each channel is listed as the GET that opens it (\`x-websocket\`): 101 when the socket opens, an HTTP error when it is refused before; its frames are in the \`docs/\` file named there, and those of the native channels in the AsyncAPI document at \`/asyncapi.json\`.
 - **Retries.** Every 4xx and 501 carries \`x-should-retry: false\`; every answer carries \`x-request-id\`.
 - **Billing.** TTS per character, STT per second of audio rounded up; 1 credit = 0.000001 USD.`;
 

@@ -36,6 +36,16 @@ export const opsPaths: DocumentPart = {
     "/openapi.json": {
       get: { operationId: "openApiDocument", summary: "This document", tags: ["reference"], security: NO_KEY, responses: { 200: document, ...failures("native", {}) } },
     },
+    "/asyncapi.json": {
+      get: {
+        operationId: "asyncApiDocument",
+        summary: "The AsyncAPI 3.0 document of the WebSocket channels",
+        description: "Each channel's address, query and credentials; the frames of `/v1/tts`, `/v1/stt` and `/v1/realtime` message by message.",
+        tags: ["reference"],
+        security: NO_KEY,
+        responses: { 200: answer("An AsyncAPI 3.0 document", json({ type: "object", description: "An AsyncAPI 3.0 document" })), ...failures("native", {}) },
+      },
+    },
     "/swagger/json": {
       get: {
         operationId: "openApiDocumentAlias",
