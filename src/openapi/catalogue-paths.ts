@@ -1,7 +1,7 @@
 import { VOICE_SORTS } from "../voices/voice-search.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { failures, KEY_FAILURES } from "./error-envelopes.ts";
-import { answer, json, query, repeatedQuery } from "./operation.ts";
+import { answer, binary, json, query, repeatedQuery } from "./operation.ts";
 import { array, boolean, integer, map, nullable, number, object, oneOfValues, ref, string, timestamp } from "./schema.ts";
 import { NO_KEY, OPTIONAL_BEARER } from "./security.ts";
 
@@ -166,11 +166,7 @@ export const cataloguePaths: DocumentPart = {
         security: NO_KEY,
         parameters: [query("model", "The canonical model", string(), true), query("voice", "The voice id", string(), true)],
         responses: {
-          200: answer(
-            "The sample",
-            { "audio/mpeg": { schema: { type: "string", contentMediaType: "audio/mpeg" } } },
-            { "cache-control": { schema: { type: "string" }, description: "`public, max-age=86400`" } },
-          ),
+          200: answer("The sample", binary("audio/mpeg"), { "cache-control": { schema: { type: "string" }, description: "`public, max-age=86400`" } }),
           ...failures("native", {
             400: "`invalid_request`: `model` or `voice` longer than 200 characters",
             404: "`not_found`: no preview of this model and voice is made here (the entry's `preview_url` says where it is)",

@@ -1,7 +1,7 @@
 import type { DocumentPart } from "./document-types.ts";
 import { failures, KEY_FAILURES } from "./error-envelopes.ts";
 import { answer, json, pathParam } from "./operation.ts";
-import { array, boolean, constant, integer, nullable, object, oneOfValues, ref, string, timestamp } from "./schema.ts";
+import { array, boolean, constant, file, integer, nullable, object, oneOfValues, ref, string, timestamp } from "./schema.ts";
 import { BEARER } from "./security.ts";
 
 // `/v1/custom-voices` (docs/voices.md#cloned-voices): the tenant's cloned voices.
@@ -29,7 +29,7 @@ const voiceOfModel = object({
 const page = { voices: array(voiceOfModel, "The voice once per speech model it can be used with"), total_count: integer(), has_more: boolean(), next_cursor: { type: "null" } };
 
 /** The recordings of a speaker and what the voice is called: /v1/custom-voices and /el/v1/voices/add take them alike (surfaces/clone-form.ts). */
-export const RECORDINGS = array({ type: "string", contentMediaType: "application/octet-stream" }, "One or more recordings of the speaker (`files`; `files[]` and `file` are read too)");
+export const RECORDINGS = array(file(), "One or more recordings of the speaker (`files`; `files[]` and `file` are read too)");
 
 const VOICE_ID = pathParam("voice_id", "The voice id verbatim (it may hold `:` and `@`), percent-escapes decoded", string(undefined, { minLength: 1, maxLength: 120 }));
 

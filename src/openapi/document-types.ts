@@ -14,7 +14,8 @@ export interface Parameter {
   explode?: boolean;
 }
 
-export interface Response {
+/** An OpenAPI Response Object (not a fetch Response). */
+export interface ResponseObject {
   description: string;
   headers?: Record<string, unknown>;
   content?: Record<string, { schema: Schema }>;
@@ -28,7 +29,7 @@ export interface Operation {
   security?: Record<string, string[]>[];
   parameters?: Parameter[];
   requestBody?: { description?: string; required: boolean; content: Record<string, { schema: Schema }> };
-  responses: Record<string, Response | { $ref: string }>;
+  responses: Record<string, ResponseObject>;
   deprecated?: boolean;
   /** WebSocket handshakes: the channel, its frames' documentation, and that 101 is its success. */
   "x-websocket"?: { channel: string; docs: string };

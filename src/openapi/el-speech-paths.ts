@@ -1,7 +1,7 @@
 import type { DocumentPart, Operation } from "./document-types.ts";
 import { failures } from "./error-envelopes.ts";
-import { answer, json, jsonBody, PREFERENCE_QUERY, pathParam, query } from "./operation.ts";
-import { array, boolean, constant, integer, map, number, object, oneOfValues, ref, string } from "./schema.ts";
+import { answer, binary, json, jsonBody, PREFERENCE_QUERY, pathParam, query } from "./operation.ts";
+import { array, boolean, constant, file, integer, map, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { EL_KEY } from "./security.ts";
 import { handshake, PROVIDER_OPTIONS } from "./websocket.ts";
 
@@ -23,8 +23,6 @@ const EL_ROUTED = {
 
 const VOICE_ID = pathParam("voice_id", "Passed to the provider verbatim (`:` and `@` included); no default is substituted");
 const OUTPUT_FORMAT = query("output_format", "`mp3_<rate>_<bitrate>`, `pcm_<rate>`, `wav_<rate>`, `ulaw_8000`, `alaw_8000`, `opus_48000_<bitrate>`", string(undefined, { default: "mp3_44100_128" }));
-
-const binary = (type: string) => ({ [type]: { schema: { type: "string", contentMediaType: type } } });
 
 function speech(operationId: string, summary: string, description: string): Operation {
   return {
@@ -133,7 +131,7 @@ export const elSpeechPaths: DocumentPart = {
           required: true,
           content: {
             "multipart/form-data": {
-              schema: object({ file: { type: "string", contentMediaType: "application/octet-stream" }, model_id: string("A synchronous STT model") }, { language_code: string() }),
+              schema: object({ file: file(), model_id: string("A synchronous STT model") }, { language_code: string() }),
             },
           },
         },

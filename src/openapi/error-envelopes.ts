@@ -1,5 +1,5 @@
 import { ERRORS } from "../errors.ts";
-import type { Response, Schema } from "./document-types.ts";
+import type { ResponseObject, Schema } from "./document-types.ts";
 import { json, REFUSAL_HEADERS, RETRY_AFTER, ANSWER_HEADERS } from "./operation.ts";
 import { constant, integer, nullable, object, oneOfValues, ref, string } from "./schema.ts";
 
@@ -62,7 +62,7 @@ export const ROUTED_KEY_FAILURES: Record<number, string> = {
 
 const SHUTTING_DOWN = "`service_unavailable`: the server is shutting down; retry on another instance";
 
-function failure(surface: Surface, status: number, description: string): Response {
+function failure(surface: Surface, status: number, description: string): ResponseObject {
   const schema = surface === "el" && status === 401 ? { oneOf: [ref("ElevenLabsError"), ref("ElevenLabsMissingKey")] } : ref(ENVELOPE[surface]);
   const refused = (status >= 400 && status < 500) || status === 501;
   const headers = { ...(refused ? REFUSAL_HEADERS : ANSWER_HEADERS), ...(status === 429 || status === 503 ? RETRY_AFTER : {}) };
@@ -74,7 +74,7 @@ function failure(surface: Surface, status: number, description: string): Respons
  * carries and when. Every routed request may also fail 500 `internal_error`, and 503 while the
  * server shuts down (surfaces/request-gate.ts): both are added.
  */
-export function failures(surface: Surface, statuses: Record<number, string>): Record<string, Response> {
+export function failures(surface: Surface, statuses: Record<number, string>): Record<string, ResponseObject> {
   const all: Record<number, string> = { ...statuses, 500: "`internal_error`", 503: statuses[503] ? `${statuses[503]}; or ${SHUTTING_DOWN}` : SHUTTING_DOWN };
   return Object.fromEntries(Object.entries(all).map(([status, description]) => [status, failure(surface, Number(status), description)]));
 }

@@ -1,7 +1,7 @@
 import type { DocumentPart } from "./document-types.ts";
 import { failures } from "./error-envelopes.ts";
-import { answer, json, jsonBody, pathParam, query } from "./operation.ts";
-import { array, boolean, constant, integer, number, object, oneOfValues, ref, string } from "./schema.ts";
+import { answer, binary, json, jsonBody, pathParam, query } from "./operation.ts";
+import { array, boolean, constant, file, integer, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { BEARER } from "./security.ts";
 import { handshake } from "./websocket.ts";
 
@@ -17,7 +17,6 @@ const ROUTED = {
   429: "`insufficient_quota`: the balance cannot pay for the request",
   502: "`upstream_error`: the provider failed before any output",
 };
-const binary = (type: string) => ({ [type]: { schema: { type: "string", contentMediaType: type } } });
 const sse = (events: string) => ({ "text/event-stream": { schema: { type: "string", description: events } } });
 const usage = object({ type: constant("duration"), seconds: integer("The billed duration: the file's, rounded up to the second") });
 
@@ -84,7 +83,7 @@ export const oaiPaths: DocumentPart = {
           content: {
             "multipart/form-data": {
               schema: object(
-                { file: { type: "string", contentMediaType: "application/octet-stream" }, model: string("A synchronous STT model") },
+                { file: file(), model: string("A synchronous STT model") },
                 {
                   language: string(),
                   response_format: oneOfValues(["json", "text", "srt", "vtt", "verbose_json"]),

@@ -1,4 +1,4 @@
-import type { Parameter, Response, Schema } from "./document-types.ts";
+import type { Parameter, ResponseObject, Schema } from "./document-types.ts";
 import { oneOfValues, string } from "./schema.ts";
 
 // Building blocks of operations: bodies, parameters and successful answers. Errors are in
@@ -15,8 +15,11 @@ export const RETRY_AFTER = { "retry-after": header("RetryAfter") };
 
 export const json = (schema: Schema) => ({ "application/json": { schema } });
 
+/** Bytes of a media type (audio), as a body's or an answer's content. */
+export const binary = (type: string) => ({ [type]: { schema: { type: "string", contentMediaType: type } } });
+
 /** A successful answer: `content` by media type (none for a 204). */
-export function answer(description: string, content?: Record<string, { schema: Schema }>, headers: Record<string, unknown> = {}): Response {
+export function answer(description: string, content?: Record<string, { schema: Schema }>, headers: Record<string, unknown> = {}): ResponseObject {
   return { description, headers: { ...ANSWER_HEADERS, ...headers }, ...(content ? { content } : {}) };
 }
 

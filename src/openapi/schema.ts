@@ -2,6 +2,9 @@ import type { Schema } from "./document-types.ts";
 
 // JSON Schema shorthands for the document's schemas, so that each reads as the shape it describes.
 
+/** A file field of a multipart body. */
+export const file = (description?: string): Schema => ({ type: "string", contentMediaType: "application/octet-stream", ...(description ? { description } : {}) });
+
 /** A reference to a component schema. */
 export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 

@@ -1,8 +1,8 @@
 import { AUDIO_FORMATS } from "../surfaces/native/stt-query.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { failures, ROUTED_KEY_FAILURES } from "./error-envelopes.ts";
-import { answer, json, PREFERENCE_QUERY, query, repeatedQuery } from "./operation.ts";
-import { array, integer, number, object, oneOfValues, ref, string } from "./schema.ts";
+import { answer, binary, json, PREFERENCE_QUERY, query, repeatedQuery } from "./operation.ts";
+import { array, file, integer, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { BEARER } from "./security.ts";
 import { handshake, PROVIDER_OPTIONS } from "./websocket.ts";
 
@@ -116,8 +116,8 @@ export const speechPaths: DocumentPart = {
         requestBody: {
           required: true,
           content: {
-            "multipart/form-data": { schema: object({ file: { type: "string", contentMediaType: "application/octet-stream" } }, FILE_FIELDS) },
-            "audio/*": { schema: { type: "string", contentMediaType: "audio/*" } },
+            "multipart/form-data": { schema: object({ file: file() }, FILE_FIELDS) },
+            ...binary("audio/*"),
           },
         },
         responses: {
