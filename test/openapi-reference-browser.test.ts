@@ -40,6 +40,7 @@ describe.skipIf(!chromiumAvailable)("the API reference page, offline", () => {
     const blocked: string[] = [];
     const failed: string[] = [];
     const errors: string[] = [];
+    const requests: string[] = [];
     await context.route("**/*", (route) => {
       const url = route.request().url();
       if (isLoopback(url)) return route.continue();
@@ -49,12 +50,20 @@ describe.skipIf(!chromiumAvailable)("the API reference page, offline", () => {
     const page = await context.newPage();
     page.on("response", (res) => void (res.status() >= 400 && failed.push(`${res.status()} ${res.url()}`)));
     page.on("pageerror", (err) => void errors.push(err.message));
+    page.on("console", (m) => void (m.type() === "error" && errors.push(`console: ${m.text()}`)));
+    page.on("requestfinished", (req) => void requests.push(new URL(req.url()).pathname));
     await page.goto(`${server.url}/swagger/`);
     expect(new URL(page.url()).pathname).toBe("/docs");
-    await page.getByText("Provider catalogue", { exact: true }).waitFor({ timeout: 60_000 });
+    const shown = await page
+      .getByText("Provider catalogue", { exact: true })
+      .waitFor({ timeout: 60_000 })
+      .then(() => true)
+      .catch(() => false);
+    expect({ shown, blocked, failed, errors, requests }).toMatchObject({ shown: true, blocked: [], failed: [], errors: [] });
     await page.getByText("Streaming text to speech (WebSocket)", { exact: true }).waitFor();
     expect(await page.getByText("ElevenLabs-compatible TTS (whole file)", { exact: true }).count()).toBe(1);
     expect({ blocked, failed, errors }).toEqual({ blocked: [], failed: [], errors: [] });
+    expect(requests).toEqual(expect.arrayContaining(["/docs", "/docs/swagger-ui-bundle.js", "/docs/swagger-ui.css", "/openapi.json"]));
     await context.close();
   }, 90_000);
 });
