@@ -1,4 +1,3 @@
-import { version } from "../../package.json";
 import type { ChannelPart, Message } from "./channel.ts";
 import type { Operation, Parameter } from "./document-types.ts";
 import type { openApiDocument } from "./document.ts";
@@ -13,6 +12,10 @@ import { ttsChannel } from "./tts-channel.ts";
 // message; the compatibility channels speak ElevenLabs' and OpenAI's protocols, told in their docs.
 
 const NATIVE: ChannelPart[] = [ttsChannel, sttChannel, realtimeChannel];
+
+/** The interface's versions of the channel description and of its WebSocket binding. */
+const CHANNELS_VERSION = "1.0.0";
+const WS_BINDING_VERSION = "0.1.0";
 
 /** AsyncAPI spells the OpenAPI schemes' types its own way. */
 const SCHEMES = Object.fromEntries(Object.entries(SECURITY_SCHEMES).map(([name, scheme]) => [name, scheme.type === "apiKey" ? { ...scheme, type: "httpApiKey" } : scheme]));
@@ -33,7 +36,7 @@ function binding(parameters: Parameter[]) {
         properties: Object.fromEntries(query.map((p) => [p.name, { ...p.schema, description: p.description }])),
         ...(query.some((p) => p.required) ? { required: query.filter((p) => p.required).map((p) => p.name) } : {}),
       },
-      bindingVersion: "0.1.0",
+      bindingVersion: WS_BINDING_VERSION,
     },
   };
 }
@@ -66,7 +69,7 @@ export function asyncApiDocument(openApi: ReturnType<typeof openApiDocument>, se
     asyncapi: "3.0.0",
     info: {
       title: "voxroute WebSocket channels",
-      version,
+      version: CHANNELS_VERSION,
       description: "The WebSocket channels of voxroute; the HTTP endpoints, and each channel's refusals before the upgrade, are in its OpenAPI document (`/openapi.json`).",
     },
     servers: { voxroute: { host, pathname: pathname.replace(/\/$/, "") || undefined, protocol: protocol === "https:" || protocol === "wss:" ? "wss" : "ws", description: "This deployment" } },
