@@ -7,7 +7,6 @@ import { ttsWireEvent } from "../src/surfaces/native/tts-wire.ts";
 import { WsPort } from "../src/surfaces/ws-port.ts";
 import type { TtsSessionEvent } from "../src/sessions/tts-events.ts";
 import { startFakeApp } from "./fakes/conversation-relay-app.ts";
-import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { documentedFrames, type Frame } from "./helpers/documented-frame.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { lint, problemLines } from "./helpers/redocly.ts";
@@ -28,7 +27,7 @@ let server: TestServer;
 let doc: Json;
 let check: ReturnType<typeof documentedFrames>;
 beforeAll(async () => {
-  server = await startTestServer({}, { extra: { catalogue: testCatalogue(["fixed"]), providers: [new FixedPcmProvider()] } });
+  server = await startTestServer();
   doc = (await (await fetch(`${server.url}/asyncapi.json`)).json()) as Json;
   check = documentedFrames(doc);
 });
@@ -69,6 +68,13 @@ const TTS_SAMPLES: { [K in TtsSessionEvent["type"]]: Extract<TtsSessionEvent, { 
   ],
   audio_started: [{ type: "audio_started", provider: "flite", model: "cmu/flite", format: { encoding: "pcm_s16le", sampleRate: 16000, channels: 1 } }],
   flushed: [{ type: "flushed" }],
+  alignment: [
+    {
+      type: "alignment",
+      alignment: { chars: ["H", "i"], starts: [0.164, 0.23], ends: [0.23, 0.31] },
+      normalized: { chars: ["H", "i"], starts: [0.164, 0.23], ends: [0.23, 0.31] },
+    },
+  ],
   error: [
     { type: "error", code: "upstream_error", message: "the provider failed" },
     { type: "error", code: "invalid_request", message: "no such voice", param: "voice" },
@@ -171,7 +177,7 @@ test("every event the native channels' wire functions make is documented, and ev
 });
 
 test("a /v1/tts session driven by the document's client frames sends only what it describes", async () => {
-  const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}`), bearer(server.key));
+  const c = connect(server.wsUrl("/v1/tts?model=flite&voice=slt&alignment=true"), bearer(server.key));
   const sent = examples("tts");
   expect(sent.map((f) => f.type)).toEqual(["text", "flush", "close"]);
   for (const frame of sent) c.send(frame);
@@ -180,6 +186,7 @@ test("a /v1/tts session driven by the document's client frames sends only what i
   const found = [...sent.flatMap((f) => check.mismatches("tts", "client", f)), ...received(c).flatMap((f) => check.mismatches("tts", "server", f))];
   expect(found).toEqual([]);
   expect(c.rec.audio.length).toBeGreaterThan(0);
+  expect(c.rec.events.map((e) => e.type)).toEqual(expect.arrayContaining(["service.tts_session_ready", "service.tts_audio_started", "service.tts_alignment", "service.tts_flushed"]));
 });
 
 describe.skipIf(!localSttAvailable)("sessions on the embedded recognizer", () => {

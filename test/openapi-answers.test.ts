@@ -141,6 +141,7 @@ describe("answers are as the document says", () => {
     const found = await check([
       ["POST", "/oai/audio/speech", "/oai/audio/speech", post(speech)],
       ["POST", "/oai/audio/speech", "/oai/audio/speech", post({ ...speech, response_format: "wav" })],
+      ["POST", "/oai/audio/speech", "/oai/audio/speech", post({ ...speech, response_format: "aac" })],
       ["POST", "/oai/audio/speech", "/oai/audio/speech", post({ ...speech, stream_format: "sse" })],
       ["POST", "/oai/audio/speech", "/oai/audio/speech", post({ input: "Hello." })],
       ["POST", "/oai/audio/speech", "/oai/audio/speech", post(speech, "vxr_nobody")],
@@ -148,6 +149,9 @@ describe("answers are as the document says", () => {
       ["POST", "/oai/audio/speech", "/oai/audio/speech", post({ ...speech, input: "x".repeat(5000) })],
       ["POST", "/el/v1/text-to-speech/slt?output_format=pcm_16000", "/el/v1/text-to-speech/{voice_id}", el(key)],
       ["POST", "/el/v1/text-to-speech/slt/stream", "/el/v1/text-to-speech/{voice_id}/stream", el(key)],
+      ["POST", "/el/v1/text-to-speech/slt/with-timestamps", "/el/v1/text-to-speech/{voice_id}/with-timestamps", el(key)],
+      ["POST", "/el/v1/text-to-speech/slt/stream/with-timestamps?output_format=pcm_16000", "/el/v1/text-to-speech/{voice_id}/stream/with-timestamps", el(key)],
+      ["POST", "/el/v1/text-to-speech/slt/stream/with-timestamps", "/el/v1/text-to-speech/{voice_id}/stream/with-timestamps", el(key, { text: "Hi." })],
       ["POST", "/el/v1/text-to-speech/slt/stream?output_format=flac_44100", "/el/v1/text-to-speech/{voice_id}/stream", el(key)],
       ["POST", "/el/v1/text-to-speech/slt", "/el/v1/text-to-speech/{voice_id}", { method: "POST", body: "{}" }],
       ["POST", "/el/v1/text-to-speech/slt", "/el/v1/text-to-speech/{voice_id}", el("vxr_nobody")],
@@ -219,6 +223,7 @@ test("WebSocket handshakes: the upgrade (101) and the refusals before it", async
     ["/v1/tts?model=flite", "/v1/tts", bearer()],
     ["/v1/tts?model=nothing", "/v1/tts"],
     ["/v1/tts?model=flite&format=wav", "/v1/tts"],
+    ["/v1/tts?model=flite&alignment=yes", "/v1/tts"],
     ["/v1/tts?model=flite", "/v1/tts", bearer(broke)],
     ["/v1/stt?model=pocketsphinx", "/v1/stt"],
     ["/v1/stt?model=pocketsphinx&audio_format=pcm_16000&nonsense=1", "/v1/stt"],
@@ -240,7 +245,7 @@ test("WebSocket handshakes: the upgrade (101) and the refusals before it", async
     found.push(...mismatches(answer, "GET", template));
   }
   expect(found).toEqual([]);
-  expect(statuses).toEqual([101, 400, 400, 402, 400, 400, 400, 404, 402, 400, 400, 402, 400, 400, 404]);
+  expect(statuses).toEqual([101, 400, 400, 400, 402, 400, 400, 400, 404, 402, 400, 400, 402, 400, 400, 404]);
 });
 
 test("the check can fail: an undocumented status, media type or field is reported", async () => {

@@ -14,11 +14,17 @@ export interface Parameter {
   explode?: boolean;
 }
 
+/** A Media Type Object; `x-json-lines`: the body is one JSON value of `schema` per line (newline-delimited JSON). */
+export interface MediaType {
+  schema: Schema;
+  "x-json-lines"?: true;
+}
+
 /** An OpenAPI Response Object (not a fetch Response). */
 export interface ResponseObject {
   description: string;
   headers?: Record<string, unknown>;
-  content?: Record<string, { schema: Schema }>;
+  content?: Record<string, MediaType>;
 }
 
 export interface Operation {

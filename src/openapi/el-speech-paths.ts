@@ -1,7 +1,7 @@
-import type { DocumentPart, Operation } from "./document-types.ts";
+import type { DocumentPart, MediaType, Operation } from "./document-types.ts";
 import { failures } from "./error-envelopes.ts";
 import { answer, binary, json, jsonBody, PREFERENCE_QUERY, pathParam, query } from "./operation.ts";
-import { array, boolean, constant, file, integer, map, number, object, oneOfValues, ref, string } from "./schema.ts";
+import { array, boolean, constant, file, integer, map, nullable, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { EL_KEY } from "./security.ts";
 import { handshake, PROVIDER_OPTIONS } from "./websocket.ts";
 
@@ -24,7 +24,16 @@ const EL_ROUTED = {
 const VOICE_ID = pathParam("voice_id", "Passed to the provider verbatim (`:` and `@` included); no default is substituted");
 const OUTPUT_FORMAT = query("output_format", "`mp3_<rate>_<bitrate>`, `pcm_<rate>`, `wav_<rate>`, `ulaw_8000`, `alaw_8000`, `opus_48000_<bitrate>`", string(undefined, { default: "mp3_44100_128" }));
 
-function speech(operationId: string, summary: string, description: string): Operation {
+/** The audio as it is asked for, by its `Content-Type` (docs/compat-el.md#output-formats). */
+const AUDIO: Record<string, MediaType> = {
+  ...binary("audio/mpeg"),
+  ...binary("audio/L16"),
+  ...binary("audio/wav"),
+  ...binary("audio/ogg"),
+  ...binary("application/octet-stream"),
+};
+
+function speech(operationId: string, summary: string, description: string, content: Record<string, MediaType> = AUDIO): Operation {
   return {
     operationId,
     summary,
@@ -55,13 +64,7 @@ function speech(operationId: string, summary: string, description: string): Oper
       "Other ElevenLabs fields are ignored",
     ),
     responses: {
-      200: answer("The audio, in `output_format`", {
-        ...binary("audio/mpeg"),
-        ...binary("audio/L16"),
-        ...binary("audio/wav"),
-        ...binary("audio/ogg"),
-        ...binary("application/octet-stream"),
-      }),
+      200: answer(content === AUDIO ? "The audio, in `output_format`" : "The audio with its characters' timings, in `output_format`", content),
       ...failures("el", { ...EL_ROUTED, 413: "`tts_text_too_large`: `text` over 40,000 characters; `payload_too_large`: a body over 1 MiB" }),
     },
   };
@@ -69,6 +72,16 @@ function speech(operationId: string, summary: string, description: string): Oper
 
 export const elSpeechPaths: DocumentPart = {
   schemas: {
+    ElevenLabsAlignment: object(
+      { characters: array(string()), character_start_times_seconds: array(number()), character_end_times_seconds: array(number()) },
+      {},
+      "Each character of the text, in order, with its start and end in seconds from the start of the whole audio",
+    ),
+    TimestampedAudio: object({
+      audio_base64: string("The audio (or, streamed, its next piece), in `output_format`, base64"),
+      alignment: nullable(ref("ElevenLabsAlignment")),
+      normalized_alignment: nullable({ ...ref("ElevenLabsAlignment"), description: "The text as the provider normalized it; else the same as `alignment`" }),
+    }),
     ElevenLabsModel: object({
       model_id: string("`{provider}/{model}`"),
       name: string(),
@@ -91,6 +104,22 @@ export const elSpeechPaths: DocumentPart = {
     "/el/v1/text-to-speech/{voice_id}": {
       post: speech("elSpeech", "ElevenLabs-compatible TTS (whole file)", "Answers once the audio is complete, so a failure midway is an error status."),
     },
+    "/el/v1/text-to-speech/{voice_id}/with-timestamps": {
+      post: speech(
+        "elSpeechWithTimestamps",
+        "ElevenLabs-compatible TTS with character timings (one JSON object)",
+        "Answers once the audio is complete, with every character's time. Every `output_format` is made here from the providers' PCM.",
+        json(ref("TimestampedAudio")),
+      ),
+    },
+    "/el/v1/text-to-speech/{voice_id}/stream/with-timestamps": {
+      post: speech(
+        "elStreamSpeechWithTimestamps",
+        "ElevenLabs-compatible streaming TTS with character timings (newline-delimited JSON)",
+        "One JSON object per line as the audio is produced: the next piece of audio and the characters timed since the line before (`null`: none); a last line of no audio may carry the last timings.",
+        { "application/json": { schema: ref("TimestampedAudio"), "x-json-lines": true } },
+      ),
+    },
     "/el/v1/text-to-speech/{voice_id}/stream-input": {
       get: handshake({
         operationId: "elOpenStreamInputSocket",
@@ -101,7 +130,8 @@ export const elSpeechPaths: DocumentPart = {
         parameters: [
           VOICE_ID,
           query("model_id", "`{provider}/{model}`, or a bare model one provider serves", string(), true),
-          query("output_format", "`mp3_*` (the provider's own MP3), `pcm_<rate>`, `ulaw_8000`, `alaw_8000`", string(undefined, { default: "mp3_44100_128" })),
+          query("output_format", "As on the HTTP endpoints, but not `wav_*`", string(undefined, { default: "mp3_44100_128" })),
+          query("sync_alignment", "`true`: every audio frame carries the timings of its characters", oneOfValues(["true", "false"])),
           query("inactivity_timeout", "Seconds without a client frame before the socket closes", integer(undefined, { minimum: 1, maximum: 180, default: 20 })),
           query("authorization", "A key (`Bearer <key>` or bare), for clients that can set no header"),
           ...PREFERENCE_QUERY,
@@ -111,7 +141,7 @@ export const elSpeechPaths: DocumentPart = {
         channel: "/el/v1/text-to-speech/{voice_id}/stream-input",
         docs: "docs/compat-el.md",
         refusals: {
-          400: "`model_required`, `invalid_output_format`, `model_not_found`, `no_matching_provider`, `voice_required`, `invalid_request` (a bad option or `inactivity_timeout`; `param: voice`)",
+          400: "`model_required`, `invalid_output_format`, `model_not_found`, `no_matching_provider`, `voice_required`, `invalid_request` (a bad option, `inactivity_timeout` or `sync_alignment`; `param: voice`)",
           402: "`insufficient_balance`: the handshake's key is valid and its account cannot pay",
           422: "`model_not_priced`",
           426: "`websocket_upgrade_required`: a plain GET without the upgrade",

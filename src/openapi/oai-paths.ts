@@ -48,7 +48,7 @@ export const oaiPaths: DocumentPart = {
             { model: string("Any TTS model of the catalogue (bare id, slug, alias or `{provider}/{id}`)"), input: string("At most 4096 characters", { minLength: 1, maxLength: 4096 }) },
             {
               voice: string("Passed verbatim; required when every candidate requires one", { minLength: 1 }),
-              response_format: oneOfValues(["mp3", "opus", "flac", "pcm", "wav"]),
+              response_format: oneOfValues(["mp3", "opus", "aac", "flac", "pcm", "wav"]),
               instructions: string("The provider option `instructions`"),
               speed: number("Only providers that honour it are candidates", { minimum: 0.25, maximum: 4 }),
               stream_format: oneOfValues(["audio", "sse"]),
@@ -63,6 +63,7 @@ export const oaiPaths: DocumentPart = {
             ...binary("audio/L16"),
             ...binary("audio/wav"),
             ...binary("audio/flac"),
+            ...binary("audio/aac"),
             ...binary("audio/ogg"),
             ...sse("`speech.audio.delta` events with base64 audio, then `speech.audio.done` with the usage"),
           }),

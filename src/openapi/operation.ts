@@ -1,4 +1,4 @@
-import type { Parameter, ResponseObject, Schema } from "./document-types.ts";
+import type { MediaType, Parameter, ResponseObject, Schema } from "./document-types.ts";
 import { oneOfValues, string } from "./schema.ts";
 
 // Building blocks of operations: bodies, parameters and successful answers. Errors are in
@@ -19,7 +19,7 @@ export const json = (schema: Schema) => ({ "application/json": { schema } });
 export const binary = (type: string) => ({ [type]: { schema: { type: "string", contentMediaType: type } } });
 
 /** A successful answer: `content` by media type (none for a 204). */
-export function answer(description: string, content?: Record<string, { schema: Schema }>, headers: Record<string, unknown> = {}): ResponseObject {
+export function answer(description: string, content?: Record<string, MediaType>, headers: Record<string, unknown> = {}): ResponseObject {
   return { description, headers: { ...ANSWER_HEADERS, ...headers }, ...(content ? { content } : {}) };
 }
 

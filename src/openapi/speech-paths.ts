@@ -21,6 +21,7 @@ const TTS_QUERY = [
   query("voice", "The voice, verbatim; required when the routed provider requires one (never substituted)"),
   query("format", "Output audio: 16-bit little-endian PCM, or MP3 where the provider makes it", oneOfValues(["pcm", "mp3"])),
   query("auto_flush", "Any value but `false` lets the router cut text into utterances itself", string(undefined, { default: "true" })),
+  query("alignment", "`true`: `service.tts_alignment` events time the text's characters", oneOfValues(["true", "false"])),
   ...PREFERENCE_QUERY,
   PROVIDER_OPTIONS,
 ];
@@ -82,7 +83,7 @@ export const speechPaths: DocumentPart = {
         surface: "native",
         channel: "/v1/tts",
         docs: "docs/tts-websocket.md",
-        refusals: { 400: `${ROUTING_REFUSALS}, \`voice_required\`, \`invalid_output_format\`, \`invalid_request\` (a bad \`format\`, a voice no candidate has)`, ...BILLING_REFUSALS },
+        refusals: { 400: `${ROUTING_REFUSALS}, \`voice_required\`, \`invalid_output_format\`, \`invalid_request\` (a bad \`format\` or \`alignment\`, a voice no candidate has)`, ...BILLING_REFUSALS },
       }),
     },
     "/v1/stt": {

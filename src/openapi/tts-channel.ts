@@ -1,7 +1,9 @@
 import { audio, type ChannelPart, command, event } from "./channel.ts";
-import { integer, oneOfValues, string } from "./schema.ts";
+import { array, integer, number, object, oneOfValues, string } from "./schema.ts";
 
 // `/v1/tts` (docs/tts-websocket.md; frames made in surfaces/native/tts-wire.ts and read in tts-frames.ts).
+
+const TIMES = object({ characters: array(string()), start_times: array(number("Seconds from the session's first audio")), end_times: array(number()) });
 
 export const ttsChannel: ChannelPart = {
   id: "tts",
@@ -35,6 +37,10 @@ export const ttsChannel: ChannelPart = {
       channels: integer(),
     }),
     event("service.tts_flushed", "The audio of the text before a flush has all been sent"),
+    event("service.tts_alignment", "With `alignment=true`: when characters of the text are spoken", {
+      alignment: TIMES,
+      normalized_alignment: { ...TIMES, description: "The text as the provider normalized it, where it says so; else the same as `alignment`" },
+    }),
     event("service.tts_error", "Before an error close", { code: string("The router's error code"), message: string() }, { param: string() }),
     event(
       "service.tts_session_ended",

@@ -39,7 +39,16 @@ export function documentedAnswers(doc: Json) {
     const type = Object.keys(content).find((t) => t.toLowerCase() === mediaType(res.headers.get("content-type")));
     if (!type) return [...found, `${where}: content-type ${res.headers.get("content-type")} is not one of ${Object.keys(content).join(", ")}`];
     if (type !== "application/json") return found;
-    const wrong = problem(["paths", template, method.toLowerCase(), "responses", String(res.status), "content", type, "schema"], JSON.parse(new TextDecoder().decode(body)));
-    return wrong ? [...found, `${where}: ${wrong}`] : found;
+    // Newline-delimited JSON (`x-json-lines`): each line is a value of the schema.
+    const text = new TextDecoder().decode(body);
+    const values = content[type]["x-json-lines"]
+      ? text
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => JSON.parse(line))
+      : [JSON.parse(text)];
+    const schema = ["paths", template, method.toLowerCase(), "responses", String(res.status), "content", type, "schema"];
+    const wrong = values.map((value) => problem(schema, value)).filter(Boolean);
+    return [...found, ...wrong.map((w) => `${where}: ${w}`)];
   };
 }
