@@ -3,13 +3,15 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pcmOfWav } from "../src/audio/wav.ts";
+import { REFERENCE_ASSETS, REFERENCE_PATH } from "../src/openapi/reference-page.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
 // The compiled executable (`bun run build`), copied alone into an empty directory and started
 // there with no arguments, as an operator would: the embedded default (SQLite under ./data), the
-// operator CLI, Flite and Pico speech, PocketSphinx with the router VAD, and a clean stop.
+// operator CLI, Flite and Pico speech, PocketSphinx with the router VAD, the API documents and
+// their reference page, and a clean stop.
 
 const ROOT = new URL("..", import.meta.url).pathname;
 let dir: string;
@@ -90,6 +92,14 @@ describe.skipIf(!localSttAvailable)("the single executable", () => {
     expect(close.code).toBe(1000);
     expect(events.find((e) => e.type === "stt.signal" && e.signal === "started")).toMatchObject({ origin: "router", basis: ["vad"] });
     expect(events.find((e) => e.type === "stt.transcript.final")?.text).toContain("thank you");
+  });
+
+  test("serves its OpenAPI and AsyncAPI documents, and the reference page with every file of it, from inside itself", async () => {
+    for (const path of ["/openapi.json", "/asyncapi.json", REFERENCE_PATH]) expect([path, (await fetch(`${url}${path}`)).status]).toEqual([path, 200]);
+    for (const [path, file] of Object.entries(REFERENCE_ASSETS)) {
+      const res = await fetch(`${url}${path}`);
+      expect([path, res.status, (await res.arrayBuffer()).byteLength]).toEqual([path, 200, Bun.file(file).size]);
+    }
   });
 
   test("stops cleanly on SIGTERM", async () => {
