@@ -1,3 +1,5 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
 import type { LogLevel } from "./log.ts";
 import type { EnvReader } from "./providers/home.ts";
 import { readProviderSettings, type ProviderSettings } from "./providers/all.ts";
@@ -12,6 +14,8 @@ export interface Config {
   /** Share the port with other processes (SO_REUSEPORT); otherwise a taken port stops the start. */
   reusePort: boolean;
   databaseUrl: string;
+  /** Where the executable keeps what it must unpack to load (`$XDG_CACHE_HOME/voxroute`, else `~/.cache/voxroute`). */
+  cacheDir: string;
   logLevel: LogLevel;
   shutdownGraceMs: number;
   /** Worker threads that run the embedded TTS engines. */
@@ -192,6 +196,7 @@ export function loadConfig(env: Env): Config {
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || "voxroute <no-reply@localhost>",
     devOutboxDir: env.DEV_OUTBOX_DIR || "./data/outbox",
+    cacheDir: join(env.XDG_CACHE_HOME || join(homedir(), ".cache"), "voxroute"),
     trustProxyHops: trustProxyHops(env),
     maxAudioUploadBytes: integer(env, "MAX_AUDIO_UPLOAD_BYTES", 25 * 1024 * 1024, 1),
     sessionLimits: sessionLimits(env),

@@ -60,7 +60,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   // What this machine can serve of the embedded engines (files present, libraries installed).
   const findings = await probeProviders(config.providers, log);
   const pool = new EnginePool(config.ttsWorkers, engineWorkerOptions(config.providers, findings), log);
-  const audioPool = new AudioPool(config.audioWorkers, { ...config.localStt, modelDir: config.providers.pocketsphinx.modelDir }, log);
+  const audioPool = new AudioPool(config.audioWorkers, { ...config.localStt, modelDir: config.providers.pocketsphinx.modelDir }, log, config.cacheDir);
   const files = new FilePool(config.fileWorkers, log);
   const served = servedCatalogue(config, findings);
   const extra = options.extra;

@@ -150,16 +150,16 @@ describe("operator CLI", () => {
     expect(ok(["keys", "list", "--tenant", "ops"])).toContain("revoked");
 
     expect(cli(["credits", "add", "--tenant", "ops", "--usd", "0.0000001"], env).exitCode).toBe(2); // finer than a credit
-    expect(cli(["credits", "add", "--tenant", "nobody", "--usd", "1"], env).exitCode).toBe(2);
+    expect(cli(["credits", "add", "--tenant", "nobody", "--usd", "1"], env).exitCode).toBe(3); // no such tenant
     expect(cli(["credits", "grant", "--tenant", "ops", "--usd", "1", "--name", "x", "--target", "flite"], env).exitCode).toBe(2);
-    expect(cli(["keys", "revoke", "--tenant", "ops", "--prefix", "vxr_nothing"], env).exitCode).toBe(1);
+    expect(cli(["keys", "revoke", "--tenant", "ops", "--prefix", "vxr_nothing"], env).exitCode).toBe(3); // no such key
   });
 
   test("bad usage exits 2 with the usage line", () => {
     const out = cli(["keys", "create"], { DATABASE_URL: sqliteUrl() });
     expect(out.exitCode).toBe(2);
     expect(out.stderr.toString()).toContain("--tenant is required");
-    expect(out.stderr.toString()).toContain("usage: bun run cli <command>");
+    expect(out.stderr.toString()).toContain("keys create --tenant NAME");
     expect(cli(["nonsense"], { DATABASE_URL: sqliteUrl() }).exitCode).toBe(2);
   });
 });

@@ -38,11 +38,13 @@ export class AudioPool {
     /** The decoders' seats, and where PocketSphinx's model is (POCKETSPHINX_MODEL_DIR; unset: Debian's place). */
     readonly decoders: Seats & { modelDir?: string },
     log?: Logger,
+    /** Config's `cacheDir`: what the executable unpacks to load the VAD goes there. */
+    cacheDir?: string,
   ) {
     this.pool = new WorkerPool<ToAudio, FromAudio>(
       projectFile("workers/audio-worker.ts"),
       size,
-      { decoders: decoders.perWorker, modelDir: decoders.modelDir } satisfies AudioWorkerOptions,
+      { decoders: decoders.perWorker, modelDir: decoders.modelDir, cacheDir } satisfies AudioWorkerOptions,
       (sid) => ({ sid, ev: "error", message: "audio worker exited" }),
       log,
       { op: "shutdown", sid: 0 },

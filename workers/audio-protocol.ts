@@ -7,6 +7,8 @@ import type { VadOptions } from "../src/audio/vad.ts";
 export interface AudioWorkerOptions {
   decoders: number;
   modelDir: string | undefined;
+  /** Where the executable copies onnxruntime's library to load it (the router VAD). */
+  cacheDir?: string;
 }
 
 export type ToAudio =

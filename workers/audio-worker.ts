@@ -88,7 +88,7 @@ async function handle(msg: ToAudio): Promise<void> {
   if (msg.op === "open") {
     const s: Session = { rate: msg.rate, autoCommit: msg.autoCommit, interim: msg.interim, samples: 0, utteranceStart: 0, utteranceHasAudio: false, lastInterimAt: 0, lastInterim: "" };
     sessions.set(sid, s); // from here on, a failure releases what the session holds
-    if (msg.vad) s.vad = new SileroVad(await (silero ??= loadOnnxRuntime().then(loadSilero)), msg.rate, msg.vad, msg.scores ? SCORE_EVERY_MS : 0);
+    if (msg.vad) s.vad = new SileroVad(await (silero ??= loadOnnxRuntime(options.cacheDir).then(loadSilero)), msg.rate, msg.vad, msg.scores ? SCORE_EVERY_MS : 0);
     // A session dropped while it was opening (its client left) never takes a decoder.
     if (msg.recognizer && !dropped.has(sid)) {
       s.decoder = await decoders.acquire();

@@ -1,6 +1,5 @@
 import { dlopen } from "bun:ffi";
 import { mkdirSync, renameSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import { basename, join } from "node:path";
 import { threadId } from "node:worker_threads";
 import type * as Ort from "onnxruntime-node";
@@ -12,15 +11,17 @@ import library from "onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
 // cache directory and loads it before the addon, whose link to it is then resolved by its name. The
 // library is linux-x64's, the platform `bun run build` targets.
 
-/** onnxruntime's JavaScript API, its native library loaded. */
-export async function loadOnnxRuntime(): Promise<typeof Ort> {
-  if (Bun.isStandaloneExecutable) dlopen(await cachedLibrary(), { OrtGetApiBase: { args: [], returns: "ptr" } });
+/** onnxruntime's JavaScript API, its native library loaded (in the executable, from a copy in `cacheDir`). */
+export async function loadOnnxRuntime(cacheDir: string | undefined): Promise<typeof Ort> {
+  if (Bun.isStandaloneExecutable) {
+    if (!cacheDir) throw new Error("onnxruntime's library must be copied out of the executable, and no cache directory was given");
+    dlopen(await cachedLibrary(cacheDir), { OrtGetApiBase: { args: [], returns: "ptr" } });
+  }
   return import("onnxruntime-node");
 }
 
-/** The library's path in the cache (`$XDG_CACHE_HOME/voxroute`, or `~/.cache/voxroute`). Its embedded name carries a hash of its contents, so each build's library has its own file. */
-async function cachedLibrary(): Promise<string> {
-  const dir = join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "voxroute");
+/** The library's path in the cache directory (config's `cacheDir`). Its embedded name carries a hash of its contents, so each build's library has its own file. */
+async function cachedLibrary(dir: string): Promise<string> {
   const embedded = Bun.file(library);
   const path = join(dir, basename(library));
   if (statSync(path, { throwIfNoEntry: false })?.size === embedded.size) return path;

@@ -6,6 +6,8 @@ import { CLI, type Command, COMMANDS } from "./commands.ts";
 import { EXIT, NotFoundError, UsageError } from "./errors.ts";
 
 const HELP_FLAGS = new Set(["--help", "-h"]);
+const print = (line: string) => console.log(line);
+const printError = (line: string) => console.error(line);
 
 const USAGE_WIDTH = 48;
 const usageLine = (c: Command) => {
@@ -38,7 +40,7 @@ function commandOf(argv: string[]): { command?: Command; rest: string[] } {
  * Runs one operator command and returns its exit code. Help is printed without opening the
  * database; the command line is checked before anything is written.
  */
-export async function runCli(argv: string[], print: (line: string) => void = console.log, printError: (line: string) => void = console.error): Promise<number> {
+export async function runCli(argv: string[], env: Record<string, string | undefined>): Promise<number> {
   const { command, rest } = commandOf(argv[0] === "help" ? argv.slice(1) : argv);
   const wantsHelp = argv[0] === "help" || rest.some((a) => HELP_FLAGS.has(a)) || argv.length === 0;
   if (!command) {
@@ -72,7 +74,7 @@ export async function runCli(argv: string[], print: (line: string) => void = con
 
   let database: Database | undefined;
   try {
-    database = await openDatabase(loadConfig(process.env).databaseUrl);
+    database = await openDatabase(loadConfig(env).databaseUrl);
     await command.run({ database, ledger: new Ledger(database), print }, values);
     return EXIT.ok;
   } catch (err) {
