@@ -9,6 +9,7 @@ import { signupRoutes } from "./surfaces/account/signup-routes.ts";
 import { topUpRoutes } from "./surfaces/account/top-up-routes.ts";
 import { paymentRoutes } from "./surfaces/payments/payment-routes.ts";
 import { usageRoutes } from "./surfaces/account/usage-routes.ts";
+import { keysRoutes } from "./surfaces/account/keys-routes.ts";
 import { catalogueRoutes } from "./surfaces/native/catalogue-routes.ts";
 import { customVoiceRoutes } from "./surfaces/native/custom-voices-routes.ts";
 import { voicesRoute } from "./surfaces/native/voices-route.ts";
@@ -70,6 +71,7 @@ export function createApp(ctx: AppContext) {
     sttRoute,
     transcriptionRoute,
     usageRoutes,
+    keysRoutes,
     signupRoutes,
     topUpRoutes,
     paymentRoutes,
