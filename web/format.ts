@@ -1,6 +1,7 @@
 // How amounts and times read on the pages. 1 credit = 0.000001 USD.
 
-export const usd = (value: number): string => `$${value.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: value !== 0 && Math.abs(value) < 0.01 ? 6 : 2 })}`;
+// Whole cents as such, sub-cent amounts to the micro-dollar (a credit): nothing is rounded away.
+export const usd = (value: number): string => `$${value.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 6 })}`;
 
 export const credits = (value: number): string => `${value.toLocaleString("en-US")} credits`;
 
