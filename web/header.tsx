@@ -3,6 +3,7 @@ import type { Session } from "./session.ts";
 const LINKS = [
   { path: "/dashboard", label: "Dashboard" },
   { path: "/playground", label: "Playground" },
+  { path: "/docs", label: "API reference" },
 ];
 
 export function Header({ path, session, onSignOut }: { path: string; session?: Session; onSignOut: () => void }) {
