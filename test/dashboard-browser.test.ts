@@ -72,6 +72,9 @@ async function screenshot(name: string) {
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
   const phone = await context.newPage();
   await phone.setViewportSize({ width: 390, height: 844 });
+  // sessionStorage is the tab's: the phone-sized tab is handed the same sign-in.
+  const session = await page.evaluate(() => sessionStorage.getItem("voxroute.session"));
+  if (session) await phone.addInitScript((s) => sessionStorage.setItem("voxroute.session", s), session);
   await phone.goto(page.url());
   await phone.waitForLoadState("networkidle");
   await phone.screenshot({ path: join(SCREENSHOTS, `${name}-phone.png`), fullPage: true });
