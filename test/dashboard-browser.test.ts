@@ -85,8 +85,9 @@ async function signIn(email: string) {
   await page.goto(`${server.url}/`);
   await page.getByLabel("E-mail address").fill(email);
   await page.getByRole("button", { name: "Send me a code" }).click();
+  // The keyboard alone signs in: Enter submits the code.
   await page.getByLabel("Code").fill(await codeFor(email));
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByLabel("Code").press("Enter");
   await page.getByRole("heading", { name: `Signed in as ${email}` }).waitFor();
 }
 
@@ -267,6 +268,26 @@ describe.skipIf(!chromiumAvailable)("the dashboard in Chromium", () => {
     await page.getByRole("button", { name: "Use SLT (US English, female) in text to speech" }).click();
     expect(await page.getByLabel("Voice", { exact: true }).inputValue()).toBe("slt");
     expect(await page.getByLabel("Model", { exact: true }).inputValue()).toBe("cmu/flite");
+  }, 30_000);
+
+  test("every form control of every page has a name a screen reader reads, and the skip link leads to the content", async () => {
+    for (const path of ["/", "/dashboard", "/playground"]) {
+      await page.goto(`${server.url}${path}`);
+      await page.waitForLoadState("networkidle");
+      const unnamed = await page.evaluate(() =>
+        [...(globalThis as any).document.querySelectorAll("input, select, textarea, button")]
+          .filter((el: any) => {
+            const labelled = el.labels?.length || el.getAttribute("aria-label") || el.getAttribute("aria-labelledby");
+            return !labelled && !(el.tagName === "BUTTON" && el.textContent?.trim());
+          })
+          .map((el: any) => el.outerHTML.slice(0, 120)),
+      );
+      expect([path, unnamed]).toEqual([path, []]);
+      await page.keyboard.press("Tab");
+      expect(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).toBe("Skip to content");
+      await page.keyboard.press("Enter");
+      expect(page.url()).toEndWith(`${path}#main`);
+    }
   }, 30_000);
 
   test("signing out revokes the tab's key and forgets it", async () => {
