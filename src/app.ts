@@ -9,6 +9,7 @@ import { signupRoutes } from "./surfaces/account/signup-routes.ts";
 import { topUpRoutes } from "./surfaces/account/top-up-routes.ts";
 import { paymentRoutes } from "./surfaces/payments/payment-routes.ts";
 import { usageRoutes } from "./surfaces/account/usage-routes.ts";
+import { keysRoutes } from "./surfaces/account/keys-routes.ts";
 import { catalogueRoutes } from "./surfaces/native/catalogue-routes.ts";
 import { customVoiceRoutes } from "./surfaces/native/custom-voices-routes.ts";
 import { voicesRoute } from "./surfaces/native/voices-route.ts";
@@ -24,6 +25,7 @@ import { opsRoutes } from "./surfaces/ops-routes.ts";
 import { referenceRoutes } from "./openapi/reference-routes.ts";
 import { mount } from "./surfaces/mount.ts";
 import { requestGate } from "./surfaces/request-gate.ts";
+import { webPages } from "./surfaces/web-pages.ts";
 
 /**
  * The HTTP/WebSocket application, composed from its surfaces. Every route that takes a body reads
@@ -31,7 +33,11 @@ import { requestGate } from "./surfaces/request-gate.ts";
  */
 export function createApp(ctx: AppContext) {
   const gate = requestGate(ctx);
-  const app = new Elysia({ websocket: { maxPayloadLength: 16 * 1024 * 1024, backpressureLimit: 1024 * 1024, closeOnBackpressureLimit: false } })
+  const app = new Elysia({
+    websocket: { maxPayloadLength: 16 * 1024 * 1024, backpressureLimit: 1024 * 1024, closeOnBackpressureLimit: false },
+    // Bun's development mode would rebuild the pages on every request and inject its hot-reload client.
+    serve: { routes: webPages, development: false },
+  })
     .onRequest(({ request, set }) => {
       const requestId = requestIdFor(request);
       enterRequest(requestId, request);
@@ -70,6 +76,7 @@ export function createApp(ctx: AppContext) {
     sttRoute,
     transcriptionRoute,
     usageRoutes,
+    keysRoutes,
     signupRoutes,
     topUpRoutes,
     paymentRoutes,

@@ -11,7 +11,7 @@ import { bearer, connect } from "./helpers/ws-client.ts";
 // The compiled executable (`bun run build`), copied alone into an empty directory and started
 // there with no arguments, as an operator would: the embedded default (SQLite under ./data), the
 // operator CLI, Flite and Pico speech, PocketSphinx with the router VAD, the API documents and
-// their reference page, and a clean stop.
+// their reference page, the dashboard's page, and a clean stop.
 
 const ROOT = new URL("..", import.meta.url).pathname;
 let dir: string;
@@ -99,6 +99,17 @@ describe.skipIf(!localSttAvailable)("the single executable", () => {
     for (const [path, file] of Object.entries(REFERENCE_ASSETS)) {
       const res = await fetch(`${url}${path}`);
       expect([path, res.status, (await res.arrayBuffer()).byteLength]).toEqual([path, 200, Bun.file(file).size]);
+    }
+  });
+
+  test("serves the dashboard from inside itself: the page, and the script and styles bundled at build time", async () => {
+    const html = await (await fetch(`${url}/dashboard`)).text();
+    const assets = [...html.matchAll(/(?:src|href)="(\/chunk-[^"]+)"/g)].map((m) => m[1]!);
+    expect(assets.map((a) => a.split(".").at(-1)).sort()).toEqual(["css", "js"]);
+    for (const asset of assets) {
+      const res = await fetch(`${url}${asset}`);
+      expect(res.status).toBe(200);
+      expect((await res.text()).length).toBeGreaterThan(1000);
     }
   });
 

@@ -83,6 +83,7 @@ describe("answers are as the document says", () => {
       post({ name: "desk", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: "flite", voice: "slt" }, upstream: { url: "wss://app.example/voice" } } }),
     );
     const link = await made<{ url: string }>("/account/top-up-link", post({ amount_usd: 5 }));
+    const minted = await made<{ key_prefix: string }>("/account/keys", post({}));
     const checkout = new URL(link.url).pathname;
     const found = await check([
       ["POST", "/account/agent-signup", "/account/agent-signup", post({ email: "ada@example.com" })],
@@ -98,6 +99,11 @@ describe("answers are as the document says", () => {
       ["POST", "/account/top-up-link", "/account/top-up-link", post({ amount_usd: 25 })],
       ["POST", "/account/top-up-link", "/account/top-up-link", post({ amount_usd: 1 })],
       ["GET", "/account/top-up-return?status=paid", "/account/top-up-return"],
+      ["GET", "/account/keys", "/account/keys", { headers: bearer() }],
+      ["POST", "/account/keys", "/account/keys", post({})],
+      ["POST", "/account/keys", "/account/keys", post({ name: "ci" })],
+      ["DELETE", `/account/keys/${minted.key_prefix}`, "/account/keys/{key}", { method: "DELETE", headers: bearer() }],
+      ["DELETE", `/account/keys/${minted.key_prefix}`, "/account/keys/{key}", { method: "DELETE", headers: bearer() }],
       ["GET", checkout, "/sandbox/checkout/{id}"],
       ["POST", `${checkout}/complete`, "/sandbox/checkout/{id}/complete"],
       ["GET", "/sandbox/checkout/sbx_nothing", "/sandbox/checkout/{id}"],

@@ -1,12 +1,12 @@
 import { ACTIVITY_STATUSES } from "../ledger/activity.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { failures, KEY_FAILURES } from "./error-envelopes.ts";
-import { answer, json, jsonBody, query } from "./operation.ts";
+import { answer, json, jsonBody, pathParam, query } from "./operation.ts";
 import { array, boolean, constant, integer, nullable, number, object, oneOfValues, ref, string, timestamp } from "./schema.ts";
 import { BEARER, NO_KEY } from "./security.ts";
 
-// `/account/*` (docs/account.md): signup by e-mail code, balance, activity, usage, transactions
-// and top-up links. Every failure is `invalid_request` in the flat envelope, naming the parameter.
+// `/account/*` (docs/account.md): signup by e-mail code, balance, activity, usage, transactions,
+// top-up links and keys. Every failure is `invalid_request` in the flat envelope, naming the parameter.
 
 const BAD_QUERY = "`invalid_request` naming the parameter (`param`): a bad value, an unknown parameter, a single one given twice";
 const JSON_OBJECT = "a body that is not a JSON object";
@@ -54,6 +54,13 @@ export const accountPaths: DocumentPart = {
       },
       { voice: string("The voice a TTS request named") },
     ),
+    ApiKey: object({
+      id: string(),
+      prefix: string("The key's first 12 characters (`vxr_AbCdEfGh`): keys are stored only as a hash"),
+      created_at: timestamp(),
+      revoked_at: nullable(timestamp()),
+      last_used_at: nullable(timestamp("The start of its latest request in the activity of the last 90 days")),
+    }),
     Transaction: object({
       id: string(),
       created_at: timestamp(),
@@ -182,6 +189,44 @@ export const accountPaths: DocumentPart = {
             ...TOO_LARGE,
             502: "`upstream_error`: the payment provider could not make a checkout link",
             503: "`service_unavailable`: top-ups are not enabled on this server",
+          }),
+        },
+      },
+    },
+    "/account/keys": {
+      get: {
+        operationId: "listKeys",
+        summary: "The account's API keys, newest first, by prefix",
+        tags: ["account"],
+        security: BEARER,
+        responses: { 200: answer("Every key of the account", json(object({ items: array(ref("ApiKey")) }))), ...failures("native", { 400: BAD_QUERY, ...KEY_FAILURES }) },
+      },
+      post: {
+        operationId: "createKey",
+        summary: "Create an API key (shown only here)",
+        description: "No body, or `{}`. An account holds at most 100 live keys.",
+        tags: ["account"],
+        security: BEARER,
+        responses: {
+          201: answer("The key", json(object({ api_key: string("The full key: shown only here"), id: string(), key_prefix: string() }))),
+          ...failures("native", { 400: "`invalid_request`: a body other than `{}`, or 100 live keys already", ...KEY_FAILURES, ...TOO_LARGE }),
+        },
+      },
+    },
+    "/account/keys/{key}": {
+      delete: {
+        operationId: "revokeKey",
+        summary: "Revoke a key by its id or prefix",
+        description: "It stops authenticating at once; its open sessions end within `ACCESS_CHECK_INTERVAL_MS`. A key may revoke itself.",
+        tags: ["account"],
+        security: BEARER,
+        parameters: [pathParam("key", "The key's `id`, or its `prefix`", string(undefined, { minLength: 1, maxLength: 200 }))],
+        responses: {
+          204: answer("Revoked"),
+          ...failures("native", {
+            400: "`invalid_request` (`param`: `key`): a prefix several live keys share (name it by `id`)",
+            ...KEY_FAILURES,
+            404: "`not_found` (`param`: `key`): no live key of this account has that id or prefix",
           }),
         },
       },

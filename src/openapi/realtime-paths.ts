@@ -4,7 +4,7 @@ import type { DocumentPart } from "./document-types.ts";
 import { failures, KEY_FAILURES } from "./error-envelopes.ts";
 import { answer, json, jsonBody, pathParam, query } from "./operation.ts";
 import { boolean, constant, integer, map, object, oneOfValues, ref, string, timestamp } from "./schema.ts";
-import { BEARER } from "./security.ts";
+import { BEARER, SOCKET_KEY } from "./security.ts";
 import { handshake } from "./websocket.ts";
 
 // Realtime profiles (docs/realtime-profiles.md), their client secrets and the `/v1/realtime`
@@ -112,7 +112,7 @@ export const realtimePaths: DocumentPart = {
         description:
           "Caller audio in (binary), `realtime.*` JSON events and the answer's audio out, with barge-in. Open it with `client_secret`, or with `profile_id` and a Bearer key. A bad credential closes 4401 (`invalid_client_secret`, `invalid_api_key`, `missing_api_key`) or 4403 after the upgrade.",
         tags: ["realtime"],
-        security: [{ clientSecret: [] }, { bearer: [] }],
+        security: [{ clientSecret: [] }, ...SOCKET_KEY],
         parameters: [query("client_secret", "A secret from `POST /v1/realtime/client-secrets`"), query("profile_id", "The profile, with a Bearer key")],
         surface: "native",
         channel: "/v1/realtime",

@@ -3,7 +3,7 @@ import type { DocumentPart } from "./document-types.ts";
 import { failures, ROUTED_KEY_FAILURES } from "./error-envelopes.ts";
 import { answer, binary, json, PREFERENCE_QUERY, query, repeatedQuery } from "./operation.ts";
 import { array, file, integer, number, object, oneOfValues, ref, string } from "./schema.ts";
-import { BEARER } from "./security.ts";
+import { BEARER, SOCKET_KEY } from "./security.ts";
 import { handshake, PROVIDER_OPTIONS } from "./websocket.ts";
 
 // The native speech channels: `/v1/tts` and `/v1/stt` (WebSocket) and file transcription.
@@ -78,7 +78,7 @@ export const speechPaths: DocumentPart = {
         description:
           "Text in as JSON commands (`text`, `flush`, `close`), audio out as binary frames with JSON `service.*` events; metered per character, with fallback to the next provider before the first audio. Key and provider permission are checked after the upgrade: close 4401 / 4403.",
         tags: ["speech"],
-        security: BEARER,
+        security: SOCKET_KEY,
         parameters: TTS_QUERY,
         surface: "native",
         channel: "/v1/tts",
@@ -93,7 +93,7 @@ export const speechPaths: DocumentPart = {
         description:
           "Audio in as binary frames (with `stt.audio.commit`, `stt.audio.clear`, `stt.session.close` text frames), normalized `stt.*` events out with stable ids and gapless sequence numbers; or the provider's own protocol with `event_format=provider`. Metered per second.",
         tags: ["speech"],
-        security: BEARER,
+        security: SOCKET_KEY,
         parameters: STT_QUERY,
         surface: "native",
         channel: "/v1/stt",

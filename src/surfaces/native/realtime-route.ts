@@ -7,7 +7,8 @@ import { nativeError } from "../error-responses.ts";
 import { jsonOf, takeFrames } from "../raw-frames.ts";
 import { type ConversationConnection, ConversationSockets, handshakesPerRequest, type OpenedHandshake, startConversation } from "../realtime-conversations.ts";
 import { WsPort } from "../ws-port.ts";
-import { nativeKey } from "./auth.ts";
+import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
+import { answerProtocol } from "../ws-subprotocols.ts";
 import { nativeRealtimePort } from "./realtime-wire.ts";
 
 // `/v1/realtime`: a realtime profile run as a live conversation (docs/realtime.md). The socket is
@@ -33,7 +34,7 @@ export function realtimeRoute(ctx: AppContext) {
   const connections = new ConversationSockets();
   const handshake = handshakesPerRequest(ctx, (request) => {
     const query = new URL(request.url).searchParams;
-    const opening = { secret: query.get("client_secret"), profileId: query.get("profile_id"), key: nativeKey(request) };
+    const opening = { secret: query.get("client_secret"), profileId: query.get("profile_id"), key: nativeSocketKey(request) };
     if (opening.secret || opening.profileId) return opening;
     return new ApiError("invalid_request", "open the socket with client_secret, or with profile_id and a Bearer key", { param: "profile_id" });
   });
@@ -42,9 +43,10 @@ export function realtimeRoute(ctx: AppContext) {
     .get("/v1/realtime", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
     .ws("/v1/realtime", {
       // Runs before the upgrade, possibly twice: the handshake's work is done once.
-      beforeHandle: async ({ request }) => {
+      beforeHandle: async ({ request, set }) => {
         const { refusal } = await handshake(request);
         if (refusal) return nativeError(refusal);
+        answerProtocol(request, set, NATIVE_PROTOCOL);
       },
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;

@@ -8,7 +8,8 @@ import type { SttCommand, SttSessionParams } from "../../sessions/stt-events.ts"
 import { SttSession } from "../../sessions/stt-session.ts";
 import { nativeError } from "../error-responses.ts";
 import { admitter, checkBeforeUpgrade, planPerRequest } from "../ws-admission.ts";
-import { nativeKey } from "./auth.ts";
+import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
+import { answerProtocol } from "../ws-subprotocols.ts";
 import { planSttSession } from "./stt-query.ts";
 import { nativeSttPort } from "./stt-wire.ts";
 import { WsConnections } from "../ws-connections.ts";
@@ -38,15 +39,17 @@ export function sttRoute(ctx: AppContext) {
     .get("/v1/stt", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
     .ws("/v1/stt", {
       // Runs before the upgrade, possibly twice: read-only checks only.
-      beforeHandle: ({ request }) =>
-        checkBeforeUpgrade(ctx, nativeKey(request), plan(request), nativeError, { overloaded: (candidate) => ctx.sttProviders.get(candidate.provider.id)?.overloaded?.() }),
+      beforeHandle: ({ request, set }) => {
+        answerProtocol(request, set, NATIVE_PROTOCOL);
+        return checkBeforeUpgrade(ctx, nativeSocketKey(request), plan(request), nativeError, { overloaded: (candidate) => ctx.sttProviders.get(candidate.provider.id)?.overloaded?.() });
+      },
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;
         const planned = plan(request);
         const p = planned.plan;
         const id = `stt_${crypto.randomUUID()}`;
-        const admit = admitter(ctx, nativeKey(request), id, planned, "native");
+        const admit = admitter(ctx, nativeSocketKey(request), id, planned, "native");
         if (p?.eventFormat === "provider") {
           const relay = new SttPassthrough(
             {

@@ -6,7 +6,8 @@ import { TtsSession } from "../../sessions/tts-session.ts";
 import { nativeError } from "../error-responses.ts";
 import { WsPort } from "../ws-port.ts";
 import { admitter, checkBeforeUpgrade, planPerRequest } from "../ws-admission.ts";
-import { nativeKey } from "./auth.ts";
+import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
+import { answerProtocol } from "../ws-subprotocols.ts";
 import { parseTtsFrame } from "./tts-frames.ts";
 import { nativeTtsPort } from "./tts-wire.ts";
 import { planTtsSession } from "./tts-query.ts";
@@ -32,7 +33,10 @@ export function ttsRoute(ctx: AppContext) {
     .get("/v1/tts", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
     .ws("/v1/tts", {
       // Runs before the upgrade, possibly twice: read-only checks only (no holds, no debits).
-      beforeHandle: ({ request }) => checkBeforeUpgrade(ctx, nativeKey(request), plan(request), nativeError),
+      beforeHandle: ({ request, set }) => {
+        answerProtocol(request, set, NATIVE_PROTOCOL);
+        return checkBeforeUpgrade(ctx, nativeSocketKey(request), plan(request), nativeError);
+      },
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const request = ws.data.request;
@@ -47,7 +51,7 @@ export function ttsRoute(ctx: AppContext) {
             autoFlush: planned.plan?.autoFlush ?? true,
             alignment: planned.plan?.alignment,
             options: planned.plan?.options ?? {},
-            admit: admitter(ctx, nativeKey(request), id, planned, "native"),
+            admit: admitter(ctx, nativeSocketKey(request), id, planned, "native"),
             idleTimeoutMs: ctx.config.sessionLimits.ttsIdleTimeoutMs,
           },
           { provider: (id) => ctx.providers.get(id), port: nativeTtsPort(port), log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "native" },

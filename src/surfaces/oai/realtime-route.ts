@@ -7,7 +7,8 @@ import { type ConversationConnection, ConversationSockets, handshakesPerRequest,
 import { WsPort } from "../ws-port.ts";
 import { openAiError } from "./errors.ts";
 import { oaiConversation } from "./realtime-conversation.ts";
-import { chosenProtocol, realtimeCredential } from "./realtime-credential.ts";
+import { answerProtocol } from "../ws-subprotocols.ts";
+import { OAI_PROTOCOL, realtimeCredential } from "./realtime-credential.ts";
 import { OaiEvents } from "./realtime-events.ts";
 import { oaiTranscription } from "./realtime-transcription.ts";
 
@@ -31,9 +32,7 @@ export function oaiRealtimeRoute(ctx: AppContext) {
           new ApiError("model_not_found", `${new URL(request.url).searchParams.get("model")} is neither a realtime profile of this account nor a transcription session`, { param: "model" }),
         );
       if (refusal) return openAiError(refusal);
-      // A browser fails a socket whose upgrade names none of the subprotocols it offered.
-      const protocol = chosenProtocol(request);
-      if (protocol) set.headers["sec-websocket-protocol"] = protocol;
+      answerProtocol(request, set, OAI_PROTOCOL);
     },
     open(ws) {
       const raw = ws.raw as ServerWebSocket<unknown>;

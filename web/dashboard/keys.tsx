@@ -1,0 +1,108 @@
+import { useState } from "preact/hooks";
+import { api, describeFailure } from "../api.ts";
+import { when } from "../format.ts";
+import type { Session } from "../session.ts";
+import { useApi } from "../use-api.ts";
+
+interface Key {
+  id: string;
+  prefix: string;
+  created_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+/** `/account/keys`: listed by prefix, created (the key shown once, here), revoked after a confirmation. */
+export function Keys({ session }: { session: Session }) {
+  const { data, error, reload } = useApi<{ items: Key[] }>("/account/keys", session.key);
+  const [created, setCreated] = useState<string>();
+  const [confirming, setConfirming] = useState<string>();
+  const [failure, setFailure] = useState("");
+  const act = async (action: () => Promise<void>) => {
+    setFailure("");
+    try {
+      await action();
+    } catch (err) {
+      setFailure(describeFailure(err));
+    }
+    reload();
+  };
+  const create = () => act(async () => setCreated((await api<{ api_key: string }>("/account/keys", { method: "POST", key: session.key })).api_key));
+  const revoke = (k: Key) =>
+    act(async () => {
+      await api(`/account/keys/${encodeURIComponent(k.id)}`, { method: "DELETE", key: session.key });
+      setConfirming(undefined);
+    });
+
+  return (
+    <>
+      <button type="button" onClick={create}>
+        Create a key
+      </button>
+      {created && (
+        <div class="notice" role="status">
+          <p>
+            <strong>Your new key.</strong> Copy it now: it is not shown again.
+          </p>
+          <div class="row">
+            <input aria-label="New API key" readOnly value={created} data-testid="new-key" onFocus={(e) => e.currentTarget.select()} />
+            <button type="button" class="secondary" onClick={() => navigator.clipboard?.writeText(created)}>
+              Copy
+            </button>
+            <button type="button" class="secondary" onClick={() => setCreated(undefined)}>
+              Done
+            </button>
+          </div>
+        </div>
+      )}
+      <p class="error" role="alert">
+        {error || failure}
+      </p>
+      <div class="scroll">
+        <table data-testid="keys">
+          <caption class="sr-only">API keys, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Key</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">State</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data?.items.map((k) => (
+              <tr>
+                <td>
+                  <code>{k.prefix}…</code>
+                  {k.prefix === session.prefix && <span class="muted"> (this tab)</span>}
+                </td>
+                <td>{when(k.created_at)}</td>
+                <td>{when(k.last_used_at)}</td>
+                <td>
+                  {k.revoked_at ? (
+                    `revoked ${when(k.revoked_at)}`
+                  ) : k.prefix === session.prefix ? (
+                    "active: signing out revokes it"
+                  ) : confirming === k.id ? (
+                    <span class="row">
+                      <button type="button" class="danger" onClick={() => revoke(k)}>
+                        Revoke {k.prefix}…
+                      </button>
+                      <button type="button" class="secondary" onClick={() => setConfirming(undefined)}>
+                        Keep
+                      </button>
+                    </span>
+                  ) : (
+                    <button type="button" class="secondary" aria-label={`Revoke ${k.prefix}…`} onClick={() => setConfirming(k.id)}>
+                      Revoke
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,152 @@
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, describeFailure, queryOf } from "../api.ts";
+import { closeText, openSocket } from "../socket.ts";
+import { type Microphone, startMicrophone } from "./microphone.ts";
+import { PcmPlayer } from "./pcm-player.ts";
+
+interface Profile {
+  id: string;
+  name: string;
+  pipeline: { stt: { model: string; input?: { audio_format?: string } }; tts: { model: string; voice?: string; format?: string } };
+}
+
+interface Line {
+  who: "caller" | "answer";
+  id: string;
+  text: string;
+  interrupted?: boolean;
+}
+
+/** `pcm_16000` → 16000; µ-law is not something the page records or plays. */
+const pcmRate = (format = "pcm_16000") => (/^pcm_(\d+)$/.exec(format) ? Number(format.slice(4)) : undefined);
+
+/**
+ * A conversation with one of the account's realtime profiles on `/v1/realtime`, opened with a
+ * single-use client secret minted for it: the microphone in, the answers played as they come, and
+ * dropped at once when the caller talks over them (`realtime.response.interrupted`).
+ */
+export function RealtimePlayground({ apiKey }: { apiKey: string }) {
+  const [profileId, setProfileId] = useState("");
+  const [profile, setProfile] = useState<Profile>();
+  const [lines, setLines] = useState<Line[]>([]);
+  const [state, setState] = useState("idle");
+  const [error, setError] = useState("");
+  const socket = useRef<WebSocket | undefined>(undefined);
+  const mic = useRef<Microphone | undefined>(undefined);
+  const player = useRef<PcmPlayer | undefined>(undefined);
+  useEffect(
+    () => () => {
+      mic.current?.stop();
+      socket.current?.close();
+    },
+    [],
+  );
+
+  const load = async (e: Event) => {
+    e.preventDefault();
+    setError("");
+    try {
+      setProfile(await api<Profile>(`/v1/realtime/profiles/${encodeURIComponent(profileId.trim())}`, { key: apiKey }));
+    } catch (err) {
+      setProfile(undefined);
+      setError(describeFailure(err));
+    }
+  };
+
+  const talk = async () => {
+    if (!profile) return;
+    const inRate = pcmRate(profile.pipeline.stt.input?.audio_format);
+    const outRate = pcmRate(profile.pipeline.tts.format);
+    if (!inRate || !outRate) return setError("this page speaks PCM only: the profile uses µ-law");
+    setError("");
+    setLines([]);
+    player.current ??= new PcmPlayer();
+    const out = player.current;
+    await out.resume();
+    let current: Line[] = [];
+    const say = (line: Line) => setLines((current = [...current.filter((l) => l.id !== line.id), line]));
+    try {
+      const { client_secret } = await api<{ client_secret: string }>("/v1/realtime/client-secrets", { key: apiKey, body: { profile_id: profile.id } });
+      const ws = openSocket(`/v1/realtime${queryOf({ client_secret })}`);
+      socket.current = ws;
+      setState("connecting");
+      ws.onmessage = (m) => {
+        if (typeof m.data !== "string") return out.play(m.data, outRate);
+        const e = JSON.parse(m.data);
+        if (e.type === "realtime.session.started") setState("talking");
+        else if (e.type === "realtime.transcript.final") say({ who: "caller", id: `${e.turn_id}:${e.event_id}`, text: e.text });
+        else if (e.type === "realtime.response.text") {
+          const before = current.find((l) => l.id === e.response_id);
+          say({ who: "answer", id: e.response_id, text: `${before?.text ?? ""}${e.token}` });
+        } else if (e.type === "realtime.response.interrupted") {
+          out.stop();
+          const before = current.find((l) => l.id === e.response_id);
+          if (before) say({ ...before, interrupted: true });
+        } else if (e.type === "realtime.error") setError(`${e.code}: ${e.message}`);
+      };
+      ws.onclose = (c) => {
+        mic.current?.stop();
+        mic.current = undefined;
+        setState("ended");
+        if (c.code !== 1000) setError(closeText(c));
+      };
+      mic.current = await startMicrophone(inRate, (pcm) => ws.readyState === WebSocket.OPEN && ws.send(pcm));
+    } catch (err) {
+      setError(describeFailure(err));
+      setState("idle");
+    }
+  };
+  const hangUp = () => {
+    mic.current?.stop();
+    mic.current = undefined;
+    socket.current?.send(JSON.stringify({ type: "realtime.session.close" }));
+  };
+
+  return (
+    <div>
+      <form class="row" onSubmit={load}>
+        <label for="rt-profile" class="sr-only">
+          Realtime profile id
+        </label>
+        <input id="rt-profile" placeholder="Profile id (rp_…)" required value={profileId} onInput={(e) => setProfileId(e.currentTarget.value)} />
+        <button type="submit" class="secondary">
+          Load the profile
+        </button>
+      </form>
+      <p class="muted">
+        A profile is made with <code>POST /v1/realtime/profiles</code> (docs/realtime-profiles.md); the conversation opens with a single-use client secret minted here.
+      </p>
+      {profile && (
+        <>
+          <p>
+            <strong>{profile.name}</strong>: hears with {profile.pipeline.stt.model}, speaks with {profile.pipeline.tts.model}
+            {profile.pipeline.tts.voice && ` (${profile.pipeline.tts.voice})`}.
+          </p>
+          {state === "connecting" || state === "talking" ? (
+            <button type="button" onClick={hangUp}>
+              Hang up
+            </button>
+          ) : (
+            <button type="button" onClick={talk}>
+              Talk
+            </button>
+          )}
+          <span class="muted" data-testid="rt-state">
+            {state}
+          </span>
+        </>
+      )}
+      <ol class="conversation" aria-live="polite">
+        {lines.map((l) => (
+          <li class={l.who}>
+            <strong>{l.who === "caller" ? "You" : "Answer"}:</strong> {l.text}
+            {l.interrupted && <em> (interrupted)</em>}
+          </li>
+        ))}
+      </ol>
+      <p class="error" role="alert">
+        {error}
+      </p>
+    </div>
+  );
+}
