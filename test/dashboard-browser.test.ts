@@ -228,8 +228,7 @@ describe.skipIf(!chromiumAvailable)("the dashboard in Chromium", () => {
       });
       const { id } = (await res.json()) as { id: string };
       await page.goto(`${server.url}/playground`);
-      await page.getByLabel("Realtime profile id").fill(id);
-      await page.getByRole("button", { name: "Load the profile" }).click();
+      await page.getByLabel("Realtime profile").selectOption(id);
       await page.getByRole("button", { name: "Talk" }).click();
       const conversation = page.locator(".conversation");
       await shows(conversation, "You: thank you very much for your help");

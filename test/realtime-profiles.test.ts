@@ -62,6 +62,33 @@ describe("/v1/realtime/profiles", () => {
   });
 });
 
+describe("listing", () => {
+  test("the tenant's profiles newest first, in pages that meet without gap or repeat; none of another tenant's", async () => {
+    const { key } = await fundedAccount(server);
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.push(((await (await post("/v1/realtime/profiles", { name: `line ${i}`, pipeline: PIPELINE }, key)).json()) as { id: string }).id);
+    await post("/v1/realtime/profiles", { name: "someone else's", pipeline: PIPELINE });
+    const list = async (q: string) => {
+      const res = await fetch(`${server.url}/v1/realtime/profiles${q}`, { headers: { authorization: `Bearer ${key}` } });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const seen: string[] = [];
+    let next: string | null = "";
+    for (let pages = 0; next !== null; pages++) {
+      const { status, body } = await list(`?limit=2${next ? `&cursor=${next}` : ""}`);
+      expect(status).toBe(200);
+      expect(body.items.length).toBeLessThanOrEqual(2);
+      for (const p of body.items) expect(p).toMatchObject({ object: "realtime.profile", pipeline: { tts: { model: "flite" } } });
+      seen.push(...body.items.map((p: { id: string }) => p.id));
+      next = body.next_cursor;
+      expect(pages).toBeLessThan(5);
+    }
+    expect(seen).toEqual([...made].reverse());
+    expect((await list("?limit=0")).body).toMatchObject({ error: "invalid_request", param: "limit" });
+    expect((await list("?cursor=nope")).body).toMatchObject({ error: "invalid_request", param: "cursor" });
+  });
+});
+
 describe("how many profiles", () => {
   test("a tenant keeps at most PROFILES_PER_TENANT profiles", async () => {
     const { PROFILES_PER_TENANT } = await import("../src/realtime/profiles.ts");

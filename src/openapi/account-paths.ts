@@ -3,6 +3,7 @@ import type { DocumentPart } from "./document-types.ts";
 import { failures, KEY_FAILURES } from "./error-envelopes.ts";
 import { answer, json, jsonBody, pathParam, query } from "./operation.ts";
 import { array, boolean, constant, integer, nullable, number, object, oneOfValues, ref, string, timestamp } from "./schema.ts";
+import { CURSOR, LIMIT, page } from "./paging.ts";
 import { BEARER, NO_KEY } from "./security.ts";
 
 // `/account/*` (docs/account.md): signup by e-mail code, balance, activity, usage, transactions,
@@ -11,9 +12,6 @@ import { BEARER, NO_KEY } from "./security.ts";
 const BAD_QUERY = "`invalid_request` naming the parameter (`param`): a bad value, an unknown parameter, a single one given twice";
 const JSON_OBJECT = "a body that is not a JSON object";
 const TOO_LARGE = { 413: "`payload_too_large`: over 64 KiB" };
-const page = (item: string) => object({ items: array(ref(item)), next_cursor: nullable(string("The next page's `cursor`; `null` on the last page")) });
-const CURSOR = query("cursor", "The previous page's `next_cursor` (opaque)", string(undefined, { minLength: 1, maxLength: 512 }));
-const LIMIT = query("limit", "Items per page", integer(undefined, { minimum: 1, maximum: 100, default: 50 }));
 const usd = (description?: string) => number(description);
 
 export const accountPaths: DocumentPart = {

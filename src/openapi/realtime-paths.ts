@@ -4,6 +4,7 @@ import type { DocumentPart } from "./document-types.ts";
 import { failures, KEY_FAILURES } from "./error-envelopes.ts";
 import { answer, json, jsonBody, pathParam, query } from "./operation.ts";
 import { boolean, constant, integer, map, object, oneOfValues, ref, string, timestamp } from "./schema.ts";
+import { CURSOR, LIMIT, page } from "./paging.ts";
 import { BEARER, SOCKET_KEY } from "./security.ts";
 import { handshake } from "./websocket.ts";
 
@@ -73,6 +74,18 @@ export const realtimePaths: DocumentPart = {
             ...KEY_FAILURES,
             413: "`payload_too_large`: over 1 MiB",
           }),
+        },
+      },
+      get: {
+        operationId: "listRealtimeProfiles",
+        summary: "The tenant's realtime profiles",
+        description: "Newest first, in pages (`limit`, `cursor`).",
+        tags: ["realtime"],
+        security: BEARER,
+        parameters: [LIMIT, CURSOR],
+        responses: {
+          200: answer("A page of profiles", json(page("RealtimeProfile"))),
+          ...failures("native", { 400: "`invalid_request` naming the parameter (`param`): a bad `limit` or `cursor`, an unknown parameter", ...KEY_FAILURES }),
         },
       },
     },

@@ -1,4 +1,4 @@
-import { and, count, eq } from "drizzle-orm";
+import { and, count, desc, eq, lt, or } from "drizzle-orm";
 import type { Catalogue } from "../catalogue/catalogue.ts";
 import type { Capability } from "../catalogue/types.ts";
 import type { Database } from "../db/open.ts";
@@ -160,6 +160,22 @@ export class RealtimeProfiles {
     // Every write takes the database's write turn: on SQLite a bare write here could wait on the ledger worker's open transaction, which waits on this thread.
     await this.database.transaction((tx) => tx.insert(schema.realtimeProfiles).values(row));
     return view(row);
+  }
+
+  /** The tenant's profiles, newest first, `limit` after the cursor (the last one's creation time and id). */
+  async list(tenantId: string, limit: number, after?: { t: number; id: string }): Promise<{ items: RealtimeProfile[]; next: { t: number; id: string } | null }> {
+    const { db, schema } = this.database;
+    const t = schema.realtimeProfiles;
+    const older = after ? or(lt(t.createdAt, new Date(after.t)), and(eq(t.createdAt, new Date(after.t)), lt(t.id, after.id))) : undefined;
+    const rows = await db
+      .select()
+      .from(t)
+      .where(and(eq(t.tenantId, tenantId), older))
+      .orderBy(desc(t.createdAt), desc(t.id))
+      .limit(limit + 1);
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return { items: page.map(view), next: rows.length > limit && last ? { t: last.createdAt.getTime(), id: last.id } : null };
   }
 
   /** The tenant's profile; another tenant's is as absent as an unknown one (404). */

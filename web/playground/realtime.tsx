@@ -26,7 +26,7 @@ const pcmRate = (format = "pcm_16000") => (/^pcm_(\d+)$/.exec(format) ? Number(f
  * dropped at once when the caller talks over them (`realtime.response.interrupted`).
  */
 export function RealtimePlayground({ apiKey }: { apiKey: string }) {
-  const [profileId, setProfileId] = useState("");
+  const [profiles, setProfiles] = useState<Profile[]>();
   const [profile, setProfile] = useState<Profile>();
   const [lines, setLines] = useState<Line[]>([]);
   const [state, setState] = useState("idle");
@@ -42,16 +42,12 @@ export function RealtimePlayground({ apiKey }: { apiKey: string }) {
     [],
   );
 
-  const load = async (e: Event) => {
-    e.preventDefault();
-    setError("");
-    try {
-      setProfile(await api<Profile>(`/v1/realtime/profiles/${encodeURIComponent(profileId.trim())}`, { key: apiKey }));
-    } catch (err) {
-      setProfile(undefined);
-      setError(describeFailure(err));
-    }
-  };
+  useEffect(() => {
+    api<{ items: Profile[] }>("/v1/realtime/profiles?limit=100", { key: apiKey }).then(
+      (page) => setProfiles(page.items),
+      (err) => setError(describeFailure(err)),
+    );
+  }, [apiKey]);
 
   const talk = async () => {
     if (!profile) return;
@@ -104,15 +100,21 @@ export function RealtimePlayground({ apiKey }: { apiKey: string }) {
 
   return (
     <div>
-      <form class="row" onSubmit={load}>
-        <label for="rt-profile" class="sr-only">
-          Realtime profile id
-        </label>
-        <input id="rt-profile" placeholder="Profile id (rp_…)" required value={profileId} onInput={(e) => setProfileId(e.currentTarget.value)} />
-        <button type="submit" class="secondary">
-          Load the profile
-        </button>
-      </form>
+      {profiles?.length ? (
+        <div class="row">
+          <label for="rt-profile">Realtime profile</label>
+          <select id="rt-profile" value={profile?.id ?? ""} onChange={(e) => setProfile(profiles.find((p) => p.id === e.currentTarget.value))}>
+            <option value="">Choose one of your profiles</option>
+            {profiles.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </div>
+      ) : (
+        <p>{profiles ? "You have no realtime profile yet." : "Loading your realtime profiles…"}</p>
+      )}
       <p class="muted">
         A profile is made with <code>POST /v1/realtime/profiles</code> (docs/realtime-profiles.md); the conversation opens with a single-use client secret minted here.
       </p>

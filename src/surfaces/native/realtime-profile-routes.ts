@@ -1,10 +1,11 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { parsePipeline } from "../../realtime/profiles.ts";
+import { cursor, integer, pageBody, query } from "../account/query.ts";
 import { BODY_LIMITS, jsonBody } from "../request-body.ts";
 import { nativeAuth } from "./auth.ts";
 
-/** `POST /v1/realtime/profiles` and `GET /v1/realtime/profiles/{profile_id}` (Bearer). */
+/** `POST` and `GET /v1/realtime/profiles`, and `GET /v1/realtime/profiles/{profile_id}` (Bearer). */
 export function realtimeProfileRoutes(ctx: AppContext) {
   return new Elysia()
     .use(nativeAuth(ctx))
@@ -18,5 +19,9 @@ export function realtimeProfileRoutes(ctx: AppContext) {
       },
       { parse: "none" },
     )
+    .get("/v1/realtime/profiles", async ({ request, principal: { tenantId } }) => {
+      const q = query(request, ["limit", "cursor"]);
+      return pageBody(await ctx.profiles.list(tenantId, integer(q, "limit", 1, 100, 50), cursor(q)));
+    })
     .get("/v1/realtime/profiles/:profile_id", ({ principal, params }) => ctx.profiles.get(principal.tenantId, params.profile_id));
 }
