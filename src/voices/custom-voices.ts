@@ -229,14 +229,15 @@ export class CustomVoices {
       else if (!state) await this.fail(row, `${row.provider} no longer has the voice`);
       else if (state.status === "failed") await this.fail(row, state.reason);
       else if (Date.now() - since > PROCESSING_LIMIT_MS) await this.fail(row, `${row.provider} was still processing it after ${PROCESSING_LIMIT_MS / 1000} s`);
-      else return void setTimeout(() => void tick().catch(retry), this.options.pollMs).unref?.();
+      else return later();
       this.watched.delete(id);
     };
+    const later = () => void setTimeout(() => void tick().catch(retry), this.options.pollMs).unref?.();
     const retry = (err: unknown) => {
       this.log.warn({ err, voice: id }, "a cloned voice's status could not be checked");
-      setTimeout(() => void tick().catch(retry), this.options.pollMs).unref?.();
+      later();
     };
-    setTimeout(() => void tick().catch(retry), this.options.pollMs).unref?.();
+    later();
   }
 }
 

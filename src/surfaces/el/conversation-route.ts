@@ -10,6 +10,7 @@ import { elAuth, elevenLabsKey } from "./auth.ts";
 import { elConversationPort } from "./conversation-port.ts";
 import { elevenLabsError } from "./errors.ts";
 import { isObject } from "../../util/is-object.ts";
+import { publicBase } from "../public-base.ts";
 
 // ElevenLabs' conversation socket (`/el/v1/convai/conversation`) onto a realtime conversation of a
 // Speech Engine (a profile), and the signed URLs that open it from a browser (docs/compat-el.md).
@@ -113,7 +114,7 @@ export function elevenLabsConversationRoutes(ctx: AppContext) {
       if (!agentId) throw new ApiError("invalid_request", "agent_id is required", { param: "agent_id" });
       const profile = await ctx.profiles.get(principal.tenantId, agentId);
       const { client_secret } = await ctx.clientSecrets.mint(principal, profile.id, SIGNED_URL_SECONDS);
-      const base = (ctx.config.publicUrl ?? new URL(request.url).origin).replace(/^http/, "ws");
+      const base = publicBase(ctx, request).replace(/^http/, "ws");
       return { signed_url: `${base}/el/v1/convai/conversation?agent_id=${encodeURIComponent(profile.id)}&conversation_signature=${encodeURIComponent(client_secret)}` };
     });
 }

@@ -5,6 +5,7 @@ import { parsePipeline, type PipelineStage, type RealtimeProfile } from "../../r
 import { BODY_LIMITS, jsonBody } from "../request-body.ts";
 import { elAuth } from "./auth.ts";
 import { isObject } from "../../util/is-object.ts";
+import { publicBase } from "../public-base.ts";
 
 // ElevenLabs Speech Engines are our realtime profiles seen through /el: the engine's `ws_url` and
 // `request_headers` are the profile's application upstream, and the STT and TTS models are the
@@ -21,7 +22,7 @@ function serviceStage(catalogue: AppContext["catalogue"], s: PipelineStage, capa
  * with `conversation_signature` from a signed URL).
  */
 export function speechEngineOf(ctx: AppContext, p: RealtimeProfile, request: Request) {
-  const base = (ctx.config.publicUrl ?? new URL(request.url).origin).replace(/^http/, "ws");
+  const base = publicBase(ctx, request).replace(/^http/, "ws");
   const created = Math.floor(Date.parse(p.created_at) / 1000);
   return {
     speech_engine_id: p.id,

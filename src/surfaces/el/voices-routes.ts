@@ -5,6 +5,7 @@ import { absolutePreview, type VoiceEntry } from "../../voices/voice-entry.ts";
 import type { VoiceQuery, VoiceSort } from "../../voices/voice-search.ts";
 import { voiceIdIn } from "../voice-id.ts";
 import { elAuth } from "./auth.ts";
+import { publicBase } from "../public-base.ts";
 
 // ElevenLabs' voice listing (`voices.search` = `GET /v2/voices`, `voices.getAll` = `GET /v1/voices`,
 // `voices.get` = `GET /v1/voices/{id}`) from the voice catalogue (docs/voices.md) and the
@@ -106,7 +107,7 @@ async function searchPage(ctx: AppContext, tenantId: string, params: URLSearchPa
 }
 
 export function elevenLabsVoicesRoutes(ctx: AppContext) {
-  const base = (request: Request) => ctx.config.publicUrl ?? new URL(request.url).origin;
+  const base = (request: Request) => publicBase(ctx, request);
   const shown = (request: Request, entries: readonly VoiceEntry[]) => elevenLabsVoice(entries.map((e) => absolutePreview(e, base(request))));
   return new Elysia()
     .use(elAuth(ctx))

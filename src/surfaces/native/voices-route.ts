@@ -7,6 +7,7 @@ import { PREVIEW_PATH } from "../../voices/voice-previews.ts";
 import { text } from "../account/query.ts";
 import { nativeKey } from "./auth.ts";
 import { voiceQuery } from "./voices-query.ts";
+import { publicBase } from "../public-base.ts";
 
 // `GET /v1/voices`, the voice catalogue (docs/voices.md): no key needed; with a Bearer key the
 // tenant's own voices are searched alongside (`VoiceCatalogue.setOwnVoices`). And
@@ -16,7 +17,6 @@ import { voiceQuery } from "./voices-query.ts";
 const PREVIEW_MAX_AGE_S = 86_400;
 
 /** This server's address as clients reach it: PUBLIC_URL, else the request's own origin. */
-const baseOf = (ctx: AppContext, request: Request) => ctx.config.publicUrl ?? new URL(request.url).origin;
 
 /** The caller's own voices when it sent a key (which must then be valid: 401 / 403 otherwise); none without one. */
 async function ownVoices(ctx: AppContext, request: Request): Promise<readonly VoiceEntry[]> {
@@ -32,7 +32,7 @@ export function voicesRoute(ctx: AppContext) {
       const query = voiceQuery(request, ctx.catalogue);
       await ctx.voices.ready();
       const page = ctx.voices.search(query, { own });
-      const base = baseOf(ctx, request);
+      const base = publicBase(ctx, request);
       return { ...page, voices: page.voices.map((e) => absolutePreview(e, base)) };
     })
     .get(PREVIEW_PATH, async ({ request }) => {
