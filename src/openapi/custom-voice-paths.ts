@@ -1,6 +1,6 @@
 import type { DocumentPart } from "./document-types.ts";
 import { failures, KEY_FAILURES } from "./error-envelopes.ts";
-import { answer, json, pathParam } from "./operation.ts";
+import { answer, formBody, json, pathParam } from "./operation.ts";
 import { array, boolean, constant, file, integer, nullable, object, oneOfValues, ref, string, timestamp } from "./schema.ts";
 import { BEARER } from "./security.ts";
 
@@ -43,17 +43,12 @@ export const customVoicePaths: DocumentPart = {
         description: "The provider clones and holds the voice; its clone fee is charged once, when the voice is ready (docs/voices.md#cloned-voices).",
         tags: ["custom voices"],
         security: BEARER,
-        requestBody: {
-          required: true,
-          content: {
-            "multipart/form-data": {
-              schema: object(
-                { name: string(), provider: string("The provider that clones and holds the voice"), files: RECORDINGS },
-                { model: string("The one TTS model it is for (default: every TTS model of the provider)"), description: string(), language: string() },
-              ),
-            },
-          },
-        },
+        requestBody: formBody(
+          object(
+            { name: string(), provider: string("The provider that clones and holds the voice"), files: RECORDINGS },
+            { model: string("The one TTS model it is for (default: every TTS model of the provider)"), description: string(), language: string() },
+          ),
+        ),
         responses: {
           201: answer("The voice: `active`, or `processing` (poll `GET /v1/custom-voices/{voice_id}`)", json(ref("CustomVoice"))),
           ...failures("native", {

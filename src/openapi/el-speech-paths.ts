@@ -1,6 +1,6 @@
 import type { DocumentPart, MediaType, Operation } from "./document-types.ts";
 import { failures } from "./error-envelopes.ts";
-import { answer, binary, json, jsonBody, PREFERENCE_QUERY, pathParam, query } from "./operation.ts";
+import { answer, binary, formBody, json, jsonBody, pathParam, PREFERENCE_QUERY, query } from "./operation.ts";
 import { array, boolean, constant, file, integer, map, nullable, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { EL_KEY } from "./security.ts";
 import { handshake, PROVIDER_OPTIONS } from "./websocket.ts";
@@ -157,14 +157,7 @@ export const elSpeechPaths: DocumentPart = {
         tags: ["ElevenLabs-compatible"],
         security: EL_KEY,
         parameters: PREFERENCE_QUERY,
-        requestBody: {
-          required: true,
-          content: {
-            "multipart/form-data": {
-              schema: object({ file: file(), model_id: string("A synchronous STT model") }, { language_code: string() }),
-            },
-          },
-        },
+        requestBody: formBody(object({ file: file(), model_id: string("A synchronous STT model") }, { language_code: string() })),
         responses: {
           200: answer(
             "The transcript",

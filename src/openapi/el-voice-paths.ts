@@ -2,7 +2,7 @@ import { RECORDINGS } from "./custom-voice-paths.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { failures } from "./error-envelopes.ts";
 import { EL_KEY_FAILURES } from "./el-speech-paths.ts";
-import { answer, json, pathParam, query } from "./operation.ts";
+import { answer, formBody, json, pathParam, query } from "./operation.ts";
 import { array, boolean, constant, integer, map, nullable, object, oneOfValues, ref, string } from "./schema.ts";
 import { EL_KEY } from "./security.ts";
 
@@ -106,14 +106,7 @@ export const elVoicePaths: DocumentPart = {
         description: "Cloned by ElevenLabs when this deployment has it, else by the first provider here that can clone (docs/voices.md#cloned-voices).",
         tags: ["ElevenLabs-compatible"],
         security: EL_KEY,
-        requestBody: {
-          required: true,
-          content: {
-            "multipart/form-data": {
-              schema: object({ name: string(), files: RECORDINGS }, { description: string(), labels: string("A JSON object of strings; its `language` is the voice's") }),
-            },
-          },
-        },
+        requestBody: formBody(object({ name: string(), files: RECORDINGS }, { description: string(), labels: string("A JSON object of strings; its `language` is the voice's") })),
         responses: {
           200: answer("The new voice", json(object({ voice_id: string(), requires_verification: constant(false) }))),
           ...failures("el", {

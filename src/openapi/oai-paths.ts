@@ -1,6 +1,6 @@
 import type { DocumentPart } from "./document-types.ts";
 import { failures } from "./error-envelopes.ts";
-import { answer, binary, json, jsonBody, pathParam, query } from "./operation.ts";
+import { answer, binary, formBody, json, jsonBody, pathParam, query } from "./operation.ts";
 import { array, boolean, constant, file, integer, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { BEARER } from "./security.ts";
 import { handshake } from "./websocket.ts";
@@ -79,22 +79,17 @@ export const oaiPaths: DocumentPart = {
           "Billed as `POST /v1/stt/transcriptions` (docs/stt-files.md). `prompt`, `temperature`, `timestamp_granularities[]`, `include[]` and `chunking_strategy` are accepted and ignored; any other field is 400.",
         tags: ["OpenAI-compatible"],
         security: BEARER,
-        requestBody: {
-          required: true,
-          content: {
-            "multipart/form-data": {
-              schema: object(
-                { file: file(), model: string("A synchronous STT model") },
-                {
-                  language: string(),
-                  response_format: oneOfValues(["json", "text", "srt", "vtt", "verbose_json"]),
-                  stream: oneOfValues(["true", "false"], "`true`: server-sent events (`response_format` `json` or `text`)"),
-                  provider: string("Provider preferences as JSON (see `ProviderPreferences`)"),
-                },
-              ),
+        requestBody: formBody(
+          object(
+            { file: file(), model: string("A synchronous STT model") },
+            {
+              language: string(),
+              response_format: oneOfValues(["json", "text", "srt", "vtt", "verbose_json"]),
+              stream: oneOfValues(["true", "false"], "`true`: server-sent events (`response_format` `json` or `text`)"),
+              provider: string("Provider preferences as JSON (see `ProviderPreferences`)"),
             },
-          },
-        },
+          ),
+        ),
         responses: {
           200: answer("The transcript, in `response_format`", {
             ...json({

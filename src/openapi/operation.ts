@@ -26,6 +26,9 @@ export function answer(description: string, content?: Record<string, MediaType>,
 /** A JSON request body (routes read it themselves: the document is the only place its shape is told). */
 export const jsonBody = (schema: Schema, description?: string) => ({ ...(description ? { description } : {}), required: true, content: json(schema) });
 
+/** A required `multipart/form-data` body (uploads: the file and the fields beside it). */
+export const formBody = (schema: Schema) => ({ required: true, content: { "multipart/form-data": { schema } } });
+
 export const query = (name: string, description: string, schema: Schema = string(), required = false): Parameter => ({ name, in: "query", description, schema, ...(required ? { required } : {}) });
 
 /** A query parameter that may be given several times. */

@@ -16,8 +16,6 @@ import { publicBase } from "../public-base.ts";
 /** How long a client may keep a preview: a voice's sample does not change while the server runs. */
 const PREVIEW_MAX_AGE_S = 86_400;
 
-/** This server's address as clients reach it: PUBLIC_URL, else the request's own origin. */
-
 /** The caller's own voices when it sent a key (which must then be valid: 401 / 403 otherwise); none without one. */
 async function ownVoices(ctx: AppContext, request: Request): Promise<readonly VoiceEntry[]> {
   if (!request.headers.has("authorization")) return [];
