@@ -155,7 +155,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   }
   const url = `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${server.port}`;
   publicUrl = config.publicUrl ?? url;
-  log.info({ url, database: database.dialect, providers: catalogue.providers.map((p) => p.id), reusePort: config.reusePort }, "voxroute listening");
+  // What it is bound to, as bound: 0.0.0.0 (every interface) is said as such, not as the loopback address `url` connects to.
+  log.info({ host: server.hostname, port: server.port, database: database.dialect, providers: catalogue.providers.map((p) => p.id), reusePort: config.reusePort }, "voxroute listening");
 
   return {
     url,

@@ -29,7 +29,10 @@ async function listening(): Promise<string> {
     const line = log()
       .split("\n")
       .find((l) => l.includes('"msg":"voxroute listening"'));
-    if (line) return JSON.parse(line).url;
+    if (line) {
+      const { host, port } = JSON.parse(line);
+      return `http://${host}:${port}`;
+    }
     await Bun.sleep(50);
   }
   throw new Error(`the executable did not start: ${log()}`);

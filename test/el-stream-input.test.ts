@@ -188,6 +188,25 @@ describe("before the upgrade", () => {
     expect(await upgrade("slt/stream-input?model_id=flite&auto_mode=maybe")).toMatchObject({ status: 400, body: { detail: { status: "invalid_request" } } });
   });
 
+  test("a refused output_format is told only the formats the socket takes: no wav_<rate>", async () => {
+    const told = (format: string) => upgrade(`slt/stream-input?model_id=flite&output_format=${format}`).then((r) => ({ status: r.status, detail: r.body.detail as Record<string, string> }));
+    const socketFormats = "mp3_<rate>_<bitrate>, opus_48000_<bitrate>, pcm_<rate>, ulaw_8000 or alaw_8000";
+    for (const format of ["wav_16000", "flac_44100"]) {
+      const { status, detail } = await told(format);
+      expect(status).toBe(400);
+      expect(detail).toMatchObject({ status: "invalid_output_format", param: "output_format" });
+      expect(detail.message).toBe(`output_format ${format} is not offered here: use ${socketFormats}`);
+    }
+    // The HTTP endpoints do make WAV, and say so.
+    const http = await fetch(`${server.url}/el/v1/text-to-speech/slt?output_format=flac_44100`, {
+      method: "POST",
+      headers: { ...xi(server.key), "content-type": "application/json" },
+      body: JSON.stringify({ text: "Hi.", model_id: "flite" }),
+    });
+    expect(http.status).toBe(400);
+    expect(((await http.json()) as { detail: { message: string } }).detail.message).toContain("pcm_<rate>, wav_<rate>, ulaw_8000");
+  });
+
   test("a known header key whose account cannot pay: 402", async () => {
     const { key } = await fundedAccount(server, 0);
     expect(await upgrade("slt/stream-input?model_id=flite", xi(key))).toMatchObject({ status: 402, body: { detail: { status: "insufficient_balance" } } });

@@ -165,11 +165,15 @@ describe("/el speech to text with the ElevenLabs SDK", () => {
     const file = new Blob([await speechWav()], { type: "audio/wav" });
     const res = (await sdkFor(key).speechToText.convert({ file, modelId: "pocketsphinx", languageCode: "en" })) as {
       text: string;
-      words: { text: string; type: string; start?: number }[];
+      words: { text: string; type: string; start?: number; end?: number }[];
       audioDurationSecs?: number;
     };
     expect(res.text).toBe("thank you very much for your help");
     expect(res.words.filter((w) => w.type === "word").map((w) => w.text)).toEqual("thank you very much for your help".split(" "));
+    // Estimated times, to the millisecond: no float noise such as 0.3921428571428572.
+    const times = res.words.flatMap((w) => [w.start, w.end]);
+    expect(times).toHaveLength(2 * res.words.length);
+    for (const t of times) expect(JSON.stringify(t)).toMatch(/^\d+(\.\d{1,3})?$/);
     expect(res.audioDurationSecs).toBe(2.745);
     expect(await lastActivity(server, tenantId)).toMatchObject({ surface: "el", provider: "pocketsphinx", usageAmount: 3 });
   });

@@ -86,6 +86,13 @@ function expectTimings(timed: Timed, text: string, audioSeconds: number) {
   expect(timed.ends.at(-1)!).toBeGreaterThan(audioSeconds * 0.6); // spread over the speech, not squeezed at its start
 }
 
+/** Times as they come over the wire: to the millisecond at most (`0.4`, never float noise such as `0.39980000000000004`). */
+function expectMilliseconds(timed: Timed) {
+  const times = [...timed.starts, ...timed.ends];
+  expect(times.length).toBeGreaterThan(0);
+  for (const t of times) expect(JSON.stringify(t)).toMatch(/^\d+(\.\d{1,3})?$/);
+}
+
 const ENGINES = [
   { model: "flite", voice: "slt" },
   { model: "svox-pico/pico", voice: "en-US" },
@@ -99,6 +106,7 @@ describe("POST …/with-timestamps (convertWithTimestamps)", () => {
       const seconds = Buffer.from(res.audioBase64, "base64").byteLength / 2 / 16000;
       expect(seconds).toBeGreaterThan(3);
       expectTimings(fromSdk(res.alignment), TEXT, seconds);
+      expectMilliseconds(fromSdk(res.alignment));
       expect(res.normalizedAlignment).toEqual(res.alignment!);
     });
   }
@@ -121,6 +129,8 @@ describe("POST …/with-timestamps (convertWithTimestamps)", () => {
     const probed = await ffprobe(Buffer.from(res.audioBase64, "base64"), "mp3");
     expectTimings(fromSdk(res.alignment), TEXT, probed.seconds);
     expectTimings(fromSdk(res.normalizedAlignment), TEXT, probed.seconds);
+    expectMilliseconds(fromSdk(res.alignment));
+    expectMilliseconds(fromSdk(res.normalizedAlignment));
   });
 
   test("ElevenLabs with transport=http: its stream/with-timestamps answers, sentence by sentence, laid end to end", async () => {
@@ -133,6 +143,7 @@ describe("POST …/with-timestamps (convertWithTimestamps)", () => {
     const seconds = Buffer.from(res.audioBase64, "base64").byteLength / 2 / 24000;
     const timed = fromSdk(res.alignment);
     expectTimings(timed, TEXT, seconds);
+    expectMilliseconds(timed);
     // The second sentence's times start where the first sentence's audio (the fake's Flite speech) ends.
     const firstSeconds = speech("Hello there, my friend.", 24000).byteLength / 2 / 24000;
     expect(timed.starts[TEXT.indexOf("The")]).toBeCloseTo(firstSeconds, 2);
@@ -144,6 +155,7 @@ describe("POST …/with-timestamps (convertWithTimestamps)", () => {
     const probed = await ffprobe(Buffer.from(res.audioBase64, "base64"), "mp3");
     const timed = fromSdk(res.alignment);
     expectTimings(timed, TEXT, probed.seconds);
+    expectMilliseconds(timed);
     // Each word's characters lie within the word's span: "character" is one of the later words.
     const word = TEXT.indexOf("character");
     expect(timed.starts[word + 1]).toBeGreaterThan(timed.starts[word]);
@@ -169,6 +181,7 @@ describe("POST …/stream/with-timestamps (streamWithTimestamps)", () => {
     const timed = chunks.map((c) => fromSdk(c.alignment));
     const joined = { characters: timed.flatMap((t) => t.characters), starts: timed.flatMap((t) => t.starts), ends: timed.flatMap((t) => t.ends) };
     expectTimings(joined, TEXT, probed.seconds);
+    expectMilliseconds(joined);
     expect(joined).toEqual(fromSdk(whole.alignment)); // the same engine timings, however they are framed
   });
 
@@ -259,6 +272,7 @@ describe("stream-input with sync_alignment=true, read with the SDK's message sch
         timed.starts.push(at + starts![i] / 1000);
         timed.ends.push(at + (starts![i] + durations![i]) / 1000);
         expect(starts![i]).toBeGreaterThanOrEqual(0); // timed from the frame's own start
+        expect([starts![i], durations![i]].every(Number.isInteger)).toBe(true); // whole ms, as ElevenLabs' socket gives them
       });
     }
     expect(frames.at(-1)).toEqual({ isFinal: true });
@@ -304,6 +318,23 @@ describe("/v1/tts alignment=true", () => {
     const joined = { characters: timings.flatMap((t) => t.alignment.characters), starts: timings.flatMap((t) => t.alignment.start_times), ends: timings.flatMap((t) => t.alignment.end_times) };
     expectTimings(joined, TEXT, rec.audio.reduce((n, a) => n + a.byteLength, 0) / 2 / 16000);
   });
+
+  const TIMED = [...ENGINES, { model: "elevenlabs/eleven_flash_v2_5", voice: FAKE_VOICE }, { model: "cartesia/sonic-3", voice: FAKE_CARTESIA_VOICE }];
+  for (const { model, voice } of TIMED) {
+    test(`${model}: every time to the millisecond, in both alignments`, async () => {
+      const c = connect(server.wsUrl(`/v1/tts?model=${model}&voice=${voice}&alignment=true`), bearer(server.key));
+      c.send({ type: "text", text: TEXT });
+      c.send({ type: "close" });
+      const rec = await c.closed;
+      expect(rec.close.code).toBe(1000);
+      const timings = rec.events.filter((e) => e.type === "service.tts_alignment");
+      for (const line of ["alignment", "normalized_alignment"]) {
+        const timed = { characters: timings.flatMap((t) => t[line].characters), starts: timings.flatMap((t) => t[line].start_times), ends: timings.flatMap((t) => t[line].end_times) };
+        expect(timed.characters.join("")).toBe(TEXT);
+        expectMilliseconds(timed);
+      }
+    });
+  }
 
   test("the timings of a provider that failed before any audio never reach the client", async () => {
     const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}&alignment=true&provider_order=timed-broken,fixed`), bearer(server.key));

@@ -14,8 +14,8 @@ const ROOT = new URL("..", import.meta.url).pathname;
 
 interface Started {
   proc: ReturnType<typeof Bun.spawn>;
-  /** Resolves once the server logged that it listens; rejects with the exit code and stderr if it exits first. */
-  listening: Promise<void>;
+  /** Resolves to the log line that says the server listens; rejects with the exit code and stderr if it exits first. */
+  listening: Promise<Record<string, unknown>>;
   stderr: Promise<string>;
 }
 
@@ -33,7 +33,8 @@ function startMain(env: Record<string, string>): Started {
     let text = "";
     for await (const chunk of proc.stdout) {
       text += decoder.decode(chunk);
-      if (text.includes('"msg":"voxroute listening"')) return;
+      const line = text.split("\n").find((l) => l.includes('"msg":"voxroute listening"') && l.endsWith("}"));
+      if (line) return JSON.parse(line);
     }
     throw new Error(`exited ${await proc.exited}: ${await stderr}`);
   })();
@@ -85,6 +86,27 @@ describe("a port another process listens on", () => {
     expect(a.proc.exitCode).toBeNull();
     expect(b.proc.exitCode).toBeNull();
     expect(await healthy(port)).toBe(200);
+  }, 30_000);
+});
+
+describe("the start-up log says where the server listens, as bound", () => {
+  test("HOST=0.0.0.0: every interface, said as 0.0.0.0 with the port", async () => {
+    const port = freePort();
+    const server = startMain({ HOST: "0.0.0.0", PORT: String(port) });
+    running.push(server);
+    const line = await server.listening;
+    expect(line).toMatchObject({ host: "0.0.0.0", port });
+    expect(JSON.stringify(line)).not.toContain("127.0.0.1");
+    expect(await healthy(port)).toBe(200);
+  }, 30_000);
+
+  test("HOST=127.0.0.1 with PORT=0: the loopback address and the port picked", async () => {
+    const server = startMain({ HOST: "127.0.0.1", PORT: "0" });
+    running.push(server);
+    const line = await server.listening;
+    expect(line.host).toBe("127.0.0.1");
+    expect(line.port).toBeGreaterThan(0);
+    expect(await healthy(line.port as number)).toBe(200);
   }, 30_000);
 });
 

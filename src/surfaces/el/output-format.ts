@@ -22,34 +22,35 @@ const DEFAULT_FORMAT = "mp3_44100_128";
 const MP3_RATES = new Set([8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]);
 const MP3_KBPS = new Set([8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160, 192, 224, 256, 320]);
 
-const invalid = (v: string) =>
-  new ApiError("invalid_output_format", `output_format ${v} is not offered here: use mp3_<rate>_<bitrate>, opus_48000_<bitrate>, pcm_<rate>, wav_<rate>, ulaw_8000 or alaw_8000`, {
-    param: "output_format",
-  });
+/** What a refused `output_format` is told to use instead: the HTTP endpoints' formats, and the `stream-input` socket's (no `wav_*`). */
+const HTTP_FORMATS = "mp3_<rate>_<bitrate>, opus_48000_<bitrate>, pcm_<rate>, wav_<rate>, ulaw_8000 or alaw_8000";
+const STREAM_INPUT_FORMATS = "mp3_<rate>_<bitrate>, opus_48000_<bitrate>, pcm_<rate>, ulaw_8000 or alaw_8000";
+const refused = (value: string, offered: string) => new ApiError("invalid_output_format", `output_format ${value} is not offered here: use ${offered}`, { param: "output_format" });
 
 /** `output_format` as ElevenLabs spells it: `mp3_44100_128`, `opus_48000_64`, `pcm_16000`, `wav_22050`, `ulaw_8000`, … (default `mp3_44100_128`). */
-export function parseOutputFormat(value: string | null | undefined): OutputFormat {
+export function parseOutputFormat(value: string | null | undefined, offered = HTTP_FORMATS): OutputFormat {
   const v = value || DEFAULT_FORMAT;
   if (v === "ulaw_8000" || v === "alaw_8000") return { format: "pcm", sampleRate: 8000, pcm: { rate: 8000, companding: v === "ulaw_8000" ? "ulaw" : "alaw" } };
   const opus = /^opus_48000_(\d{2,3})$/.exec(v);
   if (opus) {
     const kbps = Number(opus[1]);
-    if (kbps < 6 || kbps > 510) throw invalid(v);
+    if (kbps < 6 || kbps > 510) throw refused(v, offered);
     return { format: "pcm", sampleRate: OPUS_RATE, pcm: { rate: OPUS_RATE }, transcode: { codec: "opus", kbps } };
   }
   const m = /^(mp3|pcm|wav)_(\d{4,5})(?:_(\d{1,3}))?$/.exec(v);
-  if (!m || (m[1] !== "mp3" && m[3])) throw invalid(v);
+  if (!m || (m[1] !== "mp3" && m[3])) throw refused(v, offered);
   const sampleRate = Number(m[2]);
   if (m[1] === "pcm") return { format: "pcm", sampleRate, pcm: { rate: sampleRate } };
   if (m[1] === "wav") return { format: "pcm", sampleRate, pcm: { rate: sampleRate }, transcode: { codec: "wav" } };
   const kbps = Number(m[3] ?? 128);
-  if (!MP3_RATES.has(sampleRate) || !MP3_KBPS.has(kbps)) throw invalid(v);
+  if (!MP3_RATES.has(sampleRate) || !MP3_KBPS.has(kbps)) throw refused(v, offered);
   return { format: "pcm", sampleRate, pcm: { rate: sampleRate }, transcode: { codec: "mp3", kbps } };
 }
 
-/** For the stream-input WebSocket, whose audio frames have no place for a WAV header: `wav_*` is not offered there. */
-export function streamable(output: OutputFormat, value: string | null | undefined): OutputFormat {
-  if (output.transcode?.codec === "wav") throw invalid(value ?? "");
+/** `output_format` of the stream-input WebSocket, whose audio frames have no place for a WAV header: `wav_*` is not offered there. */
+export function parseStreamInputFormat(value: string | null | undefined): OutputFormat {
+  const output = parseOutputFormat(value, STREAM_INPUT_FORMATS);
+  if (output.transcode?.codec === "wav") throw refused(value ?? "", STREAM_INPUT_FORMATS);
   return output;
 }
 

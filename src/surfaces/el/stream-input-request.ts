@@ -2,7 +2,7 @@ import type { Catalogue } from "../../catalogue/catalogue.ts";
 import type { Binding } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
 import { elevenLabsTtsCandidates, routeElevenLabsTts } from "./model.ts";
-import { parseOutputFormat, streamable, type OutputFormat } from "./output-format.ts";
+import { parseStreamInputFormat, type OutputFormat } from "./output-format.ts";
 import { elevenLabsProviderOptions } from "./provider-options.ts";
 
 /**
@@ -47,7 +47,7 @@ function syncAlignment(value: string | null): boolean {
 /** Reads the `GET /el/v1/text-to-speech/{voice_id}/stream-input` query and routes it. Pure; throws `ApiError`. */
 export function planStreamInput(catalogue: Catalogue, voice: string, query: URLSearchParams): StreamInputPlan {
   const modelId = query.get("model_id") || undefined;
-  const asked = streamable(parseOutputFormat(query.get("output_format")), query.get("output_format"));
+  const asked = parseStreamInputFormat(query.get("output_format"));
   const inactivitySeconds = inactivity(query.get("inactivity_timeout"));
   const sync = syncAlignment(query.get("sync_alignment"));
   const options = (fields: Record<string, string>) => elevenLabsProviderOptions(query, RESERVED_QUERY, undefined, fields);

@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
 import { transcribeFile, type FileTranscription } from "../../sessions/file-transcription.ts";
+import { toMillisecond } from "../../util/milliseconds.ts";
 import { formBody } from "../request-body.ts";
 import { elAuth } from "./auth.ts";
 import { providerOfModel } from "./model.ts";
@@ -22,10 +23,11 @@ function words(t: FileTranscription) {
   for (const s of t.segments) {
     const parts = s.text.trim().split(/\s+/).filter(Boolean);
     const step = (s.end_ms - s.start_ms) / Math.max(1, parts.length) / 1000;
+    const boundary = (i: number) => toMillisecond(s.start_ms / 1000 + i * step);
     parts.forEach((word, i) => {
-      const start = s.start_ms / 1000 + i * step;
+      const start = boundary(i);
       if (out.length) out.push({ text: " ", start, end: start, type: "spacing", logprob: 0 });
-      out.push({ text: word, start, end: start + step, type: "word", logprob: 0 });
+      out.push({ text: word, start, end: boundary(i + 1), type: "word", logprob: 0 });
     });
   }
   return out;

@@ -1,4 +1,5 @@
 import type { CharacterTimes } from "../../providers/types.ts";
+import { toMillisecond } from "../../util/milliseconds.ts";
 import type { HttpAudioShape } from "../http-tts-port.ts";
 
 // ElevenLabs' `…/with-timestamps` answers: audio as base64 beside ElevenLabs'
@@ -16,12 +17,10 @@ interface TimestampedChunk {
   normalized_alignment: WireAlignment | null;
 }
 
-const msPrecision = (seconds: number) => Math.round(seconds * 1000) / 1000;
-
 function wireOf(times: CharacterTimes[]): WireAlignment | null {
   const characters = times.flatMap((t) => t.chars);
   if (!characters.length) return null;
-  return { characters, character_start_times_seconds: times.flatMap((t) => t.starts.map(msPrecision)), character_end_times_seconds: times.flatMap((t) => t.ends.map(msPrecision)) };
+  return { characters, character_start_times_seconds: times.flatMap((t) => t.starts.map(toMillisecond)), character_end_times_seconds: times.flatMap((t) => t.ends.map(toMillisecond)) };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { CharacterTimes } from "../../providers/types.ts";
 import type { TtsPort, TtsSessionEvent } from "../../sessions/tts-events.ts";
+import { toMillisecond } from "../../util/milliseconds.ts";
 import { unreachable } from "../../util/unreachable.ts";
 import type { WsPort } from "../ws-port.ts";
 
@@ -38,7 +39,7 @@ export function ttsWireEvent(event: TtsSessionEvent): Record<string, unknown> {
   }
 }
 
-const timesOf = (t: CharacterTimes) => ({ characters: t.chars, start_times: t.starts, end_times: t.ends });
+const timesOf = (t: CharacterTimes) => ({ characters: t.chars, start_times: t.starts.map(toMillisecond), end_times: t.ends.map(toMillisecond) });
 
 /** A `/v1/tts` socket as a TTS session's port: events as JSON text frames, audio as binary frames. */
 export function nativeTtsPort(socket: WsPort): TtsPort {
