@@ -192,6 +192,7 @@ export async function startConversation(ctx: AppContext, id: string, h: OpenedHa
           { allowPrivate: ctx.config.realtime.allowPrivateUpstreams, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, replyTimeoutMs: ctx.config.realtime.appReplyTimeoutMs },
           onSignal,
         ),
+      answerQuietMs: ctx.config.realtime.answerQuietMs,
     },
     { port, log: ctx.log },
   );
