@@ -7,23 +7,31 @@ import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { concat, frames, silence, speak } from "./helpers/speech.ts";
 import { bearer, type Client, connect } from "./helpers/ws-client.ts";
 
-// /v1/realtime conversations end when they should: an application that hangs up in the middle of
-// an answer, or never closes one, leaves no conversation hanging.
+// /v1/realtime conversations end when they should, and only then: an application that hangs up
+// in the middle of an answer, or never closes one, leaves no conversation hanging; a caller who
+// sends no audio is not cut off before REALTIME_IDLE_TIMEOUT_MS (set small here, as is the
+// per-audio STT_IDLE_TIMEOUT_MS of /v1/stt, which a conversation does not go by).
 
 const ANSWER_QUIET_MS = 300;
+const STT_IDLE_MS = 300;
+const REALTIME_IDLE_MS = 3000;
 
 let server: TestServer;
+let idling: TestServer;
 const app = startFakeApp();
 // A generous connect timeout: on a crowded machine the application (in this process) may be slow to accept.
 const CONNECT = { PROVIDER_CONNECT_TIMEOUT_MS: "30000" };
 beforeAll(async () => {
-  server = await startTestServer({ ...CONNECT, REALTIME_ANSWER_QUIET_MS: String(ANSWER_QUIET_MS) });
+  [server, idling] = await Promise.all([
+    startTestServer({ ...CONNECT, REALTIME_ANSWER_QUIET_MS: String(ANSWER_QUIET_MS) }),
+    startTestServer({ ...CONNECT, STT_IDLE_TIMEOUT_MS: String(STT_IDLE_MS), REALTIME_IDLE_TIMEOUT_MS: String(REALTIME_IDLE_MS) }),
+  ]);
 }, 15_000);
 afterAll(async () => {
-  for (let i = 0; i < 100 && server.ctx.sessions.size > 0; i++) await Bun.sleep(20);
-  expect(server.ctx.sessions.size).toBe(0);
+  for (let i = 0; i < 100 && server.ctx.sessions.size + idling.ctx.sessions.size > 0; i++) await Bun.sleep(20);
+  expect(server.ctx.sessions.size + idling.ctx.sessions.size).toBe(0);
   expect(app.connections.filter((a) => !a.closed)).toEqual([]);
-  await server.stop(0);
+  await Promise.all([server.stop(0), idling.stop(0)]);
   app.stop();
 });
 
@@ -94,4 +102,24 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: an application that leaves it
     await expectSpoken(c);
     expect(rec.events.at(-1)).toMatchObject({ type: "realtime.session.ended", reason: "client_closed", usage: { tts_characters: ANSWER.length } });
   }, 40_000);
+});
+
+describe.skipIf(!localSttAvailable)("/v1/realtime: a caller who sends no audio", () => {
+  test("outlives the per-audio STT idle timeout, and ends at REALTIME_IDLE_TIMEOUT_MS with realtime.error idle_timeout and 4408", async () => {
+    const { key } = await fundedAccount(idling);
+    const profileId = await realtimeProfile(idling, key, app.url("/echo"), { greeting: "Hello, how can I help?" });
+    const openedAt = Date.now();
+    const c = connect(idling.wsUrl(`/v1/realtime?profile_id=${profileId}`), bearer(key));
+    await until(() => c.rec.close.code !== 0 || c.rec.events.some((e) => e.type === "realtime.response.audio.done"));
+    expect(c.rec.close.code).toBe(0);
+    // Four times the STT idle timeout with nothing from the caller: the conversation is still on.
+    await Bun.sleep(4 * STT_IDLE_MS);
+    expect(c.rec.close.code).toBe(0);
+    expect(c.rec.events.filter((e) => e.type === "realtime.error")).toEqual([]);
+
+    const rec = await c.closed;
+    expect(Date.now() - openedAt).toBeGreaterThanOrEqual(REALTIME_IDLE_MS);
+    expect(rec.events.at(-1)).toMatchObject({ type: "realtime.error", code: "idle_timeout" });
+    expect(rec.close).toEqual({ code: 4408, reason: JSON.stringify({ error: "idle_timeout" }) });
+  }, 30_000);
 });

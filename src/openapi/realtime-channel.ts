@@ -12,7 +12,7 @@ export const realtimeChannel: ChannelPart = {
   address: "/v1/realtime",
   title: "A realtime profile as a live conversation",
   description:
-    "Caller audio in as binary frames (the profile's `pipeline.stt.input.audio_format`), accepted from the moment the socket opens; the answer's audio out as binary frames (`pipeline.tts.format`) with `realtime.*` events, each with a stable `event_id` and a gapless `seq`. Ends with `realtime.session.ended` and close 1000 (`conversation_complete`, or the application's ending); another text frame closes 1003 `invalid_realtime_frame`; a bad credential 4401, a disabled account 4403; an unreachable application, or one that closes in the middle of an answer, 1011.",
+    "Caller audio in as binary frames (the profile's `pipeline.stt.input.audio_format`), accepted from the moment the socket opens; the answer's audio out as binary frames (`pipeline.tts.format`) with `realtime.*` events, each with a stable `event_id` and a gapless `seq`. Ends with `realtime.session.ended` and close 1000 (`conversation_complete`, or the application's ending); another text frame closes 1003 `invalid_realtime_frame`; a bad credential 4401, a disabled account 4403; an unreachable application, or one that closes in the middle of an answer, 1011; a conversation idle for `REALTIME_IDLE_TIMEOUT_MS` 4408.",
   receives: [
     audio("audio", "Caller audio"),
     command("realtime.input_audio.commit", "The caller's turn ends now (push-to-talk)"),

@@ -24,6 +24,8 @@ export interface AnswerSettings {
 export interface AnswerHooks {
   event(event: ConversationEvent): void;
   sendAudio(chunk: Uint8Array): void | Promise<void>;
+  /** An answer is being made until `made` settles (the conversation is not idle meanwhile). */
+  making(made: Promise<void>): void;
   /** An answer was spoken, or stopped by a barge-in: the characters billed. */
   spoken(characters: number): void;
   /** An answer's TTS session ended with an error close: the conversation cannot go on. */
@@ -122,6 +124,7 @@ export class Answers {
     const response = this.primed ?? this.newResponse();
     this.primed = undefined;
     this.current = response;
+    this.hooks.making(response.made);
     response.add(first.token, first.last, first.interruptible, first.preemptible);
   }
 

@@ -8,6 +8,7 @@ import type { ConversationEvent, ConversationPort, ConversationUsage, EndReason 
 import { Hearing, type OpenStt } from "./hearing.ts";
 import type { OpenTts } from "./spoken-response.ts";
 import { Answers } from "./answers.ts";
+import { IdleTimer } from "../idle-timer.ts";
 import { requestBinding } from "../../request-context.ts";
 
 // A realtime conversation: the caller's audio goes to one STT session (turns by the provider or
@@ -18,7 +19,9 @@ import { requestBinding } from "../../request-context.ts";
 // metered on its own (the STT session and every response have their own activity record).
 // The next answer's TTS session is opened when the caller starts speaking (admission and the
 // provider's connection take place while the caller talks and the application thinks), so the
-// application's first token finds it ready.
+// application's first token finds it ready. The conversation is idle, and ends, only when neither
+// the caller nor the application has sent anything, and no answer has been made or sent, for the
+// idle timeout: a caller may listen, type, or hold a button to talk.
 
 export interface ConversationSetup {
   id: string;
@@ -40,6 +43,8 @@ export interface ConversationSetup {
   openApp(onSignal: (signal: AppSignal) => void): Promise<AppSocket>;
   /** An answer without `last: true` is finished after this long without a token. */
   answerQuietMs: number;
+  /** See `IdleTimer`; 0 for none. */
+  idleTimeoutMs: number;
 }
 
 export interface ConversationDeps {
@@ -50,6 +55,8 @@ export interface ConversationDeps {
 export class Conversation {
   private readonly stt: Hearing;
   private readonly answers: Answers;
+  /** Runs from the start (connecting the recognizer and the application is not the caller's idleness). */
+  private idle: IdleTimer | undefined;
   private app: AppSocket | undefined;
   private sttStarted: { provider: string; model: string } | undefined;
   private started = false;
@@ -70,7 +77,8 @@ export class Conversation {
       { openTts: setup.openTts, output: setup.output, quietMs: setup.answerQuietMs, log: this.log },
       {
         event: (ev) => this.emit(ev),
-        sendAudio: (chunk) => (this.closed ? undefined : this.deps.port.sendAudio(chunk)),
+        sendAudio: (chunk) => this.sendAudio(chunk),
+        making: (made) => void this.idle?.during(made),
         spoken: (characters) => void (this.usage.ttsCharacters += characters),
         failed: (end) => {
           if (end.error) this.emit({ type: "error", code: end.error.code, message: end.error.message });
@@ -96,26 +104,36 @@ export class Conversation {
 
   /** Caller audio, from the moment the socket opened. */
   audio(frame: Uint8Array): void {
+    this.stillHere();
     if (!this.closed) this.stt.audio(frame);
   }
 
   /** The client ends the caller's turn now. */
   commit(): void {
+    this.stillHere();
     if (!this.closed && !this.ending) this.stt.command({ type: "commit" });
   }
 
   /** The client drops what the caller said of the turn so far (OpenAI's `input_audio_buffer.clear`). */
   clear(): void {
+    this.stillHere();
     if (!this.closed && !this.ending) this.stt.command({ type: "clear" });
   }
 
   /** The client stops the answer being spoken (OpenAI's `response.cancel`): as a barge-in. */
   cancelAnswer(): void {
+    this.stillHere();
     if (!this.closed) this.bargeIn();
+  }
+
+  /** The client sent something that asks nothing of the conversation (ElevenLabs' `user_activity`): it is not idle. */
+  stillHere(): void {
+    this.idle?.touch();
   }
 
   /** Text the caller typed instead of speaking (ElevenLabs' `user_message`): a finished turn of its own. */
   type(text: string): void {
+    this.stillHere();
     if (this.closed || this.ending || !text.trim()) return;
     this.bargeIn();
     this.endTurn(`typed_${++this.typed}`, text.trim());
@@ -123,6 +141,7 @@ export class Conversation {
 
   /** Whether turns end only when the client commits them; rejects (and nothing changes) when the recognizers cannot. */
   commitTurnsManually(manual: boolean): Promise<void> {
+    this.stillHere();
     return this.stt.switchTo({ manualCommits: manual });
   }
 
@@ -135,6 +154,7 @@ export class Conversation {
   abort(): void {
     if (this.closed) return;
     this.closed = true;
+    this.idle?.stop();
     this.stt.abort();
     this.answers.abort();
     this.app?.close(CLOSE.normal, "the caller left");
@@ -145,11 +165,19 @@ export class Conversation {
     if (!this.closed) this.deps.port.event(event);
   }
 
+  private sendAudio(chunk: Uint8Array): void | Promise<void> {
+    if (this.closed) return;
+    this.stillHere();
+    return this.deps.port.sendAudio(chunk);
+  }
+
   private maybeStart(): void {
-    if (this.started || !this.app || !this.sttStarted) return;
+    if (this.started || this.closed || !this.app || !this.sttStarted) return;
     this.started = true;
     const { id, profileId, input, output, greeting } = this.setup;
     this.emit({ type: "started", sessionId: id, profileId, input, output, stt: this.sttStarted });
+    const idleMs = this.setup.idleTimeoutMs;
+    this.idle = new IdleTimer(idleMs, () => this.fail(new ApiError("idle_timeout", `nothing from the caller or the application, and no answer made or sent, for ${idleMs / 1000} s`)));
     if (greeting) this.answers.take({ type: "text", token: greeting, last: true, interruptible: true, preemptible: false });
   }
 
@@ -214,6 +242,7 @@ export class Conversation {
 
   private onApp(signal: AppSignal): void {
     if (this.closed) return;
+    this.stillHere();
     switch (signal.type) {
       case "text":
         return this.answers.take(signal);
@@ -282,15 +311,16 @@ export class Conversation {
     if (this.closed) return;
     this.log.info({ code: error.code, reason: error.message }, "conversation failed");
     this.emit({ type: "error", code: error.code, message: error.message });
-    // The close names what failed (the application's host), within the 123 bytes a reason may take.
-    this.stop(
-      error.closeCode,
-      Buffer.from(`${error.code}: ${error.message}`)
-        .subarray(0, 123)
-        .toString()
-        .replace(/\uFFFD$/, ""),
-      "error",
-    );
+    // A 4xxx close carries its code as JSON, as every 4xxx close does; another names what failed
+    // (the application's host), within the 123 bytes a reason may take.
+    const reason =
+      error.closeCode >= 4000
+        ? closeReason(error.code)
+        : Buffer.from(`${error.code}: ${error.message}`)
+            .subarray(0, 123)
+            .toString()
+            .replace(/\uFFFD$/, "");
+    this.stop(error.closeCode, reason, "error");
   }
 
   /** Ends now: whatever still runs is stopped (and bills what it used). */
@@ -303,6 +333,7 @@ export class Conversation {
 
   private closeAll(code: number, reason: string): void {
     this.closed = true;
+    this.idle?.stop();
     this.answers.abort();
     this.stt.stopTrying();
     this.app?.close(CLOSE.normal, "the conversation ended");

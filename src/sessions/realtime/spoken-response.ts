@@ -46,6 +46,7 @@ export class SpokenResponse {
   private readonly session: ReturnType<OpenTts>;
   /** Finishes the response once `quietMs` pass without a token. */
   private quiet: Timer | undefined;
+  private readonly sessionClosed = Promise.withResolvers<void>();
 
   constructor(
     readonly id: string,
@@ -75,6 +76,11 @@ export class SpokenResponse {
   /** No more tokens will come: what was given is spoken, and the response ends (told as an empty last token). */
   finish(): void {
     this.add("", true);
+  }
+
+  /** Settles once the TTS session has closed: nothing more of the response is being made. */
+  get made(): Promise<void> {
+    return this.sessionClosed.promise;
   }
 
   /** Milliseconds of audio sent to the client so far. */
@@ -141,6 +147,7 @@ export class SpokenResponse {
     clearTimeout(this.quiet);
     this.delivery?.release();
     this.generated = true;
+    this.sessionClosed.resolve();
     if (code === CLOSE.normal) {
       if (!this.stopped) this.hooks.event({ type: "response_audio_done", responseId: this.id, characters: this.characters, audioMs: this.audioMs });
       this.hooks.ended(this, { ok: true, characters: this.characters });
