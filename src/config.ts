@@ -61,6 +61,10 @@ export interface Config {
     allowPrivateUpstreams: boolean;
     /** How long an application may take to start answering a finished prompt before the conversation ends (0: no limit). */
     appReplyTimeoutMs: number;
+    /** How long an answer the application leaves without `last: true` may go without a token before it is finished. */
+    answerQuietMs: number;
+    /** A conversation ends after this long with nothing from the caller or the application and no answer made or sent (0: never). */
+    idleTimeoutMs: number;
   };
   /** Cloned voices (docs/voices.md#cloned-voices): how often a voice still processing is asked about, and the routing table read again. */
   customVoices: { pollMs: number; refreshMs: number };
@@ -205,7 +209,12 @@ export function loadConfig(env: Env): Config {
     publicUrl: env.PUBLIC_URL?.replace(/\/+$/, "") || undefined,
     stripe: stripe(env),
     sandboxPayments: flag(env, "SANDBOX_PAYMENTS"),
-    realtime: { allowPrivateUpstreams: flag(env, "REALTIME_ALLOW_PRIVATE_UPSTREAMS"), appReplyTimeoutMs: integer(env, "REALTIME_APP_REPLY_TIMEOUT_MS", 15_000, 0) },
+    realtime: {
+      allowPrivateUpstreams: flag(env, "REALTIME_ALLOW_PRIVATE_UPSTREAMS"),
+      appReplyTimeoutMs: integer(env, "REALTIME_APP_REPLY_TIMEOUT_MS", 15_000, 0),
+      answerQuietMs: integer(env, "REALTIME_ANSWER_QUIET_MS", 5_000, 1),
+      idleTimeoutMs: integer(env, "REALTIME_IDLE_TIMEOUT_MS", 300_000, 0),
+    },
     customVoices: { pollMs: integer(env, "CUSTOM_VOICE_POLL_MS", 2_000, 10), refreshMs: integer(env, "CUSTOM_VOICE_REFRESH_MS", 10_000, 100) },
     voices: voices(env),
     providers: readProviderSettings(envReader(env)),

@@ -55,9 +55,11 @@ export const ERRORS = {
   invalid_stt_frame: { status: 400, close: 1003 },
   // Close-only code of the streaming channels: no client frame and nothing sent for the idle timeout.
   idle_timeout: { status: 408, close: 4408 },
-  // Close-only codes of the realtime channels: the application cannot be reached, or does not answer.
+  // Close-only codes of the realtime channels: the application cannot be reached, does not answer,
+  // or closes its socket in the middle of an answer.
   application_unavailable: { status: 502, close: 1011 },
   application_timeout: { status: 504, close: 1011 },
+  application_disconnected: { status: 502, close: 1011 },
   invalid_realtime_frame: { status: 400, close: 1003 },
   // Before an /el stream-input upgrade: too many sockets from one address wait for their init frame.
   too_many_concurrent_requests: { status: 429, close: 1013 },

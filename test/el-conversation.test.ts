@@ -203,6 +203,28 @@ describe.skipIf(!localSttAvailable)("/el/v1/convai/conversation", () => {
   }, 20_000);
 });
 
+describe.skipIf(!localSttAvailable)("/el conversation: a caller who only types", () => {
+  test("is not cut off by the per-audio STT idle timeout; the conversation ends 4408 idle_timeout once nothing happens for REALTIME_IDLE_TIMEOUT_MS", async () => {
+    const [sttIdleMs, realtimeIdleMs] = [300, 3000];
+    const on = await startTestServer({ STT_IDLE_TIMEOUT_MS: String(sttIdleMs), REALTIME_IDLE_TIMEOUT_MS: String(realtimeIdleMs) });
+    try {
+      const { key } = await fundedAccount(on);
+      const agentId = await engine(key, "/echo", on);
+      const openedAt = Date.now();
+      const c = await started(key, agentId, on);
+      // Four times the STT idle timeout without a word or a sound from the caller.
+      await Bun.sleep(4 * sttIdleMs);
+      expect(c.ws.readyState).toBe(WebSocket.OPEN);
+      c.send({ type: "user_message", text: "What time is it?" });
+      await until(() => c.messages.some((m) => m.type === "agent_response") && audioOf(c.messages, 1).byteLength > 0);
+      expect(await c.closed).toEqual({ code: 4408, reason: JSON.stringify({ error: "idle_timeout" }) });
+      expect(Date.now() - openedAt).toBeGreaterThanOrEqual(4 * sttIdleMs + realtimeIdleMs);
+    } finally {
+      await on.stop(0);
+    }
+  }, 30_000);
+});
+
 /** A recognizer with a turn detector of its own: it ends the caller's turn itself once it has heard a second of audio. */
 class TurnfulStt implements SttProvider {
   readonly id = "turnful";

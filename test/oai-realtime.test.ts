@@ -190,6 +190,33 @@ describe.skipIf(!localSttAvailable)("/oai/realtime with the OpenAI SDK", () => {
     expect(closed.reason).toContain(`127.0.0.1:${port}`);
   });
 
+  test("an application that hangs up mid-answer: what it sent is spoken (audio, response.done), then an application_disconnected error event and 1011", async () => {
+    const { key } = await fundedAccount(server);
+    const c = converse(await profile(key, "/hangup"), key);
+    let closed: { code: number; reason: string } | undefined;
+    c.rt.socket.on("close", (code: number, reason: Buffer) => (closed = { code, reason: String(reason) }));
+    await until(() => c.of("session.created").length === 1);
+    await c.say(concat([silence(300), speak("Thank you very much for your help."), silence(1000)]));
+    // The caller stays on the line, silent, until the conversation ends.
+    const quiet = to24k(silence(100)).toString("base64");
+    for (let i = 0; i < 150 && !closed; i++, await Bun.sleep(100)) c.rt.send({ type: "input_audio_buffer.append", audio: quiet });
+    expect(closed?.code).toBe(1011);
+    expect(closed?.reason).toStartWith("application_disconnected: ");
+    const error = c.of("error").at(-1)!;
+    expect(error.error).toMatchObject({ type: "server_error", code: "application_disconnected" });
+    const id = c.of("response.created")[0]!.response.id as string;
+    const transcript = c
+      .of("response.output_audio_transcript.delta")
+      .filter((e) => e.response_id === id)
+      .map((e) => e.delta)
+      .join("");
+    expect(transcript).toBe("You said: thank you very much for your help");
+    const done = c.events.findIndex((e) => e.type === "response.done" && e.response.id === id);
+    expect(c.events[done]!.response.status).toBe("completed");
+    expect(c.events.slice(0, done).filter((e) => e.type === "response.output_audio.delta" && e.response_id === id).length).toBeGreaterThan(0);
+    expect(c.events.indexOf(error)).toBeGreaterThan(done);
+  }, 40_000);
+
   test("the balance runs out mid-call: an insufficient_quota error event, then 4402", async () => {
     // 35 credits: three seconds of the recognizer, then nothing.
     const { key } = await fundedAccount(server, 35);

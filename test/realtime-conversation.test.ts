@@ -9,8 +9,9 @@ import { AsyncQueue } from "../src/util/async-queue.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { concat, frames, silence, speak } from "./helpers/speech.ts";
-import { bearer, type Client, connect } from "./helpers/ws-client.ts";
+import { realtimeProfile, recordsOf, say, transcribe, until } from "./helpers/realtime.ts";
+import { concat, silence, speak } from "./helpers/speech.ts";
+import { bearer, connect } from "./helpers/ws-client.ts";
 
 // /v1/realtime end to end on the embedded engines: the caller's voice made by Flite, heard by
 // PocketSphinx with the router VAD's turns, answered by the ConversationRelay fake, spoken back by
@@ -29,53 +30,8 @@ afterAll(async () => {
   app.stop();
 });
 
-async function createProfile(key: string, path: string, extra: Record<string, unknown> = {}, on: TestServer = server): Promise<string> {
-  const res = await fetch(`${on.url}/v1/realtime/profiles`, {
-    method: "POST",
-    headers: { ...bearer(key), "content-type": "application/json" },
-    body: JSON.stringify({
-      name: "test line",
-      pipeline: { stt: { model: "pocketsphinx", input: { audio_format: "pcm_16000" } }, tts: { model: "flite", voice: "slt" }, upstream: { url: app.url(path) }, ...extra },
-    }),
-  });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { id: string }).id;
-}
-
-/** The activity records whose ids match `pattern` (a conversation's parts: `<id>.%`), once `count` have settled. */
-async function recordsOf(on: TestServer, pattern: string, count = 1) {
-  const { db, schema } = on.ctx.database;
-  let rows: (typeof schema.activity.$inferSelect)[] = [];
-  for (let i = 0; i < 50 && rows.length < count; i++, await Bun.sleep(20)) rows = await db.select().from(schema.activity).where(like(schema.activity.id, pattern));
-  return rows;
-}
-
-async function until(check: () => boolean, ms = 10_000) {
-  for (const end = Date.now() + ms; !check() && Date.now() < end; ) await Bun.sleep(10);
-  expect(check()).toBe(true);
-}
-
-/** Streams 20 ms frames in real time. */
-async function say(c: Client, pcm: Int16Array) {
-  for (const f of frames(pcm)) {
-    c.ws.send(f);
-    await Bun.sleep(20);
-  }
-}
-
-/** The words PocketSphinx hears in 16 kHz PCM, through /v1/stt. */
-async function transcribe(pcm: Uint8Array): Promise<string> {
-  const c = connect(server.wsUrl("/v1/stt?model=pocketsphinx-en-us&audio_format=pcm_16000&commit_strategy=manual&interim_results=false"), bearer(server.key));
-  await c.opened;
-  for (let at = 0; at < pcm.byteLength; at += 3200) c.ws.send(pcm.subarray(at, at + 3200));
-  c.send({ type: "stt.audio.commit" });
-  c.send({ type: "stt.session.close" });
-  const rec = await c.closed;
-  return rec.events
-    .filter((e) => e.type === "stt.transcript.final")
-    .map((e) => e.text)
-    .join(" ");
-}
+/** A profile whose application is the fake at `path`. */
+const createProfile = (key: string, path: string, extra: Record<string, unknown> = {}, on: TestServer = server) => realtimeProfile(on, key, app.url(path), extra);
 
 describe.skipIf(!localSttAvailable)("/v1/realtime on the embedded engines", () => {
   test("a caller's turn goes to the application as a prompt; its answer comes back as speech that says it; usage billed per part", async () => {
@@ -124,7 +80,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime on the embedded engines", () =
     const audio = Buffer.concat(rec.audio);
     expect(done.audio_ms).toBe(Math.round((audio.byteLength / 32000) * 1000));
     expect(audio.byteLength).toBeGreaterThan(32000);
-    const heard = await transcribe(audio);
+    const heard = await transcribe(server, audio);
     for (const word of ["thank", "very", "much", "help"]) expect(heard).toContain(word);
 
     const ended = ev.at(-1)!;

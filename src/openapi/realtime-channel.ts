@@ -12,7 +12,7 @@ export const realtimeChannel: ChannelPart = {
   address: "/v1/realtime",
   title: "A realtime profile as a live conversation",
   description:
-    "Caller audio in as binary frames (the profile's `pipeline.stt.input.audio_format`), accepted from the moment the socket opens; the answer's audio out as binary frames (`pipeline.tts.format`) with `realtime.*` events, each with a stable `event_id` and a gapless `seq`. Ends with `realtime.session.ended` and close 1000 (`conversation_complete`, or the application's ending); another text frame closes 1003 `invalid_realtime_frame`; a bad credential 4401, a disabled account 4403; an unreachable application 1011.",
+    "Caller audio in as binary frames (the profile's `pipeline.stt.input.audio_format`), accepted from the moment the socket opens; the answer's audio out as binary frames (`pipeline.tts.format`) with `realtime.*` events, each with a stable `event_id` and a gapless `seq`. Ends with `realtime.session.ended` and close 1000 (`conversation_complete`, or the application's ending); another text frame closes 1003 `invalid_realtime_frame`; a bad credential 4401, a disabled account 4403; an unreachable application, or one that closes in the middle of an answer, 1011; a conversation idle for `REALTIME_IDLE_TIMEOUT_MS` 4408.",
   receives: [
     audio("audio", "Caller audio"),
     command("realtime.input_audio.commit", "The caller's turn ends now (push-to-talk)"),
@@ -32,7 +32,11 @@ export const realtimeChannel: ChannelPart = {
     ),
     ...(["interim", "final"] as const).map((kind) => numberedEvent(`realtime.transcript.${kind}`, `The caller's words as recognized (${kind})`, { ...TURN, text: string() })),
     numberedEvent("realtime.turn.ended", "The caller's turn is over: its text went to the application", { ...TURN, text: string() }),
-    numberedEvent("realtime.response.text", "A token of the application's answer", { ...RESPONSE, token: string(), last: boolean() }),
+    numberedEvent("realtime.response.text", "A token of the application's answer; an empty token with `last: true` when the router closed the answer itself", {
+      ...RESPONSE,
+      token: string(),
+      last: boolean(),
+    }),
     numberedEvent("realtime.response.audio.started", "The answer's first audio follows", { ...RESPONSE, provider: string(), model: string() }),
     numberedEvent("realtime.response.audio.done", "All of the answer's audio has been sent", { ...RESPONSE, characters: integer(), audio_ms: integer() }),
     numberedEvent("realtime.response.interrupted", "The caller talked over the answer: drop its audio still held", {

@@ -126,7 +126,6 @@ export interface ConversationOverrides {
 /** A conversation of the profile the handshake found, told to `port`; its sessions are metered on `surface`. */
 export async function startConversation(ctx: AppContext, id: string, h: OpenedHandshake, port: ConversationPort, surface: string, overrides: ConversationOverrides = {}): Promise<Conversation> {
   const { plan, payer, profile } = h;
-  const limits = ctx.config.sessionLimits;
   /** What answers are spoken with; a `language` message (or the client's voice) may change it. */
   let speech = { voice: plan.tts.voice, candidates: h.tts };
   if (overrides.voice) {
@@ -156,7 +155,8 @@ export async function startConversation(ctx: AppContext, id: string, h: OpenedHa
             ...stt,
             id: sttId,
             admit: admitUnder(ctx, sttId, payer, replanned ? stt.candidates : h.stt, replanned, surface),
-            idleTimeoutMs: limits.sttIdleTimeoutMs,
+            // The conversation is idle only when nobody does anything (its own timeout), not when the caller sends no audio.
+            idleTimeoutMs: 0,
             vadScores: overrides.vadScores,
           },
           { ...common, provider: (pid) => ctx.sttProviders.get(pid), port: sttPort, vadLanes: ctx.vadLanes },
@@ -192,6 +192,8 @@ export async function startConversation(ctx: AppContext, id: string, h: OpenedHa
           { allowPrivate: ctx.config.realtime.allowPrivateUpstreams, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, replyTimeoutMs: ctx.config.realtime.appReplyTimeoutMs },
           onSignal,
         ),
+      answerQuietMs: ctx.config.realtime.answerQuietMs,
+      idleTimeoutMs: ctx.config.realtime.idleTimeoutMs,
     },
     { port, log: ctx.log },
   );

@@ -2,6 +2,8 @@
 // (upstreams sheet section 7), with the behaviours a router must survive, chosen by path:
 // - `/echo`: answers each finished prompt with "You said: <text>" streamed as tokens, last one `last: true`;
 // - `/slow`: the same, after `?delay=<ms>`;
+// - `/unfinished`: the same tokens, none with `last: true` (the answer is never closed);
+// - `/hangup`: the same tokens, none with `last: true`, then closes 1000 "bye" (mid-answer);
 // - `/silent`: takes everything, answers nothing;
 // - `/closing`: closes 1000 "goodbye" right after `setup`;
 // - `/malformed`: answers each finished prompt with frames outside the vocabulary;
@@ -86,10 +88,12 @@ export function startFakeApp({ record = true } = {}): FakeApp {
           for (const [i, token] of words.entries()) ws.send(JSON.stringify({ type: "text", token, last: i === words.length - 1, interruptible: path === "/long" }));
           return;
         }
-        if (path !== "/echo" && path !== "/slow") return;
+        if (!["/echo", "/slow", "/unfinished", "/hangup"].includes(path)) return;
         const tokens = ["You ", "said: ", ...String(msg.voicePrompt).split(/(?<= )/)];
+        const closes = path === "/echo" || path === "/slow";
         setTimeout(() => {
-          for (const [i, token] of tokens.entries()) ws.send(JSON.stringify({ type: "text", token, last: i === tokens.length - 1 }));
+          for (const [i, token] of tokens.entries()) ws.send(JSON.stringify({ type: "text", token, last: closes && i === tokens.length - 1 }));
+          if (path === "/hangup") ws.close(1000, "bye");
         }, ws.data.delay);
       },
       close(ws, code, reason) {

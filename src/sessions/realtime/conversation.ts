@@ -1,26 +1,27 @@
 import { ApiError, CLOSE, closeReason, ERRORS } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { AppSignal, AppSocket } from "../../realtime/app-socket.ts";
-import type { AppMessage } from "../../realtime/app-messages.ts";
 import type { SttSessionEvent } from "../stt-events.ts";
 import { unreachable } from "../../util/unreachable.ts";
 import type { OutputFormat } from "../../realtime/output-formats.ts";
 import type { ConversationEvent, ConversationPort, ConversationUsage, EndReason } from "./conversation-events.ts";
 import { Hearing, type OpenStt } from "./hearing.ts";
-import { type OpenTts, type ResponseEnd, SpokenResponse } from "./spoken-response.ts";
+import type { OpenTts } from "./spoken-response.ts";
+import { Answers } from "./answers.ts";
+import { IdleTimer } from "../idle-timer.ts";
 import { requestBinding } from "../../request-context.ts";
 
 // A realtime conversation: the caller's audio goes to one STT session (turns by the provider or
 // the router VAD); each finished turn goes to the application as a `prompt`; the application's
-// `text` tokens are spoken by one TTS session per response, as they arrive. The caller speaking
-// over an interruptible response stops it (barge-in): its generation is cancelled, the client is
-// told to drop what it still holds, and the application gets `interrupt`. Each part is metered on
-// its own (the STT session and every response have their own activity record).
+// `text` tokens are spoken by one TTS session per response, as they arrive (`Answers`). The caller
+// speaking over an interruptible response stops it (barge-in): its generation is cancelled, the
+// client is told to drop what it still holds, and the application gets `interrupt`. Each part is
+// metered on its own (the STT session and every response have their own activity record).
 // The next answer's TTS session is opened when the caller starts speaking (admission and the
 // provider's connection take place while the caller talks and the application thinks), so the
-// application's first token finds it ready.
-
-type Text = Extract<AppMessage, { type: "text" }>;
+// application's first token finds it ready. The conversation is idle, and ends, only when neither
+// the caller nor the application has sent anything, and no answer has been made or sent, for the
+// idle timeout: a caller may listen, type, or hold a button to talk.
 
 export interface ConversationSetup {
   id: string;
@@ -40,6 +41,10 @@ export interface ConversationSetup {
   speakIn(language: string): Promise<void>;
   /** Connects to the application and says `setup`; rejects with `AppUnavailable`. */
   openApp(onSignal: (signal: AppSignal) => void): Promise<AppSocket>;
+  /** An answer without `last: true` is finished after this long without a token. */
+  answerQuietMs: number;
+  /** See `IdleTimer`; 0 for none. */
+  idleTimeoutMs: number;
 }
 
 export interface ConversationDeps {
@@ -49,24 +54,17 @@ export interface ConversationDeps {
 
 export class Conversation {
   private readonly stt: Hearing;
+  private readonly answers: Answers;
+  /** Runs from the start (connecting the recognizer and the application is not the caller's idleness). */
+  private idle: IdleTimer | undefined;
   private app: AppSocket | undefined;
   private sttStarted: { provider: string; model: string } | undefined;
   private started = false;
   private turnWords: string[] = [];
-  private current: SpokenResponse | undefined;
-  /** The next answer's TTS session, opened ahead and waiting for its first token. */
-  private primed: SpokenResponse | undefined;
-  /** The last response generated in full: its audio may still be playing at the client. */
-  private previous: SpokenResponse | undefined;
-  /** Tokens of the next response, waiting for the current one to be spoken. */
-  private waiting: Text[] = [];
-  /** After a barge-in, the rest of the interrupted response's tokens are dropped. */
-  private discarding = false;
-  private responses = 0;
   private typed = 0;
   private readonly usage: ConversationUsage = { sttSeconds: 0, ttsCharacters: 0 };
-  /** Set once the conversation is winding down: how it will end. */
-  private ending: { reason: EndReason; handoffData?: string } | undefined;
+  /** Set once the conversation is winding down: how it will end (with `failure`, as an error once what was received is spoken). */
+  private ending: { reason: EndReason; handoffData?: string; failure?: ApiError } | undefined;
   private closed = false;
   private readonly log: Logger;
 
@@ -75,6 +73,22 @@ export class Conversation {
     private readonly deps: ConversationDeps,
   ) {
     this.log = deps.log.child({ realtime: setup.id, ...requestBinding() });
+    this.answers = new Answers(
+      { openTts: setup.openTts, output: setup.output, quietMs: setup.answerQuietMs, log: this.log },
+      {
+        event: (ev) => this.emit(ev),
+        sendAudio: (chunk) => this.sendAudio(chunk),
+        making: (made) => void this.idle?.during(made),
+        spoken: (characters) => void (this.usage.ttsCharacters += characters),
+        failed: (end) => {
+          if (end.error) this.emit({ type: "error", code: end.error.code, message: end.error.message });
+          this.stop(end.code, end.reason, end.code === ERRORS.insufficient_balance.close ? "balance_exhausted" : "error");
+        },
+        settled: () => {
+          if (this.ending) this.windDown(this.ending.reason);
+        },
+      },
+    );
     this.stt = new Hearing(setup.openStt, { event: (ev) => this.onStt(ev), closed: (code, reason) => this.onSttClosed(code, reason) }, setup.language);
     setup
       .openApp((signal) => this.onApp(signal))
@@ -90,26 +104,36 @@ export class Conversation {
 
   /** Caller audio, from the moment the socket opened. */
   audio(frame: Uint8Array): void {
+    this.stillHere();
     if (!this.closed) this.stt.audio(frame);
   }
 
   /** The client ends the caller's turn now. */
   commit(): void {
+    this.stillHere();
     if (!this.closed && !this.ending) this.stt.command({ type: "commit" });
   }
 
   /** The client drops what the caller said of the turn so far (OpenAI's `input_audio_buffer.clear`). */
   clear(): void {
+    this.stillHere();
     if (!this.closed && !this.ending) this.stt.command({ type: "clear" });
   }
 
   /** The client stops the answer being spoken (OpenAI's `response.cancel`): as a barge-in. */
   cancelAnswer(): void {
+    this.stillHere();
     if (!this.closed) this.bargeIn();
+  }
+
+  /** The client sent something that asks nothing of the conversation (ElevenLabs' `user_activity`): it is not idle. */
+  stillHere(): void {
+    this.idle?.touch();
   }
 
   /** Text the caller typed instead of speaking (ElevenLabs' `user_message`): a finished turn of its own. */
   type(text: string): void {
+    this.stillHere();
     if (this.closed || this.ending || !text.trim()) return;
     this.bargeIn();
     this.endTurn(`typed_${++this.typed}`, text.trim());
@@ -117,6 +141,7 @@ export class Conversation {
 
   /** Whether turns end only when the client commits them; rejects (and nothing changes) when the recognizers cannot. */
   commitTurnsManually(manual: boolean): Promise<void> {
+    this.stillHere();
     return this.stt.switchTo({ manualCommits: manual });
   }
 
@@ -129,9 +154,9 @@ export class Conversation {
   abort(): void {
     if (this.closed) return;
     this.closed = true;
+    this.idle?.stop();
     this.stt.abort();
-    this.current?.abort();
-    this.primed?.abort();
+    this.answers.abort();
     this.app?.close(CLOSE.normal, "the caller left");
     this.log.info({ usage: this.usage }, "caller left the conversation");
   }
@@ -140,12 +165,20 @@ export class Conversation {
     if (!this.closed) this.deps.port.event(event);
   }
 
+  private sendAudio(chunk: Uint8Array): void | Promise<void> {
+    if (this.closed) return;
+    this.stillHere();
+    return this.deps.port.sendAudio(chunk);
+  }
+
   private maybeStart(): void {
-    if (this.started || !this.app || !this.sttStarted) return;
+    if (this.started || this.closed || !this.app || !this.sttStarted) return;
     this.started = true;
     const { id, profileId, input, output, greeting } = this.setup;
     this.emit({ type: "started", sessionId: id, profileId, input, output, stt: this.sttStarted });
-    if (greeting) this.speak({ type: "text", token: greeting, last: true, interruptible: true, preemptible: false });
+    const idleMs = this.setup.idleTimeoutMs;
+    this.idle = new IdleTimer(idleMs, () => this.fail(new ApiError("idle_timeout", `nothing from the caller or the application, and no answer made or sent, for ${idleMs / 1000} s`)));
+    if (greeting) this.answers.take({ type: "text", token: greeting, last: true, interruptible: true, preemptible: false });
   }
 
   private onStt(ev: SttSessionEvent): void {
@@ -158,7 +191,7 @@ export class Conversation {
         this.emit({ type: "speech", turnId: ev.turnId, state: ev.signal === "started" ? "started" : "stopped", atMs: ev.atMs });
         if (ev.signal === "started") {
           this.bargeIn();
-          this.prime();
+          this.answers.prime();
         }
         return;
       case "transcript":
@@ -166,7 +199,7 @@ export class Conversation {
         this.emit({ type: "transcript", turnId: ev.turnId, final: ev.final, text: ev.text });
         // Words heard over the response stop it too, for recognizers that send no speech signal.
         this.bargeIn();
-        this.prime();
+        this.answers.prime();
         if (ev.final) this.turnWords.push(ev.text.trim());
         else if (this.setup.partialPrompts) this.app?.prompt([...this.turnWords, ev.text.trim()].join(" "), false, this.stt.language);
         return;
@@ -194,7 +227,7 @@ export class Conversation {
     if (typed === undefined) this.turnWords = [];
     if (!text || this.ending) return;
     this.emit({ type: "turn_ended", turnId, text });
-    this.discarding = false; // a new prompt: whatever comes next answers it
+    this.answers.prompted();
     this.app?.prompt(text, true, this.stt.language);
   }
 
@@ -209,16 +242,19 @@ export class Conversation {
 
   private onApp(signal: AppSignal): void {
     if (this.closed) return;
+    this.stillHere();
     switch (signal.type) {
       case "text":
-        return this.take(signal);
+        return this.answers.take(signal);
       case "end":
         return this.windDown("application_ended", signal.handoffData);
       case "language":
         return void this.switchLanguage(signal.ttsLanguage, signal.transcriptionLanguage);
       case "closed":
         this.log.info({ code: signal.code, reason: signal.reason }, "the application closed its socket");
-        return this.windDown("application_closed");
+        if (!this.answers.unfinished) return this.windDown("application_closed");
+        // Gone in the middle of an answer: the caller hears what came, then the conversation fails.
+        return this.windDown("application_closed", undefined, new ApiError("application_disconnected", `the application closed its socket (${signal.code}) in the middle of an answer`));
       case "silent":
         return this.fail(new ApiError("application_timeout", `the application did not answer the caller within ${signal.afterMs} ms`));
     }
@@ -244,82 +280,21 @@ export class Conversation {
     }
   }
 
-  /** A token of the application's answer. */
-  private take(text: Text): void {
-    if (this.ending) return;
-    if (this.discarding) {
-      if (text.last) this.discarding = false;
-      return;
-    }
-    const current = this.current;
-    if (current && !current.complete) return current.add(text.token, text.last, text.interruptible, text.preemptible);
-    if (current?.preemptible) current.interrupt();
-    if (this.current) return void this.waiting.push(text);
-    this.speak(text);
-  }
-
-  private speak(first: Text): void {
-    const response = this.primed ?? this.newResponse();
-    this.primed = undefined;
-    this.current = response;
-    response.add(first.token, first.last, first.interruptible, first.preemptible);
-  }
-
-  private newResponse(): SpokenResponse {
-    return new SpokenResponse(`resp_${++this.responses}`, this.setup.openTts, this.setup.output, {
-      event: (ev) => this.emit(ev),
-      sendAudio: (chunk) => (this.closed ? undefined : this.deps.port.sendAudio(chunk)),
-      ended: (r, end) => this.responseEnded(r, end),
-    });
-  }
-
-  /** Opens the next answer's TTS session ahead of its first token, unless one is open already. */
-  private prime(): void {
-    if (!this.primed && !this.ending && !this.closed) this.primed = this.newResponse();
-  }
-
-  private responseEnded(response: SpokenResponse, end: ResponseEnd): void {
-    if (this.current === response) this.current = undefined;
-    if (this.closed) return;
-    if (response === this.primed) {
-      // Lost before its first token (a provider that closes idle sockets, a balance run down): the answer opens a new one.
-      this.primed = undefined;
-      return this.log.info({ response: response.id, ...(end.ok ? {} : { code: end.code, reason: end.reason }) }, "a TTS session opened ahead ended unused");
-    }
-    if (end.ok && response.playing) this.previous = response;
-    if (!end.ok) {
-      if (end.error) this.emit({ type: "error", code: end.error.code, message: end.error.message });
-      return this.stop(end.code, end.reason, end.code === ERRORS.insufficient_balance.close ? "balance_exhausted" : "error");
-    }
-    this.usage.ttsCharacters += end.characters;
-    const next = this.waiting.shift();
-    if (next) {
-      this.speak(next);
-      for (const text of this.waiting.splice(0)) this.take(text);
-      return;
-    }
-    if (this.ending) this.windDown(this.ending.reason, this.ending.handoffData);
-  }
-
   /** The caller spoke over what is being said (generated or still playing): it stops, if it may be stopped. */
   private bargeIn(): void {
-    const playing = [this.previous, this.current].filter((r): r is SpokenResponse => r?.playing === true);
-    if (!playing.length || !playing.every((r) => r.interruptible)) return;
-    const [heard] = playing.map((r) => ({ response: r, ...r.interrupt() }));
-    this.previous = undefined;
-    if (this.current) this.discarding = !this.current.complete;
-    this.current = undefined;
-    this.waiting = [];
-    const { response, spokenText, audioMs } = heard!;
-    this.emit({ type: "response_interrupted", responseId: response.id, spokenText, audioMs });
-    this.app?.interrupt(spokenText, audioMs);
+    const heard = this.answers.interrupt();
+    if (!heard) return;
+    this.emit({ type: "response_interrupted", ...heard });
+    this.app?.interrupt(heard.spokenText, heard.audioMs);
   }
 
-  /** Ends once the response being spoken is done: the recognizer is closed, then `finish`. */
-  private windDown(reason: EndReason, handoffData?: string): void {
+  /** Ends once the answers received are spoken: the recognizer is closed, then `finish` (or the failure). */
+  private windDown(reason: EndReason, handoffData?: string, failure?: ApiError): void {
     if (this.closed) return;
-    this.ending ??= { reason, ...(handoffData !== undefined ? { handoffData } : {}) };
-    if (this.current || this.waiting.length) return;
+    this.ending ??= { reason, ...(handoffData !== undefined ? { handoffData } : {}), ...(failure ? { failure } : {}) };
+    this.answers.finishReceived();
+    if (this.answers.busy) return;
+    if (this.ending.failure) return this.fail(this.ending.failure);
     this.stt.command({ type: "close" });
   }
 
@@ -336,15 +311,16 @@ export class Conversation {
     if (this.closed) return;
     this.log.info({ code: error.code, reason: error.message }, "conversation failed");
     this.emit({ type: "error", code: error.code, message: error.message });
-    // The close names what failed (the application's host), within the 123 bytes a reason may take.
-    this.stop(
-      error.closeCode,
-      Buffer.from(`${error.code}: ${error.message}`)
-        .subarray(0, 123)
-        .toString()
-        .replace(/\uFFFD$/, ""),
-      "error",
-    );
+    // A 4xxx close carries its code as JSON, as every 4xxx close does; another names what failed
+    // (the application's host), within the 123 bytes a reason may take.
+    const reason =
+      error.closeCode >= 4000
+        ? closeReason(error.code)
+        : Buffer.from(`${error.code}: ${error.message}`)
+            .subarray(0, 123)
+            .toString()
+            .replace(/\uFFFD$/, "");
+    this.stop(error.closeCode, reason, "error");
   }
 
   /** Ends now: whatever still runs is stopped (and bills what it used). */
@@ -352,13 +328,13 @@ export class Conversation {
     if (this.closed) return;
     this.log.info({ code, why, usage: this.usage }, "conversation stopped");
     this.stt.abort();
-    this.current?.abort();
     this.closeAll(code, reason);
   }
 
   private closeAll(code: number, reason: string): void {
     this.closed = true;
-    this.primed?.abort();
+    this.idle?.stop();
+    this.answers.abort();
     this.stt.stopTrying();
     this.app?.close(CLOSE.normal, "the conversation ended");
     this.deps.port.close(code, reason);

@@ -5,7 +5,8 @@ import type { OutputFormat } from "../../realtime/output-formats.ts";
 import type { ConversationEvent } from "./conversation-events.ts";
 
 // One answer of the application, spoken: its own TTS session (its own credit hold, fallback and
-// activity record), fed the application's tokens as they arrive and closed at `last: true`. Its
+// activity record), fed the application's tokens as they arrive and closed at `last: true`, or by
+// the router when no token has come for the quiet time (an application that forgot `last`). Its
 // audio goes to the client converted to the conversation's output format; a barge-in stops it.
 // Audio goes out as fast as it is made, so the client holds what it has yet to play: the response
 // counts as playing until its audio has had time to play in real time from its first byte.
@@ -43,11 +44,15 @@ export class SpokenResponse {
   private error: { code: ErrorCode; message: string } | undefined;
   private delivery: PcmDelivery | undefined;
   private readonly session: ReturnType<OpenTts>;
+  /** Finishes the response once `quietMs` pass without a token. */
+  private quiet: Timer | undefined;
+  private readonly sessionClosed = Promise.withResolvers<void>();
 
   constructor(
     readonly id: string,
     openTts: OpenTts,
     private readonly output: OutputFormat,
+    private readonly quietMs: number,
     private readonly hooks: ResponseHooks,
   ) {
     this.session = openTts(id, { event: (ev) => this.onEvent(ev), sendAudio: (chunk) => this.onAudio(chunk), close: (code, reason) => this.onClose(code, reason) });
@@ -60,10 +65,22 @@ export class SpokenResponse {
     this.preemptible = preemptible;
     this.hooks.event({ type: "response_text", responseId: this.id, token, last });
     if (token) this.session.command({ type: "text", text: token });
-    if (last) {
+    clearTimeout(this.quiet);
+    if (!last) this.quiet = setTimeout(() => this.finish(), this.quietMs);
+    else {
       this.complete = true;
       this.session.command({ type: "close" });
     }
+  }
+
+  /** No more tokens will come: what was given is spoken, and the response ends (told as an empty last token). */
+  finish(): void {
+    this.add("", true);
+  }
+
+  /** Settles once the TTS session has closed: nothing more of the response is being made. */
+  get made(): Promise<void> {
+    return this.sessionClosed.promise;
   }
 
   /** Milliseconds of audio sent to the client so far. */
@@ -89,6 +106,7 @@ export class SpokenResponse {
    */
   interrupt(): { spokenText: string; audioMs: number } {
     this.stopped = true;
+    clearTimeout(this.quiet);
     if (!this.generated) this.session.interrupt();
     const played = this.playedMs;
     const share = this.audioMs ? played / this.audioMs : 0;
@@ -100,6 +118,7 @@ export class SpokenResponse {
   /** The conversation is over: stop without a word. */
   abort(): void {
     this.stopped = true;
+    clearTimeout(this.quiet);
     this.session.abort();
   }
 
@@ -125,8 +144,10 @@ export class SpokenResponse {
   }
 
   private onClose(code: number, reason: string): void {
+    clearTimeout(this.quiet);
     this.delivery?.release();
     this.generated = true;
+    this.sessionClosed.resolve();
     if (code === CLOSE.normal) {
       if (!this.stopped) this.hooks.event({ type: "response_audio_done", responseId: this.id, characters: this.characters, audioMs: this.audioMs });
       this.hooks.ended(this, { ok: true, characters: this.characters });

@@ -39,10 +39,13 @@ function deliver(conversation: Conversation, frame: string | Uint8Array): boolea
     conversation.audio(Buffer.from(msg.user_audio_chunk, "base64"));
     return true;
   }
+  if (typeof msg.type !== "string") return false;
   if (msg.type === "user_message" && typeof msg.text === "string") conversation.type(msg.text);
-  // pong, user_activity, contextual_update, feedback, client_tool_result and the initiation data
-  // sent again: nothing here acts on them (docs/compat-el.md).
-  return typeof msg.type === "string";
+  // user_activity, contextual_update, feedback, client_tool_result and the initiation data sent
+  // again: nothing here acts on them (docs/compat-el.md), but they show the caller is there. A
+  // pong does not: the SDK answers pings by itself.
+  else if (msg.type !== "pong") conversation.stillHere();
+  return true;
 }
 
 export function elevenLabsConversationRoutes(ctx: AppContext) {

@@ -63,6 +63,7 @@ export async function oaiConversation(ctx: AppContext, id: string, h: OpenedHand
   return (frame: string | Uint8Array) => {
     const msg = events.parse(frame);
     if (!msg) return;
+    conversation.stillHere();
     switch (msg.type) {
       case "input_audio_buffer.append": {
         const bytes = appendedAudio(msg, events);
