@@ -85,6 +85,9 @@ describe("on a server's database", () => {
 
     const balance = await cli(["balance", "--tenant", tenant, "--json"], env);
     expect(JSON.parse(balance.out)).toMatchObject({ paid_credits: 2_500_000 - spent, state: "ok" });
+    // keys list says what GET /account/keys says: the key by prefix, not revoked, and when it was last used.
+    const keys = (await cli(["keys", "list", "--tenant", tenant], env)).out;
+    expect(keys).toMatch(new RegExp(`^${key.slice(0, 12)}… +\\S+ +- +\\d{4}-\\d\\d-\\d\\dT\\S+Z$`, "m"));
 
     const shown = [(await cli(["balance", "--tenant", tenant], env)).out, (await cli(["usage", "--tenant", tenant], env)).out];
     expect(shown[0]).toContain(`${(2_500_000 - spent).toLocaleString("en-US")} credits (`);

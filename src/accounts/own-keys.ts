@@ -4,8 +4,9 @@ import { asNumber } from "../db/sql.ts";
 import { ApiError } from "../errors.ts";
 import { mintKeyIn } from "./keys.ts";
 
-// A tenant's own keys, as `/account/keys` manages them: listed by prefix, minted (shown once) and
-// revoked. Revoking ends the key's open sessions, as the CLI's revoke does (sessions/access-watch.ts).
+// A tenant's own keys, as `/account/keys` manages them: listed by prefix (the CLI's `keys list` too),
+// minted (shown once) and revoked. Revoking ends the key's open sessions, as the CLI's revoke does
+// (sessions/access-watch.ts).
 
 /** Live keys a tenant may hold; signing in mints one each time, so a tenant can clear them out here. */
 export const LIVE_KEYS_PER_TENANT = 100;

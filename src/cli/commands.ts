@@ -1,6 +1,7 @@
 import type { parseArgs } from "node:util";
 import { createKeyIn } from "../accounts/keys.ts";
-import { listKeys, listTenants, revokeKeys, setTenantDisabled, tenantByName } from "../accounts/tenants.ts";
+import { listOwnKeys } from "../accounts/own-keys.ts";
+import { listTenants, revokeKeys, setTenantDisabled, tenantByName } from "../accounts/tenants.ts";
 import type { Database } from "../db/open.ts";
 import { dailyUsage } from "../ledger/activity.ts";
 import { CREDITS_PER_USD, creditsOfUsd, MAX_CREDIT_USD } from "../ledger/amounts.ts";
@@ -173,15 +174,15 @@ export const COMMANDS: Command[] = [
   {
     name: "keys list",
     synopsis: "--tenant NAME",
-    summary: "the tenant's keys, by prefix only",
+    summary: "the tenant's keys by prefix only, newest first, with their last use in the last 90 days",
     options: TENANT,
     async run(ctx, values) {
-      const keys = await listKeys(ctx.database, await tenantId(ctx, values));
+      const keys = await listOwnKeys(ctx.database, await tenantId(ctx, values));
       if (!keys.length) return ctx.print("no keys");
       ctx.print(
         table(
-          ["prefix", "created", "revoked"],
-          keys.map((k) => [`${k.prefix}…`, k.createdAt.toISOString(), k.revokedAt?.toISOString() ?? "-"]),
+          ["prefix", "created", "revoked", "last used"],
+          keys.map((k) => [`${k.prefix}…`, k.created_at, k.revoked_at ?? "-", k.last_used_at ?? "-"]),
         ),
       );
     },
