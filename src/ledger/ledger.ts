@@ -32,6 +32,8 @@ export interface Credited {
   applied: boolean;
 }
 
+/** A credit transaction's entry on one source (paid credits or a grant). */
+const TRANSACTION_ENTRY = "INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?)";
 const GRANTS_OF = `SELECT ${GRANT_COLUMNS} FROM grants WHERE tenant_id = ? AND remaining_credits > 0`;
 interface Funds {
   balance: BalanceRow | undefined;
@@ -165,14 +167,7 @@ export class Ledger {
     } else {
       await tx.query("UPDATE balances SET paid_credits = paid_credits + ? WHERE tenant_id = ?", [input.credits, tenantId]);
     }
-    await tx.query("INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?)", [
-      newId(),
-      tenantId,
-      transactionId,
-      source,
-      input.credits,
-      now,
-    ]);
+    await tx.query(TRANSACTION_ENTRY, [newId(), tenantId, transactionId, source, input.credits, now]);
     return { transactionId, applied: true };
   }
 
@@ -197,14 +192,7 @@ export class Ledger {
         now,
       ]);
       await tx.query("UPDATE balances SET paid_credits = paid_credits - ? WHERE tenant_id = ?", [input.credits, tenantId]);
-      await tx.query("INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?)", [
-        newId(),
-        tenantId,
-        transactionId,
-        PAID,
-        -input.credits,
-        now,
-      ]);
+      await tx.query(TRANSACTION_ENTRY, [newId(), tenantId, transactionId, PAID, -input.credits, now]);
       return { applied: true };
     });
     this.forgetFunds([tenantId]);
