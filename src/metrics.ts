@@ -110,7 +110,7 @@ export class Metrics {
 
   readonly refusals = new Counter({
     name: "voxroute_refusals_total",
-    help: "Requests and sessions refused with an error code (401, 402, 400, 429, …), by surface and code",
+    help: "HTTP requests answered 4xx with an error code (401, 402, 400, 429, …; WebSocket upgrades refused before the upgrade too), by surface and code; sessions closed after their upgrade are not counted",
     labelNames: ["surface", "code"] as const,
     registers: [this.registry],
   });

@@ -121,6 +121,19 @@ function suite(name: string, databaseUrl: () => Promise<{ url?: string; drop?: (
       expect((await call("POST", "/account/keys", key)).status).toBe(201);
     });
 
+    test(`creations at once cannot overrun the limit: with 80 live keys, 50 concurrent POSTs make 20 and refuse 30`, async () => {
+      const { key, tenantId } = await account();
+      for (let live = 1; live < 80; live++) await mintKey(server.ctx.database, tenantId);
+      const answers = await Promise.all(Array.from({ length: 50 }, () => call("POST", "/account/keys", key)));
+      const made = answers.filter((a) => a.status === 201);
+      const refused = answers.filter((a) => a.status !== 201);
+      expect(made).toHaveLength(LIVE_KEYS_PER_TENANT - 80);
+      expect(refused).toHaveLength(30);
+      for (const answer of refused) expect(answer).toMatchObject({ status: 400, body: { error: "invalid_request", message: expect.stringContaining(`${LIVE_KEYS_PER_TENANT}`) } });
+      const listed = (await call("GET", "/account/keys", key)).body.items as { revoked_at: string | null }[];
+      expect(listed.filter((k) => k.revoked_at === null)).toHaveLength(LIVE_KEYS_PER_TENANT);
+    });
+
     test("no key or a bad key: 401", async () => {
       expect((await fetch(`${server.url}/account/keys`)).status).toBe(401);
       expect((await call("POST", "/account/keys", "vxr_wrong")).body.error).toBe("invalid_api_key");

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Database, openDatabase } from "../src/db/open.ts";
+import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 
 // The operator CLI as an operator runs it: another process on the server's database.
@@ -83,6 +85,9 @@ describe("on a server's database", () => {
 
     const balance = await cli(["balance", "--tenant", tenant, "--json"], env);
     expect(JSON.parse(balance.out)).toMatchObject({ paid_credits: 2_500_000 - spent, state: "ok" });
+    // keys list says what GET /account/keys says: the key by prefix, not revoked, and when it was last used.
+    const keys = (await cli(["keys", "list", "--tenant", tenant], env)).out;
+    expect(keys).toMatch(new RegExp(`^${key.slice(0, 12)}… +\\S+ +- +\\d{4}-\\d\\d-\\d\\dT\\S+Z$`, "m"));
 
     const shown = [(await cli(["balance", "--tenant", tenant], env)).out, (await cli(["usage", "--tenant", tenant], env)).out];
     expect(shown[0]).toContain(`${(2_500_000 - spent).toLocaleString("en-US")} credits (`);
@@ -117,3 +122,78 @@ describe("on a server's database", () => {
     expect(balance).toMatch(/^launch +1,000,000 credits \(1\.000000 USD\) +\d{4}-\d\d-\d\dT[\d:.]+Z +flite\/\* +yes$/m);
   });
 });
+
+/** Statements that make every credit fail, as a database refusing the write would. */
+const REFUSE_CREDITS = {
+  sqlite: ["CREATE TRIGGER refuse_credits BEFORE INSERT ON credit_transactions BEGIN SELECT RAISE(ABORT, 'credits refused by the test'); END"],
+  postgres: [
+    "CREATE FUNCTION refuse_credits() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'credits refused by the test'; END $$",
+    "CREATE TRIGGER refuse_credits BEFORE INSERT ON credit_transactions FOR EACH ROW EXECUTE FUNCTION refuse_credits()",
+  ],
+};
+
+function fundedKeySuite(name: "sqlite" | "postgres", skip: boolean) {
+  describe.skipIf(skip)(`keys create --usd on ${name}: the key and its credit are one step`, () => {
+    let env: Record<string, string>;
+    let database: Database;
+    let drop: (() => Promise<void>) | undefined;
+
+    beforeAll(async () => {
+      const made = name === "postgres" ? await freshPostgres() : { url: `sqlite://${join(mkdtempSync(join(tmpdir(), "voxroute-cli-")), "db.sqlite")}`, drop: undefined };
+      env = { DATABASE_URL: made.url };
+      drop = made.drop;
+      database = await openDatabase(made.url);
+    });
+    afterAll(async () => {
+      await database?.close();
+      await drop?.();
+    });
+
+    const left = async (tenant: string) => {
+      const [row] = await database.sql.query<{ tenants: unknown; keys: unknown }>(
+        "SELECT (SELECT count(*) FROM tenants WHERE name = ?) AS tenants, (SELECT count(*) FROM api_keys JOIN tenants ON tenants.id = api_keys.tenant_id WHERE tenants.name = ?) AS keys",
+        [tenant, tenant],
+      );
+      return { tenants: Number(row!.tenants), keys: Number(row!.keys) };
+    };
+
+    test("an amount past 1,000,000 USD is refused (exit 2) before anything is written, by every command that takes one; 1,000,000 is taken", async () => {
+      const tenant = `big-${crypto.randomUUID()}`;
+      const refused = await cli(["keys", "create", "--tenant", tenant, "--usd", "100000000000000000000000"], env);
+      expect(refused).toMatchObject({ code: 2, out: "" });
+      expect(refused.err).toContain("--usd must be at most 1,000,000");
+      expect(await left(tenant)).toEqual({ tenants: 0, keys: 0 });
+
+      const made = await cli(["keys", "create", "--tenant", tenant, "--usd", "1000000"], env);
+      expect(made.code).toBe(0);
+      expect(made.out).toContain("1,000,000,000,000 credits (1000000.000000 USD)");
+      for (const command of [
+        ["credits", "add", "--tenant", tenant, "--usd", "1000000.000001"],
+        ["credits", "grant", "--tenant", tenant, "--usd", "1000000000000000000000000000000", "--name", "huge"],
+        ["credits", "grant", "--tenant", tenant, "--usd", "2000000", "--name", "huge"],
+      ]) {
+        const answer = await cli(command, env);
+        expect({ command, code: answer.code }).toEqual({ command, code: 2 });
+      }
+      const balance = JSON.parse((await cli(["balance", "--tenant", tenant, "--json"], env)).out);
+      expect(balance).toMatchObject({ paid_credits: 1_000_000_000_000, promotional_credits: 0 });
+    });
+
+    test("a credit the database refuses fails the command (exit 1) and leaves neither the key nor the tenant", async () => {
+      await database.sql.transaction(async (tx) => {
+        for (const statement of REFUSE_CREDITS[name]) await tx.query(statement);
+      });
+      const tenant = `refused-${crypto.randomUUID()}`;
+      const failed = await cli(["keys", "create", "--tenant", tenant, "--usd", "5"], env);
+      expect(failed).toMatchObject({ code: 1, out: "" });
+      expect(failed.err).toContain("credits refused by the test");
+      expect(await left(tenant)).toEqual({ tenants: 0, keys: 0 });
+      // Without --usd nothing is credited: the key is made.
+      expect((await cli(["keys", "create", "--tenant", tenant], env)).code).toBe(0);
+      expect(await left(tenant)).toEqual({ tenants: 1, keys: 1 });
+    });
+  });
+}
+
+fundedKeySuite("sqlite", false);
+fundedKeySuite("postgres", !postgresAvailable);

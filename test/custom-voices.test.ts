@@ -177,6 +177,25 @@ describe("/v1/custom-voices", () => {
     }
   });
 
+  test("a name, description or language past its limit is 400 naming it, before the provider is asked; a name of 100 characters is taken", async () => {
+    const { key } = await fundedAccount(server);
+    const clonesBefore = elevenlabs.clonedVoices.size;
+    const cases: [Record<string, string>, string][] = [
+      [{ name: "N".repeat(101) }, "name"],
+      [{ name: "N".repeat(1_000_000) }, "name"],
+      [{ name: "Ada", description: "d".repeat(1001) }, "description"],
+      [{ name: "Ada", language: `en-${"x".repeat(40)}` }, "language"],
+    ];
+    for (const [fields, param] of cases) {
+      const res = await clone(key, { provider: "elevenlabs", ...fields });
+      expect([res.status, (await res.json()) as { error: string; param?: string }]).toEqual([400, expect.objectContaining({ error: "invalid_request", param })]);
+    }
+    expect(elevenlabs.clonedVoices.size).toBe(clonesBefore);
+    const longest = await clone(key, { name: "N".repeat(100), provider: "elevenlabs", description: "d".repeat(1000) });
+    expect(longest.status).toBe(201);
+    expect(((await longest.json()) as any).voices[0].voice.name).toBe("N".repeat(100));
+  });
+
   test("ids come verbatim from the path (colons, at-signs, escapes); too long is 400; a delete under way is 409, a provider failing it 502 with the voice kept", async () => {
     const { key } = await fundedAccount(server);
     expect((await fetch(`${server.url}/v1/custom-voices/voice:with@odd`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(404);
@@ -268,5 +287,27 @@ describe("/el voice cloning with the ElevenLabs SDK", () => {
     expect(((await (await get(key, made.voiceId)).json()) as any).voices[0].voice.languages[0].id).toBe("en");
     expect(await client.voices.delete(made.voiceId)).toMatchObject({ status: "ok" });
     expect(elevenlabs.clonedVoices.has(made.voiceId)).toBe(false);
+  });
+
+  test("voices.ivc.create with a name, description or labels past their limits: BadRequestError naming the field, nothing cloned", async () => {
+    const { key } = await fundedAccount(server);
+    const client = new ElevenLabsClient({ apiKey: key, baseUrl: `${server.url}/el` });
+    const clonesBefore = elevenlabs.clonedVoices.size;
+    const cases: [Parameters<typeof client.voices.ivc.create>[0], string][] = [
+      [{ name: "N".repeat(101), files: [recording()] }, "name"],
+      [{ name: "Ada", description: "d".repeat(1001), files: [recording()] }, "description"],
+      [{ name: "Ada", labels: { note: "l".repeat(1000) } as never, files: [recording()] }, "labels"],
+    ];
+    for (const [request, param] of cases) {
+      const refused = await client.voices.ivc.create(request).then(
+        () => undefined,
+        (e: unknown) => {
+          const { statusCode, body } = e as { statusCode: number; body: { detail: Record<string, unknown> } };
+          return { status: statusCode, detail: body.detail };
+        },
+      );
+      expect(refused).toEqual({ status: 400, detail: expect.objectContaining({ status: "invalid_request", param }) });
+    }
+    expect(elevenlabs.clonedVoices.size).toBe(clonesBefore);
   });
 });

@@ -162,6 +162,24 @@ describe.skipIf(!localSttAvailable)("/oai/realtime transcription sessions", () =
     expect(response).toMatchObject({ type: "invalid_request_error", param: "type", event_id: "evt_response" });
   }, 20_000);
 
+  test("an append whose audio is not base64 is an OpenAI error event naming audio; nothing of it is heard and the session goes on", async () => {
+    const { key } = await fundedAccount(server);
+    const rt = new OpenAIRealtimeWS({ intent: "transcription", options: tls }, sdk(key));
+    const r = recorder(rt);
+    await until(() => r.of("session.created").length === 1);
+    rt.send({ type: "session.update", session: TRANSCRIBE });
+    await until(() => r.of("session.updated").length === 1);
+    const forged = ["this is not base64!", "AAAA AAAA", "AAAAA", "AA==AAAA", "-_-_"];
+    for (const [i, audio] of forged.entries()) rt.send({ type: "input_audio_buffer.append", event_id: `evt_bad_${i}`, audio } as never);
+    await r.append(to24k(utterance()), 4800);
+    await until(() => r.of("conversation.item.input_audio_transcription.completed").length === 1);
+    rt.close();
+    expect(r.of("error").map((e) => e.error)).toEqual(
+      forged.map((_, i) => expect.objectContaining({ type: "invalid_request_error", code: "invalid_request", param: "audio", event_id: `evt_bad_${i}` })),
+    );
+    expect(r.of("conversation.item.input_audio_transcription.completed")[0]!.transcript).toBe(SAID);
+  }, 40_000);
+
   test("an account that cannot pay: the model's session.update is answered insufficient_quota, then 4402", async () => {
     const { key } = await fundedAccount(server, 0);
     const rt = new OpenAIRealtimeWS({ intent: "transcription", options: tls }, sdk(key));

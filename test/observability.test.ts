@@ -7,6 +7,7 @@ import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { concat, frames, silence, speak, wavFile } from "./helpers/speech.ts";
+import { upgradeRequest } from "./helpers/upgrade-request.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
 // What an operator sees: one log line per HTTP request and per WebSocket session, and the
@@ -131,6 +132,21 @@ describe("metrics", () => {
       expect(sample(text, "voxroute_pool_lanes", `pool="${pool}"`)).toBeGreaterThanOrEqual(0);
       expect(sample(text, "voxroute_pool_waiting", `pool="${pool}"`)).toBe(0);
     }
+  });
+
+  test("refusals are HTTP answers 4xx with a code, a refused upgrade among them, never a session closed after its upgrade; the help says so", async () => {
+    const before = await metrics();
+    const refused = await upgradeRequest(`${server.url}/v1/tts?model=flite&voice=nobody`, bearer(account.key));
+    expect(refused.status).toBe(400);
+    const session = connect(server.wsUrl("/v1/tts?model=flite&voice=slt"), bearer("vxr_notAKeyOfAnyone"));
+    expect((await session.closed).close.code).toBe(4401);
+    const after = await metrics();
+    const count = (text: string, code: string) => sample(text, "voxroute_refusals_total", `surface="native",code="${code}"`) || 0;
+    expect(count(after, "invalid_request") - count(before, "invalid_request")).toBe(1);
+    expect(count(after, "invalid_api_key")).toBe(count(before, "invalid_api_key"));
+    expect(/^# HELP voxroute_refusals_total (.*)$/m.exec(after)?.[1]).toBe(
+      "HTTP requests answered 4xx with an error code (401, 402, 400, 429, …; WebSocket upgrades refused before the upgrade too), by surface and code; sessions closed after their upgrade are not counted",
+    );
   });
 
   test("credits, characters and audio seconds billed equal what the ledger recorded", async () => {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { and, eq, inArray, isNotNull, or } from "drizzle-orm";
 import type { Database } from "../db/open.ts";
+import type { SqlQuery } from "../db/sql.ts";
 import { SingleFlight } from "../util/single-flight.ts";
 import { ApiError } from "../errors.ts";
 import { noteRequest } from "../request-context.ts";
@@ -29,34 +30,42 @@ export function newId(): string {
 
 /** Finds or creates the tenant by name (and e-mail, for signup accounts); true when it is new. */
 export function ensureTenant(database: Database, name: string, email?: string): Promise<{ tenantId: string; created: boolean }> {
-  const { schema } = database;
-  return database.transaction(async (tx) => {
-    const existing = await tx.select({ id: schema.tenants.id }).from(schema.tenants).where(eq(schema.tenants.name, name));
-    if (existing[0]) return { tenantId: existing[0].id, created: false };
-    const id = newId();
-    const inserted = await tx
-      .insert(schema.tenants)
-      .values({ id, name, email: email ?? null, createdAt: new Date() })
-      .onConflictDoNothing()
-      .returning({ id: schema.tenants.id });
-    if (inserted[0]) return { tenantId: id, created: true };
-    const row = await tx.select({ id: schema.tenants.id }).from(schema.tenants).where(eq(schema.tenants.name, name));
-    return { tenantId: row[0].id, created: false };
-  });
+  return database.sql.transaction((tx) => ensureTenantIn(tx, name, email));
 }
 
-/** Mints a key for the tenant; the returned `key` is the only time it exists in clear. */
-export async function createKey(database: Database, tenantName: string): Promise<{ key: string; keyId: string; tenantId: string }> {
-  const { tenantId } = await ensureTenant(database, tenantName);
-  return { ...(await mintKey(database, tenantId)), tenantId };
+/** `ensureTenant` inside the caller's transaction. */
+export async function ensureTenantIn(tx: SqlQuery, name: string, email?: string): Promise<{ tenantId: string; created: boolean }> {
+  const byName = async () => (await tx.query<{ id: string }>("SELECT id FROM tenants WHERE name = ?", [name]))[0];
+  const existing = await byName();
+  if (existing) return { tenantId: existing.id, created: false };
+  const id = newId();
+  const inserted = await tx.query("INSERT INTO tenants (id, name, email, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id", [id, name, email ?? null, new Date()]);
+  if (inserted.length) return { tenantId: id, created: true };
+  return { tenantId: (await byName())!.id, created: false };
+}
+
+/** Mints a key for the tenant, created if need be; the returned `key` is the only time it exists in clear. */
+export function createKey(database: Database, tenantName: string): Promise<{ key: string; keyId: string; tenantId: string }> {
+  return database.sql.transaction((tx) => createKeyIn(tx, tenantName));
+}
+
+/** `createKey` inside the caller's transaction (the CLI funds the key in the same one). */
+export async function createKeyIn(tx: SqlQuery, tenantName: string): Promise<{ key: string; keyId: string; tenantId: string }> {
+  const { tenantId } = await ensureTenantIn(tx, tenantName);
+  return { ...(await mintKeyIn(tx, tenantId)), tenantId };
 }
 
 /** A new key for an existing tenant. */
-export async function mintKey(database: Database, tenantId: string): Promise<{ key: string; keyId: string; prefix: string }> {
+export function mintKey(database: Database, tenantId: string): Promise<{ key: string; keyId: string; prefix: string }> {
+  return database.sql.transaction((tx) => mintKeyIn(tx, tenantId));
+}
+
+/** `mintKey` inside the caller's transaction. */
+export async function mintKeyIn(tx: SqlQuery, tenantId: string): Promise<{ key: string; keyId: string; prefix: string }> {
   const key = KEY_PREFIX + randomBytes(32).toString("base64url");
   const keyId = newId();
   const prefix = key.slice(0, SHOWN_PREFIX_LENGTH);
-  await database.transaction((tx) => tx.insert(database.schema.apiKeys).values({ id: keyId, tenantId, prefix, hash: hashKey(key), createdAt: new Date() }));
+  await tx.query("INSERT INTO api_keys (id, tenant_id, prefix, hash, created_at) VALUES (?, ?, ?, ?, ?)", [keyId, tenantId, prefix, hashKey(key), new Date()]);
   return { key, keyId, prefix };
 }
 

@@ -1,10 +1,12 @@
 import { and, desc, eq, gte, isNotNull, isNull, max, or } from "drizzle-orm";
 import type { Database } from "../db/open.ts";
+import { asNumber } from "../db/sql.ts";
 import { ApiError } from "../errors.ts";
-import { mintKey } from "./keys.ts";
+import { mintKeyIn } from "./keys.ts";
 
-// A tenant's own keys, as `/account/keys` manages them: listed by prefix, minted (shown once) and
-// revoked. Revoking ends the key's open sessions, as the CLI's revoke does (sessions/access-watch.ts).
+// A tenant's own keys, as `/account/keys` manages them: listed by prefix (the CLI's `keys list` too),
+// minted (shown once) and revoked. Revoking ends the key's open sessions, as the CLI's revoke does
+// (sessions/access-watch.ts).
 
 /** Live keys a tenant may hold; signing in mints one each time, so a tenant can clear them out here. */
 export const LIVE_KEYS_PER_TENANT = 100;
@@ -46,16 +48,20 @@ export async function listOwnKeys({ db, schema }: Database, tenantId: string): P
   });
 }
 
-/** A new key for the tenant: the only time it exists in clear. 400 past the live-key limit. */
-export async function createOwnKey(database: Database, tenantId: string) {
-  const k = database.schema.apiKeys;
-  const live = await database.db
-    .select({ id: k.id })
-    .from(k)
-    .where(and(eq(k.tenantId, tenantId), isNull(k.revokedAt)));
-  if (live.length >= LIVE_KEYS_PER_TENANT) throw new ApiError("invalid_request", `an account holds at most ${LIVE_KEYS_PER_TENANT} live keys: revoke one first`);
-  const { key, keyId, prefix } = await mintKey(database, tenantId);
-  return { api_key: key, id: keyId, key_prefix: prefix };
+/**
+ * A new key for the tenant: the only time it exists in clear. 400 past the live-key limit. The
+ * count and the insert are one transaction that holds the tenant's row (PostgreSQL) or the one
+ * writer (SQLite), so creations at once are counted one after the other, in any process.
+ */
+export function createOwnKey(database: Database, tenantId: string) {
+  const forUpdate = database.dialect === "postgres" ? " FOR UPDATE" : "";
+  return database.sql.transaction(async (tx) => {
+    await tx.query(`SELECT id FROM tenants WHERE id = ?${forUpdate}`, [tenantId]);
+    const [{ live }] = await tx.query<{ live: unknown }>("SELECT count(*) AS live FROM api_keys WHERE tenant_id = ? AND revoked_at IS NULL", [tenantId]);
+    if (asNumber(live) >= LIVE_KEYS_PER_TENANT) throw new ApiError("invalid_request", `an account holds at most ${LIVE_KEYS_PER_TENANT} live keys: revoke one first`);
+    const { key, keyId, prefix } = await mintKeyIn(tx, tenantId);
+    return { api_key: key, id: keyId, key_prefix: prefix };
+  });
 }
 
 /**

@@ -25,12 +25,6 @@ export async function setTenantDisabled(database: Database, tenantId: string, di
   await database.transaction((tx) => tx.update(t).set({ disabled }).where(eq(t.id, tenantId)));
 }
 
-/** Keys of a tenant, by prefix only: the keys themselves are not stored. */
-export function listKeys({ db, schema }: Database, tenantId: string) {
-  const k = schema.apiKeys;
-  return db.select({ id: k.id, prefix: k.prefix, createdAt: k.createdAt, revokedAt: k.revokedAt }).from(k).where(eq(k.tenantId, tenantId));
-}
-
 /** Revokes the tenant's live keys with this prefix; returns how many. */
 export async function revokeKeys(database: Database, tenantId: string, prefix: string): Promise<number> {
   const k = database.schema.apiKeys;

@@ -1,9 +1,10 @@
 import type { parseArgs } from "node:util";
-import { createKey } from "../accounts/keys.ts";
-import { listKeys, listTenants, revokeKeys, setTenantDisabled, tenantByName } from "../accounts/tenants.ts";
+import { createKeyIn } from "../accounts/keys.ts";
+import { listOwnKeys } from "../accounts/own-keys.ts";
+import { listTenants, revokeKeys, setTenantDisabled, tenantByName } from "../accounts/tenants.ts";
 import type { Database } from "../db/open.ts";
 import { dailyUsage } from "../ledger/activity.ts";
-import { creditsOfUsd } from "../ledger/amounts.ts";
+import { CREDITS_PER_USD, creditsOfUsd, MAX_CREDIT_USD } from "../ledger/amounts.ts";
 import { balanceView } from "../ledger/balance.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { GrantTarget } from "../ledger/sources.ts";
@@ -44,7 +45,7 @@ const required = (values: Values, flag: string): string => {
   return value.trim();
 };
 
-/** USD as credits; a malformed or zero amount is the caller's mistake (exit 2), checked before anything is written. */
+/** USD as credits; a malformed, zero or too large amount is the caller's mistake (exit 2), checked before anything is written. */
 function usd(values: Values): number {
   const given = required(values, "usd");
   let credits: number;
@@ -54,6 +55,7 @@ function usd(values: Values): number {
     throw new UsageError(`--usd: ${(err as Error).message}`);
   }
   if (credits <= 0) throw new UsageError(`--usd must be more than 0, got ${given}`);
+  if (credits > MAX_CREDIT_USD * CREDITS_PER_USD) throw new UsageError(`--usd must be at most ${MAX_CREDIT_USD.toLocaleString("en-US")}, got ${given}`);
   return credits;
 }
 
@@ -159,8 +161,12 @@ export const COMMANDS: Command[] = [
     async run(ctx, values) {
       const name = required(values, "tenant");
       const credits = values.usd === undefined ? 0 : usd(values);
-      const { key, tenantId } = await createKey(ctx.database, name);
-      if (credits) await ctx.ledger.credit(tenantId, { credits, type: "adjustment", description: `operator funded a new key with ${usdText(credits)}` });
+      // One transaction: a credit that fails leaves no key behind that nobody was shown.
+      const { key, tenantId } = await ctx.ledger.withCredits(async (tx, credit) => {
+        const made = await createKeyIn(tx, name);
+        if (credits) await credit(made.tenantId, { credits, type: "adjustment", description: `operator funded a new key with ${usdText(credits)}` });
+        return made;
+      });
       ctx.print(`created a key for tenant "${name}" (${tenantId})${credits ? ` and added ${creditsText(credits)}` : ""}; it is shown once, store it now:`);
       ctx.print(key);
     },
@@ -168,15 +174,15 @@ export const COMMANDS: Command[] = [
   {
     name: "keys list",
     synopsis: "--tenant NAME",
-    summary: "the tenant's keys, by prefix only",
+    summary: "the tenant's keys by prefix only, newest first, with their last use in the last 90 days",
     options: TENANT,
     async run(ctx, values) {
-      const keys = await listKeys(ctx.database, await tenantId(ctx, values));
+      const keys = await listOwnKeys(ctx.database, await tenantId(ctx, values));
       if (!keys.length) return ctx.print("no keys");
       ctx.print(
         table(
-          ["prefix", "created", "revoked"],
-          keys.map((k) => [`${k.prefix}…`, k.createdAt.toISOString(), k.revokedAt?.toISOString() ?? "-"]),
+          ["prefix", "created", "revoked", "last used"],
+          keys.map((k) => [`${k.prefix}…`, k.created_at, k.revoked_at ?? "-", k.last_used_at ?? "-"]),
         ),
       );
     },

@@ -20,8 +20,9 @@ function overview(commands: Command[] = COMMANDS): string {
     `usage: ${CLI} <command> [flags]       (--help after any command for its own help)`,
     ...commands.map(usageLine),
     "",
-    "Amounts are in USD and credits (1 USD = 1,000,000 credits). The database is DATABASE_URL's",
-    "(default the embedded SQLite file). Exit codes: 0 done, 1 failed, 2 wrong command line, 3 not found.",
+    "Amounts are in USD and credits (1 USD = 1,000,000 credits); --usd takes at most 1,000,000.",
+    "The database is DATABASE_URL's (default the embedded SQLite file).",
+    "Exit codes: 0 done, 1 failed, 2 wrong command line, 3 not found.",
   ].join("\n");
 }
 

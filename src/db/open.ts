@@ -33,12 +33,14 @@ export interface Database {
    * Runs `fn` in one transaction: all or nothing. On PostgreSQL a plain transaction (lock rows by
    * updating them first); on SQLite a savepoint inside a group-committed `BEGIN IMMEDIATE` of the
    * one write queue (db/sql.ts), because one connection is shared and an awaited statement of
-   * another request must not land inside it. Every write goes through here.
+   * another request must not land inside it. Every write goes through here or `sql.transaction`.
    */
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   /**
-   * Prepared plain SQL for hot paths. On a SQLite file it runs in a worker thread (db/sqlite-worker.ts),
-   * its transactions taking turns with the ones above; in memory, on the one connection.
+   * Prepared plain SQL for hot paths, and for writes that share a transaction with the ledger's
+   * (tenants and keys: a key is funded as it is made). On a SQLite file it runs in a worker thread
+   * (db/sqlite-worker.ts), its transactions taking turns with the ones above; in memory, on the
+   * one connection.
    */
   sql: SqlRunner;
   close(): Promise<void>;

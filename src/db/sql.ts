@@ -5,7 +5,8 @@ import type { WriteTurns } from "./sqlite-worker.ts";
 // Plain SQL for hot paths (the ledger): one text for both dialects, written with `?` placeholders,
 // run as cached prepared statements. Drizzle stays for the schema, migrations and everything
 // that is not on the per-request path; this exists because building and preparing each
-// statement anew cost the ledger most of its time.
+// statement anew cost the ledger most of its time. Tenants and keys are written here too, so
+// that one transaction can make a key and fund it.
 
 export interface SqlQuery {
   /** Rows of a SELECT or of `… RETURNING`; [] for other statements. */

@@ -26,6 +26,14 @@ export interface CreditInput {
   grant?: { name: string; expiresAt: Date | null; targets: GrantTarget[] };
 }
 
+/** What a credit did: `applied` is false when its `externalId` had been credited before. */
+export interface Credited {
+  transactionId: string;
+  applied: boolean;
+}
+
+/** A credit transaction's entry on one source (paid credits or a grant). */
+const TRANSACTION_ENTRY = "INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?)";
 const GRANTS_OF = `SELECT ${GRANT_COLUMNS} FROM grants WHERE tenant_id = ? AND remaining_credits > 0`;
 interface Funds {
   balance: BalanceRow | undefined;
@@ -112,44 +120,55 @@ export class Ledger {
   }
 
   /** Adds credits (a grant or paid credits) with its transaction record; once per `externalId`. */
-  async credit(tenantId: string, input: CreditInput): Promise<{ transactionId: string; applied: boolean }> {
-    const credited = await this.database.sql.transaction(async (tx) => {
-      await this.lockBalance(tx, tenantId);
-      const now = this.now();
-      const transactionId = newId();
-      const recorded = await tx.query(
-        "INSERT INTO credit_transactions (id, tenant_id, type, credits, description, external_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (external_id) DO NOTHING RETURNING id",
-        [transactionId, tenantId, input.type, input.credits, input.description, input.externalId ?? null, now],
+  credit(tenantId: string, input: CreditInput): Promise<Credited> {
+    return this.withCredits((_tx, credit) => credit(tenantId, input));
+  }
+
+  /**
+   * Runs `fn` in one ledger transaction, with `credit` adding credits inside it (as `credit`
+   * does): `fn`'s own writes and the credits are committed together, or none of them.
+   */
+  async withCredits<T>(fn: (tx: SqlTx, credit: (tenantId: string, input: CreditInput) => Promise<Credited>) => Promise<T>): Promise<T> {
+    const credited = new Set<string>();
+    try {
+      return await this.database.sql.transaction((tx) =>
+        fn(tx, (tenantId, input) => {
+          credited.add(tenantId);
+          return this.creditIn(tx, tenantId, input);
+        }),
       );
-      if (recorded.length === 0) return { transactionId: "", applied: false };
-      let source = PAID;
-      if (input.grant) {
-        source = newId();
-        await tx.query("INSERT INTO grants (id, tenant_id, name, total_credits, remaining_credits, held_credits, targets, expires_at, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)", [
-          source,
-          tenantId,
-          input.grant.name,
-          input.credits,
-          input.credits,
-          JSON.stringify(input.grant.targets),
-          input.grant.expiresAt,
-          now,
-        ]);
-      } else {
-        await tx.query("UPDATE balances SET paid_credits = paid_credits + ? WHERE tenant_id = ?", [input.credits, tenantId]);
-      }
-      await tx.query("INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?)", [
-        newId(),
-        tenantId,
-        transactionId,
+    } finally {
+      this.forgetFunds(credited);
+    }
+  }
+
+  private async creditIn(tx: SqlTx, tenantId: string, input: CreditInput): Promise<Credited> {
+    await this.lockBalance(tx, tenantId);
+    const now = this.now();
+    const transactionId = newId();
+    const recorded = await tx.query(
+      "INSERT INTO credit_transactions (id, tenant_id, type, credits, description, external_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (external_id) DO NOTHING RETURNING id",
+      [transactionId, tenantId, input.type, input.credits, input.description, input.externalId ?? null, now],
+    );
+    if (recorded.length === 0) return { transactionId: "", applied: false };
+    let source = PAID;
+    if (input.grant) {
+      source = newId();
+      await tx.query("INSERT INTO grants (id, tenant_id, name, total_credits, remaining_credits, held_credits, targets, expires_at, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)", [
         source,
+        tenantId,
+        input.grant.name,
         input.credits,
+        input.credits,
+        JSON.stringify(input.grant.targets),
+        input.grant.expiresAt,
         now,
       ]);
-      return { transactionId, applied: true };
-    });
-    this.forgetFunds([tenantId]);
-    return credited;
+    } else {
+      await tx.query("UPDATE balances SET paid_credits = paid_credits + ? WHERE tenant_id = ?", [input.credits, tenantId]);
+    }
+    await tx.query(TRANSACTION_ENTRY, [newId(), tenantId, transactionId, source, input.credits, now]);
+    return { transactionId, applied: true };
   }
 
   /**
@@ -173,14 +192,7 @@ export class Ledger {
         now,
       ]);
       await tx.query("UPDATE balances SET paid_credits = paid_credits - ? WHERE tenant_id = ?", [input.credits, tenantId]);
-      await tx.query("INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?)", [
-        newId(),
-        tenantId,
-        transactionId,
-        PAID,
-        -input.credits,
-        now,
-      ]);
+      await tx.query(TRANSACTION_ENTRY, [newId(), tenantId, transactionId, PAID, -input.credits, now]);
       return { applied: true };
     });
     this.forgetFunds([tenantId]);

@@ -1,3 +1,4 @@
+import { VOICE_CATEGORIES } from "../voices/voice-entry.ts";
 import { VOICE_SORTS } from "../voices/voice-search.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { failures, KEY_FAILURES } from "./error-envelopes.ts";
@@ -138,7 +139,7 @@ export const cataloguePaths: DocumentPart = {
           repeatedQuery("model", `A TTS model name${REPEATABLE}`),
           repeatedQuery("provider", `A provider id${REPEATABLE}`),
           repeatedQuery("language", `A language (\`en\`) or locale (\`en-GB\`)${REPEATABLE}`),
-          repeatedQuery("category", `\`official\`, \`community\` or \`cloned\`${REPEATABLE}`),
+          repeatedQuery("category", `A voice category${REPEATABLE}`, oneOfValues(VOICE_CATEGORIES)),
           repeatedQuery("filter", "`facet:value`, such as `gender:female`; repeatable"),
           query("added_after", "Voices first seen after this RFC 3339 time", timestamp()),
           query("sort", "`relevance` needs `q` (its default); else `featured` by default", oneOfValues(VOICE_SORTS)),

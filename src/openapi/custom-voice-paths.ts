@@ -1,3 +1,4 @@
+import { CLONE_FIELD_LIMITS } from "../surfaces/clone-form.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { failures, KEY_FAILURES } from "./error-envelopes.ts";
 import { answer, formBody, json, pathParam } from "./operation.ts";
@@ -31,6 +32,9 @@ const page = { voices: array(voiceOfModel, "The voice once per speech model it c
 /** The recordings of a speaker and what the voice is called: /v1/custom-voices and /el/v1/voices/add take them alike (surfaces/clone-form.ts). */
 export const RECORDINGS = array(file(), "One or more recordings of the speaker (`files`; `files[]` and `file` are read too)");
 
+/** A text field of the clone form, with its limit. */
+export const cloneField = (name: keyof typeof CLONE_FIELD_LIMITS, description?: string) => string(description, { maxLength: CLONE_FIELD_LIMITS[name] });
+
 const VOICE_ID = pathParam("voice_id", "The voice id verbatim (it may hold `:` and `@`), percent-escapes decoded", string(undefined, { minLength: 1, maxLength: 120 }));
 
 export const customVoicePaths: DocumentPart = {
@@ -45,14 +49,18 @@ export const customVoicePaths: DocumentPart = {
         security: BEARER,
         requestBody: formBody(
           object(
-            { name: string(), provider: string("The provider that clones and holds the voice"), files: RECORDINGS },
-            { model: string("The one TTS model it is for (default: every TTS model of the provider)"), description: string(), language: string() },
+            { name: cloneField("name"), provider: cloneField("provider", "The provider that clones and holds the voice"), files: RECORDINGS },
+            {
+              model: cloneField("model", "The one TTS model it is for (default: every TTS model of the provider)"),
+              description: cloneField("description"),
+              language: cloneField("language"),
+            },
           ),
         ),
         responses: {
           201: answer("The voice: `active`, or `processing` (poll `GET /v1/custom-voices/{voice_id}`)", json(ref("CustomVoice"))),
           ...failures("native", {
-            400: "`invalid_request`: a missing or empty field or file, a provider that cannot clone here, a model it does not serve, a body that is not multipart",
+            400: "`invalid_request`: a missing or empty field or file, a field past its length, a provider that cannot clone here, a model it does not serve, a body that is not multipart",
             ...KEY_FAILURES,
             402: "`insufficient_balance`: the paid balance cannot pay the clone fee",
             413: "`payload_too_large`: over `MAX_AUDIO_UPLOAD_BYTES`",

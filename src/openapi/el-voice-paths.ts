@@ -1,4 +1,4 @@
-import { RECORDINGS } from "./custom-voice-paths.ts";
+import { cloneField, RECORDINGS } from "./custom-voice-paths.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { failures } from "./error-envelopes.ts";
 import { EL_KEY_FAILURES } from "./el-speech-paths.ts";
@@ -106,11 +106,13 @@ export const elVoicePaths: DocumentPart = {
         description: "Cloned by ElevenLabs when this deployment has it, else by the first provider here that can clone (docs/voices.md#cloned-voices).",
         tags: ["ElevenLabs-compatible"],
         security: EL_KEY,
-        requestBody: formBody(object({ name: string(), files: RECORDINGS }, { description: string(), labels: string("A JSON object of strings; its `language` is the voice's") })),
+        requestBody: formBody(
+          object({ name: cloneField("name"), files: RECORDINGS }, { description: cloneField("description"), labels: cloneField("labels", "A JSON object of strings; its `language` is the voice's") }),
+        ),
         responses: {
           200: answer("The new voice", json(object({ voice_id: string(), requires_verification: constant(false) }))),
           ...failures("el", {
-            400: "`invalid_request`: a missing name or file, bad `labels`, no provider here can clone",
+            400: "`invalid_request`: a missing name or file, a field past its length, bad `labels`, no provider here can clone",
             ...EL_KEY_FAILURES,
             402: "`insufficient_balance`: the paid balance cannot pay the clone fee",
             413: "`payload_too_large`: over `MAX_AUDIO_UPLOAD_BYTES`",

@@ -4,10 +4,19 @@ import type { FormBody } from "./request-body.ts";
 
 // The multipart form of a voice clone, as `/v1/custom-voices` and `/el/v1/voices/add` take it.
 
-/** A text field of the form, trimmed; absent or empty is undefined. */
-export function formField(form: FormBody, name: string): string | undefined {
+/**
+ * The most characters each text field may have (docs/voices.md#cloned-voices): a name and a
+ * description are stored and listed with the voice, so none may make every listing huge.
+ */
+export const CLONE_FIELD_LIMITS = { name: 100, description: 1000, language: 35, labels: 1000, provider: 200, model: 200 } as const;
+
+/** A text field of the form, trimmed; absent or empty is undefined; past its limit, 400 naming it. */
+export function formField(form: FormBody, name: keyof typeof CLONE_FIELD_LIMITS): string | undefined {
   const v = form.get(name);
-  return typeof v === "string" && v.trim() ? v.trim() : undefined;
+  const text = typeof v === "string" ? v.trim() : "";
+  const limit = CLONE_FIELD_LIMITS[name];
+  if (text.length > limit) throw new ApiError("invalid_request", `${name} is longer than ${limit} characters`, { param: name });
+  return text || undefined;
 }
 
 /** The speaker's recordings: one or more non-empty `files` (`files[]` and `file` are taken too). */

@@ -1,6 +1,13 @@
 // WebSocket subprotocols as browsers use them: a browser cannot set an Authorization header on a
 // WebSocket, so a key may ride in a subprotocol it offers (`<prefix><key>`); and a browser that
-// offered subprotocols fails the socket unless the upgrade names one of them.
+// offered subprotocols fails the socket unless the upgrade names one of them. The upgrade never
+// names one that carries a key: response headers end up in proxies' logs.
+
+/** The native channels' key subprotocol (`voxroute-key.<key>`). */
+export const NATIVE_KEY_PROTOCOL = "voxroute-key.";
+/** `/oai/realtime`'s: OpenAI's SDK spelling, and the interface's. */
+export const OAI_KEY_PROTOCOLS = ["openai-insecure-api-key.", "oai-insecure-api-key."];
+const carriesKey = (protocol: string) => [NATIVE_KEY_PROTOCOL, ...OAI_KEY_PROTOCOLS].some((prefix) => protocol.startsWith(prefix));
 
 /** The subprotocols the client offered, in its order. */
 function offered(request: Request): string[] {
@@ -19,14 +26,17 @@ export function keyInProtocols(request: Request, prefixes: readonly string[]): s
   return undefined;
 }
 
-/** The subprotocol the upgrade answers with: `preferred` when offered, else the first offered (none when none was). */
+/** The subprotocol the upgrade answers with: `preferred` when offered, else the first offered that carries no key, else none. */
 export function chosenProtocol(request: Request, preferred: string): string | undefined {
   const protocols = offered(request);
-  return protocols.includes(preferred) ? preferred : protocols[0];
+  return protocols.includes(preferred) ? preferred : protocols.find((protocol) => !carriesKey(protocol));
 }
 
-/** Names the chosen subprotocol on the upgrade's answer (Elysia's `set` of `beforeHandle`). */
+/**
+ * Names the chosen subprotocol on the upgrade's answer (Elysia's `set` of `beforeHandle`): call it
+ * once the upgrade goes ahead, not on a refusal. With none to name, the header is set empty, which
+ * Bun leaves out; unset, Bun would name the first one offered, key and all.
+ */
 export function answerProtocol(request: Request, set: { headers: Record<string, string | number> }, preferred: string): void {
-  const protocol = chosenProtocol(request, preferred);
-  if (protocol) set.headers["sec-websocket-protocol"] = protocol;
+  set.headers["sec-websocket-protocol"] = chosenProtocol(request, preferred) ?? "";
 }

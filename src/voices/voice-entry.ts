@@ -139,6 +139,9 @@ export function absolutePreview(entry: VoiceEntry, base: string): VoiceEntry {
 
 // ---- names, languages, labels ----
 
+/** Every `voice.category.id` there is, in the `featured` order (docs/voices.md). */
+export const VOICE_CATEGORIES = ["official", "community", "cloned"] as const;
+
 const CATEGORY_NAMES: Record<string, string> = { official: "Official", community: "Community", cloned: "Cloned" };
 
 const FACET_NAMES: Record<string, string> = { gender: "Gender", accent: "Accent", age: "Age", use_case: "Use case", style: "Style" };

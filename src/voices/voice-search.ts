@@ -1,6 +1,6 @@
 import { ApiError } from "../errors.ts";
 import { breath } from "../util/breath.ts";
-import type { VoiceEntry } from "./voice-entry.ts";
+import { VOICE_CATEGORIES, type VoiceEntry } from "./voice-entry.ts";
 
 // Search over the voice catalogue: filters, text, sort orders, facet counts and cursors. Everything
 // a request could compute from the entries is computed once, when an index is built (lower-cased
@@ -53,7 +53,7 @@ export interface VoicePage {
 /** Facets in the order answers list them; a label facet not named here follows, by name. */
 const FACET_ORDER = ["model", "provider", "language", "category", "gender", "accent", "age", "use_case", "style"];
 const FACET_TITLES: Record<string, string> = { model: "Model", provider: "Provider", language: "Language", category: "Category" };
-const CATEGORY_RANK: Record<string, number> = { official: 0, community: 1, cloned: 2 };
+const CATEGORY_RANK: Record<string, number> = Object.fromEntries(VOICE_CATEGORIES.map((category, rank) => [category, rank]));
 
 /** Query-token weights: a word of the voice's name counts more than one of its other metadata; a whole word more than a prefix. */
 const WEIGHT = { nameExact: 4, namePrefix: 3, exact: 2, prefix: 1 } as const;

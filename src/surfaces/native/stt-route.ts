@@ -39,9 +39,10 @@ export function sttRoute(ctx: AppContext) {
     .get("/v1/stt", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
     .ws("/v1/stt", {
       // Runs before the upgrade, possibly twice: read-only checks only.
-      beforeHandle: ({ request, set }) => {
+      beforeHandle: async ({ request, set }) => {
+        const refusal = await checkBeforeUpgrade(ctx, nativeSocketKey(request), plan(request), nativeError, { overloaded: (candidate) => ctx.sttProviders.get(candidate.provider.id)?.overloaded?.() });
+        if (refusal) return refusal;
         answerProtocol(request, set, NATIVE_PROTOCOL);
-        return checkBeforeUpgrade(ctx, nativeSocketKey(request), plan(request), nativeError, { overloaded: (candidate) => ctx.sttProviders.get(candidate.provider.id)?.overloaded?.() });
       },
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;

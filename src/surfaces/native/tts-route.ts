@@ -33,9 +33,10 @@ export function ttsRoute(ctx: AppContext) {
     .get("/v1/tts", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
     .ws("/v1/tts", {
       // Runs before the upgrade, possibly twice: read-only checks only (no holds, no debits).
-      beforeHandle: ({ request, set }) => {
+      beforeHandle: async ({ request, set }) => {
+        const refusal = await checkBeforeUpgrade(ctx, nativeSocketKey(request), plan(request), nativeError);
+        if (refusal) return refusal;
         answerProtocol(request, set, NATIVE_PROTOCOL);
-        return checkBeforeUpgrade(ctx, nativeSocketKey(request), plan(request), nativeError);
       },
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;

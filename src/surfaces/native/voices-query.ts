@@ -1,6 +1,6 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import { ApiError } from "../../errors.ts";
-import { slug } from "../../voices/voice-entry.ts";
+import { slug, VOICE_CATEGORIES } from "../../voices/voice-entry.ts";
 import { VOICE_SORTS, type VoiceFilter, type VoiceQuery } from "../../voices/voice-search.ts";
 import { integer, oneOf, query, text, timestamp } from "../account/query.ts";
 
@@ -44,9 +44,12 @@ class Dimensions {
         this.languages.add(language);
         return;
       }
-      case "category":
-        this.categories.add(slug(value));
+      case "category": {
+        const category = slug(value);
+        if (!(VOICE_CATEGORIES as readonly string[]).includes(category)) throw bad(param, `category "${value}" is none of ${VOICE_CATEGORIES.join(", ")}`);
+        this.categories.add(category);
         return;
+      }
       default:
         this.filters.push({ facet, value: slug(value) });
     }

@@ -41,8 +41,11 @@ export class OaiEvents {
   }
 }
 
-/** The audio of an `input_audio_buffer.append`, or undefined after telling the client it has none. */
+/** Standard base64 with its padding, as OpenAI takes it: Buffer.from would skip any other character silently. */
+const isBase64 = (text: string) => text.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(text);
+
+/** The audio of an `input_audio_buffer.append`, or undefined after telling the client it has none (the session goes on). */
 export function appendedAudio(msg: ClientEvent, events: OaiEvents): Uint8Array | undefined {
-  if (typeof msg.audio === "string") return Buffer.from(msg.audio, "base64");
-  events.error(new ApiError("invalid_request", "input_audio_buffer.append needs audio (base64)", { param: "audio" }), msg);
+  if (typeof msg.audio === "string" && isBase64(msg.audio)) return Buffer.from(msg.audio, "base64");
+  events.error(new ApiError("invalid_request", "input_audio_buffer.append needs audio as base64 (standard alphabet, padded)", { param: "audio" }), msg);
 }
