@@ -3,13 +3,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { CHROMIUM, chromiumFor, screenshot, shows, signIn, tabKey } from "./helpers/browser.ts";
+import { CHROMIUM, chromiumFor, enterCode, requestCode, screenshot, shows, tabKey } from "./helpers/browser.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
 // The landing page and the dashboard as a person uses them, in Debian's Chromium driven by
-// playwright-core: sign-in with the code from the dev outbox, the balance and activity after a
-// request, a sandbox top-up, keys created and revoked; sign-out. The playground: test/playground-browser.test.ts. With DOCS_SCREENSHOTS=1 it also saves
+// playwright-core: what the landing page tells a user of the deployment, sign-in with the code from
+// the dev outbox, the balance and activity after a request, a sandbox top-up (and none offered by
+// a server that takes no payments), keys created and revoked, the tables at phone width;
+// sign-out. The playground: test/playground-browser.test.ts. With DOCS_SCREENSHOTS=1 it also saves
 // each page into docs/screenshots/ (desktop and phone widths).
 
 const chromiumAvailable = chromiumFor("the dashboard browser tests");
@@ -20,6 +22,9 @@ let context: BrowserContext;
 let page: Page;
 let outbox: string;
 const pageErrors: string[] = [];
+
+/** The README's shell commands: the developers' (install and start, run the tests), not a user's. */
+const README_COMMANDS = [...(await Bun.file(new URL("../README.md", import.meta.url)).text()).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!.trim()).slice(0, 2);
 
 describe.skipIf(!chromiumAvailable)("the dashboard in Chromium", () => {
   beforeAll(async () => {
@@ -37,11 +42,21 @@ describe.skipIf(!chromiumAvailable)("the dashboard in Chromium", () => {
     if (outbox) rmSync(outbox, { recursive: true, force: true });
   });
 
-  test("signed out, / shows the README's commands and a sign-in; the code from the dev outbox signs in", async () => {
+  test("signed out, / shows a user the API's address, its reference and a sign-in, not the developers' commands; signing in goes to the dashboard", async () => {
     await page.goto(`${server.url}/`);
-    await shows(page.locator("pre code").first(), "bun run start");
+    const main = page.locator("main");
+    await shows(main.getByTestId("api-base"), server.url);
+    expect(await main.getByRole("link", { name: "API reference" }).getAttribute("href")).toBe("/docs");
+    await main.getByRole("button", { name: "Send me a code" }).waitFor();
+    const text = (await main.textContent()) ?? "";
+    expect(README_COMMANDS).toHaveLength(2);
+    for (const command of README_COMMANDS) expect(text).not.toContain(command);
     await screenshot(context, page, "landing");
-    await signIn(page, server.url, outbox, "ada@example.com");
+    await requestCode(page, server.url, "ada@example.com");
+    // Where a server without a mail server keeps the code is the operator's business.
+    await main.getByLabel("Code").waitFor();
+    expect(await main.getByRole("region", { name: "Sign in" }).textContent()).not.toContain("outbox");
+    await enterCode(page, server.url, outbox, "ada@example.com");
     // The key stays in the tab, never in the address.
     expect(await tabKey(page)).toStartWith("vxr_");
     expect(page.url()).not.toContain("vxr_");

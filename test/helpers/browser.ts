@@ -49,18 +49,19 @@ export async function requestCode(page: Page, base: string, email: string): Prom
   await page.getByRole("button", { name: "Send me a code" }).click();
 }
 
-/** Enters the code mailed to the dev outbox. */
-export async function enterCode(page: Page, outbox: string, email: string): Promise<void> {
+/** Enters the code mailed to the dev outbox; the page goes on to the dashboard. */
+export async function enterCode(page: Page, base: string, outbox: string, email: string): Promise<void> {
   // The keyboard alone signs in: Enter submits the code.
   await page.getByLabel("Code").fill(await codeFor(outbox, email));
   await page.getByLabel("Code").press("Enter");
-  await page.getByRole("heading", { name: `Signed in as ${email}` }).waitFor();
+  await page.waitForURL(`${base}/dashboard`);
+  await page.getByRole("heading", { name: "Dashboard", level: 1 }).waitFor();
 }
 
-/** Signs in on the landing page of `base` with the code mailed to the dev outbox. */
+/** Signs in on the landing page of `base` with the code mailed to the dev outbox, and lands on the dashboard. */
 export async function signIn(page: Page, base: string, outbox: string, email: string): Promise<void> {
   await requestCode(page, base, email);
-  await enterCode(page, outbox, email);
+  await enterCode(page, base, outbox, email);
 }
 
 /** The key this tab signed in with (sessionStorage). */
