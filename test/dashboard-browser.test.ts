@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { CHROMIUM, chromiumFor, enterCode, requestCode, screenshot, shows, tabKey } from "./helpers/browser.ts";
+import { CHROMIUM, chromiumFor, enterCode, requestCode, screenshot, shows, signIn, tabKey } from "./helpers/browser.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -101,6 +101,23 @@ describe.skipIf(!chromiumAvailable)("the dashboard in Chromium", () => {
     await page.evaluate(() => (globalThis as any).dispatchEvent(new Event("focus")));
     await shows(page.getByTestId("paid-usd"), "$12.50");
     await shows(page.getByTestId("transactions").getByRole("row").nth(1), "top-up$12.50");
+  }, 30_000);
+
+  test("a server that takes no payments offers no top-up: the dashboard says why", async () => {
+    const unpaidOutbox = mkdtempSync(join(tmpdir(), "voxroute-outbox-"));
+    const unpaid = await startTestServer({ DEV_OUTBOX_DIR: unpaidOutbox });
+    const tab = await context.newPage();
+    try {
+      await signIn(tab, unpaid.url, unpaidOutbox, "grace@example.com");
+      const topUp = tab.getByRole("region", { name: "Top up" });
+      await shows(topUp, "This server takes no payments");
+      expect(await topUp.getByRole("button", { name: "Top up" }).count()).toBe(0);
+      expect(await topUp.getByLabel(/Amount/).count()).toBe(0);
+    } finally {
+      await tab.close();
+      await unpaid.stop(0);
+      rmSync(unpaidOutbox, { recursive: true, force: true });
+    }
   }, 30_000);
 
   test("keys: one created is shown once and works; revoked after a confirmation, it no longer does", async () => {

@@ -8,6 +8,8 @@ export interface BalanceView {
   paid_balance_usd: number;
   updated_at: string;
   promotion_grants: { name: string; remaining_credits: number; remaining_usd: number; expires_at: string | null; eligible: boolean; targets: { provider: string; model: string }[] }[];
+  /** Whether this server makes top-up links. */
+  top_ups: boolean;
 }
 
 const targetsOf = (targets: { provider: string; model: string }[]) => (targets.length ? targets.map((t) => `${t.provider} / ${t.model}`).join(", ") : "any provider and model");
@@ -31,7 +33,7 @@ export function Balance({ balance }: { balance: BalanceView }) {
         </div>
         <div>
           <dt>State</dt>
-          <dd class={balance.state === "ok" ? "ok" : "warn"}>{balance.state === "ok" ? "Active" : "Exhausted: top up to continue"}</dd>
+          <dd class={balance.state === "ok" ? "ok" : "warn"}>{balance.state === "ok" ? "Active" : balance.top_ups ? "Exhausted: top up to continue" : "Exhausted"}</dd>
         </div>
       </dl>
       <h3>Grants</h3>
