@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { CHROMIUM, chromiumFor, enterCode, requestCode, screenshot, shows, signIn, tabKey } from "./helpers/browser.ts";
+import { CHROMIUM, chromiumFor, enterCode, phoneTab, requestCode, screenshot, shows, signIn, tabKey } from "./helpers/browser.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -117,6 +117,35 @@ describe.skipIf(!chromiumAvailable)("the dashboard in Chromium", () => {
       await tab.close();
       await unpaid.stop(0);
       rmSync(unpaidOutbox, { recursive: true, force: true });
+    }
+  }, 30_000);
+
+  test("at phone width the tables fit: the last column of grants, transactions and keys is on screen, the activity scrolls in its own box", async () => {
+    await page.goto(`${server.url}/dashboard`);
+    const phone = await phoneTab(context, page);
+    try {
+      /** The box of the first row's last cell of `table` and of the box the table scrolls in; `scrolled`: once that box is scrolled to the cell. */
+      const boxes = async (table: ReturnType<Page["getByRole"]>, scrolled = false) => {
+        const cell = table.getByRole("row").nth(1).getByRole("cell").last();
+        if (scrolled) await cell.scrollIntoViewIfNeeded();
+        const scroller = table.locator("xpath=ancestor::div[contains(@class, 'scroll')][1]");
+        return { cell: (await cell.boundingBox())!, scroller: (await scroller.boundingBox())! };
+      };
+      const within = (inner: { x: number; width: number }, outer: { x: number; width: number }) => inner.x >= outer.x - 0.5 && inner.x + inner.width <= outer.x + outer.width + 0.5;
+      const viewport = { x: 0, width: 390 };
+      for (const name of ["Promotional grants", "Credit transactions, newest first", "API keys, newest first"]) {
+        const table = phone.getByRole("table", { name });
+        await table.getByRole("row").nth(1).waitFor();
+        const { cell, scroller } = await boxes(table);
+        expect([name, within(cell, viewport), within(cell, scroller)]).toEqual([name, true, true]);
+      }
+      const activity = phone.getByRole("table", { name: "Requests, newest first" });
+      await activity.getByRole("row").nth(1).waitFor();
+      const { cell, scroller } = await boxes(activity, true);
+      expect([within(scroller, viewport), within(cell, scroller)]).toEqual([true, true]);
+      expect(await phone.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBe(390);
+    } finally {
+      await phone.close();
     }
   }, 30_000);
 

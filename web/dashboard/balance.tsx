@@ -41,7 +41,7 @@ export function Balance({ balance }: { balance: BalanceView }) {
         <p>No promotional grants.</p>
       ) : (
         <div class="scroll">
-          <table>
+          <table class="fit">
             <caption class="sr-only">Promotional grants</caption>
             <thead>
               <tr>
@@ -54,13 +54,15 @@ export function Balance({ balance }: { balance: BalanceView }) {
             <tbody>
               {balance.promotion_grants.map((g) => (
                 <tr>
-                  <td>
+                  <td data-label="Grant">
                     {g.name}
                     {!g.eligible && " (not usable now)"}
                   </td>
-                  <td title={credits(g.remaining_credits)}>{usd(g.remaining_usd)}</td>
-                  <td>{targetsOf(g.targets)}</td>
-                  <td>{g.expires_at ? when(g.expires_at) : "never"}</td>
+                  <td data-label="Remaining" title={credits(g.remaining_credits)}>
+                    {usd(g.remaining_usd)}
+                  </td>
+                  <td data-label="Pays for">{targetsOf(g.targets)}</td>
+                  <td data-label="Expires">{g.expires_at ? when(g.expires_at) : "never"}</td>
                 </tr>
               ))}
             </tbody>
