@@ -114,23 +114,38 @@ describe.skipIf(!chromiumAvailable)("the playground in Chromium", () => {
   );
 
   test.skipIf(!localSttAvailable)(
-    "realtime playground: a profile heard and answered through a client secret; the caller talks over the long answer, which stops",
+    "realtime playground: a profile heard and answered through a client secret; the caller talks over the long answer, which stops and shows what was heard",
     async () => {
       const id = await profileFor("/long");
       await page.goto(`${server.url}/playground`);
       await page.getByLabel("Realtime profile").selectOption(id);
       await page.getByRole("button", { name: "Talk" }).click();
       const conversation = page.locator(".conversation");
-      await shows(conversation, "You: thank you very much for your help");
-      await shows(conversation, `Answer: ${LONG_ANSWER.slice(0, 20)}`);
-      await shows(conversation, "(interrupted)");
+      await shows(conversation, "You: thank you very much for your help", 30_000);
+      await shows(conversation, `Answer: ${LONG_ANSWER.slice(0, 20)}`, 30_000);
+      await shows(conversation, "(interrupted)", 30_000);
+      // What the caller had time to hear, as the application was told it, is the answer shown as
+      // heard; the rest of its text is marked as not heard.
+      const told = () => app.connections.filter((c) => c.path === "/long").flatMap((c) => c.received.filter((m) => m.type === "interrupt"));
+      for (let i = 0; i < 200 && told().length === 0; i++) await Bun.sleep(50);
+      expect(told()).toHaveLength(1);
+      const spoken = String(told()[0]!.utteranceUntilInterrupt);
+      expect(spoken.length).toBeLessThan(LONG_ANSWER.length);
+      const answer = conversation.locator("li.answer");
+      const heardPart = await answer.evaluate((li) => {
+        const copy = li.cloneNode(true) as typeof li;
+        for (const unheard of copy.querySelectorAll(".unheard")) unheard.remove();
+        return copy.textContent?.replace(/\s+/g, " ").trim();
+      });
+      expect(heardPart).toBe(`Answer: ${spoken} (interrupted)`.replace(/\s+/g, " "));
+      expect(await answer.locator(".unheard").textContent()).toBe(`not heard: ${LONG_ANSWER.slice(spoken.length).trim()}`);
       // The words that talked over it are a turn of their own.
       for (let i = 0; i < 200 && (await conversation.locator("li.caller").count()) < 2; i++) await Bun.sleep(50);
       expect(await conversation.locator("li.caller").count()).toBe(2);
       await page.getByRole("button", { name: "Hang up" }).click();
       await shows(page.getByTestId("rt-state"), "ended");
     },
-    40_000,
+    90_000,
   );
 
   test("voice browser: search, a facet, a preview, and a voice put into the TTS form", async () => {

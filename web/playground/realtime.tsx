@@ -14,7 +14,23 @@ interface Line {
   who: "caller" | "answer";
   id: string;
   text: string;
-  interrupted?: boolean;
+  /** An interrupted answer's: what the caller had time to hear of it (`spoken_text`). */
+  heard?: string;
+}
+
+/** An interrupted answer: what the caller heard of it, and the rest of its text marked as not heard. */
+function Interrupted({ text, heard }: { text: string; heard: string }) {
+  const rest = text.startsWith(heard) ? text.slice(heard.length).trim() : "";
+  return (
+    <>
+      <span class="heard">{heard}</span> <em>(interrupted)</em>{" "}
+      {rest && (
+        <span class="unheard">
+          not heard: <del>{rest}</del>
+        </span>
+      )}
+    </>
+  );
 }
 
 /** `pcm_16000` → 16000; µ-law is not something the page records or plays. */
@@ -77,7 +93,7 @@ export function RealtimePlayground({ apiKey }: { apiKey: string }) {
         } else if (e.type === "realtime.response.interrupted") {
           out.stop();
           const before = current.find((l) => l.id === e.response_id);
-          if (before) say({ ...before, interrupted: true });
+          if (before) say({ ...before, heard: e.spoken_text });
         } else if (e.type === "realtime.error") setError(`${e.code}: ${e.message}`);
       };
       ws.onclose = (c) => {
@@ -141,8 +157,7 @@ export function RealtimePlayground({ apiKey }: { apiKey: string }) {
       <ol class="conversation" aria-live="polite">
         {lines.map((l) => (
           <li class={l.who}>
-            <strong>{l.who === "caller" ? "You" : "Answer"}:</strong> {l.text}
-            {l.interrupted && <em> (interrupted)</em>}
+            <strong>{l.who === "caller" ? "You" : "Answer"}:</strong> {l.heard === undefined ? l.text : <Interrupted text={l.text} heard={l.heard} />}
           </li>
         ))}
       </ol>
