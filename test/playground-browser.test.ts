@@ -88,6 +88,33 @@ describe.skipIf(!chromiumAvailable)("the playground in Chromium", () => {
     await screenshot(context, page, "playground");
   }, 30_000);
 
+  test("TTS playground: a new run's figures are its own, neither overwritten by the run before nor given its level", async () => {
+    await page.goto(`${server.url}/playground`);
+    await page.getByLabel("Provider", { exact: true }).selectOption({ label: "Flite (embedded)" });
+    await page.getByLabel("Text", { exact: true }).fill("The first run speaks for a few seconds, loud enough to be heard.");
+    await page.getByRole("button", { name: "Speak" }).click();
+    for (let i = 0; i < 100 && Number(await page.getByTestId("tts-peak").getAttribute("data-peak")) < 0.05; i++) await Bun.sleep(100);
+    expect(Number(await page.getByTestId("tts-peak").getAttribute("data-peak"))).toBeGreaterThan(0.05);
+    // Every figure shown from the second run's start (empty text, so no audio) on.
+    await page.evaluate(() => {
+      const tab = globalThis as any;
+      const read = (id: string) => tab.document.querySelector(`[data-testid=${id}]`);
+      const figures = () => `${read("tts-samples")?.textContent} ${read("tts-peak")?.getAttribute("data-peak")} ${read("tts-state")?.textContent}`;
+      tab.shown = [];
+      new tab.MutationObserver(() => tab.shown.push(figures())).observe(tab.document.querySelector("main"), { subtree: true, childList: true, characterData: true, attributes: true });
+    });
+    await page.getByLabel("Text", { exact: true }).fill("");
+    await page.getByRole("button", { name: "Speak" }).click();
+    await shows(page.getByTestId("tts-state"), "done");
+    // The first run's meter read the level every 200 ms for seconds after it ended: a second holds five of its rounds.
+    await Bun.sleep(1000);
+    const all = (await page.evaluate(() => (globalThis as any).shown)) as string[];
+    const shown = all.slice(all.findIndex((s) => s.endsWith(" connecting")));
+    expect(shown.length).toBeGreaterThan(1);
+    expect([...new Set(shown)]).toEqual(["0 0 connecting", "0 0 done"]);
+    expect(await page.getByRole("alert").filter({ hasText: /\S/ }).count()).toBe(0);
+  }, 30_000);
+
   test.skipIf(!localSttAvailable)(
     "STT playground: the microphone transcribed, the router VAD's turn signals and the finals on the timeline in the order of their times",
     async () => {
