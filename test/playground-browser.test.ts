@@ -175,6 +175,43 @@ describe.skipIf(!chromiumAvailable)("the playground in Chromium", () => {
     90_000,
   );
 
+  test("realtime playground with the microphone refused: it says so, and leaves no conversation open", async () => {
+    const id = await profileFor("/silent");
+    // A Chromium with no fake microphone and no permission for one.
+    const refusing = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    try {
+      const tab = await refusing.newPage();
+      const session = await page.evaluate(() => sessionStorage.getItem("voxroute.session"));
+      await tab.addInitScript((s) => sessionStorage.setItem("voxroute.session", s!), session);
+      // Every WebSocket the page makes, to see whether it is left open.
+      await tab.addInitScript(() => {
+        const page = globalThis as any;
+        const sockets: WebSocket[] = [];
+        page.sockets = sockets;
+        page.WebSocket = class extends page.WebSocket {
+          constructor(...args: unknown[]) {
+            super(...args);
+            sockets.push(this as unknown as WebSocket);
+          }
+        };
+      });
+      await tab.goto(`${server.url}/playground`);
+      await tab.getByLabel("Realtime profile").selectOption(id);
+      await tab.getByRole("button", { name: "Talk" }).click();
+      const alert = tab.getByRole("region", { name: "Realtime" }).getByRole("alert");
+      await shows(alert, /\S/);
+      // Once the refusal is told, no socket is open or opening (the server's idle timeout would close one only seconds later).
+      const opened = await tab.evaluate(() => (globalThis as any).sockets.filter((s: WebSocket) => s.readyState < WebSocket.CLOSING).map((s: WebSocket) => s.url.replace(/\?.*/, "")) as string[]);
+      expect(opened).toEqual([]);
+      expect(app.connections.filter((c) => c.path === "/silent")).toEqual([]);
+      await shows(alert, "the microphone could not be opened");
+      expect(await tab.getByTestId("rt-state").textContent()).toBe("idle");
+      expect(await tab.getByRole("button", { name: "Talk" }).count()).toBe(1);
+    } finally {
+      await refusing.close();
+    }
+  }, 30_000);
+
   test("voice browser: search, a facet, a preview, and a voice put into the TTS form", async () => {
     await page.goto(`${server.url}/playground`);
     await page.getByRole("searchbox", { name: "Search voices" }).fill("scottish");

@@ -72,16 +72,24 @@ export function RealtimePlayground({ apiKey }: { apiKey: string }) {
     if (!inRate || !outRate) return setError("this page speaks PCM only: the profile uses µ-law");
     setError("");
     setLines([]);
+    setState("connecting");
     player.current ??= new PcmPlayer();
     const out = player.current;
     await out.resume();
     let current: Line[] = [];
     const say = (line: Line) => setLines((current = [...current.filter((l) => l.id !== line.id), line]));
+    // The microphone first: refused, it spends no secret and opens no conversation.
+    let ws: WebSocket | undefined;
+    try {
+      mic.current = await startMicrophone(inRate, (pcm) => ws?.readyState === WebSocket.OPEN && ws.send(pcm));
+    } catch (err) {
+      setState("idle");
+      return setError(`the microphone could not be opened: ${describeFailure(err)}`);
+    }
     try {
       const { client_secret } = await api<{ client_secret: string }>("/v1/realtime/client-secrets", { key: apiKey, body: { profile_id: profile.id } });
-      const ws = openSocket(`/v1/realtime${queryOf({ client_secret })}`);
+      ws = openSocket(`/v1/realtime${queryOf({ client_secret })}`);
       socket.current = ws;
-      setState("connecting");
       ws.onmessage = (m) => {
         if (typeof m.data !== "string") return out.play(m.data, outRate);
         const e = JSON.parse(m.data);
@@ -102,8 +110,9 @@ export function RealtimePlayground({ apiKey }: { apiKey: string }) {
         setState("ended");
         if (c.code !== 1000) setError(closeText(c));
       };
-      mic.current = await startMicrophone(inRate, (pcm) => ws.readyState === WebSocket.OPEN && ws.send(pcm));
     } catch (err) {
+      mic.current?.stop();
+      mic.current = undefined;
       setError(describeFailure(err));
       setState("idle");
     }
