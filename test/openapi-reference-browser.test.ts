@@ -66,4 +66,22 @@ describe.skipIf(!chromiumAvailable)("the API reference page, offline", () => {
     expect(requests).toEqual(expect.arrayContaining(["/docs", "/docs/swagger-ui-bundle.js", "/docs/swagger-ui.css", "/openapi.json"]));
     await context.close();
   }, 90_000);
+
+  test("/docs leads back to the site: its link to / opens the landing page, still offline", async () => {
+    const context = await browser.newContext();
+    const blocked: string[] = [];
+    await context.route("**/*", (route) => {
+      if (isLoopback(route.request().url())) return route.continue();
+      blocked.push(route.request().url());
+      return route.abort();
+    });
+    const page = await context.newPage();
+    await page.goto(`${server.url}/docs`);
+    await page.getByText("Provider catalogue", { exact: true }).waitFor({ timeout: 60_000 });
+    await page.getByRole("navigation", { name: "Site" }).getByRole("link", { name: "voxroute", exact: true }).click();
+    await page.waitForURL(`${server.url}/`);
+    await page.getByRole("heading", { name: "voxroute", level: 1 }).waitFor();
+    expect(blocked).toEqual([]);
+    await context.close();
+  }, 90_000);
 });

@@ -31,6 +31,9 @@ async function topUp(s: TestServer, body: unknown, idempotencyKey?: string) {
 
 const paidCredits = async (s: TestServer) => (await s.ctx.meter.ledger.snapshot(s.tenantId)).balance.paidCredits;
 
+/** `top_ups` of the balance: whether the server makes top-up links (the dashboard offers one only then). */
+const topUpsOffered = async (s: TestServer) => ((await (await fetch(`${s.url}/account/balance`, { headers: { Authorization: `Bearer ${s.key}` } })).json()) as { top_ups: unknown }).top_ups;
+
 describe("top-up links through Stripe Checkout (fake Stripe API on loopback)", () => {
   test("a link for the amount; the payment's webhook credits the account exactly once", async () => {
     const link = await topUp(server, { amount_usd: 25.5 }, "order-1");
@@ -108,10 +111,15 @@ describe("sandbox payments (SANDBOX_PAYMENTS=true)", () => {
     expect(await (await fetch(link.body.url)).text()).toContain("Paid");
   });
 
-  test("without payment config, top-ups answer 503 and no sandbox page exists", async () => {
+  test("the balance says top-ups are on with Stripe and with the sandbox", async () => {
+    expect([await topUpsOffered(server), await topUpsOffered(sandbox)]).toEqual([true, true]);
+  });
+
+  test("without payment config, top-ups answer 503, the balance says they are off, and no sandbox page exists", async () => {
     const plain = await startTestServer();
     try {
       expect((await topUp(plain, { amount_usd: 5 })).status).toBe(503);
+      expect(await topUpsOffered(plain)).toBe(false);
       expect((await fetch(`${plain.url}/sandbox/checkout/sbx_x`)).status).toBe(404);
       expect((await fetch(`${plain.url}/webhooks/stripe`, { method: "POST", body: "{}" })).status).toBe(404);
     } finally {

@@ -11,9 +11,11 @@ const path = location.pathname.replace(/\/+$/, "") || "/";
 
 function App() {
   const [session, setSession] = useState(loadSession);
+  // Signed in on the playground, one goes on trying it; anywhere else, on to one's dashboard.
   const signIn = (s: Session) => {
     saveSession(s);
-    setSession(s);
+    if (path === "/playground") setSession(s);
+    else location.assign("/dashboard");
   };
   // Signing out revokes the key this tab signed in with: each sign-in mints one.
   const signOut = async () => {

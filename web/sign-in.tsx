@@ -55,7 +55,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
       ) : (
         <form onSubmit={verify}>
           <p>
-            A six-digit code is on its way to <strong>{email}</strong>. Without a mail server it is in the server's <code>data/outbox/</code> and its log.
+            A six-digit code is on its way to <strong>{email}</strong>: enter it here.
           </p>
           <label for="sign-in-code">Code</label>
           <input id="sign-in-code" inputMode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxLength={6} required value={code} onInput={(e) => setCode(e.currentTarget.value)} />

@@ -33,6 +33,7 @@ export const accountPaths: DocumentPart = {
           targets: array(object({ provider: string(), model: string("A canonical slug, the provider's model id, or `*`") }), "Empty: any binding"),
         }),
       ),
+      top_ups: boolean("Whether this server makes top-up links (Stripe or the sandbox is configured); false: `POST /account/top-up-link` answers 503"),
     }),
     Activity: object(
       {

@@ -15,7 +15,7 @@ export const REFERENCE_ASSETS: Record<string, string> = {
   [`${REFERENCE_PATH}/favicon.png`]: favicon,
 };
 
-/** The page: the validator badge is off (it would send the document to swagger.io). */
+/** The page: a bar back to the site's own pages above it; the validator badge is off (it would send the document to swagger.io). */
 export const REFERENCE_HTML = `<!doctype html>
 <html lang="en">
 <head>
@@ -24,8 +24,16 @@ export const REFERENCE_HTML = `<!doctype html>
 <title>voxroute API reference</title>
 <link rel="icon" type="image/png" href="${REFERENCE_PATH}/favicon.png">
 <link rel="stylesheet" href="${REFERENCE_PATH}/swagger-ui.css">
+<style>
+body { margin: 0; }
+.site { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem 1.5rem; padding: 0.75rem 1rem; background: #111827; font-family: system-ui, sans-serif; }
+.site a { color: #ffffff; text-decoration: none; }
+.site a:first-child { font-weight: 700; font-size: 1.2rem; }
+.site a:focus-visible { outline: 3px solid #b45309; outline-offset: 2px; }
+</style>
 </head>
 <body>
+<nav class="site" aria-label="Site"><a href="/">voxroute</a><a href="/dashboard">Dashboard</a><a href="/playground">Playground</a></nav>
 <div id="reference"></div>
 <script src="${REFERENCE_PATH}/swagger-ui-bundle.js"></script>
 <script>

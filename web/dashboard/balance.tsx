@@ -8,6 +8,8 @@ export interface BalanceView {
   paid_balance_usd: number;
   updated_at: string;
   promotion_grants: { name: string; remaining_credits: number; remaining_usd: number; expires_at: string | null; eligible: boolean; targets: { provider: string; model: string }[] }[];
+  /** Whether this server makes top-up links. */
+  top_ups: boolean;
 }
 
 const targetsOf = (targets: { provider: string; model: string }[]) => (targets.length ? targets.map((t) => `${t.provider} / ${t.model}`).join(", ") : "any provider and model");
@@ -31,7 +33,7 @@ export function Balance({ balance }: { balance: BalanceView }) {
         </div>
         <div>
           <dt>State</dt>
-          <dd class={balance.state === "ok" ? "ok" : "warn"}>{balance.state === "ok" ? "Active" : "Exhausted: top up to continue"}</dd>
+          <dd class={balance.state === "ok" ? "ok" : "warn"}>{balance.state === "ok" ? "Active" : balance.top_ups ? "Exhausted: top up to continue" : "Exhausted"}</dd>
         </div>
       </dl>
       <h3>Grants</h3>
@@ -39,7 +41,7 @@ export function Balance({ balance }: { balance: BalanceView }) {
         <p>No promotional grants.</p>
       ) : (
         <div class="scroll">
-          <table>
+          <table class="fit">
             <caption class="sr-only">Promotional grants</caption>
             <thead>
               <tr>
@@ -52,13 +54,15 @@ export function Balance({ balance }: { balance: BalanceView }) {
             <tbody>
               {balance.promotion_grants.map((g) => (
                 <tr>
-                  <td>
+                  <td data-label="Grant">
                     {g.name}
                     {!g.eligible && " (not usable now)"}
                   </td>
-                  <td title={credits(g.remaining_credits)}>{usd(g.remaining_usd)}</td>
-                  <td>{targetsOf(g.targets)}</td>
-                  <td>{g.expires_at ? when(g.expires_at) : "never"}</td>
+                  <td data-label="Remaining" title={credits(g.remaining_credits)}>
+                    {usd(g.remaining_usd)}
+                  </td>
+                  <td data-label="Pays for">{targetsOf(g.targets)}</td>
+                  <td data-label="Expires">{g.expires_at ? when(g.expires_at) : "never"}</td>
                 </tr>
               ))}
             </tbody>

@@ -36,7 +36,8 @@ export function Dashboard({ session }: { session: Session }) {
         </section>
         <section class="card" aria-labelledby="top-up-title">
           <h2 id="top-up-title">Top up</h2>
-          <TopUp apiKey={session.key} />
+          {balance.data?.top_ups && <TopUp apiKey={session.key} />}
+          {balance.data?.top_ups === false && <p>This server takes no payments: it makes no top-up links. Its operator can add credits to your account.</p>}
         </section>
       </div>
       <section class="card" aria-labelledby="usage-title">

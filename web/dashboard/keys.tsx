@@ -59,7 +59,7 @@ export function Keys({ session }: { session: Session }) {
         {error || failure}
       </p>
       <div class="scroll">
-        <table data-testid="keys">
+        <table class="fit" data-testid="keys">
           <caption class="sr-only">API keys, newest first</caption>
           <thead>
             <tr>
@@ -72,13 +72,13 @@ export function Keys({ session }: { session: Session }) {
           <tbody>
             {data?.items.map((k) => (
               <tr>
-                <td>
+                <td data-label="Key">
                   <code>{k.prefix}…</code>
                   {k.prefix === session.prefix && <span class="muted"> (this tab)</span>}
                 </td>
-                <td>{when(k.created_at)}</td>
-                <td>{when(k.last_used_at)}</td>
-                <td>
+                <td data-label="Created">{when(k.created_at)}</td>
+                <td data-label="Last used">{when(k.last_used_at)}</td>
+                <td data-label="State">
                   {k.revoked_at ? (
                     `revoked ${when(k.revoked_at)}`
                   ) : k.prefix === session.prefix ? (

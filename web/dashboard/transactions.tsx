@@ -21,7 +21,7 @@ export function Transactions({ apiKey, round }: { apiKey: string; round: number 
         {error}
       </p>
       <div class="scroll">
-        <table data-testid="transactions">
+        <table class="fit" data-testid="transactions">
           <caption class="sr-only">Credit transactions, newest first</caption>
           <thead>
             <tr>
@@ -34,10 +34,10 @@ export function Transactions({ apiKey, round }: { apiKey: string; round: number 
           <tbody>
             {data?.items.map((t) => (
               <tr>
-                <td>{when(t.created_at)}</td>
-                <td>{t.type.replace("_", "-")}</td>
-                <td>{usd(t.amount_usd)}</td>
-                <td>{t.description}</td>
+                <td data-label="When">{when(t.created_at)}</td>
+                <td data-label="Type">{t.type.replace("_", "-")}</td>
+                <td data-label="Amount">{usd(t.amount_usd)}</td>
+                <td data-label="Description">{t.description}</td>
               </tr>
             ))}
           </tbody>

@@ -11,14 +11,17 @@ export class PcmPlayer {
   private odd: number | undefined;
   /** Samples handed to Web Audio so far. */
   samples = 0;
-  /** The loudest sample heard by the analyser so far (0 to 1). */
+  /** The loudest sample heard by the analyser since the last `stop()` (0 to 1). */
   peak = 0;
+  /** Until this context time the analyser may still hold audio that `stop()` dropped. */
+  private quietFrom = 0;
 
   constructor() {
     this.analyser.fftSize = 2048;
     this.analyser.connect(this.context.destination);
     const frame = new Float32Array(this.analyser.fftSize);
     const measure = () => {
+      if (this.context.currentTime < this.quietFrom) return;
       this.analyser.getFloatTimeDomainData(frame);
       for (const v of frame) this.peak = Math.max(this.peak, Math.abs(v));
     };
@@ -56,11 +59,19 @@ export class PcmPlayer {
     source.onended = () => this.playing.delete(source);
   }
 
-  /** Drops everything scheduled (barge-in: the answer was interrupted). */
+  /** Whether everything scheduled has played out. */
+  get idle(): boolean {
+    return this.playing.size === 0;
+  }
+
+  /** Drops everything scheduled (barge-in, or a new run) and measures the level afresh. */
   stop(): void {
     for (const source of this.playing) source.stop();
     this.playing.clear();
     this.nextAt = 0;
     this.odd = undefined;
+    this.peak = 0;
+    // The analyser's window (plus a render quantum or two) of the dropped audio is not the next audio's level.
+    this.quietFrom = this.context.currentTime + this.analyser.fftSize / this.context.sampleRate + 0.05;
   }
 }

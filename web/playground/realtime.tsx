@@ -14,7 +14,23 @@ interface Line {
   who: "caller" | "answer";
   id: string;
   text: string;
-  interrupted?: boolean;
+  /** An interrupted answer's: what the caller had time to hear of it (`spoken_text`). */
+  heard?: string;
+}
+
+/** An interrupted answer: what the caller heard of it, and the rest of its text marked as not heard. */
+function Interrupted({ text, heard }: { text: string; heard: string }) {
+  const rest = text.startsWith(heard) ? text.slice(heard.length).trim() : "";
+  return (
+    <>
+      <span class="heard">{heard}</span> <em>(interrupted)</em>{" "}
+      {rest && (
+        <span class="unheard">
+          not heard: <del>{rest}</del>
+        </span>
+      )}
+    </>
+  );
 }
 
 /** `pcm_16000` → 16000; µ-law is not something the page records or plays. */
@@ -56,16 +72,24 @@ export function RealtimePlayground({ apiKey }: { apiKey: string }) {
     if (!inRate || !outRate) return setError("this page speaks PCM only: the profile uses µ-law");
     setError("");
     setLines([]);
+    setState("connecting");
     player.current ??= new PcmPlayer();
     const out = player.current;
     await out.resume();
     let current: Line[] = [];
     const say = (line: Line) => setLines((current = [...current.filter((l) => l.id !== line.id), line]));
+    // The microphone first: refused, it spends no secret and opens no conversation.
+    let ws: WebSocket | undefined;
+    try {
+      mic.current = await startMicrophone(inRate, (pcm) => ws?.readyState === WebSocket.OPEN && ws.send(pcm));
+    } catch (err) {
+      setState("idle");
+      return setError(`the microphone could not be opened: ${describeFailure(err)}`);
+    }
     try {
       const { client_secret } = await api<{ client_secret: string }>("/v1/realtime/client-secrets", { key: apiKey, body: { profile_id: profile.id } });
-      const ws = openSocket(`/v1/realtime${queryOf({ client_secret })}`);
+      ws = openSocket(`/v1/realtime${queryOf({ client_secret })}`);
       socket.current = ws;
-      setState("connecting");
       ws.onmessage = (m) => {
         if (typeof m.data !== "string") return out.play(m.data, outRate);
         const e = JSON.parse(m.data);
@@ -77,7 +101,7 @@ export function RealtimePlayground({ apiKey }: { apiKey: string }) {
         } else if (e.type === "realtime.response.interrupted") {
           out.stop();
           const before = current.find((l) => l.id === e.response_id);
-          if (before) say({ ...before, interrupted: true });
+          if (before) say({ ...before, heard: e.spoken_text });
         } else if (e.type === "realtime.error") setError(`${e.code}: ${e.message}`);
       };
       ws.onclose = (c) => {
@@ -86,8 +110,9 @@ export function RealtimePlayground({ apiKey }: { apiKey: string }) {
         setState("ended");
         if (c.code !== 1000) setError(closeText(c));
       };
-      mic.current = await startMicrophone(inRate, (pcm) => ws.readyState === WebSocket.OPEN && ws.send(pcm));
     } catch (err) {
+      mic.current?.stop();
+      mic.current = undefined;
       setError(describeFailure(err));
       setState("idle");
     }
@@ -141,8 +166,7 @@ export function RealtimePlayground({ apiKey }: { apiKey: string }) {
       <ol class="conversation" aria-live="polite">
         {lines.map((l) => (
           <li class={l.who}>
-            <strong>{l.who === "caller" ? "You" : "Answer"}:</strong> {l.text}
-            {l.interrupted && <em> (interrupted)</em>}
+            <strong>{l.who === "caller" ? "You" : "Answer"}:</strong> {l.heard === undefined ? l.text : <Interrupted text={l.text} heard={l.heard} />}
           </li>
         ))}
       </ol>

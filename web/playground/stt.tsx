@@ -46,8 +46,8 @@ export function SttPlayground({ apiKey, providers }: { apiKey: string; providers
       if (e.type === "stt.session.started") update({ state: "listening" });
       else if (e.type === "stt.transcript.interim") update({ interim: e.text });
       else if (e.type === "stt.transcript.final")
-        update({ finals: [...current.finals, e.text], interim: "", marks: [...current.marks, { kind: "final", label: e.text, startMs: e.audio_start_ms, endMs: e.audio_end_ms }] });
-      else if (e.type === "stt.signal") update({ marks: [...current.marks, { kind: "signal", label: e.signal, startMs: e.audio_ms }] });
+        update({ finals: [...current.finals, e.text], interim: "", marks: [...current.marks, { kind: "final", label: e.text, startMs: e.audio_start_ms, endMs: e.audio_end_ms, turnId: e.turn_id }] });
+      else if (e.type === "stt.signal") update({ marks: [...current.marks, { kind: "signal", label: e.signal, startMs: e.audio_ms, turnId: e.turn_id }] });
       else if (e.type === "stt.error") update({ note: `${e.code}: ${e.message}` });
       if (typeof e.audio_ms === "number" || typeof e.audio_end_ms === "number") update({ audioMs: Math.max(current.audioMs, e.audio_ms ?? e.audio_end_ms) });
     };

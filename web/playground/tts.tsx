@@ -29,9 +29,16 @@ export function TtsPlayground({ apiKey, providers, speaker, onSpeaker }: { apiKe
   const [tab, setTab] = useState(0);
   const player = useRef<PcmPlayer | undefined>(undefined);
   const socket = useRef<WebSocket | undefined>(undefined);
+  const meter = useRef<ReturnType<typeof setInterval> | undefined>(undefined);
   const entry = providers[speaker.provider];
   const voices = useApi<VoicePage>(entry ? `/v1/voices${queryOf({ provider: speaker.provider, model: speaker.model, limit: 100, sort: "name" })}` : undefined);
-  useEffect(() => () => socket.current?.close(), []);
+  useEffect(
+    () => () => {
+      socket.current?.close();
+      clearInterval(meter.current);
+    },
+    [],
+  );
 
   const choose = (change: Partial<Speaker>) => onSpeaker({ ...speaker, ...change });
   const chooseProvider = (id: string) => {
@@ -43,16 +50,28 @@ export function TtsPlayground({ apiKey, providers, speaker, onSpeaker }: { apiKe
   const speak = async (e: Event) => {
     e.preventDefault();
     socket.current?.close();
+    clearInterval(meter.current);
     player.current?.stop();
     player.current ??= new PcmPlayer();
     const out = player.current;
     await out.resume();
     const startSamples = out.samples;
-    let current: Run = { state: "connecting", bytes: 0, samples: 0, peak: 0, note: "" };
-    const update = (change: Partial<Run>) => setRun((current = { ...current, ...change }));
-    update({});
     const ws = openSocket(ttsQuery(speaker), apiKey);
     socket.current = ws;
+    let current: Run = { state: "connecting", bytes: 0, samples: 0, peak: 0, note: "" };
+    // Only the newest run shows: an older one's close and late events change nothing on the page.
+    const update = (change: Partial<Run>) => {
+      current = { ...current, ...change };
+      if (socket.current === ws) setRun(current);
+    };
+    update({});
+    // The level is read while the run's audio plays, until it has played out after the close.
+    let closed = false;
+    const reading = setInterval(() => {
+      update({ peak: out.peak });
+      if (closed && out.idle) clearInterval(reading);
+    }, 200);
+    meter.current = reading;
     let sentAt = 0;
     ws.onopen = () => {
       sentAt = performance.now();
@@ -72,10 +91,8 @@ export function TtsPlayground({ apiKey, providers, speaker, onSpeaker }: { apiKe
     };
     ws.onclose = (c) => {
       const done = c.code === 1000;
+      closed = true;
       update({ state: done ? "done" : "failed", note: done ? current.note : current.note || closeText(c) });
-      // The analyser keeps listening while the queued audio plays out.
-      const meter = setInterval(() => update({ peak: out.peak }), 200);
-      setTimeout(() => clearInterval(meter), 15_000);
     };
   };
 

@@ -11,9 +11,11 @@ const TRANSACTION_PARAMS = ["limit", "cursor"];
 
 /** `/account/balance`, `/account/activity`, `/account/usage`, `/account/transactions` (Bearer). */
 export function usageRoutes(ctx: AppContext) {
+  // Whether top-ups are on is the server's, not the tenant's: the CLI's `balance --json` has no such field.
+  const balance = async (tenantId: string) => ({ ...(await balanceView(ctx.meter.ledger, tenantId)), top_ups: ctx.topUps.enabled });
   return new Elysia()
     .use(nativeAuth(ctx))
-    .get("/account/balance", ({ principal }) => balanceView(ctx.meter.ledger, principal.tenantId))
+    .get("/account/balance", ({ principal }) => balance(principal.tenantId))
     .get("/account/activity", async ({ request, principal: { tenantId } }) => {
       const q = query(request, ACTIVITY_PARAMS);
       const { start, end } = range(timestamp(q, "start_time"), timestamp(q, "end_time"), ["start_time", "end_time"]);
