@@ -49,6 +49,7 @@ function suite(name: string, databaseUrl: () => Promise<{ url?: string; drop?: (
       expect(created.body.key_prefix).toBe(created.body.api_key.slice(0, 12));
       expect(typeof created.body.id).toBe("string");
 
+      const spokenFrom = Date.now();
       await speak(created.body.api_key);
       const listed = await call("GET", "/account/keys", created.body.api_key);
       expect(listed.status).toBe(200);
@@ -56,7 +57,9 @@ function suite(name: string, databaseUrl: () => Promise<{ url?: string; drop?: (
       // Newest first; no key in clear, only prefixes.
       const [fresh, first] = listed.body.items;
       expect(fresh).toEqual({ id: created.body.id, prefix: created.body.key_prefix, created_at: expect.any(String), revoked_at: null, last_used_at: expect.any(String) });
-      expect(Date.now() - Date.parse(fresh.last_used_at)).toBeLessThan(60_000);
+      // The start of the request just made: not before it (to the whole second a database may keep), not after this listing.
+      expect(Date.parse(fresh.last_used_at)).toBeGreaterThanOrEqual(Math.floor(spokenFrom / 1000) * 1000);
+      expect(Date.parse(fresh.last_used_at)).toBeLessThanOrEqual(Date.now());
       expect(first.prefix).toBe(key.slice(0, 12));
       expect(first.last_used_at).toBeNull();
       expect(JSON.stringify(listed.body)).not.toContain(created.body.api_key);

@@ -43,7 +43,6 @@ describe("the init frame deadline", () => {
     expect(rec.close).toEqual({ code: 4401, reason: JSON.stringify({ error: "missing_api_key" }) });
     expect(rec.events).toEqual([{ message: expect.stringContaining("init frame"), error: "missing_api_key", code: 4401 }]);
     expect(waited).toBeGreaterThan(INIT_TIMEOUT_MS * 0.5);
-    expect(waited).toBeLessThan(5_000);
   });
 
   test("an invalid key in the handshake is held to the same deadline, and told as invalid_api_key", async () => {

@@ -48,7 +48,9 @@ describe("/el text to speech with the ElevenLabs SDK", () => {
     expect(voices.some((v) => v.voiceId === "slt" && v.labels?.provider === "flite")).toBe(true);
     const models = await client.models.list();
     expect(models.map((m) => m.modelId)).toContain("flite/flite");
-    for (const m of models.filter((x) => x.modelId.startsWith("espeak"))) {
+    const espeak = models.filter((x) => x.modelId.startsWith("espeak"));
+    expect(espeak.length).toBeGreaterThan(0); // the test config enables eSpeak NG
+    for (const m of espeak) {
       expect((await bytes(await client.textToSpeech.convert("en", { text: "Hi.", modelId: m.modelId, outputFormat: "pcm_16000" }))).byteLength).toBeGreaterThan(0);
     }
   });
@@ -193,15 +195,16 @@ describe("/el speech to text with the ElevenLabs SDK", () => {
 
 describe("/el/v1/voices with a provider that stalls", () => {
   test("the stalled provider is left out after the connect timeout; the others answer", async () => {
-    const { FixedPcmProvider, testCatalogue } = await import("./fakes/fixed-pcm-provider.ts");
-    const stalled = Object.assign(new FixedPcmProvider("stalled"), { voices: () => new Promise<never>(() => {}) });
-    // Long enough for an embedded engine to load its voices in a cold worker on a busy machine.
-    const local = await startTestServer({ PROVIDER_CONNECT_TIMEOUT_MS: "1500" }, { extra: { catalogue: testCatalogue(["stalled"]), providers: [stalled] } });
+    const { StalledListProvider, testCatalogue } = await import("./fakes/fixed-pcm-provider.ts");
+    const stalled = new StalledListProvider("stalled");
+    // Long enough for an embedded engine to load its voices in a cold worker on a busy machine. The
+    // voice listing's own bound is an hour: an answer that comes at all did not wait for the stalled list.
+    const local = await startTestServer({ PROVIDER_CONNECT_TIMEOUT_MS: "1500", VOICE_LIST_TIMEOUT_MS: "3600000" }, { extra: { catalogue: testCatalogue(["stalled"]), providers: [stalled] } });
     try {
-      const t0 = performance.now();
       const res = await fetch(`${local.url}/el/v1/voices`, { headers: { "xi-api-key": local.key } });
+      expect(res.status).toBe(200);
       const { voices } = (await res.json()) as { voices: { voice_id: string; labels: { provider: string } }[] };
-      expect(performance.now() - t0).toBeLessThan(3000);
+      expect(stalled.listsAsked).toBe(1); // asked before the answer, and never answered
       expect(voices.some((v) => v.labels.provider === "flite")).toBe(true);
       expect(voices.some((v) => v.labels.provider === "stalled")).toBe(false);
     } finally {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AssemblyAI, type SpeechStartedEvent, type TurnEvent } from "assemblyai";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi } from "./fakes/assemblyai.ts";
 import { spokenChunks } from "./fakes/assemblyai-streaming.ts";
+import { digestOf } from "./fakes/received-audio.ts";
 
 // The fake must be good enough for the official SDK: otherwise tests against it prove nothing.
 
@@ -63,11 +64,13 @@ describe("the Universal-Streaming fake, through the SDK's StreamingTranscriber",
     (t.on.bind(t) as unknown as (event: string, listener: (ev: SpeechStartedEvent) => void) => void)("speechStarted", (ev) => started.push(ev.timestamp));
     const begin = await t.connect();
     expect(begin).toMatchObject({ type: "Begin", id: expect.any(String) });
-    for (const chunk of spokenChunks()) t.sendAudio(chunk.buffer as ArrayBuffer);
+    const sent = spokenChunks();
+    for (const chunk of sent) t.sendAudio(chunk.buffer as ArrayBuffer);
     await Bun.sleep(100);
     await t.close();
 
     const conn = tlsFake.streaming.at(-1)!;
+    expect(conn.received.digest()).toEqual(digestOf(sent));
     expect(conn.authorization).toBe(FAKE_ASSEMBLYAI_KEY);
     expect(Object.fromEntries(conn.query)).toMatchObject({ sample_rate: "16000", format_turns: "true", keyterms_prompt: '["voxroute"]' });
     expect(conn.texts).toEqual(['{"type":"Terminate"}']);

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import Cartesia from "@cartesia/cartesia-js";
 import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
+import { digestOf } from "./fakes/received-audio.ts";
 import { speak } from "./helpers/speech.ts";
 
 // The fake must be good enough for the official SDK: otherwise tests against it prove nothing.
@@ -100,7 +101,7 @@ describe("the Cartesia realtime fake, through the official SDK", () => {
     ws.close();
   });
 
-  test("stt.manualFinalize.websocket: audio in, interim and final transcripts, flush_done, done and the close", async () => {
+  test("stt.manualFinalize.websocket: audio in, interim and final transcripts (none for silence), flush_done, done and the close", async () => {
     const ws = client.stt.manualFinalize.websocket({ model: "ink-whisper", encoding: "pcm_s16le", sample_rate: 16000, language: "en", keyterm: ["voxroute"], max_silence_duration_secs: 0.4 });
     const messages: { type: string; text?: string; is_final?: boolean }[] = [];
     ws.on("event", (m) => void messages.push(m as never));
@@ -118,10 +119,12 @@ describe("the Cartesia realtime fake, through the official SDK", () => {
     await closed;
 
     expect(messages.some((m) => m.type === "transcript" && m.is_final === false)).toBe(true);
-    expect(messages.filter((m) => m.type === "transcript" && m.is_final).map((m) => m.text)).toEqual(["Thank you very", " much."]);
+    // The half second of digital silence after the finalize is heard as nothing.
+    expect(messages.filter((m) => m.type === "transcript" && m.is_final).map((m) => m.text)).toEqual(["Thank you very", ""]);
     expect(messages.map((m) => m.type).filter((t) => t !== "transcript")).toEqual(["flush_done", "done"]);
     const sent = fake.sttSockets.at(-1)!;
     expect(Object.fromEntries(sent.query)).toMatchObject({ model: "ink-whisper", encoding: "pcm_s16le", sample_rate: "16000", language: "en", keyterm: "voxroute", max_silence_duration_secs: "0.4" });
     expect(sent).toMatchObject({ authorization: `Bearer ${FAKE_CARTESIA_KEY}`, version: "2026-08-14", texts: ["finalize", "close"], audioBytes: audio.length + 16000 });
+    expect(sent.received.digest()).toEqual(digestOf([audio, new Uint8Array(16000)]));
   });
 });

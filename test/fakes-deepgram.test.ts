@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { DeepgramClient } from "@deepgram/sdk";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram } from "./fakes/deepgram.ts";
 import { speech } from "./fakes/http-fake.ts";
+import { digestOf } from "./fakes/received-audio.ts";
 
 // The Deepgram fake must be good enough for the official SDK pointed at it.
 
@@ -23,24 +24,45 @@ describe("the Deepgram fake, through the official SDK", () => {
     });
   });
 
-  test("listen.v1.connect: audio in, interim and final Results and the close out", async () => {
+  type NovaMessage = { type: string; is_final?: boolean; channel?: { alternatives: { transcript: string }[] } };
+  /** A Nova session through the SDK: the frames, then Finalize and CloseStream; every message back. */
+  async function nova(frames: Uint8Array[]): Promise<NovaMessage[]> {
     const client = new DeepgramClient({ apiKey: FAKE_DEEPGRAM_KEY, environment } as never);
     const socket = await client.listen.v1.connect({ model: "nova-3", encoding: "linear16", sample_rate: 16000, interim_results: "true", vad_events: "true", reconnectAttempts: 0 } as never);
-    const messages: { type: string; is_final?: boolean }[] = [];
+    const messages: NovaMessage[] = [];
     const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
-    socket.on("message", (m: { type: string; is_final?: boolean }) => void messages.push(m));
+    socket.on("message", (m) => void messages.push(m as never));
     socket.connect(); // this SDK opens lazily
     await socket.waitForOpen();
-    for (let i = 0; i < 50; i++) socket.sendMedia(new Uint8Array(640));
+    for (const frame of frames) socket.sendMedia(frame);
     socket.sendFinalize({ type: "Finalize" });
     socket.sendCloseStream({ type: "CloseStream" });
     await closed;
+    return messages;
+  }
+  const transcripts = (messages: NovaMessage[]) => messages.flatMap((m) => (m.type === "Results" ? [m.channel!.alternatives[0]!.transcript] : []));
+
+  test("listen.v1.connect: audio in, interim and final Results and the close out; the audio's digest kept", async () => {
+    const pcm = speech("Thank you very much for your help.", 16000);
+    const frames = Array.from({ length: Math.ceil(pcm.length / 640) }, (_, i) => pcm.slice(i * 640, (i + 1) * 640));
+    const messages = await nova(frames);
     expect(messages.map((m) => m.type)).toContain("SpeechStarted");
     expect(messages.some((m) => m.type === "Results" && m.is_final === false)).toBe(true);
     expect(messages.filter((m) => m.type === "Results" && m.is_final).length).toBe(2);
+    expect(transcripts(messages)[0]).toStartWith("thank");
     expect(messages.at(-1)!.type).toBe("Metadata");
     expect(fake.connections.at(-1)!.query.get("model")).toBe("nova-3");
     expect(fake.connections.at(-1)!.authorization).toBe(`Token ${FAKE_DEEPGRAM_KEY}`);
+    expect(fake.connections.at(-1)!.received.digest()).toEqual(digestOf(frames));
+  });
+
+  test("listen.v1.connect: digital silence is heard as nothing, no SpeechStarted and empty transcripts", async () => {
+    const messages = await nova(Array.from({ length: 50 }, () => new Uint8Array(640)));
+    expect(messages.map((m) => m.type)).not.toContain("SpeechStarted");
+    expect(transcripts(messages).length).toBeGreaterThan(2);
+    expect(transcripts(messages).every((t) => t === "")).toBe(true);
+    expect(fake.connections.at(-1)!.received.heardSound).toBe(false);
+    expect(fake.connections.at(-1)!.received.digest()).toEqual(digestOf([new Uint8Array(50 * 640)]));
   });
 
   test("listen.v2.connect (Flux): turns found in real speech, eager guesses, ForceEndTurn, sequence ids", async () => {
@@ -59,10 +81,8 @@ describe("the Deepgram fake, through the official SDK", () => {
     socket.connect();
     await socket.waitForOpen();
     // Two phrases with Flite's own 0.4 s pause between them, a second of silence, then a phrase cut short by ForceEndTurn.
-    socket.sendMedia(speech("thank you", 16000));
-    socket.sendMedia(speech("very much", 16000));
-    socket.sendMedia(new Uint8Array(32_000));
-    socket.sendMedia(speech("for your help", 16000));
+    const audio = [speech("thank you", 16000), speech("very much", 16000), new Uint8Array(32_000), speech("for your help", 16000)];
+    for (const piece of audio) socket.sendMedia(piece);
     socket.sendForceEndTurn({ type: "ForceEndTurn" });
     socket.sendCloseStream({ type: "CloseStream" });
     await closed;
@@ -78,6 +98,7 @@ describe("the Deepgram fake, through the official SDK", () => {
     expect(fake.flux.at(-1)!.query.get("eager_eot_threshold")).toBe("0.5");
     expect(fake.flux.at(-1)!.query.getAll("keyterm")).toEqual(["voxroute"]);
     expect(fake.flux.at(-1)!.authorization).toBe(`Token ${FAKE_DEEPGRAM_KEY}`);
+    expect(fake.flux.at(-1)!.received.digest()).toEqual(digestOf(audio));
   });
 
   test("speak.v1.connect (Aura WebSocket): Metadata, real speech in binary frames, Flushed, Cleared, Close", async () => {

@@ -3,6 +3,7 @@ import { AudioFormat, CommitStrategy, ElevenLabsClient, ElevenLabsError, Realtim
 import * as wire from "@elevenlabs/elevenlabs-js/serialization";
 import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { speech } from "./fakes/http-fake.ts";
+import { digestOf } from "./fakes/received-audio.ts";
 
 // The fake must be good enough for the official SDK: otherwise tests against it prove nothing.
 
@@ -157,7 +158,8 @@ describe("Scribe realtime, through the SDK's realtime client", () => {
     }
     const timed = new Promise((resolve) => conn.on(RealtimeEvents.COMMITTED_TRANSCRIPT_WITH_TIMESTAMPS, resolve));
     await new Promise((resolve) => conn.on(RealtimeEvents.OPEN, resolve));
-    for (const audioBase64 of chunks(utterance())) conn.send({ audioBase64 });
+    const audio = utterance();
+    for (const audioBase64 of chunks(audio)) conn.send({ audioBase64 });
     conn.commit();
     await timed;
     conn.close();
@@ -178,6 +180,7 @@ describe("Scribe realtime, through the SDK's realtime client", () => {
     });
     expect(sent.apiKey).toBe(FAKE_ELEVENLABS_KEY);
     expect(JSON.parse(sent.texts.at(-1)!)).toEqual({ message_type: "input_audio_chunk", audio_base_64: "", commit: true, sample_rate: 16000 });
+    expect(sent.received.digest()).toEqual(digestOf([audio]));
   });
 
   test("commit_strategy=vad: the fake commits by itself after the configured silence", async () => {

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import OpenAI, { toFile } from "openai";
 import { OpenAIRealtimeWS } from "openai/realtime/ws";
 import { speech } from "./fakes/http-fake.ts";
+import { digestOf } from "./fakes/received-audio.ts";
 import { FAKE_OPENAI_KEY, startFakeOpenAi } from "./fakes/openai.ts";
 
 // The fake must be good enough for the official SDK: otherwise tests against it prove nothing.
@@ -87,6 +88,7 @@ describe("the OpenAI realtime fake, through the SDK's OpenAIRealtimeWS", () => {
     expect(events[3].audio_end_ms).toBeGreaterThan(events[2].audio_start_ms);
     expect(secure.realtime.at(-1)!.authorization).toBe(`Bearer ${FAKE_OPENAI_KEY}`);
     expect(secure.realtime.at(-1)!.query.get("intent")).toBe("transcription");
+    expect(secure.realtime.at(-1)!.received.digest()).toEqual(digestOf([pcm, new Uint8Array(24000)]));
   });
 
   test("manual commits, an empty commit and invalid settings come back as the SDK's error events", async () => {

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -112,7 +112,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       return { covered, ...(await m.settle({ binding: b, status, units: covered ? units : 0, startedAt: new Date(), latencyMs: 5, attempts: [] })), id: m.id };
     }
 
-    test("opens and migrates", async () => {
+    beforeAll(async () => {
       ({ database, connect } = await open());
       ledger = new Ledger(database, 60_000);
       meter = new Meter(ledger, log);

@@ -105,10 +105,11 @@ describe.skipIf(!localSttAvailable)("the local recognizer at capacity", () => {
     for (const f of frames(speech)) refused.ws.send(f);
     const rec = await refused.closed;
     const waited = performance.now() - t0;
+    // It waited its turn in the queue (never started), and was refused while the decoder was still held.
+    expect(rec.events).toEqual([expect.objectContaining({ type: "stt.error", code: "provider_overloaded" })]);
     expect(rec.close).toEqual({ code: 1013, reason: "provider_overloaded" });
-    expect(rec.events.at(-1)).toMatchObject({ type: "stt.error", code: "provider_overloaded" });
     expect(waited).toBeGreaterThanOrEqual(WAIT_MS - 100);
-    expect(waited).toBeLessThan(WAIT_MS + 2000);
+    expect(first.rec.close.code).toBe(0); // still open
     await until(() => server.ctx.sessions.size === 1);
     expect((await server.ctx.meter.ledger.snapshot(tenantId)).balance).toMatchObject({ paidCredits: 1_000_000, paidHeld: 0 });
     await end(first);

@@ -207,9 +207,13 @@ describe.skipIf(!localSttAvailable)("/oai/realtime transcription sessions", () =
 
   test("an ephemeral key from client_secrets (the SDK's) opens one browser session through subprotocols, once; its settings are the session's", async () => {
     const { key } = await fundedAccount(server);
+    const before = Math.floor(Date.now() / 1000);
     const secret = await new OpenAI({ apiKey: key, baseURL: `${server.url}/oai` }).realtime.clientSecrets.create({ expires_after: { anchor: "created_at", seconds: 120 }, session: TRANSCRIBE });
+    const after = Math.ceil(Date.now() / 1000);
     expect(secret.value).toStartWith("ek_");
-    expect(secret.expires_at - Date.now() / 1000).toBeWithin(110, 121);
+    // 120 s from its creation, which lies between the two readings of the clock (in whole seconds, as OpenAI gives it).
+    expect(secret.expires_at).toBeGreaterThanOrEqual(before + 120);
+    expect(secret.expires_at).toBeLessThanOrEqual(after + 120);
     expect(secret.session).toMatchObject({ type: "transcription", audio: { input: { transcription: { model: "pocketsphinx" } } } });
 
     // OpenAI's browser client: `realtime` and `openai-insecure-api-key.ek_…` as subprotocols, wss only.

@@ -2,9 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import OpenAI, { APIError, APIUserAbortError, toFile } from "openai";
 import type { TranscriptionStreamEvent } from "openai/resources/audio/transcriptions";
+import { decodeToPcm } from "../src/audio/decode.ts";
+import { probeDuration } from "../src/audio/probe.ts";
+import { billedSeconds } from "../src/ledger/usage.ts";
+import { fitPieces } from "../src/sessions/file-stream.ts";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi } from "./fakes/assemblyai.ts";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram } from "./fakes/deepgram.ts";
 import { FAKE_OPENAI_KEY, startFakeOpenAi } from "./fakes/openai.ts";
+import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { concat, silence, speak, wavFile } from "./helpers/speech.ts";
@@ -42,7 +47,21 @@ const pcm = concat([speak("Thank you very much for your help."), silence(1200), 
 const recording = wavFile(pcm);
 const billed = Math.ceil(pcm.length / 16000);
 const wav = () => toFile(recording, "speech.wav", { type: "audio/wav" });
-const mp3 = async () => toFile(await Bun.file(new URL("./fixtures/speech.mp3", import.meta.url)).bytes(), "speech.mp3", { type: "audio/mpeg" });
+const mp3Bytes = await Bun.file(new URL("./fixtures/speech.mp3", import.meta.url)).bytes();
+const mp3 = () => toFile(mp3Bytes, "speech.mp3", { type: "audio/mpeg" });
+
+/**
+ * The audio the router is documented to stream for a file (docs/compat-oai.md): decoded at the
+ * provider's rate, then fitted to the billed seconds (src/sessions/file-stream.ts). The decoding
+ * and resampling are the router's own, tested against ffmpeg in stt-files.test.ts and
+ * resampler.test.ts; what is checked with it here is that their output reached the provider
+ * whole and in order.
+ */
+async function routerAudio(file: Uint8Array, rate: number): Promise<Uint8Array[]> {
+  const probe = probeDuration(file);
+  const pcm = await decodeToPcm(file, probe.container, rate);
+  return fitPieces([pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.byteLength) as ArrayBuffer], rate, billedSeconds(probe.seconds));
+}
 
 async function collect(stream: AsyncIterable<TranscriptionStreamEvent>) {
   const events: TranscriptionStreamEvent[] = [];
@@ -83,6 +102,7 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
 
     const socket = assemblyai.streaming.at(-1)!;
     expect(socket.query.get("sample_rate")).toBe("16000");
+    expect(socket.received.digest()).toEqual(digestOf(await routerAudio(recording, 16000)));
     expect(socket.audioBytes).toBeGreaterThan((billed - 1) * 32000);
     expect(socket.audioBytes).toBeLessThanOrEqual(billed * 32000);
     expect(socket.texts.map((t) => JSON.parse(t).type)).toContain("Terminate");
@@ -101,6 +121,7 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     expect(deltas.join("")).toBe(done!.text);
     expect(done!.text).toContain("thank you");
     expect(deepgram.connections.length).toBe(sockets + 1);
+    expect(deepgram.connections.at(-1)!.received.digest()).toEqual(digestOf(await routerAudio(mp3Bytes, 16000)));
     expect(deepgram.prerecorded.length).toBe(posts);
 
     const plain = await fundedAccount(server, CREDITS);
@@ -120,9 +141,24 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     expect(deltas.join("")).toBe(done!.text);
     const session = openai.realtime.at(-1)!;
     expect(session.updates[0]).toMatchObject({ audio: { input: { format: { type: "audio/pcm", rate: 24000 } } } });
+    expect(session.received.digest()).toEqual(digestOf(await routerAudio(recording, 24000)));
     expect(session.audioBytes).toBeGreaterThan((billed - 1) * 48000);
     expect(session.audioBytes).toBeLessThanOrEqual(billed * 48000);
     expect(await lastActivity(server, account.tenantId)).toMatchObject({ provider: "openai", status: "completed", usageAmount: billed });
+  });
+
+  test("a silent recording: the provider is sent silence of the documented length, and answers no text", async () => {
+    const account = await fundedAccount(server, CREDITS);
+    const quiet = wavFile(silence(2500));
+    const { deltas, done, error } = await collect(
+      await sdkFor(account.key).audio.transcriptions.create({ file: await toFile(quiet, "quiet.wav", { type: "audio/wav" }), model: "gpt-4o-transcribe", stream: true }),
+    );
+    expect(error).toBeUndefined();
+    expect(deltas).toEqual([]);
+    expect(done!.text).toBe("");
+    const expected = digestOf(await routerAudio(quiet, 24000));
+    expect(expected.bytes).toBe(2.5 * 48000); // 2.5 s at 24 kHz: within the 3 s billed, nothing cut or added
+    expect(openai.realtime.at(-1)!.received.digest()).toEqual(digestOf([new Uint8Array(expected.bytes)])); // zeros, every one of them
   });
 
   test("the upstream failing after a turn: the delta, then OpenAI's error event; billed once, up to the last final", async () => {

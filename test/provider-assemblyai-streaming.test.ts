@@ -4,6 +4,7 @@ import { AssemblyAiStt } from "../src/providers/assemblyai/stt.ts";
 import { ProviderError } from "../src/providers/types.ts";
 import { spokenChunks } from "./fakes/assemblyai-streaming.ts";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi } from "./fakes/assemblyai.ts";
+import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { describeSttFaults } from "./helpers/stt-faults.ts";
@@ -45,12 +46,14 @@ describe("AssemblyAI Universal-Streaming through /v1/stt", () => {
     const { key, tenantId } = await fundedAccount(server);
     const c = connect(server.wsUrl(`/v1/stt?${ENGLISH}`), bearer(key));
     await c.opened;
-    sendAll(c, spokenChunks());
+    const sent = spokenChunks();
+    sendAll(c, sent);
     c.send({ type: "stt.session.close" });
     const rec = await c.closed;
     expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
 
     const conn = fake.streaming.at(-1)!;
+    expect(conn.received.digest()).toEqual(digestOf(sent)); // all of it, in order, as sent
     expect(conn.authorization).toBe(FAKE_ASSEMBLYAI_KEY);
     expect(Object.fromEntries(conn.query)).toEqual({ speech_model: "universal-streaming-english", encoding: "pcm_s16le", sample_rate: "16000" });
     expect(conn.texts).toEqual(['{"type":"Terminate"}']);

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CartesiaTts } from "../src/providers/cartesia/tts.ts";
 import { TEST_MODEL } from "./fakes/fixed-pcm-provider.ts";
 import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
+import { speech } from "./fakes/http-fake.ts";
+import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
 import type { TestServer } from "./helpers/server.ts";
@@ -192,6 +194,7 @@ describe("Cartesia Ink-Whisper streaming through /v1/stt", () => {
     });
     expect(sent.query.getAll("keyterm")).toEqual(["voxroute", "Cartesia"]);
     expect(sent).toMatchObject({ authorization: `Bearer ${FAKE_CARTESIA_KEY}`, version: "2026-08-14", texts: ["finalize", "finalize", "close"], audioBytes: audio.length * 2 });
+    expect(sent.received.digest()).toEqual(digestOf(frames(audio))); // all of it, in order, as sent
 
     const ev = rec.events;
     expect(ev[0]).toMatchObject({
@@ -220,15 +223,19 @@ describe("Cartesia Ink-Whisper streaming through /v1/stt", () => {
   test("manual commit and clear go out as finalize; a cleared stretch's transcript is dropped; interim_results=false", async () => {
     const c = connect(server.wsUrl(`/v1/stt?${INK}&commit_strategy=manual&interim_results=false`), bearer(server.key));
     await c.opened;
-    c.ws.send(new Uint8Array(32_000));
+    // A quiet tone: sound to the fake, which transcribes any, but no speech to the router VAD, whose signals would join the events.
+    const tone = new Int16Array(40_000).map((_, i) => Math.round(60 * Math.sin(i / 5)));
+    const audio = [32_000, 32_000, 16_000].map((n, i) => new Uint8Array(tone.buffer.slice(i * 32_000, i * 32_000 + n)));
+    c.ws.send(audio[0]!);
     c.send({ type: "stt.audio.commit" });
-    c.ws.send(new Uint8Array(32_000));
+    c.ws.send(audio[1]!);
     c.send({ type: "stt.audio.clear" });
-    c.ws.send(new Uint8Array(16_000));
+    c.ws.send(audio[2]!);
     c.send({ type: "stt.session.close" });
     const rec = await c.closed;
     expect(rec.close.code).toBe(1000);
     expect(fake.sttSockets.at(-1)!.texts).toEqual(["finalize", "finalize", "close"]);
+    expect(fake.sttSockets.at(-1)!.received.digest()).toEqual(digestOf(audio));
     expect(rec.events.map((e) => [e.type, e.turn_id, e.origin ?? e.text])).toEqual([
       ["stt.session.started", undefined, undefined],
       ["stt.transcript.final", "turn_1", "Thank you"],
@@ -266,13 +273,15 @@ describe("Cartesia Ink-Whisper streaming through /v1/stt", () => {
     const raw: string[] = [];
     c.ws.addEventListener("message", (e) => typeof e.data === "string" && raw.push(e.data));
     await c.opened;
-    c.ws.send(new Uint8Array(16_000));
+    const audio = [speech("Thank you very much for your help.", 8000).slice(0, 16_000)]; // a second of speech: the fake hears digital silence as nothing
+    c.ws.send(audio[0]!);
     c.ws.send("finalize");
     c.ws.send("close");
     const rec = await c.closed;
     expect(rec.close.code).toBe(1000);
     const sent = fake.sttSockets.at(-1)!;
     expect(sent).toMatchObject({ texts: ["finalize", "close"], audioBytes: 16_000 });
+    expect(sent.received.digest()).toEqual(digestOf(audio));
     expect(Object.fromEntries(sent.query)).toEqual({ model: "ink-whisper", encoding: "pcm_s16le", sample_rate: "8000" });
     expect(rec.events.map((e) => e.type)).toEqual(["transcript", "transcript", "flush_done", "done"]);
     expect(raw[1]).toStartWith('{"type":"transcript","text":"Thank you","is_final":true,"request_id":');

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "./fakes/deepgram.ts";
 import { speech } from "./fakes/http-fake.ts";
+import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { describeSttFaults } from "./helpers/stt-faults.ts";
@@ -44,12 +45,14 @@ describe("Deepgram Flux through /v1/stt", () => {
       bearer(key),
     );
     await c.opened;
-    for (const audio of [...pausedPhrase(), silence(1), speech("for your help", 16000), silence(1)]) c.ws.send(audio);
+    const sent = [...pausedPhrase(), silence(1), speech("for your help", 16000), silence(1)];
+    for (const audio of sent) c.ws.send(audio);
     c.send({ type: "stt.session.close" });
     const rec = await c.closed;
     expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
 
     const wire = fake.flux.at(-1)!;
+    expect(wire.received.digest()).toEqual(digestOf(sent)); // all of it, in order, as sent
     expect(Object.fromEntries(wire.query)).toEqual({
       model: "flux-general-en",
       encoding: "linear16",

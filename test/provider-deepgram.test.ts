@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "./fakes/deepgram.ts";
+import { speech } from "./fakes/http-fake.ts";
+import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { describeSttFaults } from "./helpers/stt-faults.ts";
@@ -20,19 +22,26 @@ afterAll(async () => {
 
 const NOVA = "model=nova-3&audio_format=pcm_16000";
 const second = () => new Uint8Array(32_000);
+/** Real speech, cut into `count` seconds (each with sound in it: the fake hears digital silence as nothing). */
+const spokenSeconds = (count: number) => {
+  const pcm = speech("Thank you very much for your help. I would like a cup of coffee, please.", 16000);
+  return Array.from({ length: count }, (_, i) => pcm.slice(i * 32_000, (i + 1) * 32_000));
+};
 
 describe("Deepgram Nova through /v1/stt", () => {
   test("provider signals, interim and final transcripts, a client commit; options translated on the wire", async () => {
     const { key, tenantId } = await fundedAccount(server);
     const c = connect(server.wsUrl(`/v1/stt?${NOVA}&language=en&keyterms=voxroute&keyterms=deepgram&silence_duration_ms=300&formatting=true&provider_options[tier]=enhanced`), bearer(key));
     await c.opened;
-    c.ws.send(second());
-    c.ws.send(second());
+    const audio = spokenSeconds(3);
+    c.ws.send(audio[0]!);
+    c.ws.send(audio[1]!);
     c.send({ type: "stt.audio.commit" });
-    c.ws.send(second());
+    c.ws.send(audio[2]!);
     c.send({ type: "stt.session.close" });
     const rec = await c.closed;
     expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
+    expect(fake.connections.at(-1)!.received.digest()).toEqual(digestOf(audio)); // all of it, in order, as sent
 
     const q = fake.connections.at(-1)!.query;
     expect(Object.fromEntries(q)).toMatchObject({
@@ -89,12 +98,14 @@ describe("Deepgram Nova through /v1/stt", () => {
   test("event_format=provider relays Deepgram's own frames byte for byte", async () => {
     const c = connect(server.wsUrl(`/v1/stt?${NOVA}&event_format=provider`), bearer(server.key));
     await c.opened;
-    c.ws.send(second());
+    const audio = spokenSeconds(1);
+    c.ws.send(audio[0]!);
     c.ws.send('{"type": "Finalize"}');
     c.ws.send('{"type":"CloseStream"}');
     const rec = await c.closed;
     expect(rec.close.code).toBe(1000);
     expect(fake.connections.at(-1)!.texts).toEqual(['{"type": "Finalize"}', '{"type":"CloseStream"}']);
+    expect(fake.connections.at(-1)!.received.digest()).toEqual(digestOf(audio));
     expect(rec.events.map((e) => e.type)).toEqual(["SpeechStarted", "Results", "Results", "Results", "UtteranceEnd", "Metadata"]);
   });
 

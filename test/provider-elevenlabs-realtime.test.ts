@@ -3,6 +3,7 @@ import { ElevenLabsTts } from "../src/providers/elevenlabs/tts.ts";
 import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { TEST_MODEL } from "./fakes/fixed-pcm-provider.ts";
 import { speech } from "./fakes/http-fake.ts";
+import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
 import type { TestServer } from "./helpers/server.ts";
@@ -183,6 +184,7 @@ describe("Scribe realtime through /v1/stt", () => {
     expect(socket.query.getAll("keyterms")).toEqual(["voxroute", "scribe"]);
     expect(socket.apiKey).toBe(FAKE_ELEVENLABS_KEY);
     expect(socket.audioBytes).toBe(totalBytes(audio));
+    expect(socket.received.digest()).toEqual(digestOf(audio)); // all of it, in order, as sent
     // Frames that reached the router in one loop turn share a chunk: the first chunk starts with the first frame.
     const { audio_base_64, ...first } = JSON.parse(socket.texts[0]!);
     expect(first).toEqual({ message_type: "input_audio_chunk", commit: false, sample_rate: 16000 });
@@ -255,8 +257,9 @@ describe("Scribe realtime through /v1/stt", () => {
     const { key, tenantId } = await fundedAccount(server);
     const c = connect(server.wsUrl(`${SCRIBE}&commit_strategy=manual&event_format=provider`), bearer(key));
     await c.opened;
+    const spoken = speech("Thank you very much.", 16000);
     const sent = [
-      JSON.stringify({ message_type: "input_audio_chunk", audio_base_64: Buffer.from(speech("Thank you very much.", 16000)).toString("base64"), commit: false, sample_rate: 16000 }),
+      JSON.stringify({ message_type: "input_audio_chunk", audio_base_64: Buffer.from(spoken).toString("base64"), commit: false, sample_rate: 16000 }),
       '{"message_type": "input_audio_chunk", "audio_base_64": "", "commit": true}',
     ];
     for (const frame of sent) c.ws.send(frame);
@@ -264,9 +267,10 @@ describe("Scribe realtime through /v1/stt", () => {
     c.ws.close(1000);
     await c.closed;
     expect(fake.scribeSockets.at(-1)!.texts).toEqual(sent);
+    expect(fake.scribeSockets.at(-1)!.received.digest()).toEqual(digestOf([spoken]));
     expect(fake.scribeSockets.at(-1)!.query.get("commit_strategy")).toBe("manual");
     expect(c.rec.events.map((e) => e.message_type)).toEqual(["session_started", "partial_transcript", "committed_transcript"]);
-    expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "elevenlabs", usageUnit: "seconds", usageAmount: Math.ceil(speech("Thank you very much.", 16000).length / 32000) });
+    expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "elevenlabs", usageUnit: "seconds", usageAmount: Math.ceil(spoken.length / 32000) });
   });
 
   test("a portable value outside Scribe's range is refused before the upgrade", async () => {

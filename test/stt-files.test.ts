@@ -178,9 +178,8 @@ describe("duration probing", () => {
     const at = Buffer.from(m4a).indexOf("stsz") + 4;
     new DataView(m4a.buffer).setUint32(at + 4, 1); // every sample 1 byte
     new DataView(m4a.buffer).setUint32(at + 8, 0xffffffff); // 4 billion of them
-    const t0 = performance.now();
-    expect(refusal(m4a)).toMatchObject({ code: "indeterminate_audio_duration" });
-    expect(performance.now() - t0).toBeLessThan(1000);
+    // Refused by the count itself, before any sample is read: walking them would end in another reason, or a duration.
+    expect(refusal(m4a)).toMatchObject({ code: "indeterminate_audio_duration", message: expect.stringContaining("the MP4 sample tables count more samples than the file has bytes") });
   });
 
   test("a codec or container whose frames cannot be measured is 422 indeterminate_audio_duration", async () => {

@@ -51,10 +51,16 @@ describe("WsPort backpressure", () => {
   });
 
   test("closing releases a waiting sender", async () => {
-    const { raw } = socket([-1]);
+    const { raw, state } = socket([-1]);
     const port = new WsPort(raw);
-    const wait = port.sendAudio(chunk(1))!;
+    let released = false;
+    const wait = port.sendAudio(chunk(1))!.then(() => (released = true));
+    await Bun.sleep(10);
+    expect(released).toBe(false);
     port.close(1000, "done");
+    await Bun.sleep(0); // the close settles it at once: before the next turn of the event loop, with no drain
+    expect(released).toBe(true);
+    expect(state.readyState).toBe(3);
     await wait;
   });
 });

@@ -1,5 +1,6 @@
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
 import { refusal, speech, type RefusalStatus } from "./http-fake.ts";
+import { ReceivedAudio } from "./received-audio.ts";
 
 // AssemblyAI Universal-Streaming v3 (`/v3/ws`), mounted on the AssemblyAI fake. Close enough for
 // the official SDK's StreamingTranscriber: `Authorization: <key>` on the upgrade; query
@@ -29,6 +30,8 @@ export interface StreamingConnection {
   /** Binary frames from the client, as received. */
   audio: Uint8Array[];
   audioBytes: number;
+  /** The audio's digest, in arrival order. */
+  received: ReceivedAudio;
   /** The close code, once the connection closed (either side). */
   closed?: number;
 }
@@ -120,6 +123,7 @@ function onAudio(ws: ServerWebSocket<Conn>, frame: Uint8Array) {
   const startMs = ms(c);
   c.audio.push(frame);
   c.audioBytes += frame.byteLength;
+  c.received.add(frame);
   if (c.stalled) return;
   if (!c.spoke) {
     c.spoke = true;
@@ -202,6 +206,7 @@ export function assemblyAiStreaming(): AssemblyAiStreaming {
         texts: [],
         audio: [],
         audioBytes: 0,
+        received: new ReceivedAudio(mulaw ? "mulaw" : "pcm_s16le"),
         fault,
         bytesPerMs: (num(q, "sample_rate", 0) * (mulaw ? 1 : 2)) / 1000,
         mulaw,

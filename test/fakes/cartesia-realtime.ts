@@ -1,5 +1,6 @@
 import type { ServerWebSocket } from "bun";
 import { speech } from "./http-fake.ts";
+import type { ReceivedAudio } from "./received-audio.ts";
 
 // The realtime half of the Cartesia fake: Sonic's `/tts/websocket` (contexts) and Ink's
 // manual-finalize `/stt/websocket`, as Cartesia speaks them.
@@ -18,7 +19,8 @@ import { speech } from "./http-fake.ts";
 // the text since the last final) every 0.5 s of audio; plain-text `finalize` answers the final
 // transcript of the audio since the last one (a delta, verbatim: later ones start with a space)
 // and `flush_done`; `close` answers the last final, `done`, and closes 1000. Words come from a
-// fixed sentence, two per second of audio.
+// fixed sentence, two per second of audio, for audio with sound in it since the last final:
+// digital silence is transcribed as nothing (an empty text).
 //
 // Errors are `{type:"error", status_code, error_code, title, message, request_id}`.
 // Socket faults for the next connection: "stall" (everything is read, nothing is answered),
@@ -45,6 +47,8 @@ export interface SttSocketRecord {
   version: string | null;
   texts: string[];
   audioBytes: number;
+  /** The audio's digest, in arrival order. */
+  received: ReceivedAudio;
 }
 
 interface Context {
@@ -82,6 +86,8 @@ interface SttConn {
   finalAt: number;
   interimAt: number;
   words: number;
+  /** Some of the audio since the last final was sound. */
+  soundSinceFinal: boolean;
 }
 
 export type RealtimeConn = TtsConn | SttConn;
@@ -115,7 +121,18 @@ export function sttQueryProblem(q: URLSearchParams): string | undefined {
 
 export function sttConn(record: SttSocketRecord, fault: SocketFault | undefined): SttConn {
   const perSample = record.query.get("encoding") === "pcm_mulaw" ? 1 : 2;
-  return { kind: "stt", record, fault, answered: false, requestId: crypto.randomUUID(), bytesPerSecond: Number(record.query.get("sample_rate")) * perSample, finalAt: 0, interimAt: 0, words: 0 };
+  return {
+    kind: "stt",
+    record,
+    fault,
+    answered: false,
+    requestId: crypto.randomUUID(),
+    bytesPerSecond: Number(record.query.get("sample_rate")) * perSample,
+    finalAt: 0,
+    interimAt: 0,
+    words: 0,
+    soundSinceFinal: false,
+  };
 }
 
 /** The fault that replaces the first answer, if any: true when it did. */
@@ -268,6 +285,7 @@ function sttMessage(ws: ServerWebSocket<SttConn>, frame: string | Buffer): void 
     return;
   }
   c.record.audioBytes += frame.byteLength;
+  if (c.record.received.add(frame)) c.soundSinceFinal = true;
   if (c.fault === "stall" || firstAnswerFault(ws)) return;
   if (c.fault === "drop" && c.record.audioBytes >= c.bytesPerSecond) return ws.terminate();
   if (c.record.audioBytes - c.interimAt >= c.bytesPerSecond / 2) {
@@ -280,14 +298,15 @@ function sendFinal(ws: ServerWebSocket<SttConn>): void {
   const c = ws.data;
   if (c.record.audioBytes > c.finalAt) ws.send(transcript(c, true));
   c.finalAt = c.interimAt = c.record.audioBytes;
+  c.soundSinceFinal = false;
 }
 
 /** The text of the audio since the last final (a delta, as Cartesia sends it); a final moves on. */
 function transcript(c: SttConn, isFinal: boolean): string {
   const seconds = (c.record.audioBytes - c.finalAt) / c.bytesPerSecond;
-  const n = Math.max(1, Math.round(seconds * 2));
+  const n = c.soundSinceFinal ? Math.max(1, Math.round(seconds * 2)) : 0;
   const words = Array.from({ length: n }, (_, i) => WORDS[(c.words + i) % WORDS.length]);
-  const text = (c.words > 0 ? " " : "") + words.join(" ");
+  const text = n && c.words > 0 ? ` ${words.join(" ")}` : words.join(" ");
   if (isFinal) c.words += n;
   return JSON.stringify({ type: "transcript", text, is_final: isFinal, request_id: c.requestId, duration: seconds, language: c.record.query.get("language") ?? "en" });
 }

@@ -1,6 +1,7 @@
 import { LOOPBACK_TLS } from "./loopback-tls.ts";
 import { cartesiaVoices, type CartesiaCloneRecord } from "./cartesia-voices.ts";
 import { realtimeHandlers, sttConn, sttQueryProblem, ttsConn, type RealtimeConn, type SocketFault, type SttSocketRecord, type TtsSocketRecord } from "./cartesia-realtime.ts";
+import { ReceivedAudio } from "./received-audio.ts";
 import type { CloningFault } from "./cloning.ts";
 import { audioResponse, mp3, refusal, speech, type RefusalStatus, type StreamFault } from "./http-fake.ts";
 
@@ -93,7 +94,14 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
         } else {
           const problem = sttQueryProblem(url.searchParams);
           if (problem) return error(400, "invalid_request", problem);
-          const record = { query: url.searchParams, authorization, version, texts: [], audioBytes: 0 };
+          const record = {
+            query: url.searchParams,
+            authorization,
+            version,
+            texts: [],
+            audioBytes: 0,
+            received: new ReceivedAudio(url.searchParams.get("encoding") === "pcm_mulaw" ? "mulaw" : "pcm_s16le"),
+          };
           sttSockets.push(record);
           conn = sttConn(record, socketFault);
         }

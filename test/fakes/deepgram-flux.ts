@@ -152,6 +152,7 @@ export function fluxSocket(query: URLSearchParams, record: SocketRecord, fault: 
         return ws.close(1011, "UNPARSABLE_CLIENT_MESSAGE");
       }
       record.audioBytes += frame.byteLength;
+      record.received.add(frame);
       if (!spoke) {
         spoke = true;
         if (fault === "malformed") ws.send("this is not json");

@@ -2,13 +2,15 @@ import type { ServerWebSocket } from "bun";
 import { auraQueryProblem, auraSocket } from "./deepgram-aura-ws.ts";
 import { fluxQueryProblem, fluxSocket } from "./deepgram-flux.ts";
 import { audioResponse, mp3, refusal, speech, type RefusalStatus } from "./http-fake.ts";
+import { ReceivedAudio } from "./received-audio.ts";
 
 // A fake of Deepgram on loopback, close enough for the official SDK (`Authorization: Token <key>`
 // everywhere):
 // - Nova streaming STT (`/v1/listen`): binary audio in; `Results` (interim every 0.5 s of audio,
 //   final on `Finalize` with `from_finalize`, and at `CloseStream`), `SpeechStarted` and
 //   `UtteranceEnd` when `vad_events=true`, `Metadata` at the end, close 1000. Transcripts are the
-//   words of a fixed sentence, one more word per interim.
+//   words of a fixed sentence, one more word per interim, for audio with sound in it: digital
+//   silence is heard as nothing (`SpeechStarted` at the first sound, empty transcripts without it).
 // - Flux streaming STT (`/v2/listen`, deepgram-flux.ts): turns found in the audio itself.
 // - Aura streaming TTS (`/v1/speak` WebSocket, deepgram-aura-ws.ts).
 // - Prerecorded `POST /v1/listen`, `GET /v1/models`, and Aura `POST /v1/speak` (JSON `{text}` in;
@@ -36,6 +38,8 @@ export interface SocketRecord {
   query: URLSearchParams;
   texts: string[];
   audioBytes: number;
+  /** The audio's digest, in arrival order. */
+  received: ReceivedAudio;
   authorization: string | null;
 }
 
@@ -67,7 +71,10 @@ interface Conn extends SocketRecord {
   fault?: DeepgramFault;
   bytesPerSecond: number;
   sentInterimAt: number;
+  /** Some audio came; sound came (SpeechStarted was due); sound came since the last Finalize. */
+  heard: boolean;
   spoke: boolean;
+  soundSinceFinalize: boolean;
   finalizedUpTo: number;
 }
 
@@ -110,7 +117,7 @@ export function startFakeDeepgram(): FakeDeepgram {
 
   const results = (c: Conn, isFinal: boolean, fromFinalize = false) => {
     const seconds = c.audioBytes / c.bytesPerSecond;
-    const words = WORDS.slice(0, Math.max(1, Math.min(WORDS.length, Math.ceil(seconds * 2))));
+    const words = c.soundSinceFinalize ? WORDS.slice(0, Math.max(1, Math.min(WORDS.length, Math.ceil(seconds * 2)))) : [];
     return JSON.stringify({
       type: "Results",
       channel_index: [0, 1],
@@ -140,7 +147,13 @@ export function startFakeDeepgram(): FakeDeepgram {
     if (refused) return refused;
     const why = problem(url.searchParams);
     if (why) return dgError(400, "Bad Request", why);
-    const record: SocketRecord = { query: url.searchParams, texts: [], audioBytes: 0, authorization };
+    const record: SocketRecord = {
+      query: url.searchParams,
+      texts: [],
+      audioBytes: 0,
+      received: new ReceivedAudio(url.searchParams.get("encoding") === "mulaw" ? "mulaw" : "pcm_s16le"),
+      authorization,
+    };
     records.push(record);
     return srv.upgrade(req, { data: handler(record, fault) }) ? undefined : new Response("upgrade failed", { status: 400 });
   };
@@ -210,7 +223,15 @@ export function startFakeDeepgram(): FakeDeepgram {
 
   const novaState = (query: URLSearchParams, fault: DeepgramFault | undefined) => {
     const perSample = query.get("encoding") === "mulaw" ? 1 : 2;
-    return { fault, bytesPerSecond: Number(query.get("sample_rate") ?? 16000) * perSample * Number(query.get("channels") ?? 1), sentInterimAt: 0, spoke: false, finalizedUpTo: 0 };
+    return {
+      fault,
+      bytesPerSecond: Number(query.get("sample_rate") ?? 16000) * perSample * Number(query.get("channels") ?? 1),
+      sentInterimAt: 0,
+      heard: false,
+      spoke: false,
+      soundSinceFinalize: false,
+      finalizedUpTo: 0,
+    };
   };
 
   const novaSocket = (c: Conn): FakeSocket => ({
@@ -221,6 +242,7 @@ export function startFakeDeepgram(): FakeDeepgram {
         if (type === "Finalize") {
           ws.send(results(c, true, true));
           c.finalizedUpTo = c.audioBytes / c.bytesPerSecond;
+          c.soundSinceFinalize = false;
         } else if (type === "CloseStream") {
           ws.send(results(c, true));
           if (c.query.get("vad_events") === "true") ws.send(JSON.stringify({ type: "UtteranceEnd", channel: [0, 1], last_word_end: c.audioBytes / c.bytesPerSecond }));
@@ -240,9 +262,14 @@ export function startFakeDeepgram(): FakeDeepgram {
         return;
       }
       c.audioBytes += frame.byteLength;
-      if (!c.spoke) {
+      const sound = c.received.add(frame);
+      c.soundSinceFinalize ||= sound;
+      if (sound && !c.spoke) {
         c.spoke = true;
         if (c.query.get("vad_events") === "true") ws.send(JSON.stringify({ type: "SpeechStarted", channel: [0, 1], timestamp: 0.1 }));
+      }
+      if (!c.heard) {
+        c.heard = true;
         if (c.fault === "malformed") ws.send("this is not json");
         if (c.fault === "data-error") return ws.close(1008, "DATA-0000");
       }

@@ -1,5 +1,6 @@
 import type { Server, ServerWebSocket } from "bun";
 import { Mp3StreamEncoder } from "../../src/audio/mp3.ts";
+import { ReceivedAudio } from "./received-audio.ts";
 
 // The WebSocket half of the ElevenLabs fake (see elevenlabs.ts, which serves it on the same port).
 //
@@ -49,6 +50,8 @@ export interface ScribeSocketRecord {
   /** Every text frame the client sent, exactly as it came. */
   texts: string[];
   audioBytes: number;
+  /** The digest of the audio its chunks carried, in arrival order. */
+  received: ReceivedAudio;
   apiKey: string | null;
 }
 
@@ -109,10 +112,10 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
       ttsSockets.push(record);
       data = { kind: "tts", record, fault, codec: codec!, rate: Number(rate), schedule: DEFAULT_SCHEDULE, contexts: new Map(), active: new Set(), work: Promise.resolve() };
     } else {
-      const record: ScribeSocketRecord = { query: url.searchParams, texts: [], audioBytes: 0, apiKey };
-      scribeSockets.push(record);
       const format = url.searchParams.get("audio_format") ?? "pcm_16000";
       const ulaw = format.startsWith("ulaw");
+      const record: ScribeSocketRecord = { query: url.searchParams, texts: [], audioBytes: 0, received: new ReceivedAudio(ulaw ? "mulaw" : "pcm_s16le"), apiKey };
+      scribeSockets.push(record);
       data = { kind: "scribe", record, fault, bytesPerMs: (Number(format.split("_")[1]) * (ulaw ? 1 : 2)) / 1000, ulaw, segmentMs: 0, speechMs: 0, silenceMs: 0, partialAtMs: 0, spoke: false };
     }
     return server.upgrade(req, { data }) ? undefined : new Response("upgrade failed", { status: 400 });
@@ -292,6 +295,7 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
   function hear(ws: ServerWebSocket<ScribeConn>, audio: Buffer) {
     const c = ws.data;
     c.record.audioBytes += audio.length;
+    c.record.received.add(audio);
     if (!c.spoke) {
       c.spoke = true;
       if (c.fault === "malformed") ws.send("this is not json");

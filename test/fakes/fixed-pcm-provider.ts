@@ -80,6 +80,16 @@ export class FixedPcmProvider implements TtsProvider {
   }
 }
 
+/** A FixedPcmProvider whose voice list never comes; `listsAsked` counts the times it was asked for it. */
+export class StalledListProvider extends FixedPcmProvider {
+  listsAsked = 0;
+
+  override voices(): Promise<never> {
+    this.listsAsked++;
+    return new Promise(() => {});
+  }
+}
+
 export type FailureMode = "refuse" | "hang" | "fail-before-audio" | "fail-after-audio" | "reject-voice" | "end-early";
 
 /** A provider that fails the way an upstream does: refused, silent, dying mid-stream, or ending too soon. */

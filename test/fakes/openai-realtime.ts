@@ -1,4 +1,5 @@
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
+import { ReceivedAudio } from "./received-audio.ts";
 
 // OpenAI's realtime transcription sessions (GA protocol) for the OpenAI fake: `GET /v1/realtime?
 // intent=transcription` upgraded with `Authorization: Bearer <key>` (or the browser subprotocol
@@ -30,6 +31,8 @@ export interface RealtimeConnection {
   /** The `session` of each `session.update`. */
   updates: Record<string, any>[];
   audioBytes: number;
+  /** The digest of the audio its appends carried, in arrival order. */
+  received: ReceivedAudio;
   fault?: RealtimeFault;
 }
 
@@ -219,6 +222,7 @@ export function startRealtime() {
           const audio = Buffer.from(String(ev.audio ?? ""), "base64");
           const firstAudio = c.audioBytes === 0;
           c.audioBytes += audio.length;
+          c.received.add(audio);
           if (firstAudio && c.fault === "malformed") ws.send("this is not json");
           if (firstAudio && c.fault === "error") {
             error(ws, "server_error", null, "The server had an error while processing your request.");
@@ -267,6 +271,7 @@ export function startRealtime() {
       frames: [],
       updates: [],
       audioBytes: 0,
+      received: new ReceivedAudio(),
       fault,
       session: {
         type: "transcription",

@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { createKey } from "../../src/accounts/keys.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server.ts";
+import { PICO_DIR } from "./pico.ts";
 
-/** Pico's voice files: PICO_VOICES_DIR, else the shared models beside the checkout. */
-export const PICO_DIR = process.env.PICO_VOICES_DIR || new URL("../../../shared/models/svox-pico-lang", import.meta.url).pathname;
+export { PICO_DIR };
 
 /** A config for tests: a fresh SQLite file, an ephemeral port, quiet logs, all local engines, loopback applications allowed. */
 export function testConfig(env: Record<string, string> = {}): Config {
