@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import pino from "pino";
 import { PICO_VOICES } from "../src/providers/local-pico/voices.ts";
 import { PICO_PROBE_TIMEOUT_MS } from "../src/providers/local-pico/availability.ts";
 import { PICO_DIR, startTestServer, testConfig, type TestServer } from "./helpers/server.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 // What a server says about itself when it starts: it refuses a port another process holds, and
 // offers only the Pico voices it can load.
@@ -116,7 +116,7 @@ describe("SVOX Pico offers only the voices it can load", () => {
   const refusals = (warnings: Record<string, any>[]) => warnings.filter((w) => w.msg === "SVOX Pico voice not offered");
 
   test("no files and no reachable URL: Pico is not offered, and the log says why once per voice", async () => {
-    const empty = mkdtempSync(join(tmpdir(), "pico-empty-"));
+    const empty = tempDir("pico-empty-");
     await withPico(empty, closedPort(), async (server, warnings) => {
       expect(Object.keys(await providers(server))).not.toContain("svox-pico");
       expect(await picoVoices(server)).toEqual([]);
@@ -139,7 +139,7 @@ describe("SVOX Pico offers only the voices it can load", () => {
   }, 20_000);
 
   test("only German present, nothing fetchable: only German is offered, and it is the default voice", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "pico-de-"));
+    const dir = tempDir("pico-de-");
     for (const f of PICO_VOICES.find((v) => v.id === "de-DE")!.files) copyFileSync(join(PICO_DIR, f.name), join(dir, f.name));
     await withPico(dir, "", async (server, warnings) => {
       expect((await providers(server))["svox-pico"].defaults).toEqual({ tts: { model: "pico", voice: "de-DE" } });
@@ -170,7 +170,7 @@ describe("SVOX Pico offers only the voices it can load", () => {
         return new Response(req.method === "HEAD" ? null : "voice bytes");
       },
     });
-    const empty = mkdtempSync(join(tmpdir(), "pico-fetchable-"));
+    const empty = tempDir("pico-fetchable-");
     try {
       await withPico(empty, `http://127.0.0.1:${origin.port}/lang`, async (server, warnings) => {
         expect(Object.keys(await providers(server))).toContain("svox-pico");
@@ -187,7 +187,7 @@ describe("SVOX Pico offers only the voices it can load", () => {
 
   test("a URL that never answers holds start-up for at most the probe timeout", async () => {
     const silent = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Promise<Response>(() => {}) });
-    const empty = mkdtempSync(join(tmpdir(), "pico-silent-"));
+    const empty = tempDir("pico-silent-");
     const t0 = performance.now();
     try {
       await withPico(empty, `http://127.0.0.1:${silent.port}/lang`, async (server, warnings) => {

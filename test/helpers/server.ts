@@ -1,16 +1,15 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKey } from "../../src/accounts/keys.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server.ts";
+import { tempDir } from "./temp-dirs.ts";
 
 /** Pico's voice files: PICO_VOICES_DIR, else the shared models beside the checkout. */
 export const PICO_DIR = process.env.PICO_VOICES_DIR || new URL("../../../shared/models/svox-pico-lang", import.meta.url).pathname;
 
 /** A config for tests: a fresh SQLite file, an ephemeral port, quiet logs, all local engines, loopback applications allowed. */
 export function testConfig(env: Record<string, string> = {}): Config {
-  const dir = mkdtempSync(join(tmpdir(), "voxroute-test-"));
+  const dir = tempDir("voxroute-test-");
   return loadConfig({
     PORT: "0",
     HOST: "127.0.0.1",
