@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pcmOfWav } from "../src/audio/wav.ts";
@@ -10,9 +10,9 @@ import { bearer, connect } from "./helpers/ws-client.ts";
 
 // The compiled executable (`bun run build`), copied alone into an empty directory and started
 // there with no arguments, as an operator would: the embedded default (SQLite under ./data), the
-// operator CLI, Flite and Pico speech, PocketSphinx with the router VAD, the API documents and
-// their reference page, the dashboard's page, and a clean stop that leaves nothing of its own in
-// the temporary directory.
+// operator CLI, Flite and Pico speech, PocketSphinx with the router VAD (and its second chance
+// when it could not load), the API documents and their reference page, the dashboard's page, and
+// a clean stop that leaves nothing of its own in the temporary directory.
 
 const ROOT = new URL("..", import.meta.url).pathname;
 let dir: string;
@@ -105,6 +105,29 @@ describe.skipIf(!localSttAvailable)("the single executable", () => {
     expect(events.find((e) => e.type === "stt.signal" && e.signal === "started")).toMatchObject({ origin: "router", basis: ["vad"] });
     expect(events.find((e) => e.type === "stt.transcript.final")?.text).toContain("thank you");
   });
+
+  test("a router VAD that could not load is loaded again by the next session, once its library can be unpacked", async () => {
+    // A second executable whose cache directory cannot be made at first: a file stands where
+    // XDG_CACHE_HOME's directory should be. One audio worker, so both sessions ask the same one.
+    const home = join(dir, "blocked");
+    mkdirSync(home);
+    const environment = { ...env(home), AUDIO_WORKERS: "1" };
+    writeFileSync(environment.XDG_CACHE_HOME, "");
+    const second = await start(home, environment);
+    try {
+      const secondKey = newKey(home);
+      const failed = await transcribe(second.url, secondKey);
+      expect(failed.close.code).toBe(1011);
+      expect(failed.events.find((e) => e.type === "stt.error")).toMatchObject({ code: "upstream_error" });
+      rmSync(environment.XDG_CACHE_HOME);
+      const { events, close } = await transcribe(second.url, secondKey);
+      expect(close.code).toBe(1000);
+      expect(events.find((e) => e.type === "stt.transcript.final")?.text).toContain("thank you");
+    } finally {
+      second.proc.kill("SIGKILL");
+      await second.proc.exited;
+    }
+  }, 60_000);
 
   test("serves its OpenAPI and AsyncAPI documents, and the reference page with every file of it, from inside itself", async () => {
     for (const path of ["/openapi.json", "/asyncapi.json", REFERENCE_PATH]) expect([path, (await fetch(`${url}${path}`)).status]).toEqual([path, 200]);
