@@ -2,11 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pcmOfWav } from "../src/audio/wav.ts";
 import { REFERENCE_ASSETS, REFERENCE_PATH } from "../src/openapi/reference-page.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
-import { localSttAvailable } from "./helpers/local-stt.ts";
-import { bearer, connect } from "./helpers/ws-client.ts";
+import { localSttAvailable, transcribeRecording } from "./helpers/local-stt.ts";
+import { bearer } from "./helpers/ws-client.ts";
 
 // The compiled executable (`bun run build`), copied alone into an empty directory and started
 // there with no arguments, as an operator would: the embedded default (SQLite under ./data), the
@@ -50,16 +49,6 @@ function cli(home: string, ...args: string[]): string {
 /** A new key with a dollar of credits, made by the CLI in `home`. */
 const newKey = (home: string) => cli(home, "keys", "create", "--tenant", "smoke", "--usd", "1").trim().split("\n").at(-1)!;
 
-/** The recording (16 kHz), then 0.9 s of silence for the VAD to end the turn on, sent to PocketSphinx in 20 ms frames. */
-async function transcribe(base: string, key: string) {
-  const pcm = Buffer.concat([pcmOfWav(readFileSync(new URL("./fixtures/speech.wav", import.meta.url))), new Uint8Array(28_800)]);
-  const c = connect(`${base.replace(/^http/, "ws")}/v1/stt?model=pocketsphinx-en-us&audio_format=pcm_16000`, bearer(key));
-  await c.opened;
-  for (let at = 0; at < pcm.length; at += 640) c.ws.send(pcm.subarray(at, at + 640));
-  c.send({ type: "stt.session.close" });
-  return c.closed;
-}
-
 describe.skipIf(!localSttAvailable)("the single executable", () => {
   beforeAll(async () => {
     const build = Bun.spawnSync(["bun", "run", "build"], { cwd: ROOT, stderr: "pipe" });
@@ -100,7 +89,7 @@ describe.skipIf(!localSttAvailable)("the single executable", () => {
   });
 
   test("PocketSphinx transcribes a recording, its turn decided by the router VAD", async () => {
-    const { events, close } = await transcribe(url, key);
+    const { events, close } = await transcribeRecording(url, key);
     expect(close.code).toBe(1000);
     expect(events.find((e) => e.type === "stt.signal" && e.signal === "started")).toMatchObject({ origin: "router", basis: ["vad"] });
     expect(events.find((e) => e.type === "stt.transcript.final")?.text).toContain("thank you");
@@ -116,11 +105,11 @@ describe.skipIf(!localSttAvailable)("the single executable", () => {
     const second = await start(home, environment);
     try {
       const secondKey = newKey(home);
-      const failed = await transcribe(second.url, secondKey);
+      const failed = await transcribeRecording(second.url, secondKey);
       expect(failed.close.code).toBe(1011);
       expect(failed.events.find((e) => e.type === "stt.error")).toMatchObject({ code: "upstream_error" });
       rmSync(environment.XDG_CACHE_HOME);
-      const { events, close } = await transcribe(second.url, secondKey);
+      const { events, close } = await transcribeRecording(second.url, secondKey);
       expect(close.code).toBe(1000);
       expect(events.find((e) => e.type === "stt.transcript.final")?.text).toContain("thank you");
     } finally {

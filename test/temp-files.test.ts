@@ -1,14 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { createKey } from "../src/accounts/keys.ts";
-import { pcmOfWav } from "../src/audio/wav.ts";
 import { openDatabase } from "../src/db/open.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
-import { localSttAvailable } from "./helpers/local-stt.ts";
+import { localSttAvailable, transcribeRecording } from "./helpers/local-stt.ts";
 import { type ServerProcess, spawnServer } from "./helpers/process.ts";
 import { tempDir } from "./helpers/temp-dirs.ts";
-import { bearer, connect } from "./helpers/ws-client.ts";
+import { bearer } from "./helpers/ws-client.ts";
 
 // What a server process leaves behind once it stopped: nothing in its temporary directory (Flite
 // writes each utterance to a file there), and none of the telemetry onnxruntime (the router VAD)
@@ -40,13 +39,7 @@ describe.skipIf(!localSttAvailable)("a server process's temporary files", () => 
     expect(speech.status).toBe(200);
     expect((await speech.arrayBuffer()).byteLength).toBeGreaterThan(16000);
 
-    // The recording (16 kHz), then 0.9 s of silence for the VAD to end the turn on, in 20 ms frames.
-    const pcm = Buffer.concat([pcmOfWav(readFileSync(new URL("./fixtures/speech.wav", import.meta.url))), new Uint8Array(28_800)]);
-    const c = connect(server.wsUrl("/v1/stt?model=pocketsphinx-en-us&audio_format=pcm_16000"), bearer(key));
-    await c.opened;
-    for (let at = 0; at < pcm.length; at += 640) c.ws.send(pcm.subarray(at, at + 640));
-    c.send({ type: "stt.session.close" });
-    const { events, close } = await c.closed;
+    const { events, close } = await transcribeRecording(server.url, key);
     expect(close.code).toBe(1000);
     expect(events.find((e) => e.type === "stt.signal" && e.signal === "started")).toMatchObject({ origin: "router", basis: ["vad"] });
 
