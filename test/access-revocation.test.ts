@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { createKey, withdrawnKeys } from "../src/accounts/keys.ts";
@@ -10,6 +8,7 @@ import { TEST_MODEL } from "./fakes/fixed-pcm-provider.ts";
 import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
 import { spawnServer, type ServerProcess } from "./helpers/process.ts";
 import { bearer, connect, type Client } from "./helpers/ws-client.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 // Revoking a key or disabling a tenant with the operator CLI (another process) ends the open
 // sessions it covers, on every server process sharing the database, within seconds; the bill
@@ -152,7 +151,7 @@ async function settled(database: Database, tenantId: string, sessions: number) {
 const env = (databaseUrl: string) => ({ DATABASE_URL: databaseUrl, TTS_WORKERS: "1", ACCESS_CHECK_INTERVAL_MS: String(CHECK_MS) });
 
 accessTests("SQLite (server and CLI in separate processes)", async () => {
-  const url = `sqlite://${join(mkdtempSync(join(tmpdir(), "access-")), "db.sqlite")}`;
+  const url = `sqlite://${join(tempDir("access-"), "db.sqlite")}`;
   return { url, servers: [await spawnServer(env(url))] };
 });
 

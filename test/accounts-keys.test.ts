@@ -1,14 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { authenticate, bearerToken, createKey, hashKey } from "../src/accounts/keys.ts";
 import { openDatabase, type Database } from "../src/db/open.ts";
 import { ApiError } from "../src/errors.ts";
 import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
-const sqliteUrl = () => `sqlite://${join(mkdtempSync(join(tmpdir(), "keys-")), "db.sqlite")}`;
+const sqliteUrl = () => `sqlite://${join(tempDir("keys-"), "db.sqlite")}`;
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const c of cleanups) await c();

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { createKey } from "../src/accounts/keys.ts";
@@ -12,6 +11,7 @@ import { transcriptChars } from "./fakes/cartesia-realtime.ts";
 import { speech } from "./fakes/http-fake.ts";
 import { cpuSeconds, heldMiB, rssMiB, spawnServer, type ServerProcess } from "./helpers/process.ts";
 import { RawHttpRequest, RawWebSocket } from "./helpers/raw-client.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 // Clients that stop reading, on raw sockets whose kernel buffers fill, against the server in its
 // own process: synthesis must pause (the server stops using CPU) with the server's memory bounded,
@@ -32,7 +32,7 @@ let fake: FakeCartesia;
 
 beforeAll(async () => {
   fake = startFakeCartesia();
-  const databaseUrl = `sqlite://${join(mkdtempSync(join(tmpdir(), "voxroute-bp-")), "db.sqlite")}`;
+  const databaseUrl = `sqlite://${join(tempDir("voxroute-bp-"), "db.sqlite")}`;
   database = await openDatabase(databaseUrl);
   server = await spawnServer({ DATABASE_URL: databaseUrl, TTS_WORKERS: "2", PICO_VOICES_URL: "", CARTESIA_API_KEY: FAKE_CARTESIA_KEY, CARTESIA_BASE_URL: fake.url });
 });
@@ -117,7 +117,7 @@ async function cartesiaSession(key: string, text: string) {
 
 /** Samples (16-bit mono) in a WAV file, as ffmpeg decodes it. */
 async function wavSamples(bytes: Uint8Array): Promise<number> {
-  const file = join(mkdtempSync(join(tmpdir(), "voxroute-bp-")), "speech.wav");
+  const file = join(tempDir("voxroute-bp-"), "speech.wav");
   writeFileSync(file, bytes);
   const ff = Bun.spawn(["ffmpeg", "-v", "error", "-i", file, "-f", "s16le", "-ac", "1", "-"], { stdout: "pipe", stderr: "pipe" });
   const pcm = await new Response(ff.stdout).arrayBuffer();

@@ -1,48 +1,56 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pcmOfWav } from "../src/audio/wav.ts";
 import { REFERENCE_ASSETS, REFERENCE_PATH } from "../src/openapi/reference-page.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
-import { localSttAvailable } from "./helpers/local-stt.ts";
-import { bearer, connect } from "./helpers/ws-client.ts";
+import { localSttAvailable, transcribeRecording } from "./helpers/local-stt.ts";
+import { bearer } from "./helpers/ws-client.ts";
 
 // The compiled executable (`bun run build`), copied alone into an empty directory and started
 // there with no arguments, as an operator would: the embedded default (SQLite under ./data), the
-// operator CLI, Flite and Pico speech, PocketSphinx with the router VAD, the API documents and
-// their reference page, the dashboard's page, and a clean stop.
+// operator CLI, Flite and Pico speech, PocketSphinx with the router VAD (and its second chance
+// when it could not load), the API documents and their reference page, the dashboard's page, and
+// a clean stop that leaves nothing of its own in the temporary directory.
 
 const ROOT = new URL("..", import.meta.url).pathname;
 let dir: string;
 let proc: ReturnType<typeof Bun.spawn>;
 let url: string;
 
-const log = () => readFileSync(join(dir, "log"), "utf8");
+/**
+ * Only these variables: Pico's voice files are all it is given, its cache and temporary files stay
+ * in `home` (the executable's directory), PORT=0 picks a free port.
+ */
+const env = (home = dir) => ({ PATH: process.env.PATH!, HOST: "127.0.0.1", PORT: "0", PICO_VOICES_URL: "", XDG_CACHE_HOME: join(home, "cache"), TMPDIR: join(home, "tmp") });
 
-/** Only these variables: Pico's voice files are all it is given, its cache stays in the temporary directory, PORT=0 picks a free port. */
-const env = () => ({ PATH: process.env.PATH!, HOST: "127.0.0.1", PORT: "0", PICO_VOICES_URL: "", XDG_CACHE_HOME: join(dir, "cache") });
-
-/** The address the server logged once it listens; it may take up to 10 s. */
-async function listening(): Promise<string> {
-  for (let i = 0; i < 200 && proc.exitCode === null; i++) {
+/** Starts the executable in `home` (its log in `home/log`) and waits for the address it logs once it listens; it may take up to 10 s. */
+async function start(home: string, environment: Record<string, string>) {
+  mkdirSync(join(home, "tmp"), { recursive: true });
+  const started = Bun.spawn([join(dir, "voxroute")], { cwd: home, env: environment, stdout: Bun.file(join(home, "log")), stderr: "inherit" });
+  const log = () => readFileSync(join(home, "log"), "utf8");
+  for (let i = 0; i < 200 && started.exitCode === null; i++) {
     const line = log()
       .split("\n")
       .find((l) => l.includes('"msg":"voxroute listening"'));
     if (line) {
       const { host, port } = JSON.parse(line);
-      return `http://${host}:${port}`;
+      return { proc: started, url: `http://${host}:${port}` };
     }
     await Bun.sleep(50);
   }
   throw new Error(`the executable did not start: ${log()}`);
 }
 
-function cli(...args: string[]): string {
-  const run = Bun.spawnSync([join(dir, "voxroute"), ...args], { cwd: dir, env: env() });
+/** The operator CLI, run in `home` (whose ./data it works on). */
+function cli(home: string, ...args: string[]): string {
+  const run = Bun.spawnSync([join(dir, "voxroute"), ...args], { cwd: home, env: env(home) });
   if (run.exitCode !== 0) throw new Error(`voxroute ${args.join(" ")} exited ${run.exitCode}: ${run.stderr.toString()}`);
   return run.stdout.toString();
 }
+
+/** A new key with a dollar of credits, made by the CLI in `home`. */
+const newKey = (home: string) => cli(home, "keys", "create", "--tenant", "smoke", "--usd", "1").trim().split("\n").at(-1)!;
 
 describe.skipIf(!localSttAvailable)("the single executable", () => {
   beforeAll(async () => {
@@ -50,8 +58,7 @@ describe.skipIf(!localSttAvailable)("the single executable", () => {
     if (build.exitCode !== 0) throw new Error(`bun run build failed: ${build.stderr.toString()}`);
     dir = mkdtempSync(join(tmpdir(), "voxroute-binary-"));
     copyFileSync(join(ROOT, "dist/voxroute"), join(dir, "voxroute"));
-    proc = Bun.spawn([join(dir, "voxroute")], { cwd: dir, env: env(), stdout: Bun.file(join(dir, "log")), stderr: "inherit" });
-    url = await listening();
+    ({ proc, url } = await start(dir, env()));
   }, 60_000);
 
   afterAll(async () => {
@@ -65,7 +72,7 @@ describe.skipIf(!localSttAvailable)("the single executable", () => {
   let key: string;
   test("keeps its database in ./data, and runs the operator CLI on it", () => {
     expect(existsSync(join(dir, "data/voxroute.sqlite"))).toBe(true);
-    key = cli("keys", "create", "--tenant", "smoke", "--usd", "1").trim().split("\n").at(-1)!;
+    key = newKey(dir);
     expect(key).toStartWith("vxr_");
   });
 
@@ -85,17 +92,34 @@ describe.skipIf(!localSttAvailable)("the single executable", () => {
   });
 
   test("PocketSphinx transcribes a recording, its turn decided by the router VAD", async () => {
-    // The recording (16 kHz), then 0.9 s of silence for the VAD to end the turn on, in 20 ms frames.
-    const pcm = Buffer.concat([pcmOfWav(readFileSync(new URL("./fixtures/speech.wav", import.meta.url))), new Uint8Array(28_800)]);
-    const c = connect(`${url.replace(/^http/, "ws")}/v1/stt?model=pocketsphinx-en-us&audio_format=pcm_16000`, bearer(key));
-    await c.opened;
-    for (let at = 0; at < pcm.length; at += 640) c.ws.send(pcm.subarray(at, at + 640));
-    c.send({ type: "stt.session.close" });
-    const { events, close } = await c.closed;
+    const { events, close } = await transcribeRecording(url, key);
     expect(close.code).toBe(1000);
     expect(events.find((e) => e.type === "stt.signal" && e.signal === "started")).toMatchObject({ origin: "router", basis: ["vad"] });
     expect(events.find((e) => e.type === "stt.transcript.final")?.text).toContain("thank you");
   });
+
+  test("a router VAD that could not load is loaded again by the next session, once its library can be unpacked", async () => {
+    // A second executable whose cache directory cannot be made at first: a file stands where
+    // XDG_CACHE_HOME's directory should be. One audio worker, so both sessions ask the same one.
+    const home = join(dir, "blocked");
+    mkdirSync(home);
+    const environment = { ...env(home), AUDIO_WORKERS: "1" };
+    writeFileSync(environment.XDG_CACHE_HOME, "");
+    const second = await start(home, environment);
+    try {
+      const secondKey = newKey(home);
+      const failed = await transcribeRecording(second.url, secondKey);
+      expect(failed.close.code).toBe(1011);
+      expect(failed.events.find((e) => e.type === "stt.error")).toMatchObject({ code: "upstream_error" });
+      rmSync(environment.XDG_CACHE_HOME);
+      const { events, close } = await transcribeRecording(second.url, secondKey);
+      expect(close.code).toBe(1000);
+      expect(events.find((e) => e.type === "stt.transcript.final")?.text).toContain("thank you");
+    } finally {
+      second.proc.kill("SIGKILL");
+      await second.proc.exited;
+    }
+  }, 60_000);
 
   test("serves its OpenAPI and AsyncAPI documents, and the reference page with every file of it, from inside itself", async () => {
     for (const path of ["/openapi.json", "/asyncapi.json", REFERENCE_PATH]) expect([path, (await fetch(`${url}${path}`)).status]).toEqual([path, 200]);
@@ -116,8 +140,11 @@ describe.skipIf(!localSttAvailable)("the single executable", () => {
     }
   });
 
-  test("stops cleanly on SIGTERM", async () => {
+  test("stops cleanly on SIGTERM, leaving in its temporary directory only the native addons Bun unpacked there, and no telemetry of onnxruntime's in its cache", async () => {
     proc.kill("SIGTERM");
     expect(await proc.exited).toBe(0);
+    // Bun's single executable writes each embedded .node addon to the temporary directory to load it (`.bun-…node`); the rest would be ours.
+    expect(readdirSync(join(dir, "tmp")).filter((name) => !/^\.bun-.*\.node$/.test(name))).toEqual([]);
+    expect(readdirSync(join(dir, "cache"))).toEqual(["voxroute"]);
   });
 });

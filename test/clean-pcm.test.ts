@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { picoMissing } from "./helpers/pico.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 // Every embedded engine's audio, on every surface and PCM-family format, is samples only: no WAV
 // header (Flite writes one per utterance) at the start or where sentences join, which would be
@@ -161,7 +160,7 @@ for (const engine of ENGINES) {
       const samples = await decode(bytes, "wav", 24000);
       expect(samples.length).toBe((bytes.byteLength - 44) / 2);
       expectClean(samples, 24000);
-      const file = join(mkdtempSync(join(tmpdir(), "voxroute-wav-")), "speech.wav");
+      const file = join(tempDir("voxroute-wav-"), "speech.wav");
       await Bun.write(file, bytes);
       const probe = JSON.parse(new TextDecoder().decode(await run(["ffprobe", "-v", "error", "-show_streams", "-show_format", "-of", "json", file])));
       expect(probe.streams.length).toBe(1);

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Database, openDatabase } from "../src/db/open.ts";
 import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 // The operator CLI as an operator runs it: another process on the server's database.
 
@@ -18,7 +18,7 @@ async function cli(args: string[], env: Record<string, string> = {}, cwd?: strin
 
 describe("help", () => {
   test("--help on the CLI and on every command exits 0 and touches no database", async () => {
-    const empty = mkdtempSync(join(tmpdir(), "voxroute-cli-"));
+    const empty = tempDir("voxroute-cli-");
     const env = { DATABASE_URL: "" };
     const all = await cli(["--help"], env, empty);
     expect(all).toMatchObject({ code: 0, err: "" });
@@ -36,7 +36,7 @@ describe("help", () => {
   });
 
   test("an unknown command or flag exits 2 with the usage on stderr, before the database", async () => {
-    const empty = mkdtempSync(join(tmpdir(), "voxroute-cli-"));
+    const empty = tempDir("voxroute-cli-");
     const unknown = await cli(["tenants", "purge"], { DATABASE_URL: "" }, empty);
     expect(unknown).toMatchObject({ code: 2, out: "" });
     expect(unknown.err).toContain('unknown command "tenants purge"');
@@ -53,7 +53,7 @@ describe("on a server's database", () => {
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    const url = `sqlite://${join(mkdtempSync(join(tmpdir(), "voxroute-cli-")), "db.sqlite")}`;
+    const url = `sqlite://${join(tempDir("voxroute-cli-"), "db.sqlite")}`;
     server = await startTestServer({ DATABASE_URL: url });
     env = { DATABASE_URL: url };
   });
@@ -139,7 +139,7 @@ function fundedKeySuite(name: "sqlite" | "postgres", skip: boolean) {
     let drop: (() => Promise<void>) | undefined;
 
     beforeAll(async () => {
-      const made = name === "postgres" ? await freshPostgres() : { url: `sqlite://${join(mkdtempSync(join(tmpdir(), "voxroute-cli-")), "db.sqlite")}`, drop: undefined };
+      const made = name === "postgres" ? await freshPostgres() : { url: `sqlite://${join(tempDir("voxroute-cli-"), "db.sqlite")}`, drop: undefined };
       env = { DATABASE_URL: made.url };
       drop = made.drop;
       database = await openDatabase(made.url);

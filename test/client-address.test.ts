@@ -1,9 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { loadConfig } from "../src/config.ts";
 import { startTestServer } from "./helpers/server.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 // The client address behind proxies, seen where it matters: the per-address signup limit (ten
 // codes per client address per window). Each proxy appends the address it saw to
@@ -30,7 +28,7 @@ const limited = (statuses: number[]) => ({ served: statuses.filter((s) => s === 
 
 describe("the per-address signup limit cannot be dodged with a forged X-Forwarded-For", () => {
   test("TRUST_PROXY=true: the rightmost entry (what the one proxy saw) is the client", async () => {
-    const server = await startTestServer({ TRUST_PROXY: "true", DEV_OUTBOX_DIR: mkdtempSync(join(tmpdir(), "outbox-")) });
+    const server = await startTestServer({ TRUST_PROXY: "true", DEV_OUTBOX_DIR: tempDir("outbox-") });
     try {
       expect(limited(await signups(server.url, 12, () => `${forged()}, ${forged()}, 198.51.100.1`))).toEqual({ served: 10, refused: 2 });
       // Another client behind the same proxy has its own allowance.
@@ -41,7 +39,7 @@ describe("the per-address signup limit cannot be dodged with a forged X-Forwarde
   }, 20_000);
 
   test("TRUST_PROXY_HOPS=2: the second entry from the right (what the outer proxy saw) is the client", async () => {
-    const server = await startTestServer({ TRUST_PROXY_HOPS: "2", DEV_OUTBOX_DIR: mkdtempSync(join(tmpdir(), "outbox-")) });
+    const server = await startTestServer({ TRUST_PROXY_HOPS: "2", DEV_OUTBOX_DIR: tempDir("outbox-") });
     try {
       expect(limited(await signups(server.url, 12, () => `${forged()}, 198.51.100.3, 10.0.0.1`))).toEqual({ served: 10, refused: 2 });
       // The inner proxy's own address (rightmost) is not the client: another client gets through.
@@ -52,7 +50,7 @@ describe("the per-address signup limit cannot be dodged with a forged X-Forwarde
   }, 20_000);
 
   test("without a trusted proxy the header is ignored: the socket's peer is the client", async () => {
-    const server = await startTestServer({ DEV_OUTBOX_DIR: mkdtempSync(join(tmpdir(), "outbox-")) });
+    const server = await startTestServer({ DEV_OUTBOX_DIR: tempDir("outbox-") });
     try {
       expect(limited(await signups(server.url, 11, () => `${forged()}`))).toEqual({ served: 10, refused: 1 });
     } finally {

@@ -1,6 +1,4 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKey } from "../src/accounts/keys.ts";
 import { openDatabase } from "../src/db/open.ts";
@@ -15,6 +13,7 @@ import { spawnServer, type ServerProcess } from "./helpers/process.ts";
 import { RawWebSocket } from "./helpers/raw-client.ts";
 import { frames, silence } from "./helpers/speech.ts";
 import { bearer, connect, type Client } from "./helpers/ws-client.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 // A server killed with SIGKILL in the middle of streaming sessions bills what it had delivered:
 // the restarted server settles each orphaned hold from its last checkpoint (status
@@ -238,7 +237,7 @@ function crashSuite(name: string, databaseUrl: () => Promise<string>, skip: bool
   });
 }
 
-crashSuite("SQLite", async () => `sqlite://${join(mkdtempSync(join(tmpdir(), "crash-billing-")), "db.sqlite")}`, false);
+crashSuite("SQLite", async () => `sqlite://${join(tempDir("crash-billing-"), "db.sqlite")}`, false);
 crashSuite(
   "PostgreSQL",
   async () => {

@@ -1,6 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { EnginePool } from "../workers/engine-pool.ts";
 import { LocalEngineProvider } from "../src/providers/local-engine-provider.ts";
@@ -8,6 +7,7 @@ import { ProviderError, type TtsStream } from "../src/providers/types.ts";
 import { takeSentences, UtteranceCutter } from "../src/providers/sentences.ts";
 import { PICO_DIR } from "./helpers/server.ts";
 import { peak } from "./helpers/ws-client.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 const pool = new EnginePool(2, { picoVoicesDir: PICO_DIR, picoVoicesUrl: "" });
 afterAll(() => pool.close());
@@ -116,7 +116,7 @@ describe("Pico voice files", () => {
         return new Response(readFileSync(join(PICO_DIR, name)));
       },
     });
-    const dir = mkdtempSync(join(tmpdir(), "pico-fetch-"));
+    const dir = tempDir("pico-fetch-");
     const fetching = new EnginePool(1, { picoVoicesDir: dir, picoVoicesUrl: `http://127.0.0.1:${origin.port}/lang` });
     try {
       const provider = new LocalEngineProvider("svox-pico", "svox-pico", fetching);
@@ -134,7 +134,7 @@ describe("Pico voice files", () => {
 
   test("a corrupted download is refused and not kept", async () => {
     const origin = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("not a voice") });
-    const dir = mkdtempSync(join(tmpdir(), "pico-bad-"));
+    const dir = tempDir("pico-bad-");
     const fetching = new EnginePool(1, { picoVoicesDir: dir, picoVoicesUrl: `http://127.0.0.1:${origin.port}` });
     try {
       const err = await new LocalEngineProvider("svox-pico", "svox-pico", fetching).open({ model: "pico", voice: "it-IT", format: "pcm", options: {} }).catch((e) => e);

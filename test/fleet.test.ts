@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { ElevenLabsClient } from "@elevenlabs/elevenlabs-js";
@@ -10,6 +9,7 @@ import { spawnServer, type ServerProcess } from "./helpers/process.ts";
 import { PICO_DIR } from "./helpers/server.ts";
 import { concat, silence, speak, wavFile } from "./helpers/speech.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 // A fleet: two server processes on one PostgreSQL, as behind a load balancer that sends each
 // request wherever it likes (docs/deployment.md). One account signs up, pays, speaks and listens
@@ -18,7 +18,7 @@ import { bearer, connect } from "./helpers/ws-client.ts";
 
 const servers: ServerProcess[] = [];
 let drop: (() => Promise<void>) | undefined;
-const outbox = mkdtempSync(join(tmpdir(), "fleet-outbox-"));
+const outbox = tempDir("fleet-outbox-");
 
 beforeAll(async () => {
   if (!postgresAvailable) return;

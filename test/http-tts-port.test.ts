@@ -60,11 +60,11 @@ test("an SSE shape: a failure after audio began is the error event, then the bod
   expect(events.length).toBe(2); // no done event
 });
 
-/** A shape whose encoder tags what it was given, and records how it ended. */
-function encodingPort() {
+/** A shape whose encoder tags what it was given (or, `holding`, gives nothing yet, as one waiting for a whole frame), and records how it ended. */
+function encodingPort(holding = false) {
   const log: string[] = [];
   const encoder = {
-    encode: (pcm: Uint8Array) => new Uint8Array([pcm.byteLength]),
+    encode: (pcm: Uint8Array) => (holding ? new Uint8Array(0) : new Uint8Array([pcm.byteLength])),
     flush: () => {
       log.push("flush");
       return new Uint8Array([255]);
@@ -95,4 +95,22 @@ test("an encoder: each chunk encoded, its flush ends a good body, and it is rele
   const gone = encodingPort();
   gone.p.abandon(); // before any byte: no body to end
   expect(gone.log).toEqual(["release"]);
+});
+
+test("an encoder that has given nothing yet when the session fails: the answer is the error, and the encoder is released", async () => {
+  const { p, log } = encodingPort(true);
+  p.sendAudio(new Uint8Array(4));
+  p.event({ type: "error", code: "upstream_error", message: "the provider failed" });
+  p.close(1011, "upstream_error");
+  const res = await p.response;
+  expect(res.status).toBe(502);
+  expect(await res.json()).toEqual({ code: "upstream_error" });
+  expect(log).toEqual(["release"]);
+});
+
+test("an encoder is released when the client stops reading the body", async () => {
+  const { p, log } = encodingPort();
+  p.sendAudio(new Uint8Array(4));
+  await (await p.response).body!.cancel();
+  expect(log).toEqual(["release"]);
 });

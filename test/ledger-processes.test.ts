@@ -1,6 +1,4 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq, sql } from "drizzle-orm";
 import { createKey } from "../src/accounts/keys.ts";
@@ -10,6 +8,7 @@ import { TEST_MODEL } from "./fakes/fixed-pcm-provider.ts";
 import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
 import { spawnServer, type ServerProcess } from "./helpers/process.ts";
 import { bearer } from "./helpers/ws-client.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 // The ledger across real processes: two instances on one PostgreSQL spending one small balance,
 // and a server killed with SIGKILL right after a session completed. TEST_MODEL costs 10 credits
@@ -142,7 +141,7 @@ describe("a server killed right after a session completes", () => {
   }
 
   test("SQLite: the usage is there exactly once after restart; a dead session's hold is settled unbilled", async () => {
-    await killAfterCompletion(`sqlite://${join(mkdtempSync(join(tmpdir(), "crash-")), "db.sqlite")}`);
+    await killAfterCompletion(`sqlite://${join(tempDir("crash-"), "db.sqlite")}`);
   }, 60_000);
 
   test.skipIf(!postgresAvailable)(

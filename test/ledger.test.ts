@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { ensureTenant } from "../src/accounts/keys.ts";
@@ -15,6 +13,7 @@ import { Ledger } from "../src/ledger/ledger.ts";
 import { Meter } from "../src/ledger/meter.ts";
 import { createLogger } from "../src/log.ts";
 import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 // The money path, on SQLite and on PostgreSQL alike.
 
@@ -59,7 +58,7 @@ function connector(url: string) {
 }
 
 async function sqlite(): Promise<Opened> {
-  const connect = connector(`sqlite://${join(mkdtempSync(join(tmpdir(), "ledger-")), "db.sqlite")}`);
+  const connect = connector(`sqlite://${join(tempDir("ledger-"), "db.sqlite")}`);
   return { database: await connect(), connect };
 }
 

@@ -1,6 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createKey } from "../src/accounts/keys.ts";
 import { pcmOfWav } from "../src/audio/wav.ts";
@@ -9,6 +8,7 @@ import { Ledger } from "../src/ledger/ledger.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { spawnServer, type ServerProcess } from "./helpers/process.ts";
 import { frames, silence } from "./helpers/speech.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 // A crowd on the local recognizer: 200 /v1/stt sessions opened at once against a server in its
 // own process with its default settings. Its memory is sampled from /proc: it must stay under
@@ -68,7 +68,7 @@ function session(url: string, key: string): Promise<Outcome> {
 
 describe.skipIf(!localSttAvailable)("200 local STT sessions opened at once", () => {
   test("the server stays under 1.5 GiB; each session is served or refused as documented, none left hanging; served ones get the real transcript", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "voxroute-crowd-"));
+    const dir = tempDir("voxroute-crowd-");
     const databaseUrl = `sqlite://${join(dir, "db.sqlite")}`;
     server = await spawnServer({ DATABASE_URL: databaseUrl });
     const database = await openDatabase(databaseUrl);

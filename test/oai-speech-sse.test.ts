@@ -69,6 +69,7 @@ describe("/oai/audio/speech with stream_format sse", () => {
     const path = `/tmp/oai-sse-${crypto.randomUUID()}.mp3`;
     await Bun.write(path, mp3);
     const probe = Bun.spawnSync(["ffprobe", "-v", "error", "-show_entries", "format=duration:stream=codec_name", "-of", "json", path]);
+    await Bun.file(path).delete();
     const info = JSON.parse(probe.stdout.toString());
     expect(info.streams[0].codec_name).toBe("mp3");
     expect(Number(info.format.duration)).toBeGreaterThan(1.5);

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 // Signup by e-mail code through a real SMTP server on loopback that receives and parses each mail.
 
@@ -203,7 +203,7 @@ describe("signup by e-mail code", () => {
 
 describe("without SMTP: the dev outbox", () => {
   test("the code is written to the outbox directory (and the log)", async () => {
-    const outbox = mkdtempSync(join(tmpdir(), "outbox-"));
+    const outbox = tempDir("outbox-");
     const dev = await startTestServer({ DEV_OUTBOX_DIR: outbox });
     try {
       const email = unique();

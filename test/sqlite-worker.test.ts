@@ -1,9 +1,8 @@
 import { Database } from "bun:sqlite";
 import { afterEach, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteWorker, WriteTurns, workerRunner } from "../src/db/sqlite-worker.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 // The SQLite worker that runs the hot-path SQL off the event loop: statements in order, a failure
 // named at its statement, transactions that commit or roll back whole, and no request left waiting
@@ -22,7 +21,7 @@ afterEach(async () => {
 });
 
 function fresh(): { path: string; worker: SqliteWorker } {
-  const path = join(mkdtempSync(join(tmpdir(), "sqlite-worker-")), "db.sqlite");
+  const path = join(tempDir("sqlite-worker-"), "db.sqlite");
   const db = new Database(path, { create: true });
   db.exec("PRAGMA journal_mode = WAL; CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
   db.close();

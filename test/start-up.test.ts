@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import pino from "pino";
 import { PICO_VOICES } from "../src/providers/local-pico/voices.ts";
 import { PICO_DIR, startTestServer, testConfig, type TestServer } from "./helpers/server.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 // What a server says about itself when it starts: it refuses a port another process holds, and
 // offers only the Pico voices it can load.
@@ -137,7 +137,7 @@ describe("SVOX Pico offers only the voices it can load", () => {
   const refusals = (warnings: Record<string, any>[]) => warnings.filter((w) => w.msg === "SVOX Pico voice not offered");
 
   test("no files and no reachable URL: Pico is not offered, and the log says why once per voice", async () => {
-    const empty = mkdtempSync(join(tmpdir(), "pico-empty-"));
+    const empty = tempDir("pico-empty-");
     await withPico(empty, closedPort(), async (server, warnings) => {
       expect(Object.keys(await providers(server))).not.toContain("svox-pico");
       expect(await picoVoices(server)).toEqual([]);
@@ -160,7 +160,7 @@ describe("SVOX Pico offers only the voices it can load", () => {
   }, 20_000);
 
   test("only German present, nothing fetchable: only German is offered, and it is the default voice", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "pico-de-"));
+    const dir = tempDir("pico-de-");
     for (const f of PICO_VOICES.find((v) => v.id === "de-DE")!.files) copyFileSync(join(PICO_DIR, f.name), join(dir, f.name));
     await withPico(dir, "", async (server, warnings) => {
       expect((await providers(server))["svox-pico"].defaults).toEqual({ tts: { model: "pico", voice: "de-DE" } });
@@ -191,7 +191,7 @@ describe("SVOX Pico offers only the voices it can load", () => {
         return new Response(req.method === "HEAD" ? null : "voice bytes");
       },
     });
-    const empty = mkdtempSync(join(tmpdir(), "pico-fetchable-"));
+    const empty = tempDir("pico-fetchable-");
     try {
       await withPico(empty, `http://127.0.0.1:${origin.port}/lang`, async (server, warnings) => {
         expect(Object.keys(await providers(server))).toContain("svox-pico");
@@ -216,7 +216,7 @@ describe("SVOX Pico offers only the voices it can load", () => {
         return new Promise<Response>(() => {});
       },
     });
-    const empty = mkdtempSync(join(tmpdir(), "pico-silent-"));
+    const empty = tempDir("pico-silent-");
     try {
       await withPico(empty, `http://127.0.0.1:${silent.port}/lang`, async (server, warnings) => {
         // Every file was asked for and none answered, yet the server started: each probe was given up at its timeout.

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { VoiceEntry } from "../src/voices/voice-entry.ts";
 import { popularityScore } from "../src/voices/voice-metrics.ts";
 import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 // The voices' metrics come from this deployment's own activity records, on SQLite and on
 // PostgreSQL: TTS requests that name a voice are counted in the background and `popular` follows
@@ -125,5 +124,5 @@ function suite(name: string, databaseUrl: () => Promise<{ url: string; drop?: ()
   });
 }
 
-suite("SQLite", async () => ({ url: `sqlite://${join(mkdtempSync(join(tmpdir(), "voxroute-voices-")), "db.sqlite")}` }), false);
+suite("SQLite", async () => ({ url: `sqlite://${join(tempDir("voxroute-voices-"), "db.sqlite")}` }), false);
 suite("PostgreSQL", freshPostgres, !postgresAvailable);

@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKey } from "../src/accounts/keys.ts";
 import { createApp } from "../src/app.ts";
@@ -21,6 +19,7 @@ import { StalledListProvider, testCatalogue } from "./fakes/fixed-pcm-provider.t
 import { FAKE_OPENAI_KEY, startFakeOpenAi } from "./fakes/openai.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer } from "./helpers/ws-client.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 
 // GET /v1/voices as a client uses it, on a server with the embedded engines (Flite, Pico from
 // PICO_VOICES_DIR, eSpeak NG) and four cloud providers' fakes: what is listed and how, filters and
@@ -493,7 +492,7 @@ describe("providers that fail", () => {
 
 describe("previews of the embedded voices", () => {
   async function probe(bytes: Uint8Array): Promise<{ streams: { codec_name: string; sample_rate: string; channels: number }[]; format: { duration: string } }> {
-    const file = join(mkdtempSync(join(tmpdir(), "voxroute-preview-")), "preview.mp3");
+    const file = join(tempDir("voxroute-preview-"), "preview.mp3");
     await Bun.write(file, bytes);
     const proc = Bun.spawn(["ffprobe", "-v", "error", "-show_streams", "-show_format", "-of", "json", file], { stdout: "pipe", stderr: "pipe" });
     const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);

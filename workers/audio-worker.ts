@@ -15,9 +15,20 @@ const INTERIM_EVERY_MS = 250;
 const SCORE_EVERY_MS = 250;
 
 const post = (msg: FromAudio) => parentPort!.postMessage(msg);
-let silero: ReturnType<typeof loadSilero> | undefined;
 const options = workerData as AudioWorkerOptions;
 const decoders = new DecoderPool(options.decoders, options.modelDir);
+let silero: ReturnType<typeof loadSilero> | undefined;
+
+/** The VAD's model, loaded once for the worker; a load that failed (its cache directory not writable yet) is tried again by the next session. */
+function sileroModels(): ReturnType<typeof loadSilero> {
+  silero ??= loadOnnxRuntime(options.cacheDir)
+    .then(loadSilero)
+    .catch((err) => {
+      silero = undefined;
+      throw err;
+    });
+  return silero;
+}
 
 interface Session {
   rate: number;
@@ -88,7 +99,7 @@ async function handle(msg: ToAudio): Promise<void> {
   if (msg.op === "open") {
     const s: Session = { rate: msg.rate, autoCommit: msg.autoCommit, interim: msg.interim, samples: 0, utteranceStart: 0, utteranceHasAudio: false, lastInterimAt: 0, lastInterim: "" };
     sessions.set(sid, s); // from here on, a failure releases what the session holds
-    if (msg.vad) s.vad = new SileroVad(await (silero ??= loadOnnxRuntime(options.cacheDir).then(loadSilero)), msg.rate, msg.vad, msg.scores ? SCORE_EVERY_MS : 0);
+    if (msg.vad) s.vad = new SileroVad(await sileroModels(), msg.rate, msg.vad, msg.scores ? SCORE_EVERY_MS : 0);
     // A session dropped while it was opening (its client left) never takes a decoder.
     if (msg.recognizer && !dropped.has(sid)) {
       s.decoder = await decoders.acquire();

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Logger } from "../src/log.ts";
 import { projectFile } from "../src/project-file.ts";
 import type { EngineFormat, EngineName, EngineWorkerOptions, FromWorker, ToWorker } from "./engine-protocol.ts";
@@ -15,12 +18,24 @@ export interface EngineSession {
   drop(): void;
 }
 
-/** The embedded TTS engines' worker pool (see engine-worker.ts). */
+/** Every open pool's scratch directory, removed if the process exits before its pool closes. */
+const openScratchDirs = new Set<string>();
+const removeScratchDir = (dir: string) => rmSync(dir, { recursive: true, force: true });
+process.on("exit", () => openScratchDirs.forEach(removeScratchDir));
+
+/**
+ * The embedded TTS engines' worker pool (see engine-worker.ts). The engines' files (Flite's WAVs)
+ * go in a temporary directory of the pool's, removed by the main thread when the pool closes or
+ * the process exits: a worker thread that is terminated runs no clean-up of its own.
+ */
 export class EnginePool {
   private readonly pool: WorkerPool<ToWorker, FromWorker>;
+  private readonly scratchDir = mkdtempSync(join(tmpdir(), "voxroute-engines-"));
 
-  constructor(size: number, options: EngineWorkerOptions, log?: Logger) {
-    this.pool = new WorkerPool<ToWorker, FromWorker>(projectFile("workers/engine-worker.ts"), size, options, (sid) => ({ sid, ev: "error", message: "engine worker exited" }), log);
+  constructor(size: number, options: Omit<EngineWorkerOptions, "scratchDir">, log?: Logger) {
+    openScratchDirs.add(this.scratchDir);
+    const workerOptions: EngineWorkerOptions = { ...options, scratchDir: this.scratchDir };
+    this.pool = new WorkerPool<ToWorker, FromWorker>(projectFile("workers/engine-worker.ts"), size, workerOptions, (sid) => ({ sid, ev: "error", message: "engine worker exited" }), log);
   }
 
   open(engine: EngineName, voice: string | undefined, format: EngineFormat, listener: EngineListener, speed?: number): EngineSession {
@@ -50,7 +65,9 @@ export class EnginePool {
     return this.pool.load();
   }
 
-  close(): Promise<void> {
-    return this.pool.close();
+  async close(): Promise<void> {
+    await this.pool.close();
+    openScratchDirs.delete(this.scratchDir);
+    removeScratchDir(this.scratchDir);
   }
 }

@@ -24,6 +24,8 @@ export type FromWorker =
   | { sid: number; ev: "error"; message: string; unknownVoice?: boolean };
 
 export interface EngineWorkerOptions {
+  /** The pool's temporary directory: each engine that writes files makes its own directory in it. */
+  scratchDir: string;
   picoVoicesDir: string;
   picoVoicesUrl: string;
   /** The Pico voices offered (start-up found their files present or fetchable); unset: all. */

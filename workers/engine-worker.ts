@@ -18,7 +18,7 @@ const options = workerData as EngineWorkerOptions;
 const CHUNK_BYTES = 2048;
 
 const loaders: Record<EngineName, () => Promise<LocalEngine>> = {
-  flite: createFliteEngine,
+  flite: () => createFliteEngine(options.scratchDir),
   "svox-pico": () => createPicoEngine({ voicesDir: options.picoVoicesDir, voicesUrl: options.picoVoicesUrl, offered: options.picoVoices }),
   "espeak-ng": createEspeakEngine,
 };

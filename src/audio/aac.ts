@@ -26,13 +26,19 @@ interface AacModule {
 
 // One module for the process (instantiating it takes tens of milliseconds); each encoder is a context in its heap.
 const aac = (await createAacModule()) as unknown as AacModule;
+/** Contexts not yet released: the module's heap grows to hold them and never shrinks. */
+let live = 0;
+
+/** How many AAC encoders hold a context in the module's heap (tests check that every response frees its own). */
+export const liveAacEncoders = () => live;
 
 /**
  * Streaming AAC-LC in ADTS for 16-bit mono PCM: each call encodes the whole 1024-sample frames it
  * completes (so a call holds the event loop only for its own audio) and returns the packets the
  * encoder has ready, each behind its ADTS header. ADTS cannot say where the encoder's priming and
  * the last frame's zero padding are, so decoders give one or two frames (43–85 ms at 24 kHz)
- * more than the speech. `release` frees the context in the module's heap.
+ * more than the speech. `release` frees the context in the module's heap; a released encoder
+ * takes and gives nothing.
  */
 export class AacStreamEncoder {
   private readonly ctx: number;
@@ -48,10 +54,12 @@ export class AacStreamEncoder {
   ) {
     this.ctx = aac._init_encoder(1, sampleRate, kbps * 1000);
     if (!this.ctx) throw new Error(`the AAC encoder refused ${sampleRate} Hz at ${kbps} kb/s`);
+    live++;
     this.frame = aac._get_encoder_frame_size(this.ctx);
   }
 
   encode(pcm: Uint8Array): Uint8Array {
+    if (this.released) return new Uint8Array(0); // its context may already belong to another encoder
     const input = samplesOf(this.carry.wholeSamples(pcm));
     const all = new Int16Array(this.pending.length + input.length);
     all.set(this.pending);
@@ -75,6 +83,7 @@ export class AacStreamEncoder {
   release(): void {
     if (this.released) return;
     this.released = true;
+    live--;
     aac._close_encoder(this.ctx);
   }
 

@@ -8,11 +8,17 @@ await new Promise<void>((ready) => (Flac.isReady() ? ready() : Flac.on("ready", 
 
 /** libFLAC's default compression level. */
 const COMPRESSION = 5;
+/** Encoders not yet released: the asm.js heap grows to hold them and never shrinks. */
+let live = 0;
+
+/** How many FLAC encoders hold memory in libFLAC's heap (tests check that every response frees its own). */
+export const liveFlacEncoders = () => live;
 
 /**
  * Streaming FLAC (native container) for 16-bit mono PCM: frames come out as libFLAC completes
  * them (4096-sample blocks). A stream cannot seek back, so STREAMINFO leaves the total length
- * unknown, as FLAC allows; decoders read to the end.
+ * unknown, as FLAC allows; decoders read to the end. `release` frees libFLAC's encoder, after
+ * which it takes and gives nothing.
  */
 export class FlacStreamEncoder {
   private readonly encoder: number;
@@ -24,10 +30,15 @@ export class FlacStreamEncoder {
     this.encoder = Flac.create_libflac_encoder(sampleRate, 1, 16, COMPRESSION, 0, false, 0);
     if (!this.encoder) throw new Error("libFLAC refused the encoder settings");
     const status = Flac.init_encoder_stream(this.encoder, (data: Uint8Array) => void this.out.push(data.slice()));
-    if (status !== 0) throw new Error(`libFLAC init failed (${status})`);
+    if (status !== 0) {
+      Flac.FLAC__stream_encoder_delete(this.encoder);
+      throw new Error(`libFLAC init failed (${status})`);
+    }
+    live++;
   }
 
   encode(pcm: Uint8Array): Uint8Array {
+    if (this.released) return new Uint8Array(0);
     const samples = samplesOf(this.carry.wholeSamples(pcm));
     if (samples.length) Flac.FLAC__stream_encoder_process_interleaved(this.encoder, Int32Array.from(samples), samples.length);
     return this.take();
@@ -42,6 +53,7 @@ export class FlacStreamEncoder {
   release(): void {
     if (this.released) return;
     this.released = true;
+    live--;
     Flac.FLAC__stream_encoder_delete(this.encoder);
   }
 

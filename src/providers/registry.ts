@@ -18,7 +18,7 @@ export function providerAdapters(settings: ProviderSettings, findings: ProviderF
 }
 
 /** What the engine workers need of each embedded engine (its files, the voices offered). */
-export function engineWorkerOptions(settings: ProviderSettings, findings: ProviderFindings): EngineWorkerOptions {
+export function engineWorkerOptions(settings: ProviderSettings, findings: ProviderFindings): Omit<EngineWorkerOptions, "scratchDir"> {
   const parts = HOMES.map((p) => p.engineOptions?.(settingOf(settings, p), foundOf(findings, p)) ?? {});
-  return Object.assign({}, ...parts) as EngineWorkerOptions;
+  return Object.assign({}, ...parts) as Omit<EngineWorkerOptions, "scratchDir">;
 }

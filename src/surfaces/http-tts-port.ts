@@ -26,7 +26,7 @@ export interface HttpAudioShape {
 export interface PcmEncoder {
   encode(pcm: Uint8Array): Uint8Array;
   flush(): Uint8Array;
-  /** Frees what the encoder holds outside the JS heap; called once the body has ended, well or not. */
+  /** Frees what the encoder holds outside the JS heap; called once the response has ended, well or not, or was abandoned. */
   release?(): void;
 }
 
@@ -65,10 +65,9 @@ export class HttpTtsPort implements TtsPort {
    * it by ending the body in error — and a send waiting for the reader is released.
    */
   abandon(): void {
-    this.release();
-    if (!this.controller) this.encoder?.release?.();
     if (!this.controller) this.answer(new Response(null, { status: CLIENT_GONE_STATUS }));
     else this.end(new ApiError("upstream_error", "the client went away"));
+    this.release();
     this.wake();
   }
 
@@ -106,13 +105,13 @@ export class HttpTtsPort implements TtsPort {
   }
 
   close(code: number, reason: string): void {
-    this.release();
-    if (!this.controller) {
-      if (code !== CLOSE.normal) return this.answer(this.errorResponse(this.error ?? new ApiError("upstream_error", reason)));
-      this.begin();
+    const error = code === CLOSE.normal ? undefined : (this.error ?? new ApiError("upstream_error", reason));
+    if (error && !this.controller) this.answer(this.errorResponse(error));
+    else {
+      if (!this.controller) this.begin();
+      this.end(error);
     }
-    if (code === CLOSE.normal) this.end();
-    else this.end(this.error ?? new ApiError("upstream_error", reason));
+    this.release();
     this.wake();
   }
 
@@ -127,13 +126,13 @@ export class HttpTtsPort implements TtsPort {
       else this.controller!.close();
     } catch {
       // the client already cancelled the body, or it has ended
-    } finally {
-      this.encoder?.release?.();
     }
   }
 
+  /** Frees the PCM conversion and the encoder: every way the response ends (close, abandon, the reader cancelling) comes here. */
   private release(): void {
     this.delivery?.release();
+    this.encoder?.release?.();
   }
 
   private begin(): ReadableStreamDefaultController<Uint8Array> {

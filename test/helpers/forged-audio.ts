@@ -1,14 +1,12 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { tempDir } from "./temp-dirs.ts";
 
 // Real speech in every container (made by ffmpeg from a fixture), and the same files with their
 // headers forged to claim less audio than they hold. The truth is measured independently: ffmpeg
 // decodes the file and the samples are counted.
 
 const FIXTURE = new URL("../fixtures/speech.wav", import.meta.url).pathname;
-const dir = mkdtempSync(join(tmpdir(), "voxroute-forged-"));
-process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("voxroute-forged-");
 
 let made = 0;
 

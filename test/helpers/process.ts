@@ -1,5 +1,6 @@
 import type { Subprocess } from "bun";
 import { readFileSync } from "node:fs";
+import { tempDir } from "./temp-dirs.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -9,11 +10,15 @@ export interface ServerProcess {
   proc: Subprocess<"ignore", "pipe", "inherit">;
 }
 
-/** Starts `test/fakes/server-process.ts` with the given environment and waits until it listens. */
+/**
+ * Starts `test/fakes/server-process.ts` with the given environment and waits until it listens. Its
+ * temporary files go in a directory of the test run's (unless `env` names a TMPDIR): a server
+ * killed with SIGKILL, as many tests stop theirs, cleans up nothing.
+ */
 export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
   const proc = Bun.spawn(["bun", "test/fakes/server-process.ts"], {
     cwd: ROOT,
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", REALTIME_ALLOW_PRIVATE_UPSTREAMS: "true", ...env },
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", REALTIME_ALLOW_PRIVATE_UPSTREAMS: "true", TMPDIR: tempDir("voxroute-process-"), ...env },
     stdout: "pipe",
     stderr: "inherit",
   });

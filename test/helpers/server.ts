@@ -1,16 +1,15 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKey } from "../../src/accounts/keys.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server.ts";
 import { PICO_DIR } from "./pico.ts";
+import { tempDir } from "./temp-dirs.ts";
 
 export { PICO_DIR };
 
 /** A config for tests: a fresh SQLite file, an ephemeral port, quiet logs, all local engines, loopback applications allowed. */
 export function testConfig(env: Record<string, string> = {}): Config {
-  const dir = mkdtempSync(join(tmpdir(), "voxroute-test-"));
+  const dir = tempDir("voxroute-test-");
   return loadConfig({
     PORT: "0",
     HOST: "127.0.0.1",

