@@ -159,6 +159,43 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     expect(spent).toBe(record.credits);
   }, 30_000);
 
+  test("a client that leaves while the file's hold is being taken: no provider is given the file, nothing is billed", async () => {
+    const account = await fundedAccount(server, CREDITS);
+    const sockets = deepgram.connections.length;
+    // The ledger takes the request's hold only once the client has gone.
+    const ledger = server.ctx.meter.ledger;
+    const reserve = ledger.reserve;
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    ledger.reserve = async (...args) => {
+      holding();
+      await released;
+      return reserve.apply(ledger, args);
+    };
+    try {
+      const leaving = new AbortController();
+      const request = sdkFor(account.key)
+        .audio.transcriptions.create({ file: await mp3(), model: "nova-3", stream: true }, { signal: leaving.signal })
+        .catch((e) => e);
+      await held;
+      leaving.abort();
+      expect(await request).toBeInstanceOf(APIUserAbortError);
+      // Requests on other connections answered after the socket closed: the server has seen it close.
+      for (let i = 0; i < 3; i++) await fetch(`${server.url}/healthz`);
+    } finally {
+      release();
+      ledger.reserve = reserve;
+    }
+    let records: Awaited<ReturnType<typeof ledgerOf>>["records"] = [];
+    for (let i = 0; i < 250 && !records.length; i++, await Bun.sleep(20)) ({ records } = await ledgerOf(account.tenantId));
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ status: "failed", usageAmount: 0, credits: 0 });
+    expect((await ledgerOf(account.tenantId)).spent).toBe(0);
+    expect(deepgram.connections.length).toBe(sockets);
+  });
+
   test("a client that leaves while a file API has the file: its request is cancelled, billed the whole file it was given", async () => {
     const account = await fundedAccount(server, CREDITS);
     const asked = openai.transcriptions.length;

@@ -149,13 +149,15 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
       },
     );
     ctx.sessions.add(session, "stt");
-    f.signal?.addEventListener(
-      "abort",
-      () => {
-        stopFeeding();
-        void session.abort().then(() => reject(f.signal!.reason));
-      },
-      { once: true },
-    );
+    const left = () => {
+      stopFeeding();
+      void session.abort().then(() => reject(f.signal!.reason));
+    };
+    f.signal?.addEventListener("abort", left, { once: true });
+    // A client that left before the listener was added (while the hold was taken) is not missed.
+    if (f.signal?.aborted) {
+      f.signal.removeEventListener("abort", left);
+      left();
+    }
   });
 }

@@ -110,6 +110,7 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
     throw new ApiError("insufficient_balance", `the balance cannot pay for ${seconds} s of audio`);
   }
   const about = { id, durationSeconds: probe.seconds, language: req.language };
+  // A client that leaves from here on is seen by the path it takes, before a provider is given the file.
   let audio: PcmPieces | undefined;
   let admitted = first;
   try {
