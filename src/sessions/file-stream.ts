@@ -10,8 +10,9 @@ import { SttSession } from "./stt-session.ts";
 // A file through a streaming STT session (the one `/v1/stt` runs: its providers' streaming
 // adapters, router turns, fallback while no provider took the session, and its billing of the
 // audio given), for a caller that takes each final segment as it is recognized. The file's PCM
-// goes in as it is decoded, at the pace its provider's family takes it (`Pace`). See
-// docs/compat-oai.md (`stream: true`).
+// goes in as it is decoded, at the pace its provider's family takes it (`Pace`). One request,
+// served over HTTP: the session is not counted apart from it (see transcribeFile), and its audio's
+// arrivals time no transcript. See docs/compat-oai.md (`stream: true`).
 
 /** The audio goes to the session in pieces this long; the session sends 200 ms a message (AssemblyAI takes 50–1000 ms). */
 export const PIECE_MS = 100;
@@ -33,6 +34,8 @@ export interface FileStream {
   onSegment: (segment: TranscriptSegment) => void;
   /** Aborted when the client left: the session ends as a `/v1/stt` session whose client went away. */
   signal?: AbortSignal;
+  /** The session, once made: the request's entry among the open sessions ends it on a shutdown or a withdrawn key. */
+  opened(session: SttSession): void;
 }
 
 export interface StreamedFile extends Transcription {
@@ -136,8 +139,8 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
       },
     };
     const session = new SttSession(
-      // The router VAD's scores tell how far it has heard (`heard` pace).
-      { ...f.plan, id: f.id, admit: async () => ({ candidates: f.admitted, meter: f.meter }), vadScores: true },
+      // The router VAD's scores tell how far it has heard (`heard` pace); the audio is a recording.
+      { ...f.plan, id: f.id, admit: async () => ({ candidates: f.admitted, meter: f.meter }), vadScores: true, recorded: true },
       {
         provider: (id) => ctx.sttProviders.get(id),
         port,
@@ -145,10 +148,11 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
         metrics: ctx.metrics,
         connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
         surface: f.surface,
+        transport: "http",
         vadLanes: ctx.vadLanes,
       },
     );
-    ctx.sessions.add(session, "stt");
+    f.opened(session);
     const left = () => {
       stopFeeding();
       void session.abort().then(() => reject(f.signal!.reason));

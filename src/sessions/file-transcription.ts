@@ -10,6 +10,7 @@ import type { ProviderPreferences } from "../routing/preferences.ts";
 import { resolve } from "../routing/resolve.ts";
 import type { PcmPieces } from "../providers/paced-audio.ts";
 import { fitted, PIECE_MS, type StreamingPlan, streamFile } from "./file-stream.ts";
+import type { SttSession } from "./stt-session.ts";
 
 // One audio file in, its transcript out, for every surface that offers it (native, /oai, /el):
 // routed, priced and held before any upstream work, tried on the candidates in order, and
@@ -45,11 +46,14 @@ export interface FileTranscription extends Transcription {
 }
 
 /**
- * Counted among the open sessions, so that a shutdown lets it finish and settle within the grace
- * period (past it the server stops waiting; a settle that then fails is logged for billing by hand).
+ * Counted among the open sessions, once whichever path it takes, so that a shutdown lets it finish
+ * and settle within the grace period. Past it, a streaming session ends as any session does
+ * (settled, billed for the audio its provider had), as it does when its key is withdrawn; on the
+ * file path the server stops waiting (a settle that then fails is logged for billing by hand).
  */
 export function transcribeFile(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest): Promise<FileTranscription> {
-  const work = transcribe(ctx, principal, req);
+  let streaming: SttSession | undefined;
+  const work = transcribe(ctx, principal, req, (session) => (streaming = session));
   let giveUp = () => {};
   const stopped = new Promise<void>((resolve) => (giveUp = resolve));
   ctx.sessions.add(
@@ -61,7 +65,11 @@ export function transcribeFile(ctx: AppContext, principal: Principal, req: FileT
         ),
         stopped,
       ]),
-      shutdown: giveUp,
+      shutdown: () => (streaming ? streaming.shutdown() : giveUp()),
+      get payer() {
+        return streaming?.payer;
+      },
+      end: (err) => streaming?.end(err),
     },
     "stt_file",
   );
@@ -90,7 +98,7 @@ async function decodedFor(ctx: AppContext, plan: StreamingPlan, bytes: Uint8Arra
   }
 }
 
-async function transcribe(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest): Promise<FileTranscription> {
+async function transcribe(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest, opened: (session: SttSession) => void): Promise<FileTranscription> {
   const plan = req.live?.plan;
   // Routed before the file is measured, unless a streaming plan may take it.
   const routed = plan ? undefined : fileCandidates(ctx, req);
@@ -123,7 +131,7 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
     throw err;
   }
   if (audio) {
-    const streamed = await streamFile(ctx, { id, plan: plan!, admitted, meter, audio, surface: req.surface, onSegment: req.live!.onSegment, signal: req.signal });
+    const streamed = await streamFile(ctx, { id, plan: plan!, admitted, meter, audio, surface: req.surface, onSegment: req.live!.onSegment, signal: req.signal, opened });
     return { ...streamed, ...about };
   }
   const result = await fromFileApis(ctx, req, { bytes, container: probe.container, seconds, admitted, meter, startedAt });
