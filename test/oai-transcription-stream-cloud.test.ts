@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import OpenAI, { APIError, APIUserAbortError, toFile } from "openai";
 import type { TranscriptionStreamEvent } from "openai/resources/audio/transcriptions";
-import { decodeToPcm } from "../src/audio/decode.ts";
+import { PcmDecoder } from "../src/audio/decode.ts";
 import { probeDuration } from "../src/audio/probe.ts";
 import { billedSeconds } from "../src/ledger/usage.ts";
-import { fitPieces } from "../src/sessions/file-stream.ts";
+import { fitted } from "../src/sessions/file-stream.ts";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi } from "./fakes/assemblyai.ts";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram } from "./fakes/deepgram.ts";
 import { FAKE_OPENAI_KEY, startFakeOpenAi } from "./fakes/openai.ts";
@@ -52,15 +52,23 @@ const mp3 = () => toFile(mp3Bytes, "speech.mp3", { type: "audio/mpeg" });
 
 /**
  * The audio the router is documented to stream for a file (docs/compat-oai.md): decoded at the
- * provider's rate, then fitted to the billed seconds (src/sessions/file-stream.ts). The decoding
+ * provider's rate, then at most the billed seconds, then fitted to them (src/sessions/file-stream.ts). The decoding
  * and resampling are the router's own, tested against ffmpeg in stt-files.test.ts and
  * resampler.test.ts; what is checked with it here is that their output reached the provider
  * whole and in order.
  */
 async function routerAudio(file: Uint8Array, rate: number): Promise<Uint8Array[]> {
   const probe = probeDuration(file);
-  const pcm = await decodeToPcm(file, probe.container, rate);
-  return fitPieces([pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.byteLength) as ArrayBuffer], rate, billedSeconds(probe.seconds));
+  const seconds = billedSeconds(probe.seconds);
+  const decoder = await PcmDecoder.open(file, probe.container, rate);
+  const samples = decoder.read(seconds * rate);
+  decoder.free();
+  const decoded = (async function* () {
+    yield new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength);
+  })();
+  const pieces: Uint8Array[] = [];
+  for await (const piece of fitted(Object.assign(decoded, { close: () => {} }), rate, seconds)) pieces.push(piece);
+  return pieces;
 }
 
 async function collect(stream: AsyncIterable<TranscriptionStreamEvent>) {
@@ -194,6 +202,43 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     expect(records).toHaveLength(1);
     expect(spent).toBe(record.credits);
   }, 30_000);
+
+  test("a client that leaves while the file's hold is being taken: no provider is given the file, nothing is billed", async () => {
+    const account = await fundedAccount(server, CREDITS);
+    const sockets = deepgram.connections.length;
+    // The ledger takes the request's hold only once the client has gone.
+    const ledger = server.ctx.meter.ledger;
+    const reserve = ledger.reserve;
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    ledger.reserve = async (...args) => {
+      holding();
+      await released;
+      return reserve.apply(ledger, args);
+    };
+    try {
+      const leaving = new AbortController();
+      const request = sdkFor(account.key)
+        .audio.transcriptions.create({ file: await mp3(), model: "nova-3", stream: true }, { signal: leaving.signal })
+        .catch((e) => e);
+      await held;
+      leaving.abort();
+      expect(await request).toBeInstanceOf(APIUserAbortError);
+      // Requests on other connections answered after the socket closed: the server has seen it close.
+      for (let i = 0; i < 3; i++) await fetch(`${server.url}/healthz`);
+    } finally {
+      release();
+      ledger.reserve = reserve;
+    }
+    let records: Awaited<ReturnType<typeof ledgerOf>>["records"] = [];
+    for (let i = 0; i < 250 && !records.length; i++, await Bun.sleep(20)) ({ records } = await ledgerOf(account.tenantId));
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ status: "failed", usageAmount: 0, credits: 0 });
+    expect((await ledgerOf(account.tenantId)).spent).toBe(0);
+    expect(deepgram.connections.length).toBe(sockets);
+  });
 
   test("a client that leaves while a file API has the file: its request is cancelled, billed the whole file it was given", async () => {
     const account = await fundedAccount(server, CREDITS);

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI, { toFile } from "openai";
 import type { TranscriptionStreamEvent } from "openai/resources/audio/transcriptions";
+import { eq } from "drizzle-orm";
+import { openDatabase } from "../src/db/open.ts";
 import { FAKE_OPENAI_KEY, startFakeOpenAi } from "./fakes/openai.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
@@ -98,4 +100,64 @@ describe("a client that leaves a pocketsphinx stream", () => {
       await solo.stop(0);
     }
   }, 30_000);
+});
+
+describe("a pocketsphinx stream as one of the open sessions", () => {
+  /** Long enough that the recognizer is still at it for seconds after its first segment. */
+  const long = () => toFile(wavFile(concat(Array.from({ length: 8 }, () => [speak("Thank you very much for your help."), silence(800)]).flat())), "long.wav");
+
+  test("its key revoked (by itself) while it runs: the stream ends with invalid_api_key, billed up to its last segment", async () => {
+    const watched = await startTestServer({ ACCESS_CHECK_INTERVAL_MS: "100" });
+    try {
+      const account = await fundedAccount(watched);
+      const stream = await new OpenAI({ apiKey: account.key, baseURL: `${watched.url}/oai`, maxRetries: 0 }).audio.transcriptions.create({ file: await long(), model: "pocketsphinx", stream: true });
+      const events: TranscriptionStreamEvent[] = [];
+      let error: unknown;
+      try {
+        for await (const ev of stream) {
+          events.push(ev);
+          if (events.length === 1)
+            expect((await fetch(`${watched.url}/account/keys/${account.key.slice(0, 12)}`, { method: "DELETE", headers: { authorization: `Bearer ${account.key}` } })).status).toBe(204);
+        }
+      } catch (err) {
+        error = err;
+      }
+      expect(events.some((e) => e.type === "transcript.text.done")).toBe(false);
+      expect(error).toMatchObject({ error: { code: "invalid_api_key" } });
+      const record = await lastActivity(watched, account.tenantId);
+      expect(record).toMatchObject({ provider: "pocketsphinx", status: "failed" });
+      expect(record.usageAmount).toBeGreaterThanOrEqual(1);
+    } finally {
+      await watched.stop(0);
+    }
+  }, 60_000);
+
+  test("the server stopping while it runs: past the grace period the stream ends with service_unavailable, and its usage is settled", async () => {
+    const stopping = await startTestServer();
+    const account = await fundedAccount(stopping);
+    const stream = await new OpenAI({ apiKey: account.key, baseURL: `${stopping.url}/oai`, maxRetries: 0 }).audio.transcriptions.create({ file: await long(), model: "pocketsphinx", stream: true });
+    const events: TranscriptionStreamEvent[] = [];
+    let error: unknown;
+    let stopped: Promise<void> | undefined;
+    try {
+      for await (const ev of stream) {
+        events.push(ev);
+        stopped ??= stopping.stop(0);
+      }
+    } catch (err) {
+      error = err;
+    }
+    await stopped;
+    expect(events.some((e) => e.type === "transcript.text.done")).toBe(false);
+    expect(error).toMatchObject({ error: { code: "service_unavailable" } });
+    // Settled before the server let go of its database: read it afresh.
+    const database = await openDatabase(stopping.ctx.config.databaseUrl);
+    try {
+      const [record] = await database.db.select().from(database.schema.activity).where(eq(database.schema.activity.tenantId, account.tenantId));
+      expect(record).toMatchObject({ provider: "pocketsphinx", status: "completed" });
+      expect(record!.usageAmount).toBeGreaterThanOrEqual(1);
+    } finally {
+      await database.close();
+    }
+  }, 60_000);
 });

@@ -119,6 +119,45 @@ describe("log lines", () => {
   });
 });
 
+describe.skipIf(!localSttAvailable)("a streamed transcription (/oai/audio/transcriptions with stream: true)", () => {
+  test("one open session while it runs (/healthz, sessions_open stt_file), its line and duration on transport http, and no event latency from a file's audio", async () => {
+    const latencyCount = async () => sample(await metrics(), "voxroute_stt_event_latency_seconds_count", 'provider="pocketsphinx",kind="final"') || 0;
+    const durations = async (transport: string) => sample(await metrics(), "voxroute_session_duration_seconds_count", `surface="oai",transport="${transport}",outcome="completed"`) || 0;
+    const [latencyBefore, httpBefore, wsBefore] = [await latencyCount(), await durations("http"), await durations("ws")];
+    // Long enough that the recognizer is still at it when the first segment has come.
+    const speech = concat(Array.from({ length: 4 }, () => [speak("Thank you very much for your help."), silence(800)]).flat());
+    const form = new FormData();
+    form.append("file", new Blob([wavFile(speech)], { type: "audio/wav" }), "speech.wav");
+    form.append("model", "pocketsphinx");
+    form.append("stream", "true");
+    const res = await fetch(`${server.url}/oai/audio/transcriptions`, { method: "POST", headers: { authorization: `Bearer ${account.key}` }, body: form });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let body = "";
+    while (!body.includes("transcript.text.delta")) body += new TextDecoder().decode((await reader.read()).value);
+
+    expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ status: "ok", sessions: 1 });
+    const during = await metrics();
+    expect(sample(during, "voxroute_sessions_open", 'channel="stt_file"')).toBe(1);
+    expect(sample(during, "voxroute_sessions_open", 'channel="stt"') || 0).toBe(0);
+
+    for (let read = await reader.read(); !read.done; read = await reader.read()) body += new TextDecoder().decode(read.value);
+    expect(body).toContain("transcript.text.done");
+    const id = res.headers.get("x-request-id");
+    let line: Line | undefined;
+    for (let i = 0; i < 100 && !line; i++, await Bun.sleep(20)) line = lines.find((l) => l.msg === "session closed" && l.request_id === id);
+    expect(line).toMatchObject({ outcome: "completed", surface: "oai", transport: "http", provider: "pocketsphinx", route: "/oai/audio/transcriptions" });
+    expect(lines.filter((l) => l.msg === "session closed" && l.request_id === id)).toHaveLength(1);
+    expect(await durations("http")).toBe(httpBefore + 1);
+    expect(await durations("ws")).toBe(wsBefore);
+    expect(await latencyCount()).toBe(latencyBefore);
+    expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ status: "ok", sessions: 0 });
+    const after = await metrics();
+    expect(sample(after, "voxroute_sessions_open", 'channel="stt_file"')).toBe(0);
+    expect(sample(after, "voxroute_sessions_open", 'channel="stt"') || 0).toBe(0);
+  }, 60_000);
+});
+
 describe("metrics", () => {
   test("HTTP durations by route and status, refusals by code, sessions by surface and outcome, ledger writes, pools", async () => {
     const text = await metrics();

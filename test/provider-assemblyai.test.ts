@@ -72,7 +72,7 @@ describe("AssemblyAI through /v1/stt/transcriptions", () => {
   test("a job that never finishes is given up at the job timeout, as a retryable failure", async () => {
     fake.fault("never");
     const adapter = new AssemblyAiStt({ apiKey: FAKE_ASSEMBLYAI_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300, jobTimeoutMs: 400 });
-    const err = await adapter.transcribe({ model: "universal", bytes: new Uint8Array(await fixture()), container: "Ogg" }).then(
+    const err = await adapter.transcribe({ model: "universal", bytes: new Uint8Array(await fixture()), container: "Ogg", seconds: 3 }).then(
       () => undefined,
       (e: unknown) => e,
     );

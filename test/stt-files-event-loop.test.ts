@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { decodeToPcm } from "../src/audio/decode.ts";
+import { PcmDecoder } from "../src/audio/decode.ts";
 import { probeDuration } from "../src/audio/probe.ts";
 import type { TranscriptionRequest } from "../src/providers/types.ts";
 import { spareCatalogue, SpareStt } from "./fakes/spare-stt.ts";
@@ -152,10 +152,15 @@ describe("file transcription keeps the event loop free", () => {
       expect(await made.exited).toBe(0);
       const mp3 = new Uint8Array(await Bun.file(join(dir, "long.mp3")).arrayBuffer());
       rmSync(dir, { recursive: true });
-      const decodeMs = await onTheLoop(() => decodeToPcm(mp3, "MPEG", 16000));
+      const decodeMs = await onTheLoop(async () => {
+        const decoder = await PcmDecoder.open(mp3, "MPEG", 16000);
+        while (decoder.read(16000 * 60).length);
+        decoder.free();
+      });
 
-      // A streaming session holds the only decoder: the file is decoded, then waits for one in vain
-      // and goes to the spare provider, so the test does not wait for 20 minutes to be recognized.
+      // A streaming session holds the only decoder: the file's first batch is decoded, then it
+      // waits for one in vain and goes to the spare provider, so the test does not wait for 20
+      // minutes to be recognized.
       const holder = connect(server.wsUrl("/v1/stt?model=pocketsphinx-en-us&audio_format=pcm_16000&allow_fallbacks=false"), bearer(server.key));
       await holder.opened;
       while (!holder.rec.events.some((e) => e.type === "stt.session.started")) await Bun.sleep(10);

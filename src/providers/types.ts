@@ -270,6 +270,8 @@ export interface TranscriptionRequest {
   container: string;
   mimeType?: string;
   language?: string;
+  /** The file's billed seconds, which the request holds credits for: a provider that decodes the file gives its recognizer no more audio than this. */
+  seconds: number;
   /** Aborted when the client left: the provider lets go of the file's transcription (its request cancelled, its worker released). */
   signal?: AbortSignal;
 }

@@ -1,7 +1,8 @@
 import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, sessionFailure } from "../errors.ts";
 import type { MeteredRequest } from "../ledger/meter.ts";
+import { feedPaced, type Pace, type PacedFeed, type PcmPieces } from "../providers/paced-audio.ts";
 import type { SttFamily, Transcription, TranscriptSegment } from "../providers/types.ts";
 import type { SttPort, SttSessionEvent, SttSessionParams } from "./stt-events.ts";
 import { SttSession } from "./stt-session.ts";
@@ -9,8 +10,9 @@ import { SttSession } from "./stt-session.ts";
 // A file through a streaming STT session (the one `/v1/stt` runs: its providers' streaming
 // adapters, router turns, fallback while no provider took the session, and its billing of the
 // audio given), for a caller that takes each final segment as it is recognized. The file's PCM
-// goes in as fast as the session takes it (`Pace`), or in real time to a family that asks for
-// that (`realtimeInput`). See docs/compat-oai.md (`stream: true`).
+// goes in as it is decoded, at the pace its provider's family takes it (`Pace`). One request,
+// served over HTTP: the session is not counted apart from it (see transcribeFile), and its audio's
+// arrivals time no transcript. See docs/compat-oai.md (`stream: true`).
 
 /** The audio goes to the session in pieces this long; the session sends 200 ms a message (AssemblyAI takes 50–1000 ms). */
 export const PIECE_MS = 100;
@@ -26,12 +28,14 @@ export interface FileStream {
   /** The plan's candidates this payer may use, and the request's meter, its hold already covering the whole file. */
   admitted: Binding[];
   meter: MeteredRequest;
-  /** The file's audio at the plan's rate, from `fitPieces`. */
-  pieces: Uint8Array[];
+  /** The file's audio at the plan's rate, from `fitted`; closed when the session ends. */
+  audio: PcmPieces;
   surface: string;
   onSegment: (segment: TranscriptSegment) => void;
   /** Aborted when the client left: the session ends as a `/v1/stt` session whose client went away. */
   signal?: AbortSignal;
+  /** The session, once made: the request's entry among the open sessions ends it on a shutdown or a withdrawn key. */
+  opened(session: SttSession): void;
 }
 
 export interface StreamedFile extends Transcription {
@@ -41,77 +45,49 @@ export interface StreamedFile extends Transcription {
 }
 
 /**
- * The decoded audio (pieces of `PIECE_MS`) as the session is given it: no longer than the file's
- * billed seconds and longer than one second less, so that the session, which bills the audio it
- * was given, bills what the file path bills (the measured duration, each second begun counting).
- * A decoder's length differs from the measured one by a few samples (resampling, MP3 padding):
- * the excess is cut, a shortfall filled with silence. A last piece under half a piece joins the
- * one before it. Each piece has a buffer of its own (a recognizer may take it over).
+ * The decoded audio (pieces of `PIECE_MS`, at most the file's billed seconds: see FilePool.decode's
+ * `maxSamples`) as the session is given it: longer than one second less than the billed seconds,
+ * so that the session, which bills the audio it was given, bills what the file path bills (the
+ * measured duration, each second begun counting). A decoder's length differs from the measured
+ * one by a few samples (resampling, MP3 padding): a shortfall is filled with silence. A last piece
+ * under half a piece joins the one before it. Each piece has a buffer of its own (a recognizer may
+ * take it over).
  */
-export function fitPieces(chunks: ArrayBuffer[], rate: number, billedSeconds: number): Uint8Array[] {
-  const most = billedSeconds * rate * 2;
+export function fitted(decoded: PcmPieces, rate: number, billedSeconds: number): PcmPieces {
   const least = billedSeconds > 0 ? ((billedSeconds - 1) * rate + 1) * 2 : 0;
   const pieceBytes = (rate * PIECE_MS * 2) / 1000;
-  const pieces: Uint8Array[] = [];
-  let bytes = 0;
-  for (const chunk of chunks) {
-    if (bytes >= most) break;
-    const take = Math.min(chunk.byteLength, most - bytes);
-    pieces.push(new Uint8Array(take === chunk.byteLength ? chunk : chunk.slice(0, take)));
-    bytes += take;
+  async function* filled(): AsyncGenerator<Uint8Array> {
+    let bytes = 0;
+    for await (const piece of decoded) {
+      bytes += piece.byteLength;
+      yield piece;
+    }
+    while (bytes < least) {
+      const size = Math.min(pieceBytes, least - bytes);
+      bytes += size;
+      yield new Uint8Array(size);
+    }
   }
-  for (; bytes < least; bytes += pieces.at(-1)!.byteLength) pieces.push(new Uint8Array(Math.min(pieceBytes, least - bytes)));
-  if (pieces.length > 1 && pieces.at(-1)!.byteLength < pieceBytes / 2) {
-    const tail = pieces.pop()!;
-    const before = pieces.pop()!;
-    const joined = new Uint8Array(before.byteLength + tail.byteLength);
-    joined.set(before);
-    joined.set(tail, before.byteLength);
-    pieces.push(joined);
+  async function* joined(): AsyncGenerator<Uint8Array> {
+    let before: Uint8Array | undefined;
+    let last: Uint8Array | undefined;
+    for await (const piece of filled()) {
+      if (before) yield before;
+      [before, last] = [last, piece];
+    }
+    if (before && last && last.byteLength < pieceBytes / 2) {
+      const both = new Uint8Array(before.byteLength + last.byteLength);
+      both.set(before);
+      both.set(last, before.byteLength);
+      [before, last] = [both, undefined];
+    }
+    for (const piece of [before, last]) if (piece) yield piece;
   }
-  return pieces;
+  return { [Symbol.asyncIterator]: joined, close: () => decoded.close() };
 }
 
-/**
- * How far the audio may run ahead of what the router VAD has heard, where it decides the turns:
- * audio handed to the audio workers is decoded even after the session ended, so a client that
- * leaves frees the recognizer within this much.
- */
-const AHEAD_MS = 5000;
-
-/** How a family takes a file's audio: all at once, as fast as the router VAD hears it, or in real time. */
-type Pace = "all" | "heard" | "realtime";
-
+/** A family that asks for real time gets it; one whose turns the router VAD decides, as fast as it hears; the rest, all of it. */
 const paceOf = (family: SttFamily | undefined): Pace => (family?.realtimeInput ? "realtime" : family?.turnDetector === "none" ? "heard" : "all");
-
-interface Feeder {
-  /** The router VAD has heard the audio up to `atMs`. */
-  heard(atMs: number): void;
-  stop(): void;
-}
-
-/** Gives the session its pieces at the family's pace, then closes it. */
-function feed(session: SttSession, pieces: Uint8Array[], pace: Pace): Feeder {
-  const t0 = performance.now();
-  let next = 0;
-  let heardMs = 0;
-  let timer: Timer | undefined;
-  const allowedMs = () => (pace === "realtime" ? performance.now() - t0 : pace === "heard" ? heardMs + AHEAD_MS : Number.POSITIVE_INFINITY);
-  const send = () => {
-    while (next < pieces.length && next * PIECE_MS <= allowedMs()) session.audio(pieces[next++]!);
-    if (next === pieces.length) return session.command({ type: "close" });
-    if (pace === "realtime") timer = setTimeout(send, Math.max(0, t0 + next * PIECE_MS - performance.now()));
-  };
-  send();
-  return {
-    heard: (atMs) => {
-      if (pace !== "heard" || next === pieces.length) return;
-      heardMs = Math.max(heardMs, atMs);
-      send();
-    },
-    stop: () => clearTimeout(timer),
-  };
-}
 
 /**
  * Runs the session; resolves once it completed and settled, with the final segments (trimmed,
@@ -124,12 +100,18 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
     let serving: { provider: string; model: string } | undefined;
     let billed: number | undefined;
     let failure: ApiError | undefined;
-    let feeder: Feeder | undefined;
+    let feeder: PacedFeed | undefined;
+    // The decoding is let go on every way out, whether the feeding began or not.
+    const stopFeeding = () => (feeder ? feeder.stop() : f.audio.close());
     const event = (ev: SttSessionEvent) => {
       switch (ev.type) {
         case "started":
           serving = { provider: ev.provider, model: ev.model };
-          feeder = feed(session, f.pieces, paceOf(f.plan.families.get(ev.provider)));
+          feeder = feedPaced(f.audio, f.plan.bytesPerSecond, paceOf(f.plan.families.get(ev.provider)), {
+            send: (piece) => session.audio(piece),
+            end: () => session.command({ type: "close" }),
+            failed: (err) => session.end(sessionFailure(err)),
+          });
           return;
         case "vad":
           return feeder?.heard(ev.atMs);
@@ -151,14 +133,14 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
     const port: SttPort = {
       event,
       close: () => {
-        feeder?.stop();
+        stopFeeding();
         if (serving && billed !== undefined) resolve({ text: segments.map((s) => s.text).join(" "), segments, ...serving, billedSeconds: billed });
         else reject(failure ?? new ApiError("upstream_error", "the transcription ended before it was complete"));
       },
     };
     const session = new SttSession(
-      // The router VAD's scores tell how far it has heard (`heard` pace).
-      { ...f.plan, id: f.id, admit: async () => ({ candidates: f.admitted, meter: f.meter }), vadScores: true },
+      // The router VAD's scores tell how far it has heard (`heard` pace); the audio is a recording.
+      { ...f.plan, id: f.id, admit: async () => ({ candidates: f.admitted, meter: f.meter }), vadScores: true, recorded: true },
       {
         provider: (id) => ctx.sttProviders.get(id),
         port,
@@ -166,17 +148,20 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
         metrics: ctx.metrics,
         connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
         surface: f.surface,
+        transport: "http",
         vadLanes: ctx.vadLanes,
       },
     );
-    ctx.sessions.add(session, "stt");
-    f.signal?.addEventListener(
-      "abort",
-      () => {
-        feeder?.stop();
-        void session.abort().then(() => reject(f.signal!.reason));
-      },
-      { once: true },
-    );
+    f.opened(session);
+    const left = () => {
+      stopFeeding();
+      void session.abort().then(() => reject(f.signal!.reason));
+    };
+    f.signal?.addEventListener("abort", left, { once: true });
+    // A client that left before the listener was added (while the hold was taken) is not missed.
+    if (f.signal?.aborted) {
+      f.signal.removeEventListener("abort", left);
+      left();
+    }
   });
 }

@@ -1,13 +1,16 @@
 import type { Principal } from "../accounts/keys.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
+import { decoderFor } from "../audio/decodable.ts";
 import { billedSeconds } from "../ledger/usage.ts";
 import type { MeteredRequest } from "../ledger/meter.ts";
 import { ApiError, sessionFailure } from "../errors.ts";
 import { ProviderError, type Transcription, type TranscriptSegment } from "../providers/types.ts";
 import type { ProviderPreferences } from "../routing/preferences.ts";
 import { resolve } from "../routing/resolve.ts";
-import { fitPieces, PIECE_MS, type StreamingPlan, streamFile } from "./file-stream.ts";
+import type { PcmPieces } from "../providers/paced-audio.ts";
+import { fitted, PIECE_MS, type StreamingPlan, streamFile } from "./file-stream.ts";
+import type { SttSession } from "./stt-session.ts";
 
 // One audio file in, its transcript out, for every surface that offers it (native, /oai, /el):
 // routed, priced and held before any upstream work, tried on the candidates in order, and
@@ -43,11 +46,14 @@ export interface FileTranscription extends Transcription {
 }
 
 /**
- * Counted among the open sessions, so that a shutdown lets it finish and settle within the grace
- * period (past it the server stops waiting; a settle that then fails is logged for billing by hand).
+ * Counted among the open sessions, once whichever path it takes, so that a shutdown lets it finish
+ * and settle within the grace period. Past it, a streaming session ends as any session does
+ * (settled, billed for the audio its provider had), as it does when its key is withdrawn; on the
+ * file path the server stops waiting (a settle that then fails is logged for billing by hand).
  */
 export function transcribeFile(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest): Promise<FileTranscription> {
-  const work = transcribe(ctx, principal, req);
+  let streaming: SttSession | undefined;
+  const work = transcribe(ctx, principal, req, (session) => (streaming = session));
   let giveUp = () => {};
   const stopped = new Promise<void>((resolve) => (giveUp = resolve));
   ctx.sessions.add(
@@ -59,7 +65,11 @@ export function transcribeFile(ctx: AppContext, principal: Principal, req: FileT
         ),
         stopped,
       ]),
-      shutdown: giveUp,
+      shutdown: () => (streaming ? streaming.shutdown() : giveUp()),
+      get payer() {
+        return streaming?.payer;
+      },
+      end: (err) => streaming?.end(err),
     },
     "stt_file",
   );
@@ -74,40 +84,54 @@ function fileCandidates(ctx: AppContext, req: FileTranscriptionRequest): Binding
 }
 
 /**
- * The file's audio for the streaming plan, or undefined when the decoders cannot read it (it
- * goes to the file APIs, which read more containers). Asked only of a payer the plan admits.
+ * The file's audio for the streaming plan, decoded a batch at a time and no longer than the billed
+ * seconds, or undefined when the decoders cannot read it (it goes to the file APIs, which read more
+ * containers). Asked only once the whole file is held for.
  */
-async function decodedFor(ctx: AppContext, plan: StreamingPlan, bytes: Uint8Array, container: string, seconds: number): Promise<Uint8Array[] | undefined> {
+async function decodedFor(ctx: AppContext, plan: StreamingPlan, bytes: Uint8Array, container: string, seconds: number): Promise<PcmPieces | undefined> {
+  const rate = plan.sampleRate;
   try {
-    return fitPieces(await ctx.files.decode(bytes, container, plan.sampleRate, (plan.sampleRate * PIECE_MS) / 1000), plan.sampleRate, seconds);
+    return fitted(await ctx.files.decode(bytes, container, rate, { maxSamples: seconds * rate, chunkSamples: (rate * PIECE_MS) / 1000 }), rate, seconds);
   } catch (err) {
     if (err instanceof ApiError && err.code === "validation") return undefined;
     throw err;
   }
 }
 
-async function transcribe(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest): Promise<FileTranscription> {
+async function transcribe(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest, opened: (session: SttSession) => void): Promise<FileTranscription> {
   const plan = req.live?.plan;
   // Routed before the file is measured, unless a streaming plan may take it.
   const routed = plan ? undefined : fileCandidates(ctx, req);
   const { probe, bytes } = await ctx.files.probe(req.bytes);
   const seconds = billedSeconds(probe.seconds);
-  const streamable = plan && (await ctx.meter.admit(principal, plan.candidates));
-  const pieces = streamable && (await decodedFor(ctx, plan, bytes, probe.container, seconds));
+  // The one choice of path: a live caller's file that the decoders read goes through the streaming session.
+  const streamable = plan && decoderFor(probe.container) ? await ctx.meter.admit(principal, plan.candidates) : undefined;
+  const first = streamable ?? (await ctx.meter.admit(principal, routed ?? fileCandidates(ctx, req)));
   req.signal?.throwIfAborted();
-  // The one choice of path: a live caller's decodable file goes through the streaming session.
-  const admitted = pieces ? streamable : await ctx.meter.admit(principal, routed ?? fileCandidates(ctx, req));
 
   const id = `stt_file_${crypto.randomUUID()}`;
   const meter = ctx.meter.start(id, principal, req.surface);
   const startedAt = new Date();
-  if (!(await meter.cover(admitted[0], seconds))) {
-    await meter.settle({ binding: admitted[0], status: "failed", units: 0, startedAt, latencyMs: 0, attempts: [] });
+  // The whole file is held for before any of it is decoded or given to a provider.
+  if (!(await meter.cover(first[0], seconds))) {
+    await meter.settle({ binding: first[0], status: "failed", units: 0, startedAt, latencyMs: 0, attempts: [] });
     throw new ApiError("insufficient_balance", `the balance cannot pay for ${seconds} s of audio`);
   }
   const about = { id, durationSeconds: probe.seconds, language: req.language };
-  if (pieces) {
-    const streamed = await streamFile(ctx, { id, plan: plan!, admitted, meter, pieces, surface: req.surface, onSegment: req.live!.onSegment, signal: req.signal });
+  // A client that leaves from here on is seen by the path it takes, before a provider is given the file.
+  let audio: PcmPieces | undefined;
+  let admitted = first;
+  try {
+    audio = streamable && (await decodedFor(ctx, plan!, bytes, probe.container, seconds));
+    // A WAV that is not 16-bit PCM, or an MP3 with nothing that decodes: the file APIs may read it.
+    if (streamable && !audio) admitted = await ctx.meter.admit(principal, fileCandidates(ctx, req));
+  } catch (err) {
+    // Before any provider: recorded, unbilled, the hold released.
+    await meter.unserved(first[0], startedAt);
+    throw err;
+  }
+  if (audio) {
+    const streamed = await streamFile(ctx, { id, plan: plan!, admitted, meter, audio, surface: req.surface, onSegment: req.live!.onSegment, signal: req.signal, opened });
     return { ...streamed, ...about };
   }
   const result = await fromFileApis(ctx, req, { bytes, container: probe.container, seconds, admitted, meter, startedAt });
@@ -133,8 +157,9 @@ async function fromFileApis(ctx: AppContext, req: FileTranscriptionRequest, f: H
   const attempts: { provider: string; reason: string }[] = [];
   const settle = (binding: Binding, status: "completed" | "failed", units: number) => meter.settle({ binding, status, units, startedAt, latencyMs: performance.now() - t0, attempts });
   for (const binding of admitted) {
-    // A fallback to a dearer provider is held for first: the balance pays for what it is asked.
-    if (binding !== admitted[0] && !(await meter.cover(binding, seconds))) {
+    // Each candidate is held for first (a fallback to a dearer provider, or the file APIs' first
+    // after a streaming plan's): the balance pays for what it is asked.
+    if (!(await meter.cover(binding, seconds))) {
       await settle(binding, "failed", 0);
       throw new ApiError("insufficient_balance", `the balance cannot pay for ${seconds} s of audio on ${binding.provider.id}`);
     }
@@ -150,6 +175,7 @@ async function fromFileApis(ctx: AppContext, req: FileTranscriptionRequest, f: H
         container: f.container,
         mimeType: req.mimeType,
         language: req.language,
+        seconds,
         signal: req.signal,
       });
     } catch (err) {

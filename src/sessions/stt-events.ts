@@ -67,6 +67,8 @@ export interface SttSessionSetup extends SttSessionParams {
    * VAD decides the turns (a conversation whose client shows it asks; `/v1/stt` does not).
    */
   vadScores?: boolean;
+  /** The audio is a recording (a file), given as fast as the session takes it: its arrivals time no transcript (the event latency metric). */
+  recorded?: boolean;
 }
 
 export interface SttSessionDeps extends SessionDeps<SttProvider, SttPort> {

@@ -53,7 +53,7 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
     this.idle.touch();
     if (!frame.byteLength) return; // a keep-alive: providers may read an empty frame as the end of audio
     this.firstInputAt ??= performance.now();
-    this.arrivals.arrived(frame.byteLength);
+    if (!this.setup.recorded) this.arrivals.arrived(frame.byteLength);
     this.gate.push(frame);
   }
 

@@ -1,5 +1,5 @@
 import type { Subprocess } from "bun";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { tempDir } from "./temp-dirs.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -43,6 +43,20 @@ export function cpuSeconds(pid: number): number {
 /** The process's resident memory, in MiB. */
 export function rssMiB(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+}
+
+/**
+ * The process's peak resident memory since `resetPeak`, in MiB: what a moment of the work it did
+ * meanwhile held, however short. Linux resets the peak on writing 5 to /proc/<pid>/clear_refs.
+ */
+export function peakRssMiB(pid: number): number {
+  return Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+}
+
+/** Starts the peak over from the memory the process holds now (see peakRssMiB); returns that, in MiB. */
+export function resetPeak(pid: number): number {
+  writeFileSync(`/proc/${pid}/clear_refs`, "5");
+  return peakRssMiB(pid);
 }
 
 /** What the server's main thread holds (JS heap in use plus buffers outside it), in MiB, from /metrics. */

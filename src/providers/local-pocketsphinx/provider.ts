@@ -4,10 +4,12 @@ import type { FilePool } from "../../../workers/file-pool.ts";
 import { NoSeat } from "../../../workers/pool.ts";
 import { DEFAULT_VAD } from "../../audio/vad.ts";
 import { AsyncQueue } from "../../util/async-queue.ts";
+import { feedPaced } from "../paced-audio.ts";
+import { SAMPLE_RATE } from "./decoder.ts";
 import { ProviderError, ProviderOverloaded, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
 
-/** File audio goes to the worker in chunks of this many samples (1 s at 16 kHz). */
-const FILE_CHUNK = 16000;
+/** File audio goes to the worker in chunks of this many samples (1 s). */
+const FILE_CHUNK = SAMPLE_RATE;
 
 /** PocketSphinx has no turn detector of its own: the router VAD decides its turns, in the worker that decodes. */
 export const POCKETSPHINX_FAMILY: SttFamily = {
@@ -45,22 +47,59 @@ export class LocalSphinxProvider implements SttProvider {
     return POCKETSPHINX_FAMILY;
   }
 
-  /** A file: decoded to 16 kHz PCM in a file worker, cut into utterances by the router VAD, each one a segment. */
+  /**
+   * A file: decoded to 16 kHz PCM in a file worker as the recognizer hears it (at most `AHEAD_MS`
+   * ahead, and no more than the seconds held for it), cut into utterances by the router VAD, each
+   * one a segment.
+   */
   async transcribe(req: TranscriptionRequest): Promise<Transcription> {
     if (req.language && !/^en(-|$)/i.test(req.language)) throw new ProviderError(`pocketsphinx recognizes English only, not ${req.language}`, false);
-    const chunks = await this.files.decode(req.bytes, req.container, 16000, FILE_CHUNK);
-    req.signal?.throwIfAborted();
-    const stream = await this.openStream({ model: req.model, audioFormat: "pcm_16000", channels: 1, interim: false, commitStrategy: "auto", routerVad: DEFAULT_VAD, options: {}, signal: req.signal });
-    const release = () => stream.cancel();
+    const audio = await this.files.decode(req.bytes, req.container, SAMPLE_RATE, { maxSamples: req.seconds * SAMPLE_RATE, chunkSamples: FILE_CHUNK });
+    let stream: SttStream;
+    try {
+      req.signal?.throwIfAborted();
+      // The router VAD's scores tell how far the recognizer has heard.
+      stream = await this.openStream({
+        model: req.model,
+        audioFormat: "pcm_16000",
+        channels: 1,
+        interim: false,
+        commitStrategy: "auto",
+        routerVad: DEFAULT_VAD,
+        vadScores: true,
+        options: {},
+        signal: req.signal,
+      });
+    } catch (err) {
+      audio.close();
+      throw err;
+    }
+    let failure: unknown;
+    const feed = feedPaced(audio, SAMPLE_RATE * 2, "heard", {
+      send: (piece) => stream.send(piece), // transferred on to the audio worker
+      end: () => stream.end(),
+      failed: (err) => {
+        failure = err;
+        stream.cancel();
+      },
+    });
+    const release = () => {
+      feed.stop();
+      stream.cancel();
+    };
     req.signal?.addEventListener("abort", release, { once: true });
     try {
-      for (const chunk of chunks) stream.send(new Uint8Array(chunk)); // transferred on to the audio worker
-      stream.end();
+      if (req.signal?.aborted) release();
       const segments: Transcription["segments"] = [];
-      for await (const ev of stream) if (ev.type === "transcript" && ev.final) segments.push({ text: ev.text, start_ms: ev.startMs, end_ms: ev.endMs });
+      for await (const ev of stream) {
+        if (ev.type === "vad") feed.heard(ev.atMs);
+        else if (ev.type === "transcript" && ev.final) segments.push({ text: ev.text, start_ms: ev.startMs, end_ms: ev.endMs });
+      }
+      if (failure) throw failure;
       req.signal?.throwIfAborted();
       return { text: segments.map((s) => s.text).join(" "), segments };
     } finally {
+      feed.stop();
       req.signal?.removeEventListener("abort", release);
     }
   }
