@@ -145,7 +145,7 @@ describe("duration probing", () => {
         expect(probe.seconds).toBeGreaterThanOrEqual(decoded - 0.001);
       }
     }
-  }, 30_000);
+  }, 120_000);
 
   test("a length that is wrong hides no audio after it: an Ogg page's, a Matroska element's or its Segment's", async () => {
     // FLAC in Ogg: 60 bytes gone from the middle of a page, so its segment table points past the next page's start.

@@ -73,7 +73,7 @@ class Downmix {
         const b = ch[j + 1 - this.base] ?? a;
         sum += a + (b - a) * frac;
       }
-      out[k] = Math.max(-32768, Math.min(32767, Math.round((sum / this.held.length) * 32767)));
+      out[k] = Math.max(-32768, Math.min(32767, Math.round((sum / this.held.length) * 32768)));
     }
     this.produced += count;
     const unneeded = Math.floor((this.produced * this.rate) / this.target) - this.base;

@@ -45,7 +45,7 @@ async function cachedLibrary(dir: string): Promise<string> {
  * onnxruntime 1.30 on Linux starts Microsoft's telemetry (the 1DS SDK) with its environment: it
  * leaves `mat-debug-<pid>.log` and `.ses` in the temporary directory, keeps a device id and an event
  * queue under `$XDG_CACHE_HOME/Microsoft`, and uploads to Microsoft. `ORT_DISABLE_TELEMETRY=1` stops
- * all of it, but the library reads it with getenv(3), which Bun's `process.env` does not reach: it is
+ * all of it, but the library reads it with getenv(3), which Bun's environment object does not reach: it is
  * set in the C environment, before the library is loaded.
  */
 function disableTelemetry(): void {
