@@ -4,7 +4,8 @@ import type { FilePool } from "../../../workers/file-pool.ts";
 import { NoSeat } from "../../../workers/pool.ts";
 import { DEFAULT_VAD } from "../../audio/vad.ts";
 import { AsyncQueue } from "../../util/async-queue.ts";
-import { ProviderError, ProviderOverloaded, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
+import { ProviderError, ProviderOverloaded } from "../../errors.ts";
+import type { SttEvent, SttFamily, SttProvider, SttStream, SttStreamRequest, Transcription, TranscriptionRequest } from "../types.ts";
 
 /** File audio goes to the worker in chunks of this many samples (1 s at 16 kHz). */
 const FILE_CHUNK = 16000;
