@@ -13,7 +13,7 @@ import { RealtimeProfiles } from "./realtime/profiles.ts";
 import { ownVoiceEntries } from "./voices/custom-voice-view.ts";
 import { CustomVoices } from "./voices/custom-voices.ts";
 import { Catalogue, type CatalogueData } from "./catalogue/catalogue.ts";
-import { servedCatalogue } from "./catalogue/served.ts";
+import { servedCatalogue } from "./providers/served-catalogue.ts";
 import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
 import { openDatabase } from "./db/open.ts";

@@ -4,7 +4,7 @@ import type { AudioPool } from "../workers/audio-pool.ts";
 import type { EnginePool } from "../workers/engine-pool.ts";
 import type { FilePool } from "../workers/file-pool.ts";
 import { Catalogue } from "../src/catalogue/catalogue.ts";
-import { servedCatalogue } from "../src/catalogue/served.ts";
+import { servedCatalogue } from "../src/providers/served-catalogue.ts";
 import { loadConfig } from "../src/config.ts";
 import { PROVIDERS, type ProviderFindings } from "../src/providers/all.ts";
 import { DEFAULT_PICO_VOICES_URL } from "../src/providers/local-pico/index.ts";
