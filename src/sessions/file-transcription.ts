@@ -1,6 +1,6 @@
 import type { Principal } from "../accounts/keys.ts";
 import type { Binding } from "../catalogue/types.ts";
-import type { AppContext } from "../context.ts";
+import type { FileSessionContext as AppContext } from "./file-context.ts";
 import { billedSeconds } from "../ledger/usage.ts";
 import type { MeteredRequest } from "../ledger/meter.ts";
 import { ApiError, sessionFailure, ProviderError } from "../errors.ts";
