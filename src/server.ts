@@ -1,6 +1,6 @@
-import { AudioPool } from "../workers/audio-pool.ts";
-import { EnginePool } from "../workers/engine-pool.ts";
-import { FilePool } from "../workers/file-pool.ts";
+import { AudioPool } from "./pools/audio-pool.ts";
+import { EnginePool } from "./pools/engine-pool.ts";
+import { FilePool } from "./pools/file-pool.ts";
 import { withdrawnKeys } from "./accounts/keys.ts";
 import { devOutbox, smtpMailer } from "./accounts/mailer.ts";
 import { SandboxPayments } from "./accounts/payments/sandbox.ts";

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { EnginePool } from "../workers/engine-pool.ts";
+import { EnginePool } from "../src/pools/engine-pool.ts";
 import { LocalEngineProvider } from "../src/providers/local-engine-provider.ts";
 import { ProviderError } from "../src/errors.ts";
 import type { TtsStream } from "../src/providers/types.ts";

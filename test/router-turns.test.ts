@@ -5,7 +5,7 @@ import { ProviderError } from "../src/errors.ts";
 import type { SttEvent, SttFamily, SttProvider, SttStream, SttStreamRequest } from "../src/providers/types.ts";
 import { withRouterTurns, type VadLanes } from "../src/sessions/router-turns.ts";
 import { AsyncQueue } from "../src/util/async-queue.ts";
-import { AudioPool } from "../workers/audio-pool.ts";
+import { AudioPool } from "../src/pools/audio-pool.ts";
 import type { FromAudio } from "../workers/audio-protocol.ts";
 import type { TestServer } from "./helpers/server.ts";
 import { startTestServer } from "./helpers/server.ts";

@@ -1,4 +1,4 @@
-import type { EnginePool, EngineSession } from "../../workers/engine-pool.ts";
+import type { EnginePool, EngineSession } from "../pools/engine-pool.ts";
 import type { EngineName } from "../../workers/engine-protocol.ts";
 import type { AsyncQueue } from "../util/async-queue.ts";
 import { ttsEventQueue } from "./audio-backlog.ts";

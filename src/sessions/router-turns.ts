@@ -1,4 +1,4 @@
-import type { AudioLane, AudioSessionOptions } from "../../workers/audio-pool.ts";
+import type { AudioLane, AudioSessionOptions } from "../pools/audio-pool.ts";
 import type { FromAudio } from "../../workers/audio-protocol.ts";
 import type { VadOptions } from "../audio/vad.ts";
 import { ProviderError } from "../errors.ts";

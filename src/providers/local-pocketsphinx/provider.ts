@@ -1,7 +1,7 @@
-import type { AudioLane, AudioPool } from "../../../workers/audio-pool.ts";
+import type { AudioLane, AudioPool } from "../../pools/audio-pool.ts";
 import type { FromAudio } from "../../../workers/audio-protocol.ts";
-import type { FilePool } from "../../../workers/file-pool.ts";
-import { NoSeat } from "../../../workers/pool.ts";
+import type { FilePool } from "../../pools/file-pool.ts";
+import { NoSeat } from "../../pools/worker-pool.ts";
 import { DEFAULT_VAD } from "../../audio/vad.ts";
 import { AsyncQueue } from "../../util/async-queue.ts";
 import { ProviderError, ProviderOverloaded } from "../../errors.ts";
