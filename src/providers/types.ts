@@ -1,4 +1,4 @@
-import type { TtsFormat } from "../catalogue/types.ts";
+import type { SttAudioFormat, TtsFormat } from "../catalogue/types.ts";
 import type { ProviderOverloaded } from "../errors.ts";
 
 // The interfaces every provider implements, local engine or cloud adapter alike. Providers know
@@ -128,8 +128,6 @@ export interface TtsProvider {
 }
 
 // ---- Speech to text ----
-
-export type SttAudioFormat = "pcm_8000" | "pcm_16000" | "pcm_22050" | "pcm_24000" | "pcm_44100" | "pcm_48000" | "ulaw_8000";
 
 /** Portable STT options a family may be able to translate into its own terms. */
 export type PortableSttOption =
