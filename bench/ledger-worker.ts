@@ -1,7 +1,7 @@
 // One instance's share of bench:ledger: `count` metered requests (reserve, then settle) with
 // `concurrency` in flight, spread over the given tenants. Prints {done, ms}.
 import { Catalogue } from "../src/catalogue/catalogue.ts";
-import { servedCatalogue } from "../src/catalogue/served.ts";
+import { servedCatalogue } from "../src/providers/served-catalogue.ts";
 import { loadConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/open.ts";
 import { Ledger } from "../src/ledger/ledger.ts";

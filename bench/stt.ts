@@ -15,7 +15,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_VAD } from "../src/audio/vad.ts";
-import { AudioPool, type AudioLane } from "../workers/audio-pool.ts";
+import { AudioPool, type AudioLane } from "../src/pools/audio-pool.ts";
 import { createKey } from "../src/accounts/keys.ts";
 import { loadConfig } from "../src/config.ts";
 import { startServer } from "../src/server.ts";

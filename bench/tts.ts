@@ -8,7 +8,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { EnginePool } from "../workers/engine-pool.ts";
+import { EnginePool } from "../src/pools/engine-pool.ts";
 import { LocalEngineProvider } from "../src/providers/local-engine-provider.ts";
 import type { TtsProvider } from "../src/providers/types.ts";
 import { FixedPcmProvider, TEST_MODEL } from "../test/fakes/fixed-pcm-provider.ts";

@@ -1,7 +1,7 @@
 import type { PaymentProvider } from "./accounts/payments/types.ts";
 import type { Signup } from "./accounts/signup.ts";
 import type { TopUps } from "./accounts/top-ups.ts";
-import type { FilePool } from "../workers/file-pool.ts";
+import type { FilePool } from "./pools/file-pool.ts";
 import type { Catalogue } from "./catalogue/catalogue.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/open.ts";

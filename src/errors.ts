@@ -1,5 +1,4 @@
 import { currentRequestId } from "./request-context.ts";
-import { ProviderError, ProviderOverloaded } from "./providers/types.ts";
 
 // One error type and one table: every code maps to an HTTP status and a WebSocket close code here,
 // never in scattered literals. Surfaces choose the envelope; the table is shared.
@@ -82,6 +81,32 @@ export const CLOSE = {
 
 /** nginx's "client closed request": the status of an HTTP answer nobody is left to read. */
 export const CLIENT_GONE_STATUS = 499;
+
+/**
+ * A provider failure. `retryable` failures (refused, handshake error, upstream 5xx) let the
+ * session move on to the next candidate while no audio has reached the client; the others
+ * (a bad voice, a rejected option) are the caller's to fix. `param` names the request's field the
+ * provider refused, when it can tell: the client is then answered 400, not 502.
+ */
+export class ProviderError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly param?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A provider at capacity: the next candidate may be tried; a client left with none should try again later. */
+export class ProviderOverloaded extends ProviderError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message, true);
+  }
+}
 
 export class ApiError extends Error {
   readonly status: number;

@@ -1,10 +1,12 @@
 import type { Ledger } from "./ledger/ledger.ts";
 import type { Meter } from "./ledger/meter.ts";
 import type { Metrics, PoolLoad } from "./metrics.ts";
+import { openUpstreamStreams } from "./providers/upstream-ws.ts";
 
 /**
  * Feeds the metrics that the ledger and the worker pools know of: usage as settled (credits by
- * capability, characters or seconds by provider and model), ledger write times, pools' load.
+ * capability, characters or seconds by provider and model), ledger write times, pools' load, and
+ * the upstream streams the providers hold open.
  */
 export function feedMetrics(metrics: Metrics, sources: { meter: Meter; ledger: Ledger; pools: Record<string, { load(): PoolLoad }> }): void {
   sources.meter.observe(({ binding, units, credits }) => {
@@ -15,4 +17,5 @@ export function feedMetrics(metrics: Metrics, sources: { meter: Meter; ledger: L
   });
   sources.ledger.observeWrites((seconds) => metrics.ledgerWrites.observe(seconds));
   for (const [name, pool] of Object.entries(sources.pools)) metrics.watchPool(name, () => pool.load());
+  metrics.watchUpstreamStreams(openUpstreamStreams);
 }

@@ -1,5 +1,4 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { openUpstreamStreams } from "./providers/upstream-ws.ts";
 
 /** What a worker pool holds now: lanes open on its workers, and lanes waiting for a seat. */
 export interface PoolLoad {
@@ -16,6 +15,7 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 
 export class Metrics {
   readonly registry = new Registry();
   private readonly pools = new Map<string, () => PoolLoad>();
+  private countUpstreamStreams = () => 0;
 
   readonly sessionsOpen = new Gauge({
     name: "voxroute_sessions_open",
@@ -29,8 +29,8 @@ export class Metrics {
     name: "voxroute_upstream_streams_open",
     help: "Realtime WebSocket streams to upstream providers currently open",
     registers: [this.registry],
-    collect() {
-      this.set(openUpstreamStreams());
+    collect: () => {
+      this.upstreamStreams.set(this.countUpstreamStreams());
     },
   });
 
@@ -155,5 +155,9 @@ export class Metrics {
   /** A worker pool whose load is read at each scrape. */
   watchPool(name: string, load: () => PoolLoad): void {
     this.pools.set(name, load);
+  }
+
+  watchUpstreamStreams(count: () => number): void {
+    this.countUpstreamStreams = count;
   }
 }

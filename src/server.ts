@@ -1,6 +1,6 @@
-import { AudioPool } from "../workers/audio-pool.ts";
-import { EnginePool } from "../workers/engine-pool.ts";
-import { FilePool } from "../workers/file-pool.ts";
+import { AudioPool } from "./pools/audio-pool.ts";
+import { EnginePool } from "./pools/engine-pool.ts";
+import { FilePool } from "./pools/file-pool.ts";
 import { withdrawnKeys } from "./accounts/keys.ts";
 import { devOutbox, smtpMailer } from "./accounts/mailer.ts";
 import { SandboxPayments } from "./accounts/payments/sandbox.ts";
@@ -13,7 +13,7 @@ import { RealtimeProfiles } from "./realtime/profiles.ts";
 import { ownVoiceEntries } from "./voices/custom-voice-view.ts";
 import { CustomVoices } from "./voices/custom-voices.ts";
 import { Catalogue, type CatalogueData } from "./catalogue/catalogue.ts";
-import { servedCatalogue } from "./catalogue/served.ts";
+import { servedCatalogue } from "./providers/served-catalogue.ts";
 import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
 import { openDatabase } from "./db/open.ts";

@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { DEFAULT_VAD } from "../src/audio/vad.ts";
-import { AudioPool, type AudioLane, type AudioSessionOptions } from "../workers/audio-pool.ts";
+import { AudioPool, type AudioLane, type AudioSessionOptions } from "../src/pools/audio-pool.ts";
 import type { FromAudio } from "../workers/audio-protocol.ts";
-import { NoSeat } from "../workers/pool.ts";
+import { NoSeat } from "../src/pools/worker-pool.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { concat, frames, silence, speak, spokenSpans, windowsBySpeech } from "./helpers/speech.ts";
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { Catalogue } from "../src/catalogue/catalogue.ts";
 import { parseDecimal, rational, toSignificant } from "../src/catalogue/price.ts";
 import { creditsPerBaseUnit, pricingView } from "../src/catalogue/pricing.ts";
-import { servedCatalogue } from "../src/catalogue/served.ts";
+import { servedCatalogue } from "../src/providers/served-catalogue.ts";
 import type { ProviderSpec } from "../src/catalogue/types.ts";
 import { modelsView, providersView } from "../src/catalogue/views.ts";
 import { loadConfig } from "../src/config.ts";

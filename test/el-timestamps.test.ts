@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ElevenLabsClient, ElevenLabsError } from "@elevenlabs/elevenlabs-js";
 import * as wire from "@elevenlabs/elevenlabs-js/serialization";
-import { ProviderError, type TtsEvent, type TtsProvider, type TtsStream } from "../src/providers/types.ts";
+import { ProviderError } from "../src/errors.ts";
+import type { TtsEvent, TtsProvider, TtsStream } from "../src/providers/types.ts";
 import { AlignmentTimeline } from "../src/sessions/tts-alignment.ts";
 import { AsyncQueue } from "../src/util/async-queue.ts";
 import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";

@@ -1,9 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { EnginePool } from "../workers/engine-pool.ts";
+import { EnginePool } from "../src/pools/engine-pool.ts";
 import { LocalEngineProvider } from "../src/providers/local-engine-provider.ts";
-import { ProviderError, type TtsStream } from "../src/providers/types.ts";
+import { ProviderError } from "../src/errors.ts";
+import type { TtsStream } from "../src/providers/types.ts";
 import { takeSentences, UtteranceCutter } from "../src/providers/sentences.ts";
 import { PICO_DIR } from "./helpers/server.ts";
 import { peak } from "./helpers/ws-client.ts";

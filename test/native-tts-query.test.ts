@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Catalogue } from "../src/catalogue/catalogue.ts";
-import { servedCatalogue } from "../src/catalogue/served.ts";
+import { servedCatalogue } from "../src/providers/served-catalogue.ts";
 import { loadConfig } from "../src/config.ts";
 import type { ApiError } from "../src/errors.ts";
 import { planTtsSession } from "../src/surfaces/native/tts-query.ts";

@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { ttsEventQueue, AUDIO_BACKLOG_CAP_BYTES } from "../src/providers/audio-backlog.ts";
 import { pacedText } from "../src/providers/paced-text.ts";
 import { takeSentences, MAX_UTTERANCE } from "../src/providers/sentences.ts";
-import { ProviderError, type TtsEvent, type TtsStream } from "../src/providers/types.ts";
+import { ProviderError } from "../src/errors.ts";
+import type { TtsEvent, TtsStream } from "../src/providers/types.ts";
 
 // The text window that paces a WebSocket upstream, against an upstream double that records what it
 // was sent and answers each flush at once, as an upstream does whether or not anyone reads.

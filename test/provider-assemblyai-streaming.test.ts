@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ASSEMBLYAI } from "../src/providers/assemblyai/catalogue.ts";
 import { AssemblyAiStt } from "../src/providers/assemblyai/stt.ts";
-import { ProviderError } from "../src/providers/types.ts";
+import { ProviderError } from "../src/errors.ts";
 import { spokenChunks } from "./fakes/assemblyai-streaming.ts";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi } from "./fakes/assemblyai.ts";
 import { digestOf } from "./fakes/received-audio.ts";

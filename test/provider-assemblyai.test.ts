@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { streamingUrl } from "../src/providers/assemblyai/streaming-stt.ts";
 import { AssemblyAiStt } from "../src/providers/assemblyai/stt.ts";
-import { ProviderError } from "../src/providers/types.ts";
+import { ProviderError } from "../src/errors.ts";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type AssemblyAiFault } from "./fakes/assemblyai.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";

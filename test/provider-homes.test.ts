@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import type { AudioPool } from "../workers/audio-pool.ts";
-import type { EnginePool } from "../workers/engine-pool.ts";
-import type { FilePool } from "../workers/file-pool.ts";
+import type { AudioPool } from "../src/pools/audio-pool.ts";
+import type { EnginePool } from "../src/pools/engine-pool.ts";
+import type { FilePool } from "../src/pools/file-pool.ts";
 import { Catalogue } from "../src/catalogue/catalogue.ts";
-import { servedCatalogue } from "../src/catalogue/served.ts";
+import { servedCatalogue } from "../src/providers/served-catalogue.ts";
 import { loadConfig } from "../src/config.ts";
 import { PROVIDERS, type ProviderFindings } from "../src/providers/all.ts";
 import { DEFAULT_PICO_VOICES_URL } from "../src/providers/local-pico/index.ts";
@@ -73,7 +73,7 @@ describe("one home per provider", () => {
   });
 
   test("nothing below the sessions reads config.ts: values are passed down", () => {
-    const below = ["providers", "catalogue", "routing", "ledger", "audio", "db", "util", "sessions", "voices"];
+    const below = ["providers", "catalogue", "routing", "ledger", "audio", "db", "util", "sessions", "voices", "pools"];
     const offenders: string[] = [];
     for (const dir of below) {
       for (const file of new Bun.Glob(`src/${dir}/**/*.ts`).scanSync()) {

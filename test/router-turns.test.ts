@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DEFAULT_VAD } from "../src/audio/vad.ts";
 import type { CatalogueData } from "../src/catalogue/catalogue.ts";
-import { ProviderError, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest } from "../src/providers/types.ts";
+import { ProviderError } from "../src/errors.ts";
+import type { SttEvent, SttFamily, SttProvider, SttStream, SttStreamRequest } from "../src/providers/types.ts";
 import { withRouterTurns, type VadLanes } from "../src/sessions/router-turns.ts";
 import { AsyncQueue } from "../src/util/async-queue.ts";
-import { AudioPool } from "../workers/audio-pool.ts";
+import { AudioPool } from "../src/pools/audio-pool.ts";
 import type { FromAudio } from "../workers/audio-protocol.ts";
 import type { TestServer } from "./helpers/server.ts";
 import { startTestServer } from "./helpers/server.ts";

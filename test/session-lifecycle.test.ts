@@ -3,7 +3,7 @@ import type { Binding } from "../src/catalogue/types.ts";
 import type { MeteredRequest } from "../src/ledger/meter.ts";
 import { createLogger } from "../src/log.ts";
 import { Metrics } from "../src/metrics.ts";
-import { ProviderError } from "../src/providers/types.ts";
+import { ProviderError } from "../src/errors.ts";
 import { openWithin, tryCandidates, type Attempt, type CandidateRun } from "../src/sessions/lifecycle/candidates.ts";
 import { CreditGate } from "../src/sessions/lifecycle/credit-gate.ts";
 import { type Outcome, recordEnding, type SessionEnding, type SessionRecord } from "../src/sessions/lifecycle/ending.ts";

@@ -1,7 +1,8 @@
 import { Database } from "bun:sqlite";
 import { afterEach, expect, test } from "bun:test";
 import { join } from "node:path";
-import { SqliteWorker, WriteTurns, workerRunner } from "../src/db/sqlite-worker.ts";
+import { SqliteWorker, workerRunner } from "../src/db/sqlite-worker.ts";
+import { WriteTurns } from "../src/db/write-turns.ts";
 import { tempDir } from "./helpers/temp-dirs.ts";
 
 // The SQLite worker that runs the hot-path SQL off the event loop: statements in order, a failure

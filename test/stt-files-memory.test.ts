@@ -6,7 +6,7 @@ import OpenAI, { toFile } from "openai";
 import { createKey } from "../src/accounts/keys.ts";
 import { openDatabase } from "../src/db/open.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
-import { FilePool } from "../workers/file-pool.ts";
+import { FilePool } from "../src/pools/file-pool.ts";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram } from "./fakes/deepgram.ts";
 import { peakRssMiB, resetPeak, spawnServer, type ServerProcess } from "./helpers/process.ts";
 

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { ProviderError } from "../src/providers/types.ts";
+import { ProviderError } from "../src/errors.ts";
 import { JsonSocketStream, openUpstreamSocket, openUpstreamStreams } from "../src/providers/upstream-ws.ts";
 
 // The shared upstream socket stream: what an upstream or an adapter does wrong fails the stream,

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { createKey } from "../src/accounts/keys.ts";
 import { createApp } from "../src/app.ts";
 import { Catalogue } from "../src/catalogue/catalogue.ts";
-import { servedCatalogue } from "../src/catalogue/served.ts";
+import { servedCatalogue } from "../src/providers/served-catalogue.ts";
 import { loadConfig } from "../src/config.ts";
 import { ElevenLabsTts } from "../src/providers/elevenlabs/tts.ts";
 import type { TtsProvider, TtsStream, Voice } from "../src/providers/types.ts";

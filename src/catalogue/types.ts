@@ -5,6 +5,9 @@ export type Capability = "tts" | "stt";
 /** Output containers a TTS binding can produce. */
 export type TtsFormat = "pcm" | "mp3" | "opus" | "aac" | "flac" | "wav" | "ulaw";
 
+/** Audio a streaming STT binding can take: PCM at a rate, or 8 kHz μ-law. */
+export type SttAudioFormat = "pcm_8000" | "pcm_16000" | "pcm_22050" | "pcm_24000" | "pcm_44100" | "pcm_48000" | "ulaw_8000";
+
 /** An MP3 stream's sample rate, and its bit rate where it is fixed. */
 export interface Mp3Format {
   sampleRate: number;

@@ -11,7 +11,8 @@ import { projectFile } from "../project-file.ts";
 import * as pgSchema from "./schema.pg.ts";
 import * as sqliteSchema from "./schema.sqlite.ts";
 import { postgresRunner, SqliteWriter, sqliteRunner, type SqlRunner } from "./sql.ts";
-import { SqliteWorker, WriteTurns, workerRunner } from "./sqlite-worker.ts";
+import { SqliteWorker, workerRunner } from "./sqlite-worker.ts";
+import { WriteTurns } from "./write-turns.ts";
 
 export type Dialect = "sqlite" | "postgres";
 

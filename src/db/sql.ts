@@ -1,6 +1,6 @@
 import type { Database as SQLite, Statement } from "bun:sqlite";
 import type postgres from "postgres";
-import type { WriteTurns } from "./sqlite-worker.ts";
+import type { WriteTurns } from "./write-turns.ts";
 
 // Plain SQL for hot paths (the ledger): one text for both dialects, written with `?` placeholders,
 // run as cached prepared statements. Drizzle stays for the schema, migrations and everything

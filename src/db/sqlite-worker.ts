@@ -2,6 +2,7 @@ import { Worker } from "node:worker_threads";
 import type { SqlAnswers, SqlOp, SqlRequest } from "../../workers/sqlite-protocol.ts";
 import { projectFile } from "../project-file.ts";
 import { type SqlRunner, type SqlTx, sqliteParams } from "./sql.ts";
+import type { WriteTurns } from "./write-turns.ts";
 
 // The hot-path SQL of a SQLite database (the ledger's batches, hold checkpoints, balance reads),
 // run in a worker thread (workers/sqlite-writer.ts) so that the event loop never executes a
@@ -9,23 +10,6 @@ import { type SqlRunner, type SqlTx, sqliteParams } from "./sql.ts";
 // leaves with the first read, the `later` writes with the COMMIT. Write transactions, the
 // worker's and the main connection's (Drizzle, off the hot path), take turns on `WriteTurns`: SQLite has
 // one writer, and a main-thread BEGIN waiting on the worker's lock would block the loop.
-
-/** One writer at a time, in arrival order. */
-export class WriteTurns {
-  private tail: Promise<void> = Promise.resolve();
-
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    const previous = this.tail;
-    let done!: () => void;
-    this.tail = new Promise<void>((resolve) => (done = resolve));
-    await previous;
-    try {
-      return await fn();
-    } finally {
-      done();
-    }
-  }
-}
 
 class SqliteError extends Error {
   constructor(

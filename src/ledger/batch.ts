@@ -1,9 +1,10 @@
 import { add, rational } from "../catalogue/price.ts";
-import type { Binding } from "../catalogue/types.ts";
 import type { Database } from "../db/open.ts";
-import { asDate, asDateOrNull, asNumber, type SqlTx } from "../db/sql.ts";
+import { asDate, asNumber, type SqlTx } from "../db/sql.ts";
+import { BALANCE_COLUMNS, type BalanceRow, balanceOf, GRANT_COLUMNS, grantOf } from "./balance-rows.ts";
+import type { ActivityRow, RecoverInput, Recovery, ReserveInput, SettleInput } from "./batch-requests.ts";
 import { recoveredSettle } from "./checkpoint.ts";
-import { allocate, eligibleGrants, mergeAllocations, PAID, planDebits, total, type Allocation, type BillingTarget, type GrantRow } from "./sources.ts";
+import { allocate, eligibleGrants, mergeAllocations, PAID, planDebits, total, type Allocation, type GrantRow } from "./sources.ts";
 
 // Holds, settles and recoveries, many requests per transaction. A batch locks the balance rows of
 // every tenant it touches, in tenant-id order (so batches of other instances cannot deadlock with
@@ -11,66 +12,6 @@ import { allocate, eligibleGrants, mergeAllocations, PAID, planDebits, total, ty
 // by one in memory, in the order they arrived, and writes the outcome (absolute balances and grants,
 // multi-row inserts) together with the COMMIT. Two round trips per batch, however large; every
 // request's promise settles only after the COMMIT.
-
-export interface BalanceRow {
-  paidCredits: number;
-  paidHeld: number;
-  carryNum: number;
-  carryDen: number;
-  updatedAt: Date;
-}
-
-export interface SettleInput {
-  /** The request id: the activity record's id and its hold's id. Settling twice is a no-op. */
-  id: string;
-  tenantId: string;
-  keyId?: string;
-  surface: string;
-  binding: BillingTarget;
-  /** `interrupted`: recovered from the hold's checkpoint after its process died. */
-  status: "completed" | "failed" | "interrupted";
-  usageUnit: "characters" | "seconds";
-  units: number;
-  /** Exact credits the usage costs. */
-  cost: import("../catalogue/price.ts").Rational;
-  startedAt: Date;
-  finishedAt: Date;
-  latencyMs: number;
-  attempts: { provider: string; reason: string }[];
-  /** TTS: the voice the request named. */
-  voice?: string;
-}
-
-export interface ActivityRow {
-  id: string;
-  credits: number;
-  status: string;
-}
-
-export interface ReserveInput {
-  holdId: string;
-  tenantId: string;
-  binding: Binding;
-  /** Credits the request needs now: all of them, or none. */
-  minimum: number;
-  /** Credits it would like to hold ahead, at most 1/AHEAD_SHARE of what else is free. */
-  ahead: number;
-  /** The request's checkpoint (JSON), stored when this reserve creates the hold. */
-  checkpoint: string;
-}
-
-export interface RecoverInput {
-  holdId: string;
-  tenantId: string;
-  /** Recover only if the hold still expired before this: a refresh since then means it is alive. */
-  lapsedBefore: Date;
-}
-
-/**
- * `recovered`: settled from its checkpoint; `released`: released unbilled (already recorded, or
- * no checkpoint to bill from); `skipped`: gone or refreshed meanwhile (another process got it).
- */
-export type Recovery = "recovered" | "released" | "skipped";
 
 /** A request's look-ahead hold takes at most this fraction (1/n) of the credits left free. */
 const AHEAD_SHARE = 8;
@@ -81,27 +22,6 @@ type Job =
   | { kind: "reserve"; input: ReserveInput; resolve: (v: Allocation[]) => void; reject: (e: unknown) => void }
   | { kind: "settle"; input: SettleInput; resolve: (v: ActivityRow) => void; reject: (e: unknown) => void }
   | { kind: "recover"; input: RecoverInput; resolve: (v: Recovery) => void; reject: (e: unknown) => void };
-
-export const BALANCE_COLUMNS = "paid_credits, paid_held, carry_num, carry_den, updated_at";
-export const GRANT_COLUMNS = "id, name, remaining_credits, held_credits, targets, expires_at, created_at";
-
-export const balanceOf = (r: Record<string, unknown>): BalanceRow => ({
-  paidCredits: asNumber(r.paid_credits),
-  paidHeld: asNumber(r.paid_held),
-  carryNum: asNumber(r.carry_num),
-  carryDen: asNumber(r.carry_den),
-  updatedAt: asDate(r.updated_at),
-});
-
-export const grantOf = (r: Record<string, unknown>): GrantRow => ({
-  id: String(r.id),
-  name: String(r.name),
-  remainingCredits: asNumber(r.remaining_credits),
-  heldCredits: asNumber(r.held_credits),
-  targets: String(r.targets),
-  expiresAt: asDateOrNull(r.expires_at),
-  createdAt: asDate(r.created_at),
-});
 
 const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 const rows = (n: number, width: number) => Array.from({ length: n }, () => `(${marks(width)})`).join(", ");

@@ -1,7 +1,7 @@
 import { rational, type Rational } from "../catalogue/price.ts";
 import type { Binding, Capability } from "../catalogue/types.ts";
 import { costOf, rateOf, usageUnit } from "./cost.ts";
-import type { SettleInput } from "./batch.ts";
+import type { SettleInput } from "./batch-requests.ts";
 
 // What a request's hold row says about it, so that a request whose process died can be settled
 // by whichever process finds its hold lapsed: who pays, for which binding at which exact rate,

@@ -1,6 +1,7 @@
 import type { Database } from "../db/open.ts";
 import type { Logger } from "../log.ts";
-import type { LedgerBatcher, Recovery } from "./batch.ts";
+import type { LedgerBatcher } from "./batch.ts";
+import type { Recovery } from "./batch-requests.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 
 // Keeps this process's credit holds alive and their checkpoints current, and settles the holds

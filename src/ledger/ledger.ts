@@ -2,13 +2,15 @@ import type { Binding } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
 import type { Database } from "../db/open.ts";
 import type { SqlQuery, SqlTx } from "../db/sql.ts";
-import { BALANCE_COLUMNS, balanceOf, GRANT_COLUMNS, grantOf, LedgerBatcher, type ActivityRow, type BalanceRow, type SettleInput } from "./batch.ts";
+import { BALANCE_COLUMNS, balanceOf, GRANT_COLUMNS, grantOf, type BalanceRow } from "./balance-rows.ts";
+import { LedgerBatcher } from "./batch.ts";
+import type { ActivityRow, SettleInput } from "./batch-requests.ts";
 import { SingleFlight } from "../util/single-flight.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { HoldKeeper } from "./hold-keeper.ts";
 import { eligibleGrants, grantActive, PAID, type Allocation, type GrantRow, type GrantTarget } from "./sources.ts";
 
-export type { ActivityRow, SettleInput } from "./batch.ts";
+export type { ActivityRow, SettleInput } from "./batch-requests.ts";
 
 // The credit ledger. Every change to money happens in a transaction that first locks the
 // tenant's balance row, so concurrent requests of one tenant, in one process or several, see

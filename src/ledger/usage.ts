@@ -1,4 +1,4 @@
-import type { SttAudioFormat } from "../providers/types.ts";
+import type { SttAudioFormat } from "../catalogue/types.ts";
 import { codePoints } from "../util/code-points.ts";
 
 // Usage as billed: the one place that turns what a request delivered into the units the meter

@@ -1,5 +1,6 @@
 import { AsyncQueue } from "../util/async-queue.ts";
-import { ProviderError, type TtsEvent } from "./types.ts";
+import { ProviderError } from "../errors.ts";
+import type { TtsEvent } from "./types.ts";
 
 // How far synthesis may run ahead of a client. A session reads its provider's stream only as fast
 // as the client takes the audio (the socket or response reports backpressure), so what the client

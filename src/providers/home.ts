@@ -1,6 +1,6 @@
-import type { AudioPool } from "../../workers/audio-pool.ts";
-import type { EnginePool } from "../../workers/engine-pool.ts";
-import type { FilePool } from "../../workers/file-pool.ts";
+import type { AudioPool } from "../pools/audio-pool.ts";
+import type { EnginePool } from "../pools/engine-pool.ts";
+import type { FilePool } from "../pools/file-pool.ts";
 import type { EngineWorkerOptions } from "../../workers/engine-protocol.ts";
 import type { CatalogueData } from "../catalogue/catalogue.ts";
 import type { Logger } from "../log.ts";

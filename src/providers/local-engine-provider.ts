@@ -1,8 +1,9 @@
-import type { EnginePool, EngineSession } from "../../workers/engine-pool.ts";
+import type { EnginePool, EngineSession } from "../pools/engine-pool.ts";
 import type { EngineName } from "../../workers/engine-protocol.ts";
 import type { AsyncQueue } from "../util/async-queue.ts";
 import { ttsEventQueue } from "./audio-backlog.ts";
-import { ProviderError, type AudioFormat, type TtsEvent, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "./types.ts";
+import { ProviderError } from "../errors.ts";
+import type { AudioFormat, TtsEvent, TtsProvider, TtsStream, TtsStreamRequest, Voice } from "./types.ts";
 import type { Utterance } from "./sentences.ts";
 import { UtteranceStream } from "./utterance-stream.ts";
 

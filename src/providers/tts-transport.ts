@@ -1,4 +1,4 @@
-import { ProviderError } from "./types.ts";
+import { ProviderError } from "../errors.ts";
 
 /**
  * The `transport` provider option of adapters that have both a streaming WebSocket and a

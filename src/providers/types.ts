@@ -1,4 +1,5 @@
-import type { TtsFormat } from "../catalogue/types.ts";
+import type { SttAudioFormat, TtsFormat } from "../catalogue/types.ts";
+import type { ProviderOverloaded } from "../errors.ts";
 
 // The interfaces every provider implements, local engine or cloud adapter alike. Providers know
 // nothing of surfaces, credits or our HTTP statuses.
@@ -126,35 +127,7 @@ export interface TtsProvider {
   readonly cloning?: VoiceCloning;
 }
 
-/**
- * A provider failure. `retryable` failures (refused, handshake error, upstream 5xx) let the
- * session move on to the next candidate while no audio has reached the client; the others
- * (a bad voice, a rejected option) are the caller's to fix. `param` names the request's field the
- * provider refused, when it can tell: the client is then answered 400, not 502.
- */
-export class ProviderError extends Error {
-  constructor(
-    message: string,
-    readonly retryable: boolean,
-    readonly param?: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A provider at capacity: the next candidate may be tried; a client left with none should try again later. */
-export class ProviderOverloaded extends ProviderError {
-  constructor(
-    message: string,
-    readonly retryAfterSeconds: number,
-  ) {
-    super(message, true);
-  }
-}
-
 // ---- Speech to text ----
-
-export type SttAudioFormat = "pcm_8000" | "pcm_16000" | "pcm_22050" | "pcm_24000" | "pcm_44100" | "pcm_48000" | "ulaw_8000";
 
 /** Portable STT options a family may be able to translate into its own terms. */
 export type PortableSttOption =

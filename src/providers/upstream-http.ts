@@ -1,5 +1,6 @@
 import type { WireJson } from "./wire-json.ts";
-import { ProviderError, type TranscriptionRequest } from "./types.ts";
+import { ProviderError } from "../errors.ts";
+import type { TranscriptionRequest } from "./types.ts";
 
 // HTTP to upstream providers: one place that turns what an upstream does wrong into
 // ProviderErrors with the right retry verdict, and that notices an upstream that goes silent.

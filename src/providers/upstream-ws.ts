@@ -1,7 +1,7 @@
 import type { WireJson } from "./wire-json.ts";
-import { CLOSE } from "../errors.ts";
+import { CLOSE, ProviderError } from "../errors.ts";
 import { AsyncQueue } from "../util/async-queue.ts";
-import { ProviderError, type RawUpstream } from "./types.ts";
+import type { RawUpstream } from "./types.ts";
 
 // WebSockets to upstream providers: connecting with the provider's auth, relaying frames for
 // passthrough, and reading a JSON event protocol with the failure rules every adapter shares

@@ -1,7 +1,8 @@
 import type { AsyncQueue } from "../util/async-queue.ts";
 import { AUDIO_BACKLOG_BYTES, ttsEventQueue } from "./audio-backlog.ts";
 import { UtteranceCutter, type Utterance } from "./sentences.ts";
-import { ProviderError, type AudioFormat, type TtsEvent, type TtsStream } from "./types.ts";
+import { ProviderError } from "../errors.ts";
+import type { AudioFormat, TtsEvent, TtsStream } from "./types.ts";
 import { bodyChunks } from "./upstream-http.ts";
 
 /**

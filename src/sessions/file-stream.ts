@@ -1,5 +1,5 @@
 import type { Binding } from "../catalogue/types.ts";
-import type { AppContext } from "../context.ts";
+import type { FileSessionContext as AppContext } from "./file-context.ts";
 import { ApiError, sessionFailure } from "../errors.ts";
 import type { MeteredRequest } from "../ledger/meter.ts";
 import { feedPaced, type Pace, type PacedFeed, type PcmPieces } from "../providers/paced-audio.ts";

@@ -1,11 +1,11 @@
 import type { Principal } from "../accounts/keys.ts";
 import type { Binding } from "../catalogue/types.ts";
-import type { AppContext } from "../context.ts";
+import type { FileSessionContext as AppContext } from "./file-context.ts";
 import { decoderFor } from "../audio/decodable.ts";
 import { billedSeconds } from "../ledger/usage.ts";
 import type { MeteredRequest } from "../ledger/meter.ts";
-import { ApiError, sessionFailure } from "../errors.ts";
-import { ProviderError, type Transcription, type TranscriptSegment } from "../providers/types.ts";
+import { ApiError, sessionFailure, ProviderError } from "../errors.ts";
+import type { Transcription, TranscriptSegment } from "../providers/types.ts";
 import type { ProviderPreferences } from "../routing/preferences.ts";
 import { resolve } from "../routing/resolve.ts";
 import type { PcmPieces } from "../providers/paced-audio.ts";

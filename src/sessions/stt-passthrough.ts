@@ -1,9 +1,9 @@
 import type { Binding } from "../catalogue/types.ts";
-import { ApiError, CLOSE, closeReason, ERRORS } from "../errors.ts";
+import { ApiError, CLOSE, closeReason, ERRORS, ProviderError } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
 import { audioSeconds } from "../ledger/usage.ts";
 import type { Logger } from "../log.ts";
-import { ProviderError, type RawUpstream, type SttProvider, type SttStreamRequest } from "../providers/types.ts";
+import type { RawUpstream, SttProvider, SttStreamRequest } from "../providers/types.ts";
 import { admitSession, type Admission, type SessionDeps } from "./admission.ts";
 import { IdleTimer } from "./idle-timer.ts";
 import { openWithin, tryCandidates, type Attempt } from "./lifecycle/candidates.ts";

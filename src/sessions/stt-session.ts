@@ -1,8 +1,8 @@
 import { AudioArrivals } from "./audio-arrivals.ts";
 import type { Binding } from "../catalogue/types.ts";
-import { ApiError, CLOSE } from "../errors.ts";
+import { ApiError, CLOSE, ProviderError } from "../errors.ts";
 import { audioSeconds, billedSeconds } from "../ledger/usage.ts";
-import { ProviderError, type SttEvent, type SttStream } from "../providers/types.ts";
+import type { SttEvent, SttStream } from "../providers/types.ts";
 import { openWithin } from "./lifecycle/candidates.ts";
 import type { Close, Outcome, SessionEnding } from "./lifecycle/ending.ts";
 import { SessionCore } from "./lifecycle/session-core.ts";

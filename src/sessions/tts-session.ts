@@ -1,7 +1,7 @@
 import type { Binding } from "../catalogue/types.ts";
-import { ApiError, CLOSE } from "../errors.ts";
+import { ApiError, CLOSE, ProviderError } from "../errors.ts";
 import { characters } from "../ledger/usage.ts";
-import { ProviderError, type TtsStream } from "../providers/types.ts";
+import type { TtsStream } from "../providers/types.ts";
 import { AlignmentTimeline } from "./tts-alignment.ts";
 import { TextTally } from "./tts-text-tally.ts";
 import { openWithin } from "./lifecycle/candidates.ts";

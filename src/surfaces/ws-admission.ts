@@ -1,8 +1,7 @@
 import { authenticate, type Principal } from "../accounts/keys.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
-import { ApiError, sessionFailure } from "../errors.ts";
-import type { ProviderOverloaded } from "../providers/types.ts";
+import { ApiError, sessionFailure, type ProviderOverloaded } from "../errors.ts";
 import { candidatesForVoice, checkVoiceOwner } from "../routing/voices.ts";
 import type { Admission } from "../sessions/admission.ts";
 

@@ -1,4 +1,4 @@
-import { ProviderError } from "../providers/types.ts";
+import { ProviderError } from "../errors.ts";
 
 /**
  * Bounds how long a provider may take to accept a session. On time-out the attempt fails with a

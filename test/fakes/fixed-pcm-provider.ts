@@ -1,6 +1,7 @@
 import type { CatalogueData } from "../../src/catalogue/catalogue.ts";
 import type { ProviderSpec } from "../../src/catalogue/types.ts";
-import { ProviderError, type TtsEvent, type TtsProvider, type TtsStream, type TtsStreamRequest } from "../../src/providers/types.ts";
+import { ProviderError } from "../../src/errors.ts";
+import type { TtsEvent, TtsProvider, TtsStream, TtsStreamRequest } from "../../src/providers/types.ts";
 import { AsyncQueue } from "../../src/util/async-queue.ts";
 
 // In-process providers with no engine cost: they let tests and the benchmark see the router's own

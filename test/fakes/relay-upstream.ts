@@ -1,5 +1,6 @@
 import type { CatalogueData } from "../../src/catalogue/catalogue.ts";
-import { ProviderError, type RawUpstream, type SttEvent, type SttFamily, type SttProvider, type SttStream } from "../../src/providers/types.ts";
+import { ProviderError } from "../../src/errors.ts";
+import type { RawUpstream, SttEvent, SttFamily, SttProvider, SttStream } from "../../src/providers/types.ts";
 import { AsyncQueue } from "../../src/util/async-queue.ts";
 
 // A realtime STT upstream on loopback for provider passthrough: it records every frame exactly as

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import type { AudioPool } from "../../workers/audio-pool.ts";
-import type { EnginePool } from "../../workers/engine-pool.ts";
-import type { FilePool } from "../../workers/file-pool.ts";
+import type { AudioPool } from "../../src/pools/audio-pool.ts";
+import type { EnginePool } from "../../src/pools/engine-pool.ts";
+import type { FilePool } from "../../src/pools/file-pool.ts";
 import { loadConfig } from "../../src/config.ts";
 import { ApiError } from "../../src/errors.ts";
 import { providerAdapters } from "../../src/providers/registry.ts";

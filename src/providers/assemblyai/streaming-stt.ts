@@ -1,6 +1,6 @@
 import type { WireJson } from "../wire-json.ts";
-import { CLOSE } from "../../errors.ts";
-import { ProviderError, type RawUpstream, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
+import { CLOSE, ProviderError } from "../../errors.ts";
+import type { RawUpstream, SttEvent, SttFamily, SttStream, SttStreamRequest } from "../types.ts";
 import { TurnEnds, turnEndingStream } from "../turn-ends.ts";
 import type { HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";

@@ -1,5 +1,5 @@
 import type { WireJson } from "../wire-json.ts";
-import { ProviderError } from "../types.ts";
+import { ProviderError } from "../../errors.ts";
 import { retryableStatus, safeErrorCode, type HttpProviderOptions } from "../upstream-http.ts";
 
 /** The API version this adapter was written against (the one SDK 4.2 sends). */

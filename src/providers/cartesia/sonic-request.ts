@@ -1,4 +1,5 @@
-import { ProviderError, type TtsStreamRequest } from "../types.ts";
+import { ProviderError } from "../../errors.ts";
+import type { TtsStreamRequest } from "../types.ts";
 
 // The part of a Sonic generation request that both transports send: `POST /tts/bytes` bodies and
 // `/tts/websocket` generation messages are the same JSON apart from transcript and context.

@@ -1,6 +1,6 @@
 import type { WireJson } from "../wire-json.ts";
-import { CLOSE } from "../../errors.ts";
-import { ProviderError, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
+import { CLOSE, ProviderError } from "../../errors.ts";
+import type { SttEvent, SttFamily, SttStream, SttStreamRequest } from "../types.ts";
 import { JsonSocketStream } from "../upstream-ws.ts";
 import { cartesiaSocketError } from "./api.ts";
 

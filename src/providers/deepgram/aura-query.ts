@@ -1,4 +1,5 @@
-import { ProviderError, type TtsStreamRequest } from "../types.ts";
+import { ProviderError } from "../../errors.ts";
+import type { TtsStreamRequest } from "../types.ts";
 
 /** Aura's linear16 rates; 24 kHz unless the caller delivers another of them. */
 const AURA_PCM_RATES = [8000, 16000, 24000, 32000, 48000];

@@ -1,5 +1,5 @@
-import { CLOSE } from "../../errors.ts";
-import { ProviderError, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
+import { CLOSE, ProviderError } from "../../errors.ts";
+import type { SttEvent, SttFamily, SttStream, SttStreamRequest } from "../types.ts";
 import { TurnEnds, turnEndingStream } from "../turn-ends.ts";
 import { JsonSocketStream } from "../upstream-ws.ts";
 

@@ -1,4 +1,5 @@
-import { ProviderError, type RawUpstream, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
+import { ProviderError } from "../../errors.ts";
+import type { RawUpstream, SttEvent, SttFamily, SttProvider, SttStream, SttStreamRequest, Transcription, TranscriptionRequest } from "../types.ts";
 import { upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
 import { FLUX_FAMILY, fluxQuery, fluxStream } from "./flux-stt.ts";

@@ -1,5 +1,6 @@
 import { ttsTransport } from "../tts-transport.ts";
-import { ProviderError, type AudioFormat, type TtsProvider, type TtsStream, type TtsStreamRequest, type Voice } from "../types.ts";
+import { ProviderError } from "../../errors.ts";
+import type { AudioFormat, TtsProvider, TtsStream, TtsStreamRequest, Voice } from "../types.ts";
 import { upstreamFetch, type HttpProviderOptions } from "../upstream-http.ts";
 import { UtteranceTtsStream } from "../utterance-stream.ts";
 import { auraPcmRate, auraQuery } from "./aura-query.ts";

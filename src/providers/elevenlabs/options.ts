@@ -1,4 +1,4 @@
-import { ProviderError } from "../types.ts";
+import { ProviderError } from "../../errors.ts";
 
 // Provider options both ElevenLabs TTS transports read, validated before anything is sent upstream.
 

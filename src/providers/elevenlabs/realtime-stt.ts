@@ -1,6 +1,7 @@
 import type { WireJson } from "../wire-json.ts";
 import { base64Of } from "../../audio/bytes.ts";
-import { ProviderError, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
+import { ProviderError } from "../../errors.ts";
+import type { SttEvent, SttFamily, SttStream, SttStreamRequest } from "../types.ts";
 import { JsonSocketStream } from "../upstream-ws.ts";
 
 // Scribe realtime (`/v1/speech-to-text/realtime`): audio goes as base64 in JSON

@@ -1,6 +1,7 @@
 import { mp3Clock, sampleClock } from "../../audio/audio-clock.ts";
 import { charTimes } from "../timing/char-times.ts";
-import { ProviderError, type AudioFormat, type CharacterTimes, type TtsEvent } from "../types.ts";
+import { ProviderError } from "../../errors.ts";
+import type { AudioFormat, CharacterTimes, TtsEvent } from "../types.ts";
 import type { UtteranceAnswer } from "../utterance-stream.ts";
 import type { WireJson } from "../wire-json.ts";
 import { answerTimes } from "./wire-alignment.ts";

@@ -1,12 +1,13 @@
-import type { AudioLane, AudioPool } from "../../../workers/audio-pool.ts";
+import type { AudioLane, AudioPool } from "../../pools/audio-pool.ts";
 import type { FromAudio } from "../../../workers/audio-protocol.ts";
-import type { FilePool } from "../../../workers/file-pool.ts";
-import { NoSeat } from "../../../workers/pool.ts";
+import type { FilePool } from "../../pools/file-pool.ts";
+import { NoSeat } from "../../pools/worker-pool.ts";
 import { DEFAULT_VAD } from "../../audio/vad.ts";
 import { AsyncQueue } from "../../util/async-queue.ts";
+import { ProviderError, ProviderOverloaded } from "../../errors.ts";
 import { feedPaced } from "../paced-audio.ts";
 import { SAMPLE_RATE } from "./decoder.ts";
-import { ProviderError, ProviderOverloaded, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
+import type { SttEvent, SttFamily, SttProvider, SttStream, SttStreamRequest, Transcription, TranscriptionRequest } from "../types.ts";
 
 /** File audio goes to the worker in chunks of this many samples (1 s). */
 const FILE_CHUNK = SAMPLE_RATE;

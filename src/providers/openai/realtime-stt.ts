@@ -1,6 +1,7 @@
 import type { WireJson } from "../wire-json.ts";
 import { base64Of } from "../../audio/bytes.ts";
-import { ProviderError, type RawUpstream, type SttEvent, type SttFamily, type SttStream, type SttStreamRequest } from "../types.ts";
+import { ProviderError } from "../../errors.ts";
+import type { RawUpstream, SttEvent, SttFamily, SttStream, SttStreamRequest } from "../types.ts";
 import type { HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
 

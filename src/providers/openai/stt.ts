@@ -1,4 +1,5 @@
-import { ProviderError, type RawUpstream, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest } from "../types.ts";
+import { ProviderError } from "../../errors.ts";
+import type { RawUpstream, SttFamily, SttProvider, SttStream, SttStreamRequest, Transcription, TranscriptionRequest } from "../types.ts";
 import { setAudioFile, upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 import { OPENAI_REALTIME_FAMILY, OpenAiRealtimeStt } from "./realtime-stt.ts";
 

@@ -1,8 +1,7 @@
 import type { Binding } from "../../catalogue/types.ts";
-import { sessionFailure } from "../../errors.ts";
+import { sessionFailure, ProviderError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { Metrics } from "../../metrics.ts";
-import { ProviderError } from "../../providers/types.ts";
 import { withTimeout } from "../../util/timeout.ts";
 
 // How every session kind goes through its candidates: each is opened within the connect timeout,

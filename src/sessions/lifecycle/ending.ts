@@ -1,8 +1,7 @@
 import type { Binding } from "../../catalogue/types.ts";
-import { ApiError, closeReason, sessionFailure } from "../../errors.ts";
+import { ApiError, closeReason, sessionFailure, ProviderError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { Metrics } from "../../metrics.ts";
-import { ProviderError } from "../../providers/types.ts";
 import type { Admission } from "../admission.ts";
 import type { Attempt } from "./candidates.ts";
 

@@ -1,10 +1,10 @@
-import { exactBuffer } from "../src/audio/bytes.ts";
-import type { VadOptions } from "../src/audio/vad.ts";
-import type { Logger } from "../src/log.ts";
-import { projectFile } from "../src/project-file.ts";
-import type { AudioWorkerOptions, FromAudio, ToAudio } from "./audio-protocol.ts";
-import { type Lane, type Seats, WorkerPool } from "./pool.ts";
-import type { PoolLoad } from "../src/metrics.ts";
+import { exactBuffer } from "../audio/bytes.ts";
+import type { VadOptions } from "../audio/vad.ts";
+import type { Logger } from "../log.ts";
+import { projectFile } from "../project-file.ts";
+import type { AudioWorkerOptions, FromAudio, ToAudio } from "../../workers/audio-protocol.ts";
+import { type Lane, type Seats, WorkerPool } from "./worker-pool.ts";
+import type { PoolLoad } from "../metrics.ts";
 
 export interface AudioSessionOptions {
   rate: number;

@@ -1,11 +1,11 @@
-import { exactBuffer } from "../src/audio/bytes.ts";
-import type { Probe } from "../src/audio/probe.ts";
-import { ApiError } from "../src/errors.ts";
-import type { Logger } from "../src/log.ts";
-import { projectFile } from "../src/project-file.ts";
-import type { FromFiles, ToFiles } from "./file-protocol.ts";
-import { type Lane, WorkerPool } from "./pool.ts";
-import type { PoolLoad } from "../src/metrics.ts";
+import { exactBuffer } from "../audio/bytes.ts";
+import type { Probe } from "../audio/probe.ts";
+import { ApiError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { projectFile } from "../project-file.ts";
+import type { FromFiles, ToFiles } from "../../workers/file-protocol.ts";
+import { type Lane, WorkerPool } from "./worker-pool.ts";
+import type { PoolLoad } from "../metrics.ts";
 
 /** Seconds of audio a file worker decodes at a time, when its reader has read the batch before. */
 const BATCH_SECONDS = 5;

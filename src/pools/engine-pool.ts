@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Logger } from "../src/log.ts";
-import { projectFile } from "../src/project-file.ts";
-import type { EngineFormat, EngineName, EngineWorkerOptions, FromWorker, ToWorker } from "./engine-protocol.ts";
-import { WorkerPool } from "./pool.ts";
-import type { PoolLoad } from "../src/metrics.ts";
+import type { Logger } from "../log.ts";
+import { projectFile } from "../project-file.ts";
+import type { EngineFormat, EngineName, EngineWorkerOptions, FromWorker, ToWorker } from "../../workers/engine-protocol.ts";
+import { WorkerPool } from "./worker-pool.ts";
+import type { PoolLoad } from "../metrics.ts";
 
 export type EngineListener = (msg: FromWorker) => void;
 

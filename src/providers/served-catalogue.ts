@@ -1,5 +1,5 @@
-import { foundOf, HOMES, settingOf, type ProviderFindings, type ProviderSettings } from "../providers/all.ts";
-import type { CatalogueData } from "./catalogue.ts";
+import { foundOf, HOMES, settingOf, type ProviderFindings, type ProviderSettings } from "./all.ts";
+import type { CatalogueData } from "../catalogue/catalogue.ts";
 
 /**
  * What this deployment can actually serve, each provider deciding from its settings and what

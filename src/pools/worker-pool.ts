@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
-import type { Logger } from "../src/log.ts";
-import type { PoolLoad } from "../src/metrics.ts";
+import type { Logger } from "../log.ts";
+import type { PoolLoad } from "../metrics.ts";
 
 /** One session's line to the worker it was placed on. */
 export interface Lane<In> {

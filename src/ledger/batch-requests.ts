@@ -1,0 +1,57 @@
+import type { Rational } from "../catalogue/price.ts";
+import type { Binding } from "../catalogue/types.ts";
+import type { BillingTarget } from "./sources.ts";
+
+// What the ledger's batcher (batch.ts) is asked to do, and what it answers.
+
+export interface SettleInput {
+  /** The request id: the activity record's id and its hold's id. Settling twice is a no-op. */
+  id: string;
+  tenantId: string;
+  keyId?: string;
+  surface: string;
+  binding: BillingTarget;
+  /** `interrupted`: recovered from the hold's checkpoint after its process died. */
+  status: "completed" | "failed" | "interrupted";
+  usageUnit: "characters" | "seconds";
+  units: number;
+  /** Exact credits the usage costs. */
+  cost: Rational;
+  startedAt: Date;
+  finishedAt: Date;
+  latencyMs: number;
+  attempts: { provider: string; reason: string }[];
+  /** TTS: the voice the request named. */
+  voice?: string;
+}
+
+export interface ActivityRow {
+  id: string;
+  credits: number;
+  status: string;
+}
+
+export interface ReserveInput {
+  holdId: string;
+  tenantId: string;
+  binding: Binding;
+  /** Credits the request needs now: all of them, or none. */
+  minimum: number;
+  /** Credits it would like to hold ahead, at most a share of what else is free (batch.ts's AHEAD_SHARE). */
+  ahead: number;
+  /** The request's checkpoint (JSON), stored when this reserve creates the hold. */
+  checkpoint: string;
+}
+
+export interface RecoverInput {
+  holdId: string;
+  tenantId: string;
+  /** Recover only if the hold still expired before this: a refresh since then means it is alive. */
+  lapsedBefore: Date;
+}
+
+/**
+ * `recovered`: settled from its checkpoint; `released`: released unbilled (already recorded, or
+ * no checkpoint to bill from); `skipped`: gone or refreshed meanwhile (another process got it).
+ */
+export type Recovery = "recovered" | "released" | "skipped";
