@@ -8,7 +8,10 @@ import { withTimeout } from "../util/timeout.ts";
 import { entryOfVoice, mergeOffers, type VoiceEntry } from "./voice-entry.ts";
 import type { CloneCounter, VoiceMetrics } from "./voice-metrics.ts";
 import { previewPath, type VoicePreviews } from "./voice-previews.ts";
-import { contentVersionOf, searchVoices, VoiceIndex, type VoicePage, type VoiceQuery } from "./voice-search.ts";
+import { contentVersionOf } from "./voice-index-parts.ts";
+import { VoiceIndex } from "./voice-index.ts";
+import type { VoicePage, VoiceQuery } from "./voice-query.ts";
+import { searchVoices } from "./voice-search.ts";
 import type { Sighting, VoiceSightings } from "./voice-sightings.ts";
 
 // The voice catalogue: every served TTS provider's voices, one entry per model and voice, built in
