@@ -1,5 +1,7 @@
 import type { VoiceFacet } from "./voice-query.ts";
 
+// Facet counts as answers list them: which facets, their titles and their order.
+
 /** Facets in the order answers list them; a label facet not named here follows, by name. */
 const FACET_ORDER = ["model", "provider", "language", "category", "gender", "accent", "age", "use_case", "style"];
 export const FACET_TITLES: Record<string, string> = { model: "Model", provider: "Provider", language: "Language", category: "Category" };

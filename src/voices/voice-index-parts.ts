@@ -4,6 +4,9 @@ import { FACET_TITLES } from "./voice-facets.ts";
 import type { Item } from "./voice-order.ts";
 import { searchText, TokenPostings, tokens } from "./voice-tokens.ts";
 
+// The parts of a voice index that hold as long as its entries' content does: the postings of words
+// and filter values, each entry's facet values as numbers, and the content's version.
+
 interface FacetValue {
   facet: string;
   facetName: string;

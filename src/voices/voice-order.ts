@@ -7,6 +7,7 @@ import { tokens } from "./voice-tokens.ts";
 
 const CATEGORY_RANK: Record<string, number> = Object.fromEntries(VOICE_CATEGORIES.map((category, rank) => [category, rank]));
 
+/** An entry as an index holds it, with its sort keys. */
 export interface Item {
   entry: VoiceEntry;
   /** Place in the order the entries were given (the catalogue's provider and list order). */

@@ -1,5 +1,8 @@
 import type { VoiceEntry } from "./voice-entry.ts";
 
+// How voices are found by text: the words of an entry and of a query, and the sorted postings of
+// each word that a query's words are looked up in as prefixes.
+
 /** Lower-case words without diacritics: how entries and queries are cut into tokens. */
 export function tokens(text: string): string[] {
   // Most metadata is printable ASCII, which has no diacritics to take off and splits on a simpler pattern.
