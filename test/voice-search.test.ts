@@ -2,7 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { manyVoices, manyVoicesCatalogue, STYLES, USES } from "./fakes/many-voices.ts";
 import { Catalogue } from "../src/catalogue/catalogue.ts";
 import { entryOfVoice, languagesOf, NO_METRICS, type VoiceEntry } from "../src/voices/voice-entry.ts";
-import { contentVersionOf, searchVoices, tokens, VoiceIndex, type VoiceQuery, type VoiceSort } from "../src/voices/voice-search.ts";
+import { contentVersionOf } from "../src/voices/voice-index-parts.ts";
+import { VoiceIndex } from "../src/voices/voice-index.ts";
+import type { VoiceQuery, VoiceSort } from "../src/voices/voice-query.ts";
+import { searchVoices } from "../src/voices/voice-search.ts";
+import { tokens } from "../src/voices/voice-tokens.ts";
 
 // The search's precomputed index against a plain reading of the entries: for many queries (filters,
 // words, prefixes, dates, every order), the index selects the same entries in the same order, with

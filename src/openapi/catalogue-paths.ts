@@ -1,5 +1,5 @@
 import { VOICE_CATEGORIES } from "../voices/voice-entry.ts";
-import { VOICE_SORTS } from "../voices/voice-search.ts";
+import { VOICE_SORTS } from "../voices/voice-query.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { failures, KEY_FAILURES } from "./error-envelopes.ts";
 import { answer, binary, json, query, repeatedQuery } from "./operation.ts";

@@ -1,3 +1,4 @@
+import type { ServerWebSocket } from "bun";
 import { authenticate } from "../accounts/keys.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
@@ -15,7 +16,7 @@ import { SttSession } from "../sessions/stt-session.ts";
 import { TtsSession } from "../sessions/tts-session.ts";
 import { type ConversationPlan, planConversation } from "./realtime-plan.ts";
 import { WsConnections } from "./ws-connections.ts";
-import type { WsPort } from "./ws-port.ts";
+import { WsPort } from "./ws-port.ts";
 
 // What every realtime surface (`/v1/realtime`, `/el` conversations, `/oai/realtime`) does around
 // its framing: the handshake (credential, profile, plan, balance) and the conversation's sessions
@@ -237,6 +238,14 @@ export interface ConversationConnection {
 
 /** The sockets of a conversation route, and Bun's `drain` and `close` for them. */
 export class ConversationSockets extends WsConnections<ConversationConnection> {
+  /** A socket that opened: its connection (kept until it closes) and its session id, `<idPrefix>_<32 hex>`. */
+  readonly open = (ws: { raw: unknown }, idPrefix: string): { raw: ServerWebSocket<unknown>; conn: ConversationConnection; id: string } => {
+    const raw = ws.raw as ServerWebSocket<unknown>;
+    const conn: ConversationConnection = { port: new WsPort(raw), gone: false };
+    this.set(ws, conn);
+    return { raw, conn, id: `${idPrefix}_${crypto.randomUUID().replaceAll("-", "")}` };
+  };
+
   readonly drain = (ws: { raw: unknown }) => this.get(ws)?.port.drain();
 
   readonly close = (ws: { raw: unknown }) => {

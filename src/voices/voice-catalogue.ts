@@ -3,12 +3,15 @@ import type { Binding } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { TtsProvider, Voice } from "../providers/types.ts";
-import { breath } from "../util/breath.ts";
 import { withTimeout } from "../util/timeout.ts";
-import { entryOfVoice, mergeOffers, type VoiceEntry } from "./voice-entry.ts";
+import type { VoiceEntry } from "./voice-entry.ts";
+import { entriesOfLists } from "./voice-catalogue-entries.ts";
 import type { CloneCounter, VoiceMetrics } from "./voice-metrics.ts";
-import { previewPath, type VoicePreviews } from "./voice-previews.ts";
-import { contentVersionOf, searchVoices, VoiceIndex, type VoicePage, type VoiceQuery } from "./voice-search.ts";
+import type { VoicePreviews } from "./voice-previews.ts";
+import { contentVersionOf } from "./voice-index-parts.ts";
+import { VoiceIndex } from "./voice-index.ts";
+import type { VoicePage, VoiceQuery } from "./voice-query.ts";
+import { searchVoices } from "./voice-search.ts";
 import type { Sighting, VoiceSightings } from "./voice-sightings.ts";
 
 // The voice catalogue: every served TTS provider's voices, one entry per model and voice, built in
@@ -16,8 +19,6 @@ import type { Sighting, VoiceSightings } from "./voice-sightings.ts";
 // `refreshMs`; a provider that fails keeps its last list (and is asked again after `retryMs`). A
 // request never waits on a provider: it searches the index built last.
 
-/** Entries made between two breaths of the event loop while the catalogue is rebuilt. */
-const ENTRIES_PER_BREATH = 500;
 /** How long the first requests wait for an embedded engine's list once another list is in. */
 const LOCAL_LIST_GRACE_MS = 2000;
 
@@ -246,36 +247,6 @@ export class VoiceCatalogue {
   }
 
   /**
-   * The entries of every list, one per model and voice id, its providers in catalogue order (the
-   * first is the default route); made a chunk at a time between breaths of the event loop.
-   */
-  private async entries(at: Date): Promise<VoiceEntry[]> {
-    const { metrics, sightings, previews } = this.deps;
-    const groups = new Map<string, VoiceEntry[]>();
-    let made = 0;
-    for (const binding of this.bindings()) {
-      for (const voice of this.lists.get(binding.provider.id) ?? []) {
-        if (++made % ENTRIES_PER_BREATH === 0) await breath();
-        if (this.hidden(voice.id)) continue;
-        const key = `${binding.canonical}\u0000${voice.id}`;
-        const group = groups.get(key);
-        const seen = sightings.of({ provider: binding.provider.id, model: binding.canonical, voice: voice.id });
-        const entry = entryOfVoice(voice, binding, {
-          firstSeenAt: seen?.firstSeenAt ?? at,
-          lastSeenAt: seen?.lastSeenAt ?? at,
-          metrics: metrics.of(binding.provider.id, binding.canonical, voice.id),
-          default: !group,
-          ...(previews.serves(binding) ? { previewUrl: previewPath(binding.canonical, voice.id) } : {}),
-          ...(voice.sourceUrls ? { sourceUrls: voice.sourceUrls } : {}),
-        });
-        if (group) group.push(entry);
-        else groups.set(key, [entry]);
-      }
-    }
-    return [...groups.values()].map(mergeOffers);
-  }
-
-  /**
    * Makes the entries of the lists as they are now the catalogue, one publication after another.
    * When their content is the last one's (only figures or last sightings moved), the last index's
    * tokens and postings are kept and only `popular` is sorted again. A large catalogue is built a
@@ -284,7 +255,7 @@ export class VoiceCatalogue {
    */
   private publish(at: Date): Promise<void> {
     const next = this.publishing.then(async () => {
-      const entries = await this.entries(at);
+      const entries = await entriesOfLists(this.lists, this.bindings(), { ...this.deps, hidden: this.hidden }, at);
       const last = this.built;
       const contentVersion = await contentVersionOf(entries);
       const same = last !== undefined && last.index.contentVersion === contentVersion && last.index.size === entries.length;

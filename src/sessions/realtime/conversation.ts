@@ -3,10 +3,10 @@ import type { Logger } from "../../log.ts";
 import type { AppSignal, AppSocket } from "../../realtime/app-socket.ts";
 import type { SttSessionEvent } from "../stt-events.ts";
 import { unreachable } from "../../util/unreachable.ts";
-import type { OutputFormat } from "../../realtime/output-formats.ts";
-import type { ConversationEvent, ConversationPort, ConversationUsage, EndReason } from "./conversation-events.ts";
-import { Hearing, type OpenStt } from "./hearing.ts";
-import type { OpenTts } from "./spoken-response.ts";
+import type { ConversationEvent, ConversationUsage, EndReason } from "./conversation-events.ts";
+import { Hearing } from "./hearing.ts";
+import type { ConversationDeps, ConversationSetup } from "./conversation-setup.ts";
+import { switchLanguages } from "./language-switch.ts";
 import { Answers } from "./answers.ts";
 import { IdleTimer } from "../idle-timer.ts";
 import { requestBinding } from "../../request-context.ts";
@@ -22,35 +22,6 @@ import { requestBinding } from "../../request-context.ts";
 // application's first token finds it ready. The conversation is idle, and ends, only when neither
 // the caller nor the application has sent anything, and no answer has been made or sent, for the
 // idle timeout: a caller may listen, type, or hold a button to talk.
-
-export interface ConversationSetup {
-  id: string;
-  profileId: string;
-  input: { audioFormat: string; sampleRate: number };
-  output: OutputFormat;
-  /** Spoken as the first response once the application is connected. */
-  greeting?: string;
-  /** Interim transcripts go to the application as `prompt` with `last: false`. */
-  partialPrompts: boolean;
-  /** Opens the caller's STT session (it admits itself and takes audio at once). */
-  openStt: OpenStt;
-  /** The language the caller is heard in, when the profile names one. */
-  language?: string;
-  openTts: OpenTts;
-  /** Later answers are spoken in `language` (a voice of the profile's TTS that speaks it). Rejects with `ApiError` when none does. */
-  speakIn(language: string): Promise<void>;
-  /** Connects to the application and says `setup`; rejects with `AppUnavailable`. */
-  openApp(onSignal: (signal: AppSignal) => void): Promise<AppSocket>;
-  /** An answer without `last: true` is finished after this long without a token. */
-  answerQuietMs: number;
-  /** See `IdleTimer`; 0 for none. */
-  idleTimeoutMs: number;
-}
-
-export interface ConversationDeps {
-  port: ConversationPort;
-  log: Logger;
-}
 
 export class Conversation {
   private readonly stt: Hearing;
@@ -249,7 +220,7 @@ export class Conversation {
       case "end":
         return this.windDown("application_ended", signal.handoffData);
       case "language":
-        return void this.switchLanguage(signal.ttsLanguage, signal.transcriptionLanguage);
+        return void switchLanguages({ hearing: this.stt, speakIn: (language) => this.setup.speakIn(language), app: () => this.app, log: this.log }, signal.ttsLanguage, signal.transcriptionLanguage);
       case "closed":
         this.log.info({ code: signal.code, reason: signal.reason }, "the application closed its socket");
         if (!this.answers.unfinished) return this.windDown("application_closed");
@@ -257,26 +228,6 @@ export class Conversation {
         return this.windDown("application_closed", undefined, new ApiError("application_disconnected", `the application closed its socket (${signal.code}) in the middle of an answer`));
       case "silent":
         return this.fail(new ApiError("application_timeout", `the application did not answer the caller within ${signal.afterMs} ms`));
-    }
-  }
-
-  /** Each half of a `language` message is applied where the providers can; the application hears why where they cannot. */
-  private async switchLanguage(tts: string | undefined, transcription: string | undefined): Promise<void> {
-    if (transcription) {
-      try {
-        await this.stt.switchTo({ language: transcription });
-        this.log.info({ language: transcription }, "the caller is heard in another language");
-      } catch (err) {
-        this.app?.refuse(`transcriptionLanguage ${transcription}: ${(err as Error).message}`);
-      }
-    }
-    if (tts) {
-      try {
-        await this.setup.speakIn(tts);
-        this.log.info({ language: tts }, "answers are spoken in another language");
-      } catch (err) {
-        this.app?.refuse(`ttsLanguage ${tts}: ${(err as Error).message}`);
-      }
     }
   }
 

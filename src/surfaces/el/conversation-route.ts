@@ -1,11 +1,9 @@
-import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError, CLOSE, closeReason } from "../../errors.ts";
 import type { Conversation } from "../../sessions/realtime/conversation.ts";
 import { jsonOf, takeFrames } from "../raw-frames.ts";
-import { type ConversationConnection, type ConversationOverrides, ConversationSockets, handshakesPerRequest, type OpenedHandshake, startConversation } from "../realtime-conversations.ts";
-import { WsPort } from "../ws-port.ts";
+import { type ConversationOverrides, ConversationSockets, handshakesPerRequest, type OpenedHandshake, startConversation } from "../realtime-conversations.ts";
 import { elAuth, elevenLabsKey } from "./auth.ts";
 import { elConversationPort } from "./conversation-port.ts";
 import { elevenLabsError } from "./errors.ts";
@@ -64,10 +62,7 @@ export function elevenLabsConversationRoutes(ctx: AppContext) {
         if (refusal) return elevenLabsError(refusal);
       },
       open(ws) {
-        const raw = ws.raw as ServerWebSocket<unknown>;
-        const conn: ConversationConnection = { port: new WsPort(raw), gone: false };
-        connections.set(ws, conn);
-        const id = `conv_${crypto.randomUUID().replaceAll("-", "")}`;
+        const { raw, conn, id } = connections.open(ws, "conv");
         const early: (string | Uint8Array)[] = [];
         const refuse = () => {
           conn.conversation?.abort();

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { absolutePreview, type VoiceEntry } from "../../voices/voice-entry.ts";
-import type { VoiceQuery, VoiceSort } from "../../voices/voice-search.ts";
+import type { VoiceQuery, VoiceSort } from "../../voices/voice-query.ts";
 import { voiceIdIn } from "../voice-id.ts";
 import { elAuth } from "./auth.ts";
 import { publicBase } from "../public-base.ts";

@@ -1,12 +1,10 @@
-import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError, closeReason, ERRORS } from "../../errors.ts";
 import type { Conversation } from "../../sessions/realtime/conversation.ts";
 import { nativeError } from "../error-responses.ts";
 import { jsonOf, takeFrames } from "../raw-frames.ts";
-import { type ConversationConnection, ConversationSockets, handshakesPerRequest, type OpenedHandshake, startConversation } from "../realtime-conversations.ts";
-import { WsPort } from "../ws-port.ts";
+import { ConversationSockets, handshakesPerRequest, type OpenedHandshake, startConversation } from "../realtime-conversations.ts";
 import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
 import { answerProtocol } from "../ws-subprotocols.ts";
 import { nativeRealtimePort } from "./realtime-wire.ts";
@@ -49,10 +47,7 @@ export function realtimeRoute(ctx: AppContext) {
         answerProtocol(request, set, NATIVE_PROTOCOL);
       },
       open(ws) {
-        const raw = ws.raw as ServerWebSocket<unknown>;
-        const conn: ConversationConnection = { port: new WsPort(raw), gone: false };
-        connections.set(ws, conn);
-        const id = `rt_${crypto.randomUUID().replaceAll("-", "")}`;
+        const { raw, conn, id } = connections.open(ws, "rt");
         // Audio sent before the conversation exists is kept, then delivered in order.
         const early: (string | Uint8Array)[] = [];
         const reject = () => {

@@ -2,6 +2,7 @@ import type { ConversationEvent, ConversationPort } from "../../sessions/realtim
 import { outputFormatName } from "../../realtime/output-formats.ts";
 import { unreachable } from "../../util/unreachable.ts";
 import type { WsPort } from "../ws-port.ts";
+import { eventNumbering, type WireEvent } from "./numbered-events.ts";
 
 // The `/v1/realtime` frames (docs/realtime.md#the-v1realtime-socket): every event a JSON text frame
 // with `type`, a gapless `seq` and a stable `event_id`; audio as binary frames.
@@ -9,7 +10,7 @@ import type { WsPort } from "../ws-port.ts";
 /** The events `/v1/realtime` frames: all but the router VAD's scores, which its conversations do not ask for (`vadScores`). */
 export type RealtimeWireEvent = Exclude<ConversationEvent, { type: "vad" }>;
 
-export function realtimeWireEvent(event: RealtimeWireEvent): Record<string, unknown> & { type: string } {
+export function realtimeWireEvent(event: RealtimeWireEvent): WireEvent {
   switch (event.type) {
     case "started":
       return {
@@ -51,13 +52,10 @@ export function realtimeWireEvent(event: RealtimeWireEvent): Record<string, unkn
 
 /** A `/v1/realtime` socket as a conversation's port. */
 export function nativeRealtimePort(port: WsPort, sessionId: string): ConversationPort {
-  let seq = 0;
+  const numbered = eventNumbering(sessionId);
   return {
     event(event) {
-      if (event.type === "vad") return;
-      const { type, ...fields } = realtimeWireEvent(event);
-      seq++;
-      port.sendEvent({ type, event_id: `${sessionId}.${seq}`, seq, ...fields });
+      if (event.type !== "vad") port.sendEvent(numbered(realtimeWireEvent(event)));
     },
     sendAudio: (chunk) => port.sendAudio(chunk),
     close: (code, reason) => port.close(code, reason),

@@ -1,12 +1,13 @@
 import type { ServerWebSocket } from "bun";
 import type { SttPort, SttSessionEvent } from "../../sessions/stt-events.ts";
 import { unreachable } from "../../util/unreachable.ts";
+import { eventNumbering, type WireEvent } from "./numbered-events.ts";
 
 /** The events `/v1/stt` frames: all but the router VAD's scores, which its sessions do not ask for (`vadScores`). */
 export type SttWireEvent = Exclude<SttSessionEvent, { type: "vad" }>;
 
 /** An STT session event as `/v1/stt` frames it, without its `event_id` and `seq` (docs/stt-websocket.md). */
-export function sttWireEvent(event: SttWireEvent): Record<string, unknown> & { type: string } {
+export function sttWireEvent(event: SttWireEvent): WireEvent {
   switch (event.type) {
     case "started": {
       const { input } = event;
@@ -68,14 +69,13 @@ export function sttWireEvent(event: SttWireEvent): Record<string, unknown> & { t
 
 /** A `/v1/stt` socket as an STT session's port: every event numbered gaplessly (`seq`) with a stable `event_id`. */
 export function nativeSttPort(raw: ServerWebSocket<unknown>, sessionId: string): SttPort {
-  let seq = 0;
+  const numbered = eventNumbering(sessionId);
   const open = () => raw.readyState === 1;
   return {
     event(event) {
       if (event.type === "vad") return;
-      const { type, ...fields } = sttWireEvent(event);
-      seq++;
-      if (open()) raw.send(JSON.stringify({ type, event_id: `${sessionId}.${seq}`, seq, ...fields }));
+      const frame = numbered(sttWireEvent(event));
+      if (open()) raw.send(JSON.stringify(frame));
     },
     close: (code, reason) => open() && raw.close(code, reason),
   };

@@ -1,7 +1,7 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import { ApiError } from "../../errors.ts";
 import { slug, VOICE_CATEGORIES } from "../../voices/voice-entry.ts";
-import { VOICE_SORTS, type VoiceFilter, type VoiceQuery } from "../../voices/voice-search.ts";
+import { VOICE_SORTS, type VoiceFilter, type VoiceQuery } from "../../voices/voice-query.ts";
 import { integer, oneOf, query, text, timestamp } from "../account/query.ts";
 
 // `GET /v1/voices`'s query (docs/voices.md): every bad value is 400 `invalid_request` naming the

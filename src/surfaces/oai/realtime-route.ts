@@ -1,10 +1,8 @@
-import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError, closeReason } from "../../errors.ts";
 import { takeFrames } from "../raw-frames.ts";
-import { type ConversationConnection, ConversationSockets, handshakesPerRequest, type OpenedHandshake } from "../realtime-conversations.ts";
-import { WsPort } from "../ws-port.ts";
+import { ConversationSockets, handshakesPerRequest, type OpenedHandshake } from "../realtime-conversations.ts";
 import { openAiError } from "./errors.ts";
 import { oaiConversation } from "./realtime-conversation.ts";
 import { answerProtocol } from "../ws-subprotocols.ts";
@@ -35,11 +33,8 @@ export function oaiRealtimeRoute(ctx: AppContext) {
       answerProtocol(request, set, OAI_PROTOCOL);
     },
     open(ws) {
-      const raw = ws.raw as ServerWebSocket<unknown>;
-      const conn: ConversationConnection = { port: new WsPort(raw), gone: false };
-      connections.set(ws, conn);
+      const { raw, conn, id } = connections.open(ws, "sess");
       const events = new OaiEvents(conn.port);
-      const id = `sess_${crypto.randomUUID().replaceAll("-", "")}`;
       /** Frames that come while the session starts, taken in order once it has. */
       const early: (string | Uint8Array)[] = [];
       let handle: ((frame: string | Uint8Array) => void) | undefined;

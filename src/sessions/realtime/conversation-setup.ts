@@ -1,0 +1,37 @@
+import type { Logger } from "../../log.ts";
+import type { AppSignal, AppSocket } from "../../realtime/app-socket.ts";
+import type { OutputFormat } from "../../realtime/output-formats.ts";
+import type { ConversationPort } from "./conversation-events.ts";
+import type { OpenStt } from "./hearing.ts";
+import type { OpenTts } from "./spoken-response.ts";
+
+// What a realtime conversation is made with: the surface's plan for it and its way to the client.
+
+export interface ConversationSetup {
+  id: string;
+  profileId: string;
+  input: { audioFormat: string; sampleRate: number };
+  output: OutputFormat;
+  /** Spoken as the first response once the application is connected. */
+  greeting?: string;
+  /** Interim transcripts go to the application as `prompt` with `last: false`. */
+  partialPrompts: boolean;
+  /** Opens the caller's STT session (it admits itself and takes audio at once). */
+  openStt: OpenStt;
+  /** The language the caller is heard in, when the profile names one. */
+  language?: string;
+  openTts: OpenTts;
+  /** Later answers are spoken in `language` (a voice of the profile's TTS that speaks it). Rejects with `ApiError` when none does. */
+  speakIn(language: string): Promise<void>;
+  /** Connects to the application and says `setup`; rejects with `AppUnavailable`. */
+  openApp(onSignal: (signal: AppSignal) => void): Promise<AppSocket>;
+  /** An answer without `last: true` is finished after this long without a token. */
+  answerQuietMs: number;
+  /** See `IdleTimer`; 0 for none. */
+  idleTimeoutMs: number;
+}
+
+export interface ConversationDeps {
+  port: ConversationPort;
+  log: Logger;
+}

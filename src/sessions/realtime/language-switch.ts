@@ -1,0 +1,33 @@
+import type { Logger } from "../../log.ts";
+import type { AppSocket } from "../../realtime/app-socket.ts";
+import type { Hearing } from "./hearing.ts";
+
+/** What an application's `language` message changes: the caller's recognizer and the voice of later answers. */
+export interface LanguageTargets {
+  hearing: Hearing;
+  /** Later answers are spoken in the language; rejects when no voice of the profile speaks it. */
+  speakIn(language: string): Promise<void>;
+  /** The application, told why a half could not be applied. */
+  app(): AppSocket | undefined;
+  log: Logger;
+}
+
+/** Each half of a `language` message is applied where the providers can; the application hears why where they cannot. */
+export async function switchLanguages(to: LanguageTargets, tts: string | undefined, transcription: string | undefined): Promise<void> {
+  if (transcription) {
+    try {
+      await to.hearing.switchTo({ language: transcription });
+      to.log.info({ language: transcription }, "the caller is heard in another language");
+    } catch (err) {
+      to.app()?.refuse(`transcriptionLanguage ${transcription}: ${(err as Error).message}`);
+    }
+  }
+  if (tts) {
+    try {
+      await to.speakIn(tts);
+      to.log.info({ language: tts }, "answers are spoken in another language");
+    } catch (err) {
+      to.app()?.refuse(`ttsLanguage ${tts}: ${(err as Error).message}`);
+    }
+  }
+}
