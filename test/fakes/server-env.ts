@@ -12,3 +12,13 @@ export const cartesiaAt = (fake: { url: string }) => ({ CARTESIA_API_KEY: FAKE_C
 export const openAiAt = (fake: { url: string }) => ({ OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url });
 export const deepgramAt = (fake: { http: string }) => ({ DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY, DEEPGRAM_BASE_URL: fake.http });
 export const assemblyAiAt = (fake: { url: string }) => ({ ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY, ASSEMBLYAI_BASE_URL: fake.url });
+
+/** Every shipped provider switched on, the cloud ones with a placeholder key: for config and catalogue tests, which call none of them. */
+export const EVERY_PROVIDER_ON = {
+  ESPEAK_ENABLED: "true",
+  ELEVENLABS_API_KEY: "k",
+  OPENAI_API_KEY: "k",
+  DEEPGRAM_API_KEY: "k",
+  CARTESIA_API_KEY: "k",
+  ASSEMBLYAI_API_KEY: "k",
+};
