@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DEFAULT_VAD } from "../src/audio/vad.ts";
 import type { CatalogueData } from "../src/catalogue/catalogue.ts";
-import type { BindingSpec } from "../src/catalogue/types.ts";
 import { ProviderError, type SttEvent, type SttFamily, type SttProvider, type SttStream, type SttStreamRequest } from "../src/providers/types.ts";
 import { withRouterTurns, type VadLanes } from "../src/sessions/router-turns.ts";
 import { AsyncQueue } from "../src/util/async-queue.ts";
@@ -9,7 +8,7 @@ import { AudioPool } from "../workers/audio-pool.ts";
 import type { FromAudio } from "../workers/audio-protocol.ts";
 import type { TestServer } from "./helpers/server.ts";
 import { startTestServer } from "./helpers/server.ts";
-import { oneBindingCatalogue } from "./fakes/one-binding-catalogue.ts";
+import { oneBindingCatalogue, streamingSttBinding } from "./fakes/one-binding-catalogue.ts";
 import { concat, frames, silence, speak, spokenSpans } from "./helpers/speech.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -325,16 +324,7 @@ class TrivialStt implements SttProvider {
 }
 
 function trivialCatalogue(): CatalogueData {
-  const binding: BindingSpec = {
-    capability: "stt",
-    id: "trivial-1",
-    canonical: "test/trivial-1",
-    streaming: true,
-    synchronous: false,
-    inputFormats: ["pcm_16000"],
-    price: { amount: "0.006", per: "minute" },
-  };
-  return oneBindingCatalogue("trivial", "Trivial test", false, binding, "Trivial test");
+  return oneBindingCatalogue("trivial", "Trivial test", false, streamingSttBinding("trivial-1", "test/trivial-1"), "Trivial test");
 }
 
 describe("router turns through /v1/stt for a family the router knows only as data", () => {

@@ -11,3 +11,8 @@ export function oneBindingCatalogue(id: string, name: string, requiresVoice: boo
     models: [{ canonical: binding.canonical, name: modelName, capability: binding.capability, aliases: [] }],
   };
 }
+
+/** A streaming STT binding of 16 kHz PCM at $0.006 a minute, as the fake recognizers serve. */
+export function streamingSttBinding(id: string, canonical: string): BindingSpec {
+  return { capability: "stt", id, canonical, streaming: true, synchronous: false, inputFormats: ["pcm_16000"], price: { amount: "0.006", per: "minute" } };
+}

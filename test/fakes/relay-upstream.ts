@@ -1,8 +1,7 @@
 import type { CatalogueData } from "../../src/catalogue/catalogue.ts";
-import type { BindingSpec } from "../../src/catalogue/types.ts";
 import { ProviderError, type RawUpstream, type SttEvent, type SttFamily, type SttProvider, type SttStream } from "../../src/providers/types.ts";
 import { AsyncQueue } from "../../src/util/async-queue.ts";
-import { oneBindingCatalogue } from "./one-binding-catalogue.ts";
+import { oneBindingCatalogue, streamingSttBinding } from "./one-binding-catalogue.ts";
 
 // A realtime STT upstream on loopback for provider passthrough: it records every frame exactly as
 // received and answers each one with frames of its own (a native JSON event with odd spacing, and
@@ -110,14 +109,5 @@ export class RelayProvider implements SttProvider {
 }
 
 export function relayCatalogue(): CatalogueData {
-  const binding: BindingSpec = {
-    capability: "stt",
-    id: "relay-1",
-    canonical: "test/relay-1",
-    streaming: true,
-    synchronous: false,
-    inputFormats: ["pcm_16000"],
-    price: { amount: "0.006", per: "minute" },
-  };
-  return oneBindingCatalogue("relay", "Relay test", false, binding, "Relay test");
+  return oneBindingCatalogue("relay", "Relay test", false, streamingSttBinding("relay-1", "test/relay-1"), "Relay test");
 }
