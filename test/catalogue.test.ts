@@ -6,6 +6,7 @@ import { servedCatalogue } from "../src/providers/served-catalogue.ts";
 import type { ProviderSpec } from "../src/catalogue/types.ts";
 import { modelsView, providersView } from "../src/catalogue/views.ts";
 import { loadConfig } from "../src/config.ts";
+import { EVERY_PROVIDER_ON } from "./fakes/server-env.ts";
 
 describe("price arithmetic", () => {
   test("decimal strings parse exactly", () => {
@@ -78,14 +79,7 @@ describe("catalogue data", () => {
   });
 
   test("every shipped provider's entries are valid and priced", () => {
-    const all = loadConfig({
-      ESPEAK_ENABLED: "true",
-      ELEVENLABS_API_KEY: "k",
-      OPENAI_API_KEY: "k",
-      DEEPGRAM_API_KEY: "k",
-      CARTESIA_API_KEY: "k",
-      ASSEMBLYAI_API_KEY: "k",
-    });
+    const all = loadConfig(EVERY_PROVIDER_ON);
     const catalogue = new Catalogue(servedCatalogue(all));
     expect(catalogue.providers.map((p) => p.id)).toEqual(["flite", "svox-pico", "espeak-ng", "elevenlabs", "openai", "deepgram", "cartesia", "assemblyai"]);
     for (const b of catalogue.bindings) {

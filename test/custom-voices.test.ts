@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ElevenLabsClient } from "@elevenlabs/elevenlabs-js";
 import { eq } from "drizzle-orm";
-import { FAKE_CARTESIA_KEY, startFakeCartesia } from "./fakes/cartesia.ts";
-import { FAKE_ELEVENLABS_KEY, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
+import { startFakeCartesia } from "./fakes/cartesia.ts";
+import { startFakeElevenLabs } from "./fakes/elevenlabs.ts";
+import { cartesiaAt, elevenLabsAt } from "./fakes/server-env.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { speak, wavFile } from "./helpers/speech.ts";
 
 // /v1/custom-voices and the /el cloning routes, through the real ElevenLabs and Cartesia adapters
@@ -15,19 +16,9 @@ const elevenlabs = startFakeElevenLabs();
 const cartesia = startFakeCartesia();
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({
-    ELEVENLABS_API_KEY: FAKE_ELEVENLABS_KEY,
-    ELEVENLABS_BASE_URL: elevenlabs.url,
-    CARTESIA_API_KEY: FAKE_CARTESIA_KEY,
-    CARTESIA_BASE_URL: cartesia.url,
-    CUSTOM_VOICE_POLL_MS: "50",
-  });
+  server = await startTestServer({ ...elevenLabsAt(elevenlabs), ...cartesiaAt(cartesia), CUSTOM_VOICE_POLL_MS: "50" });
 });
-afterAll(async () => {
-  await server.stop(0);
-  elevenlabs.stop();
-  cartesia.stop();
-});
+afterAll(() => stopServerAndFakes(server, elevenlabs, cartesia));
 
 const FEE = 300_000;
 const recording = (text = "My voice sounds like this when I read a sentence aloud.") => new File([wavFile(speak(text))], "take.wav", { type: "audio/wav" });

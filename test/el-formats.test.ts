@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ElevenLabsClient } from "@elevenlabs/elevenlabs-js";
-import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
+import type { ElevenLabsClient } from "@elevenlabs/elevenlabs-js";
+import { FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { FixedPcmProvider, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { mp3, speech } from "./fakes/http-fake.ts";
+import { elevenLabsAt } from "./fakes/server-env.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { startServerWithElevenLabsSdk } from "./helpers/sdk-clients.ts";
+import { stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 
 // /el output formats transcoded from the engine's PCM, asked through the official SDK and read
 // back with ffprobe/ffmpeg: the asked rate and bitrate, and the speech's length. ElevenLabs (a
@@ -14,16 +16,11 @@ const elevenlabs = startFakeElevenLabs();
 let server: TestServer;
 let client: ElevenLabsClient;
 beforeAll(async () => {
-  server = await startTestServer(
-    { ELEVENLABS_API_KEY: FAKE_ELEVENLABS_KEY, ELEVENLABS_BASE_URL: elevenlabs.url },
-    { extra: { catalogue: testCatalogue(["fixed"]), providers: [new FixedPcmProvider("fixed", 5)] } },
-  );
-  client = new ElevenLabsClient({ apiKey: server.key, baseUrl: `${server.url}/el`, maxRetries: 0 });
+  ({ server, client } = await startServerWithElevenLabsSdk(elevenLabsAt(elevenlabs), {
+    extra: { catalogue: testCatalogue(["fixed"]), providers: [new FixedPcmProvider("fixed", 5)] },
+  }));
 });
-afterAll(() => {
-  server.stop(0);
-  elevenlabs.stop();
-});
+afterAll(() => stopServerAndFakes(server, elevenlabs));
 
 const text = "The router encodes this sentence in the format the caller asked for.";
 type Format = Parameters<ElevenLabsClient["textToSpeech"]["convert"]>[1]["outputFormat"];

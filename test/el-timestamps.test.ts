@@ -1,16 +1,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ElevenLabsClient, ElevenLabsError } from "@elevenlabs/elevenlabs-js";
+import { type ElevenLabsClient, ElevenLabsError } from "@elevenlabs/elevenlabs-js";
 import * as wire from "@elevenlabs/elevenlabs-js/serialization";
 import { ProviderError } from "../src/errors.ts";
-import type { TtsEvent, TtsProvider, TtsStream } from "../src/providers/types.ts";
+import type { TtsProvider, TtsStream } from "../src/providers/types.ts";
 import { AlignmentTimeline } from "../src/sessions/tts-alignment.ts";
-import { AsyncQueue } from "../src/util/async-queue.ts";
-import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
-import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
-import { FIXED_RATE, FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
+import { FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
+import { FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
+import { FixedPcmProvider, streamDyingOnFlush, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { speech } from "./fakes/http-fake.ts";
+import { cartesiaAt, elevenLabsAt } from "./fakes/server-env.ts";
 import { ffprobe, mp3SecondsBefore } from "./helpers/ffprobe.ts";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { startServerWithElevenLabsSdk } from "./helpers/sdk-clients.ts";
+import { stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
 // Character timings (ElevenLabs' alignment) through the official SDK: `convertWithTimestamps` and
@@ -23,20 +24,14 @@ import { bearer, connect } from "./helpers/ws-client.ts";
 class TimedThenBroken implements TtsProvider {
   readonly id = "timed-broken";
   async open(): Promise<TtsStream> {
-    const queue = new AsyncQueue<TtsEvent>();
     let text = "";
-    const die = () => {
-      queue.push({ type: "alignment", alignment: { chars: [...text], starts: [...text].map(() => 0), ends: [...text].map(() => 0) } });
-      queue.fail(new ProviderError("upstream returned 500", true));
-    };
-    return {
-      audioFormat: { encoding: "pcm_s16le", sampleRate: FIXED_RATE, channels: 1 },
-      write: (t) => void (text += t),
-      flush: die,
-      end: die,
-      cancel: () => queue.end(),
-      [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
-    };
+    return streamDyingOnFlush(
+      (queue) => {
+        queue.push({ type: "alignment", alignment: { chars: [...text], starts: [...text].map(() => 0), ends: [...text].map(() => 0) } });
+        queue.fail(new ProviderError("upstream returned 500", true));
+      },
+      (t) => void (text += t),
+    );
   }
   async voices() {
     return [];
@@ -48,17 +43,12 @@ const cartesia = startFakeCartesia();
 let server: TestServer;
 let client: ElevenLabsClient;
 beforeAll(async () => {
-  server = await startTestServer(
-    { ELEVENLABS_API_KEY: FAKE_ELEVENLABS_KEY, ELEVENLABS_BASE_URL: elevenlabs.url, CARTESIA_API_KEY: FAKE_CARTESIA_KEY, CARTESIA_BASE_URL: cartesia.url },
+  ({ server, client } = await startServerWithElevenLabsSdk(
+    { ...elevenLabsAt(elevenlabs), ...cartesiaAt(cartesia) },
     { extra: { catalogue: testCatalogue(["fixed", "timed-broken"]), providers: [new FixedPcmProvider("fixed", 5), new TimedThenBroken()] } },
-  );
-  client = new ElevenLabsClient({ apiKey: server.key, baseUrl: `${server.url}/el`, maxRetries: 0 });
+  ));
 });
-afterAll(async () => {
-  await server.stop(0);
-  elevenlabs.stop();
-  cartesia.stop();
-});
+afterAll(() => stopServerAndFakes(server, elevenlabs, cartesia));
 
 const TEXT = "Hello there, my friend. The router times every character of this text, pauses and all.";
 

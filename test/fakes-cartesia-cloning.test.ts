@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import Cartesia from "@cartesia/cartesia-js";
 import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
 import { SLOW_CLONE_MS } from "./fakes/cloning.ts";
-import { speak, wavFile } from "./helpers/speech.ts";
+import { rejectionOf, speechRecording, unusableRecordings, wavUpload } from "./helpers/cloning.ts";
 
 // The Cartesia fake's instant voice cloning, through the official SDK (`voices.clone`,
 // `voices.get`, `voices.delete`, `voices.list`): otherwise tests of the adapter against it prove nothing.
@@ -11,13 +11,9 @@ const fake = startFakeCartesia();
 afterAll(() => fake.stop());
 const client = new Cartesia({ apiKey: FAKE_CARTESIA_KEY, baseURL: fake.url, maxRetries: 0 });
 
-const recording = wavFile(speak("My voice sounds like this when I read a sentence aloud."));
-const clip = (bytes: Uint8Array, name = "clip.wav") => new File([bytes], name, { type: "audio/wav" });
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => undefined,
-    (e: InstanceType<typeof Cartesia.APIError>) => e,
-  );
+const recording = speechRecording().data;
+const clip = (bytes: Uint8Array, name = "clip.wav") => wavUpload(bytes, name);
+const failure = (p: Promise<unknown>) => rejectionOf<InstanceType<typeof Cartesia.APIError>>(p);
 const listed = async () => {
   const ids: string[] = [];
   for await (const voice of client.voices.list()) ids.push(voice.id);
@@ -54,12 +50,7 @@ describe("Cartesia instant voice cloning on the fake, through the official SDK",
   });
 
   test("a clip that is not audio, an empty one and one too short are refused with 400 and a message", async () => {
-    const cases: [Uint8Array, string][] = [
-      [new TextEncoder().encode("these are not the droids"), "notes.wav is not an audio file"],
-      [new Uint8Array(0), "notes.wav is empty"],
-      [wavFile(speak("Hi.").subarray(0, 4000)), "notes.wav holds 0.25 s of audio"],
-    ];
-    for (const [bytes, reason] of cases) {
+    for (const [bytes, reason] of unusableRecordings()) {
       const err = await failure(client.voices.clone({ clip: clip(bytes, "notes.wav"), name: "Bad", language: "en" }));
       expect(err).toBeInstanceOf(Cartesia.BadRequestError);
       expect(err?.error).toMatchObject({ error_code: "invalid_clip", message: expect.stringContaining(reason) });

@@ -3,7 +3,7 @@ import { ElevenLabsClient, ElevenLabsError } from "@elevenlabs/elevenlabs-js";
 import { SLOW_CLONE_MS } from "./fakes/cloning.ts";
 import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { VERIFYING_MS } from "./fakes/elevenlabs-voices.ts";
-import { speak, wavFile } from "./helpers/speech.ts";
+import { rejectionOf, speechRecording, unusableRecordings, wavUpload } from "./helpers/cloning.ts";
 
 // The ElevenLabs fake's instant voice cloning, through the official SDK (`voices.ivc.create`,
 // `voices.get`, `voices.delete`, `voices.getAll`): otherwise tests of the adapter against it prove nothing.
@@ -12,13 +12,9 @@ const fake = startFakeElevenLabs();
 afterAll(() => fake.stop());
 const client = new ElevenLabsClient({ apiKey: FAKE_ELEVENLABS_KEY, baseUrl: fake.url, maxRetries: 0 });
 
-const recording = wavFile(speak("My voice sounds like this when I read a sentence aloud."));
-const file = (bytes: Uint8Array, name = "take-1.wav") => new File([bytes], name, { type: "audio/wav" });
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => undefined,
-    (e: ElevenLabsError) => e,
-  );
+const recording = speechRecording().data;
+const file = (bytes: Uint8Array, name = "take-1.wav") => wavUpload(bytes, name);
+const failure = (p: Promise<unknown>) => rejectionOf<ElevenLabsError>(p);
 
 describe("ElevenLabs instant voice cloning on the fake, through the official SDK", () => {
   test("ivc.create sends name, every file, description and labels; the clone is listed, read, speaks, and is deleted", async () => {
@@ -67,12 +63,7 @@ describe("ElevenLabs instant voice cloning on the fake, through the official SDK
   });
 
   test("a file that is not audio, an empty one and one too short are refused with 400 and a message", async () => {
-    const cases: [Uint8Array, string][] = [
-      [new TextEncoder().encode("these are not the droids"), "notes.wav is not an audio file"],
-      [new Uint8Array(0), "notes.wav is empty"],
-      [wavFile(speak("Hi.").subarray(0, 4000)), "notes.wav holds 0.25 s of audio"],
-    ];
-    for (const [bytes, reason] of cases) {
+    for (const [bytes, reason] of unusableRecordings()) {
       const err = await failure(client.voices.ivc.create({ name: "Bad", files: [file(recording, "good.wav"), file(bytes, "notes.wav")] }));
       expect(err).toBeInstanceOf(ElevenLabsError);
       expect(err?.statusCode).toBe(400);

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import { FAKE_OPENAI_KEY, startFakeOpenAi } from "./fakes/openai.ts";
 import { mp3, speech } from "./fakes/http-fake.ts";
+import { openAiAt } from "./fakes/server-env.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { openAiSdk, startServerWithOpenAiSdk } from "./helpers/sdk-clients.ts";
+import { stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 
 // /oai response formats transcoded from the engine's PCM, asked through the official SDK and read
 // back with ffprobe/ffmpeg. OpenAI (a fake of it, also serving `tts-1` as an OpenAI-compatible
@@ -14,20 +16,15 @@ const openai = startFakeOpenAi();
 let server: TestServer;
 let sdk: OpenAI;
 beforeAll(async () => {
-  server = await startTestServer({
-    OPENAI_API_KEY: FAKE_OPENAI_KEY,
-    OPENAI_BASE_URL: openai.url,
+  ({ server, client: sdk } = await startServerWithOpenAiSdk({
+    ...openAiAt(openai),
     OPENAI_COMPATIBLE_API_KEY: FAKE_OPENAI_KEY,
     OPENAI_COMPATIBLE_BASE_URL: openai.url,
     OPENAI_COMPATIBLE_TTS_MODELS: "tts-1",
     OPENAI_COMPATIBLE_TTS_PRICE: "0.002",
-  });
-  sdk = new OpenAI({ apiKey: server.key, baseURL: `${server.url}/oai`, maxRetries: 0 });
+  }));
 });
-afterAll(() => {
-  server.stop(0);
-  openai.stop();
-});
+afterAll(() => stopServerAndFakes(server, openai));
 
 const input = "The router encodes this sentence in the format the caller asked for.";
 const speak = async (response_format: "pcm" | "mp3" | "opus" | "aac" | "flac", model = "flite", voice = "slt") => {
@@ -101,7 +98,7 @@ describe("/oai mp3 from providers that make MP3", () => {
   test("from a model also served by a provider of unknown MP3 rate: the session asks for PCM, and falls back to that provider", async () => {
     const { key, tenantId } = await fundedAccount(server); // its one activity record is this request's
     openai.fault("500"); // OpenAI, the first candidate, fails before any audio
-    const res = await new OpenAI({ apiKey: key, baseURL: `${server.url}/oai`, maxRetries: 0 }).audio.speech.create({ model: "tts-1", voice: "alloy", input, response_format: "mp3" });
+    const res = await openAiSdk(server, key).audio.speech.create({ model: "tts-1", voice: "alloy", input, response_format: "mp3" });
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "openai-compatible", status: "completed" });
     expect(openai.speech.at(-1)!.body).toMatchObject({ model: "tts-1", response_format: "pcm" });
     const probed = await ffprobe(new Uint8Array(await res.arrayBuffer()), "mp3");

@@ -1,16 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI, { toFile } from "openai";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { openAiSdk, startServerWithOpenAiSdk } from "./helpers/sdk-clients.ts";
+import type { TestServer } from "./helpers/server.ts";
 
 // GET /oai/models and /oai/models/{id} through the OpenAI SDK: the deployment's TTS and STT models,
 // each id one that /oai's `model` parameters accept.
 
 let server: TestServer;
 let client: OpenAI;
-beforeAll(async () => {
-  server = await startTestServer();
-  client = new OpenAI({ apiKey: server.key, baseURL: `${server.url}/oai`, maxRetries: 0 });
-});
+beforeAll(async () => void ({ server, client } = await startServerWithOpenAiSdk()));
 afterAll(() => server.stop(0));
 
 describe("/oai/models with the OpenAI SDK", () => {
@@ -51,7 +49,9 @@ describe("/oai/models with the OpenAI SDK", () => {
   });
 
   test("the key is checked: 401 without a valid one", async () => {
-    const err = await new OpenAI({ apiKey: "vx-nope", baseURL: `${server.url}/oai`, maxRetries: 0 }).models.list().catch((e: unknown) => e);
+    const err = await openAiSdk(server, "vx-nope")
+      .models.list()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.AuthenticationError);
   });
 });

@@ -3,55 +3,42 @@ import { like } from "drizzle-orm";
 import OpenAI from "openai";
 import { OpenAIRealtimeWebSocket } from "openai/realtime/websocket";
 import { OpenAIRealtimeWS } from "openai/realtime/ws";
-import { APP_TEST_TLS } from "./fakes/named-tls.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { FRONT_TLS, type FrontedServer, recorder, sdkThroughFront, startServerBehindTlsFront, stopServerBehindTlsFront } from "./helpers/oai-realtime.ts";
+import { until as waitUntil } from "./helpers/realtime.ts";
+import type { TestServer } from "./helpers/server.ts";
 import { concat, silence, speak, to24k } from "./helpers/speech.ts";
-import { tlsFront } from "./helpers/tls-front.ts";
 
 // /oai/realtime transcription sessions (no application: any streaming STT model of this
 // deployment behind OpenAI's transcription events), its keys in subprotocols as browsers send
 // them, and ephemeral keys from /oai/realtime/client_secrets, all through the `openai` package.
 
 let server: TestServer;
-let front: ReturnType<typeof tlsFront>;
-beforeAll(async () => {
-  server = await startTestServer();
-  front = tlsFront(server.wsUrl(""));
-});
-afterAll(async () => {
-  front.stop(true);
-  for (let i = 0; i < 100 && server.ctx.sessions.size > 0; i++) await Bun.sleep(20);
-  expect(server.ctx.sessions.size).toBe(0);
-  await server.stop(0);
-});
+let front: FrontedServer["front"];
+beforeAll(async () => void ({ server, front } = await startServerBehindTlsFront()));
+afterAll(() => stopServerBehindTlsFront({ server, front }));
 
 const SAID = "thank you very much for your help";
 const utterance = () => concat([silence(300), speak("Thank you very much for your help."), silence(1000)]);
 const TRANSCRIBE = { type: "transcription", audio: { input: { format: { type: "audio/pcm", rate: 24000 }, transcription: { model: "pocketsphinx" } } } } as const;
 
-async function until(check: () => boolean, ms = 15_000) {
-  for (const end = Date.now() + ms; !check() && Date.now() < end; ) await Bun.sleep(10);
-  expect(check()).toBe(true);
+const until = (check: () => boolean) => waitUntil(check, 15_000);
+
+/** An SDK transcription session, recorded, once session.created has come. */
+async function openTranscription(key: string) {
+  const rt = new OpenAIRealtimeWS({ intent: "transcription", options: FRONT_TLS }, sdkThroughFront(front, key));
+  const r = recorder(rt);
+  await until(() => r.of("session.created").length === 1);
+  return { rt, r };
 }
 
-const sdk = (key: string) => new OpenAI({ apiKey: key, baseURL: `https://127.0.0.1:${front.port}/oai` });
-const tls = { ca: APP_TEST_TLS.cert, servername: APP_TEST_TLS.name };
-
-/** Any realtime client, as its events come. */
-function recorder(client: { on(event: "event" | "error", f: (ev: unknown) => void): unknown; send(ev: never): void }) {
-  const events: Record<string, any>[] = [];
-  client.on("event", (ev) => events.push(ev as never));
-  client.on("error" as never, () => {}); // error events are recorded as events; without a listener the SDK throws them
-  /** Bytes as `input_audio_buffer.append`s of 100 ms, in real time. */
-  const append = async (bytes: Uint8Array, bytesPer100ms: number) => {
-    for (let at = 0; at < bytes.byteLength; at += bytesPer100ms) {
-      client.send({ type: "input_audio_buffer.append", audio: Buffer.from(bytes.subarray(at, at + bytesPer100ms)).toString("base64") } as never);
-      await Bun.sleep(100);
-    }
-  };
-  return { events, append, of: (type: string) => events.filter((e) => e.type === type) };
+/** An SDK transcription session updated with `session`, once session.updated has come. */
+async function transcriptionUpdatedTo(key: string, session: object) {
+  const { rt, r } = await openTranscription(key);
+  rt.send({ type: "session.update", session } as never);
+  await until(() => r.of("session.updated").length === 1);
+  return { rt, r };
 }
 
 /** 16 kHz PCM as G.711 µ-law at 8 kHz, by ffmpeg (an encoder that is not ours). */
@@ -69,11 +56,7 @@ async function upgrade(path: string, headers: Record<string, string>) {
 describe.skipIf(!localSttAvailable)("/oai/realtime transcription sessions", () => {
   test("intent=transcription with the SDK: the caller's turn as speech_started, committed and its completed transcript; billed as oai STT", async () => {
     const { key, tenantId } = await fundedAccount(server);
-    const rt = new OpenAIRealtimeWS({ intent: "transcription", options: tls }, sdk(key));
-    const r = recorder(rt);
-    await until(() => r.of("session.created").length === 1);
-    rt.send({ type: "session.update", session: TRANSCRIBE });
-    await until(() => r.of("session.updated").length === 1);
+    const { rt, r } = await transcriptionUpdatedTo(key, TRANSCRIBE);
     await r.append(to24k(utterance()), 4800);
     await until(() => r.of("conversation.item.input_audio_transcription.completed").length === 1);
     rt.close();
@@ -105,11 +88,7 @@ describe.skipIf(!localSttAvailable)("/oai/realtime transcription sessions", () =
 
   test("turn_detection null: nothing is committed until the client commits, then the whole transcript", async () => {
     const { key } = await fundedAccount(server);
-    const rt = new OpenAIRealtimeWS({ intent: "transcription", options: tls }, sdk(key));
-    const r = recorder(rt);
-    await until(() => r.of("session.created").length === 1);
-    rt.send({ type: "session.update", session: { type: "transcription", audio: { input: { transcription: { model: "pocketsphinx" }, turn_detection: null } } } });
-    await until(() => r.of("session.updated").length === 1);
+    const { rt, r } = await transcriptionUpdatedTo(key, { type: "transcription", audio: { input: { transcription: { model: "pocketsphinx" }, turn_detection: null } } });
     await r.append(to24k(utterance()), 4800);
     // A second of silence has gone by: a server turn detector would have ended the turn.
     expect(r.of("input_audio_buffer.committed")).toEqual([]);
@@ -125,11 +104,7 @@ describe.skipIf(!localSttAvailable)("/oai/realtime transcription sessions", () =
   // clock. (test/oai-realtime-audio.test.ts checks the G.711 decoding sample for sample.)
   test("G.711 µ-law at 8 kHz: the caller's speech is heard where it was, on the session's clock", async () => {
     const { key } = await fundedAccount(server);
-    const rt = new OpenAIRealtimeWS({ intent: "transcription", options: tls }, sdk(key));
-    const r = recorder(rt);
-    await until(() => r.of("session.created").length === 1);
-    rt.send({ type: "session.update", session: { type: "transcription", audio: { input: { format: { type: "audio/pcmu" }, transcription: { model: "pocketsphinx" } } } } });
-    await until(() => r.of("session.updated").length === 1);
+    const { rt, r } = await transcriptionUpdatedTo(key, { type: "transcription", audio: { input: { format: { type: "audio/pcmu" }, transcription: { model: "pocketsphinx" } } } });
     const speech = speak("Thank you very much for your help.");
     await r.append(muLaw(concat([silence(1000), speech, silence(1000)])), 800);
     await until(() => r.of("input_audio_buffer.committed").length === 1);
@@ -143,9 +118,7 @@ describe.skipIf(!localSttAvailable)("/oai/realtime transcription sessions", () =
 
   test("settings it cannot take are OpenAI error events naming the parameter; the session goes on", async () => {
     const { key } = await fundedAccount(server);
-    const rt = new OpenAIRealtimeWS({ intent: "transcription", options: tls }, sdk(key));
-    const r = recorder(rt);
-    await until(() => r.of("session.created").length === 1);
+    const { rt, r } = await openTranscription(key);
     rt.send({ type: "session.update", event_id: "evt_model", session: { ...TRANSCRIBE, audio: { input: { transcription: { model: "no-such-model" } } } } } as never);
     rt.send({
       type: "session.update",
@@ -164,11 +137,7 @@ describe.skipIf(!localSttAvailable)("/oai/realtime transcription sessions", () =
 
   test("an append whose audio is not base64 is an OpenAI error event naming audio; nothing of it is heard and the session goes on", async () => {
     const { key } = await fundedAccount(server);
-    const rt = new OpenAIRealtimeWS({ intent: "transcription", options: tls }, sdk(key));
-    const r = recorder(rt);
-    await until(() => r.of("session.created").length === 1);
-    rt.send({ type: "session.update", session: TRANSCRIBE });
-    await until(() => r.of("session.updated").length === 1);
+    const { rt, r } = await transcriptionUpdatedTo(key, TRANSCRIBE);
     const forged = ["this is not base64!", "AAAA AAAA", "AAAAA", "AA==AAAA", "-_-_"];
     for (const [i, audio] of forged.entries()) rt.send({ type: "input_audio_buffer.append", event_id: `evt_bad_${i}`, audio } as never);
     await r.append(to24k(utterance()), 4800);
@@ -182,7 +151,7 @@ describe.skipIf(!localSttAvailable)("/oai/realtime transcription sessions", () =
 
   test("an account that cannot pay: the model's session.update is answered insufficient_quota, then 4402", async () => {
     const { key } = await fundedAccount(server, 0);
-    const rt = new OpenAIRealtimeWS({ intent: "transcription", options: tls }, sdk(key));
+    const rt = new OpenAIRealtimeWS({ intent: "transcription", options: FRONT_TLS }, sdkThroughFront(front, key));
     const r = recorder(rt);
     const closed = new Promise<number>((resolve) => rt.socket.on("close", (code: number) => resolve(code)));
     await until(() => r.of("session.created").length === 1);

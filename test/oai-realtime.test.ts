@@ -2,29 +2,22 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { OpenAIRealtimeWS } from "openai/realtime/ws";
 import { LONG_ANSWER, startFakeApp } from "./fakes/conversation-relay-app.ts";
-import { APP_TEST_TLS } from "./fakes/named-tls.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { tlsFront } from "./helpers/tls-front.ts";
+import { FRONT_TLS, type FrontedServer, recorder, sdkThroughFront, startServerBehindTlsFront, stopServerBehindTlsFront } from "./helpers/oai-realtime.ts";
+import { unreachableAppProfile, until as waitUntil } from "./helpers/realtime.ts";
+import type { TestServer } from "./helpers/server.ts";
 import { concat, silence, speak, to24k } from "./helpers/speech.ts";
 
 // /oai/realtime?model=<profile id> with the `openai` package's OpenAIRealtimeWS. The SDK always
 // connects with wss://, so the test reaches the router through a TLS front (helpers/tls-front.ts).
 
-let server: TestServer;
 const app = startFakeApp();
-
-let front: ReturnType<typeof tlsFront>;
-beforeAll(async () => {
-  server = await startTestServer();
-  front = tlsFront(server.wsUrl(""));
-});
+let server: TestServer;
+let front: FrontedServer["front"];
+beforeAll(async () => void ({ server, front } = await startServerBehindTlsFront()));
 afterAll(async () => {
-  front.stop(true);
-  for (let i = 0; i < 100 && server.ctx.sessions.size > 0; i++) await Bun.sleep(20);
-  expect(server.ctx.sessions.size).toBe(0);
-  await server.stop(0);
+  await stopServerBehindTlsFront({ server, front });
   app.stop();
 });
 
@@ -37,17 +30,13 @@ async function profile(key: string, path = "/echo"): Promise<string> {
   return ((await res.json()) as { id: string }).id;
 }
 
-async function until(check: () => boolean, ms = 15_000) {
-  for (const end = Date.now() + ms; !check() && Date.now() < end; ) await Bun.sleep(10);
-  expect(check()).toBe(true);
-}
+const until = (check: () => boolean) => waitUntil(check, 15_000);
 
 describe.skipIf(!localSttAvailable)("/oai/realtime with the OpenAI SDK", () => {
   test("a profile as a conversation: session.created, the caller's transcription, a response with 24 kHz audio and its transcript", async () => {
     const { key } = await fundedAccount(server);
     const model = await profile(key);
-    const client = new OpenAI({ apiKey: key, baseURL: `https://127.0.0.1:${front.port}/oai` });
-    const rt = new OpenAIRealtimeWS({ model, options: { ca: APP_TEST_TLS.cert, servername: APP_TEST_TLS.name } }, client);
+    const rt = new OpenAIRealtimeWS({ model, options: FRONT_TLS }, sdkThroughFront(front, key));
     const events: Record<string, any>[] = [];
     const errors: unknown[] = [];
     rt.on("event", (ev) => events.push(ev as never));
@@ -89,18 +78,9 @@ describe.skipIf(!localSttAvailable)("/oai/realtime with the OpenAI SDK", () => {
 
   /** A conversation client of the SDK, recording every event; `say` streams 16 kHz speech as 24 kHz appends in real time. */
   function converse(model: string, apiKey: string) {
-    const rt = new OpenAIRealtimeWS({ model, options: { ca: APP_TEST_TLS.cert, servername: APP_TEST_TLS.name } }, new OpenAI({ apiKey, baseURL: `https://127.0.0.1:${front.port}/oai` }));
-    const events: Record<string, any>[] = [];
-    rt.on("event", (ev) => events.push(ev as never));
-    rt.on("error", () => {}); // recorded as events
-    const say = async (pcm: Int16Array) => {
-      const audio = to24k(pcm);
-      for (let at = 0; at < audio.byteLength; at += 4800) {
-        rt.send({ type: "input_audio_buffer.append", audio: audio.subarray(at, at + 4800).toString("base64") });
-        await Bun.sleep(100);
-      }
-    };
-    return { rt, events, say, of: (type: string) => events.filter((e) => e.type === type) };
+    const rt = new OpenAIRealtimeWS({ model, options: FRONT_TLS }, sdkThroughFront(front, apiKey));
+    const { events, append, of } = recorder(rt);
+    return { rt, events, say: (pcm: Int16Array) => append(to24k(pcm), 4800), of };
   }
 
   /** How the client learnt that `responseId` was cut: a cancelled response.done while it was made, a truncated item once it was all sent. */
@@ -178,16 +158,8 @@ describe.skipIf(!localSttAvailable)("/oai/realtime with the OpenAI SDK", () => {
 
   test("faults as on /v1/realtime: an unreachable application is an OpenAI error event, then 1011 naming it", async () => {
     const { key } = await fundedAccount(server);
-    const closedPort = Bun.serve({ port: 0, fetch: () => new Response("") });
-    const port = closedPort.port;
-    const url = `ws://127.0.0.1:${port}/app`;
-    closedPort.stop(true);
-    const res = await fetch(`${server.url}/v1/realtime/profiles`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ name: "gone", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: "flite", voice: "slt" }, upstream: { url } } }),
-    });
-    const c = converse(((await res.json()) as { id: string }).id, key);
+    const { id, port } = await unreachableAppProfile(server, key);
+    const c = converse(id, key);
     const closed = await new Promise<{ code: number; reason: string }>((resolve) => c.rt.socket.on("close", (code: number, reason: Buffer) => resolve({ code, reason: String(reason) })));
     expect(c.of("error").at(-1)!.error).toMatchObject({ type: "server_error", code: "application_unavailable" });
     expect(closed.code).toBe(1011);

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import OpenAI from "openai";
-import { FAKE_OPENAI_KEY, startFakeOpenAi } from "./fakes/openai.ts";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
+import type OpenAI from "openai";
+import { startFakeOpenAi } from "./fakes/openai.ts";
+import { openAiAt } from "./fakes/server-env.ts";
+import { startServerWithOpenAiSdk } from "./helpers/sdk-clients.ts";
+import { stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 
 // `speed` on /oai/audio/speech: passed to providers that honour it, 400 naming it where none of
 // the model's providers can (eSpeak NG beyond its paces), never silently ignored.
@@ -9,14 +11,8 @@ import { startTestServer, type TestServer } from "./helpers/server.ts";
 const fake = startFakeOpenAi();
 let server: TestServer;
 let client: OpenAI;
-beforeAll(async () => {
-  server = await startTestServer({ OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url, ESPEAK_ENABLED: "true" });
-  client = new OpenAI({ apiKey: server.key, baseURL: `${server.url}/oai`, maxRetries: 0 });
-});
-afterAll(() => {
-  server.stop(0);
-  fake.stop();
-});
+beforeAll(async () => void ({ server, client } = await startServerWithOpenAiSdk({ ...openAiAt(fake), ESPEAK_ENABLED: "true" })));
+afterAll(() => stopServerAndFakes(server, fake));
 
 test("a cloud provider with its own speed gets it", async () => {
   const res = await client.audio.speech.create({ model: "tts-1", voice: "alloy", input: "Faster, please.", response_format: "pcm", speed: 1.5 });

@@ -2,21 +2,19 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI, { toFile } from "openai";
 import { pcmOfWav } from "../src/audio/wav.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { openAiSdk, startServerWithOpenAiSdk } from "./helpers/sdk-clients.ts";
+import type { TestServer } from "./helpers/server.ts";
 
 // The /oai surface driven by the official OpenAI SDK, unchanged except for its base URL, against
 // the local engines: speech (streamed), transcriptions (a real WAV), and the SDK's error classes.
 
 let server: TestServer;
 let client: OpenAI;
-beforeAll(async () => {
-  server = await startTestServer();
-  client = new OpenAI({ apiKey: server.key, baseURL: `${server.url}/oai`, maxRetries: 0 });
-});
+beforeAll(async () => void ({ server, client } = await startServerWithOpenAiSdk()));
 afterAll(() => server.stop(0));
 
 const speechWav = () => Bun.file(new URL("./fixtures/speech.wav", import.meta.url)).arrayBuffer();
-const sdkFor = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${server.url}/oai`, maxRetries: 0 });
+const sdkFor = (apiKey: string) => openAiSdk(server, apiKey);
 
 describe("/oai/audio/speech with the OpenAI SDK", () => {
   test("pcm streams as produced, with its rate in the Content-Type; billed per character on the oai surface", async () => {

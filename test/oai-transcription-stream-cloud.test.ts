@@ -1,17 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import OpenAI, { APIError, APIUserAbortError, toFile } from "openai";
+import { APIError, APIUserAbortError, toFile } from "openai";
 import type { TranscriptionStreamEvent } from "openai/resources/audio/transcriptions";
 import { PcmDecoder } from "../src/audio/decode.ts";
 import { probeDuration } from "../src/audio/probe.ts";
 import { billedSeconds } from "../src/ledger/usage.ts";
 import { fitted } from "../src/sessions/file-stream.ts";
-import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi } from "./fakes/assemblyai.ts";
-import { FAKE_DEEPGRAM_KEY, startFakeDeepgram } from "./fakes/deepgram.ts";
-import { FAKE_OPENAI_KEY, startFakeOpenAi } from "./fakes/openai.ts";
+import { startFakeAssemblyAi } from "./fakes/assemblyai.ts";
+import { startFakeDeepgram } from "./fakes/deepgram.ts";
+import { startFakeOpenAi } from "./fakes/openai.ts";
 import { digestOf } from "./fakes/received-audio.ts";
+import { assemblyAiAt, deepgramAt, openAiAt } from "./fakes/server-env.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { openAiSdk } from "./helpers/sdk-clients.ts";
+import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { concat, silence, speak, wavFile } from "./helpers/speech.ts";
 
 // `POST /oai/audio/transcriptions` with `stream: true` on models with a streaming binding: the
@@ -24,24 +26,12 @@ const deepgram = startFakeDeepgram();
 const openai = startFakeOpenAi();
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({
-    ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY,
-    ASSEMBLYAI_BASE_URL: assemblyai.url,
-    DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY,
-    DEEPGRAM_BASE_URL: deepgram.http,
-    OPENAI_API_KEY: FAKE_OPENAI_KEY,
-    OPENAI_BASE_URL: openai.url,
-  });
+  server = await startTestServer({ ...assemblyAiAt(assemblyai), ...deepgramAt(deepgram), ...openAiAt(openai) });
 });
-afterAll(async () => {
-  await server.stop(0);
-  assemblyai.stop();
-  deepgram.stop();
-  openai.stop();
-});
+afterAll(() => stopServerAndFakes(server, assemblyai, deepgram, openai));
 
 const CREDITS = 10_000_000;
-const sdkFor = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${server.url}/oai`, maxRetries: 0 });
+const sdkFor = (apiKey: string) => openAiSdk(server, apiKey);
 /** Two sentences with pauses after each: the AssemblyAI fake ends a turn at each pause. */
 const pcm = concat([speak("Thank you very much for your help."), silence(1200), speak("The weather is nice today."), silence(600)]);
 const recording = wavFile(pcm);

@@ -5,8 +5,9 @@ import { ProviderError } from "../src/errors.ts";
 import { spokenChunks } from "./fakes/assemblyai-streaming.ts";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi } from "./fakes/assemblyai.ts";
 import { digestOf } from "./fakes/received-audio.ts";
+import { assemblyAiAt } from "./fakes/server-env.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { describeSttFaults } from "./helpers/stt-faults.ts";
 import { bearer, connect, type Client } from "./helpers/ws-client.ts";
 
@@ -17,12 +18,9 @@ let fake: FakeAssemblyAi;
 let server: TestServer;
 beforeAll(async () => {
   fake = startFakeAssemblyAi();
-  server = await startTestServer({ ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY, ASSEMBLYAI_BASE_URL: fake.url, UPSTREAM_IDLE_TIMEOUT_MS: "1500" });
+  server = await startTestServer({ ...assemblyAiAt(fake), UPSTREAM_IDLE_TIMEOUT_MS: "1500" });
 });
-afterAll(async () => {
-  await server.stop(0);
-  fake.stop();
-});
+afterAll(() => stopServerAndFakes(server, fake));
 
 const ENGLISH = "model=universal-streaming-english&audio_format=pcm_16000";
 const types = (events: Record<string, any>[]) => events.map((e) => e.type);

@@ -3,9 +3,10 @@ import { streamingUrl } from "../src/providers/assemblyai/streaming-stt.ts";
 import { AssemblyAiStt } from "../src/providers/assemblyai/stt.ts";
 import { ProviderError } from "../src/errors.ts";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type AssemblyAiFault } from "./fakes/assemblyai.ts";
+import { assemblyAiAt } from "./fakes/server-env.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { bearer } from "./helpers/ws-client.ts";
+import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
+import { speechOgg, transcribeSpeechOgg } from "./helpers/speech-file.ts";
 
 // AssemblyAI file transcription against its fake, through /v1/stt/transcriptions: upload, job,
 // polling, and what each failure costs (nothing).
@@ -13,22 +14,11 @@ import { bearer } from "./helpers/ws-client.ts";
 const fake = startFakeAssemblyAi();
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY, ASSEMBLYAI_BASE_URL: fake.url });
+  server = await startTestServer(assemblyAiAt(fake));
 });
-afterAll(async () => {
-  await server.stop(0);
-  fake.stop();
-});
+afterAll(() => stopServerAndFakes(server, fake));
 
-const fixture = () => Bun.file(new URL("./fixtures/speech.ogg", import.meta.url)).arrayBuffer();
-
-async function upload(key: string, model = "universal") {
-  const form = new FormData();
-  form.set("model", model);
-  form.set("language", "en-US");
-  form.set("file", new Blob([await fixture()]), "speech.ogg");
-  return fetch(`${server.url}/v1/stt/transcriptions`, { method: "POST", headers: bearer(key), body: form });
-}
+const upload = (key: string, model = "universal") => transcribeSpeechOgg(server, key, model);
 
 describe("AssemblyAI through /v1/stt/transcriptions", () => {
   test("the file is uploaded, a job submitted and polled to completion; words become segments; whole seconds billed", async () => {
@@ -72,7 +62,7 @@ describe("AssemblyAI through /v1/stt/transcriptions", () => {
   test("a job that never finishes is given up at the job timeout, as a retryable failure", async () => {
     fake.fault("never");
     const adapter = new AssemblyAiStt({ apiKey: FAKE_ASSEMBLYAI_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300, jobTimeoutMs: 400 });
-    const err = await adapter.transcribe({ model: "universal", bytes: new Uint8Array(await fixture()), container: "Ogg", seconds: 3 }).then(
+    const err = await adapter.transcribe({ model: "universal", bytes: new Uint8Array(await speechOgg()), container: "Ogg", seconds: 3 }).then(
       () => undefined,
       (e: unknown) => e,
     );

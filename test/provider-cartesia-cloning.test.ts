@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { CartesiaCloning } from "../src/providers/cartesia/cloning.ts";
 import { CartesiaTts } from "../src/providers/cartesia/tts.ts";
 import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
+import { fakeUpstreamOptions } from "./helpers/http-tts.ts";
 import { apiFailure, describeCloningFaults, servedCloning, speechRecording } from "./helpers/cloning.ts";
 
 // Cartesia instant voice cloning (providers/cartesia/cloning.ts) against its fake, through the
@@ -12,7 +13,7 @@ import { apiFailure, describeCloningFaults, servedCloning, speechRecording } fro
 const fake = startFakeCartesia();
 afterAll(() => fake.stop());
 const cloning = servedCloning("cartesia", { CARTESIA_API_KEY: FAKE_CARTESIA_KEY, CARTESIA_BASE_URL: fake.url });
-const options = { apiKey: FAKE_CARTESIA_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
+const options = fakeUpstreamOptions(FAKE_CARTESIA_KEY, fake.url);
 const recording = speechRecording("clip.wav");
 
 describe("Cartesia voice cloning against the fake", () => {

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { CartesiaTts } from "../src/providers/cartesia/tts.ts";
 import { TEST_MODEL } from "./fakes/fixed-pcm-provider.ts";
 import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
 import { speech } from "./fakes/http-fake.ts";
 import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
-import type { TestServer } from "./helpers/server.ts";
+import { describeHttpTtsFaults, speakOnce, startCartesiaEchoServer } from "./helpers/http-tts.ts";
+import { stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { describeSttFaults } from "./helpers/stt-faults.ts";
 import { concat, frames, silence, speak } from "./helpers/speech.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
@@ -19,14 +18,9 @@ const fake = startFakeCartesia();
 let server: TestServer;
 
 beforeAll(async () => {
-  // "car-echo" is the same adapter serving the test model, so faults can meet a fallback.
-  const options = { apiKey: FAKE_CARTESIA_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
-  server = await startEchoServer({ CARTESIA_API_KEY: FAKE_CARTESIA_KEY, CARTESIA_BASE_URL: fake.url }, Object.assign(new CartesiaTts(options), { id: "car-echo" }));
+  server = await startCartesiaEchoServer(fake);
 });
-afterAll(async () => {
-  await server.stop(0);
-  fake.stop();
-});
+afterAll(() => stopServerAndFakes(server, fake));
 
 const SONIC = `model=sonic-3&voice=${FAKE_CARTESIA_VOICE}`;
 const GENERATION = { model_id: "sonic-3", voice: { mode: "id", id: FAKE_CARTESIA_VOICE }, output_format: { container: "raw", encoding: "pcm_s16le", sample_rate: 24000 } };

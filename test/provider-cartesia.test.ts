@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CartesiaTts } from "../src/providers/cartesia/tts.ts";
 import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
-import type { TestServer } from "./helpers/server.ts";
-import { bearer, totalBytes } from "./helpers/ws-client.ts";
+import { describeHttpTtsFaults, fakeUpstreamOptions, speakOnce, startCartesiaEchoServer } from "./helpers/http-tts.ts";
+import { transcribeSpeechOgg } from "./helpers/speech-file.ts";
+import { stopServerAndFakes, type TestServer } from "./helpers/server.ts";
+import { totalBytes } from "./helpers/ws-client.ts";
 
 // Cartesia Sonic's HTTP transport (`transport=http`: `POST /tts/bytes` per utterance) against its
 // fake, through /v1/tts: the request shape on the wire, options, and every HTTP fault with and
@@ -13,16 +14,12 @@ import { bearer, totalBytes } from "./helpers/ws-client.ts";
 
 const fake = startFakeCartesia();
 let server: TestServer;
-const options = { apiKey: FAKE_CARTESIA_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
+const options = fakeUpstreamOptions(FAKE_CARTESIA_KEY, fake.url);
 
 beforeAll(async () => {
-  // "car-echo" is the same adapter serving the test model, so faults can meet a fallback.
-  server = await startEchoServer({ CARTESIA_API_KEY: FAKE_CARTESIA_KEY, CARTESIA_BASE_URL: fake.url }, Object.assign(new CartesiaTts(options), { id: "car-echo" }));
+  server = await startCartesiaEchoServer(fake);
 });
-afterAll(async () => {
-  await server.stop(0);
-  fake.stop();
-});
+afterAll(() => stopServerAndFakes(server, fake));
 
 const speak = (query: string, key?: string) => speakOnce(server, `${query}&transport=http`, "Hello from Sonic. ", key);
 
@@ -85,13 +82,7 @@ describe("Cartesia Sonic over HTTP through /v1/tts", () => {
 describeHttpTtsFaults("Cartesia over HTTP", { server: () => server, fake, echoId: "car-echo", voice: FAKE_CARTESIA_VOICE, query: "transport=http" });
 
 describe("Cartesia Ink-Whisper file transcription through /v1/stt/transcriptions", () => {
-  const upload = async (key: string) => {
-    const form = new FormData();
-    form.set("model", "ink-whisper");
-    form.set("language", "en-US");
-    form.set("file", new Blob([await Bun.file(new URL("./fixtures/speech.ogg", import.meta.url)).arrayBuffer()]), "speech.ogg");
-    return fetch(`${server.url}/v1/stt/transcriptions`, { method: "POST", headers: bearer(key), body: form });
-  };
+  const upload = (key: string) => transcribeSpeechOgg(server, key, "ink-whisper");
 
   test("the file, model and word timestamps are asked for; words become sentence segments; whole seconds billed", async () => {
     const { key, tenantId } = await fundedAccount(server);

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DeepgramTts } from "../src/providers/deepgram/tts.ts";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram } from "./fakes/deepgram.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
-import type { TestServer } from "./helpers/server.ts";
+import { describeHttpTtsFaults, fakeUpstreamOptions, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
+import { stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
 // Deepgram Aura TTS against its fake, through /v1/tts: the streaming WebSocket by default for PCM,
@@ -12,16 +12,13 @@ import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
 const fake = startFakeDeepgram();
 let server: TestServer;
-const options = { apiKey: FAKE_DEEPGRAM_KEY, baseUrl: fake.http, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
+const options = fakeUpstreamOptions(FAKE_DEEPGRAM_KEY, fake.http);
 
 beforeAll(async () => {
   // "dg-echo" is the same adapter serving the test model, so faults can meet a fallback.
   server = await startEchoServer({ DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY, DEEPGRAM_BASE_URL: fake.http }, Object.assign(new DeepgramTts(options), { id: "dg-echo" }), "aura-2");
 });
-afterAll(async () => {
-  await server.stop(0);
-  fake.stop();
-});
+afterAll(() => stopServerAndFakes(server, fake));
 
 const speak = (query: string, key?: string) => speakOnce(server, query, "Hello from Aura. ", key);
 

@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "./fakes/deepgram.ts";
 import { speech } from "./fakes/http-fake.ts";
 import { digestOf } from "./fakes/received-audio.ts";
+import { deepgramAt } from "./fakes/server-env.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { describeSttFaults } from "./helpers/stt-faults.ts";
 import { bearer, connect, type Client } from "./helpers/ws-client.ts";
 
@@ -14,12 +15,9 @@ let fake: FakeDeepgram;
 let server: TestServer;
 beforeAll(async () => {
   fake = startFakeDeepgram();
-  server = await startTestServer({ DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY, DEEPGRAM_BASE_URL: fake.http, UPSTREAM_IDLE_TIMEOUT_MS: "300" });
+  server = await startTestServer({ ...deepgramAt(fake), UPSTREAM_IDLE_TIMEOUT_MS: "300" });
 });
-afterAll(async () => {
-  await server.stop(0);
-  fake.stop();
-});
+afterAll(() => stopServerAndFakes(server, fake));
 
 const FLUX = "model=flux-general-en&audio_format=pcm_16000";
 const silence = (seconds: number) => new Uint8Array(32_000 * seconds);

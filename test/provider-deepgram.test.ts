@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "./fakes/deepgram.ts";
 import { speech } from "./fakes/http-fake.ts";
 import { digestOf } from "./fakes/received-audio.ts";
+import { deepgramAt } from "./fakes/server-env.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { describeSttFaults } from "./helpers/stt-faults.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -13,12 +14,9 @@ let fake: FakeDeepgram;
 let server: TestServer;
 beforeAll(async () => {
   fake = startFakeDeepgram();
-  server = await startTestServer({ DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY, DEEPGRAM_BASE_URL: fake.http });
+  server = await startTestServer(deepgramAt(fake));
 });
-afterAll(async () => {
-  await server.stop(0);
-  fake.stop();
-});
+afterAll(() => stopServerAndFakes(server, fake));
 
 const NOVA = "model=nova-3&audio_format=pcm_16000";
 const second = () => new Uint8Array(32_000);

@@ -3,6 +3,7 @@ import { ElevenLabsCloning } from "../src/providers/elevenlabs/cloning.ts";
 import { ElevenLabsTts } from "../src/providers/elevenlabs/tts.ts";
 import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { VERIFYING_MS } from "./fakes/elevenlabs-voices.ts";
+import { fakeUpstreamOptions } from "./helpers/http-tts.ts";
 import { apiFailure, describeCloningFaults, servedCloning, speechRecording } from "./helpers/cloning.ts";
 
 // ElevenLabs instant voice cloning (providers/elevenlabs/cloning.ts) against its fake, through the
@@ -13,7 +14,7 @@ import { apiFailure, describeCloningFaults, servedCloning, speechRecording } fro
 const fake = startFakeElevenLabs();
 afterAll(() => fake.stop());
 const cloning = servedCloning("elevenlabs", { ELEVENLABS_API_KEY: FAKE_ELEVENLABS_KEY, ELEVENLABS_BASE_URL: fake.url });
-const options = { apiKey: FAKE_ELEVENLABS_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
+const options = fakeUpstreamOptions(FAKE_ELEVENLABS_KEY, fake.url);
 const recording = speechRecording();
 
 describe("ElevenLabs voice cloning against the fake", () => {

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ElevenLabsTts } from "../src/providers/elevenlabs/tts.ts";
 import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { TEST_MODEL } from "./fakes/fixed-pcm-provider.ts";
 import { speech } from "./fakes/http-fake.ts";
 import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
-import type { TestServer } from "./helpers/server.ts";
+import { describeHttpTtsFaults, speakOnce, startElevenLabsEchoServer } from "./helpers/http-tts.ts";
+import { stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { describeSttFaults } from "./helpers/stt-faults.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
@@ -15,15 +14,11 @@ import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
 const fake = startFakeElevenLabs();
 let server: TestServer;
-const options = { apiKey: FAKE_ELEVENLABS_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
 
 beforeAll(async () => {
-  server = await startEchoServer({ ELEVENLABS_API_KEY: FAKE_ELEVENLABS_KEY, ELEVENLABS_BASE_URL: fake.url }, Object.assign(new ElevenLabsTts(options), { id: "el-echo" }));
+  server = await startElevenLabsEchoServer(fake);
 });
-afterAll(async () => {
-  await server.stop(0);
-  fake.stop();
-});
+afterAll(() => stopServerAndFakes(server, fake));
 
 const TTS = `/v1/tts?model=eleven_flash_v2_5&voice=${FAKE_VOICE}`;
 

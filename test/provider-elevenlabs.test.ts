@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ElevenLabsTts } from "../src/providers/elevenlabs/tts.ts";
 import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, GEORGE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { describeHttpTtsFaults, startEchoServer } from "./helpers/http-tts.ts";
-import type { TestServer } from "./helpers/server.ts";
+import { describeHttpTtsFaults, fakeUpstreamOptions, startElevenLabsEchoServer } from "./helpers/http-tts.ts";
+import { transcribeSpeechOgg } from "./helpers/speech-file.ts";
+import { stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
 // The ElevenLabs TTS adapter's HTTP transport (`transport=http`) against its fake: real sessions
@@ -12,16 +13,12 @@ import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
 const fake = startFakeElevenLabs();
 let server: TestServer;
-const options = { apiKey: FAKE_ELEVENLABS_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
+const options = fakeUpstreamOptions(FAKE_ELEVENLABS_KEY, fake.url);
 
 beforeAll(async () => {
-  // "el-echo" is the same adapter serving the test model, so faults can meet a fallback.
-  server = await startEchoServer({ ELEVENLABS_API_KEY: FAKE_ELEVENLABS_KEY, ELEVENLABS_BASE_URL: fake.url }, Object.assign(new ElevenLabsTts(options), { id: "el-echo" }));
+  server = await startElevenLabsEchoServer(fake);
 });
-afterAll(async () => {
-  await server.stop(0);
-  fake.stop();
-});
+afterAll(() => stopServerAndFakes(server, fake));
 
 describe("ElevenLabs TTS through /v1/tts, transport=http", () => {
   test("a session streams 24 kHz PCM; model, voice settings and the previous sentence reach the wire", async () => {
@@ -100,13 +97,7 @@ describe("ElevenLabs TTS through /v1/tts, transport=http", () => {
 describeHttpTtsFaults("ElevenLabs HTTP", { server: () => server, fake, echoId: "el-echo", voice: FAKE_VOICE, query: "transport=http" });
 
 describe("ElevenLabs Scribe file transcription through /v1/stt/transcriptions", () => {
-  const upload = async (key: string) => {
-    const form = new FormData();
-    form.set("model", "scribe_v1");
-    form.set("language", "en-US");
-    form.set("file", new Blob([await Bun.file(new URL("./fixtures/speech.ogg", import.meta.url)).arrayBuffer()]), "speech.ogg");
-    return fetch(`${server.url}/v1/stt/transcriptions`, { method: "POST", headers: bearer(key), body: form });
-  };
+  const upload = (key: string) => transcribeSpeechOgg(server, key, "scribe_v1");
 
   test("the file and fields reach Scribe; its words become one segment per sentence; whole seconds billed", async () => {
     const { key, tenantId } = await fundedAccount(server);

@@ -10,17 +10,13 @@ import { PROVIDERS, type ProviderFindings } from "../src/providers/all.ts";
 import { DEFAULT_PICO_VOICES_URL } from "../src/providers/local-pico/index.ts";
 import { providerAdapters } from "../src/providers/registry.ts";
 import { AUDIO_FORMATS } from "../src/surfaces/native/stt-query.ts";
+import { EVERY_PROVIDER_ON } from "./fakes/server-env.ts";
 
 // Each provider is declared once (providers/<id>/index.ts) and the config, catalogue and registry
 // iterate the list: these check that the parts a provider declares agree with each other.
 
 const everything = loadConfig({
-  ESPEAK_ENABLED: "true",
-  ELEVENLABS_API_KEY: "k",
-  OPENAI_API_KEY: "k",
-  DEEPGRAM_API_KEY: "k",
-  CARTESIA_API_KEY: "k",
-  ASSEMBLYAI_API_KEY: "k",
+  ...EVERY_PROVIDER_ON,
   OPENAI_COMPATIBLE_BASE_URL: "http://127.0.0.1:9/v1",
   OPENAI_COMPATIBLE_TTS_MODELS: "kokoro",
   OPENAI_COMPATIBLE_STT_MODELS: "whisper-large",

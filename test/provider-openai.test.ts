@@ -3,7 +3,9 @@ import { OpenAiTts } from "../src/providers/openai/tts.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { FAKE_OPENAI_KEY, startFakeOpenAi, type FakeOpenAi, type OpenAiFault } from "./fakes/openai.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { fakeUpstreamOptions } from "./helpers/http-tts.ts";
+import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
+import { transcribeSpeechOgg } from "./helpers/speech-file.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
 // The OpenAI adapter against its fake: real sessions through /v1/tts and /v1/stt/transcriptions,
@@ -15,17 +17,14 @@ const fixed = new FixedPcmProvider("fixed", 3);
 
 beforeAll(async () => {
   fake = startFakeOpenAi();
-  const options = { apiKey: FAKE_OPENAI_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
+  const options = fakeUpstreamOptions(FAKE_OPENAI_KEY, fake.url);
   // "oai-echo" is the same adapter serving the test model, so faults can be tried with a fallback.
   const echo = Object.assign(new OpenAiTts(options), { id: "oai-echo" });
   const catalogue = testCatalogue(["oai-echo", "fixed"]);
   catalogue.providers[0].requiresVoice = true;
   server = await startTestServer({ OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url, UPSTREAM_IDLE_TIMEOUT_MS: "300" }, { extra: { catalogue, providers: [echo, fixed] } });
 });
-afterAll(async () => {
-  await server.stop(0);
-  fake.stop();
-});
+afterAll(() => stopServerAndFakes(server, fake));
 
 describe("OpenAI TTS through /v1/tts", () => {
   test("a session streams the fake's 24 kHz PCM; model, voice, format and native options reach the wire", async () => {
@@ -112,11 +111,7 @@ describe("OpenAI file transcription through /v1/stt/transcriptions", () => {
   test("whisper-1 gets the file and the fields; segments come back; whole seconds billed", async () => {
     (server.ctx.sttProviders.get("openai") as any).options.baseUrl = fake.url;
     const { key, tenantId } = await fundedAccount(server);
-    const form = new FormData();
-    form.set("model", "whisper-1");
-    form.set("language", "en-US");
-    form.set("file", new Blob([await Bun.file(new URL("./fixtures/speech.ogg", import.meta.url)).arrayBuffer()]), "speech.ogg");
-    const res = await fetch(`${server.url}/v1/stt/transcriptions`, { method: "POST", headers: bearer(key), body: form });
+    const res = await transcribeSpeechOgg(server, key, "whisper-1");
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
     expect(body).toMatchObject({ provider: "openai", model: "openai/whisper-1", billed_seconds: 3 });

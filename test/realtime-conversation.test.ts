@@ -10,7 +10,7 @@ import { AsyncQueue } from "../src/util/async-queue.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { realtimeProfile, recordsOf, say, transcribe, until } from "./helpers/realtime.ts";
+import { callProfile, realtimeProfile, recordsOf, say, transcribe, unreachableAppProfile, until } from "./helpers/realtime.ts";
 import { concat, silence, speak } from "./helpers/speech.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -38,8 +38,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime on the embedded engines", () =
   test("a caller's turn goes to the application as a prompt; its answer comes back as speech that says it; usage billed per part", async () => {
     const { key, tenantId } = await fundedAccount(server);
     const profileId = await createProfile(key, "/echo");
-    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${profileId}`), bearer(key));
-    await c.opened;
+    const c = await callProfile(server, profileId, key);
     // Audio sent before anything is connected is kept.
     await say(c, concat([silence(300), speak("Thank you very much for your help."), silence(900)]));
     await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.done"));
@@ -100,8 +99,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime on the embedded engines", () =
   test("partial prompts, when the profile asks for them: the turn's words so far go out with last: false before the finished turn", async () => {
     const { key } = await fundedAccount(server);
     const profileId = await createProfile(key, "/echo", { upstream: { url: app.url("/echo"), partial_prompts: true } });
-    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${profileId}`), bearer(key));
-    await c.opened;
+    const c = await callProfile(server, profileId, key);
     await say(c, concat([silence(300), speak("Thank you very much for your help."), silence(900)]));
     await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.done"));
     c.send({ type: "realtime.session.close" });
@@ -119,8 +117,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime on the embedded engines", () =
   test("barge-in: the caller talks over the answer; it stops at once, the client is told to drop what it holds, the application gets interrupt", async () => {
     const { key } = await fundedAccount(server);
     const profileId = await createProfile(key, "/long");
-    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${profileId}`), bearer(key));
-    await c.opened;
+    const c = await callProfile(server, profileId, key);
     await say(c, concat([silence(300), speak("What are your opening hours?"), silence(900)]));
     await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.started"));
     await Bun.sleep(1000); // the answer plays at the client
@@ -160,8 +157,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime on the embedded engines", () =
   test("a response sent with interruptible: false is spoken to its end over the caller's speech", async () => {
     const { key } = await fundedAccount(server);
     const profileId = await createProfile(key, "/stubborn");
-    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${profileId}`), bearer(key));
-    await c.opened;
+    const c = await callProfile(server, profileId, key);
     await say(c, concat([silence(300), speak("What are your opening hours?"), silence(900)]));
     await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.started"));
     await say(c, concat([speak("Thank you."), silence(900)]));
@@ -176,8 +172,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime on the embedded engines", () =
   test("a greeting is spoken on connect; the application's end closes the conversation with its handoff after the goodbye is spoken", async () => {
     const { key } = await fundedAccount(server);
     const profileId = await createProfile(key, "/goodbye", { greeting: "Hello, how can I help?" });
-    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${profileId}`), bearer(key));
-    await c.opened;
+    const c = await callProfile(server, profileId, key);
     await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.done"));
     expect(c.rec.events.filter((e) => e.type === "realtime.response.text").map((e) => e.token)).toEqual(["Hello, how can I help?"]);
     await say(c, concat([speak("I have no questions."), silence(900)]));
@@ -242,8 +237,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: language", () => {
 describe.skipIf(!localSttAvailable)("/v1/realtime: a caller who vanishes", () => {
   test("mid-answer: the recognizer, the answer and the application socket all end; each part is billed; nothing stays open", async () => {
     const { key, tenantId } = await fundedAccount(server);
-    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${await createProfile(key, "/long")}`), bearer(key));
-    await c.opened;
+    const c = await callProfile(server, await createProfile(key, "/long"), key);
     await say(c, concat([silence(300), speak("What are your opening hours?"), silence(900)]));
     await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.started"));
     const sessionId = c.rec.events[0]!.session_id;
@@ -266,8 +260,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: the balance", () => {
   test("runs out mid-call: realtime.error insufficient_balance, then 4402; the caller's audio billed up to what the balance paid", async () => {
     // 35 credits: three seconds of the recognizer (10 a second, with the carry), or a word of Flite.
     const { key, tenantId } = await fundedAccount(server, 35);
-    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${await createProfile(key, "/silent")}`), bearer(key));
-    await c.opened;
+    const c = await callProfile(server, await createProfile(key, "/silent"), key);
     const sending = say(c, concat([silence(300), speak("Thank you very much for your help. I would like to hear more about it."), silence(2000)]));
     const rec = await c.closed;
     await sending.catch(() => {});
@@ -290,8 +283,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: a TTS provider that fails", (
         body: JSON.stringify({ name: "fallback", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: TEST_MODEL }, upstream: { url: app.url("/echo") } } }),
       });
       const { id } = (await profile.json()) as { id: string };
-      const c = connect(on.wsUrl(`/v1/realtime?profile_id=${id}`), bearer(on.key));
-      await c.opened;
+      const c = await callProfile(on, id);
       await say(c, concat([silence(300), speak("Thank you very much."), silence(900)]));
       await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.done" || e.type === "realtime.error"));
       c.send({ type: "realtime.session.close" });
@@ -354,8 +346,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: an STT provider that fails", 
     const on = await startTestServer({}, { extra: { catalogue: spareCatalogue(broken.id), providers: [], sttProviders: [broken] } });
     try {
       const id = await createProfile(on.key, "/echo", { stt: { model: "pocketsphinx", input: { provider_order: `${broken.id},pocketsphinx` } } }, on);
-      const c = connect(on.wsUrl(`/v1/realtime?profile_id=${id}`), bearer(on.key));
-      await c.opened;
+      const c = await callProfile(on, id);
       const sending = say(c, concat([silence(300), speak("Thank you very much."), silence(900)]));
       await until(() => c.rec.close.code !== 0 || c.rec.events.some((e) => e.type === "realtime.response.audio.done"));
       await sending;
@@ -437,16 +428,7 @@ describe("/v1/realtime: opening", () => {
 describe("/v1/realtime: the application's faults", () => {
   test("unreachable: realtime.error application_unavailable, then 1011 naming the application", async () => {
     const { key } = await fundedAccount(server);
-    const closedPort = Bun.serve({ port: 0, fetch: () => new Response("") });
-    const port = closedPort.port;
-    const url = `ws://127.0.0.1:${port}/app`;
-    closedPort.stop(true);
-    const res = await fetch(`${server.url}/v1/realtime/profiles`, {
-      method: "POST",
-      headers: { ...bearer(key), "content-type": "application/json" },
-      body: JSON.stringify({ name: "gone", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: "flite", voice: "slt" }, upstream: { url } } }),
-    });
-    const { id } = (await res.json()) as { id: string };
+    const { id, port } = await unreachableAppProfile(server, key);
     const rec = await connect(server.wsUrl(`/v1/realtime?profile_id=${id}`), bearer(key)).closed;
     expect(rec.events.at(-1)).toMatchObject({ type: "realtime.error", code: "application_unavailable" });
     expect(rec.close.code).toBe(1011);
@@ -462,8 +444,7 @@ describe("/v1/realtime: the application's faults", () => {
 
   test("an application that breaks the vocabulary is answered with error, closed after ten in a row, and the conversation ends", async () => {
     const { key } = await fundedAccount(server);
-    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${await createProfile(key, "/malformed")}`), bearer(key));
-    await c.opened;
+    const c = await callProfile(server, await createProfile(key, "/malformed"), key);
     await say(c, concat([silence(300), speak("Hello there."), silence(900)]));
     const rec = await c.closed;
     expect(rec.close).toEqual({ code: 1000, reason: "application_closed" });
@@ -476,8 +457,7 @@ describe("/v1/realtime: the application's faults", () => {
   test("a silent application is given up after the reply timeout: application_timeout, 1011", async () => {
     const quick = await startTestServer({ REALTIME_APP_REPLY_TIMEOUT_MS: "500" });
     try {
-      const c = connect(quick.wsUrl(`/v1/realtime?profile_id=${await createProfile(quick.key, "/silent", {}, quick)}`), bearer(quick.key));
-      await c.opened;
+      const c = await callProfile(quick, await createProfile(quick.key, "/silent", {}, quick));
       await say(c, concat([silence(300), speak("Hello there."), silence(900)]));
       const rec = await c.closed;
       expect(rec.events.at(-1)).toMatchObject({ type: "realtime.error", code: "application_timeout" });

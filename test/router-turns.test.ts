@@ -9,6 +9,7 @@ import { AudioPool } from "../src/pools/audio-pool.ts";
 import type { FromAudio } from "../workers/audio-protocol.ts";
 import type { TestServer } from "./helpers/server.ts";
 import { startTestServer } from "./helpers/server.ts";
+import { oneBindingCatalogue, streamingSttBinding } from "./fakes/one-binding-catalogue.ts";
 import { concat, frames, silence, speak, spokenSpans } from "./helpers/speech.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -324,19 +325,7 @@ class TrivialStt implements SttProvider {
 }
 
 function trivialCatalogue(): CatalogueData {
-  return {
-    providers: [
-      {
-        id: "trivial",
-        name: "Trivial test",
-        kind: "cloud",
-        requiresVoice: false,
-        defaults: { stt: { model: "trivial-1" } },
-        bindings: [{ capability: "stt", id: "trivial-1", canonical: "test/trivial-1", streaming: true, synchronous: false, inputFormats: ["pcm_16000"], price: { amount: "0.006", per: "minute" } }],
-      },
-    ],
-    models: [{ canonical: "test/trivial-1", name: "Trivial test", capability: "stt", aliases: [] }],
-  };
+  return oneBindingCatalogue("trivial", "Trivial test", false, streamingSttBinding("trivial-1", "test/trivial-1"), "Trivial test");
 }
 
 describe("router turns through /v1/stt for a family the router knows only as data", () => {

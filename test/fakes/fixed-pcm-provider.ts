@@ -93,6 +93,20 @@ export class StalledListProvider extends FixedPcmProvider {
 
 export type FailureMode = "refuse" | "hang" | "fail-before-audio" | "fail-after-audio" | "reject-voice" | "end-early";
 
+/** A PCM stream that runs `die` on its event queue when flushed or ended: the body of a provider that fails on cue. */
+export function streamDyingOnFlush(die: (queue: AsyncQueue<TtsEvent>) => void, write: (text: string) => void = () => {}): TtsStream {
+  const queue = new AsyncQueue<TtsEvent>();
+  const onFlush = () => die(queue);
+  return {
+    audioFormat: { encoding: "pcm_s16le", sampleRate: FIXED_RATE, channels: 1 },
+    write,
+    flush: onFlush,
+    end: onFlush,
+    cancel: () => queue.end(),
+    [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
+  };
+}
+
 /** A provider that fails the way an upstream does: refused, silent, dying mid-stream, or ending too soon. */
 export class BrokenProvider implements TtsProvider {
   opened = 0;
@@ -106,21 +120,12 @@ export class BrokenProvider implements TtsProvider {
     if (this.mode === "refuse") throw new ProviderError("connection refused", true);
     if (this.mode === "reject-voice") throw new ProviderError("unknown voice", false, "voice");
     if (this.mode === "hang") await new Promise(() => {});
-    const queue = new AsyncQueue<TtsEvent>();
-    const die = () => {
+    return streamDyingOnFlush((queue) => {
       if (this.mode === "fail-after-audio" || this.mode === "end-early") queue.push({ type: "audio", audio: FIXED_CHUNK });
       // "end-early": the upstream closes normally, though the session is not over.
       if (this.mode === "end-early") queue.end();
       else queue.fail(new ProviderError("upstream returned 500", true));
-    };
-    return {
-      audioFormat: { encoding: "pcm_s16le", sampleRate: FIXED_RATE, channels: 1 },
-      write: () => {},
-      flush: die,
-      end: die,
-      cancel: () => queue.end(),
-      [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
-    };
+    });
   }
 
   async voices() {

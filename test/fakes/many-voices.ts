@@ -1,5 +1,7 @@
 import type { CatalogueData } from "../../src/catalogue/catalogue.ts";
+import type { BindingSpec } from "../../src/catalogue/types.ts";
 import type { TtsProvider, TtsStream, Voice } from "../../src/providers/types.ts";
+import { oneBindingCatalogue } from "./one-binding-catalogue.ts";
 
 // A provider with as many voices as a large cloud account has (bench:voices, test/voice-search.test.ts):
 // names, descriptions, languages, genders, accents, ages, use cases, styles and categories drawn
@@ -92,17 +94,6 @@ export class ManyVoicesProvider implements TtsProvider {
 }
 
 export function manyVoicesCatalogue(): CatalogueData {
-  return {
-    providers: [
-      {
-        id: "many",
-        name: "Many voices",
-        kind: "cloud",
-        requiresVoice: true,
-        defaults: { tts: { model: "many" } },
-        bindings: [{ capability: "tts", id: "many", canonical: "bench/many", streaming: true, synchronous: true, formats: ["pcm"], price: { amount: "0.00001", per: "character" } }],
-      },
-    ],
-    models: [{ canonical: "bench/many", name: "Many", capability: "tts", aliases: [] }],
-  };
+  const binding: BindingSpec = { capability: "tts", id: "many", canonical: "bench/many", streaming: true, synchronous: true, formats: ["pcm"], price: { amount: "0.00001", per: "character" } };
+  return oneBindingCatalogue("many", "Many voices", true, binding, "Many");
 }

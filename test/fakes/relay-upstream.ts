@@ -2,6 +2,7 @@ import type { CatalogueData } from "../../src/catalogue/catalogue.ts";
 import { ProviderError } from "../../src/errors.ts";
 import type { RawUpstream, SttEvent, SttFamily, SttProvider, SttStream } from "../../src/providers/types.ts";
 import { AsyncQueue } from "../../src/util/async-queue.ts";
+import { oneBindingCatalogue, streamingSttBinding } from "./one-binding-catalogue.ts";
 
 // A realtime STT upstream on loopback for provider passthrough: it records every frame exactly as
 // received and answers each one with frames of its own (a native JSON event with odd spacing, and
@@ -109,17 +110,5 @@ export class RelayProvider implements SttProvider {
 }
 
 export function relayCatalogue(): CatalogueData {
-  return {
-    providers: [
-      {
-        id: "relay",
-        name: "Relay test",
-        kind: "cloud",
-        requiresVoice: false,
-        defaults: { stt: { model: "relay-1" } },
-        bindings: [{ capability: "stt", id: "relay-1", canonical: "test/relay-1", streaming: true, synchronous: false, inputFormats: ["pcm_16000"], price: { amount: "0.006", per: "minute" } }],
-      },
-    ],
-    models: [{ canonical: "test/relay-1", name: "Relay test", capability: "stt", aliases: [] }],
-  };
+  return oneBindingCatalogue("relay", "Relay test", false, streamingSttBinding("relay-1", "test/relay-1"), "Relay test");
 }

@@ -37,6 +37,23 @@ export async function apiFailure(p: Promise<unknown>): Promise<{ code: string; s
   return { code, status, message };
 }
 
+/** A WAV recording as the official SDKs upload it: a File. */
+export const wavUpload = (bytes: Uint8Array, name: string) => new File([bytes], name, { type: "audio/wav" });
+
+/** Recordings a clone must refuse, each to be uploaded as notes.wav, with what its refusal says. */
+export const unusableRecordings = (): [Uint8Array, string][] => [
+  [new TextEncoder().encode("these are not the droids"), "notes.wav is not an audio file"],
+  [new Uint8Array(0), "notes.wav is empty"],
+  [wavFile(speak("Hi.").subarray(0, 4000)), "notes.wav holds 0.25 s of audio"],
+];
+
+/** What an SDK call is rejected with, or undefined when it succeeds. */
+export const rejectionOf = <E>(p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: E) => e,
+  );
+
 export interface CloningFaultCase {
   provider: string;
   /** The adapter as the server builds it, against the fake. */

@@ -1,7 +1,12 @@
 import { describe, expect, test } from "bun:test";
+import { CartesiaTts } from "../../src/providers/cartesia/tts.ts";
+import { ElevenLabsTts } from "../../src/providers/elevenlabs/tts.ts";
 import type { TtsProvider } from "../../src/providers/types.ts";
 import { openUpstreamStreams } from "../../src/providers/upstream-ws.ts";
+import { FAKE_CARTESIA_KEY } from "../fakes/cartesia.ts";
+import { FAKE_ELEVENLABS_KEY } from "../fakes/elevenlabs.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "../fakes/fixed-pcm-provider.ts";
+import { cartesiaAt, elevenLabsAt } from "../fakes/server-env.ts";
 import type { StreamFault } from "../fakes/http-fake.ts";
 import { fundedAccount, lastActivity } from "./accounts.ts";
 import { startTestServer, type TestServer } from "./server.ts";
@@ -17,6 +22,21 @@ export function startEchoServer(env: Record<string, string>, echo: TtsProvider, 
   catalogue.providers[0].bindings[0].id = bindingId;
   // 1 s of upstream silence fails a stream: fault tests stay quick, and a loaded CI machine does not trip it.
   return startTestServer({ ...env, UPSTREAM_IDLE_TIMEOUT_MS: "1000" }, { extra: { catalogue, providers: [echo, new FixedPcmProvider("fixed", 3)] } });
+}
+
+/** A cloud adapter's options for talking to its fake: timeouts short enough for fault tests. */
+export const fakeUpstreamOptions = (apiKey: string, baseUrl: string) => ({ apiKey, baseUrl, connectTimeoutMs: 1000, idleTimeoutMs: 300 });
+
+/** The server with ElevenLabs pointed at `fake`, the same adapter serving the test model as "el-echo" so faults can meet a fallback. */
+export function startElevenLabsEchoServer(fake: { url: string }): Promise<TestServer> {
+  const echo = Object.assign(new ElevenLabsTts(fakeUpstreamOptions(FAKE_ELEVENLABS_KEY, fake.url)), { id: "el-echo" });
+  return startEchoServer(elevenLabsAt(fake), echo);
+}
+
+/** The server with Cartesia pointed at `fake`, the same adapter serving the test model as "car-echo" so faults can meet a fallback. */
+export function startCartesiaEchoServer(fake: { url: string }): Promise<TestServer> {
+  const echo = Object.assign(new CartesiaTts(fakeUpstreamOptions(FAKE_CARTESIA_KEY, fake.url)), { id: "car-echo" });
+  return startEchoServer(cartesiaAt(fake), echo);
 }
 
 /** One sentence through /v1/tts, then close; the recorded session. */

@@ -21,10 +21,31 @@ export async function realtimeProfile(on: TestServer, key: string, upstreamUrl: 
   return ((await res.json()) as { id: string }).id;
 }
 
+/** A profile whose application was at a loopback port nothing listens on any more: its id, and that port. */
+export async function unreachableAppProfile(on: TestServer, key: string) {
+  const closedPort = Bun.serve({ port: 0, fetch: () => new Response("") });
+  const port = closedPort.port;
+  const url = `ws://127.0.0.1:${port}/app`;
+  closedPort.stop(true);
+  const res = await fetch(`${on.url}/v1/realtime/profiles`, {
+    method: "POST",
+    headers: { ...bearer(key), "content-type": "application/json" },
+    body: JSON.stringify({ name: "gone", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: "flite", voice: "slt" }, upstream: { url } } }),
+  });
+  return { id: ((await res.json()) as { id: string }).id, port };
+}
+
 /** Waits for `check` to hold, up to `ms`; fails the test if it never does. */
 export async function until(check: () => boolean, ms = 10_000) {
   for (const end = Date.now() + ms; !check() && Date.now() < end; ) await Bun.sleep(10);
   expect(check()).toBe(true);
+}
+
+/** A caller on `/v1/realtime` of the profile `profileId` as `key`, once its socket is open. */
+export async function callProfile(on: TestServer, profileId: string, key = on.key): Promise<Client> {
+  const c = connect(on.wsUrl(`/v1/realtime?profile_id=${profileId}`), bearer(key));
+  await c.opened;
+  return c;
 }
 
 /** Streams 20 ms frames in real time. */

@@ -38,3 +38,9 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   await server.ctx.meter.ledger.credit(tenantId, { credits: 100_000_000, type: "adjustment", description: "test funds" });
   return { ...server, key, tenantId, wsUrl: (path) => server.url.replace(/^http/, "ws") + path };
 }
+
+/** Stops the server, then the fakes it was pointed at: a test file's afterAll. */
+export async function stopServerAndFakes(server: TestServer, ...fakes: { stop(): unknown }[]) {
+  await server.stop(0);
+  for (const fake of fakes) fake.stop();
+}
