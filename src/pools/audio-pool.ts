@@ -4,7 +4,7 @@ import type { Logger } from "../log.ts";
 import { projectFile } from "../project-file.ts";
 import type { AudioWorkerOptions, FromAudio, ToAudio } from "../../workers/audio-protocol.ts";
 import { type Lane, type Seats, WorkerPool } from "./worker-pool.ts";
-import type { PoolLoad } from "../metrics.ts";
+import { PoolFront } from "./pool-front.ts";
 
 export interface AudioSessionOptions {
   rate: number;
@@ -30,9 +30,7 @@ export interface AudioLane {
  * holds one of its worker's PocketSphinx decoders (`decoders.perWorker` each, ~95 MiB apiece)
  * from open to end; sessions beyond them wait briefly in a queue, then are refused (NoSeat).
  */
-export class AudioPool {
-  private readonly pool: WorkerPool<ToAudio, FromAudio>;
-
+export class AudioPool extends PoolFront<ToAudio, FromAudio> {
   constructor(
     size: number,
     /** The decoders' seats, and where PocketSphinx's model is (POCKETSPHINX_MODEL_DIR; unset: Debian's place). */
@@ -41,14 +39,16 @@ export class AudioPool {
     /** Config's `cacheDir`: what the executable unpacks to load the VAD goes there. */
     cacheDir?: string,
   ) {
-    this.pool = new WorkerPool<ToAudio, FromAudio>(
-      projectFile("workers/audio-worker.ts"),
-      size,
-      { decoders: decoders.perWorker, modelDir: decoders.modelDir, cacheDir } satisfies AudioWorkerOptions,
-      (sid) => ({ sid, ev: "error", message: "audio worker exited" }),
-      log,
-      { op: "shutdown", sid: 0 },
-      decoders,
+    super(
+      new WorkerPool<ToAudio, FromAudio>(
+        projectFile("workers/audio-worker.ts"),
+        size,
+        { decoders: decoders.perWorker, modelDir: decoders.modelDir, cacheDir } satisfies AudioWorkerOptions,
+        (sid) => ({ sid, ev: "error", message: "audio worker exited" }),
+        log,
+        { op: "shutdown", sid: 0 },
+        decoders,
+      ),
     );
   }
 
@@ -80,17 +80,5 @@ export class AudioPool {
       end: () => lane.post({ op: "end", sid }),
       drop: () => lane.drop({ op: "drop", sid }),
     };
-  }
-
-  get workers() {
-    return this.pool.workers;
-  }
-
-  load(): PoolLoad {
-    return this.pool.load();
-  }
-
-  close(): Promise<void> {
-    return this.pool.close();
   }
 }

@@ -5,7 +5,7 @@ import type { Logger } from "../log.ts";
 import { projectFile } from "../project-file.ts";
 import type { FromFiles, ToFiles } from "../../workers/file-protocol.ts";
 import { type Lane, WorkerPool } from "./worker-pool.ts";
-import type { PoolLoad } from "../metrics.ts";
+import { PoolFront } from "./pool-front.ts";
 
 /** Seconds of audio a file worker decodes at a time, when its reader has read the batch before. */
 const BATCH_SECONDS = 5;
@@ -15,11 +15,9 @@ const BATCH_SECONDS = 5;
  * decoding a long file never stalls the event loop. Each request goes to the least-loaded worker;
  * a worker that dies fails only the requests it held, and is replaced.
  */
-export class FilePool {
-  private readonly pool: WorkerPool<ToFiles, FromFiles>;
-
+export class FilePool extends PoolFront<ToFiles, FromFiles> {
   constructor(size: number, log?: Logger) {
-    this.pool = new WorkerPool<ToFiles, FromFiles>(projectFile("workers/file-worker.ts"), size, undefined, (sid) => ({ sid, ev: "error", error: { message: "file worker exited" } }), log);
+    super(new WorkerPool<ToFiles, FromFiles>(projectFile("workers/file-worker.ts"), size, undefined, (sid) => ({ sid, ev: "error", error: { message: "file worker exited" } }), log));
   }
 
   /**
@@ -55,19 +53,6 @@ export class FilePool {
       });
       lane.post(message(lane.sid), transfer);
     });
-  }
-
-  /** The workers, for tests that kill one. */
-  get workers() {
-    return this.pool.workers;
-  }
-
-  load(): PoolLoad {
-    return this.pool.load();
-  }
-
-  close(): Promise<void> {
-    return this.pool.close();
   }
 }
 

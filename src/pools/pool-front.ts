@@ -1,0 +1,21 @@
+import type { Worker } from "node:worker_threads";
+import type { PoolLoad } from "../metrics.ts";
+import type { WorkerPool } from "./worker-pool.ts";
+
+/** What a pool with its own protocol shows of the worker pool under it: its threads, its load and its end. */
+export abstract class PoolFront<In, Out extends { sid: number }> {
+  protected constructor(protected readonly pool: WorkerPool<In, Out>) {}
+
+  /** The workers, for tests that kill one. */
+  get workers(): Worker[] {
+    return this.pool.workers;
+  }
+
+  load(): PoolLoad {
+    return this.pool.load();
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
