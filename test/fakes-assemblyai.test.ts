@@ -17,7 +17,7 @@ describe("the AssemblyAI fake, through the official SDK", () => {
     expect(t.status).toBe("completed");
     expect(t.text).toBe("Thank you very much for your help.");
     expect(t.words?.length).toBe(7);
-    expect(fake.uploads.at(-1)!.bytes).toBeGreaterThan(0);
+    expect(fake.uploads.at(-1)!.file).toEqual(digestOf([await audio()]));
     expect(fake.jobs.at(-1)!.body).toMatchObject({ speech_model: "universal", language_code: "en" });
   });
 

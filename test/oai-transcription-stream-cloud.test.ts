@@ -125,6 +125,7 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     const plain = await fundedAccount(server, CREDITS);
     const json = await sdkFor(plain.key).audio.transcriptions.create({ file: await mp3(), model: "nova-3" });
     expect(deepgram.prerecorded.length).toBe(posts + 1);
+    expect(deepgram.prerecorded.at(-1)!.file).toEqual(digestOf([mp3Bytes])); // the file API gets the file as uploaded
     const [a, b] = [await ledgerOf(streamed.tenantId), await ledgerOf(plain.tenantId)];
     expect(a.records).toHaveLength(1);
     expect(a.records[0]).toMatchObject({ provider: "deepgram", status: "completed", usageAmount: (json.usage as { seconds: number }).seconds, credits: b.records[0]!.credits });
@@ -239,6 +240,7 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
       .audio.transcriptions.create({ file: await wav(), model: "whisper-1", stream: true }, { signal: leaving.signal })
       .catch((e) => e);
     await until(() => openai.transcriptions.length > asked);
+    expect(openai.transcriptions.at(-1)!.file).toEqual(digestOf([recording]));
     leaving.abort();
     expect(await request).toBeInstanceOf(APIUserAbortError);
     await until(() => openai.openRequests() === 0);

@@ -4,6 +4,7 @@ import type { TranscriptionStreamEvent } from "openai/resources/audio/transcript
 import { eq } from "drizzle-orm";
 import { openDatabase } from "../src/db/open.ts";
 import { FAKE_OPENAI_KEY, startFakeOpenAi } from "./fakes/openai.ts";
+import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { concat, silence, speak, wavFile } from "./helpers/speech.ts";
@@ -53,8 +54,9 @@ describe("/oai/audio/transcriptions with stream: true", () => {
     expect(a).toMatchObject({ surface: "oai", provider: "pocketsphinx", status: "completed", usageUnit: "seconds", usageAmount: b.usageAmount, credits: b.credits });
   }, 30_000);
 
-  test("a model with no streaming file path: one delta with the whole text, then done", async () => {
+  test("a model with no streaming file path: the file API gets the file as uploaded; one delta with the whole text, then done", async () => {
     const events = await collect(await sdkFor(server.key).audio.transcriptions.create({ file: await file(), model: "whisper-1", stream: true }));
+    expect(fake.transcriptions.at(-1)!.file).toEqual(digestOf([recording]));
     expect(events.map((e) => e.type)).toEqual(["transcript.text.delta", "transcript.text.done"]);
     const [delta, done] = events as unknown as [{ delta: string }, { text: string }];
     expect(delta.delta).toBe(done.text);

@@ -3,10 +3,11 @@ import { streamingUrl } from "../src/providers/assemblyai/streaming-stt.ts";
 import { AssemblyAiStt } from "../src/providers/assemblyai/stt.ts";
 import { ProviderError } from "../src/errors.ts";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type AssemblyAiFault } from "./fakes/assemblyai.ts";
+import { digestOf } from "./fakes/received-audio.ts";
 import { assemblyAiAt } from "./fakes/server-env.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
-import { speechOgg, transcribeSpeechOgg } from "./helpers/speech-file.ts";
+import { silentWav, speechOgg, speechOggDigest, transcribeFile, transcribeSpeechOgg } from "./helpers/speech-file.ts";
 
 // AssemblyAI file transcription against its fake, through /v1/stt/transcriptions: upload, job,
 // polling, and what each failure costs (nothing).
@@ -32,11 +33,19 @@ describe("AssemblyAI through /v1/stt/transcriptions", () => {
       segments: [{ text: "Thank you very much for your help.", start_ms: 0, end_ms: 2750 }],
       billed_seconds: 3,
     });
-    expect(fake.uploads.at(-1)).toEqual({ bytes: 6642, authorization: FAKE_ASSEMBLYAI_KEY });
+    const uploaded = fake.uploads.at(-1)!;
+    expect(uploaded).toEqual({ file: await speechOggDigest(), url: expect.stringContaining("/files/"), authorization: FAKE_ASSEMBLYAI_KEY });
     const job = fake.jobs.at(-1)!;
-    expect(job.body).toEqual({ audio_url: expect.stringContaining("/files/"), speech_model: "slam-1", language_code: "en" });
+    expect(job.body).toEqual({ audio_url: uploaded.url, speech_model: "slam-1", language_code: "en" });
     expect(job.polls).toBe(3);
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "assemblyai", status: "completed", usageAmount: 3 });
+  });
+
+  test("a WAV of digital silence is uploaded as sent, and nothing is heard in it", async () => {
+    const res = await transcribeFile(server, server.key, "universal", silentWav, "quiet.wav");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ provider: "assemblyai", text: "", segments: [], billed_seconds: 2 });
+    expect(fake.uploads.at(-1)!.file).toEqual(digestOf([silentWav]));
   });
 
   for (const fault of ["429", "500"] as AssemblyAiFault[]) {

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CartesiaTts } from "../src/providers/cartesia/tts.ts";
 import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
+import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { describeHttpTtsFaults, fakeUpstreamOptions, speakOnce, startCartesiaEchoServer } from "./helpers/http-tts.ts";
-import { transcribeSpeechOgg } from "./helpers/speech-file.ts";
+import { silentWav, speechOggDigest, transcribeFile, transcribeSpeechOgg } from "./helpers/speech-file.ts";
 import { stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { totalBytes } from "./helpers/ws-client.ts";
 
@@ -97,8 +98,15 @@ describe("Cartesia Ink-Whisper file transcription through /v1/stt/transcriptions
       ],
       billed_seconds: 3,
     });
-    expect(fake.transcriptions.at(-1)).toEqual({ fields: { model: ["ink-whisper"], "timestamp_granularities[]": ["word"], language: ["en"] }, fileBytes: 6642 });
+    expect(fake.transcriptions.at(-1)).toEqual({ fields: { model: ["ink-whisper"], "timestamp_granularities[]": ["word"], language: ["en"] }, file: await speechOggDigest() });
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "cartesia", status: "completed", usageAmount: 3 });
+  });
+
+  test("a WAV of digital silence reaches Ink-Whisper as uploaded, and nothing is heard in it", async () => {
+    const res = await transcribeFile(server, server.key, "ink-whisper", silentWav, "quiet.wav");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ provider: "cartesia", text: "", segments: [], billed_seconds: 2 });
+    expect(fake.transcriptions.at(-1)!.file).toEqual(digestOf([silentWav]));
   });
 
   test("a malformed answer is 502 upstream_error and bills nothing", async () => {

@@ -5,6 +5,7 @@ import { digestOf } from "./fakes/received-audio.ts";
 import { deepgramAt } from "./fakes/server-env.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
+import { silentWav } from "./helpers/speech-file.ts";
 import { describeSttFaults } from "./helpers/stt-faults.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -117,16 +118,21 @@ describe("Deepgram Nova through /v1/stt", () => {
 
   test("a file goes to the prerecorded endpoint as the body; utterances come back as segments", async () => {
     const { key, tenantId } = await fundedAccount(server);
-    const res = await fetch(`${server.url}/v1/stt/transcriptions?model=nova-3&language=en`, {
-      method: "POST",
-      headers: { ...bearer(key), "content-type": "audio/mpeg" },
-      body: await Bun.file(new URL("./fixtures/speech.mp3", import.meta.url)).arrayBuffer(),
-    });
+    const mp3 = await Bun.file(new URL("./fixtures/speech.mp3", import.meta.url)).bytes();
+    const res = await fetch(`${server.url}/v1/stt/transcriptions?model=nova-3&language=en`, { method: "POST", headers: { ...bearer(key), "content-type": "audio/mpeg" }, body: mp3 });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ provider: "deepgram", model: "deepgram/nova-3", text: "thank you very much for your help", segments: [{ start_ms: 0, end_ms: 2700 }], billed_seconds: 3 });
-    expect(fake.prerecorded.at(-1)).toMatchObject({ contentType: "audio/mpeg", bytes: 11601 });
+    expect(fake.prerecorded.at(-1)).toMatchObject({ contentType: "audio/mpeg", file: digestOf([mp3]) });
+    expect(digestOf([mp3]).bytes).toBe(11601);
     expect(Object.fromEntries(fake.prerecorded.at(-1)!.query)).toMatchObject({ model: "nova-3", language: "en", utterances: "true" });
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "deepgram", usageAmount: 3 });
+  });
+
+  test("a WAV of digital silence reaches the prerecorded endpoint as uploaded, and nothing is heard in it", async () => {
+    const res = await fetch(`${server.url}/v1/stt/transcriptions?model=nova-3`, { method: "POST", headers: { ...bearer(server.key), "content-type": "audio/wav" }, body: silentWav });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ provider: "deepgram", text: "", segments: [], billed_seconds: 2 });
+    expect(fake.prerecorded.at(-1)).toMatchObject({ contentType: "audio/wav", file: digestOf([silentWav]) });
   });
 
   describeSttFaults("Deepgram Nova", { server: () => server, fake: () => fake, query: NOVA, provider: "deepgram", faults: [["data-error", "closed 1008 DATA-0000"]] });

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ElevenLabsTts } from "../src/providers/elevenlabs/tts.ts";
 import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, GEORGE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
+import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { describeHttpTtsFaults, fakeUpstreamOptions, startElevenLabsEchoServer } from "./helpers/http-tts.ts";
-import { transcribeSpeechOgg } from "./helpers/speech-file.ts";
+import { silentWav, speechOggDigest, transcribeFile, transcribeSpeechOgg } from "./helpers/speech-file.ts";
 import { stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
@@ -113,8 +114,19 @@ describe("ElevenLabs Scribe file transcription through /v1/stt/transcriptions", 
       ],
       billed_seconds: 3,
     });
-    expect(fake.transcriptions.at(-1)).toMatchObject({ fields: { model_id: "scribe_v1", language_code: "en", timestamps_granularity: "word" }, fileBytes: 6642, apiKey: FAKE_ELEVENLABS_KEY });
+    expect(fake.transcriptions.at(-1)).toMatchObject({
+      fields: { model_id: "scribe_v1", language_code: "en", timestamps_granularity: "word" },
+      file: await speechOggDigest(),
+      apiKey: FAKE_ELEVENLABS_KEY,
+    });
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "elevenlabs", status: "completed", usageAmount: 3 });
+  });
+
+  test("a WAV of digital silence reaches Scribe as uploaded, and nothing is heard in it", async () => {
+    const res = await transcribeFile(server, server.key, "scribe_v1", silentWav, "quiet.wav");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ provider: "elevenlabs", text: "", segments: [], billed_seconds: 2 });
+    expect(fake.transcriptions.at(-1)!.file).toEqual(digestOf([silentWav]));
   });
 
   for (const fault of ["429", "malformed"] as const) {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FAKE_OPENAI_KEY, startFakeOpenAi, type FakeOpenAi } from "./fakes/openai.ts";
+import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import {
   chunk,
@@ -21,7 +22,8 @@ import { bearer } from "./helpers/ws-client.ts";
 
 // Files whose headers claim less audio than they hold, sent to every file surface: the bill is
 // never below what ffmpeg decodes (from the true file, or from the forged one as a provider would),
-// or the file is refused with 422 indeterminate_audio_duration in the surface's envelope.
+// or the file is refused with 422 indeterminate_audio_duration in the surface's envelope. A file
+// that is served reaches the provider as uploaded, forged header and all.
 
 const TIMES = 2; // the fixture's sentence twice: 5.5 s of speech
 
@@ -121,7 +123,8 @@ describe("forged headers through a cloud provider (the OpenAI fake) on every fil
   });
 
   for (const [surface, send] of Object.entries(SURFACES)) {
-    test(`${surface}: billed at least the decoded audio, or 422 indeterminate_audio_duration`, async () => {
+    test(`${surface}: billed at least the decoded audio, or 422 indeterminate_audio_duration; the provider gets the file as uploaded`, async () => {
+      expect(forged.length).toBeGreaterThan(0);
       for (const f of forged) {
         const { key, tenantId } = await fundedAccount(server);
         const answer = await send(server, key, f.bytes);
@@ -130,6 +133,7 @@ describe("forged headers through a cloud provider (the OpenAI fake) on every fil
           continue;
         }
         expect({ file: f.name, status: answer.status }).toEqual({ file: f.name, status: 200 });
+        expect({ file: f.name, received: fake.transcriptions.at(-1)!.file }).toEqual({ file: f.name, received: digestOf([f.bytes]) });
         const record = await lastActivity(server, tenantId);
         expect({ file: f.name, status: record.status }).toEqual({ file: f.name, status: "completed" });
         expect({ file: f.name, billed: record.usageAmount >= f.truth }).toEqual({ file: f.name, billed: true });

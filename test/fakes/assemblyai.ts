@@ -1,14 +1,17 @@
 import { assemblyAiStreaming, type AssemblyAiStreamingFault, type StreamingConnection } from "./assemblyai-streaming.ts";
 import { refusal, type RefusalStatus } from "./http-fake.ts";
 import { LOOPBACK_TLS } from "./loopback-tls.ts";
+import { receivedFile, type AudioDigest, type ReceivedFile } from "./received-audio.ts";
 
 // A fake of AssemblyAI's async transcription API on loopback, close enough for the official
 // `assemblyai` SDK: `Authorization: <key>` (no scheme); `POST /v2/upload` (bytes in,
 // `{upload_url}` out), `POST /v2/transcript` (`{audio_url, speech_model, language_code}` in, a
 // queued transcript out), `GET /v2/transcript/{id}` (queued → processing → completed over the
-// next polls, with words timed in ms). Errors are `{"error": "..."}`. Universal-Streaming
-// (`/v3/ws`) is on the same server: see assemblyai-streaming.ts. With `tls`, the server answers
-// https/wss with a self-signed certificate (the SDK's streaming client insists on wss).
+// next polls, with words timed in ms: a fixed sentence, or none for an uploaded WAV of digital
+// silence). Each upload records the digest of the bytes it received. Errors are
+// `{"error": "..."}`. Universal-Streaming (`/v3/ws`) is on the same server: see
+// assemblyai-streaming.ts. With `tls`, the server answers https/wss with a self-signed certificate
+// (the SDK's streaming client insists on wss).
 //
 // Faults for the next request: "401", "429", "500"; "failed" makes the next transcript end with
 // status "error"; "never" leaves it processing for ever; the streaming faults apply to the next
@@ -33,7 +36,8 @@ export interface FakeAssemblyAi {
   /** Each `/v3/ws` connection: query, auth header, client frames. */
   streaming: StreamingConnection[];
   openSockets(): number;
-  uploads: { bytes: number; authorization: string | null }[];
+  /** `file`: the digest of the uploaded bytes as they arrived; `url`: the `upload_url` answered for them. */
+  uploads: { file: AudioDigest; url: string; authorization: string | null }[];
   jobs: Job[];
   fault(f: AssemblyAiFault): void;
   stop(): void;
@@ -47,6 +51,7 @@ const refuse = (status: RefusalStatus) => error(status, REFUSALS[status]);
 export function startFakeAssemblyAi(options: { tls?: boolean } = {}): FakeAssemblyAi {
   const uploads: FakeAssemblyAi["uploads"] = [];
   const jobs: Job[] = [];
+  const files = new Map<string, ReceivedFile>();
   const streaming = assemblyAiStreaming();
   let pending: AssemblyAiFault | undefined;
   const server = Bun.serve({
@@ -68,10 +73,12 @@ export function startFakeAssemblyAi(options: { tls?: boolean } = {}): FakeAssemb
       if (refused) return refused;
 
       if (req.method === "POST" && url.pathname === "/v2/upload") {
-        const bytes = (await req.arrayBuffer()).byteLength;
-        uploads.push({ bytes, authorization });
-        if (!bytes) return error(400, "Upload is empty");
-        return Response.json({ upload_url: `${url.origin}/files/${crypto.randomUUID()}` });
+        const received = receivedFile(await req.bytes());
+        const upload_url = `${url.origin}/files/${crypto.randomUUID()}`;
+        uploads.push({ file: received.digest, url: upload_url, authorization });
+        if (!received.digest.bytes) return error(400, "Upload is empty");
+        files.set(upload_url, received);
+        return Response.json({ upload_url });
       }
       if (req.method === "POST" && url.pathname === "/v2/transcript") {
         const body = (await req.json().catch(() => ({}))) as Record<string, unknown>;
@@ -90,8 +97,9 @@ export function startFakeAssemblyAi(options: { tls?: boolean } = {}): FakeAssemb
         const base = { id: job.id, audio_url: job.body.audio_url, speech_model: job.body.speech_model ?? null, language_code: job.body.language_code ?? "en_us" };
         if (job.fate === "never" || job.polls < 3) return Response.json({ ...base, status: job.polls < 2 ? "queued" : "processing", text: null, words: null });
         if (job.fate === "failed") return Response.json({ ...base, status: "error", error: "Transcoding failed. File does not appear to contain audio." });
-        const words = WORDS.map((text, i) => ({ text, start: i * 400, end: i * 400 + 350, confidence: 0.98, speaker: null }));
-        return Response.json({ ...base, status: "completed", text: WORDS.join(" "), words, audio_duration: 3, confidence: 0.98 });
+        const heard = files.get(String(job.body.audio_url))?.silent ? [] : WORDS;
+        const words = heard.map((text, i) => ({ text, start: i * 400, end: i * 400 + 350, confidence: 0.98, speaker: null }));
+        return Response.json({ ...base, status: "completed", text: heard.join(" "), words, audio_duration: 3, confidence: 0.98 });
       }
       return error(404, `No route for ${req.method} ${url.pathname}`);
     },

@@ -1,7 +1,7 @@
 import { LOOPBACK_TLS } from "./loopback-tls.ts";
 import { cartesiaVoices, type CartesiaCloneRecord } from "./cartesia-voices.ts";
 import { realtimeHandlers, sttConn, sttQueryProblem, ttsConn, type RealtimeConn, type SocketFault, type SttSocketRecord, type TtsSocketRecord } from "./cartesia-realtime.ts";
-import { ReceivedAudio } from "./received-audio.ts";
+import { ReceivedAudio, receivedFile, type AudioDigest } from "./received-audio.ts";
 import type { CloningFault } from "./cloning.ts";
 import { audioResponse, mp3, refusal, speech, type RefusalStatus, type StreamFault } from "./http-fake.ts";
 
@@ -10,7 +10,8 @@ import { audioResponse, mp3, refusal, speech, type RefusalStatus, type StreamFau
 // `api_key` and `cartesia_version` query parameters on a WebSocket). `POST /tts/bytes`: JSON
 // `{model_id, transcript, voice, output_format}` in (raw pcm_s16le at any rate, or mp3), audio
 // bytes streamed out; `GET /voices` lists one voice; batch `POST /stt` (multipart `file`, `model`)
-// answers a fixed sentence with word timings; the realtime `/tts/websocket` and `/stt/websocket`
+// answers a fixed sentence with word timings (no words for a WAV of digital silence) and records
+// the digest of the file it received; the realtime `/tts/websocket` and `/stt/websocket`
 // are in cartesia-realtime.ts. Speech is real (our Flite, resampled). Errors use Cartesia's
 // `{title, message, error_code, request_id}`.
 //
@@ -30,7 +31,8 @@ export interface FakeCartesia {
   /** What `GET /voices` lists, page by page (`limit`, `starting_after`), in Cartesia's shape: change it to change the account's voices. */
   voices: Record<string, unknown>[];
   requests: { body: Record<string, any>; authorization: string | null; version: string | null }[];
-  transcriptions: { fields: Record<string, string[]>; fileBytes: number }[];
+  /** `file`: the digest of the uploaded file's bytes as they arrived. */
+  transcriptions: { fields: Record<string, string[]>; file?: AudioDigest }[];
   /** Realtime connections, in order. */
   ttsSockets: TtsSocketRecord[];
   sttSockets: SttSocketRecord[];
@@ -119,13 +121,15 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
         const fields: Record<string, string[]> = {};
         for (const [k, v] of form) if (typeof v === "string") (fields[k] ??= []).push(v);
         const file = form.get("file");
-        transcriptions.push({ fields, fileBytes: file instanceof Blob ? file.size : 0 });
+        const received = file instanceof Blob ? receivedFile(await file.bytes()) : undefined;
+        transcriptions.push({ fields, file: received?.digest });
         const refused = refusal(true, fault, refuse);
         if (refused) return refused;
-        if (!(file instanceof Blob) || !fields.model) return error(400, "invalid_request", "file and model are required");
+        if (!received || !fields.model) return error(400, "invalid_request", "file and model are required");
         if (fault === "malformed") return new Response("{not json", { headers: { "content-type": "application/json" } });
-        const words = STT_WORDS.map((word, i) => ({ word, start: i * 0.4, end: i * 0.4 + 0.35 }));
-        return Response.json({ type: "transcript", text: STT_WORDS.join(" "), language: "en", duration: 2.75, words, request_id: crypto.randomUUID() });
+        const heard = received.silent ? [] : STT_WORDS;
+        const words = heard.map((word, i) => ({ word, start: i * 0.4, end: i * 0.4 + 0.35 }));
+        return Response.json({ type: "transcript", text: heard.join(" "), language: "en", duration: 2.75, words, request_id: crypto.randomUUID() });
       }
       if (req.method !== "POST" || url.pathname !== "/tts/bytes") return error(404, "not_found", `No route for ${req.method} ${url.pathname}`);
       const body = (await req.json().catch(() => ({}))) as Record<string, any>;

@@ -2,7 +2,7 @@ import type { ServerWebSocket } from "bun";
 import { auraQueryProblem, auraSocket } from "./deepgram-aura-ws.ts";
 import { fluxQueryProblem, fluxSocket } from "./deepgram-flux.ts";
 import { audioResponse, mp3, refusal, speech, type RefusalStatus } from "./http-fake.ts";
-import { ReceivedAudio } from "./received-audio.ts";
+import { ReceivedAudio, receivedFile, type AudioDigest } from "./received-audio.ts";
 
 // A fake of Deepgram on loopback, close enough for the official SDK (`Authorization: Token <key>`
 // everywhere):
@@ -13,7 +13,9 @@ import { ReceivedAudio } from "./received-audio.ts";
 //   silence is heard as nothing (`SpeechStarted` at the first sound, empty transcripts without it).
 // - Flux streaming STT (`/v2/listen`, deepgram-flux.ts): turns found in the audio itself.
 // - Aura streaming TTS (`/v1/speak` WebSocket, deepgram-aura-ws.ts).
-// - Prerecorded `POST /v1/listen`, `GET /v1/models`, and Aura `POST /v1/speak` (JSON `{text}` in;
+// - Prerecorded `POST /v1/listen`: the fixed sentence's words, none for a WAV of digital silence;
+//   each request records the digest of the body it received.
+// - `GET /v1/models`, and Aura `POST /v1/speak` (JSON `{text}` in;
 //   `linear16` raw PCM at `sample_rate` or `mp3` out; real Flite speech).
 //
 // Faults for the next connection: "401" / "429" / "500" (the handshake answers that status),
@@ -56,8 +58,8 @@ export interface FakeDeepgram {
   flux: SocketRecord[];
   /** Each Aura WebSocket (`/v1/speak`). */
   speakSockets: SocketRecord[];
-  /** Prerecorded requests (POST /v1/listen): query, content type and body size. */
-  prerecorded: { query: URLSearchParams; contentType: string | null; bytes: number }[];
+  /** Prerecorded requests (POST /v1/listen): query, content type and the digest of the body as it arrived. */
+  prerecorded: { query: URLSearchParams; contentType: string | null; file: AudioDigest }[];
   /** Aura requests (POST /v1/speak): query, JSON body and auth header. */
   speak: { query: Record<string, string>; body: Record<string, unknown>; authorization: string | null }[];
   /** HTTP requests and sockets still open: a client that forgets to cancel a response or close a socket shows here. */
@@ -195,14 +197,15 @@ export function startFakeDeepgram(): FakeDeepgram {
       if (url.pathname !== "/v1/listen") return new Response("not found", { status: 404 });
       if (req.method === "POST") {
         if (req.headers.get("authorization") !== `Token ${FAKE_DEEPGRAM_KEY}`) return refuse(401);
-        const body = new Uint8Array(await req.arrayBuffer());
-        prerecorded.push({ query: url.searchParams, contentType: req.headers.get("content-type"), bytes: body.length });
-        const text = WORDS.join(" ");
+        const received = receivedFile(await req.bytes());
+        prerecorded.push({ query: url.searchParams, contentType: req.headers.get("content-type"), file: received.digest });
+        const heard = received.silent ? [] : WORDS;
+        const text = heard.join(" ");
         return Response.json({
           metadata: { request_id: "fake-request", sha256: "0", created: new Date().toISOString(), duration: 2.745, channels: 1, models: ["fake"] },
           results: {
-            channels: [{ alternatives: [{ transcript: text, confidence: 0.98, words: WORDS.map((w, i) => ({ word: w, start: i * 0.35, end: i * 0.35 + 0.3, confidence: 0.98 })) }] }],
-            utterances: [{ start: 0, end: 2.7, transcript: text, confidence: 0.98, channel: 0, words: [] }],
+            channels: [{ alternatives: [{ transcript: text, confidence: 0.98, words: heard.map((w, i) => ({ word: w, start: i * 0.35, end: i * 0.35 + 0.3, confidence: 0.98 })) }] }],
+            utterances: text ? [{ start: 0, end: 2.7, transcript: text, confidence: 0.98, channel: 0, words: [] }] : [],
           },
         });
       }

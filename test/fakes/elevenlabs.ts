@@ -2,6 +2,7 @@ import { startRealtime, type RealtimeConn, type RealtimeFault, type ScribeSocket
 import { elevenLabsVoices, type ClonedVoiceRecord, type ElevenLabsCloningFault } from "./elevenlabs-voices.ts";
 import { Mp3StreamEncoder } from "../../src/audio/mp3.ts";
 import { audioResponse, mp3, refusal, speech as speechAt, type RefusalStatus, type StreamFault } from "./http-fake.ts";
+import { receivedFile, type AudioDigest } from "./received-audio.ts";
 
 // A fake of ElevenLabs' HTTP text-to-speech and Scribe file transcription on loopback, close enough to the wire that the official
 // `@elevenlabs/elevenlabs-js` SDK works against it: `POST /v1/text-to-speech/{voice_id}/stream`
@@ -10,7 +11,8 @@ import { audioResponse, mp3, refusal, speech as speechAt, type RefusalStatus, ty
 // the audio), `GET /v1/voices`, key in `xi-api-key`, `output_format` in the query (pcm_<rate> =
 // raw s16le, mp3_<rate>_<kbps>), JSON body with `text`, `model_id`, `voice_settings`. Speech is
 // real (our Flite, resampled). `POST /v1/speech-to-text` (multipart `model_id`, `file`) answers a
-// fixed sentence with word timings. Errors use ElevenLabs' `{"detail":{"status","message"}}` shape.
+// fixed sentence with word timings (no words for a WAV of digital silence), and records the digest
+// of the file it received. Errors use ElevenLabs' `{"detail":{"status","message"}}` shape.
 //
 // The realtime WebSockets (TTS stream-input and multi-stream-input, Scribe realtime) live in
 // elevenlabs-realtime.ts and are served on the same port.
@@ -35,7 +37,8 @@ export interface FakeElevenLabs {
   /** What `GET /v1/voices` lists, in ElevenLabs' shape: change it to change the account's voices. */
   voices: Record<string, unknown>[];
   requests: ElevenLabsRequest[];
-  transcriptions: { fields: Record<string, string>; fileBytes: number; apiKey: string | null }[];
+  /** `file`: the digest of the uploaded file's bytes as they arrived. */
+  transcriptions: { fields: Record<string, string>; file?: AudioDigest; apiKey: string | null }[];
   /** TTS input-streaming sockets and Scribe realtime sockets, in connection order. */
   ttsSockets: TtsSocketRecord[];
   scribeSockets: ScribeSocketRecord[];
@@ -165,13 +168,14 @@ export function startFakeElevenLabs(): FakeElevenLabs {
         const fields: Record<string, string> = {};
         for (const [k, v] of form) if (typeof v === "string") fields[k] = v;
         const file = form.get("file");
-        transcriptions.push({ fields, fileBytes: file instanceof Blob ? file.size : 0, apiKey });
+        const received = file instanceof Blob ? receivedFile(await file.bytes()) : undefined;
+        transcriptions.push({ fields, file: received?.digest, apiKey });
         const refused = refusal(apiKey === FAKE_ELEVENLABS_KEY, fault, refuse);
         if (refused) return refused;
         if (!fields.model_id) return error(422, "invalid_request", "model_id is required");
-        if (!(file instanceof Blob)) return error(422, "invalid_request", "file or cloud_storage_url is required");
+        if (!received) return error(422, "invalid_request", "file or cloud_storage_url is required");
         if (fault === "malformed") return new Response("{not json", { headers: { "content-type": "application/json" } });
-        return Response.json(SCRIBE_ANSWER);
+        return Response.json(received.silent ? { ...SCRIBE_ANSWER, text: "", words: [] } : SCRIBE_ANSWER);
       }
       const route = req.method === "POST" ? SPEECH.exec(url.pathname) : null;
       if (!route) return error(404, "not_found", `No route for ${req.method} ${url.pathname}`);

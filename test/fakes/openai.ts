@@ -1,12 +1,14 @@
 import { audioResponse, mp3, refusal, speech as speechAt, type RefusalStatus } from "./http-fake.ts";
 import { LOOPBACK_TLS } from "./loopback-tls.ts";
 import { startRealtime, type RealtimeConnection, type RealtimeFault } from "./openai-realtime.ts";
+import { receivedFile, type AudioDigest } from "./received-audio.ts";
 
 // A fake of OpenAI's audio API on loopback, close enough to the wire that the official `openai`
 // SDK works against it: `POST /v1/audio/speech` (JSON in, audio bytes streamed out: pcm = raw
 // 24 kHz s16le, mp3, wav) and `POST /v1/audio/transcriptions` (multipart in, json/text/
 // verbose_json out). Speech is real (our Flite, resampled to 24 kHz); transcripts are the text
-// the fake last spoke, or a fixed sentence. Errors use OpenAI's error object. Realtime
+// the fake last spoke, or a fixed sentence; nothing for a WAV of digital silence. Each
+// transcription records the digest of the file it received. Errors use OpenAI's error object. Realtime
 // transcription sessions (`/v1/realtime?intent=transcription`) are in openai-realtime.ts.
 // `startFakeOpenAi({ tls: true })` serves HTTPS/WSS with the loopback self-signed certificate
 // (the SDK's realtime clients only connect to wss:).
@@ -28,7 +30,8 @@ export interface FakeOpenAi {
   url: string;
   /** Requests received, as the fake parsed them. */
   speech: SpeechRequest[];
-  transcriptions: { fields: Record<string, string>; fileBytes: number; authorization: string | null }[];
+  /** `file`: the digest of the uploaded file's bytes as they arrived. */
+  transcriptions: { fields: Record<string, string>; file?: AudioDigest; authorization: string | null }[];
   /** Realtime sessions: handshake, the client's text frames, session updates, audio received. */
   realtime: RealtimeConnection[];
   fault(f: OpenAiFault): void;
@@ -120,12 +123,13 @@ export function startFakeOpenAi(options: { tls?: boolean } = {}): FakeOpenAi & {
         const fields: Record<string, string> = {};
         for (const [k, v] of form) if (typeof v === "string") fields[k] = v;
         const file = form.get("file");
-        transcriptions.push({ fields, fileBytes: file instanceof Blob ? file.size : 0, authorization });
-        if (!(file instanceof Blob)) return error(400, "file is required", "invalid_request_error");
+        const received = file instanceof Blob ? receivedFile(await file.bytes()) : undefined;
+        transcriptions.push({ fields, file: received?.digest, authorization });
+        if (!received) return error(400, "file is required", "invalid_request_error");
         // Never answered: the request stays open until its client goes.
         if (fault === "stall") return new Promise<Response>((resolve) => req.signal.addEventListener("abort", () => resolve(new Response(null))));
         if (fault === "malformed") return new Response("{not json", { headers: { "content-type": "application/json" } });
-        const text = lastSpoken;
+        const text = received.silent ? "" : lastSpoken;
         const format = fields.response_format ?? "json";
         if (format === "text") return new Response(`${text}\n`, { headers: { "content-type": "text/plain" } });
         if (format === "verbose_json") {
@@ -134,7 +138,7 @@ export function startFakeOpenAi(options: { tls?: boolean } = {}): FakeOpenAi & {
             language: "english",
             duration: 2.7,
             text,
-            segments: [{ id: 0, seek: 0, start: 0, end: 2.7, text, tokens: [], temperature: 0, avg_logprob: -0.2, compression_ratio: 1, no_speech_prob: 0.01 }],
+            segments: text ? [{ id: 0, seek: 0, start: 0, end: 2.7, text, tokens: [], temperature: 0, avg_logprob: -0.2, compression_ratio: 1, no_speech_prob: 0.01 }] : [],
           });
         }
         return Response.json({ text, usage: { type: "duration", seconds: 3 } });

@@ -58,3 +58,45 @@ export function digestOf(chunks: Iterable<Uint8Array>): AudioDigest {
   }
   return { bytes, sha256: hash.digest("hex") };
 }
+
+/** What a file transcription fake received of one uploaded file. */
+export interface ReceivedFile {
+  /** The file's bytes, whole, as they reached the fake: compare with `digestOf([what the client uploaded])`. */
+  digest: AudioDigest;
+  /** A WAV whose samples are all digital silence: a fake whose transcript is a fixed sentence answers nothing for it. */
+  silent: boolean;
+}
+
+/** WAV `fmt ` codes whose zero samples are zero bytes (integer PCM of 16 bits or more, float), and µ-law's. */
+const ZERO_BYTE_FORMATS = new Set([1, 3]);
+const MULAW_FORMAT = 7;
+
+/**
+ * The file's digest, and whether it is digital silence. Only WAV is decoded (cheap: its samples are
+ * its data chunks' bytes); a compressed container is never judged silent, so such a fake keeps its
+ * fixed sentence there, and the digest alone proves which bytes arrived.
+ */
+export function receivedFile(file: Uint8Array): ReceivedFile {
+  return { digest: digestOf([file]), silent: wavIsSilent(file) };
+}
+
+function wavIsSilent(file: Uint8Array): boolean {
+  const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
+  const tag = (at: number) => String.fromCharCode(...file.subarray(at, at + 4));
+  if (file.byteLength < 12 || tag(0) !== "RIFF" || tag(8) !== "WAVE") return false;
+  let encoding: WireEncoding | undefined;
+  let samples = 0;
+  for (let at = 12; at + 8 <= file.byteLength; at += 8 + view.getUint32(at + 4, true) + (view.getUint32(at + 4, true) % 2)) {
+    const body = file.subarray(at + 8, at + 8 + view.getUint32(at + 4, true));
+    if (tag(at) === "fmt " && body.byteLength >= 16) {
+      const format = view.getUint16(at + 8, true);
+      const bits = view.getUint16(at + 22, true);
+      encoding = format === MULAW_FORMAT ? "mulaw" : ZERO_BYTE_FORMATS.has(format) && bits >= 16 ? "pcm_s16le" : undefined;
+      if (!encoding) return false;
+    } else if (tag(at) === "data") {
+      if (!encoding || hasSound(body, encoding)) return false;
+      samples += body.byteLength;
+    }
+  }
+  return samples > 0;
+}
