@@ -5,7 +5,7 @@ import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fak
 import { speech } from "./fakes/http-fake.ts";
 import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
+import { describeHttpTtsFaults, speakOnce, startEchoServer, UPSTREAM_TIMEOUTS } from "./helpers/http-tts.ts";
 import type { TestServer } from "./helpers/server.ts";
 import { describeSttFaults } from "./helpers/stt-faults.ts";
 import { concat, frames, silence, speak } from "./helpers/speech.ts";
@@ -20,7 +20,7 @@ let server: TestServer;
 
 beforeAll(async () => {
   // "car-echo" is the same adapter serving the test model, so faults can meet a fallback.
-  const options = { apiKey: FAKE_CARTESIA_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
+  const options = { apiKey: FAKE_CARTESIA_KEY, baseUrl: fake.url, ...UPSTREAM_TIMEOUTS };
   server = await startEchoServer({ CARTESIA_API_KEY: FAKE_CARTESIA_KEY, CARTESIA_BASE_URL: fake.url }, Object.assign(new CartesiaTts(options), { id: "car-echo" }));
 });
 afterAll(async () => {

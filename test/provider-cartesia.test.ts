@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CartesiaTts } from "../src/providers/cartesia/tts.ts";
 import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
+import { describeHttpTtsFaults, speakOnce, startEchoServer, UPSTREAM_TIMEOUTS } from "./helpers/http-tts.ts";
 import type { TestServer } from "./helpers/server.ts";
 import { bearer, totalBytes } from "./helpers/ws-client.ts";
 
@@ -13,7 +13,7 @@ import { bearer, totalBytes } from "./helpers/ws-client.ts";
 
 const fake = startFakeCartesia();
 let server: TestServer;
-const options = { apiKey: FAKE_CARTESIA_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
+const options = { apiKey: FAKE_CARTESIA_KEY, baseUrl: fake.url, ...UPSTREAM_TIMEOUTS };
 
 beforeAll(async () => {
   // "car-echo" is the same adapter serving the test model, so faults can meet a fallback.

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DeepgramTts } from "../src/providers/deepgram/tts.ts";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram } from "./fakes/deepgram.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
+import { describeHttpTtsFaults, speakOnce, startEchoServer, UPSTREAM_TIMEOUTS } from "./helpers/http-tts.ts";
 import type { TestServer } from "./helpers/server.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
@@ -12,7 +12,7 @@ import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
 const fake = startFakeDeepgram();
 let server: TestServer;
-const options = { apiKey: FAKE_DEEPGRAM_KEY, baseUrl: fake.http, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
+const options = { apiKey: FAKE_DEEPGRAM_KEY, baseUrl: fake.http, ...UPSTREAM_TIMEOUTS };
 
 beforeAll(async () => {
   // "dg-echo" is the same adapter serving the test model, so faults can meet a fallback.

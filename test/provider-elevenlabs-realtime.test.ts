@@ -5,7 +5,7 @@ import { TEST_MODEL } from "./fakes/fixed-pcm-provider.ts";
 import { speech } from "./fakes/http-fake.ts";
 import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { describeHttpTtsFaults, speakOnce, startEchoServer } from "./helpers/http-tts.ts";
+import { describeHttpTtsFaults, speakOnce, startEchoServer, UPSTREAM_TIMEOUTS } from "./helpers/http-tts.ts";
 import type { TestServer } from "./helpers/server.ts";
 import { describeSttFaults } from "./helpers/stt-faults.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
@@ -15,7 +15,7 @@ import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
 const fake = startFakeElevenLabs();
 let server: TestServer;
-const options = { apiKey: FAKE_ELEVENLABS_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
+const options = { apiKey: FAKE_ELEVENLABS_KEY, baseUrl: fake.url, ...UPSTREAM_TIMEOUTS };
 
 beforeAll(async () => {
   server = await startEchoServer({ ELEVENLABS_API_KEY: FAKE_ELEVENLABS_KEY, ELEVENLABS_BASE_URL: fake.url }, Object.assign(new ElevenLabsTts(options), { id: "el-echo" }));

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ElevenLabsTts } from "../src/providers/elevenlabs/tts.ts";
 import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, GEORGE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { describeHttpTtsFaults, startEchoServer } from "./helpers/http-tts.ts";
+import { describeHttpTtsFaults, startEchoServer, UPSTREAM_TIMEOUTS } from "./helpers/http-tts.ts";
 import type { TestServer } from "./helpers/server.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
@@ -12,7 +12,7 @@ import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
 const fake = startFakeElevenLabs();
 let server: TestServer;
-const options = { apiKey: FAKE_ELEVENLABS_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300 };
+const options = { apiKey: FAKE_ELEVENLABS_KEY, baseUrl: fake.url, ...UPSTREAM_TIMEOUTS };
 
 beforeAll(async () => {
   // "el-echo" is the same adapter serving the test model, so faults can meet a fallback.

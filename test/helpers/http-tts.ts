@@ -10,13 +10,21 @@ import { bearer, connect } from "./ws-client.ts";
 // What the tests of every HTTP TTS adapter share: a server where the adapter also serves the test
 // model (as `echoId`) beside a `fixed` fallback, a one-sentence session, and the fault suite.
 
+/**
+ * The bounds on the upstream for the adapters these tests build (the configured ones take the idle
+ * bound; their connect bound is the default 5 s). The fakes make their Flite speech synchronously,
+ * on the event loop the router shares with them: on a loaded machine one synthesis holds it for a
+ * second or more, and a tighter bound gives up on a fake that was about to answer (the session then
+ * falls back, or fails, before any audio). Each `stall` fault waits one of them out.
+ */
+export const UPSTREAM_TIMEOUTS = { connectTimeoutMs: 3000, idleTimeoutMs: 3000 };
+
 /** A test server with the cloud adapter configured by `env`, and `echo` (the same adapter under another id) serving TEST_MODEL as `bindingId`. */
 export function startEchoServer(env: Record<string, string>, echo: TtsProvider, bindingId = "echo"): Promise<TestServer> {
   const catalogue = testCatalogue([echo.id, "fixed"]);
   catalogue.providers[0].requiresVoice = true;
   catalogue.providers[0].bindings[0].id = bindingId;
-  // 1 s of upstream silence fails a stream: fault tests stay quick, and a loaded CI machine does not trip it.
-  return startTestServer({ ...env, UPSTREAM_IDLE_TIMEOUT_MS: "1000" }, { extra: { catalogue, providers: [echo, new FixedPcmProvider("fixed", 3)] } });
+  return startTestServer({ ...env, UPSTREAM_IDLE_TIMEOUT_MS: String(UPSTREAM_TIMEOUTS.idleTimeoutMs) }, { extra: { catalogue, providers: [echo, new FixedPcmProvider("fixed", 3)] } });
 }
 
 /** One sentence through /v1/tts, then close; the recorded session. */
