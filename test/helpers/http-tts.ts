@@ -2,10 +2,10 @@ import { describe, expect, test } from "bun:test";
 import type { TtsProvider } from "../../src/providers/types.ts";
 import { openUpstreamStreams } from "../../src/providers/upstream-ws.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "../fakes/fixed-pcm-provider.ts";
-import type { StreamFault } from "../fakes/http-fake.ts";
+import { cutDroppedConnections, type StreamFault } from "../fakes/http-fake.ts";
 import { fundedAccount, lastActivity } from "./accounts.ts";
 import { startTestServer, type TestServer } from "./server.ts";
-import { bearer, connect } from "./ws-client.ts";
+import { bearer, type Client, connect } from "./ws-client.ts";
 
 // What the tests of every HTTP TTS adapter share: a server where the adapter also serves the test
 // model (as `echoId`) beside a `fixed` fallback, a one-sentence session, and the fault suite.
@@ -27,12 +27,17 @@ export function startEchoServer(env: Record<string, string>, echo: TtsProvider, 
   return startTestServer({ ...env, UPSTREAM_IDLE_TIMEOUT_MS: String(UPSTREAM_TIMEOUTS.idleTimeoutMs) }, { extra: { catalogue, providers: [echo, new FixedPcmProvider("fixed", 3)] } });
 }
 
-/** One sentence through /v1/tts, then close; the recorded session. */
-export function speakOnce(server: TestServer, query: string, text: string, key = server.key) {
+/** One sentence through /v1/tts, then close; the client, to follow the session as it goes. */
+export function startSpeaking(server: TestServer, query: string, text: string, key = server.key): Client {
   const c = connect(server.wsUrl(`/v1/tts?${query}`), bearer(key));
   c.send({ type: "text", text });
   c.send({ type: "close" });
-  return c.closed;
+  return c;
+}
+
+/** One sentence through /v1/tts, then close; the recorded session. */
+export function speakOnce(server: TestServer, query: string, text: string, key = server.key) {
+  return startSpeaking(server, query, text, key).closed;
 }
 
 export interface HttpTtsFaultTarget {
@@ -53,7 +58,13 @@ export function describeHttpTtsFaults(name: string, { server, fake, echoId, voic
   async function run(fault: "401" | "429" | "500" | StreamFault, query: string) {
     const { key, tenantId } = await fundedAccount(server());
     fake.fault(fault);
-    const rec = await speakOnce(server(), `model=${TEST_MODEL}&voice=${voice}&${query}${extra ? `&${extra}` : ""}`, "Twelve chars", key);
+    const session = startSpeaking(server(), `model=${TEST_MODEL}&voice=${voice}&${query}${extra ? `&${extra}` : ""}`, "Twelve chars", key);
+    if (fault === "drop") {
+      // The fake cuts the connection once the client has heard its audio (or the session ended without).
+      while (session.rec.audio.length === 0 && session.rec.close.code === 0) await Bun.sleep(5);
+      cutDroppedConnections();
+    }
+    const rec = await session.closed;
     for (let i = 0; i < 50 && (fake.openRequests() > 0 || openUpstreamStreams() > 0); i++) await Bun.sleep(20);
     expect(fake.openRequests()).toBe(0);
     expect(openUpstreamStreams()).toBe(0); // WebSocket transports: no stream, and so no timer, outlives the session
