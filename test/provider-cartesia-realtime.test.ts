@@ -107,7 +107,9 @@ describe("Cartesia Sonic over the WebSocket through /v1/tts", () => {
     const c = connect(server.wsUrl(`/v1/tts?${SONIC}`), bearer(server.key));
     c.send({ type: "text", text: "This is a long sentence that takes a while to speak, so the client can leave early. " });
     c.send({ type: "flush" });
-    for (let i = 0; i < 100 && c.rec.audio.length === 0; i++) await Bun.sleep(20);
+    // It leaves mid-speech: once audio has come, however long that takes on a loaded machine.
+    while (c.rec.audio.length === 0 && c.rec.close.code === 0) await Bun.sleep(5);
+    expect(c.rec.audio.length).toBeGreaterThan(0);
     c.ws.close();
     await c.closed;
     await noSocketsLeft();

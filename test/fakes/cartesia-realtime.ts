@@ -1,5 +1,5 @@
 import type { ServerWebSocket } from "bun";
-import { speech } from "./http-fake.ts";
+import { dropCue, speech } from "./http-fake.ts";
 import type { ReceivedAudio } from "./received-audio.ts";
 
 // The realtime half of the Cartesia fake: Sonic's `/tts/websocket` (contexts) and Ink's
@@ -24,7 +24,8 @@ import type { ReceivedAudio } from "./received-audio.ts";
 //
 // Errors are `{type:"error", status_code, error_code, title, message, request_id}`.
 // Socket faults for the next connection: "stall" (everything is read, nothing is answered),
-// "drop" (TTS: after the second chunk; STT: after 1 s of audio; the TCP connection is cut),
+// "drop" (the TCP connection is cut; TTS: after the second chunk, once the test calls
+// `cutDroppedConnections`; STT: after 1 s of audio),
 // "malformed" (a frame that is not JSON instead of the first answer), "error" (an `error`
 // message with status 500 instead of the first answer, then close 1011).
 
@@ -234,8 +235,8 @@ function speakBuffered(ws: ServerWebSocket<TtsConn>, ctx: Context, rate: number,
         if (ctx.cancelled) return;
         const data = Buffer.from(pcm.subarray(i, i + chunk)).toString("base64");
         ws.send(JSON.stringify({ type: "chunk", data, done: false, status_code: 206, step_time: 12.5, context_id: ctx.id, ...(flushId ? { flush_id: flushId } : {}) }));
-        await Bun.sleep(1); // lets the chunk leave before a drop cuts the connection
-        if (c.fault === "drop" && ++c.chunksSent >= 2) return ws.terminate();
+        await Bun.sleep(1);
+        if (c.fault === "drop" && ++c.chunksSent >= 2) return dropCue().then(() => ws.terminate());
       }
       const seconds = pcm.length / 2 / rate;
       if (ctx.timestamps) ws.send(JSON.stringify({ type: "timestamps", word_timestamps: wordTimestamps(sentence, ctx.seconds, seconds), done: false, status_code: 206, context_id: ctx.id }));

@@ -25,7 +25,24 @@ export function mp3(pcm: Uint8Array, rate: number): Uint8Array {
   return Buffer.concat([enc.encode(pcm), enc.flush()]);
 }
 
-/** The audio as a chunked response; `stall` sends headers and then nothing, `drop` cuts it after a chunk, `malformed` answers HTML. */
+const dropsWaiting: (() => void)[] = [];
+
+/**
+ * A TTS `drop` fault (HTTP, or a TTS WebSocket cut at the TCP level) sends its first audio and then
+ * cuts the connection only once this is called, when the test's client has heard that audio. A cut
+ * made at once can overtake the audio before it (a reset response body discards the chunks its
+ * reader has not taken yet), and the fault would then be one before any audio.
+ */
+export function cutDroppedConnections(): void {
+  for (const cut of dropsWaiting.splice(0)) cut();
+}
+
+/** Resolves once the test calls `cutDroppedConnections`. */
+export function dropCue(): Promise<void> {
+  return new Promise((resolve) => dropsWaiting.push(resolve));
+}
+
+/** The audio as a chunked response; `stall` sends headers and then nothing, `drop` cuts it after two chunks (see `cutDroppedConnections`), `malformed` answers HTML. */
 export function audioResponse(audio: Uint8Array, type: string, fault?: StreamFault): Response {
   if (fault === "malformed") return new Response("<html>gateway</html>", { headers: { "content-type": "text/html" } });
   const chunk = 4800;
@@ -34,7 +51,7 @@ export function audioResponse(audio: Uint8Array, type: string, fault?: StreamFau
       if (fault === "stall") return new Promise(() => {});
       for (let i = 0; i < audio.length; i += chunk) {
         controller.enqueue(audio.subarray(i, i + chunk));
-        if (fault === "drop" && i >= chunk) return controller.error(new Error("connection reset"));
+        if (fault === "drop" && i >= chunk) return dropCue().then(() => controller.error(new Error("connection reset")));
         await Bun.sleep(1);
       }
       controller.close();

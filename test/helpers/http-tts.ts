@@ -7,25 +7,41 @@ import { FAKE_CARTESIA_KEY } from "../fakes/cartesia.ts";
 import { FAKE_ELEVENLABS_KEY } from "../fakes/elevenlabs.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "../fakes/fixed-pcm-provider.ts";
 import { cartesiaAt, elevenLabsAt } from "../fakes/server-env.ts";
-import type { StreamFault } from "../fakes/http-fake.ts";
+import { cutDroppedConnections, type StreamFault } from "../fakes/http-fake.ts";
 import { fundedAccount, lastActivity } from "./accounts.ts";
 import { startTestServer, type TestServer } from "./server.ts";
-import { bearer, connect } from "./ws-client.ts";
+import { bearer, type Client, connect } from "./ws-client.ts";
 
 // What the tests of every HTTP TTS adapter share: a server where the adapter also serves the test
 // model (as `echoId`) beside a `fixed` fallback, a one-sentence session, and the fault suite.
+
+/**
+ * The bounds on the upstream for the adapters these tests build (the configured ones take the idle
+ * bound; their connect bound is the default 5 s). The fakes make their Flite speech synchronously,
+ * on the event loop the router shares with them: on a loaded machine one synthesis holds it for a
+ * second or more, and a tighter bound gives up on a fake that was about to answer (the session then
+ * falls back, or fails, before any audio). Each `stall` fault waits one of them out.
+ */
+export const UPSTREAM_TIMEOUTS = { connectTimeoutMs: 3000, idleTimeoutMs: 3000 };
 
 /** A test server with the cloud adapter configured by `env`, and `echo` (the same adapter under another id) serving TEST_MODEL as `bindingId`. */
 export function startEchoServer(env: Record<string, string>, echo: TtsProvider, bindingId = "echo"): Promise<TestServer> {
   const catalogue = testCatalogue([echo.id, "fixed"]);
   catalogue.providers[0].requiresVoice = true;
   catalogue.providers[0].bindings[0].id = bindingId;
-  // 1 s of upstream silence fails a stream: fault tests stay quick, and a loaded CI machine does not trip it.
-  return startTestServer({ ...env, UPSTREAM_IDLE_TIMEOUT_MS: "1000" }, { extra: { catalogue, providers: [echo, new FixedPcmProvider("fixed", 3)] } });
+  return startTestServer({ ...env, UPSTREAM_IDLE_TIMEOUT_MS: String(UPSTREAM_TIMEOUTS.idleTimeoutMs) }, { extra: { catalogue, providers: [echo, new FixedPcmProvider("fixed", 3)] } });
 }
 
-/** A cloud adapter's options for talking to its fake: timeouts short enough for fault tests. */
-export const fakeUpstreamOptions = (apiKey: string, baseUrl: string) => ({ apiKey, baseUrl, connectTimeoutMs: 1000, idleTimeoutMs: 300 });
+/** One sentence through /v1/tts, then close; the client, to follow the session as it goes. */
+export function startSpeaking(server: TestServer, query: string, text: string, key = server.key): Client {
+  const c = connect(server.wsUrl(`/v1/tts?${query}`), bearer(key));
+  c.send({ type: "text", text });
+  c.send({ type: "close" });
+  return c;
+}
+
+/** A cloud adapter's options for talking to its fake, with the tests' upstream bounds. */
+export const fakeUpstreamOptions = (apiKey: string, baseUrl: string) => ({ apiKey, baseUrl, ...UPSTREAM_TIMEOUTS });
 
 /** The server with ElevenLabs pointed at `fake`, the same adapter serving the test model as "el-echo" so faults can meet a fallback. */
 export function startElevenLabsEchoServer(fake: { url: string }): Promise<TestServer> {
@@ -41,10 +57,7 @@ export function startCartesiaEchoServer(fake: { url: string }): Promise<TestServ
 
 /** One sentence through /v1/tts, then close; the recorded session. */
 export function speakOnce(server: TestServer, query: string, text: string, key = server.key) {
-  const c = connect(server.wsUrl(`/v1/tts?${query}`), bearer(key));
-  c.send({ type: "text", text });
-  c.send({ type: "close" });
-  return c.closed;
+  return startSpeaking(server, query, text, key).closed;
 }
 
 export interface HttpTtsFaultTarget {
@@ -65,7 +78,13 @@ export function describeHttpTtsFaults(name: string, { server, fake, echoId, voic
   async function run(fault: "401" | "429" | "500" | StreamFault, query: string) {
     const { key, tenantId } = await fundedAccount(server());
     fake.fault(fault);
-    const rec = await speakOnce(server(), `model=${TEST_MODEL}&voice=${voice}&${query}${extra ? `&${extra}` : ""}`, "Twelve chars", key);
+    const session = startSpeaking(server(), `model=${TEST_MODEL}&voice=${voice}&${query}${extra ? `&${extra}` : ""}`, "Twelve chars", key);
+    if (fault === "drop") {
+      // The fake cuts the connection once the client has heard its audio (or the session ended without).
+      while (session.rec.audio.length === 0 && session.rec.close.code === 0) await Bun.sleep(5);
+      cutDroppedConnections();
+    }
+    const rec = await session.closed;
     for (let i = 0; i < 50 && (fake.openRequests() > 0 || openUpstreamStreams() > 0); i++) await Bun.sleep(20);
     expect(fake.openRequests()).toBe(0);
     expect(openUpstreamStreams()).toBe(0); // WebSocket transports: no stream, and so no timer, outlives the session
