@@ -48,7 +48,10 @@ export function feedPaced(audio: PcmPieces, bytesPerSecond: number, pace: Pace, 
   const due = (atMs: number) =>
     new Promise<void>((resolve) => {
       wake = resolve;
-      if (pace === "realtime") timer = setTimeout(resolve, t0 + atMs - performance.now());
+      if (pace === "realtime") {
+        clearTimeout(timer);
+        timer = setTimeout(resolve, t0 + atMs - performance.now());
+      }
     });
   const woken = () => {
     const w = wake;

@@ -6,6 +6,7 @@ import { feedPaced, type Pace, type PacedFeed, type PcmPieces } from "../provide
 import type { SttFamily, Transcription, TranscriptSegment } from "../providers/types.ts";
 import type { SttPort, SttSessionEvent, SttSessionParams } from "./stt-events.ts";
 import { SttSession } from "./stt-session.ts";
+import { joinAudio } from "../util/turn-batch.ts";
 
 // A file through a streaming STT session (the one `/v1/stt` runs: its providers' streaming
 // adapters, router turns, fallback while no provider took the session, and its billing of the
@@ -76,10 +77,7 @@ export function fitted(decoded: PcmPieces, rate: number, billedSeconds: number):
       [before, last] = [last, piece];
     }
     if (before && last && last.byteLength < pieceBytes / 2) {
-      const both = new Uint8Array(before.byteLength + last.byteLength);
-      both.set(before);
-      both.set(last, before.byteLength);
-      [before, last] = [both, undefined];
+      [before, last] = [joinAudio([before, last], before.byteLength + last.byteLength), undefined];
     }
     for (const piece of [before, last]) if (piece) yield piece;
   }

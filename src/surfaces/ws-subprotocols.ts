@@ -7,7 +7,8 @@
 export const NATIVE_KEY_PROTOCOL = "voxroute-key.";
 /** `/oai/realtime`'s: OpenAI's SDK spelling, and the interface's. */
 export const OAI_KEY_PROTOCOLS = ["openai-insecure-api-key.", "oai-insecure-api-key."];
-const carriesKey = (protocol: string) => [NATIVE_KEY_PROTOCOL, ...OAI_KEY_PROTOCOLS].some((prefix) => protocol.startsWith(prefix));
+const KEY_PROTOCOLS = [NATIVE_KEY_PROTOCOL, ...OAI_KEY_PROTOCOLS];
+const carriesKey = (protocol: string) => KEY_PROTOCOLS.some((prefix) => protocol.startsWith(prefix));
 
 /** The subprotocols the client offered, in its order. */
 function offered(request: Request): string[] {

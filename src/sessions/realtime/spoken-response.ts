@@ -65,9 +65,11 @@ export class SpokenResponse {
     this.preemptible = preemptible;
     this.hooks.event({ type: "response_text", responseId: this.id, token, last });
     if (token) this.session.command({ type: "text", text: token });
-    clearTimeout(this.quiet);
-    if (!last) this.quiet = setTimeout(() => this.finish(), this.quietMs);
-    else {
+    if (!last) {
+      if (this.quiet) this.quiet.refresh();
+      else this.quiet = setTimeout(() => this.finish(), this.quietMs);
+    } else {
+      clearTimeout(this.quiet);
       this.complete = true;
       this.session.command({ type: "close" });
     }
