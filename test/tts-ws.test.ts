@@ -15,8 +15,10 @@ const slow = new FixedPcmProvider("slow", 3, 300);
 const bulk = new FixedPcmProvider("bulk", 5000);
 
 beforeAll(async () => {
+  // Providers get 300 ms to accept, so that the hanging one is left quickly; an embedded engine is
+  // loaded in its worker by its first session, which can take longer: one worker, warmed below.
   server = await startTestServer(
-    { PROVIDER_CONNECT_TIMEOUT_MS: "300" },
+    { PROVIDER_CONNECT_TIMEOUT_MS: "300", TTS_WORKERS: "1" },
     {
       extra: {
         catalogue: testCatalogue(["refusing", "dying", "late-dying", "hanging", "bad-voice", "slow", "bulk", "fixed"]),
@@ -24,8 +26,19 @@ beforeAll(async () => {
       },
     },
   );
+  for (const query of ["model=flite&voice=slt", "model=svox%2Fpico&voice=en-US"]) await warmUp(query);
 });
 afterAll(() => server.stop(0));
+
+/** Loads an embedded engine in the worker with sessions of its own until one is served, however long loading takes. */
+async function warmUp(query: string) {
+  for (;;) {
+    const c = connect(tts(query), bearer(server.key));
+    c.send({ type: "text", text: "Warm." });
+    c.send({ type: "close" });
+    if ((await c.closed).close.code === 1000) return;
+  }
+}
 
 const tts = (query: string) => server.wsUrl(`/v1/tts?${query}`);
 
