@@ -5,9 +5,13 @@ import { join } from "node:path";
 import OpenAI, { toFile } from "openai";
 import { createKey } from "../src/accounts/keys.ts";
 import { openDatabase } from "../src/db/open.ts";
+import { probeDuration } from "../src/audio/probe.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
+import { billedSeconds } from "../src/ledger/usage.ts";
 import { FilePool } from "../src/pools/file-pool.ts";
+import { fitted } from "../src/sessions/file-stream.ts";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram } from "./fakes/deepgram.ts";
+import { type AudioDigest, ReceivedAudio } from "./fakes/received-audio.ts";
 import { peakRssMiB, resetPeak, spawnServer, type ServerProcess } from "./helpers/process.ts";
 
 // Long, low-bitrate uploads with `stream: true` (an hour of 8 kb/s MP3 is 3.6 MB; as 16 kHz PCM,
@@ -92,6 +96,51 @@ describe("a long, low-bitrate MP3 with stream: true", () => {
     // add is what garbage the collector lets stand, which does not grow with the length.
     expect(long - short).toBeLessThan((110 * 60 * 32_000) / 2 ** 20);
   }, 300_000);
+});
+
+/**
+ * What the router is documented to give a streaming provider for an MP3: its audio decoded to PCM
+ * at `rate` and fitted to its billed seconds (docs/compat-oai.md), as a digest.
+ */
+async function streamedDigest(file: Uint8Array, rate: number): Promise<AudioDigest> {
+  const seconds = billedSeconds(probeDuration(file).seconds);
+  const pool = new FilePool(1);
+  try {
+    const audio = new ReceivedAudio();
+    for await (const piece of fitted(await pool.decode(file, "MPEG", rate, { maxSamples: seconds * rate, chunkSamples: rate / 10 }), rate, seconds)) audio.add(piece);
+    return audio.digest();
+  } finally {
+    await pool.close();
+  }
+}
+
+/** How fast the slow provider reads: slower than the server decodes a low-bitrate MP3 into 16 kHz PCM. */
+const SLOW_READ_BYTES_PER_SECOND = 1_500_000;
+
+describe("a long file with stream: true to a provider that reads slowly", () => {
+  test("ten minutes and an hour: the hour's audio waits to be decoded instead of in the server, so its peak memory stays flat; the provider hears each file whole and in order", async () => {
+    const key = await keyWith(100_000_000);
+    deepgram.readSlowly(SLOW_READ_BYTES_PER_SECOND);
+    try {
+      const peakWhile = async (minutes: number) => {
+        const file = await lowBitrateMp3(minutes);
+        const expected = streamedDigest(file, 16_000);
+        const held = resetPeak(server.proc.pid);
+        const events = [];
+        for await (const ev of await sdk(key).audio.transcriptions.create({ file: await toFile(file, `${minutes}.mp3`, { type: "audio/mpeg" }), model: "nova-3", stream: true })) events.push(ev);
+        const grew = peakRssMiB(server.proc.pid) - held;
+        expect(events.at(-1)).toMatchObject({ type: "transcript.text.done", text: "thank you very much for your help" });
+        expect(deepgram.connections.at(-1)!.received.digest()).toEqual(await expected);
+        return grew;
+      };
+      const short = await peakWhile(10);
+      const long = await peakWhile(60);
+      console.log(`peak growth against a slow reader: ${short.toFixed(1)} MiB for 10 minutes, ${long.toFixed(1)} MiB for 60`);
+      expect(long - short).toBeLessThan(16);
+    } finally {
+      deepgram.readSlowly(undefined);
+    }
+  }, 600_000);
 });
 
 describe("a file worker's decoding", () => {

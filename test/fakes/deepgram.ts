@@ -3,6 +3,7 @@ import { auraQueryProblem, auraSocket } from "./deepgram-aura-ws.ts";
 import { fluxQueryProblem, fluxSocket } from "./deepgram-flux.ts";
 import { audioResponse, mp3, refusal, speech, type RefusalStatus } from "./http-fake.ts";
 import { ReceivedAudio, receivedFile, type AudioDigest } from "./received-audio.ts";
+import { type ReadPace, slowReading } from "./slow-reading.ts";
 
 // A fake of Deepgram on loopback, close enough for the official SDK (`Authorization: Token <key>`
 // everywhere):
@@ -17,6 +18,9 @@ import { ReceivedAudio, receivedFile, type AudioDigest } from "./received-audio.
 //   each request records the digest of the body it received.
 // - `GET /v1/models`, and Aura `POST /v1/speak` (JSON `{text}` in;
 //   `linear16` raw PCM at `sample_rate` or `mp3` out; real Flite speech).
+//
+// Nova connections read their socket as fast as frames come, or, after `readSlowly(rate)`, no
+// faster than that (slow-reading.ts: the router meets TCP backpressure).
 //
 // Faults for the next connection: "401" / "429" / "500" (the handshake answers that status),
 // "stall" (the socket opens, then nothing is sent and nothing closes), "drop" (close 1011
@@ -65,12 +69,15 @@ export interface FakeDeepgram {
   /** HTTP requests and sockets still open: a client that forgets to cancel a response or close a socket shows here. */
   openRequests(): number;
   fault(f: DeepgramFault): void;
+  /** Nova connections opened from now on read no more than `bytesPerSecond` (undefined: as fast as frames come). */
+  readSlowly(bytesPerSecond: number | undefined): void;
   openSockets(): number;
   stop(): void;
 }
 
 interface Conn extends SocketRecord {
   fault?: DeepgramFault;
+  readPace?: ReadPace;
   bytesPerSecond: number;
   sentInterimAt: number;
   /** Some audio came; sound came (SpeechStarted was due); sound came since the last Finalize. */
@@ -116,6 +123,7 @@ export function startFakeDeepgram(): FakeDeepgram {
     return audioResponse(audio, encoding === "mp3" ? "audio/mpeg" : "application/octet-stream", fault === "stall" || fault === "drop" || fault === "malformed" ? fault : undefined);
   };
   let pending: DeepgramFault | undefined;
+  let readRate: number | undefined;
 
   const results = (c: Conn, isFinal: boolean, fromFinalize = false) => {
     const seconds = c.audioBytes / c.bytesPerSecond;
@@ -228,6 +236,7 @@ export function startFakeDeepgram(): FakeDeepgram {
     const perSample = query.get("encoding") === "mulaw" ? 1 : 2;
     return {
       fault,
+      readPace: readRate ? slowReading(readRate) : undefined,
       bytesPerSecond: Number(query.get("sample_rate") ?? 16000) * perSample * Number(query.get("channels") ?? 1),
       sentInterimAt: 0,
       heard: false,
@@ -264,6 +273,7 @@ export function startFakeDeepgram(): FakeDeepgram {
         }
         return;
       }
+      c.readPace?.(ws, frame.byteLength);
       c.audioBytes += frame.byteLength;
       const sound = c.received.add(frame);
       c.soundSinceFinalize ||= sound;
@@ -294,6 +304,7 @@ export function startFakeDeepgram(): FakeDeepgram {
     speak,
     openRequests: () => server.pendingRequests + server.pendingWebSockets,
     fault: (f) => (pending = f),
+    readSlowly: (bytesPerSecond) => (readRate = bytesPerSecond),
     openSockets: () => server.pendingWebSockets,
     stop: () => server.stop(true),
   };
