@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import { ProviderError } from "../src/errors.ts";
 import { JsonSocketStream, openUpstreamSocket, openUpstreamStreams } from "../src/providers/upstream-ws.ts";
+import { type ReadPace, slowReading } from "./fakes/slow-reading.ts";
 
 // The shared upstream socket stream: what an upstream or an adapter does wrong fails the stream,
 // never the process, and leaves nothing open.
@@ -53,4 +54,48 @@ test("a frame that is not JSON, and silence while an answer is owed, fail the st
   expect(await drain(silent)).toMatchObject({ message: "test went silent for 100 ms" });
   server.stop(true);
   quiet.stop(true);
+});
+
+/** An upstream that reads what it is sent at `pace` (slow-reading.ts), or, without one, not at all: its socket paused from the start. */
+function reader(pace?: ReadPace) {
+  return Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: (req, srv) => (srv.upgrade(req) ? undefined : new Response("no", { status: 400 })),
+    websocket: {
+      open: (ws) => {
+        if (!pace) ws.pause();
+      },
+      message: (ws, frame) => pace?.(ws, typeof frame === "string" ? frame.length : frame.byteLength),
+    },
+  });
+}
+
+/** Sends audio until some of it waits in the socket's buffer (the kernel's buffers are full), then `moreBytes` besides. */
+function sendUntilBuffered(stream: JsonSocketStream<string>, moreBytes: number): void {
+  const frame = new Uint8Array(64 * 1024);
+  for (let sent = 0; stream.bufferedAmount === 0 && sent < 256 * 2 ** 20; sent += frame.byteLength) stream.send(frame);
+  expect(stream.bufferedAmount).toBeGreaterThan(0);
+  for (let sent = 0; sent < moreBytes; sent += frame.byteLength) stream.send(frame);
+}
+
+test("an upstream that stops reading: what was sent waits in bufferedAmount, and once it has taken nothing for the idle timeout the stream fails", async () => {
+  const server = reader();
+  const before = openUpstreamStreams();
+  const stream = new JsonSocketStream<string>("test", await openUpstreamSocket("test", `ws://127.0.0.1:${server.port}`), 300, { onJson() {} });
+  sendUntilBuffered(stream, 2 ** 20);
+  expect(await drain(stream)).toMatchObject({ retryable: true, message: "test read nothing of what was sent for 300 ms" });
+  expect(openUpstreamStreams()).toBe(before);
+  server.stop(true);
+});
+
+test("an upstream that reads slowly is not given up: its buffer drains, and the stream ends normally", async () => {
+  const server = reader(slowReading(8 * 2 ** 20));
+  const stream = new JsonSocketStream<string>("test", await openUpstreamSocket("test", `ws://127.0.0.1:${server.port}`), 2000, { onJson() {} });
+  sendUntilBuffered(stream, 32 * 2 ** 20); // seconds of reading, longer than the idle timeout
+  const ended = drain(stream);
+  while (stream.bufferedAmount > 0) await Bun.sleep(50);
+  stream.finish();
+  expect(await ended).toBeUndefined();
+  server.stop(true);
 });

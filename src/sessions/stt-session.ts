@@ -37,6 +37,8 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
   private turn = 1;
   /** Audio the hold covered and that went on (the billed amount). */
   private admittedBytes = 0;
+  /** Audio taken from the client that this session has not yet handed to the stream. */
+  private heldBytes = 0;
   private lastFinalEndMs = 0;
   private firstInputAt: number | undefined;
   private firstOutputAt: number | undefined;
@@ -54,7 +56,16 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
     if (!frame.byteLength) return; // a keep-alive: providers may read an empty frame as the end of audio
     this.firstInputAt ??= performance.now();
     if (!this.setup.recorded) this.arrivals.arrived(frame.byteLength);
+    this.heldBytes += frame.byteLength;
     this.gate.push(frame);
+  }
+
+  /**
+   * Audio taken from the client that has not yet gone out to the provider: waiting here (for its
+   * credit, for the provider to open, in the turn's batch) or in the stream's socket.
+   */
+  get bufferedAmount(): number {
+    return this.heldBytes + (this.stream?.bufferedAmount ?? 0);
   }
 
   /** A command from the client: it keeps its place behind audio still waiting for its credit hold. */
@@ -170,7 +181,11 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
     if (this.closed) return stream.cancel();
     this.binding = binding;
     this.stream = stream;
-    this.batch = new TurnBatch<Uint8Array>((audio) => stream.send(audio), joinAudio, Math.max(640, Math.floor(this.setup.bytesPerSecond / 4)));
+    const sendOn = (audio: Uint8Array) => {
+      this.heldBytes -= audio.byteLength;
+      stream.send(audio);
+    };
+    this.batch = new TurnBatch<Uint8Array>(sendOn, joinAudio, Math.max(640, Math.floor(this.setup.bytesPerSecond / 4)));
     this.state = "ready";
     this.emit({
       type: "started",

@@ -27,10 +27,11 @@ import { type ReadPace, slowReading } from "./slow-reading.ts";
 // NET-0000 after 1 s of audio in, or after the first audio frame out), "malformed" (a non-JSON
 // text frame after the first audio; Aura: instead of `Metadata`), "data-error" (close 1008
 // DATA-0000 after the first audio or text), "error-frame" (Flux: a fatal `Error` frame, then
-// close 1011). For `POST /v1/speak`, "drop", "malformed" and "stall" are the HTTP streaming faults
+// close 1011), "deaf" (Nova: the socket opens and is never read, so what the router sends waits in
+// its buffers). For `POST /v1/speak`, "drop", "malformed" and "stall" are the HTTP streaming faults
 // of http-fake.ts.
 
-export type DeepgramFault = "401" | "429" | "500" | "drop" | "malformed" | "data-error" | "error-frame" | "stall";
+export type DeepgramFault = "401" | "429" | "500" | "drop" | "malformed" | "data-error" | "error-frame" | "stall" | "deaf";
 
 /** One upgraded socket: each protocol brings its own handler. */
 export interface FakeSocket {
@@ -247,6 +248,9 @@ export function startFakeDeepgram(): FakeDeepgram {
   };
 
   const novaSocket = (c: Conn): FakeSocket => ({
+    open(ws) {
+      if (c.fault === "deaf") ws.pause();
+    },
     message(ws, frame) {
       if (typeof frame === "string") {
         c.texts.push(frame);

@@ -171,6 +171,9 @@ export function scribeStream(ws: WebSocket, req: SttStreamRequest, idleMs: numbe
       clearTimeout(settle);
       stream.cancel();
     },
+    get bufferedAmount() {
+      return stream.bufferedAmount;
+    },
     [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
   };
 }
