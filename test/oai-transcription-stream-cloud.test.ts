@@ -231,6 +231,44 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     expect(deepgram.connections.length).toBe(sockets);
   });
 
+  test("a shutdown past its grace while the file's hold is being taken ends the streaming session the file goes on to open", async () => {
+    const account = await fundedAccount(server, CREDITS);
+    const sockets = deepgram.connections.length;
+    // The ledger takes the request's hold only once the server's grace period is over.
+    const ledger = server.ctx.meter.ledger;
+    const reserve = ledger.reserve;
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    ledger.reserve = async (...args) => {
+      holding();
+      await released;
+      return reserve.apply(ledger, args);
+    };
+    let request: Promise<unknown>;
+    try {
+      request = sdkFor(account.key)
+        .audio.transcriptions.create({ file: await mp3(), model: "nova-3", stream: true })
+        .then((stream) => collect(stream))
+        .catch((e) => e);
+      await held;
+      // The registry's drain with no grace: what a stopping server does once its grace period is over.
+      await server.ctx.sessions.drain(0);
+    } finally {
+      release();
+      ledger.reserve = reserve;
+    }
+    const answer = await request;
+    expect(answer).toBeInstanceOf(APIError);
+    expect(answer).toMatchObject({ status: 503, error: { code: "service_unavailable" } });
+    let records: Awaited<ReturnType<typeof ledgerOf>>["records"] = [];
+    for (let i = 0; i < 250 && !records.length; i++, await Bun.sleep(20)) ({ records } = await ledgerOf(account.tenantId));
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ usageAmount: 0, credits: 0 });
+    expect(deepgram.connections.length).toBe(sockets);
+  });
+
   test("a client that leaves while a file API has the file: its request is cancelled, billed the whole file it was given", async () => {
     const account = await fundedAccount(server, CREDITS);
     const asked = openai.transcriptions.length;

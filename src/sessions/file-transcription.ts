@@ -53,9 +53,18 @@ export interface FileTranscription extends Transcription {
  */
 export function transcribeFile(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest): Promise<FileTranscription> {
   let streaming: SttSession | undefined;
-  const work = transcribe(ctx, principal, req, (session) => (streaming = session));
+  // A shutdown or a withdrawn key that comes while the file is held for or decoded ends the session once it opens.
+  let stopping: ((session: SttSession) => void) | undefined;
+  const work = transcribe(ctx, principal, req, (session) => {
+    streaming = session;
+    stopping?.(session);
+  });
   let giveUp = () => {};
   const stopped = new Promise<void>((resolve) => (giveUp = resolve));
+  const stop = (how: (session: SttSession) => void) => {
+    if (streaming) return how(streaming);
+    stopping ??= how;
+  };
   ctx.sessions.add(
     {
       finished: Promise.race([
@@ -65,11 +74,14 @@ export function transcribeFile(ctx: AppContext, principal: Principal, req: FileT
         ),
         stopped,
       ]),
-      shutdown: () => (streaming ? streaming.shutdown() : giveUp()),
+      shutdown: () => {
+        if (!streaming) giveUp();
+        stop((session) => session.shutdown());
+      },
       get payer() {
         return streaming?.payer;
       },
-      end: (err) => streaming?.end(err),
+      end: (err) => stop((session) => session.end(err)),
     },
     "stt_file",
   );
