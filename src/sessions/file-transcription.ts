@@ -180,6 +180,8 @@ async function fromFileApis(ctx: AppContext, req: FileTranscriptionRequest, f: H
       throw req.signal.reason;
     }
     let result: Transcription;
+    // What the provider had of the file when the client left: the whole, unless it says it was given less.
+    let given: number | undefined;
     try {
       result = await ctx.sttProviders.get(binding.provider.id)!.transcribe!({
         model: binding.id,
@@ -189,11 +191,12 @@ async function fromFileApis(ctx: AppContext, req: FileTranscriptionRequest, f: H
         language: req.language,
         seconds,
         signal: req.signal,
+        given: (s) => (given = s),
       });
     } catch (err) {
       attempts.push({ provider: binding.provider.id, reason: (err as Error).message });
       if (req.signal?.aborted) {
-        await settle(binding, "completed", seconds);
+        await settle(binding, "completed", given === undefined ? seconds : Math.min(seconds, billedSeconds(given)));
         throw req.signal.reason;
       }
       if (err instanceof ProviderError && err.retryable && binding !== admitted.at(-1)) continue;
