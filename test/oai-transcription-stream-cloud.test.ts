@@ -79,6 +79,26 @@ const until = async (check: () => boolean) => {
   expect(check()).toBe(true);
 };
 
+/** The ledger's holds wait until `release` (which puts the ledger back as it was); `held` resolves once one is asked for. */
+function holdReserves() {
+  const ledger = server.ctx.meter.ledger;
+  const reserve = ledger.reserve;
+  let holding!: () => void;
+  const held = new Promise<void>((resolve) => (holding = resolve));
+  let releasing!: () => void;
+  const released = new Promise<void>((resolve) => (releasing = resolve));
+  ledger.reserve = async (...args) => {
+    holding();
+    await released;
+    return reserve.apply(ledger, args);
+  };
+  const release = () => {
+    releasing();
+    ledger.reserve = reserve;
+  };
+  return { held, release };
+}
+
 async function ledgerOf(tenantId: string) {
   const { db, schema } = server.ctx.database;
   const records = await db.select().from(schema.activity).where(eq(schema.activity.tenantId, tenantId));
@@ -198,17 +218,7 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     const account = await fundedAccount(server, CREDITS);
     const sockets = deepgram.connections.length;
     // The ledger takes the request's hold only once the client has gone.
-    const ledger = server.ctx.meter.ledger;
-    const reserve = ledger.reserve;
-    let holding!: () => void;
-    const held = new Promise<void>((resolve) => (holding = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    ledger.reserve = async (...args) => {
-      holding();
-      await released;
-      return reserve.apply(ledger, args);
-    };
+    const { held, release } = holdReserves();
     try {
       const leaving = new AbortController();
       const request = sdkFor(account.key)
@@ -221,7 +231,6 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
       for (let i = 0; i < 3; i++) await fetch(`${server.url}/healthz`);
     } finally {
       release();
-      ledger.reserve = reserve;
     }
     let records: Awaited<ReturnType<typeof ledgerOf>>["records"] = [];
     for (let i = 0; i < 250 && !records.length; i++, await Bun.sleep(20)) ({ records } = await ledgerOf(account.tenantId));
@@ -235,17 +244,7 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     const account = await fundedAccount(server, CREDITS);
     const sockets = deepgram.connections.length;
     // The ledger takes the request's hold only once the server's grace period is over.
-    const ledger = server.ctx.meter.ledger;
-    const reserve = ledger.reserve;
-    let holding!: () => void;
-    const held = new Promise<void>((resolve) => (holding = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    ledger.reserve = async (...args) => {
-      holding();
-      await released;
-      return reserve.apply(ledger, args);
-    };
+    const { held, release } = holdReserves();
     let request: Promise<unknown>;
     try {
       request = sdkFor(account.key)
@@ -257,7 +256,6 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
       await server.ctx.sessions.drain(0);
     } finally {
       release();
-      ledger.reserve = reserve;
     }
     const answer = await request;
     expect(answer).toBeInstanceOf(APIError);
