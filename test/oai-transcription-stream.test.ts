@@ -117,7 +117,7 @@ describe("a client that leaves a pocketsphinx file transcription (no stream)", (
         .catch((e) => e);
       // The one decoder is the request's: the recognizer has the file.
       const pocketsphinx = solo.ctx.sttProviders.get("pocketsphinx")!;
-      for (let i = 0; i < 500 && !pocketsphinx.overloaded!(); i++) await Bun.sleep(10);
+      for (let i = 0; i < 2000 && !pocketsphinx.overloaded!(); i++) await Bun.sleep(10);
       expect(pocketsphinx.overloaded!()).toBeDefined();
       leaving.abort();
       expect(await request).toBeInstanceOf(APIUserAbortError);
