@@ -79,6 +79,26 @@ const until = async (check: () => boolean) => {
   expect(check()).toBe(true);
 };
 
+/** The ledger's holds wait until `release` (which puts the ledger back as it was); `held` resolves once one is asked for. */
+function holdReserves() {
+  const ledger = server.ctx.meter.ledger;
+  const reserve = ledger.reserve;
+  let holding!: () => void;
+  const held = new Promise<void>((resolve) => (holding = resolve));
+  let releasing!: () => void;
+  const released = new Promise<void>((resolve) => (releasing = resolve));
+  ledger.reserve = async (...args) => {
+    holding();
+    await released;
+    return reserve.apply(ledger, args);
+  };
+  const release = () => {
+    releasing();
+    ledger.reserve = reserve;
+  };
+  return { held, release };
+}
+
 async function ledgerOf(tenantId: string) {
   const { db, schema } = server.ctx.database;
   const records = await db.select().from(schema.activity).where(eq(schema.activity.tenantId, tenantId));
@@ -198,17 +218,7 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     const account = await fundedAccount(server, CREDITS);
     const sockets = deepgram.connections.length;
     // The ledger takes the request's hold only once the client has gone.
-    const ledger = server.ctx.meter.ledger;
-    const reserve = ledger.reserve;
-    let holding!: () => void;
-    const held = new Promise<void>((resolve) => (holding = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    ledger.reserve = async (...args) => {
-      holding();
-      await released;
-      return reserve.apply(ledger, args);
-    };
+    const { held, release } = holdReserves();
     try {
       const leaving = new AbortController();
       const request = sdkFor(account.key)
@@ -221,13 +231,39 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
       for (let i = 0; i < 3; i++) await fetch(`${server.url}/healthz`);
     } finally {
       release();
-      ledger.reserve = reserve;
     }
     let records: Awaited<ReturnType<typeof ledgerOf>>["records"] = [];
     for (let i = 0; i < 250 && !records.length; i++, await Bun.sleep(20)) ({ records } = await ledgerOf(account.tenantId));
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({ status: "failed", usageAmount: 0, credits: 0 });
     expect((await ledgerOf(account.tenantId)).spent).toBe(0);
+    expect(deepgram.connections.length).toBe(sockets);
+  });
+
+  test("a shutdown past its grace while the file's hold is being taken ends the streaming session the file goes on to open", async () => {
+    const account = await fundedAccount(server, CREDITS);
+    const sockets = deepgram.connections.length;
+    // The ledger takes the request's hold only once the server's grace period is over.
+    const { held, release } = holdReserves();
+    let request: Promise<unknown>;
+    try {
+      request = sdkFor(account.key)
+        .audio.transcriptions.create({ file: await mp3(), model: "nova-3", stream: true })
+        .then((stream) => collect(stream))
+        .catch((e) => e);
+      await held;
+      // The registry's drain with no grace: what a stopping server does once its grace period is over.
+      await server.ctx.sessions.drain(0);
+    } finally {
+      release();
+    }
+    const answer = await request;
+    expect(answer).toBeInstanceOf(APIError);
+    expect(answer).toMatchObject({ status: 503, error: { code: "service_unavailable" } });
+    let records: Awaited<ReturnType<typeof ledgerOf>>["records"] = [];
+    for (let i = 0; i < 250 && !records.length; i++, await Bun.sleep(20)) ({ records } = await ledgerOf(account.tenantId));
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ usageAmount: 0, credits: 0 });
     expect(deepgram.connections.length).toBe(sockets);
   });
 

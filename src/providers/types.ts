@@ -247,6 +247,11 @@ export interface TranscriptionRequest {
   seconds: number;
   /** Aborted when the client left: the provider lets go of the file's transcription (its request cancelled, its worker released). */
   signal?: AbortSignal;
+  /**
+   * A provider that gives its recognizer the file a piece at a time tells how many seconds of it
+   * the recognizer has had so far: a client that leaves is billed that, not the whole file.
+   */
+  given?(seconds: number): void;
 }
 
 export interface TranscriptSegment {

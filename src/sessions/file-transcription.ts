@@ -3,9 +3,12 @@ import type { Binding } from "../catalogue/types.ts";
 import type { FileSessionContext as AppContext } from "./file-context.ts";
 import { decoderFor } from "../audio/decodable.ts";
 import { billedSeconds } from "../ledger/usage.ts";
-import type { MeteredRequest } from "../ledger/meter.ts";
-import { ApiError, sessionFailure, ProviderError } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import type { Transcription, TranscriptSegment } from "../providers/types.ts";
+import { requestBinding } from "../request-context.ts";
+import type { Admission } from "./admission.ts";
+import { FileApiSession } from "./file-api-session.ts";
+import { type Outcome, recordEnding } from "./lifecycle/ending.ts";
 import type { ProviderPreferences } from "../routing/preferences.ts";
 import { resolve } from "../routing/resolve.ts";
 import type { PcmPieces } from "../providers/paced-audio.ts";
@@ -53,9 +56,18 @@ export interface FileTranscription extends Transcription {
  */
 export function transcribeFile(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest): Promise<FileTranscription> {
   let streaming: SttSession | undefined;
-  const work = transcribe(ctx, principal, req, (session) => (streaming = session));
+  // A shutdown or a withdrawn key that comes while the file is held for or decoded ends the session once it opens.
+  let stopping: ((session: SttSession) => void) | undefined;
+  const work = transcribe(ctx, principal, req, (session) => {
+    streaming = session;
+    stopping?.(session);
+  });
   let giveUp = () => {};
   const stopped = new Promise<void>((resolve) => (giveUp = resolve));
+  const stop = (how: (session: SttSession) => void) => {
+    if (streaming) return how(streaming);
+    stopping ??= how;
+  };
   ctx.sessions.add(
     {
       finished: Promise.race([
@@ -65,11 +77,14 @@ export function transcribeFile(ctx: AppContext, principal: Principal, req: FileT
         ),
         stopped,
       ]),
-      shutdown: () => (streaming ? streaming.shutdown() : giveUp()),
+      shutdown: () => {
+        if (!streaming) giveUp();
+        stop((session) => session.shutdown());
+      },
       get payer() {
         return streaming?.payer;
       },
-      end: (err) => streaming?.end(err),
+      end: (err) => stop((session) => session.end(err)),
     },
     "stt_file",
   );
@@ -111,87 +126,50 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
 
   const id = `stt_file_${crypto.randomUUID()}`;
   const meter = ctx.meter.start(id, principal, req.surface);
-  const startedAt = new Date();
-  // The whole file is held for before any of it is decoded or given to a provider.
-  if (!(await meter.cover(first[0], seconds))) {
-    await meter.settle({ binding: first[0], status: "failed", units: 0, startedAt, latencyMs: 0, attempts: [] });
-    throw new ApiError("insufficient_balance", `the balance cannot pay for ${seconds} s of audio`);
-  }
   const about = { id, durationSeconds: probe.seconds, language: req.language };
-  // A client that leaves from here on is seen by the path it takes, before a provider is given the file.
-  let audio: PcmPieces | undefined;
   let admitted = first;
-  try {
-    audio = streamable && (await decodedFor(ctx, plan!, bytes, probe.container, seconds));
-    // A WAV that is not 16-bit PCM, or an MP3 with nothing that decodes: the file APIs may read it.
-    if (streamable && !audio) admitted = await ctx.meter.admit(principal, fileCandidates(ctx, req));
-  } catch (err) {
-    // Before any provider: recorded, unbilled, the hold released.
-    await meter.unserved(first[0], startedAt);
-    throw err;
+  if (streamable) {
+    const startedAt = new Date();
+    const unstreamed = (outcome: Outcome, err: unknown) => endUnstreamed(ctx, req.surface, { candidates: first, meter }, startedAt, outcome, err);
+    // The whole file is held for before any of it is decoded or given to a provider.
+    if (!(await meter.cover(first[0], seconds))) return unstreamed("cut_off", new ApiError("insufficient_balance", `the balance cannot pay for ${seconds} s of audio`));
+    // A client that leaves from here on is seen by the path it takes, before a provider is given the file.
+    let audio: PcmPieces | undefined;
+    try {
+      audio = await decodedFor(ctx, plan!, bytes, probe.container, seconds);
+      // A WAV that is not 16-bit PCM, or an MP3 with nothing that decodes: the file APIs may read it.
+      if (!audio) admitted = await ctx.meter.admit(principal, fileCandidates(ctx, req));
+    } catch (err) {
+      return unstreamed("failed", err);
+    }
+    if (audio) {
+      const streamed = await streamFile(ctx, { id, plan: plan!, admitted, meter, audio, surface: req.surface, onSegment: req.live!.onSegment, signal: req.signal, opened });
+      return { ...streamed, ...about };
+    }
   }
-  if (audio) {
-    const streamed = await streamFile(ctx, { id, plan: plan!, admitted, meter, audio, surface: req.surface, onSegment: req.live!.onSegment, signal: req.signal, opened });
-    return { ...streamed, ...about };
-  }
-  const result = await fromFileApis(ctx, req, { bytes, container: probe.container, seconds, admitted, meter, startedAt });
-  return { ...result, ...about, billedSeconds: seconds };
-}
-
-interface HeldFile {
-  bytes: Uint8Array;
-  container: string;
-  seconds: number;
-  admitted: Binding[];
-  meter: MeteredRequest;
-  startedAt: Date;
+  const session = new FileApiSession(
+    { id, admit: async () => ({ candidates: admitted, meter }), bytes, container: probe.container, mimeType: req.mimeType, language: req.language, seconds, signal: req.signal },
+    {
+      provider: (pid) => ctx.sttProviders.get(pid),
+      port: { close: () => {} }, // an HTTP answer: the caller answers with the result or its error
+      log: ctx.log,
+      metrics: ctx.metrics,
+      connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
+      surface: req.surface,
+      transport: "http",
+    },
+  );
+  return { ...(await session.result), ...about, billedSeconds: seconds };
 }
 
 /**
- * The file to each candidate's file API in turn, settled once. A client that leaves while a
- * provider has the file is billed the whole file (it was given whole); before that, nothing.
+ * A file for the streaming path that never reached its session (its hold refused, its audio not
+ * decoded): before any provider, so recorded unbilled as every session's end is (the hold
+ * released), then its error is the answer.
  */
-async function fromFileApis(ctx: AppContext, req: FileTranscriptionRequest, f: HeldFile): Promise<Transcription & { provider: string; model: string }> {
-  const { admitted, meter, seconds, startedAt } = f;
-  const t0 = performance.now();
-  const attempts: { provider: string; reason: string }[] = [];
-  const settle = (binding: Binding, status: "completed" | "failed", units: number) => meter.settle({ binding, status, units, startedAt, latencyMs: performance.now() - t0, attempts });
-  for (const binding of admitted) {
-    // Each candidate is held for first (a fallback to a dearer provider, or the file APIs' first
-    // after a streaming plan's): the balance pays for what it is asked.
-    if (!(await meter.cover(binding, seconds))) {
-      await settle(binding, "failed", 0);
-      throw new ApiError("insufficient_balance", `the balance cannot pay for ${seconds} s of audio on ${binding.provider.id}`);
-    }
-    if (req.signal?.aborted) {
-      await settle(binding, "failed", 0);
-      throw req.signal.reason;
-    }
-    let result: Transcription;
-    try {
-      result = await ctx.sttProviders.get(binding.provider.id)!.transcribe!({
-        model: binding.id,
-        bytes: f.bytes,
-        container: f.container,
-        mimeType: req.mimeType,
-        language: req.language,
-        seconds,
-        signal: req.signal,
-      });
-    } catch (err) {
-      attempts.push({ provider: binding.provider.id, reason: (err as Error).message });
-      if (req.signal?.aborted) {
-        await settle(binding, "completed", seconds);
-        throw req.signal.reason;
-      }
-      if (err instanceof ProviderError && err.retryable && binding !== admitted.at(-1)) continue;
-      await settle(binding, "failed", 0);
-      if (err instanceof ProviderError && !err.retryable) throw new ApiError("validation", err.message);
-      throw sessionFailure(err);
-    }
-    // Settled once, outside the provider's try: a ledger failure is not a provider failure.
-    await settle(binding, "completed", seconds);
-    return { ...result, provider: binding.provider.id, model: binding.canonical };
-  }
-  throw new ApiError("upstream_error", "no provider could transcribe the file");
+async function endUnstreamed(ctx: AppContext, surface: string, admission: Admission, startedAt: Date, outcome: Outcome, err: unknown): Promise<never> {
+  const log = ctx.log.child({ channel: "stt-file", ...requestBinding() });
+  const ending = { outcome, billed: 0, status: "failed" as const, latencyMs: 0, details: {} };
+  await recordEnding({ admission, binding: undefined, startedAt, attempts: [] }, ending, { log, metrics: ctx.metrics, surface, transport: "http", port: { close: () => {} } }, null);
+  throw err;
 }

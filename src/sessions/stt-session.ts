@@ -43,7 +43,7 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
   private readonly arrivals: AudioArrivals;
 
   constructor(setup: SttSessionSetup, deps: SttSessionDeps) {
-    super(setup, deps, { channel: "stt", idleWaitedFor: "no event" });
+    super(setup, deps, { channel: "stt", quiet: "no frame from the client and no event" });
     this.arrivals = new AudioArrivals(setup.bytesPerSecond);
   }
 

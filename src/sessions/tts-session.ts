@@ -53,7 +53,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private interrupted = false;
 
   constructor(setup: TtsSessionSetup, deps: TtsSessionDeps) {
-    super(setup, deps, { channel: "tts", idleWaitedFor: "nothing to send" });
+    super(setup, deps, { channel: "tts", quiet: "no frame from the client and nothing to send" });
   }
 
   /** A command from the client, in arrival order; anything after `close` is ignored. */

@@ -24,8 +24,8 @@ export interface CoreSetup {
 export interface CoreKind {
   /** The log channel: `tts`, `stt`. */
   channel: string;
-  /** What the idle timeout waited for, as the client hears it: "nothing to send". */
-  idleWaitedFor: string;
+  /** What the idle timeout waited through, as the client hears it: "no frame from the client and nothing to send" (absent: the kind has none). */
+  quiet?: string;
 }
 
 export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends EndingDeps> {
@@ -58,14 +58,14 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     this.idle = new IdleTimer(idleMs, () => {
       // Going quiet is the client's doing: billed as if it had left.
       this.endedByClient = true;
-      void this.fail(new ApiError("idle_timeout", `no frame from the client and ${kind.idleWaitedFor} for ${idleMs / 1000} s`));
+      void this.fail(new ApiError("idle_timeout", `${kind.quiet} for ${idleMs / 1000} s`));
     });
     this.gate = new CreditGate<Item>({
       usageWith: (item) => this.usageWith(item),
       cover: (units) => this.admission!.meter.cover(this.binding ?? this.admission!.candidates[0], units),
       admit: (item, units) => this.admit(item, units),
       exhausted: () => this.exhaust(),
-      failed: (err) => void this.fail(err),
+      failed: (err) => this.coverFailed(err),
     });
     // Deferred a tick: the kind's own fields are set only once this constructor has returned.
     this.finished = Promise.resolve().then(() => this.run());
@@ -120,6 +120,14 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
   protected abstract ending(outcome: Outcome, close: Close | null): SessionEnding;
   /** The session was admitted: what the kind tells its meter about the request before any provider (TTS: its voice). */
   protected admitted(_admission: Admission): void {}
+  /** Input admitted during admission goes on once it is known (a kind that reads its input by its provider's measure starts the gate once connected). */
+  protected startInput(): void {
+    this.gate.start();
+  }
+  /** The meter could not answer whether the hold grows (the ledger failed). */
+  protected coverFailed(err: unknown): void {
+    void this.fail(err);
+  }
 
   protected async fail(err: unknown): Promise<void> {
     if (this.closed) return;
@@ -155,7 +163,7 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     if (!this.admission) return;
     this.admitted(this.admission);
     // Input sent while the session was being admitted waits in the gate: it goes on as paid for.
-    this.gate.start();
+    this.startInput();
     const run: CandidateRun = { ...this.candidateRun(), closed: () => this.closed, fail: (err) => this.fail(err) };
     await tryCandidates(this.admission.candidates, run, this.attempts, { log: this.log, metrics: this.deps.metrics });
   }

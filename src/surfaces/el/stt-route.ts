@@ -59,6 +59,7 @@ export function elevenLabsSttRoute(ctx: AppContext) {
         language: text("language_code"),
         preferences: preferencesFromQuery(new URL(request.url).searchParams),
         surface: "el",
+        signal: request.signal,
       });
       return { language_code: t.language ?? "", language_probability: t.language ? 1 : 0, text: t.text, words: words(t), transcription_id: t.id, audio_duration_secs: t.durationSeconds };
     },

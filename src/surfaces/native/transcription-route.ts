@@ -42,6 +42,7 @@ export function transcriptionRoute(ctx: AppContext) {
         language: params.get("language") ?? undefined,
         preferences: preferencesFromQuery(params),
         surface: "native",
+        signal: request.signal,
       });
       return { id: t.id, text: t.text, segments: t.segments, duration_seconds: t.durationSeconds, billed_seconds: t.billedSeconds, provider: t.provider, model: t.model };
     },

@@ -109,7 +109,7 @@ export function oaiTranscriptionRoute(ctx: AppContext) {
         const plan = streamingPlan(ctx, model, job.language, job.preferences);
         return streamTranscription((onSegment) => transcribeFile(ctx, principal, { ...job, live: { plan, onSegment }, signal: request.signal }), request.signal);
       }
-      return render(format, await transcribeFile(ctx, principal, job));
+      return render(format, await transcribeFile(ctx, principal, { ...job, signal: request.signal }));
     },
     { parse: "none" },
   );
