@@ -7,7 +7,6 @@ import type { Payer } from "../ledger/meter.ts";
 import { AppSocket } from "../realtime/app-socket.ts";
 import type { RealtimeProfile } from "../realtime/profiles.ts";
 import { candidatesForVoice, checkVoiceOwner } from "../routing/voices.ts";
-import type { Admission } from "../sessions/admission.ts";
 import { Conversation } from "../sessions/realtime/conversation.ts";
 import type { HearingSettings } from "../sessions/realtime/hearing.ts";
 import type { OutputFormat } from "../realtime/output-formats.ts";
@@ -15,29 +14,14 @@ import type { ConversationPort } from "../sessions/realtime/conversation-events.
 import { SttSession } from "../sessions/stt-session.ts";
 import { TtsSession } from "../sessions/tts-session.ts";
 import { type ConversationPlan, planConversation } from "./realtime-plan.ts";
+import { admitSocket, meteredSession, type SocketAdmission } from "./ws-admission.ts";
 import { WsConnections } from "./ws-connections.ts";
 import { WsPort } from "./ws-port.ts";
 
 // What every realtime surface (`/v1/realtime`, `/el` conversations, `/oai/realtime`) does around
-// its framing: the handshake (credential, profile, plan, balance) and the conversation's sessions
-// built from the context. What can be answered as HTTP is answered before the upgrade (400 plan,
-// 404 profile, 402 balance); a bad credential closes 4401/4403 after it.
-
-/** Who pays, what runs, and who may serve it: worked out once per handshake. */
-export interface Handshake {
-  /** Answered as HTTP before the upgrade. */
-  refusal?: ApiError;
-  /** Told as a close after the upgrade (credentials). */
-  closeWith?: ApiError;
-  payer?: Payer;
-  /** The conversation's profile; none when the opening asked for a transcription session. */
-  profile?: RealtimeProfile;
-  plan?: ConversationPlan;
-  stt?: Binding[];
-  tts?: Binding[];
-  /** `/oai`: the session settings the client secret was minted with. */
-  session?: Record<string, unknown>;
-}
+// its framing: the handshake's admission (credential, profile, plan, balance; ws-admission.ts) and
+// the conversation's sessions built from the context. What can be answered as HTTP is answered
+// before the upgrade (400 plan, 404 profile, 402 balance); a bad credential closes 4401/4403 after it.
 
 /**
  * How a socket says what it opens: a single-use secret (it names what it opens), or a profile and
@@ -51,50 +35,60 @@ export interface Opening {
   transcription?: boolean;
 }
 
-/**
- * The work before a conversation's upgrade: the credential (a secret is spent here), the profile,
- * its plan, and what the account can pay for. A secret that opens another profile than the one
- * named is as invalid as an unknown one.
- */
-async function handshakeOf(ctx: AppContext, { secret, profileId, key, transcription }: Opening): Promise<Handshake> {
-  let payer: Payer;
-  let session: Record<string, unknown> | undefined;
-  try {
-    if (secret) {
-      const redeemed = await ctx.clientSecrets.redeem(secret);
-      if (profileId && profileId !== redeemed.profileId) throw new ApiError("invalid_client_secret", "the client secret opens another profile");
-      if (!redeemed.profileId && !transcription) throw new ApiError("invalid_client_secret", "the client secret opens a transcription session, not a profile");
-      payer = { tenantId: redeemed.tenantId, keyId: redeemed.keyId };
-      profileId = redeemed.profileId;
-      session = redeemed.session;
-    } else payer = await authenticate(ctx.database, key);
-  } catch (err) {
-    if (err instanceof ApiError) return { closeWith: err };
-    throw err;
-  }
-  if (!profileId) return { payer, ...(session ? { session } : {}) };
-  try {
-    const profile = await ctx.profiles.get(payer.tenantId, profileId!);
-    const plan = planConversation(ctx.catalogue, (id) => ctx.sttProviders.get(id), profile.pipeline);
-    const stt = await ctx.meter.admit(payer, plan.stt.candidates);
-    const voiced = await candidatesForVoice(plan.tts.candidates, plan.tts.voice, (id) => ctx.providers.get(id), ctx.customVoices);
-    checkVoiceOwner(ctx.customVoices, payer.tenantId, plan.tts.voice, voiced);
-    const tts = await ctx.meter.admit(payer, voiced);
-    return { payer, profile, plan, stt, tts, ...(session ? { session } : {}) };
-  } catch (err) {
-    if (err instanceof ApiError) return { refusal: err };
-    throw err;
-  }
+/** Who pays for a realtime socket, and what it opens: a profile, or (none) a transcription session with the settings a secret was minted with. */
+interface RealtimePayer extends Payer {
+  profileId?: string | null;
+  session?: Record<string, unknown>;
 }
 
-/** A session's admission on an account already checked: its own meter (and activity record) under the conversation's id. */
-export function admitUnder(ctx: AppContext, id: string, payer: Payer, candidates: Binding[], recheck: boolean, surface: string): () => Promise<Admission> {
-  return async () => {
-    const affordable = recheck ? await ctx.meter.admit(payer, candidates) : candidates;
-    const meter = ctx.meter.start(id, payer, surface);
-    meter.prefetch(affordable[0]!);
-    return { candidates: affordable, meter };
-  };
+/** The profile a realtime socket runs, and its plan. */
+interface ProfilePlan {
+  profile: RealtimeProfile;
+  conversation: ConversationPlan;
+}
+
+export type RealtimeAdmission = SocketAdmission<ProfilePlan, RealtimePayer>;
+
+/**
+ * The credential: a secret is spent here. A secret that opens another profile than the one
+ * named, or a transcription session where a profile must be named, is as invalid as an unknown one.
+ */
+async function payerOf(ctx: AppContext, { secret, profileId, key, transcription }: Opening): Promise<RealtimePayer> {
+  if (!secret) return { ...(await authenticate(ctx.database, key)), profileId };
+  const redeemed = await ctx.clientSecrets.redeem(secret);
+  if (profileId && profileId !== redeemed.profileId) throw new ApiError("invalid_client_secret", "the client secret opens another profile");
+  if (!redeemed.profileId && !transcription) throw new ApiError("invalid_client_secret", "the client secret opens a transcription session, not a profile");
+  return { tenantId: redeemed.tenantId, keyId: redeemed.keyId, profileId: redeemed.profileId, ...(redeemed.session ? { session: redeemed.session } : {}) };
+}
+
+/** A realtime socket's admission: who pays, then the profile they named, its plan, and what they can pay for of it. */
+export function admitRealtime(ctx: AppContext, opening: Opening): Promise<RealtimeAdmission> {
+  return admitSocket(ctx, {
+    credential: () => payerOf(ctx, opening),
+    plan: async (payer) => {
+      if (!payer?.profileId) return undefined;
+      const profile = await ctx.profiles.get(payer.tenantId, payer.profileId);
+      return { profile, conversation: planConversation(ctx.catalogue, (id) => ctx.sttProviders.get(id), profile.pipeline) };
+    },
+    wants: ({ conversation: { stt, tts } }) => [{ candidates: stt.candidates }, tts],
+  });
+}
+
+/** What a conversation starts from: who pays, the profile and its plan, and the candidates the payer can pay for. */
+export interface OpenedHandshake {
+  payer: Payer;
+  profile: RealtimeProfile;
+  plan: ConversationPlan;
+  stt: Binding[];
+  tts: Binding[];
+  /** `/oai`: the session settings the client secret was minted with. */
+  session?: Record<string, unknown>;
+}
+
+/** The conversation of an admission that named a profile (its credential was not refused). */
+export function openedConversation({ payer, plan, affordable: [stt, tts] }: RealtimeAdmission): OpenedHandshake {
+  if (!payer || !plan || !stt || !tts) throw new Error("only an admitted profile opens a conversation");
+  return { payer, profile: plan.profile, plan: plan.conversation, stt, tts, ...(payer.session ? { session: payer.session } : {}) };
 }
 
 /** Whether a voice's language (`de-DE`) is the one asked for (`de-DE`, `de`), ignoring case. */
@@ -155,7 +149,7 @@ export async function startConversation(ctx: AppContext, id: string, h: OpenedHa
           {
             ...stt,
             id: sttId,
-            admit: admitUnder(ctx, sttId, payer, replanned ? stt.candidates : h.stt, replanned, surface),
+            admit: () => meteredSession(ctx, sttId, payer, replanned ? stt.candidates : h.stt, surface, replanned),
             // The conversation is idle only when nobody does anything (its own timeout), not when the caller sends no audio.
             idleTimeoutMs: 0,
             vadScores: overrides.vadScores,
@@ -176,7 +170,7 @@ export async function startConversation(ctx: AppContext, id: string, h: OpenedHa
             sampleRate: output.sampleRate,
             autoFlush: true,
             options: plan.tts.options,
-            admit: admitUnder(ctx, ttsId, payer, speech.candidates, true, surface),
+            admit: () => meteredSession(ctx, ttsId, payer, speech.candidates, surface, true),
           },
           { ...common, provider: (pid) => ctx.providers.get(pid), port: ttsPort },
         );
@@ -205,25 +199,6 @@ function withHearing(pipeline: RealtimeProfile["pipeline"], { language, manualCo
   if (language !== undefined) input.language = language;
   if (manualCommits !== undefined) input.commit_strategy = manualCommits ? "manual" : "auto";
   return { ...pipeline, stt: { ...pipeline.stt, input } };
-}
-
-export type OpenedHandshake = Required<Omit<Handshake, "refusal" | "closeWith" | "session">> & Pick<Handshake, "session">;
-
-/**
- * Each request's handshake, worked out once (the checks before an upgrade may run twice):
- * `openingOf` reads the request's credential, or says why it names none (answered before the upgrade).
- */
-export function handshakesPerRequest(ctx: AppContext, openingOf: (request: Request) => Opening | ApiError): (request: Request) => Promise<Handshake> {
-  const handshakes = new WeakMap<Request, Promise<Handshake>>();
-  return (request) => {
-    let h = handshakes.get(request);
-    if (!h) {
-      const opening = openingOf(request);
-      h = opening instanceof ApiError ? Promise.resolve({ refusal: opening }) : handshakeOf(ctx, opening);
-      handshakes.set(request, h);
-    }
-    return h;
-  };
 }
 
 /** What a conversation route keeps per socket. */

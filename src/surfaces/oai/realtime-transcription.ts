@@ -4,7 +4,8 @@ import type { Payer } from "../../ledger/meter.ts";
 import { SttSession } from "../../sessions/stt-session.ts";
 import { isObject } from "../../util/is-object.ts";
 import { planSttSession } from "../native/stt-query.ts";
-import { admitUnder, type ConversationConnection } from "../realtime-conversations.ts";
+import type { ConversationConnection } from "../realtime-conversations.ts";
+import { meteredSession } from "../ws-admission.ts";
 import { CallerAudio, type InputFormat, inputFormatOf, PCM_24K } from "./realtime-audio.ts";
 import { appendedAudio, type ClientEvent, type OaiEvents } from "./realtime-events.ts";
 import { oaiTranscriptionPort } from "./realtime-transcription-port.ts";
@@ -113,7 +114,7 @@ export async function oaiTranscription(ctx: AppContext, id: string, payer: Payer
     if (conn.gone) return;
     const sttId = `${id}.stt`;
     session = new SttSession(
-      { ...plan, id: sttId, admit: admitUnder(ctx, sttId, payer, candidates, false, "oai"), idleTimeoutMs: ctx.config.sessionLimits.sttIdleTimeoutMs },
+      { ...plan, id: sttId, admit: () => meteredSession(ctx, sttId, payer, candidates, "oai"), idleTimeoutMs: ctx.config.sessionLimits.sttIdleTimeoutMs },
       {
         provider: (pid) => ctx.sttProviders.get(pid),
         port: oaiTranscriptionPort(events),
