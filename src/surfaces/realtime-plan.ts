@@ -4,7 +4,9 @@ import type { SttProvider } from "../providers/types.ts";
 import type { Pipeline, PipelineStage } from "../realtime/profiles.ts";
 import { DEFAULT_OUTPUT_FORMAT, OUTPUT_FORMATS, type OutputFormat } from "../realtime/output-formats.ts";
 import { planSttSession, type SttPlan } from "./native/stt-query.ts";
-import { planTtsSession, type TtsPlan } from "./native/tts-query.ts";
+import { planTts } from "../planning/plan-tts.ts";
+import type { TtsPlan } from "../planning/tts-request.ts";
+import { NO_PREFERENCES } from "../routing/preferences.ts";
 
 // A realtime profile's pipeline as the sessions it runs: the STT stage read as a `/v1/stt` query
 // (its `input` members are that query's parameters: `audio_format`, `language`, turn settings …)
@@ -36,7 +38,8 @@ export function planConversation(catalogue: Catalogue, sttProvider: (id: string)
     throw new ApiError("invalid_request", "a conversation reads normalized transcripts: pipeline.stt.input.event_format must be absent", { param: "pipeline.stt.input.event_format" });
   }
   const stt = planSttSession(catalogue, sttProvider, stageQuery(pipeline.stt, { audio_format: "pcm_16000", interim_results: true, ...input }));
-  const tts = planTtsSession(catalogue, stageQuery(pipeline.tts, { format: "pcm" }));
+  const { model, provider, voice, provider_options } = pipeline.tts;
+  const tts = planTts(catalogue, { model, provider: provider || undefined, voice: voice || undefined, format: "pcm", options: provider_options, preferences: NO_PREFERENCES });
   return {
     stt,
     tts,
