@@ -22,7 +22,11 @@ const provider = (id: string, over: Partial<ProviderSpec> = {}, formats?: Bindin
 });
 
 const catalogue = new Catalogue({
-  providers: [provider("mp3-24k", { ttsMp3: { sampleRate: 24000 }, ttsSpeed: true }), provider("mp3-44k", { ttsMp3: { sampleRate: 44100, kbps: 128 }, ttsSpeed: { min: 0.5, max: 2 } }), provider("pcm-only", {}, ["pcm"])],
+  providers: [
+    provider("mp3-24k", { ttsMp3: { sampleRate: 24000 }, ttsSpeed: true }),
+    provider("mp3-44k", { ttsMp3: { sampleRate: 44100, kbps: 128 }, ttsSpeed: { min: 0.5, max: 2 } }),
+    provider("pcm-only", {}, ["pcm"]),
+  ],
   models: [{ canonical: "shared/speech", name: "Speech", capability: "tts", aliases: [] }],
 });
 
@@ -70,7 +74,14 @@ describe("planTts", () => {
 
   test("the model is looked up once however many formats are weighed", () => {
     let lookups = 0;
-    const counted = Object.create(catalogue, { lookup: { value: (...args: Parameters<Catalogue["lookup"]>) => (lookups++, catalogue.lookup(...args)) } }) as Catalogue;
+    const counted = Object.create(catalogue, {
+      lookup: {
+        value: (...args: Parameters<Catalogue["lookup"]>) => {
+          lookups++;
+          return catalogue.lookup(...args);
+        },
+      },
+    }) as Catalogue;
     planTts(counted, request({ format: { mp3: { sampleRate: 24000 } } }));
     expect(lookups).toBe(1);
   });
@@ -88,11 +99,26 @@ describe("planTts", () => {
 
 describe("planWithNames", () => {
   test("a refusal's member and the message naming it take the surface's name; other errors pass as they are", () => {
-    const renamed = refusalOf(() => planWithNames(() => planTts(catalogue, request({ speed: 9, preferences: only("pcm-only") })), (m) => (m === "speed" ? "voice_settings.speed" : m)));
+    const renamed = refusalOf(() =>
+      planWithNames(
+        () => planTts(catalogue, request({ speed: 9, preferences: only("pcm-only") })),
+        (m) => (m === "speed" ? "voice_settings.speed" : m),
+      ),
+    );
     expect(renamed.extra.param).toBe("voice_settings.speed");
     expect(renamed.message).toStartWith("voice_settings.speed 9 cannot");
-    const unnamed = refusalOf(() => planWithNames(() => planTts(catalogue, request({ model: undefined })), (m) => m ?? "model_id"));
+    const unnamed = refusalOf(() =>
+      planWithNames(
+        () => planTts(catalogue, request({ model: undefined })),
+        (m) => m ?? "model_id",
+      ),
+    );
     expect({ code: unnamed.code, param: unnamed.extra.param }).toEqual({ code: "model_required", param: "model_id" });
-    expect(() => planWithNames(() => JSON.parse("{"), () => "x")).toThrow(SyntaxError);
+    expect(() =>
+      planWithNames(
+        () => JSON.parse("{"),
+        () => "x",
+      ),
+    ).toThrow(SyntaxError);
   });
 });
