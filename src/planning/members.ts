@@ -3,9 +3,14 @@ import { ApiError, type ErrorCode } from "../errors.ts";
 // The planners' errors name the member of the typed request at fault (`voice`, `audioFormat`,
 // `portable.speech_threshold`), not any wire's parameter: each surface renames them to its own.
 
-/** A refusal of `member`; the message starts with the member's name, which a surface renames with it. */
-export function refusal(code: ErrorCode, member: string, why: string): ApiError {
-  return new ApiError(code, `${member} ${why}`, { param: member });
+/**
+ * A refusal of `member`: the message is the member's name (which a surface renames with it)
+ * followed by `rest`. A portable option is named in the message by its own name (`speech_threshold`),
+ * which every surface's clients know, and in `param` as the member (`portable.speech_threshold`).
+ */
+export function refusal(code: ErrorCode, member: string, rest: string): ApiError {
+  const named = member.replace(/^portable\./, "");
+  return new ApiError(code, `${named}${rest}`, { param: member });
 }
 
 /**

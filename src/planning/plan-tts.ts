@@ -46,6 +46,6 @@ function mp3Candidates(route: (format: "pcm" | "mp3") => Binding[], asked: Mp3Fo
 function withSpeed(candidates: Binding[], speed: number | undefined): Binding[] {
   if (speed === undefined || speed === 1) return candidates;
   const able = candidates.filter(({ provider: { ttsSpeed: range } }) => range === true || (range && speed >= range.min && speed <= range.max));
-  if (able.length === 0) throw refusal("invalid_request", "speed", `${speed} cannot be honoured by ${candidates.map((b) => b.provider.id).join(", ")}: omit it or use 1.0`);
+  if (able.length === 0) throw refusal("invalid_request", "speed", ` ${speed} cannot be honoured by ${candidates.map((b) => b.provider.id).join(", ")}: omit it or use 1.0`);
   return able;
 }
