@@ -10,6 +10,8 @@ import { AUDIO_FORMATS, type SttPlan, type SttRequest } from "./stt-request.ts";
 
 const DURATIONS = ["silence_duration_ms", "min_speech_duration_ms", "min_silence_duration_ms", "turn_timeout_ms"] as const;
 const THRESHOLDS = ["speech_threshold", "turn_threshold", "eager_end_threshold"] as const;
+/** The portable options that are numbers (milliseconds from 0, thresholds from 0 to 1). */
+export const NUMERIC_OPTIONS = [...DURATIONS, ...THRESHOLDS];
 
 /** A number the request may hold, checked against its range (a wire's text that is no number arrives as NaN). */
 function inRange(member: string, value: unknown, min: number, max: number): number | undefined {

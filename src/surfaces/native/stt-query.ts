@@ -2,7 +2,7 @@ import type { Catalogue } from "../../catalogue/catalogue.ts";
 import type { SttAudioFormat } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
 import { planWithNames } from "../../planning/members.ts";
-import { planStt } from "../../planning/plan-stt.ts";
+import { NUMERIC_OPTIONS, planStt } from "../../planning/plan-stt.ts";
 import { AUDIO_FORMATS, type SttPlan, type SttRequest } from "../../planning/stt-request.ts";
 import type { PortableValues, SttProvider } from "../../providers/types.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
@@ -11,11 +11,10 @@ import { preferencesFromQuery } from "../../routing/preferences.ts";
 
 export { AUDIO_FORMATS };
 
-const NUMBERS = ["silence_duration_ms", "min_speech_duration_ms", "min_silence_duration_ms", "turn_timeout_ms", "speech_threshold", "turn_threshold", "eager_end_threshold"] as const;
 const BOOLEANS = ["interim_results", "include_timestamps", "include_language_detection", "diarization", "formatting", "include_filler_words"] as const;
 const STRINGS = ["language", "context"] as const;
 const ROUTING = ["model", "audio_format", "provider", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks"];
-const KNOWN = new Set<string>([...ROUTING, "channels", "commit_strategy", "turn_detection", "keyterms", "event_format", ...NUMBERS, ...BOOLEANS, ...STRINGS]);
+const KNOWN = new Set<string>([...ROUTING, "channels", "commit_strategy", "turn_detection", "keyterms", "event_format", ...NUMERIC_OPTIONS, ...BOOLEANS, ...STRINGS]);
 
 /** The query's fields, read as a query is: a realtime profile's `pipeline.stt.input` speaks the same vocabulary. */
 export interface SttFields {
@@ -64,7 +63,7 @@ export function readSttQuery(fields: SttFields): SttRequest {
   const audioFormat = oneOf<SttAudioFormat>(fields, "audio_format", AUDIO_FORMATS);
   const channels = number(fields, "channels");
   const portable: PortableValues = {};
-  for (const n of NUMBERS) {
+  for (const n of NUMERIC_OPTIONS) {
     const v = number(fields, n);
     if (v !== undefined) portable[n] = v;
   }
