@@ -6,7 +6,7 @@ import { planStt } from "../src/planning/plan-stt.ts";
 import type { SttRequest } from "../src/planning/stt-request.ts";
 import type { SttFamily, SttProvider } from "../src/providers/types.ts";
 import { NO_PREFERENCES } from "../src/routing/preferences.ts";
-import { nativeSttParam } from "../src/surfaces/native/stt-query.ts";
+import { nativeSttParam, readSttQuery } from "../src/surfaces/native/stt-query.ts";
 
 // The STT planner on the typed request: one model served by two families that honour different
 // things. The planner reads only the families and whether an adapter streams, so the providers
@@ -109,5 +109,25 @@ describe("the native names of the planner's members", () => {
     const names = ["audioFormat", "commitStrategy", "turnDetection", "eventFormat", "options", "channels", "portable.speech_threshold", "model"].map(nativeSttParam);
     expect(names).toEqual(["audio_format", "commit_strategy", "turn_detection", "event_format", "provider_options", "channels", "speech_threshold", "model"]);
     expect(nativeSttParam(undefined)).toBeUndefined();
+  });
+});
+
+describe("the /v1/stt query as a typed request", () => {
+  test("routing, formats, portable options and provider options land in their members; a number as text that is none is NaN for the planner", () => {
+    const read = readSttQuery(
+      new URLSearchParams(
+        "model=shared/ears&provider=rich&audio_format=pcm_8000&channels=2&commit_strategy=manual&speech_threshold=x&silence_duration_ms=&interim_results=false&language=de&keyterms=a&keyterms=b&provider_options[tier]=fast&provider_only=rich",
+      ),
+    );
+    expect(read).toMatchObject({ model: "shared/ears", provider: "rich", audioFormat: "pcm_8000", channels: 2, commitStrategy: "manual", options: { tier: "fast" }, preferences: { only: ["rich"] } });
+    expect(read.portable).toMatchObject({ interim_results: false, language: "de", keyterms: ["a", "b"] });
+    expect(read.portable.speech_threshold).toBeNaN();
+    expect(read.portable.silence_duration_ms).toBeNaN();
+  });
+
+  test("what is wrong as written is refused by the reader, in the query's names", () => {
+    expect(refusalOf(() => readSttQuery(new URLSearchParams("colour=blue")))).toMatchObject({ param: "colour" });
+    expect(refusalOf(() => readSttQuery(new URLSearchParams("audio_format=pcm_11025")))).toMatchObject({ param: "audio_format" });
+    expect(refusalOf(() => readSttQuery(new URLSearchParams("interim_results=yes")))).toMatchObject({ param: "interim_results" });
   });
 });
