@@ -75,6 +75,7 @@ describe("planStt", () => {
   test("the model is required once, by routing; the audio format is required, naming the member", () => {
     expect(refusalOf(() => plan({ model: undefined })).code).toBe("model_required");
     expect(refusalOf(() => plan({ audioFormat: undefined }))).toMatchObject({ code: "invalid_request", param: "audioFormat" });
+    expect(refusalOf(() => plan({ model: undefined, audioFormat: undefined, channels: 0 })).code).toBe("model_required");
   });
 
   test("numbers out of range are refused naming the member; text that was no number comes as NaN and is refused too", () => {

@@ -3,7 +3,7 @@ import type { Catalogue } from "../catalogue/catalogue.ts";
 import { ApiError } from "../errors.ts";
 import { audioBytesPerSecond } from "../ledger/usage.ts";
 import type { PortableSttOption, PortableValues, SttFamily, SttProvider } from "../providers/types.ts";
-import { resolve } from "../routing/resolve.ts";
+import { router } from "../routing/resolve.ts";
 import { refusal } from "./members.ts";
 import { unsupported } from "./stt-families.ts";
 import { AUDIO_FORMATS, type SttPlan, type SttRequest } from "./stt-request.ts";
@@ -29,6 +29,8 @@ function inRange(member: string, value: unknown, min: number, max: number): numb
  */
 export function planStt(catalogue: Catalogue, sttProvider: (id: string) => SttProvider | undefined, req: SttRequest): SttPlan {
   const { audioFormat, portable, options } = req;
+  // The model first (a request naming nothing is told that), then the request's own values, then the rest of routing.
+  const route = router(catalogue, { capability: "stt", model: req.model, provider: req.provider, inputFormat: audioFormat, mode: "streaming", preferences: req.preferences });
   if (!audioFormat) throw refusal("invalid_request", "audioFormat", ` is required: one of ${AUDIO_FORMATS.join(", ")}`);
   const sampleRate = Number(audioFormat.split("_")[1]);
   const channels = inRange("channels", req.channels, 1, 8) ?? 1;
@@ -40,7 +42,7 @@ export function planStt(catalogue: Catalogue, sttProvider: (id: string) => SttPr
   const turnDetection = req.turnDetection ?? "auto";
   const eventFormat = req.eventFormat ?? "normalized";
 
-  const routed = resolve(catalogue, { capability: "stt", model: req.model, provider: req.provider, inputFormat: audioFormat, mode: "streaming", preferences: req.preferences });
+  const routed = route(undefined);
 
   const families = new Map<string, SttFamily>();
   let refused: ApiError | undefined;

@@ -26,9 +26,9 @@ export function resolve(catalogue: Catalogue, req: RouteRequest): Binding[] {
 }
 
 /**
- * `resolve` in two steps, for a planner that weighs several output formats: the model, mode,
- * provider and preferences are decided once, here; the returned function finishes the routing for
- * one format (`req.format` is not read).
+ * `resolve` in two steps, for a planner that weighs several output formats or checks the request
+ * between them: the model, mode, provider and preferences are decided once, here; the returned
+ * function finishes the routing for one format (`req.format` is not read).
  */
 export function router(catalogue: Catalogue, req: RouteRequest): (format: TtsFormat | undefined) => Binding[] {
   const model = req.model?.trim();
