@@ -26,9 +26,11 @@ const MAY_IMPORT: Record<string, string[]> = {
   "metrics-sources": ["ledger", "providers"],
   "request-log": [],
   // The wires, and what they are given.
-  surfaces: ["context", "config", "sessions", "realtime", "routing", "voices", "accounts", "ledger", "catalogue", "providers", "audio"],
+  surfaces: ["context", "config", "planning", "sessions", "realtime", "routing", "voices", "accounts", "ledger", "catalogue", "providers", "audio"],
   context: ["config", "sessions", "realtime", "voices", "accounts", "ledger", "db", "catalogue", "providers", "pools"],
   config: ["providers"],
+  // The typed requests and their planners.
+  planning: ["sessions", "routing", "ledger", "catalogue", "providers", "audio"],
   // Sessions and the realtime domain.
   sessions: ["realtime", "routing", "accounts", "ledger", "catalogue", "providers", "pools", "worker-protocols", "audio"],
   realtime: ["accounts", "db", "catalogue"],

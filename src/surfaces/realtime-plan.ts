@@ -3,12 +3,18 @@ import { ApiError } from "../errors.ts";
 import type { SttProvider } from "../providers/types.ts";
 import type { Pipeline, PipelineStage } from "../realtime/profiles.ts";
 import { DEFAULT_OUTPUT_FORMAT, OUTPUT_FORMATS, type OutputFormat } from "../realtime/output-formats.ts";
-import { planSttSession, type SttPlan } from "./native/stt-query.ts";
-import { planTtsSession, type TtsPlan } from "./native/tts-query.ts";
+import { planWithNames } from "../planning/members.ts";
+import { planStt } from "../planning/plan-stt.ts";
+import type { SttPlan, SttRequest } from "../planning/stt-request.ts";
+import { nativeSttParam, readSttQuery, type SttFields } from "./native/stt-query.ts";
+import { planTts } from "../planning/plan-tts.ts";
+import type { TtsPlan } from "../planning/tts-request.ts";
+import { NO_PREFERENCES } from "../routing/preferences.ts";
 
-// A realtime profile's pipeline as the sessions it runs: the STT stage read as a `/v1/stt` query
-// (its `input` members are that query's parameters: `audio_format`, `language`, turn settings …)
-// and the TTS stage as a `/v1/tts` query, with the same checks and routing as those channels.
+// A realtime profile's pipeline as the sessions it runs: the STT stage's `input` speaks the
+// `/v1/stt` query's vocabulary (`audio_format`, `language`, turn settings …) and is read as that
+// query is; both stages are planned as typed requests, with the same checks and routing as the
+// native channels, and refusals name the query's parameters.
 
 export interface ConversationPlan {
   stt: SttPlan;
@@ -18,16 +24,19 @@ export interface ConversationPlan {
   partialPrompts: boolean;
 }
 
-function stageQuery(stage: PipelineStage, extra: Record<string, unknown>): URLSearchParams {
-  const params = new URLSearchParams({ model: stage.model });
-  if (stage.provider) params.set("provider", stage.provider);
-  if (stage.voice) params.set("voice", stage.voice);
-  for (const [k, v] of Object.entries(stage.provider_options)) params.set(`provider_options[${k}]`, v);
-  for (const [k, v] of Object.entries(extra)) {
-    if (Array.isArray(v)) for (const item of v) params.append(k, String(item));
-    else if (v !== undefined && v !== null) params.set(k, String(v));
-  }
-  return params;
+/** A stage's `input` object as the query fields it stands for: arrays are repeated keys. */
+function inputFields(input: Record<string, unknown>): SttFields {
+  const values = (name: string) => {
+    const v = input[name];
+    if (v === undefined || v === null) return [];
+    return (Array.isArray(v) ? v : [v]).map(String);
+  };
+  return { get: (name) => values(name)[0] ?? null, getAll: values, keys: () => Object.keys(input).filter((k) => values(k).length) };
+}
+
+function sttRequestOf(stage: PipelineStage): SttRequest {
+  const read = readSttQuery(inputFields({ audio_format: "pcm_16000", interim_results: true, ...stage.input }));
+  return { ...read, model: stage.model, provider: stage.provider || undefined, options: { ...stage.provider_options, ...read.options } };
 }
 
 export function planConversation(catalogue: Catalogue, sttProvider: (id: string) => SttProvider | undefined, pipeline: Pipeline): ConversationPlan {
@@ -35,8 +44,9 @@ export function planConversation(catalogue: Catalogue, sttProvider: (id: string)
   if (input.event_format !== undefined && input.event_format !== "normalized") {
     throw new ApiError("invalid_request", "a conversation reads normalized transcripts: pipeline.stt.input.event_format must be absent", { param: "pipeline.stt.input.event_format" });
   }
-  const stt = planSttSession(catalogue, sttProvider, stageQuery(pipeline.stt, { audio_format: "pcm_16000", interim_results: true, ...input }));
-  const tts = planTtsSession(catalogue, stageQuery(pipeline.tts, { format: "pcm" }));
+  const stt = planWithNames(() => planStt(catalogue, sttProvider, sttRequestOf(pipeline.stt)), nativeSttParam);
+  const { model, provider, voice, provider_options } = pipeline.tts;
+  const tts = planTts(catalogue, { model, provider: provider || undefined, voice: voice || undefined, format: "pcm", options: provider_options, preferences: NO_PREFERENCES });
   return {
     stt,
     tts,

@@ -1,7 +1,8 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import type { Binding } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
-import { elevenLabsTtsCandidates, routeElevenLabsTts } from "./model.ts";
+import { planTts } from "../../planning/plan-tts.ts";
+import { askedOfElevenLabs, elevenLabsTtsRequest, plannedOutput } from "./model.ts";
 import { parseStreamInputFormat, type OutputFormat } from "./output-format.ts";
 import { elevenLabsProviderOptions } from "./provider-options.ts";
 
@@ -53,7 +54,7 @@ export function planStreamInput(catalogue: Catalogue, voice: string, query: URLS
   const options = (fields: Record<string, string>) => elevenLabsProviderOptions(query, RESERVED_QUERY, undefined, fields);
   options({}); // a bad enum or boolean in the query is told before the upgrade
   // The interface's contract: `mp3_*` is refused before the upgrade when every allowed provider emits only PCM, though LAME could make it.
-  if (asked.transcode?.codec === "mp3") elevenLabsTtsCandidates(catalogue, modelId, voice, "mp3", query);
-  const { candidates, output } = routeElevenLabsTts(catalogue, modelId, voice, asked, query);
+  const { candidates, format } = planTts(catalogue, elevenLabsTtsRequest(catalogue, modelId, voice, askedOfElevenLabs(asked, true), query, {}));
+  const output = plannedOutput(asked, format);
   return { candidates, voice, format: output.format, pcm: output.pcm, transcode: output.transcode, inactivitySeconds, syncAlignment: sync, options };
 }

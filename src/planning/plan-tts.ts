@@ -1,0 +1,51 @@
+import type { Catalogue } from "../catalogue/catalogue.ts";
+import type { Binding, Mp3Format } from "../catalogue/types.ts";
+import { ApiError } from "../errors.ts";
+import { router } from "../routing/resolve.ts";
+import { refusal } from "./members.ts";
+import type { TtsPlan, TtsRequest } from "./tts-request.ts";
+
+/**
+ * Routes a TTS request once and decides each of its questions once: the model (routing), the
+ * format the session carries, the speed. Pure; throws `ApiError` naming the request's member.
+ * The voice is judged against the providers' lists at admission (`routing/voices.ts`), which
+ * needs their answers.
+ */
+export function planTts(catalogue: Catalogue, req: TtsRequest): TtsPlan {
+  const route = router(catalogue, { capability: "tts", model: req.model, provider: req.provider, voice: req.voice, mode: "streaming", preferences: req.preferences });
+  const asked = req.format;
+  const { format, candidates } = typeof asked === "string" ? { format: asked, candidates: route(asked) } : mp3Candidates(route, asked.mp3, asked.requireMp3Provider);
+  const options = req.speed === undefined ? req.options : { ...req.options, speed: String(req.speed) };
+  return { candidates: withSpeed(candidates, req.speed), voice: req.voice, format, options };
+}
+
+/**
+ * The candidates for an MP3 the caller asked for: the providers' own MP3, passed through
+ * untouched, when every candidate streams exactly that (its rate, and its bitrate where the API
+ * names one); otherwise their PCM, which the surface encodes at the asked rate and bitrate (an
+ * MP3 at another rate would break the promise).
+ */
+function mp3Candidates(route: (format: "pcm" | "mp3") => Binding[], asked: Mp3Format, requireMp3Provider = false): { format: "pcm" | "mp3"; candidates: Binding[] } {
+  let native: Binding[] | undefined;
+  try {
+    native = route("mp3");
+  } catch (err) {
+    if (requireMp3Provider || !(err instanceof ApiError && err.code === "invalid_output_format")) throw err;
+  }
+  if (native?.every(({ provider: { ttsMp3: own } }) => own?.sampleRate === asked.sampleRate && (asked.kbps === undefined || own.kbps === asked.kbps))) {
+    return { format: "mp3", candidates: native };
+  }
+  return { format: "pcm", candidates: route("pcm") };
+}
+
+/**
+ * A speed other than 1.0 only goes to providers that honour it (fallback stays among them): those
+ * that take any speed, and those whose range holds it; when none of the candidates can, a refusal
+ * of `speed` rather than audio at the wrong pace.
+ */
+function withSpeed(candidates: Binding[], speed: number | undefined): Binding[] {
+  if (speed === undefined || speed === 1) return candidates;
+  const able = candidates.filter(({ provider: { ttsSpeed: range } }) => range === true || (range && speed >= range.min && speed <= range.max));
+  if (able.length === 0) throw refusal("invalid_request", "speed", ` ${speed} cannot be honoured by ${candidates.map((b) => b.provider.id).join(", ")}: omit it or use 1.0`);
+  return able;
+}
