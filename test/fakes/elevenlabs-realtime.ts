@@ -67,7 +67,7 @@ interface TtsConn {
   /** Generation runs one piece at a time, so audio leaves in order. */
   work: Promise<void>;
   /** Closes the socket as ElevenLabs does after `inactivity_timeout` seconds without a text. */
-  idle?: Timer;
+  idle?: { heard(): void };
   /** Contexts open or still being generated. */
   active: Set<string>;
 }
@@ -132,14 +132,14 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
       const { codec, rate } = c;
       if (!speaks(c.record.voiceId)) ws.close(1008, `A voice with voice_id ${c.record.voiceId} was not found.`);
       else if ((codec !== "pcm" && codec !== "mp3") || !rate) ws.close(1008, `output_format ${c.record.query.output_format} is not supported by this fake`);
-      else inactive(ws as ServerWebSocket<TtsConn>);
+      else {
+        const seconds = Number(c.record.query.inactivity_timeout ?? 20);
+        c.idle = closeWhenIdle(ws, seconds * 1000, () => ws.close(1008, `Have not received a new text input within the timeout of ${seconds} seconds.`));
+      }
     },
     message(ws: ServerWebSocket<RealtimeConn>, frame: string | Buffer) {
       if (ws.data.kind === "tts") ttsMessage(ws as ServerWebSocket<TtsConn>, frame);
       else scribeMessage(ws as ServerWebSocket<ScribeConn>, frame);
-    },
-    close(ws: ServerWebSocket<RealtimeConn>) {
-      if (ws.data.kind === "tts") clearTimeout(ws.data.idle);
     },
   };
 
@@ -155,7 +155,7 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
     }
     const first = !c.record.frames.length;
     c.record.frames.push(msg);
-    if (typeof msg.text === "string") inactive(ws);
+    if (typeof msg.text === "string") c.idle?.heard();
     if (c.fault === "stall") return;
     if (first) {
       if (!c.record.multi && msg.text !== " ") return ws.close(1008, 'The first message must initialise the stream with text " "');
@@ -197,13 +197,6 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
     if (buffer.length < threshold) return 0;
     const boundary = buffer.lastIndexOf(" ");
     return boundary > 0 ? boundary + 1 : 0;
-  }
-
-  /** (Re)starts the inactivity timer of a TTS socket. */
-  function inactive(ws: ServerWebSocket<TtsConn>) {
-    const seconds = Number(ws.data.record.query.inactivity_timeout ?? 20);
-    clearTimeout(ws.data.idle);
-    ws.data.idle = setTimeout(() => ws.readyState === 1 && ws.close(1008, `Have not received a new text input within the timeout of ${seconds} seconds.`), seconds * 1000);
   }
 
   function enqueue(ws: ServerWebSocket<TtsConn>, job: () => Promise<void> | void) {
