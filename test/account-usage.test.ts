@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createKey, mintKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
+import { mintKey } from "../src/accounts/keys.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";

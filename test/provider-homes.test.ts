@@ -23,7 +23,7 @@ const everything = loadConfig({
 });
 const found: ProviderFindings = { pocketsphinx: true };
 const catalogue = new Catalogue(servedCatalogue(everything, found));
-const runtime = { engines: {} as EnginePool, audio: {} as AudioPool, files: {} as FilePool, upstream: { connectTimeoutMs: 1000, idleTimeoutMs: 1000 } };
+const runtime = { engines: {} as EnginePool, audio: {} as AudioPool, files: {} as FilePool, upstream: { connectTimeoutMs: 1000, idleTimeoutMs: 1000, keepAliveMs: 4000 } };
 const adapters = providerAdapters(everything.providers, found, runtime);
 
 describe("one home per provider", () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { desc, eq } from "drizzle-orm";
-import { createKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
 import { RelayProvider, relayCatalogue, startRelayUpstream, type RelayUpstream } from "./fakes/relay-upstream.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";

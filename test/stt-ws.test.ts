@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { desc, eq } from "drizzle-orm";
-import { createKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { concat, frames, silence, speak, spokenSpans } from "./helpers/speech.ts";

@@ -63,12 +63,13 @@ export async function oaiConversation(ctx: AppContext, id: string, h: OpenedHand
   return (frame: string | Uint8Array) => {
     const msg = events.parse(frame);
     if (!msg) return;
+    if (msg.type === "input_audio_buffer.append") {
+      const bytes = appendedAudio(msg, events);
+      // The audio tells the conversation the client is here when it is delivered.
+      return bytes ? audio.write(bytes) : conversation.stillHere();
+    }
     conversation.stillHere();
     switch (msg.type) {
-      case "input_audio_buffer.append": {
-        const bytes = appendedAudio(msg, events);
-        return bytes && audio.write(bytes);
-      }
       case "input_audio_buffer.commit":
         return conversation.commit();
       case "input_audio_buffer.clear":
