@@ -30,6 +30,8 @@ export interface CoreKind {
 
 export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends EndingDeps> {
   protected state: "starting" | "ready" | "closed" = "starting";
+  /** How the session ended, once it has. */
+  private outcome: Outcome | undefined;
   protected admission: Admission | undefined;
   /** The binding serving the session. */
   protected binding: Binding | undefined;
@@ -146,6 +148,7 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
   protected async finish(outcome: Outcome, close: Close | null, lastWords?: () => void): Promise<void> {
     if (this.closed) return;
     this.state = "closed";
+    this.outcome = outcome;
     this.idle.stop();
     this.gate.stop();
     this.stopWork();
@@ -157,7 +160,7 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     this.admission = await admitSession(
       this.setup.admit,
       (err) => this.fail(err),
-      () => this.closed,
+      () => this.outcome,
       this.startedAt,
     );
     if (!this.admission) return;
