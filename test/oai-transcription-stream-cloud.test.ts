@@ -275,7 +275,7 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     let records: Awaited<ReturnType<typeof ledgerOf>>["records"] = [];
     for (let i = 0; i < 250 && !records.length; i++, await Bun.sleep(20)) ({ records } = await ledgerOf(account.tenantId));
     expect(records).toHaveLength(1);
-    expect(records[0]).toMatchObject({ status: "failed", usageAmount: 0, credits: 0 });
+    expect(records[0]).toMatchObject({ status: "failed", outcome: "client_left", usageAmount: 0, credits: 0 });
     expect((await ledgerOf(account.tenantId)).spent).toBe(0);
     expect(deepgram.connections.length).toBe(sockets);
   });
@@ -303,7 +303,7 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     let records: Awaited<ReturnType<typeof ledgerOf>>["records"] = [];
     for (let i = 0; i < 250 && !records.length; i++, await Bun.sleep(20)) ({ records } = await ledgerOf(account.tenantId));
     expect(records).toHaveLength(1);
-    expect(records[0]).toMatchObject({ usageAmount: 0, credits: 0 });
+    expect(records[0]).toMatchObject({ status: "failed", outcome: "shutdown", usageAmount: 0, credits: 0 });
     expect(deepgram.connections.length).toBe(sockets);
   });
 
