@@ -61,6 +61,27 @@ async function routerAudio(file: Uint8Array, rate: number): Promise<Uint8Array[]
   return pieces;
 }
 
+/** The speech as an 8-bit PCM WAV: a container the router measures but does not decode (16-bit PCM only). */
+function wav8(samples: Int16Array, rate = 16000): Uint8Array {
+  const file = new Uint8Array(44 + samples.length);
+  const v = new DataView(file.buffer);
+  const text = (at: number, s: string) => file.set(new TextEncoder().encode(s), at);
+  text(0, "RIFF");
+  v.setUint32(4, 36 + samples.length, true);
+  text(8, "WAVEfmt ");
+  v.setUint32(16, 16, true);
+  v.setUint16(20, 1, true); // PCM
+  v.setUint16(22, 1, true); // mono
+  v.setUint32(24, rate, true);
+  v.setUint32(28, rate, true); // bytes a second
+  v.setUint16(32, 1, true); // block alignment
+  v.setUint16(34, 8, true); // bits
+  text(36, "data");
+  v.setUint32(40, samples.length, true);
+  for (let i = 0; i < samples.length; i++) file[44 + i] = (samples[i]! >> 8) + 128;
+  return file;
+}
+
 async function collect(stream: AsyncIterable<TranscriptionStreamEvent>) {
   const events: TranscriptionStreamEvent[] = [];
   let error: unknown;
@@ -152,6 +173,25 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     expect(a.spent).toBe(b.spent);
   });
 
+  test("a WAV the decoders cannot read (8-bit): held for and tried for streaming, then given as uploaded to the prerecorded API, on the same hold; one record", async () => {
+    const account = await fundedAccount(server, CREDITS);
+    const [sockets, posts] = [deepgram.connections.length, deepgram.prerecorded.length];
+    const eightBit = wav8(pcm);
+    const { deltas, done, error } = await collect(
+      await sdkFor(account.key).audio.transcriptions.create({ file: await toFile(eightBit, "speech.wav", { type: "audio/wav" }), model: "nova-3", stream: true }),
+    );
+    expect(error).toBeUndefined();
+    expect(deltas).toEqual([done!.text]);
+    expect(done!.text).toContain("thank you");
+    expect(deepgram.connections.length).toBe(sockets);
+    expect(deepgram.prerecorded.length).toBe(posts + 1);
+    expect(deepgram.prerecorded.at(-1)!.file).toEqual(digestOf([eightBit]));
+    const { records, spent } = await ledgerOf(account.tenantId);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ provider: "deepgram", status: "completed", outcome: "completed", usageAmount: billed });
+    expect(spent).toBe(records[0]!.credits);
+  });
+
   test("OpenAI realtime transcription (24 kHz PCM only): the file resampled to 24 kHz, a delta per turn, joined = done.text", async () => {
     const account = await fundedAccount(server, CREDITS);
     const { deltas, done, error } = await collect(await sdkFor(account.key).audio.transcriptions.create({ file: await wav(), model: "gpt-4o-transcribe", stream: true }));
@@ -235,7 +275,7 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     let records: Awaited<ReturnType<typeof ledgerOf>>["records"] = [];
     for (let i = 0; i < 250 && !records.length; i++, await Bun.sleep(20)) ({ records } = await ledgerOf(account.tenantId));
     expect(records).toHaveLength(1);
-    expect(records[0]).toMatchObject({ status: "failed", usageAmount: 0, credits: 0 });
+    expect(records[0]).toMatchObject({ status: "failed", outcome: "client_left", usageAmount: 0, credits: 0 });
     expect((await ledgerOf(account.tenantId)).spent).toBe(0);
     expect(deepgram.connections.length).toBe(sockets);
   });
@@ -263,7 +303,7 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     let records: Awaited<ReturnType<typeof ledgerOf>>["records"] = [];
     for (let i = 0; i < 250 && !records.length; i++, await Bun.sleep(20)) ({ records } = await ledgerOf(account.tenantId));
     expect(records).toHaveLength(1);
-    expect(records[0]).toMatchObject({ usageAmount: 0, credits: 0 });
+    expect(records[0]).toMatchObject({ status: "failed", outcome: "shutdown", usageAmount: 0, credits: 0 });
     expect(deepgram.connections.length).toBe(sockets);
   });
 

@@ -194,7 +194,7 @@ describe.skipIf(!localSttAvailable)("a file transcription (no stream)", () => {
     expect(await requests(refused)).toBe(before + 1);
     const records = await activityOf(poor.tenantId);
     expect(records).toHaveLength(1);
-    expect(records[0]).toMatchObject({ status: "failed", usageAmount: 0, credits: 0 });
+    expect(records[0]).toMatchObject({ status: "failed", outcome: "cut_off", usageAmount: 0, credits: 0 });
   });
 });
 

@@ -5,10 +5,7 @@ import { decoderFor } from "../audio/decodable.ts";
 import { billedSeconds } from "../ledger/usage.ts";
 import { ApiError } from "../errors.ts";
 import type { Transcription, TranscriptSegment } from "../providers/types.ts";
-import { requestBinding } from "../request-context.ts";
-import type { Admission } from "./admission.ts";
 import { FileApiSession } from "./file-api-session.ts";
-import { type Outcome, recordEnding } from "./lifecycle/ending.ts";
 import type { ProviderPreferences } from "../routing/preferences.ts";
 import { resolve } from "../routing/resolve.ts";
 import type { PcmPieces } from "../providers/paced-audio.ts";
@@ -56,11 +53,11 @@ export interface FileTranscription extends Transcription {
  */
 export function transcribeFile(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest): Promise<FileTranscription> {
   let streaming: SttSession | undefined;
-  // A shutdown or a withdrawn key that comes while the file is held for or decoded ends the session once it opens.
+  // A shutdown or a withdrawn key that comes while the file is measured or held for ends the streaming session once the hold is taken.
   let stopping: ((session: SttSession) => void) | undefined;
   const work = transcribe(ctx, principal, req, (session) => {
-    streaming = session;
-    stopping?.(session);
+    streaming = session; // undefined again once the file goes on to the file APIs
+    if (session) stopping?.(session);
   });
   let giveUp = () => {};
   const stopped = new Promise<void>((resolve) => (giveUp = resolve));
@@ -113,7 +110,7 @@ async function decodedFor(ctx: AppContext, plan: StreamingPlan, bytes: Uint8Arra
   }
 }
 
-async function transcribe(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest, opened: (session: SttSession) => void): Promise<FileTranscription> {
+async function transcribe(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest, opened: (session: SttSession | undefined) => void): Promise<FileTranscription> {
   const plan = req.live?.plan;
   // Routed before the file is measured, unless a streaming plan may take it.
   const routed = plan ? undefined : fileCandidates(ctx, req);
@@ -129,23 +126,16 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
   const about = { id, durationSeconds: probe.seconds, language: req.language };
   let admitted = first;
   if (streamable) {
-    const startedAt = new Date();
-    const unstreamed = (outcome: Outcome, err: unknown) => endUnstreamed(ctx, req.surface, { candidates: first, meter }, startedAt, outcome, err);
-    // The whole file is held for before any of it is decoded or given to a provider.
-    if (!(await meter.cover(first[0], seconds))) return unstreamed("cut_off", new ApiError("insufficient_balance", `the balance cannot pay for ${seconds} s of audio`));
-    // A client that leaves from here on is seen by the path it takes, before a provider is given the file.
-    let audio: PcmPieces | undefined;
-    try {
-      audio = await decodedFor(ctx, plan!, bytes, probe.container, seconds);
-      // A WAV that is not 16-bit PCM, or an MP3 with nothing that decodes: the file APIs may read it.
+    // The streaming session holds for the whole file (its credit gate's first item) before it is decoded or given to a provider.
+    const decode = async () => {
+      const audio = await decodedFor(ctx, plan!, bytes, probe.container, seconds);
+      // A WAV that is not 16-bit PCM, or an MP3 with nothing that decodes: the file APIs may read it, on the same hold.
       if (!audio) admitted = await ctx.meter.admit(principal, fileCandidates(ctx, req));
-    } catch (err) {
-      return unstreamed("failed", err);
-    }
-    if (audio) {
-      const streamed = await streamFile(ctx, { id, plan: plan!, admitted, meter, audio, surface: req.surface, onSegment: req.live!.onSegment, signal: req.signal, opened });
-      return { ...streamed, ...about };
-    }
+      return audio;
+    };
+    const streamed = await streamFile(ctx, { id, plan: plan!, admitted: first, meter, seconds, decode, surface: req.surface, onSegment: req.live!.onSegment, signal: req.signal, opened });
+    if (streamed) return { ...streamed, ...about };
+    opened(undefined);
   }
   const session = new FileApiSession(
     { id, admit: async () => ({ candidates: admitted, meter }), bytes, container: probe.container, mimeType: req.mimeType, language: req.language, seconds, signal: req.signal },
@@ -160,16 +150,4 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
     },
   );
   return { ...(await session.result), ...about, billedSeconds: seconds };
-}
-
-/**
- * A file for the streaming path that never reached its session (its hold refused, its audio not
- * decoded): before any provider, so recorded unbilled as every session's end is (the hold
- * released), then its error is the answer.
- */
-async function endUnstreamed(ctx: AppContext, surface: string, admission: Admission, startedAt: Date, outcome: Outcome, err: unknown): Promise<never> {
-  const log = ctx.log.child({ channel: "stt-file", ...requestBinding() });
-  const ending = { outcome, billed: 0, status: "failed" as const, latencyMs: 0, details: {} };
-  await recordEnding({ admission, binding: undefined, startedAt, attempts: [] }, ending, { log, metrics: ctx.metrics, surface, transport: "http", port: { close: () => {} } }, null);
-  throw err;
 }

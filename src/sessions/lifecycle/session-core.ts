@@ -30,6 +30,8 @@ export interface CoreKind {
 
 export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends EndingDeps> {
   protected state: "starting" | "ready" | "closed" = "starting";
+  /** How the session ended, once it has. */
+  private outcome: Outcome | undefined;
   protected admission: Admission | undefined;
   /** The binding serving the session. */
   protected binding: Binding | undefined;
@@ -124,6 +126,10 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
   protected startInput(): void {
     this.gate.start();
   }
+  /** What the kind readies once admitted, before its first candidate (a recording: held whole, then decoded); false: it is not to be served. */
+  protected async prepare(): Promise<boolean> {
+    return true;
+  }
   /** The meter could not answer whether the hold grows (the ledger failed). */
   protected coverFailed(err: unknown): void {
     void this.fail(err);
@@ -142,10 +148,22 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     return this.finish("cut_off", { code: ERRORS.insufficient_balance.close, reason: closeReason("insufficient_balance") });
   }
 
+  /**
+   * The request goes on in another session (a recording this kind cannot stream goes to the file
+   * APIs): this one ends without a record, its admission and hold handed on to the next, which settles.
+   */
+  protected handOver(): void {
+    this.state = "closed";
+    this.idle.stop();
+    this.gate.stop();
+    this.stopWork();
+  }
+
   /** Ends the session once: stops the provider, settles usage, then sends the last words and closes (`close` null: the client is gone). */
   protected async finish(outcome: Outcome, close: Close | null, lastWords?: () => void): Promise<void> {
     if (this.closed) return;
     this.state = "closed";
+    this.outcome = outcome;
     this.idle.stop();
     this.gate.stop();
     this.stopWork();
@@ -157,13 +175,18 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     this.admission = await admitSession(
       this.setup.admit,
       (err) => this.fail(err),
-      () => this.closed,
+      () => this.outcome,
       this.startedAt,
     );
     if (!this.admission) return;
     this.admitted(this.admission);
     // Input sent while the session was being admitted waits in the gate: it goes on as paid for.
     this.startInput();
+    try {
+      if (!(await this.prepare()) || this.closed) return;
+    } catch (err) {
+      return this.fail(err);
+    }
     const run: CandidateRun = { ...this.candidateRun(), closed: () => this.closed, fail: (err) => this.fail(err) };
     await tryCandidates(this.admission.candidates, run, this.attempts, { log: this.log, metrics: this.deps.metrics });
   }
