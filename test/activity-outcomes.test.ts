@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
 import { BrokenProvider, FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
