@@ -8,8 +8,8 @@ import type { TtsPlan, TtsRequest } from "./tts-request.ts";
 /**
  * Routes a TTS request once and decides each of its questions once: the model (routing), the
  * format the session carries, the speed. Pure; throws `ApiError` naming the request's member.
- * The voice is judged against the providers' lists at admission (`routing/voices.ts`), which
- * needs their answers.
+ * The voice is the next, async step (`plan-voice.ts`: the providers' lists and the tenant), which
+ * every surface runs on this plan.
  */
 export function planTts(catalogue: Catalogue, req: TtsRequest): TtsPlan {
   const route = router(catalogue, { capability: "tts", model: req.model, provider: req.provider, voice: req.voice, mode: "streaming", preferences: req.preferences });
