@@ -12,6 +12,8 @@ export interface HttpTtsRequest {
   text: string;
   voice?: string;
   format: "pcm" | "mp3";
+  /** The planned speed. */
+  speed?: number;
   options: Record<string, string>;
   /** Ask providers for character timings (the session's `alignment` events go to the shape). */
   alignment?: boolean;
@@ -36,6 +38,7 @@ export async function speakOverHttp(ctx: AppContext, principal: Principal, req: 
       format: req.format,
       ...(shape.pcm ? { sampleRate: shape.pcm.rate } : {}),
       autoFlush: true,
+      speed: req.speed,
       options: req.options,
       alignment: req.alignment,
       admit: async () => {

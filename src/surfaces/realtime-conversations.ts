@@ -165,6 +165,7 @@ export async function startConversation(ctx: AppContext, id: string, h: OpenedHa
             format: "pcm",
             sampleRate: output.sampleRate,
             autoFlush: true,
+            speed: plan.tts.speed,
             options: plan.tts.options,
             admit: () => meteredSession(ctx, ttsId, payer, speech.candidates, surface, true),
           },
