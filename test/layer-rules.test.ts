@@ -30,12 +30,12 @@ const MAY_IMPORT: Record<string, string[]> = {
   context: ["config", "sessions", "realtime", "voices", "accounts", "ledger", "db", "catalogue", "providers", "pools"],
   config: ["providers"],
   // The typed requests and their planners.
-  planning: ["sessions", "routing", "ledger", "catalogue", "providers", "audio"],
+  planning: ["sessions", "routing", "voices", "ledger", "catalogue", "providers", "audio"],
   // Sessions and the realtime domain.
   sessions: ["realtime", "routing", "accounts", "ledger", "catalogue", "providers", "pools", "worker-protocols", "audio"],
   realtime: ["accounts", "db", "catalogue"],
   // Planning, voices, providers.
-  routing: ["voices", "catalogue", "providers"],
+  routing: ["catalogue", "providers"],
   voices: ["ledger", "db", "catalogue", "providers"],
   providers: ["catalogue", "pools", "worker-protocols", "audio"],
   pools: ["worker-protocols", "audio"],

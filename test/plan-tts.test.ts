@@ -86,14 +86,27 @@ describe("planTts", () => {
     expect(lookups).toBe(1);
   });
 
-  test("a speed goes only to providers that honour it, as a provider option; none able is a refusal naming the member speed", () => {
+  test("a speed goes only to providers that honour it, as the plan's number; none able is a refusal naming the member speed", () => {
     expect(providers(request({ speed: 1.5 }))).toEqual(["mp3-24k", "mp3-44k"]);
     expect(providers(request({ speed: 3 }))).toEqual(["mp3-24k"]);
     expect(providers(request({ speed: 1 }))).toEqual(["mp3-24k", "mp3-44k", "pcm-only"]);
-    expect(planTts(catalogue, request({ speed: 1.5, options: { style: "calm" } })).options).toEqual({ style: "calm", speed: "1.5" });
+    expect(planTts(catalogue, request({ speed: 1.5, options: { style: "calm", speed: "0.7" } }))).toMatchObject({ speed: 1.5, options: { style: "calm" } });
     const err = refusalOf(() => planTts(catalogue, request({ speed: 1.5, preferences: only("pcm-only") })));
     expect({ code: err.code, param: err.extra.param }).toEqual({ code: "invalid_request", param: "speed" });
     expect(err.message).toStartWith("speed 1.5 cannot be honoured by pcm-only");
+  });
+
+  test("a provider option speed that is a number is the plan's speed, for every candidate as the provider option it was; one that is not stays an option", () => {
+    const fromOption = planTts(catalogue, request({ options: { speed: "3", style: "calm" } }));
+    expect(fromOption).toMatchObject({ speed: 3, options: { style: "calm" } });
+    expect(fromOption.candidates.map((b) => b.provider.id)).toEqual(["mp3-24k", "mp3-44k", "pcm-only"]);
+    expect(planTts(catalogue, request({ options: { speed: "0" } }))).toMatchObject({ speed: 0, options: {} });
+    for (const speed of ["slow", "", " ", "1.5x"]) {
+      const plan = planTts(catalogue, request({ options: { speed } }));
+      expect(plan.speed).toBeUndefined();
+      expect(plan.options).toEqual({ speed });
+    }
+    expect(planTts(catalogue, request())).not.toHaveProperty("speed");
   });
 });
 

@@ -8,15 +8,14 @@ import type { TtsPlan, TtsRequest } from "./tts-request.ts";
 /**
  * Routes a TTS request once and decides each of its questions once: the model (routing), the
  * format the session carries, the speed. Pure; throws `ApiError` naming the request's member.
- * The voice is judged against the providers' lists at admission (`routing/voices.ts`), which
- * needs their answers.
+ * The voice is the next, async step (`plan-voice.ts`: the providers' lists and the tenant), which
+ * every surface runs on this plan.
  */
 export function planTts(catalogue: Catalogue, req: TtsRequest): TtsPlan {
   const route = router(catalogue, { capability: "tts", model: req.model, provider: req.provider, voice: req.voice, mode: "streaming", preferences: req.preferences });
   const asked = req.format;
   const { format, candidates } = typeof asked === "string" ? { format: asked, candidates: route(asked) } : mp3Candidates(route, asked.mp3, asked.requireMp3Provider);
-  const options = req.speed === undefined ? req.options : { ...req.options, speed: String(req.speed) };
-  return { candidates: withSpeed(candidates, req.speed), voice: req.voice, format, options };
+  return { candidates: withSpeed(candidates, req.speed), voice: req.voice, format, ...speedOfOptions(req.options, req.speed) };
 }
 
 /**
@@ -36,6 +35,21 @@ function mp3Candidates(route: (format: "pcm" | "mp3") => Binding[], asked: Mp3Fo
     return { format: "mp3", candidates: native };
   }
   return { format: "pcm", candidates: route("pcm") };
+}
+
+/**
+ * The speed the providers are given, as a number, and the provider options without it. The
+ * request's own `speed` (the portable one, OpenAI's, checked by `withSpeed`) wins; else a provider
+ * option `speed` that reads as a number (`/v1/tts`'s `speed`, `/el`'s `voice_settings.speed`, a
+ * profile's `provider_options.speed`) is that provider option's value, passed to the providers as
+ * the docs say, without narrowing the candidates; one that is no number stays the provider's own
+ * option, for its adapter to take or refuse.
+ */
+export function speedOfOptions(options: Record<string, string>, portable?: number): { speed?: number; options: Record<string, string> } {
+  const { speed: option, ...rest } = options;
+  if (portable !== undefined) return { speed: portable, options: rest };
+  if (option === undefined || option.trim() === "" || !Number.isFinite(Number(option))) return { options };
+  return { speed: Number(option), options: rest };
 }
 
 /**

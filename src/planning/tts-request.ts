@@ -34,6 +34,8 @@ export interface TtsPlan {
   voice?: string;
   /** What the session carries: `mp3` for the providers' own MP3, passed through untouched. */
   format: "pcm" | "mp3";
-  /** The provider options, with the planned speed among them. */
+  /** Pace, 1 = natural, a number: the request's `speed`, else a `speed` provider option that is a number (`speedOfOptions`). */
+  speed?: number;
+  /** The provider options, without the speed. */
   options: Record<string, string>;
 }

@@ -57,7 +57,9 @@ export interface TtsStreamRequest {
    * router passes its audio through instead of resampling it; others produce their own rate.
    */
   sampleRate?: number;
-  /** Provider-native options (`provider_options[...]` and unreserved query keys). */
+  /** Pace, 1 = natural: the planned speed, for the providers that honour one (their catalogue's `ttsSpeed`). */
+  speed?: number;
+  /** Provider-native options (`provider_options[...]` and unreserved query keys); a `speed` among them is no number. */
   options: Record<string, string>;
   /** The caller wants character timings: a provider that can time its speech emits `alignment` events. */
   alignment?: boolean;

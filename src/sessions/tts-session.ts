@@ -146,8 +146,8 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.tried = binding;
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
     this.status("connecting", binding);
-    const { voice, format, sampleRate, options, alignment } = this.setup;
-    const opening = provider.open({ model: binding.id, voice, format, ...(sampleRate ? { sampleRate } : {}), options, ...(alignment ? { alignment } : {}) });
+    const { voice, format, sampleRate, speed, options, alignment } = this.setup;
+    const opening = provider.open({ model: binding.id, voice, format, ...(sampleRate ? { sampleRate } : {}), ...(speed !== undefined ? { speed } : {}), options, ...(alignment ? { alignment } : {}) });
     const stream = await openWithin(opening, this.deps.connectTimeoutMs, binding.provider.id, (late) => late.cancel());
     await this.admission!.meter.reserved();
     if (this.closed) {

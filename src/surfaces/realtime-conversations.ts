@@ -4,9 +4,9 @@ import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
+import { planVoice, type Voiced } from "../planning/plan-voice.ts";
 import { AppSocket } from "../realtime/app-socket.ts";
 import type { RealtimeProfile } from "../realtime/profiles.ts";
-import { candidatesForVoice, checkVoiceOwner } from "../routing/voices.ts";
 import { Conversation } from "../sessions/realtime/conversation.ts";
 import type { HearingSettings } from "../sessions/realtime/hearing.ts";
 import type { OutputFormat } from "../realtime/output-formats.ts";
@@ -122,12 +122,8 @@ export interface ConversationOverrides {
 export async function startConversation(ctx: AppContext, id: string, h: OpenedHandshake, port: ConversationPort, surface: string, overrides: ConversationOverrides = {}): Promise<Conversation> {
   const { plan, payer, profile } = h;
   /** What answers are spoken with; a `language` message (or the client's voice) may change it. */
-  let speech = { voice: plan.tts.voice, candidates: h.tts };
-  if (overrides.voice) {
-    const candidates = await candidatesForVoice(h.tts, overrides.voice, (pid) => ctx.providers.get(pid), ctx.customVoices);
-    checkVoiceOwner(ctx.customVoices, payer.tenantId, overrides.voice, candidates);
-    speech = { voice: overrides.voice, candidates };
-  }
+  let speech: Voiced = { voice: plan.tts.voice, candidates: h.tts };
+  if (overrides.voice) speech = await planVoice({ voice: overrides.voice, candidates: h.tts }, payer.tenantId, ctx);
   let hearings = 0;
   const output = overrides.output ?? plan.output;
   const common = { log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface };
@@ -169,6 +165,7 @@ export async function startConversation(ctx: AppContext, id: string, h: OpenedHa
             format: "pcm",
             sampleRate: output.sampleRate,
             autoFlush: true,
+            speed: plan.tts.speed,
             options: plan.tts.options,
             admit: () => meteredSession(ctx, ttsId, payer, speech.candidates, surface, true),
           },

@@ -3,7 +3,7 @@ import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, sessionFailure, type ProviderOverloaded } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
-import { candidatesForVoice, checkVoiceOwner } from "../routing/voices.ts";
+import { planVoice, type Voiced } from "../planning/plan-voice.ts";
 import type { Admission } from "../sessions/admission.ts";
 
 // One admission for every WebSocket (`/v1/tts`, `/v1/stt`, `/el` stream-input, and the realtime
@@ -18,12 +18,6 @@ import type { Admission } from "../sessions/admission.ts";
 // waits for the upgrade, to be told as a close (4401/4403), unless the surface lets the socket
 // wait for a key in a frame.
 
-/** A plan's candidates, and the voice they must take. */
-export interface Wanted {
-  candidates: Binding[];
-  voice?: string;
-}
-
 /** What a socket's handshake claims, step by step. */
 export interface SocketClaim<P, C extends Payer> {
   /** Who pays: a key's owner, or a redeemed secret's. Its `ApiError` is told after the upgrade. */
@@ -31,7 +25,7 @@ export interface SocketClaim<P, C extends Payer> {
   /** What the socket runs, from its request (and, for a profile, from the payer's own); undefined when it runs nothing planned here. */
   plan: (payer: C | undefined) => P | undefined | Promise<P | undefined>;
   /** The plan's candidate lists, each of which the payer must be able to pay for. */
-  wants: (plan: P) => Wanted[];
+  wants: (plan: P) => Voiced[];
   /** Which planning errors wait for the upgrade, told as a close like the credential's; the others are answered before it. */
   closesAfterUpgrade?: (err: unknown) => boolean;
   /** The refusal a candidate's provider would give a new session now, when it is at capacity. */
@@ -47,7 +41,7 @@ export type SocketAdmission<P, C extends Payer = Principal> = Credited<C> & {
   /** Why planning failed, when that waits for the upgrade. */
   planError?: unknown;
   /** The plan's candidate lists (`wants`), each narrowed to the candidates that take its voice. */
-  voiced: Wanted[];
+  voiced: Voiced[];
   /** Of each voiced list, the candidates the payer can pay for; empty without a payer or a plan. */
   affordable: Binding[][];
 };
@@ -63,10 +57,7 @@ export async function admitSocket<P, C extends Payer>(ctx: AppContext, claim: So
     if (!claim.closesAfterUpgrade?.(err)) throw err;
     planError = err;
   }
-  const voiced: Wanted[] = [];
-  for (const { candidates, voice } of plan ? claim.wants(plan) : []) {
-    voiced.push({ candidates: await candidatesForVoice(candidates, voice, (id) => ctx.providers.get(id), ctx.customVoices), voice });
-  }
+  const voiced = await voicedFor(ctx, plan ? claim.wants(plan) : [], credited.payer?.tenantId);
   const affordable = credited.payer && plan ? await fund(ctx, credited.payer, voiced) : [];
   if (claim.overloaded) checkCapacity(affordable, claim.overloaded);
   return { ...credited, plan, planError, voiced, affordable };
@@ -89,13 +80,17 @@ async function creditOf<C>(credential: () => Promise<C>): Promise<Credited<C>> {
   }
 }
 
-/** Of each list, what the payer may use (a cloned voice is its owner's alone) and can pay for. */
-async function fund(ctx: AppContext, payer: Payer, voiced: Wanted[]): Promise<Binding[][]> {
+/** Each list narrowed to the candidates that take its voice (the planner's voice step), for the payer when known. */
+async function voicedFor(ctx: AppContext, wanted: Voiced[], tenantId: string | undefined): Promise<Voiced[]> {
+  const voiced: Voiced[] = [];
+  for (const list of wanted) voiced.push(await planVoice(list, tenantId, ctx));
+  return voiced;
+}
+
+/** Of each list, what the payer can pay for. */
+async function fund(ctx: AppContext, payer: Payer, voiced: Voiced[]): Promise<Binding[][]> {
   const affordable: Binding[][] = [];
-  for (const { candidates, voice } of voiced) {
-    checkVoiceOwner(ctx.customVoices, payer.tenantId, voice, candidates);
-    affordable.push(await ctx.meter.admit(payer, candidates));
-  }
+  for (const { candidates } of voiced) affordable.push(await ctx.meter.admit(payer, candidates));
   return affordable;
 }
 
@@ -103,7 +98,7 @@ async function fund(ctx: AppContext, payer: Payer, voiced: Wanted[]): Promise<Bi
 const notBadRequest = (err: unknown) => !(err instanceof ApiError && err.status === 400);
 
 /** A channel keyed in its handshake and planned from its query: one list of candidates (`/v1/tts`, `/v1/stt`, `/el` stream-input). */
-export function admitChannel<P extends Wanted>(
+export function admitChannel<P extends Voiced>(
   ctx: AppContext,
   key: string | undefined,
   plan: () => P,
@@ -115,7 +110,9 @@ export function admitChannel<P extends Wanted>(
 /** A channel whose handshake carried no key, once one comes in a frame (`/el` stream-input's init frame): that key's owner pays for the handshake's plan. */
 export async function withLateKey<P>(ctx: AppContext, admission: SocketAdmission<P>, key: string | undefined): Promise<SocketAdmission<P>> {
   const payer = await authenticate(ctx.database, key);
-  return { ...admission, payer, credentialError: undefined, affordable: admission.plan ? await fund(ctx, payer, admission.voiced) : [] };
+  // The voice's owner, which the handshake could not know, is judged now.
+  const voiced = await voicedFor(ctx, admission.voiced, payer.tenantId);
+  return { ...admission, payer, credentialError: undefined, voiced, affordable: admission.plan ? await fund(ctx, payer, voiced) : [] };
 }
 
 /**

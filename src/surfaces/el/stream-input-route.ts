@@ -75,10 +75,10 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
     const { admission } = conn;
     const { plan } = admission;
     let init: InitFrame;
-    let options: Record<string, string>;
+    let settings: { speed?: number; options: Record<string, string> };
     try {
       init = parseInitFrame(message);
-      options = plan?.options(init.fields) ?? {};
+      settings = plan?.speedAndOptions(init.fields) ?? { options: {} };
     } catch (err) {
       return conn.port.refuse(new ApiError(frameError(err), (err as Error).message));
     }
@@ -90,7 +90,7 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         format: plan?.format ?? "mp3",
         ...(plan?.pcm ? { sampleRate: plan.pcm.rate } : {}),
         autoFlush: true,
-        options,
+        ...settings,
         alignment: plan?.syncAlignment,
         // The handshake's key wins over the frame's.
         admit: async () => channelSession(ctx, id, handshakeKey(conn.request) ? admission : await withLateKey(ctx, admission, init.key), "el"),

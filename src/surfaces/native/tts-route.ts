@@ -44,6 +44,7 @@ export function ttsRoute(ctx: AppContext) {
             format: plan?.format ?? "pcm",
             autoFlush: plan?.autoFlush ?? true,
             alignment: plan?.alignment,
+            speed: plan?.speed,
             options: plan?.options ?? {},
             admit: () => channelSession(ctx, id, admission, "native"),
             idleTimeoutMs: ctx.config.sessionLimits.ttsIdleTimeoutMs,
