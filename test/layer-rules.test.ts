@@ -22,7 +22,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   cli: ["config", "accounts", "ledger", "db"],
   server: ["app", "config", "context", "metrics-sources", "accounts", "catalogue", "db", "ledger", "pools", "providers", "realtime", "sessions", "voices"],
   app: ["context", "openapi", "surfaces", "request-log"],
-  openapi: ["context", "surfaces", "realtime", "voices", "ledger"],
+  openapi: ["context", "surfaces", "realtime", "planning", "voices", "ledger"],
   "metrics-sources": ["ledger", "providers"],
   "request-log": [],
   // The wires, and what they are given.
@@ -32,8 +32,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   // The typed requests and their planners.
   planning: ["sessions", "routing", "voices", "ledger", "catalogue", "providers", "audio"],
   // Sessions and the realtime domain.
-  sessions: ["realtime", "routing", "accounts", "ledger", "catalogue", "providers", "pools", "worker-protocols", "audio"],
-  realtime: ["accounts", "db", "catalogue"],
+  sessions: ["routing", "accounts", "ledger", "catalogue", "providers", "pools", "worker-protocols", "audio"],
+  realtime: ["planning", "sessions", "routing", "accounts", "ledger", "db", "catalogue", "providers", "audio"],
   // Planning, voices, providers.
   routing: ["catalogue", "providers"],
   voices: ["ledger", "db", "catalogue", "providers"],

@@ -6,7 +6,7 @@ import { planStt } from "../src/planning/plan-stt.ts";
 import type { SttRequest } from "../src/planning/stt-request.ts";
 import type { SttFamily, SttProvider } from "../src/providers/types.ts";
 import { NO_PREFERENCES } from "../src/routing/preferences.ts";
-import { nativeSttParam, readSttQuery } from "../src/surfaces/native/stt-query.ts";
+import { nativeSttParam, readSttQuery } from "../src/planning/stt-fields.ts";
 
 // The STT planner on the typed request: one model served by two families that honour different
 // things. The planner reads only the families and whether an adapter streams, so the providers

@@ -9,7 +9,7 @@ import { loadConfig } from "../src/config.ts";
 import { PROVIDERS, type ProviderFindings } from "../src/providers/all.ts";
 import { DEFAULT_PICO_VOICES_URL } from "../src/providers/local-pico/index.ts";
 import { providerAdapters } from "../src/providers/registry.ts";
-import { AUDIO_FORMATS } from "../src/surfaces/native/stt-query.ts";
+import { AUDIO_FORMATS } from "../src/planning/stt-request.ts";
 import { EVERY_PROVIDER_ON } from "./fakes/server-env.ts";
 
 // Each provider is declared once (providers/<id>/index.ts) and the config, catalogue and registry

@@ -1,6 +1,6 @@
 import type { Binding } from "../catalogue/types.ts";
 import type { Outcome } from "../ledger/activity.ts";
-import type { MeteredRequest } from "../ledger/meter.ts";
+import type { Meter, MeteredRequest, Payer } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 
@@ -40,4 +40,12 @@ export async function admitSession(admit: () => Promise<Admission>, fail: (err: 
   if (!outcome) return admission;
   await admission.meter.unserved(admission.candidates[0], startedAt, outcome);
   return undefined;
+}
+
+/** A session's admission on a payer already admitted: its own meter (and activity record) under `id`; `recheck` asks the balance again. */
+export async function meteredSession(meter: Meter, id: string, payer: Payer, candidates: Binding[], surface: string, recheck = false): Promise<Admission> {
+  const affordable = recheck ? await meter.admit(payer, candidates) : candidates;
+  const metered = meter.start(id, payer, surface);
+  metered.prefetch(affordable[0]!);
+  return { candidates: affordable, meter: metered };
 }

@@ -4,7 +4,7 @@ import type { AppContext } from "../context.ts";
 import { ApiError, sessionFailure, type ProviderOverloaded } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
 import { planVoice, type Voiced } from "../planning/plan-voice.ts";
-import type { Admission } from "../sessions/admission.ts";
+import { type Admission, meteredSession } from "../sessions/admission.ts";
 
 // One admission for every WebSocket (`/v1/tts`, `/v1/stt`, `/el` stream-input, and the realtime
 // sockets of the three surfaces): credential → plan → funds, once per handshake. A socket route
@@ -122,13 +122,5 @@ export async function withLateKey<P>(ctx: AppContext, admission: SocketAdmission
 export async function channelSession(ctx: AppContext, id: string, admission: SocketAdmission<unknown>, surface: string): Promise<Admission> {
   if (admission.credentialError) throw admission.credentialError;
   if (!admission.plan) throw admission.planError;
-  return meteredSession(ctx, id, admission.payer, admission.affordable[0]!, surface);
-}
-
-/** A session's admission on a payer already admitted: its own meter (and activity record) under `id`; `recheck` asks the balance again. */
-export async function meteredSession(ctx: AppContext, id: string, payer: Payer, candidates: Binding[], surface: string, recheck = false): Promise<Admission> {
-  const affordable = recheck ? await ctx.meter.admit(payer, candidates) : candidates;
-  const meter = ctx.meter.start(id, payer, surface);
-  meter.prefetch(affordable[0]!);
-  return { candidates: affordable, meter };
+  return meteredSession(ctx.meter, id, admission.payer, admission.affordable[0]!, surface);
 }

@@ -1,9 +1,10 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError, CLOSE, closeReason } from "../../errors.ts";
-import type { Conversation } from "../../sessions/realtime/conversation.ts";
+import type { Conversation } from "../../realtime/conversation/conversation.ts";
 import { jsonOf, takeFrames } from "../raw-frames.ts";
-import { admitRealtime, type ConversationOverrides, ConversationSockets, openedConversation, startConversation } from "../realtime-conversations.ts";
+import { type ConversationOverrides, startConversation } from "../../realtime/start-conversation.ts";
+import { admitRealtime, ConversationSockets, openedConversation } from "../realtime-conversations.ts";
 import { elAuth, elevenLabsKey } from "./auth.ts";
 import { elConversationPort } from "./conversation-port.ts";
 import { isObject } from "../../util/is-object.ts";

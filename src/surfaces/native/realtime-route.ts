@@ -1,10 +1,11 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError, closeReason, ERRORS } from "../../errors.ts";
-import type { Conversation } from "../../sessions/realtime/conversation.ts";
+import type { Conversation } from "../../realtime/conversation/conversation.ts";
 import { nativeError } from "../error-responses.ts";
 import { jsonOf, takeFrames } from "../raw-frames.ts";
-import { admitRealtime, ConversationSockets, openedConversation, startConversation } from "../realtime-conversations.ts";
+import { startConversation } from "../../realtime/start-conversation.ts";
+import { admitRealtime, ConversationSockets, openedConversation } from "../realtime-conversations.ts";
 import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
 import { answerProtocol } from "../ws-subprotocols.ts";
 import { nativeRealtimePort } from "./realtime-wire.ts";

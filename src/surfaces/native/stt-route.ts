@@ -10,7 +10,12 @@ import { nativeError } from "../error-responses.ts";
 import { admitChannel, channelSession } from "../ws-admission.ts";
 import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
 import { answerProtocol } from "../ws-subprotocols.ts";
-import { planSttSession } from "./stt-query.ts";
+import { nativeSttParam, readSttQuery, type SttFields } from "../../planning/stt-fields.ts";
+import { planWithNames } from "../../planning/members.ts";
+import { planStt } from "../../planning/plan-stt.ts";
+import type { SttPlan } from "../../planning/stt-request.ts";
+import type { SttProvider } from "../../providers/types.ts";
+import type { Catalogue } from "../../catalogue/catalogue.ts";
 import { nativeSttPort } from "./stt-wire.ts";
 import { WsConnections } from "../ws-connections.ts";
 import { jsonOf, takeFrames } from "../raw-frames.ts";
@@ -112,4 +117,10 @@ export function sttRoute(ctx: AppContext) {
         sessions.take(ws)?.abort();
       },
     });
+}
+
+/** Reads the query and plans it; a refusal names the query's parameter. */
+export function planSttSession(catalogue: Catalogue, sttProvider: (id: string) => SttProvider | undefined, fields: SttFields): SttPlan {
+  const request = readSttQuery(fields);
+  return planWithNames(() => planStt(catalogue, sttProvider, request), nativeSttParam);
 }

@@ -1,7 +1,8 @@
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { isObject } from "../../util/is-object.ts";
-import { type ConversationConnection, type OpenedHandshake, startConversation } from "../realtime-conversations.ts";
+import { type OpenedHandshake, startConversation } from "../../realtime/start-conversation.ts";
+import type { ConversationConnection } from "../realtime-conversations.ts";
 import { CallerAudio, inputFormatOf, PCM_24K } from "./realtime-audio.ts";
 import { appendedAudio, type ClientEvent, type OaiEvents } from "./realtime-events.ts";
 import { type HeardAs, oaiRealtimePort, sessionObject } from "./realtime-port.ts";

@@ -9,7 +9,7 @@ import type { SttRequest } from "../../planning/stt-request.ts";
 import type { PortableValues } from "../../providers/types.ts";
 import { NO_PREFERENCES } from "../../routing/preferences.ts";
 import type { ConversationConnection } from "../realtime-conversations.ts";
-import { meteredSession } from "../ws-admission.ts";
+import { meteredSession } from "../../sessions/admission.ts";
 import { CallerAudio, type InputFormat, inputFormatOf, PCM_24K } from "./realtime-audio.ts";
 import { appendedAudio, type ClientEvent, type OaiEvents } from "./realtime-events.ts";
 import { oaiTranscriptionPort } from "./realtime-transcription-port.ts";
@@ -115,7 +115,7 @@ export async function oaiTranscription(ctx: AppContext, id: string, payer: Payer
     if (conn.gone) return;
     const sttId = `${id}.stt`;
     session = new SttSession(
-      { ...plan, id: sttId, admit: () => meteredSession(ctx, sttId, payer, candidates, "oai"), idleTimeoutMs: ctx.config.sessionLimits.sttIdleTimeoutMs },
+      { ...plan, id: sttId, admit: () => meteredSession(ctx.meter, sttId, payer, candidates, "oai"), idleTimeoutMs: ctx.config.sessionLimits.sttIdleTimeoutMs },
       {
         provider: (pid) => ctx.sttProviders.get(pid),
         port: oaiTranscriptionPort(events),

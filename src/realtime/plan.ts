@@ -1,12 +1,12 @@
 import type { Catalogue } from "../catalogue/catalogue.ts";
 import { ApiError } from "../errors.ts";
 import type { SttProvider } from "../providers/types.ts";
-import type { Pipeline, PipelineStage } from "../realtime/profiles.ts";
-import { DEFAULT_OUTPUT_FORMAT, OUTPUT_FORMATS, type OutputFormat } from "../realtime/output-formats.ts";
+import type { Pipeline, PipelineStage } from "./profiles.ts";
+import { DEFAULT_OUTPUT_FORMAT, OUTPUT_FORMATS, type OutputFormat } from "./output-formats.ts";
 import { planWithNames } from "../planning/members.ts";
 import { planStt } from "../planning/plan-stt.ts";
 import type { SttPlan, SttRequest } from "../planning/stt-request.ts";
-import { nativeSttParam, readSttQuery, type SttFields } from "./native/stt-query.ts";
+import { nativeSttParam, readSttQuery, type SttFields } from "../planning/stt-fields.ts";
 import { planTts } from "../planning/plan-tts.ts";
 import type { TtsPlan } from "../planning/tts-request.ts";
 import { NO_PREFERENCES } from "../routing/preferences.ts";

@@ -1,15 +1,12 @@
-import type { Catalogue } from "../../catalogue/catalogue.ts";
-import type { SttAudioFormat } from "../../catalogue/types.ts";
-import { ApiError } from "../../errors.ts";
-import { planWithNames } from "../../planning/members.ts";
-import { NUMERIC_OPTIONS, planStt } from "../../planning/plan-stt.ts";
-import { AUDIO_FORMATS, type SttPlan, type SttRequest } from "../../planning/stt-request.ts";
-import type { PortableValues, SttProvider } from "../../providers/types.ts";
-import { preferencesFromQuery } from "../../routing/preferences.ts";
+import type { SttAudioFormat } from "../catalogue/types.ts";
+import { ApiError } from "../errors.ts";
+import { NUMERIC_OPTIONS } from "./plan-stt.ts";
+import { AUDIO_FORMATS, type SttRequest } from "./stt-request.ts";
+import type { PortableValues } from "../providers/types.ts";
+import { preferencesFromQuery } from "../routing/preferences.ts";
 
-// The /v1/stt query: every rule is checked before the upgrade (HTTP 400 with the flat envelope).
-
-export { AUDIO_FORMATS };
+// The STT settings as named fields: /v1/stt's query, and a realtime profile's `pipeline.stt.input`,
+// which speaks the same vocabulary. Every rule is checked before any work (HTTP 400 before the upgrade).
 
 const BOOLEANS = ["interim_results", "include_timestamps", "include_language_detection", "diarization", "formatting", "include_filler_words"] as const;
 const STRINGS = ["language", "context"] as const;
@@ -85,10 +82,4 @@ export function readSttQuery(fields: SttFields): SttRequest {
     options,
     preferences: preferencesFromQuery(fields),
   };
-}
-
-/** Reads the query and plans it; a refusal names the query's parameter. */
-export function planSttSession(catalogue: Catalogue, sttProvider: (id: string) => SttProvider | undefined, fields: SttFields): SttPlan {
-  const request = readSttQuery(fields);
-  return planWithNames(() => planStt(catalogue, sttProvider, request), nativeSttParam);
 }
