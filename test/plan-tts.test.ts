@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { Catalogue } from "../src/catalogue/catalogue.ts";
 import type { BindingSpec, ProviderSpec } from "../src/catalogue/types.ts";
-import { ApiError } from "../src/errors.ts";
 import { planWithNames } from "../src/planning/members.ts";
 import { planTts } from "../src/planning/plan-tts.ts";
 import type { TtsRequest } from "../src/planning/tts-request.ts";
 import { NO_PREFERENCES } from "../src/routing/preferences.ts";
+import { refusalOf } from "./helpers/planning.ts";
 
 // The TTS planner on the typed request: one model served by providers that differ in the MP3
 // they stream and the speeds they honour.
@@ -33,16 +33,6 @@ const catalogue = new Catalogue({
 const request = (over: Partial<TtsRequest> = {}): TtsRequest => ({ model: "shared/speech", voice: "v", format: "pcm", options: {}, preferences: NO_PREFERENCES, ...over });
 const only = (...ids: string[]) => ({ ...NO_PREFERENCES, only: ids });
 const providers = (req: TtsRequest) => planTts(catalogue, req).candidates.map((b) => b.provider.id);
-
-function refusalOf(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error("expected a refusal");
-}
 
 describe("planTts", () => {
   test("the model is required once, by routing", () => {

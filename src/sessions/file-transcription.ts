@@ -6,8 +6,6 @@ import { billedSeconds } from "../ledger/usage.ts";
 import { ApiError } from "../errors.ts";
 import type { Transcription, TranscriptSegment } from "../providers/types.ts";
 import { FileApiSession } from "./file-api-session.ts";
-import type { ProviderPreferences } from "../routing/preferences.ts";
-import { resolve } from "../routing/resolve.ts";
 import type { PcmPieces } from "../providers/paced-audio.ts";
 import { fitted, PIECE_MS, type StreamingPlan, streamFile } from "./file-stream.ts";
 import type { SttSession } from "./stt-session.ts";
@@ -18,20 +16,26 @@ import type { SttSession } from "./stt-session.ts";
 // decoded and sent through a streaming session (file-stream.ts) when its model streams and the
 // file decodes; otherwise it goes to the providers' file APIs. See docs/stt-files.md.
 
+/** A planned file transcription (`planning/plan-stt-file.ts`), which the session runs. */
+export interface FilePlan {
+  /** The candidates whose adapter transcribes files, in order; throws why there are none, asked only when the file goes there. */
+  fileCandidates(): Binding[];
+  /** For a live caller: the streaming session its model may run, when a provider streams it. */
+  streaming?: StreamingPlan;
+}
+
 export interface FileTranscriptionRequest {
   /** Taken over: it crosses to a worker to be measured (transferred, so the caller's view is emptied). */
   bytes: Uint8Array;
   mimeType?: string;
-  model?: string;
-  provider?: string;
   language?: string;
-  preferences: ProviderPreferences;
+  plan: FilePlan;
   surface: string;
   /**
-   * Each final segment as it is recognized, through a streaming session planned for the model
-   * (absent: the model has no streaming provider). Once one came, no fallback (it would repeat it).
+   * Each final segment as it is recognized, through the plan's streaming session (when the model
+   * has a streaming provider). Once one came, no fallback (it would repeat it).
    */
-  live?: { plan?: StreamingPlan; onSegment: (segment: TranscriptSegment) => void };
+  live?: { onSegment: (segment: TranscriptSegment) => void };
   /** Aborted when the client left: the work stops, billed for the audio a provider was given (docs/compat-oai.md). */
   signal?: AbortSignal;
 }
@@ -88,13 +92,6 @@ export function transcribeFile(ctx: AppContext, principal: Principal, req: FileT
   return work;
 }
 
-function fileCandidates(ctx: AppContext, req: FileTranscriptionRequest): Binding[] {
-  const routed = resolve(ctx.catalogue, { capability: "stt", model: req.model, provider: req.provider, mode: "synchronous", preferences: req.preferences });
-  const candidates = routed.filter((b) => ctx.sttProviders.get(b.provider.id)?.transcribe);
-  if (candidates.length === 0) throw new ApiError("no_matching_provider", `no provider in this build transcribes files with ${req.model}`);
-  return candidates;
-}
-
 /**
  * The file's audio for the streaming plan, decoded a batch at a time and no longer than the billed
  * seconds, or undefined when the decoders cannot read it (it goes to the file APIs, which read more
@@ -111,14 +108,14 @@ async function decodedFor(ctx: AppContext, plan: StreamingPlan, bytes: Uint8Arra
 }
 
 async function transcribe(ctx: AppContext, principal: Principal, req: FileTranscriptionRequest, opened: (session: SttSession | undefined) => void): Promise<FileTranscription> {
-  const plan = req.live?.plan;
-  // Routed before the file is measured, unless a streaming plan may take it.
-  const routed = plan ? undefined : fileCandidates(ctx, req);
+  const plan = req.live ? req.plan.streaming : undefined;
+  // The file APIs' refusal is told before the file is measured, unless a streaming plan may take it.
+  const routed = plan ? undefined : req.plan.fileCandidates();
   const { probe, bytes } = await ctx.files.probe(req.bytes);
   const seconds = billedSeconds(probe.seconds);
   // The one choice of path: a live caller's file that the decoders read goes through the streaming session.
   const streamable = plan && decoderFor(probe.container) ? await ctx.meter.admit(principal, plan.candidates) : undefined;
-  const first = streamable ?? (await ctx.meter.admit(principal, routed ?? fileCandidates(ctx, req)));
+  const first = streamable ?? (await ctx.meter.admit(principal, routed ?? req.plan.fileCandidates()));
   req.signal?.throwIfAborted();
 
   const id = `stt_file_${crypto.randomUUID()}`;
@@ -130,7 +127,7 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
     const decode = async () => {
       const audio = await decodedFor(ctx, plan!, bytes, probe.container, seconds);
       // A WAV that is not 16-bit PCM, or an MP3 with nothing that decodes: the file APIs may read it, on the same hold.
-      if (!audio) admitted = await ctx.meter.admit(principal, fileCandidates(ctx, req));
+      if (!audio) admitted = await ctx.meter.admit(principal, req.plan.fileCandidates());
       return audio;
     };
     const streamed = await streamFile(ctx, { id, plan: plan!, admitted: first, meter, seconds, decode, surface: req.surface, onSegment: req.live!.onSegment, signal: req.signal, opened });

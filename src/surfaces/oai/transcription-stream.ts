@@ -1,36 +1,9 @@
-import type { AppContext } from "../../context.ts";
-import { ApiError } from "../../errors.ts";
 import type { TranscriptSegment } from "../../providers/types.ts";
-import type { ProviderPreferences } from "../../routing/preferences.ts";
-import type { StreamingPlan } from "../../sessions/file-stream.ts";
 import type { FileTranscription } from "../../sessions/file-transcription.ts";
-import { planStt } from "../../planning/plan-stt.ts";
-import type { SttRequest } from "../../planning/stt-request.ts";
 import { SSE_HEADERS, sseError, sseEvent } from "./sse.ts";
 
 // `stream: true` on `/oai/audio/transcriptions`: OpenAI's `transcript.text.delta` events, one per
 // final segment as the provider recognizes it, then `transcript.text.done`. See docs/compat-oai.md.
-
-/** PCM rates a file is decoded to for a streaming session: the first its model's providers take. */
-const RATES = ["pcm_16000", "pcm_24000"] as const;
-
-/**
- * The model as a `/v1/stt` session would run it, planned and checked as that channel's are, or
- * undefined when no provider can stream it so (the file then goes to the file APIs).
- */
-export function streamingPlan(ctx: AppContext, model: string, language: string | undefined, preferences: ProviderPreferences): StreamingPlan | undefined {
-  for (const audioFormat of RATES) {
-    const request: SttRequest = { model, audioFormat, portable: language ? { language } : {}, options: {}, preferences };
-    try {
-      // Only final segments are sent: a recognizer need not make interim ones.
-      return { ...planStt(ctx.catalogue, (id) => ctx.sttProviders.get(id), request), interim: false };
-    } catch (err) {
-      // Not at this rate, or not at all: the file path's routing tells why, if it cannot serve either.
-      if (!(err instanceof ApiError)) throw err;
-    }
-  }
-  return undefined;
-}
 
 type Run = (onSegment: (segment: TranscriptSegment) => void) => Promise<FileTranscription>;
 
