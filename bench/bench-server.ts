@@ -1,6 +1,6 @@
 // The router as the benchmark measures it: a real server process with the embedded engines and
 // the trivial fixed-PCM provider (no engine cost), and optionally a relay STT upstream. Prints its URL and a fresh, funded key, then serves.
-import { createKey } from "../src/accounts/keys.ts";
+import { createKey } from "../test/helpers/accounts.ts";
 import { loadConfig } from "../src/config.ts";
 import { startServer } from "../src/server.ts";
 import { FixedPcmProvider, testCatalogue } from "../test/fakes/fixed-pcm-provider.ts";

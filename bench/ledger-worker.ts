@@ -25,7 +25,7 @@ async function lane() {
     const request = meter.start(`bench_${process.pid}_${i}`, { tenantId: tenants[i % tenants.length] }, "bench");
     const units = 1 + (i % 97);
     const ok = await request.cover(flite, units);
-    await request.settle({ binding: flite, status: "completed", units: ok ? units : 0, startedAt: new Date(), latencyMs: 1, attempts: [] });
+    await request.settle({ binding: flite, status: "completed", outcome: "completed", units: ok ? units : 0, startedAt: new Date(), latencyMs: 1, attempts: [] });
     done++;
   }
 }

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_VAD } from "../src/audio/vad.ts";
 import { AudioPool, type AudioLane } from "../src/pools/audio-pool.ts";
-import { createKey } from "../src/accounts/keys.ts";
+import { createKey } from "../test/helpers/accounts.ts";
 import { loadConfig } from "../src/config.ts";
 import { startServer } from "../src/server.ts";
 import { concat, frames, silence, speak } from "../test/helpers/speech.ts";

@@ -33,6 +33,8 @@ export interface Config {
   providerConnectTimeoutMs: number;
   /** Longest silence inside an upstream's response or stream before it is given up. */
   upstreamIdleTimeoutMs: number;
+  /** A streaming recognizer's upstream socket that carried nothing for this long gets a keep-alive. */
+  upstreamKeepAliveMs: number;
   /** A request's credit hold lapses this long after its last refresh; a crashed process's holds are then settled from their checkpoints. */
   holdTtlMs: number;
   /** smtp(s)://user:pass@host:port; unset = codes go to the log and the dev outbox. */
@@ -197,6 +199,7 @@ export function loadConfig(env: Env): Config {
     providerConnectTimeoutMs: integer(env, "PROVIDER_CONNECT_TIMEOUT_MS", 5_000, 1),
     holdTtlMs: integer(env, "HOLD_TTL_MS", 60_000, 1000),
     upstreamIdleTimeoutMs: integer(env, "UPSTREAM_IDLE_TIMEOUT_MS", 10_000, 1),
+    upstreamKeepAliveMs: integer(env, "UPSTREAM_KEEPALIVE_MS", 4_000, 100),
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || "voxroute <no-reply@localhost>",
     devOutboxDir: env.DEV_OUTBOX_DIR || "./data/outbox",

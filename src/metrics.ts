@@ -34,12 +34,11 @@ export class Metrics {
     },
   });
 
-  readonly requests = new Counter({
-    name: "voxroute_requests_total",
-    help: "Sessions by surface, provider and outcome (completed, cut_off, client_left, failed, shutdown)",
-    labelNames: ["surface", "provider", "status"] as const,
-    registers: [this.registry],
-  });
+  readonly requests = this.counter("voxroute_requests_total", "Sessions by surface, provider and outcome (completed, cut_off, client_left, failed, shutdown)", [
+    "surface",
+    "provider",
+    "status",
+  ] as const);
 
   readonly httpDuration = new Histogram({
     name: "voxroute_http_request_duration_seconds",
@@ -73,47 +72,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly creditsBilled = new Counter({
-    name: "voxroute_credits_billed_total",
-    help: "Credits billed (1 USD = 1,000,000 credits), by provider, model and capability",
-    labelNames: ["provider", "model", "capability"] as const,
-    registers: [this.registry],
-  });
+  readonly creditsBilled = this.counter("voxroute_credits_billed_total", "Credits billed (1 USD = 1,000,000 credits), by provider, model and capability", ["provider", "model", "capability"] as const);
 
-  readonly characters = new Counter({
-    name: "voxroute_characters_total",
-    help: "Characters of text billed for speech, by provider and model",
-    labelNames: ["provider", "model"] as const,
-    registers: [this.registry],
-  });
+  readonly characters = this.counter("voxroute_characters_total", "Characters of text billed for speech, by provider and model", ["provider", "model"] as const);
 
-  readonly audioSeconds = new Counter({
-    name: "voxroute_audio_seconds_total",
-    help: "Seconds of audio billed for transcription, by provider and model",
-    labelNames: ["provider", "model"] as const,
-    registers: [this.registry],
-  });
+  readonly audioSeconds = this.counter("voxroute_audio_seconds_total", "Seconds of audio billed for transcription, by provider and model", ["provider", "model"] as const);
 
-  readonly fallbacks = new Counter({
-    name: "voxroute_fallbacks_total",
-    help: "Candidates given up for the next one, by the provider left and why",
-    labelNames: ["provider", "reason"] as const,
-    registers: [this.registry],
-  });
+  readonly fallbacks = this.counter("voxroute_fallbacks_total", "Candidates given up for the next one, by the provider left and why", ["provider", "reason"] as const);
 
-  readonly upstreamErrors = new Counter({
-    name: "voxroute_upstream_errors_total",
-    help: "Provider failures, by provider and the error code the client was given",
-    labelNames: ["provider", "code"] as const,
-    registers: [this.registry],
-  });
+  readonly upstreamErrors = this.counter("voxroute_upstream_errors_total", "Provider failures, by provider and the error code the client was given", ["provider", "code"] as const);
 
-  readonly refusals = new Counter({
-    name: "voxroute_refusals_total",
-    help: "HTTP requests answered 4xx with an error code (401, 402, 400, 429, …; WebSocket upgrades refused before the upgrade too), by surface and code; sessions closed after their upgrade are not counted",
-    labelNames: ["surface", "code"] as const,
-    registers: [this.registry],
-  });
+  readonly refusals = this.counter(
+    "voxroute_refusals_total",
+    "HTTP requests answered 4xx with an error code (401, 402, 400, 429, …; WebSocket upgrades refused before the upgrade too), by surface and code; sessions closed after their upgrade are not counted",
+    ["surface", "code"] as const,
+  );
 
   readonly ledgerWrites = new Histogram({
     name: "voxroute_ledger_write_seconds",
@@ -122,25 +95,27 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly poolLanes = new Gauge({
-    name: "voxroute_pool_lanes",
-    help: "Lanes (sessions) open on a worker pool's workers: embedded TTS engines, local STT audio, file decoding",
-    labelNames: ["pool"] as const,
-    registers: [this.registry],
-    collect: () => {
-      for (const [pool, load] of this.pools) this.poolLanes.set({ pool }, load().lanes);
-    },
-  });
+  readonly poolLanes = this.poolGauge("voxroute_pool_lanes", "Lanes (sessions) open on a worker pool's workers: embedded TTS engines, local STT audio, file decoding", (load) => load.lanes);
 
-  readonly poolWaiting = new Gauge({
-    name: "voxroute_pool_waiting",
-    help: "Lanes queued for a free seat on a worker pool",
-    labelNames: ["pool"] as const,
-    registers: [this.registry],
-    collect: () => {
-      for (const [pool, load] of this.pools) this.poolWaiting.set({ pool }, load().waiting);
-    },
-  });
+  readonly poolWaiting = this.poolGauge("voxroute_pool_waiting", "Lanes queued for a free seat on a worker pool", (load) => load.waiting);
+
+  private counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** A gauge of every watched pool, read at each scrape. */
+  private poolGauge(name: string, help: string, read: (load: PoolLoad) => number): Gauge<"pool"> {
+    const gauge: Gauge<"pool"> = new Gauge({
+      name,
+      help,
+      labelNames: ["pool"] as const,
+      registers: [this.registry],
+      collect: () => {
+        for (const [pool, load] of this.pools) gauge.set({ pool }, read(load()));
+      },
+    });
+    return gauge;
+  }
 
   constructor(withDefaults = true) {
     if (!withDefaults) return;

@@ -68,7 +68,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     providers: [...served.providers, ...(extra?.catalogue.providers ?? [])],
     models: [...served.models, ...(extra?.catalogue.models ?? [])],
   });
-  const upstream = { connectTimeoutMs: config.providerConnectTimeoutMs, idleTimeoutMs: config.upstreamIdleTimeoutMs };
+  const upstream = { connectTimeoutMs: config.providerConnectTimeoutMs, idleTimeoutMs: config.upstreamIdleTimeoutMs, keepAliveMs: config.upstreamKeepAliveMs };
   const adapters = providerAdapters(config.providers, findings, { engines: pool, audio: audioPool, files, upstream });
   const providers = new Map([...adapters.tts, ...(extra?.providers ?? [])].map((p) => [p.id, p]));
   const sttProviders = new Map<string, SttProvider>([...adapters.stt, ...(extra?.sttProviders ?? [])].map((p) => [p.id, p]));

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { createKey, withdrawnKeys } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
+import { withdrawnKeys } from "../src/accounts/keys.ts";
 import { openDatabase, type Database } from "../src/db/open.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
 import { TEST_MODEL } from "./fakes/fixed-pcm-provider.ts";

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { createKey, mintKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
+import { mintKey } from "../src/accounts/keys.ts";
 import { LIVE_KEYS_PER_TENANT } from "../src/accounts/own-keys.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createKey, mintKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
+import { mintKey } from "../src/accounts/keys.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
@@ -85,9 +86,19 @@ function suite(name: string, databaseUrl: () => Promise<{ url?: string; drop?: (
       expect(all.body.next_cursor).toBeNull();
       const first = all.body.items[0];
       expect(Object.keys(first).sort()).toEqual(
-        ["attempts", "capability", "cost_usd", "credits", "finished_at", "id", "latency_ms", "model", "provider", "started_at", "status", "usage_amount", "usage_unit"].sort(),
+        ["attempts", "capability", "cost_usd", "credits", "finished_at", "id", "latency_ms", "model", "outcome", "provider", "started_at", "status", "usage_amount", "usage_unit"].sort(),
       );
-      expect(first).toMatchObject({ provider: "fixed", model: TEST_MODEL, capability: "tts", status: "completed", usage_unit: "characters", usage_amount: 10, credits: 100, cost_usd: 0.0001 });
+      expect(first).toMatchObject({
+        provider: "fixed",
+        model: TEST_MODEL,
+        capability: "tts",
+        status: "completed",
+        outcome: "completed",
+        usage_unit: "characters",
+        usage_amount: 10,
+        credits: 100,
+        cost_usd: 0.0001,
+      });
       const starts = all.body.items.map((i: any) => Date.parse(i.started_at));
       expect([...starts].sort((a, b) => b - a)).toEqual(starts);
 

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { authenticate, bearerToken, createKey, hashKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
+import { authenticate, bearerToken, hashKey } from "../src/accounts/keys.ts";
 import { openDatabase, type Database } from "../src/db/open.ts";
 import { ApiError } from "../src/errors.ts";
 import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import pino from "pino";
-import { createKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
 import { createApp } from "../src/app.ts";
 import { openDatabase } from "../src/db/open.ts";
 import { BODY_LIMITS } from "../src/surfaces/request-body.ts";

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { createKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
 import { openDatabase } from "../src/db/open.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
 import { AUDIO_BACKLOG_BYTES } from "../src/providers/audio-backlog.ts";

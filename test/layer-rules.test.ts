@@ -22,18 +22,20 @@ const MAY_IMPORT: Record<string, string[]> = {
   cli: ["config", "accounts", "ledger", "db"],
   server: ["app", "config", "context", "metrics-sources", "accounts", "catalogue", "db", "ledger", "pools", "providers", "realtime", "sessions", "voices"],
   app: ["context", "openapi", "surfaces", "request-log"],
-  openapi: ["context", "surfaces", "realtime", "voices", "ledger"],
+  openapi: ["context", "surfaces", "realtime", "planning", "voices", "ledger"],
   "metrics-sources": ["ledger", "providers"],
   "request-log": [],
   // The wires, and what they are given.
-  surfaces: ["context", "config", "sessions", "realtime", "routing", "voices", "accounts", "ledger", "catalogue", "providers", "audio"],
+  surfaces: ["context", "config", "planning", "sessions", "realtime", "routing", "voices", "accounts", "ledger", "catalogue", "providers", "audio"],
   context: ["config", "sessions", "realtime", "voices", "accounts", "ledger", "db", "catalogue", "providers", "pools"],
   config: ["providers"],
+  // The typed requests and their planners.
+  planning: ["sessions", "routing", "voices", "ledger", "catalogue", "providers", "audio"],
   // Sessions and the realtime domain.
-  sessions: ["realtime", "routing", "accounts", "ledger", "catalogue", "providers", "pools", "worker-protocols", "audio"],
-  realtime: ["accounts", "db", "catalogue"],
+  sessions: ["routing", "accounts", "ledger", "catalogue", "providers", "pools", "worker-protocols", "audio"],
+  realtime: ["planning", "sessions", "routing", "accounts", "ledger", "db", "catalogue", "providers", "audio"],
   // Planning, voices, providers.
-  routing: ["voices", "catalogue", "providers"],
+  routing: ["catalogue", "providers"],
   voices: ["ledger", "db", "catalogue", "providers"],
   providers: ["catalogue", "pools", "worker-protocols", "audio"],
   pools: ["worker-protocols", "audio"],

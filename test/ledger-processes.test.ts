@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { eq, sql } from "drizzle-orm";
-import { createKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
 import { openDatabase, type Database } from "../src/db/open.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
 import { TEST_MODEL } from "./fakes/fixed-pcm-provider.ts";

@@ -108,7 +108,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
     async function request(tenantId: string, b: Binding, units: number, status: "completed" | "failed" = "completed") {
       const m = meter.start(requestId(), { tenantId }, "test");
       const covered = await m.cover(b, units);
-      return { covered, ...(await m.settle({ binding: b, status, units: covered ? units : 0, startedAt: new Date(), latencyMs: 5, attempts: [] })), id: m.id };
+      return { covered, ...(await m.settle({ binding: b, status, outcome: status, units: covered ? units : 0, startedAt: new Date(), latencyMs: 5, attempts: [] })), id: m.id };
     }
 
     beforeAll(async () => {
@@ -157,6 +157,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
         surface: "test",
         binding: binding("cheap"),
         status: "completed" as const,
+        outcome: "completed" as const,
         usageUnit: "characters" as const,
         units: 10,
         cost: costOf(rateOf(binding("cheap")), 10),
@@ -182,6 +183,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
         surface: "test",
         binding: binding("cheap"),
         status: "completed" as const,
+        outcome: "completed" as const,
         usageUnit: "characters" as const,
         units: 8,
         cost: costOf(rateOf(binding("cheap")), 8),
@@ -203,7 +205,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       expect(await m.cover(binding("cheap"), 10)).toBe(true);
       const extending = m.cover(binding("cheap"), 500); // goes to the database
       expect(extending).toBeInstanceOf(Promise);
-      await m.settle({ binding: binding("cheap"), status: "completed", units: 10, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      await m.settle({ binding: binding("cheap"), status: "completed", outcome: "completed", units: 10, startedAt: new Date(), latencyMs: 1, attempts: [] });
       await extending;
       expect(await paid(t)).toMatchObject({ paidHeld: 0, paidCredits: 100_000 - 125 });
       const holds = await database.sql.query("SELECT id FROM holds WHERE tenant_id = ?", [t]);
@@ -222,6 +224,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
         surface: "test",
         binding: binding("cheap"),
         status: "completed" as const,
+        outcome: "completed" as const,
         usageUnit: "characters" as const,
         units: 40,
         cost: costOf(rateOf(binding("cheap")), 40),
@@ -272,8 +275,8 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       const b = meter.start(requestId(), { tenantId: t }, "test");
       expect(await b.cover(binding("cheap"), 40)).toBe(false); // needs 501: more than is free
       expect(await b.cover(binding("cheap"), 30)).toBe(true); // needs 376
-      await a.settle({ binding: binding("cheap"), status: "completed", units: 40, startedAt: new Date(), latencyMs: 1, attempts: [] });
-      await b.settle({ binding: binding("cheap"), status: "completed", units: 30, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      await a.settle({ binding: binding("cheap"), status: "completed", outcome: "completed", units: 40, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      await b.settle({ binding: binding("cheap"), status: "completed", outcome: "completed", units: 30, startedAt: new Date(), latencyMs: 1, attempts: [] });
       expect(await paid(t)).toMatchObject({ paidCredits: 1_000 - 500 - 375, paidHeld: 0 });
     });
 
@@ -298,7 +301,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       expect(next).toBeInstanceOf(Promise);
       expect(await next).toBe(true);
       expect(reserves).toBe(3);
-      await m.settle({ binding: binding("cheap"), status: "completed", units: 0, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      await m.settle({ binding: binding("cheap"), status: "completed", outcome: "completed", units: 0, startedAt: new Date(), latencyMs: 1, attempts: [] });
     });
 
     test("prefetch reserves the first stretch while the session connects: its first cover needs no round trip", async () => {
@@ -308,7 +311,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       await Bun.sleep(50);
       expect(m.cover(binding("cheap"), 20)).toBe(true);
       expect(m.cover(binding("cheap"), 21)).toBeInstanceOf(Promise);
-      await m.settle({ binding: binding("cheap"), status: "completed", units: 0, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      await m.settle({ binding: binding("cheap"), status: "completed", outcome: "completed", units: 0, startedAt: new Date(), latencyMs: 1, attempts: [] });
       expect(await paid(t)).toMatchObject({ paidCredits: 10_000_000, paidHeld: 0 });
     });
 
@@ -317,7 +320,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       const m = new Meter(new Ledger(database), log, { blockUnits: { tts: 100, stt: 10 }, firstUnits: { tts: 20, stt: 2 } }).start(requestId(), { tenantId: t }, "test");
       m.prefetch(binding("cheap"));
       const late = m.cover(binding("cheap"), 500); // waits behind the prefetch
-      await m.settle({ binding: binding("cheap"), status: "failed", units: 0, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      await m.settle({ binding: binding("cheap"), status: "failed", outcome: "failed", units: 0, startedAt: new Date(), latencyMs: 1, attempts: [] });
       expect(await late).toBe(false);
       expect((await paid(t)).paidHeld).toBe(0);
       expect(await database.sql.query("SELECT id FROM holds WHERE tenant_id = ?", [t])).toEqual([]);
@@ -327,7 +330,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       const t = await tenant(10_000_000);
       const m = new Meter(new Ledger(database), log).start(requestId(), { tenantId: t }, "test");
       m.prefetch(binding("cheap"));
-      await m.unserved(binding("cheap"), new Date());
+      await m.unserved(binding("cheap"), new Date(), "client_left");
       expect((await paid(t)).paidHeld).toBe(0);
       expect(await database.sql.query("SELECT id FROM holds WHERE tenant_id = ?", [t])).toEqual([]);
       const records = await database.sql.query<{ status: string; credits: number | string }>("SELECT status, credits FROM activity WHERE tenant_id = ?", [t]);
@@ -341,7 +344,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       await m.reserved();
       expect((await paid(t)).paidHeld).toBe(0);
       expect(await m.cover(binding("cheap"), 5)).toBe(true);
-      await m.settle({ binding: binding("cheap"), status: "completed", units: 5, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      await m.settle({ binding: binding("cheap"), status: "completed", outcome: "completed", units: 5, startedAt: new Date(), latencyMs: 1, attempts: [] });
       expect((await paid(t)).paidHeld).toBe(0);
     });
 
@@ -376,7 +379,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       m.delivered(binding("cheap"), 20);
       const settle = own.settle.bind(own);
       own.settle = () => Promise.reject(new Error("the database is unreachable"));
-      const outcome = { binding: binding("cheap"), status: "completed" as const, units: 64, startedAt: new Date(), latencyMs: 1, attempts: [] };
+      const outcome = { binding: binding("cheap"), status: "completed" as const, outcome: "completed" as const, units: 64, startedAt: new Date(), latencyMs: 1, attempts: [] };
       expect(
         await m.settle(outcome).then(
           () => "settled",
@@ -409,7 +412,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       await own.holds.sweep();
       expect(await records(t)).toEqual([]);
       expect((await paid(t)).paidHeld).toBeGreaterThan(0);
-      await m.settle({ binding: binding("cheap"), status: "completed", units: 10, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      await m.settle({ binding: binding("cheap"), status: "completed", outcome: "completed", units: 10, startedAt: new Date(), latencyMs: 1, attempts: [] });
       await later(3_600_000).holds.sweep();
       expect(await records(t)).toMatchObject([{ status: "completed", credits: 125 }]);
     });
@@ -431,7 +434,10 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
     test("a recovery racing the request's own settle: one record, billed once", async () => {
       const t = await tenant(100_000);
       const { m } = await deadRequest(t, "cheap", 100, 8);
-      const [settled] = await Promise.all([m.settle({ binding: binding("cheap"), status: "completed", units: 16, startedAt: new Date(), latencyMs: 1, attempts: [] }), later(3_600_000).holds.sweep()]);
+      const [settled] = await Promise.all([
+        m.settle({ binding: binding("cheap"), status: "completed", outcome: "completed", units: 16, startedAt: new Date(), latencyMs: 1, attempts: [] }),
+        later(3_600_000).holds.sweep(),
+      ]);
       const rows = await records(t);
       expect(rows.length).toBe(1);
       expect(rows[0].credits).toBe(settled.credits);

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { createKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
 import { pcmOfWav } from "../src/audio/wav.ts";
 import { spareCatalogue, SpareStt, SPARE_TEXT } from "./fakes/spare-stt.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";

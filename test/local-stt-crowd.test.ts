@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
 import { pcmOfWav } from "../src/audio/wav.ts";
 import { openDatabase } from "../src/db/open.ts";
 import { Ledger } from "../src/ledger/ledger.ts";

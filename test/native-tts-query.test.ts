@@ -25,6 +25,11 @@ describe("/v1/tts query", () => {
     expect(p.options).toEqual({ speed: "slow", pitch: "low", style: "Calm" });
   });
 
+  test("a speed that is a number is the plan's speed (a number), out of the provider options", () => {
+    expect(plan("model=flite&speed=1.2&pitch=low")).toMatchObject({ speed: 1.2, options: { pitch: "low" } });
+    expect(plan("model=flite&provider_options[speed]=0.5")).toMatchObject({ speed: 0.5, options: {} });
+  });
+
   test("an empty voice is absent, not substituted", () => {
     expect(plan("model=flite&voice=").voice).toBeUndefined();
   });

@@ -138,7 +138,7 @@ describe.skipIf(!localSttAvailable)("/oai/realtime transcription sessions", () =
   test("an append whose audio is not base64 is an OpenAI error event naming audio; nothing of it is heard and the session goes on", async () => {
     const { key } = await fundedAccount(server);
     const { rt, r } = await transcriptionUpdatedTo(key, TRANSCRIBE);
-    const forged = ["this is not base64!", "AAAA AAAA", "AAAAA", "AA==AAAA", "-_-_"];
+    const forged = ["this is not base64!", "AAAA AAAA", "AAAAA", "AA==AAAA", "-_-_", "A===", "AA=A", "AAA\n", "AAA\u00e9"];
     for (const [i, audio] of forged.entries()) rt.send({ type: "input_audio_buffer.append", event_id: `evt_bad_${i}`, audio } as never);
     await r.append(to24k(utterance()), 4800);
     await until(() => r.of("conversation.item.input_audio_transcription.completed").length === 1);

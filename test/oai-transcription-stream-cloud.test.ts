@@ -61,6 +61,27 @@ async function routerAudio(file: Uint8Array, rate: number): Promise<Uint8Array[]
   return pieces;
 }
 
+/** The speech as an 8-bit PCM WAV: a container the router measures but does not decode (16-bit PCM only). */
+function wav8(samples: Int16Array, rate = 16000): Uint8Array {
+  const file = new Uint8Array(44 + samples.length);
+  const v = new DataView(file.buffer);
+  const text = (at: number, s: string) => file.set(new TextEncoder().encode(s), at);
+  text(0, "RIFF");
+  v.setUint32(4, 36 + samples.length, true);
+  text(8, "WAVEfmt ");
+  v.setUint32(16, 16, true);
+  v.setUint16(20, 1, true); // PCM
+  v.setUint16(22, 1, true); // mono
+  v.setUint32(24, rate, true);
+  v.setUint32(28, rate, true); // bytes a second
+  v.setUint16(32, 1, true); // block alignment
+  v.setUint16(34, 8, true); // bits
+  text(36, "data");
+  v.setUint32(40, samples.length, true);
+  for (let i = 0; i < samples.length; i++) file[44 + i] = (samples[i]! >> 8) + 128;
+  return file;
+}
+
 async function collect(stream: AsyncIterable<TranscriptionStreamEvent>) {
   const events: TranscriptionStreamEvent[] = [];
   let error: unknown;
@@ -78,6 +99,26 @@ const until = async (check: () => boolean) => {
   for (let i = 0; i < 250 && !check(); i++) await Bun.sleep(20);
   expect(check()).toBe(true);
 };
+
+/** The ledger's holds wait until `release` (which puts the ledger back as it was); `held` resolves once one is asked for. */
+function holdReserves() {
+  const ledger = server.ctx.meter.ledger;
+  const reserve = ledger.reserve;
+  let holding!: () => void;
+  const held = new Promise<void>((resolve) => (holding = resolve));
+  let releasing!: () => void;
+  const released = new Promise<void>((resolve) => (releasing = resolve));
+  ledger.reserve = async (...args) => {
+    holding();
+    await released;
+    return reserve.apply(ledger, args);
+  };
+  const release = () => {
+    releasing();
+    ledger.reserve = reserve;
+  };
+  return { held, release };
+}
 
 async function ledgerOf(tenantId: string) {
   const { db, schema } = server.ctx.database;
@@ -130,6 +171,25 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     expect(a.records).toHaveLength(1);
     expect(a.records[0]).toMatchObject({ provider: "deepgram", status: "completed", usageAmount: (json.usage as { seconds: number }).seconds, credits: b.records[0]!.credits });
     expect(a.spent).toBe(b.spent);
+  });
+
+  test("a WAV the decoders cannot read (8-bit): held for and tried for streaming, then given as uploaded to the prerecorded API, on the same hold; one record", async () => {
+    const account = await fundedAccount(server, CREDITS);
+    const [sockets, posts] = [deepgram.connections.length, deepgram.prerecorded.length];
+    const eightBit = wav8(pcm);
+    const { deltas, done, error } = await collect(
+      await sdkFor(account.key).audio.transcriptions.create({ file: await toFile(eightBit, "speech.wav", { type: "audio/wav" }), model: "nova-3", stream: true }),
+    );
+    expect(error).toBeUndefined();
+    expect(deltas).toEqual([done!.text]);
+    expect(done!.text).toContain("thank you");
+    expect(deepgram.connections.length).toBe(sockets);
+    expect(deepgram.prerecorded.length).toBe(posts + 1);
+    expect(deepgram.prerecorded.at(-1)!.file).toEqual(digestOf([eightBit]));
+    const { records, spent } = await ledgerOf(account.tenantId);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ provider: "deepgram", status: "completed", outcome: "completed", usageAmount: billed });
+    expect(spent).toBe(records[0]!.credits);
   });
 
   test("OpenAI realtime transcription (24 kHz PCM only): the file resampled to 24 kHz, a delta per turn, joined = done.text", async () => {
@@ -214,17 +274,7 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     const account = await fundedAccount(server, CREDITS);
     const sockets = deepgram.connections.length;
     // The ledger takes the request's hold only once the client has gone.
-    const ledger = server.ctx.meter.ledger;
-    const reserve = ledger.reserve;
-    let holding!: () => void;
-    const held = new Promise<void>((resolve) => (holding = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    ledger.reserve = async (...args) => {
-      holding();
-      await released;
-      return reserve.apply(ledger, args);
-    };
+    const { held, release } = holdReserves();
     try {
       const leaving = new AbortController();
       const request = sdkFor(account.key)
@@ -237,13 +287,39 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
       for (let i = 0; i < 3; i++) await fetch(`${server.url}/healthz`);
     } finally {
       release();
-      ledger.reserve = reserve;
     }
     let records: Awaited<ReturnType<typeof ledgerOf>>["records"] = [];
     for (let i = 0; i < 250 && !records.length; i++, await Bun.sleep(20)) ({ records } = await ledgerOf(account.tenantId));
     expect(records).toHaveLength(1);
-    expect(records[0]).toMatchObject({ status: "failed", usageAmount: 0, credits: 0 });
+    expect(records[0]).toMatchObject({ status: "failed", outcome: "client_left", usageAmount: 0, credits: 0 });
     expect((await ledgerOf(account.tenantId)).spent).toBe(0);
+    expect(deepgram.connections.length).toBe(sockets);
+  });
+
+  test("a shutdown past its grace while the file's hold is being taken ends the streaming session the file goes on to open", async () => {
+    const account = await fundedAccount(server, CREDITS);
+    const sockets = deepgram.connections.length;
+    // The ledger takes the request's hold only once the server's grace period is over.
+    const { held, release } = holdReserves();
+    let request: Promise<unknown>;
+    try {
+      request = sdkFor(account.key)
+        .audio.transcriptions.create({ file: await mp3(), model: "nova-3", stream: true })
+        .then((stream) => collect(stream))
+        .catch((e) => e);
+      await held;
+      // The registry's drain with no grace: what a stopping server does once its grace period is over.
+      await server.ctx.sessions.drain(0);
+    } finally {
+      release();
+    }
+    const answer = await request;
+    expect(answer).toBeInstanceOf(APIError);
+    expect(answer).toMatchObject({ status: 503, error: { code: "service_unavailable" } });
+    let records: Awaited<ReturnType<typeof ledgerOf>>["records"] = [];
+    for (let i = 0; i < 250 && !records.length; i++, await Bun.sleep(20)) ({ records } = await ledgerOf(account.tenantId));
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ status: "failed", outcome: "shutdown", usageAmount: 0, credits: 0 });
     expect(deepgram.connections.length).toBe(sockets);
   });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import OpenAI, { toFile } from "openai";
+import OpenAI, { APIUserAbortError, toFile } from "openai";
 import type { TranscriptionStreamEvent } from "openai/resources/audio/transcriptions";
 import { eq } from "drizzle-orm";
 import { openDatabase } from "../src/db/open.ts";
@@ -101,7 +101,40 @@ describe("a client that leaves a pocketsphinx stream", () => {
     } finally {
       await solo.stop(0);
     }
-  }, 30_000);
+  }, 60_000);
+});
+
+describe("a client that leaves a pocketsphinx file transcription (no stream)", () => {
+  test("its decoder is released at once; billed for the audio the recognizer was given, not the whole file", async () => {
+    const solo = await startTestServer({ AUDIO_WORKERS: "1", LOCAL_STT_DECODERS_PER_WORKER: "1", LOCAL_STT_QUEUE: "0" });
+    try {
+      // Long enough that the recognizer is still at it for seconds when the client leaves.
+      const long = concat(Array.from({ length: 20 }, () => [speak("Thank you very much for your help."), silence(800)]).flat());
+      const account = await fundedAccount(solo);
+      const leaving = new AbortController();
+      const request = new OpenAI({ apiKey: account.key, baseURL: `${solo.url}/oai`, maxRetries: 0 }).audio.transcriptions
+        .create({ file: await toFile(wavFile(long), "long.wav"), model: "pocketsphinx" }, { signal: leaving.signal })
+        .catch((e) => e);
+      // The one decoder is the request's: the recognizer has the file.
+      const pocketsphinx = solo.ctx.sttProviders.get("pocketsphinx")!;
+      for (let i = 0; i < 2000 && !pocketsphinx.overloaded!(); i++) await Bun.sleep(10);
+      expect(pocketsphinx.overloaded!()).toBeDefined();
+      leaving.abort();
+      expect(await request).toBeInstanceOf(APIUserAbortError);
+      for (let i = 0; i < 100 && pocketsphinx.overloaded!(); i++) await Bun.sleep(20);
+      expect(pocketsphinx.overloaded!()).toBeUndefined();
+      const { db, schema } = solo.ctx.database;
+      let records: (typeof schema.activity.$inferSelect)[] = [];
+      for (let i = 0; i < 250 && !records.length; i++, await Bun.sleep(20)) records = await db.select().from(schema.activity).where(eq(schema.activity.tenantId, account.tenantId));
+      expect(records).toHaveLength(1);
+      // The audio goes to the recognizer only a few seconds ahead of what it has heard: the rest was never given.
+      expect(records[0]).toMatchObject({ provider: "pocketsphinx", status: "completed" });
+      expect(records[0].usageAmount).toBeGreaterThanOrEqual(1);
+      expect(records[0].usageAmount).toBeLessThan(Math.ceil(long.length / 16000));
+    } finally {
+      await solo.stop(0);
+    }
+  }, 60_000);
 });
 
 describe("a pocketsphinx stream as one of the open sessions", () => {

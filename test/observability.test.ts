@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Writable } from "node:stream";
 import { eq } from "drizzle-orm";
+import { ceilCredits, costOf, rateOf } from "../src/ledger/cost.ts";
 import { createLogger } from "../src/log.ts";
 import { AudioArrivals } from "../src/sessions/audio-arrivals.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
@@ -156,6 +157,45 @@ describe.skipIf(!localSttAvailable)("a streamed transcription (/oai/audio/transc
     expect(sample(after, "voxroute_sessions_open", 'channel="stt_file"')).toBe(0);
     expect(sample(after, "voxroute_sessions_open", 'channel="stt"') || 0).toBe(0);
   }, 60_000);
+});
+
+describe.skipIf(!localSttAvailable)("a file transcription (no stream)", () => {
+  const requests = async (labels: string) => sample(await metrics(), "voxroute_requests_total", labels) || 0;
+  const transcribe = (key: string, body = wavFile(speak("Thank you very much."))) =>
+    fetch(`${server.url}/v1/stt/transcriptions?model=pocketsphinx`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "audio/wav" }, body });
+
+  test("counted in voxroute_requests_total by provider and outcome, one session closed line on transport http, as its activity record says", async () => {
+    const served = 'surface="native",provider="pocketsphinx",status="completed"';
+    const before = await requests(served);
+    const payer = await fundedAccount(server);
+    const res = await transcribe(payer.key);
+    expect(res.status).toBe(200);
+    const { billed_seconds } = (await res.json()) as { billed_seconds: number };
+    const id = res.headers.get("x-request-id");
+    let line: Line | undefined;
+    for (let i = 0; i < 100 && !line; i++, await Bun.sleep(20)) line = lines.find((l) => l.msg === "session closed" && l.request_id === id);
+    expect(line).toMatchObject({ outcome: "completed", surface: "native", transport: "http", provider: "pocketsphinx", billed: billed_seconds, route: "/v1/stt/transcriptions" });
+    expect(lines.filter((l) => l.msg === "session closed" && l.request_id === id)).toHaveLength(1);
+    expect(await requests(served)).toBe(before + 1);
+    const [record] = await activityOf(payer.tenantId);
+    expect(record).toMatchObject({ provider: "pocketsphinx", status: "completed", usageAmount: billed_seconds, credits: line!.credits });
+  });
+
+  test("a balance that cannot hold the file: 402, counted cut_off against no provider, recorded unbilled", async () => {
+    const refused = 'surface="native",provider="none",status="cut_off"';
+    const before = await requests(refused);
+    // Enough for a second of audio (the request is admitted), not for the file.
+    const pocketsphinx = server.ctx.catalogue.lookup("pocketsphinx", "stt")[0];
+    const poor = await fundedAccount(server, ceilCredits(costOf(rateOf(pocketsphinx), 2)));
+    const long = wavFile(concat(Array.from({ length: 10 }, () => [speak("Thank you very much for your help."), silence(800)]).flat()));
+    const res = await transcribe(poor.key, long);
+    expect(res.status).toBe(402);
+    expect(((await res.json()) as { error: string }).error).toBe("insufficient_balance");
+    expect(await requests(refused)).toBe(before + 1);
+    const records = await activityOf(poor.tenantId);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ status: "failed", outcome: "cut_off", usageAmount: 0, credits: 0 });
+  });
 });
 
 describe("metrics", () => {

@@ -4,6 +4,7 @@ import { speech } from "./fakes/http-fake.ts";
 import { digestOf } from "./fakes/received-audio.ts";
 import { deepgramAt } from "./fakes/server-env.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
+import { UPSTREAM_TIMEOUTS } from "./helpers/http-tts.ts";
 import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { describeSttFaults } from "./helpers/stt-faults.ts";
 import { bearer, connect, type Client } from "./helpers/ws-client.ts";
@@ -15,7 +16,7 @@ let fake: FakeDeepgram;
 let server: TestServer;
 beforeAll(async () => {
   fake = startFakeDeepgram();
-  server = await startTestServer({ ...deepgramAt(fake), UPSTREAM_IDLE_TIMEOUT_MS: "300" });
+  server = await startTestServer({ ...deepgramAt(fake), UPSTREAM_IDLE_TIMEOUT_MS: String(UPSTREAM_TIMEOUTS.idleTimeoutMs) });
 });
 afterAll(() => stopServerAndFakes(server, fake));
 

@@ -9,7 +9,7 @@ import { loadConfig } from "../src/config.ts";
 import { PROVIDERS, type ProviderFindings } from "../src/providers/all.ts";
 import { DEFAULT_PICO_VOICES_URL } from "../src/providers/local-pico/index.ts";
 import { providerAdapters } from "../src/providers/registry.ts";
-import { AUDIO_FORMATS } from "../src/surfaces/native/stt-query.ts";
+import { AUDIO_FORMATS } from "../src/planning/stt-request.ts";
 import { EVERY_PROVIDER_ON } from "./fakes/server-env.ts";
 
 // Each provider is declared once (providers/<id>/index.ts) and the config, catalogue and registry
@@ -23,7 +23,7 @@ const everything = loadConfig({
 });
 const found: ProviderFindings = { pocketsphinx: true };
 const catalogue = new Catalogue(servedCatalogue(everything, found));
-const runtime = { engines: {} as EnginePool, audio: {} as AudioPool, files: {} as FilePool, upstream: { connectTimeoutMs: 1000, idleTimeoutMs: 1000 } };
+const runtime = { engines: {} as EnginePool, audio: {} as AudioPool, files: {} as FilePool, upstream: { connectTimeoutMs: 1000, idleTimeoutMs: 1000, keepAliveMs: 4000 } };
 const adapters = providerAdapters(everything.providers, found, runtime);
 
 describe("one home per provider", () => {

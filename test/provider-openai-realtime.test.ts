@@ -5,6 +5,7 @@ import { speech } from "./fakes/http-fake.ts";
 import { FAKE_OPENAI_KEY, startFakeOpenAi, type FakeOpenAi } from "./fakes/openai.ts";
 import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
+import { UPSTREAM_TIMEOUTS } from "./helpers/http-tts.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { describeSttFaults } from "./helpers/stt-faults.ts";
 import { bearer, connect, type Client } from "./helpers/ws-client.ts";
@@ -18,7 +19,7 @@ let server: TestServer;
 beforeAll(async () => {
   fake = startFakeOpenAi();
   // "oai-backup" serves the same model from the same fake: a fallback candidate for handshake faults.
-  const backup = new OpenAiStt({ apiKey: FAKE_OPENAI_KEY, baseUrl: fake.url, connectTimeoutMs: 1000, idleTimeoutMs: 300 }, "oai-backup", true);
+  const backup = new OpenAiStt({ apiKey: FAKE_OPENAI_KEY, baseUrl: fake.url, ...UPSTREAM_TIMEOUTS }, "oai-backup", true);
   const catalogue: CatalogueData = {
     providers: [
       {
@@ -43,7 +44,10 @@ beforeAll(async () => {
     ],
     models: [],
   };
-  server = await startTestServer({ OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url, UPSTREAM_IDLE_TIMEOUT_MS: "300" }, { extra: { catalogue, providers: [], sttProviders: [backup] } });
+  server = await startTestServer(
+    { OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url, UPSTREAM_IDLE_TIMEOUT_MS: String(UPSTREAM_TIMEOUTS.idleTimeoutMs) },
+    { extra: { catalogue, providers: [], sttProviders: [backup] } },
+  );
 });
 afterAll(async () => {
   await server.stop(0);
@@ -335,7 +339,7 @@ describe("the adapter's turn order", () => {
         },
       },
     });
-    const adapter = new OpenAiStt({ baseUrl: `http://127.0.0.1:${upstream.port}/v1`, connectTimeoutMs: 1000, idleTimeoutMs: 500 });
+    const adapter = new OpenAiStt({ baseUrl: `http://127.0.0.1:${upstream.port}/v1`, ...UPSTREAM_TIMEOUTS });
     const stream = await adapter.open!({ model: "gpt-4o-transcribe", audioFormat: "pcm_24000", channels: 1, interim: true, commitStrategy: "auto", options: {} });
     const events: string[] = [];
     const done = (async () => {

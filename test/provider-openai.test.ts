@@ -4,7 +4,7 @@ import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-p
 import { FAKE_OPENAI_KEY, startFakeOpenAi, type FakeOpenAi, type OpenAiFault } from "./fakes/openai.ts";
 import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { fakeUpstreamOptions } from "./helpers/http-tts.ts";
+import { fakeUpstreamOptions, UPSTREAM_TIMEOUTS } from "./helpers/http-tts.ts";
 import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { silentWav, speechOggDigest, transcribeFile, transcribeSpeechOgg } from "./helpers/speech-file.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
@@ -23,7 +23,10 @@ beforeAll(async () => {
   const echo = Object.assign(new OpenAiTts(options), { id: "oai-echo" });
   const catalogue = testCatalogue(["oai-echo", "fixed"]);
   catalogue.providers[0].requiresVoice = true;
-  server = await startTestServer({ OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url, UPSTREAM_IDLE_TIMEOUT_MS: "300" }, { extra: { catalogue, providers: [echo, fixed] } });
+  server = await startTestServer(
+    { OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url, UPSTREAM_IDLE_TIMEOUT_MS: String(UPSTREAM_TIMEOUTS.idleTimeoutMs) },
+    { extra: { catalogue, providers: [echo, fixed] } },
+  );
 });
 afterAll(() => stopServerAndFakes(server, fake));
 

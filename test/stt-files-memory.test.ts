@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI, { toFile } from "openai";
-import { createKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
 import { openDatabase } from "../src/db/open.ts";
 import { probeDuration } from "../src/audio/probe.ts";
 import { Ledger } from "../src/ledger/ledger.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { desc, eq } from "drizzle-orm";
-import { createKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
 import { aacFrameSeconds } from "../src/audio/duration/aac.ts";
 import { probeDuration } from "../src/audio/probe.ts";
 import { ApiError } from "../src/errors.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { desc, eq } from "drizzle-orm";
-import { createKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
 import { RelayProvider, relayCatalogue, startRelayUpstream, type RelayUpstream } from "./fakes/relay-upstream.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
@@ -59,6 +59,24 @@ describe("event_format=provider", () => {
     expect(upstream.received).toEqual([]);
     const { db, schema } = server.ctx.database;
     expect(await db.select().from(schema.activity).where(eq(schema.activity.tenantId, tenantId))).toMatchObject([{ status: "failed", usageAmount: 0, credits: 0 }]);
+  });
+
+  test("a server past its grace period: 1001 to the client, the audio received billed (recorded failed, as any close but 1000), counted as shutdown", async () => {
+    const { key, tenantId } = await createKey(server.ctx.database, `relay-shutdown-${crypto.randomUUID()}`);
+    await server.ctx.meter.ledger.credit(tenantId, { credits: 1_000_000, type: "adjustment", description: "test" });
+    const shutdowns = async () => Number(/^voxroute_requests_total\{surface="native",provider="relay",status="shutdown"\} (\S+)$/m.exec(await (await fetch(`${server.url}/metrics`)).text())?.[1] ?? 0);
+    const before = await shutdowns();
+    upstream.received.length = 0;
+    const c = connect(server.wsUrl("/v1/stt?model=relay-1&audio_format=pcm_16000&event_format=provider"), bearer(key));
+    await c.opened;
+    c.ws.send(new Uint8Array(32_000)); // 1 s
+    for (let i = 0; i < 250 && !upstream.received.length; i++) await Bun.sleep(20);
+    expect(upstream.received).toHaveLength(1);
+    await server.ctx.sessions.drain(0);
+    expect((await c.closed).close).toEqual({ code: 1001, reason: "server_shutdown" });
+    const { db, schema } = server.ctx.database;
+    expect(await db.select().from(schema.activity).where(eq(schema.activity.tenantId, tenantId))).toMatchObject([{ provider: "relay", status: "failed", usageAmount: 1 }]); // closed with a code other than 1000
+    expect(await shutdowns()).toBe(before + 1);
   });
 
   test("text frames are relayed unparsed: the raw text reaches the upstream", async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { desc, eq } from "drizzle-orm";
-import { createKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { concat, frames, silence, speak, spokenSpans } from "./helpers/speech.ts";
@@ -167,6 +167,7 @@ describe.skipIf(!localSttAvailable)("/v1/stt query rules (answered before the up
 
   const cases: [string, string, string?][] = [
     ["audio_format=pcm_16000", "model_required"],
+    ["channels=0", "model_required"],
     ["model=pocketsphinx-en-us", "invalid_request", "audio_format"],
     ["model=pocketsphinx-en-us&audio_format=pcm_11025", "invalid_request", "audio_format"],
     [`${MODEL}&colour=blue`, "invalid_request", "colour"],

@@ -215,7 +215,7 @@ describe("/v1/tts frame and query errors", () => {
 
   test("a disabled tenant closes with 4403 tenant_disabled", async () => {
     const { schema } = server.ctx.database;
-    const { createKey } = await import("../src/accounts/keys.ts");
+    const { createKey } = await import("./helpers/accounts.ts");
     const { key, tenantId } = await createKey(server.ctx.database, "disabled-tenant");
     const { eq } = await import("drizzle-orm");
     await server.ctx.database.transaction((tx) => tx.update(schema.tenants).set({ disabled: true }).where(eq(schema.tenants.id, tenantId)));

@@ -1,8 +1,10 @@
 import { describe, expect, test } from "bun:test";
+import { disableOnnxTelemetry } from "../src/audio/onnx-telemetry.ts";
 import { loadOnnxRuntime } from "../src/audio/onnxruntime.ts";
 import { DEFAULT_VAD, loadSilero, SileroVad } from "../src/audio/vad.ts";
 import { concat, silence, speak, spokenSpans } from "./helpers/speech.ts";
 
+disableOnnxTelemetry();
 const models = await loadSilero(await loadOnnxRuntime(undefined));
 const pieces = [silence(700), speak("Thank you very much for your help."), silence(1000), speak("I would like a cup of coffee."), silence(800)];
 const pcm = concat(pieces);

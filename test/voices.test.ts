@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { join } from "node:path";
-import { createKey } from "../src/accounts/keys.ts";
+import { createKey } from "./helpers/accounts.ts";
 import { createApp } from "../src/app.ts";
 import { Catalogue } from "../src/catalogue/catalogue.ts";
 import { servedCatalogue } from "../src/providers/served-catalogue.ts";

@@ -44,12 +44,10 @@ export async function ensureTenantIn(tx: SqlQuery, name: string, email?: string)
   return { tenantId: (await byName())!.id, created: false };
 }
 
-/** Mints a key for the tenant, created if need be; the returned `key` is the only time it exists in clear. */
-export function createKey(database: Database, tenantName: string): Promise<{ key: string; keyId: string; tenantId: string }> {
-  return database.sql.transaction((tx) => createKeyIn(tx, tenantName));
-}
-
-/** `createKey` inside the caller's transaction (the CLI funds the key in the same one). */
+/**
+ * Mints a key for the tenant, created if need be, inside the caller's transaction (the CLI funds
+ * the key in the same one); the returned `key` is the only time it exists in clear.
+ */
 export async function createKeyIn(tx: SqlQuery, tenantName: string): Promise<{ key: string; keyId: string; tenantId: string }> {
   const { tenantId } = await ensureTenantIn(tx, tenantName);
   return { ...(await mintKeyIn(tx, tenantId)), tenantId };

@@ -13,10 +13,9 @@ import library from "onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
 
 /**
  * onnxruntime's JavaScript API, its native library loaded (in the executable, from a copy in
- * `cacheDir`), its telemetry off.
+ * `cacheDir`). Its telemetry is off only if `disableOnnxTelemetry()` (onnx-telemetry.ts) ran first.
  */
 export async function loadOnnxRuntime(cacheDir: string | undefined): Promise<typeof Ort> {
-  disableTelemetry();
   if (Bun.isStandaloneExecutable) {
     if (!cacheDir) throw new Error("onnxruntime's library must be copied out of the executable, and no cache directory was given");
     dlopen(await cachedLibrary(cacheDir), { OrtGetApiBase: { args: [], returns: "ptr" } });
@@ -39,18 +38,4 @@ async function cachedLibrary(dir: string): Promise<string> {
   }
   renameSync(partial, path);
   return path;
-}
-
-/**
- * onnxruntime 1.30 on Linux starts Microsoft's telemetry (the 1DS SDK) with its environment: it
- * leaves `mat-debug-<pid>.log` and `.ses` in the temporary directory, keeps a device id and an event
- * queue under `$XDG_CACHE_HOME/Microsoft`, and uploads to Microsoft. `ORT_DISABLE_TELEMETRY=1` stops
- * all of it, but the library reads it with getenv(3), which Bun's environment object does not reach: it is
- * set in the C environment, before the library is loaded.
- */
-function disableTelemetry(): void {
-  const libc = dlopen("libc.so.6", { setenv: { args: ["ptr", "ptr", "i32"], returns: "i32" } });
-  const cString = (text: string) => Buffer.from(`${text}\0`);
-  libc.symbols.setenv(cString("ORT_DISABLE_TELEMETRY"), cString("1"), 1);
-  libc.close();
 }

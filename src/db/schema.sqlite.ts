@@ -101,6 +101,8 @@ export const activity = sqliteTable(
     model: text("model").notNull(),
     capability: text("capability").notNull(),
     status: text("status").notNull(),
+    /** How the request ended (ledger/activity.ts OUTCOMES); null in records written before it was kept, read from the status. */
+    outcome: text("outcome"),
     usageUnit: text("usage_unit").notNull(),
     usageAmount: integer("usage_amount").notNull(),
     credits: integer("credits").notNull(),

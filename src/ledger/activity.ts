@@ -6,6 +6,16 @@ import { usdOfCredits } from "./amounts.ts";
 export const ACTIVITY_STATUSES = ["completed", "failed", "interrupted"] as const;
 export type ActivityStatus = (typeof ACTIVITY_STATUSES)[number];
 
+/**
+ * How a request ended, the one vocabulary of logs, metrics and activity (docs/architecture.md,
+ * "How a session ends"). A request recovered after its server died ended `shutdown`.
+ */
+export const OUTCOMES = ["completed", "cut_off", "client_left", "failed", "shutdown"] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** A record written before outcomes were stored (or by an older server on the same database): read from its status. */
+const outcomeOfStatus = (status: string): Outcome => (status === "completed" ? "completed" : status === "interrupted" ? "shutdown" : "failed");
+
 export interface ActivityQuery {
   tenantId: string;
   start: Date;
@@ -49,6 +59,7 @@ export async function activityPage({ db, schema }: Database, q: ActivityQuery) {
       model: r.model,
       capability: r.capability,
       status: r.status,
+      outcome: r.outcome ?? outcomeOfStatus(r.status),
       usage_unit: r.usageUnit,
       usage_amount: r.usageAmount,
       credits: r.credits,

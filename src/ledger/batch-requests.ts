@@ -1,5 +1,6 @@
 import type { Rational } from "../catalogue/price.ts";
 import type { Binding } from "../catalogue/types.ts";
+import type { Outcome } from "./activity.ts";
 import type { BillingTarget } from "./sources.ts";
 
 // What the ledger's batcher (batch.ts) is asked to do, and what it answers.
@@ -13,6 +14,7 @@ export interface SettleInput {
   binding: BillingTarget;
   /** `interrupted`: recovered from the hold's checkpoint after its process died. */
   status: "completed" | "failed" | "interrupted";
+  outcome: Outcome;
   usageUnit: "characters" | "seconds";
   units: number;
   /** Exact credits the usage costs. */

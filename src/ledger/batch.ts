@@ -183,6 +183,7 @@ export class LedgerBatcher {
         input.binding.canonical,
         input.binding.capability,
         input.status,
+        input.outcome,
         input.usageUnit,
         input.units,
         debit,
@@ -254,8 +255,8 @@ export class LedgerBatcher {
     if (holdDeletes.length) tx.later(`DELETE FROM holds WHERE id IN (${marks(holdDeletes.length)})`, holdDeletes.sort());
     if (activity.length) {
       tx.later(
-        "INSERT INTO activity (id, tenant_id, key_id, surface, started_at, finished_at, latency_ms, provider, model, capability, status, usage_unit, usage_amount, credits, attempts, voice) " +
-          `VALUES ${rows(activity.length, 16)}`,
+        "INSERT INTO activity (id, tenant_id, key_id, surface, started_at, finished_at, latency_ms, provider, model, capability, status, outcome, usage_unit, usage_amount, credits, attempts, voice) " +
+          `VALUES ${rows(activity.length, 17)}`,
         activity.flat(),
       );
     }

@@ -57,7 +57,8 @@ export function retarget(cp: Checkpoint, binding: Binding): void {
 }
 
 /**
- * The settle of a request recovered from its checkpoint: status `interrupted`, the delivered
+ * The settle of a request recovered from its checkpoint: status `interrupted` (its outcome
+ * `shutdown`: the server stopped under it, with no grace period), the delivered
  * units at the recorded rate (nothing, not even a per-request price, when nothing was delivered),
  * finished when its usage was last noted.
  */
@@ -71,6 +72,7 @@ export function recoveredSettle(id: string, tenantId: string, json: string): Set
     surface: cp.surface,
     binding: target,
     status: "interrupted",
+    outcome: "shutdown",
     usageUnit: usageUnit(target),
     units: cp.units,
     cost: cp.units > 0 ? costOf({ perUnit: parse(cp.perUnit), perRequest: parse(cp.perRequest) }, cp.units) : rational(0n),

@@ -1,5 +1,6 @@
 import type { Binding, Capability } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
+import type { Outcome } from "./activity.ts";
 import type { Logger } from "../log.ts";
 import { currentRequest } from "../request-context.ts";
 import { newCheckpoint, retarget, type Checkpoint } from "./checkpoint.ts";
@@ -75,9 +76,11 @@ export class Meter {
   }
 }
 
-export interface Outcome {
+/** How a request ended, as it is settled. */
+export interface RequestEnd {
   binding: Binding;
   status: "completed" | "failed";
+  outcome: Outcome;
   units: number;
   startedAt: Date;
   /** Time to first output (audio or transcript), or the whole duration when there was none. */
@@ -207,16 +210,16 @@ export class MeteredRequest {
     this.ledger.holds.note(this.id);
   }
 
-  /** The client left before the request was served: it is recorded, unbilled, and its hold released. */
-  async unserved(binding: Binding, startedAt: Date): Promise<void> {
-    await this.settle({ binding, status: "failed", units: 0, startedAt, latencyMs: 0, attempts: [] }).catch(() => {}); // logged by settle
+  /** The request ended (`outcome`) before it was served: it is recorded, unbilled, and its hold released. */
+  async unserved(binding: Binding, startedAt: Date, outcome: Outcome): Promise<void> {
+    await this.settle({ binding, status: "failed", outcome, units: 0, startedAt, latencyMs: 0, attempts: [] }).catch(() => {}); // logged by settle
   }
 
   /**
    * Writes the request's debits and its one activity record, releasing the rest of its hold.
    * Retried on database errors; settling twice is harmless (the request id is the record's id).
    */
-  async settle(outcome: Outcome): Promise<{ credits: number }> {
+  async settle(end: RequestEnd): Promise<{ credits: number }> {
     if (this.settled) throw new Error(`request ${this.id} settled twice`);
     this.settled = true;
     // Reserves still under way must land first: their credits are released by this settle.
@@ -226,31 +229,32 @@ export class MeteredRequest {
       tenantId: this.payer.tenantId,
       keyId: this.payer.keyId,
       surface: this.surface,
-      binding: outcome.binding,
-      status: outcome.status,
-      usageUnit: usageUnit(outcome.binding),
-      units: outcome.units,
-      cost: costOf(rateOf(outcome.binding), outcome.units),
-      startedAt: outcome.startedAt,
+      binding: end.binding,
+      status: end.status,
+      outcome: end.outcome,
+      usageUnit: usageUnit(end.binding),
+      units: end.units,
+      cost: costOf(rateOf(end.binding), end.units),
+      startedAt: end.startedAt,
       finishedAt: new Date(),
-      latencyMs: outcome.latencyMs,
-      attempts: outcome.attempts,
+      latencyMs: end.latencyMs,
+      attempts: end.attempts,
       voice: this.voice,
     };
     for (let attempt = 1; ; attempt++) {
       try {
         const row = await this.ledger.settle(input);
         this.ledger.holds.forget(this.id);
-        this.settledWith({ binding: outcome.binding, units: outcome.units, credits: row.credits });
-        if (this.request) Object.assign(this.request, { provider: outcome.binding.provider.id, model: outcome.binding.canonical, credits: row.credits });
+        this.settledWith({ binding: end.binding, units: end.units, credits: row.credits });
+        if (this.request) Object.assign(this.request, { provider: end.binding.provider.id, model: end.binding.canonical, credits: row.credits });
         return row;
       } catch (err) {
         if (attempt >= SETTLE_TRIES) {
           // The usage goes into the hold's checkpoint, and the hold is left to lapse: it is then
           // settled from it (as `interrupted`) once the database takes writes again.
           if (this.checkpoint) {
-            retarget(this.checkpoint, outcome.binding);
-            Object.assign(this.checkpoint, { units: outcome.units, at: Date.now() });
+            retarget(this.checkpoint, end.binding);
+            Object.assign(this.checkpoint, { units: end.units, at: Date.now() });
             this.ledger.holds.track(this.id, this.checkpoint);
             this.ledger.holds.abandon(this.id);
           }

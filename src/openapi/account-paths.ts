@@ -1,4 +1,4 @@
-import { ACTIVITY_STATUSES } from "../ledger/activity.ts";
+import { ACTIVITY_STATUSES, OUTCOMES } from "../ledger/activity.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { failures, KEY_FAILURES } from "./error-envelopes.ts";
 import { answer, json, jsonBody, pathParam, query } from "./operation.ts";
@@ -45,6 +45,7 @@ export const accountPaths: DocumentPart = {
         model: string(),
         capability: oneOfValues(["tts", "stt"]),
         status: oneOfValues(ACTIVITY_STATUSES),
+        outcome: oneOfValues(OUTCOMES, "How the request ended (beyond the interface): the outcome its log line and `voxroute_requests_total` name"),
         usage_unit: oneOfValues(["characters", "seconds"]),
         usage_amount: number(),
         credits: integer(),

@@ -1,4 +1,4 @@
-import { AUDIO_FORMATS } from "../surfaces/native/stt-query.ts";
+import { AUDIO_FORMATS } from "../planning/stt-request.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { failures, ROUTED_KEY_FAILURES } from "./error-envelopes.ts";
 import { answer, binary, json, PREFERENCE_QUERY, query, repeatedQuery } from "./operation.ts";

@@ -1,4 +1,5 @@
 import { exactBuffer } from "../audio/bytes.ts";
+import { disableOnnxTelemetry } from "../audio/onnx-telemetry.ts";
 import type { VadOptions } from "../audio/vad.ts";
 import type { Logger } from "../log.ts";
 import { projectFile } from "../project-file.ts";
@@ -39,6 +40,7 @@ export class AudioPool extends PoolFront<ToAudio, FromAudio> {
     /** Config's `cacheDir`: what the executable unpacks to load the VAD goes there. */
     cacheDir?: string,
   ) {
+    disableOnnxTelemetry(); // the workers' VAD loads onnxruntime
     super(
       new WorkerPool<ToAudio, FromAudio>(
         projectFile("workers/audio-worker.ts"),

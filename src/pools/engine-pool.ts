@@ -5,7 +5,7 @@ import type { Logger } from "../log.ts";
 import { projectFile } from "../project-file.ts";
 import type { EngineFormat, EngineName, EngineWorkerOptions, FromWorker, ToWorker } from "../../workers/engine-protocol.ts";
 import { WorkerPool } from "./worker-pool.ts";
-import type { PoolLoad } from "../metrics.ts";
+import { PoolFront } from "./pool-front.ts";
 
 export type EngineListener = (msg: FromWorker) => void;
 
@@ -28,14 +28,15 @@ process.on("exit", () => openScratchDirs.forEach(removeScratchDir));
  * go in a temporary directory of the pool's, removed by the main thread when the pool closes or
  * the process exits: a worker thread that is terminated runs no clean-up of its own.
  */
-export class EnginePool {
-  private readonly pool: WorkerPool<ToWorker, FromWorker>;
-  private readonly scratchDir = mkdtempSync(join(tmpdir(), "voxroute-engines-"));
+export class EnginePool extends PoolFront<ToWorker, FromWorker> {
+  private readonly scratchDir: string;
 
   constructor(size: number, options: Omit<EngineWorkerOptions, "scratchDir">, log?: Logger) {
-    openScratchDirs.add(this.scratchDir);
-    const workerOptions: EngineWorkerOptions = { ...options, scratchDir: this.scratchDir };
-    this.pool = new WorkerPool<ToWorker, FromWorker>(projectFile("workers/engine-worker.ts"), size, workerOptions, (sid) => ({ sid, ev: "error", message: "engine worker exited" }), log);
+    const scratchDir = mkdtempSync(join(tmpdir(), "voxroute-engines-"));
+    openScratchDirs.add(scratchDir);
+    const workerOptions: EngineWorkerOptions = { ...options, scratchDir };
+    super(new WorkerPool<ToWorker, FromWorker>(projectFile("workers/engine-worker.ts"), size, workerOptions, (sid) => ({ sid, ev: "error", message: "engine worker exited" }), log));
+    this.scratchDir = scratchDir;
   }
 
   open(engine: EngineName, voice: string | undefined, format: EngineFormat, listener: EngineListener, speed?: number): EngineSession {
@@ -50,23 +51,14 @@ export class EnginePool {
   }
 
   /** The engine's voices and every name it takes for one, asked of the least-loaded worker. */
-  voices(engine: EngineName): Promise<{ voices: unknown[]; names: string[] }> {
-    return new Promise((resolve, reject) => {
-      const lane = this.pool.open((msg) => {
-        lane.close();
-        if (msg.ev === "voices") resolve({ voices: msg.voices, names: msg.names });
-        else reject(new Error(msg.ev === "error" ? msg.message : `unexpected ${msg.ev}`));
-      });
-      lane.post({ op: "voices", sid: lane.sid, engine });
-    });
+  async voices(engine: EngineName): Promise<{ voices: unknown[]; names: string[] }> {
+    const msg = await this.ask((sid) => ({ op: "voices", sid, engine }));
+    if (msg.ev !== "voices") throw new Error(msg.ev === "error" ? msg.message : `unexpected ${msg.ev}`);
+    return { voices: msg.voices, names: msg.names };
   }
 
-  load(): PoolLoad {
-    return this.pool.load();
-  }
-
-  async close(): Promise<void> {
-    await this.pool.close();
+  override async close(): Promise<void> {
+    await super.close();
     openScratchDirs.delete(this.scratchDir);
     removeScratchDir(this.scratchDir);
   }

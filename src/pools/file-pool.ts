@@ -44,16 +44,6 @@ export class FilePool extends PoolFront<ToFiles, FromFiles> {
     await decoded.open({ file: bytes, container, rate, maxSamples, batchSamples: Math.max(chunkSamples, rate * BATCH_SECONDS), chunkSamples });
     return decoded;
   }
-
-  private ask(message: (sid: number) => ToFiles, transfer: ArrayBuffer[] = []): Promise<FromFiles> {
-    return new Promise((resolve) => {
-      const lane = this.pool.open((answer) => {
-        lane.close();
-        resolve(answer);
-      });
-      lane.post(message(lane.sid), transfer);
-    });
-  }
 }
 
 /** The worker's error as it was thrown there (an ApiError with its code), or an answer of the wrong kind. */

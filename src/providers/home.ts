@@ -31,8 +31,8 @@ export interface ProviderRuntime {
   audio: AudioPool;
   /** Measures and decodes uploaded files (the embedded recognizer's file decoding). */
   files: FilePool;
-  /** Bounds for cloud upstreams: connect / first answer, and silence inside a response. */
-  upstream: { connectTimeoutMs: number; idleTimeoutMs: number };
+  /** Bounds for cloud upstreams: connect / first answer, and silence inside a response; how often a quiet recognizer socket is kept alive. */
+  upstream: { connectTimeoutMs: number; idleTimeoutMs: number; keepAliveMs: number };
 }
 
 export interface ProviderHome<Id extends string = string, S = unknown, Found = undefined> {

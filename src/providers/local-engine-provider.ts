@@ -22,8 +22,10 @@ export class LocalEngineProvider implements TtsProvider {
       return Promise.reject(new ProviderError(`${this.id} cannot produce ${req.format}`, false));
     }
     const format = req.format;
-    const speed = req.options.speed === undefined ? undefined : Number(req.options.speed);
-    if (speed !== undefined && !(speed > 0)) return Promise.reject(new ProviderError(`${this.id} option speed must be a positive number, not ${JSON.stringify(req.options.speed)}`, false));
+    // A speed option left among the options is no number (the planner carries a number as `speed`).
+    const { speed, options } = req;
+    const refused = options.speed ?? (speed !== undefined && !(speed > 0) ? String(speed) : undefined);
+    if (refused !== undefined) return Promise.reject(new ProviderError(`${this.id} option speed must be a positive number, not ${JSON.stringify(refused)}`, false));
     return new Promise((resolve, reject) => {
       let stream: LocalTtsStream | undefined;
       const queue = ttsEventQueue(this.id);

@@ -57,7 +57,9 @@ export interface TtsStreamRequest {
    * router passes its audio through instead of resampling it; others produce their own rate.
    */
   sampleRate?: number;
-  /** Provider-native options (`provider_options[...]` and unreserved query keys). */
+  /** Pace, 1 = natural: the planned speed, for the providers that honour one (their catalogue's `ttsSpeed`). */
+  speed?: number;
+  /** Provider-native options (`provider_options[...]` and unreserved query keys); a `speed` among them is no number. */
   options: Record<string, string>;
   /** The caller wants character timings: a provider that can time its speech emits `alignment` events. */
   alignment?: boolean;
@@ -253,6 +255,11 @@ export interface TranscriptionRequest {
   seconds: number;
   /** Aborted when the client left: the provider lets go of the file's transcription (its request cancelled, its worker released). */
   signal?: AbortSignal;
+  /**
+   * A provider that gives its recognizer the file a piece at a time tells how many seconds of it
+   * the recognizer has had so far: a client that leaves is billed that, not the whole file.
+   */
+  given?(seconds: number): void;
 }
 
 export interface TranscriptSegment {

@@ -14,7 +14,12 @@ export interface HttpProviderOptions {
   connectTimeoutMs: number;
   /** Longest silence inside a response before the upstream is given up. */
   idleTimeoutMs: number;
+  /** A streaming recognizer's socket that carried nothing for this long gets a keep-alive (default 4 s). */
+  keepAliveMs?: number;
 }
+
+/** How often a quiet streaming recognizer socket gets a keep-alive: unless told, within every provider's known idle limit (Deepgram's 10 s). */
+export const keepAliveEvery = (options: HttpProviderOptions) => options.keepAliveMs ?? 4000;
 
 /** Whether a failure with this HTTP status may be retried on another provider. */
 export function retryableStatus(status: number): boolean {

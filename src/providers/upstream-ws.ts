@@ -73,7 +73,7 @@ export interface JsonSocketHandlers<E> {
   /** Close codes that end the stream normally (default: `CLOSE.normal`). */
   normalClose?(code: number): boolean;
   /** A frame sent when nothing went out for `everyMs`, for providers that drop idle sockets. */
-  keepAlive?: { everyMs: number; frame: string | (() => string | undefined) };
+  keepAlive?: { everyMs: number; frame: string | (() => string | Uint8Array | undefined) };
 }
 
 /**

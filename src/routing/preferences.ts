@@ -11,7 +11,10 @@ export interface ProviderPreferences {
 export const NO_PREFERENCES: ProviderPreferences = { allowFallbacks: true };
 
 /** `a,b` and repeated keys both work; blanks are dropped. */
-function idList(params: URLSearchParams, key: string): string[] | undefined {
+/** What the query form is read through: a query's parameters, or fields that speak its vocabulary. */
+type QueryFields = Pick<URLSearchParams, "get" | "getAll">;
+
+function idList(params: QueryFields, key: string): string[] | undefined {
   const values = params.getAll(key);
   if (values.length === 0) return undefined;
   return values
@@ -21,20 +24,13 @@ function idList(params: URLSearchParams, key: string): string[] | undefined {
 }
 
 /** WebSocket form: `provider_order`, `provider_only`, `provider_ignore`, `allow_fallbacks`. */
-export function preferencesFromQuery(params: URLSearchParams): ProviderPreferences {
+export function preferencesFromQuery(params: QueryFields): ProviderPreferences {
   return {
     only: idList(params, "provider_only"),
     ignore: idList(params, "provider_ignore"),
     order: idList(params, "provider_order"),
     allowFallbacks: params.get("allow_fallbacks") !== "false",
   };
-}
-
-/** The query form of `preferences`, as `preferencesFromQuery` reads it back. */
-export function preferencesToQuery(preferences: ProviderPreferences, params: URLSearchParams): void {
-  const lists = { provider_only: preferences.only, provider_ignore: preferences.ignore, provider_order: preferences.order };
-  for (const [key, ids] of Object.entries(lists)) if (ids) params.set(key, ids.join(","));
-  if (!preferences.allowFallbacks) params.set("allow_fallbacks", "false");
 }
 
 function stringArray(value: unknown, field: string): string[] | undefined {

@@ -1,5 +1,6 @@
 import type { Binding } from "../catalogue/types.ts";
-import type { MeteredRequest } from "../ledger/meter.ts";
+import type { Outcome } from "../ledger/activity.ts";
+import type { Meter, MeteredRequest, Payer } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 
@@ -25,9 +26,9 @@ export interface SessionDeps<Provider, Port> {
 
 /**
  * Runs a session's admission. Undefined when it failed (`fail` has reported it) or when the
- * client left while it ran (the request is then recorded unbilled and its hold released).
+ * session ended while it ran (`ended`: how; the request is then recorded unbilled and its hold released).
  */
-export async function admitSession(admit: () => Promise<Admission>, fail: (err: unknown) => Promise<void>, left: () => boolean, startedAt: Date): Promise<Admission | undefined> {
+export async function admitSession(admit: () => Promise<Admission>, fail: (err: unknown) => Promise<void>, ended: () => Outcome | undefined, startedAt: Date): Promise<Admission | undefined> {
   let admission: Admission;
   try {
     admission = await admit();
@@ -35,7 +36,16 @@ export async function admitSession(admit: () => Promise<Admission>, fail: (err: 
     await fail(err);
     return undefined;
   }
-  if (!left()) return admission;
-  await admission.meter.unserved(admission.candidates[0], startedAt);
+  const outcome = ended();
+  if (!outcome) return admission;
+  await admission.meter.unserved(admission.candidates[0], startedAt, outcome);
   return undefined;
+}
+
+/** A session's admission on a payer already admitted: its own meter (and activity record) under `id`; `recheck` asks the balance again. */
+export async function meteredSession(meter: Meter, id: string, payer: Payer, candidates: Binding[], surface: string, recheck = false): Promise<Admission> {
+  const affordable = recheck ? await meter.admit(payer, candidates) : candidates;
+  const metered = meter.start(id, payer, surface);
+  metered.prefetch(affordable[0]!);
+  return { candidates: affordable, meter: metered };
 }

@@ -26,16 +26,22 @@ export interface StreamingPlan extends SttSessionParams {
 export interface FileStream {
   id: string;
   plan: StreamingPlan;
-  /** The plan's candidates this payer may use, and the request's meter, its hold already covering the whole file. */
+  /** The plan's candidates this payer may use, and the request's meter. */
   admitted: Binding[];
   meter: MeteredRequest;
-  /** The file's audio at the plan's rate, from `fitted`; closed when the session ends. */
-  audio: PcmPieces;
+  /** The file's billed seconds: the session holds for them all before it decodes any of it. */
+  seconds: number;
+  /**
+   * The file's audio at the plan's rate, from `fitted`, asked for once the whole file is held for
+   * (closed when the session ends); undefined when the decoders cannot read it: the session then
+   * ends unrecorded and the request, its hold kept, goes on to the file APIs.
+   */
+  decode(): Promise<PcmPieces | undefined>;
   surface: string;
   onSegment: (segment: TranscriptSegment) => void;
   /** Aborted when the client left: the session ends as a `/v1/stt` session whose client went away. */
   signal?: AbortSignal;
-  /** The session, once made: the request's entry among the open sessions ends it on a shutdown or a withdrawn key. */
+  /** The session, once the whole file is held for: the request's entry among the open sessions ends it on a shutdown or a withdrawn key. */
   opened(session: SttSession): void;
 }
 
@@ -89,23 +95,37 @@ const paceOf = (family: SttFamily | undefined): Pace => (family?.realtimeInput ?
 
 /**
  * Runs the session; resolves once it completed and settled, with the final segments (trimmed,
- * empty ones dropped, joined by a space: what the segments sent as deltas join to). Rejects with
- * the session's error, or the signal's reason when the client left, once the usage is settled.
+ * empty ones dropped, joined by a space: what the segments sent as deltas join to), or with
+ * undefined once it handed the request on unread. Rejects with the session's error, or the
+ * signal's reason when the client left, once the usage is settled.
  */
-export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile> {
+export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile | undefined> {
   return new Promise((resolve, reject) => {
     const segments: TranscriptSegment[] = [];
     let serving: { provider: string; model: string } | undefined;
     let billed: number | undefined;
     let failure: ApiError | undefined;
+    let audio: PcmPieces | undefined;
+    let unreadable = false;
+    let over = false;
     let feeder: PacedFeed | undefined;
-    // The decoding is let go on every way out, whether the feeding began or not.
-    const stopFeeding = () => (feeder ? feeder.stop() : f.audio.close());
+    // The decoding is let go on every way out, whether the feeding began or not (also one that ends after).
+    const stopFeeding = () => {
+      over = true;
+      if (feeder) feeder.stop();
+      else audio?.close();
+    };
+    const ready = async () => {
+      audio = await f.decode();
+      if (over) audio?.close();
+      unreadable = !audio;
+      return !unreadable;
+    };
     const event = (ev: SttSessionEvent) => {
       switch (ev.type) {
         case "started":
           serving = { provider: ev.provider, model: ev.model };
-          feeder = feedPaced(f.audio, f.plan.bytesPerSecond, paceOf(f.plan.families.get(ev.provider)), {
+          feeder = feedPaced(audio!, f.plan.bytesPerSecond, paceOf(f.plan.families.get(ev.provider)), {
             send: (piece) => session.audio(piece),
             unsent: () => session.bufferedAmount,
             end: () => session.command({ type: "close" }),
@@ -139,7 +159,13 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
     };
     const session = new SttSession(
       // The router VAD's scores tell how far it has heard (`heard` pace); the audio is a recording.
-      { ...f.plan, id: f.id, admit: async () => ({ candidates: f.admitted, meter: f.meter }), vadScores: true, recorded: true },
+      {
+        ...f.plan,
+        id: f.id,
+        admit: async () => ({ candidates: f.admitted, meter: f.meter }),
+        vadScores: true,
+        recording: { seconds: f.seconds, held: () => f.opened(session), ready },
+      },
       {
         provider: (id) => ctx.sttProviders.get(id),
         port,
@@ -151,13 +177,17 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
         vadLanes: ctx.vadLanes,
       },
     );
-    f.opened(session);
+    void session.finished.then(() => {
+      if (!unreadable || over) return;
+      f.signal?.removeEventListener("abort", left);
+      resolve(undefined);
+    });
     const left = () => {
       stopFeeding();
       void session.abort().then(() => reject(f.signal!.reason));
     };
     f.signal?.addEventListener("abort", left, { once: true });
-    // A client that left before the listener was added (while the hold was taken) is not missed.
+    // A client that left before the listener was added (while the file was measured) is not missed.
     if (f.signal?.aborted) {
       f.signal.removeEventListener("abort", left);
       left();

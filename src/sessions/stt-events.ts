@@ -68,8 +68,21 @@ export interface SttSessionSetup extends SttSessionParams {
    * VAD decides the turns (a conversation whose client shows it asks; `/v1/stt` does not).
    */
   vadScores?: boolean;
-  /** The audio is a recording (a file), given as fast as the session takes it: its arrivals time no transcript (the event latency metric). */
-  recorded?: boolean;
+  /**
+   * The audio is a recording (a file), given as fast as the session takes it: its arrivals time no
+   * transcript (the event latency metric), and it is paid for whole before anything else happens.
+   */
+  recording?: SttRecording;
+}
+
+/** A recording, held for whole through the credit gate before it is readied or any provider is opened. */
+export interface SttRecording {
+  /** Its billed seconds: the gate's first item. */
+  seconds: number;
+  /** The whole recording is held for: from here the session is the request's (a shutdown or a withdrawn key ends it). */
+  held(): void;
+  /** Readies its audio (decodes it) once held; false: it cannot be streamed, and the session ends unrecorded, its hold handed on. */
+  ready(): Promise<boolean>;
 }
 
 export interface SttSessionDeps extends SessionDeps<SttProvider, SttPort> {

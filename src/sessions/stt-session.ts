@@ -26,8 +26,11 @@ import type { SttCommand, SttSessionDeps, SttSessionEvent, SttSessionSetup } fro
 
 /** A frame that broke the contract, in its place among the client's input: what came before it is paid for first. */
 type Broken = { type: "broken"; message: string };
+/** A recording's billed seconds, the gate's first item: held for whole before it is readied. */
+type Whole = { type: "whole"; seconds: number };
+type Input = Uint8Array | SttCommand | Broken | Whole;
 
-export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, SttSessionSetup, SttSessionDeps> {
+export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDeps> {
   private stream: SttStream | undefined;
   /** Audio on its way to the stream, gathered per loop turn. */
   private batch: TurnBatch<Uint8Array> | undefined;
@@ -43,10 +46,16 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
   private firstInputAt: number | undefined;
   private firstOutputAt: number | undefined;
   private readonly arrivals: AudioArrivals;
+  /** A recording is held for whole (or the session is over). */
+  private readonly held: Promise<void>;
+  private heldFor!: () => void;
+  private wholeHeld = false;
 
   constructor(setup: SttSessionSetup, deps: SttSessionDeps) {
-    super(setup, deps, { channel: "stt", idleWaitedFor: "no event" });
+    super(setup, deps, { channel: "stt", quiet: "no frame from the client and no event" });
     this.arrivals = new AudioArrivals(setup.bytesPerSecond);
+    this.held = new Promise((resolve) => (this.heldFor = resolve));
+    if (setup.recording) this.gate.push({ type: "whole", seconds: setup.recording.seconds });
   }
 
   /** A binary frame from the client: audio exactly as sent. */
@@ -55,7 +64,7 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
     this.idle.touch();
     if (!frame.byteLength) return; // a keep-alive: providers may read an empty frame as the end of audio
     this.firstInputAt ??= performance.now();
-    if (!this.setup.recorded) this.arrivals.arrived(frame.byteLength);
+    if (!this.setup.recording) this.arrivals.arrived(frame.byteLength);
     this.heldBytes += frame.byteLength;
     this.gate.push(frame);
   }
@@ -98,13 +107,19 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
     else stream.end();
   }
 
-  protected usageWith(item: Uint8Array | SttCommand | Broken): number | undefined {
-    return item instanceof Uint8Array ? audioSeconds(this.admittedBytes + item.byteLength, this.setup.bytesPerSecond) : undefined;
+  protected usageWith(item: Input): number | undefined {
+    if (item instanceof Uint8Array) return audioSeconds(this.admittedBytes + item.byteLength, this.setup.bytesPerSecond);
+    return item.type === "whole" ? item.seconds : undefined;
   }
 
   /** Audio goes on only as far as the hold covers it; when it cannot grow, the audio waiting is dropped unbilled. */
-  protected admit(item: Uint8Array | SttCommand | Broken): void {
+  protected admit(item: Input): void {
     if (!(item instanceof Uint8Array) && item.type === "broken") return void this.fail(new ApiError("invalid_stt_frame", item.message));
+    if (!(item instanceof Uint8Array) && item.type === "whole") {
+      this.wholeHeld = true;
+      this.heldFor();
+      return this.setup.recording!.held();
+    }
     if (item instanceof Uint8Array) {
       this.admittedBytes += item.byteLength;
       this.admission!.meter.delivered(this.binding ?? this.admission!.candidates[0], this.receivedSeconds);
@@ -116,6 +131,8 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
   protected exhaust(): void {
     if (this.exhausted) return;
     this.exhausted = true;
+    const recording = this.setup.recording;
+    if (recording && !this.wholeHeld) return void this.cutOff(`the balance cannot pay for ${recording.seconds} s of audio`);
     this.closing = true;
     this.log.info({ admittedBytes: this.admittedBytes }, "balance exhausted during the session");
     this.forward({ type: "close" });
@@ -124,6 +141,17 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
   private emit(event: SttSessionEvent): void {
     this.idle.touch();
     this.deps.port.event(event);
+  }
+
+  /** A recording is held for whole, then readied (decoded), before any provider is opened; one it cannot stream is handed on. */
+  protected override async prepare(): Promise<boolean> {
+    const recording = this.setup.recording;
+    if (!recording) return true;
+    await this.held;
+    if (this.closed) return false;
+    if (await recording.ready()) return true;
+    if (!this.closed) this.handOver();
+    return false;
   }
 
   protected candidateRun() {
@@ -251,6 +279,7 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
   }
 
   protected stopWork(): void {
+    this.heldFor(); // a recording waiting for its hold sees the session over
     this.opening?.abort();
     this.batch?.drop();
     this.stream?.cancel();
@@ -261,8 +290,10 @@ export class SttSession extends SessionCore<Uint8Array | SttCommand | Broken, St
    * then up to the last final transcript, and never more than was received.
    */
   protected ending(outcome: Outcome, close: Close | null): SessionEnding {
-    // A client that broke the rules or went quiet, a cut-off that delivered nothing, and a failure are recorded as failed.
-    const failed = outcome === "failed" || (outcome === "client_left" && close !== null) || (outcome === "cut_off" && this.admittedBytes === 0);
+    // A client that broke the rules or went quiet, a cut-off that delivered nothing, a failure, and a
+    // recording that ended before any of it was given are recorded as failed.
+    const unfed = this.setup.recording !== undefined && this.admittedBytes === 0;
+    const failed = outcome === "failed" || (outcome === "client_left" && close !== null) || (outcome !== "completed" && unfed) || (outcome === "cut_off" && this.admittedBytes === 0);
     return {
       outcome,
       billed: outcome === "failed" ? Math.min(this.receivedSeconds, billedSeconds(this.lastFinalEndMs / 1000)) : this.receivedSeconds,

@@ -42,6 +42,8 @@ export interface TtsSessionSetup {
   /** The PCM rate the surface delivers, asked of providers that can produce it (see `TtsStreamRequest`). */
   sampleRate?: number;
   autoFlush: boolean;
+  /** The planned speed (`TtsStreamRequest.speed`). */
+  speed?: number;
   options: Record<string, string>;
   /** Ask providers for character timings (`alignment` events). */
   alignment?: boolean;

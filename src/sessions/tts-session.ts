@@ -53,7 +53,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private interrupted = false;
 
   constructor(setup: TtsSessionSetup, deps: TtsSessionDeps) {
-    super(setup, deps, { channel: "tts", idleWaitedFor: "nothing to send" });
+    super(setup, deps, { channel: "tts", quiet: "no frame from the client and nothing to send" });
   }
 
   /** A command from the client, in arrival order; anything after `close` is ignored. */
@@ -146,8 +146,8 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.tried = binding;
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
     this.status("connecting", binding);
-    const { voice, format, sampleRate, options, alignment } = this.setup;
-    const opening = provider.open({ model: binding.id, voice, format, ...(sampleRate ? { sampleRate } : {}), options, ...(alignment ? { alignment } : {}) });
+    const { voice, format, sampleRate, speed, options, alignment } = this.setup;
+    const opening = provider.open({ model: binding.id, voice, format, ...(sampleRate ? { sampleRate } : {}), ...(speed !== undefined ? { speed } : {}), options, ...(alignment ? { alignment } : {}) });
     const stream = await openWithin(opening, this.deps.connectTimeoutMs, binding.provider.id, (late) => late.cancel());
     await this.admission!.meter.reserved();
     if (this.closed) {

@@ -12,7 +12,8 @@ export const bearerKey: KeyReader = (request) => bearerToken(request.headers.get
  * A surface's authentication as an Elysia plugin: the routes after `.use(...)` get `principal`,
  * and a missing or unknown key (401) or a disabled tenant (403) is thrown before their handler,
  * to be answered in the path's envelope (app.ts, error-responses.ts). WebSocket routes do not use
- * it: they check the same key in surfaces/ws-admission.ts, before and after the upgrade.
+ * it: surfaces/ws-admission.ts checks the same key once per handshake, and a refused key closes
+ * the socket after the upgrade.
  */
 export function authPlugin(ctx: AppContext, keyOf: KeyReader) {
   return new Elysia().resolve({ as: "scoped" }, async ({ request }) => ({ principal: await authenticate(ctx.database, keyOf(request)) }));

@@ -2,7 +2,7 @@ import type { Principal } from "../accounts/keys.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
 import type { ApiError } from "../errors.ts";
-import { candidatesForVoice, checkVoiceOwner } from "../routing/voices.ts";
+import { planVoice } from "../planning/plan-voice.ts";
 import { TtsSession } from "../sessions/tts-session.ts";
 import { HttpTtsPort, type HttpAudioShape } from "./http-tts-port.ts";
 
@@ -12,6 +12,8 @@ export interface HttpTtsRequest {
   text: string;
   voice?: string;
   format: "pcm" | "mp3";
+  /** The planned speed. */
+  speed?: number;
   options: Record<string, string>;
   /** Ask providers for character timings (the session's `alignment` events go to the shape). */
   alignment?: boolean;
@@ -25,9 +27,8 @@ export interface HttpTtsRequest {
  * while no audio went out, metering) with the audio streamed back as produced.
  */
 export async function speakOverHttp(ctx: AppContext, principal: Principal, req: HttpTtsRequest, shape: HttpAudioShape, errorResponse: (err: ApiError) => Response, surface: string): Promise<Response> {
-  const voiced = await candidatesForVoice(req.candidates, req.voice, (id) => ctx.providers.get(id), ctx.customVoices);
-  checkVoiceOwner(ctx.customVoices, principal.tenantId, req.voice, voiced);
-  const candidates = await ctx.meter.admit(principal, voiced);
+  const voiced = await planVoice(req, principal.tenantId, ctx);
+  const candidates = await ctx.meter.admit(principal, voiced.candidates);
   const id = `tts_${crypto.randomUUID()}`;
   const port = new HttpTtsPort(shape, errorResponse);
   const session = new TtsSession(
@@ -37,6 +38,7 @@ export async function speakOverHttp(ctx: AppContext, principal: Principal, req: 
       format: req.format,
       ...(shape.pcm ? { sampleRate: shape.pcm.rate } : {}),
       autoFlush: true,
+      speed: req.speed,
       options: req.options,
       alignment: req.alignment,
       admit: async () => {

@@ -2,130 +2,125 @@ import { authenticate, type Principal } from "../accounts/keys.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, sessionFailure, type ProviderOverloaded } from "../errors.ts";
-import { candidatesForVoice, checkVoiceOwner } from "../routing/voices.ts";
-import type { Admission } from "../sessions/admission.ts";
+import type { Payer } from "../ledger/meter.ts";
+import { planVoice, type Voiced } from "../planning/plan-voice.ts";
+import { type Admission, meteredSession } from "../sessions/admission.ts";
 
-// What the WebSocket channels check around the upgrade, in the interface's order. Each surface
-// brings its own key (header, query or first frame) and its own error envelope.
+// One admission for every WebSocket (`/v1/tts`, `/v1/stt`, `/el` stream-input, and the realtime
+// sockets of the three surfaces): credential → plan → funds, once per handshake. A socket route
+// runs it in its `resolve` hook, whose answer Elysia hands to the upgrade's data (`ws.data`), so
+// `open` takes it from there. Not in `beforeHandle`: Elysia's Bun adapter runs a socket route's
+// `beforeHandle` twice, once as the route's hook and again itself just before the upgrade.
+//
+// What can be answered as HTTP is thrown, and the app's error handler answers it in the path's
+// envelope: a plan's 400 (a voice no candidate takes among them), a known payer who cannot pay
+// (402, or 422 for an unpriced model), every candidate at capacity (503). A refused credential
+// waits for the upgrade, to be told as a close (4401/4403), unless the surface lets the socket
+// wait for a key in a frame.
 
-/** What a channel's query routes to: the candidates, and for TTS the voice they must take. */
-export interface RoutedPlan {
-  candidates: Binding[];
-  voice?: string;
-}
-
-export type Planned<P extends RoutedPlan> = { plan?: P; error?: unknown };
-
-/** The plan's candidates that take its voice (a 400 when none does). */
-const candidatesOf = (ctx: AppContext, plan: RoutedPlan) => candidatesForVoice(plan.candidates, plan.voice, (id) => ctx.providers.get(id), ctx.customVoices);
-
-/** A plan, or the error planning raised (told before the upgrade when it is a 400, after it otherwise). */
-function tryPlan<P extends RoutedPlan>(plan: () => P): Planned<P> {
-  try {
-    return { plan: plan() };
-  } catch (error) {
-    return { error };
-  }
-}
-
-/**
- * Plans each handshake once: the checks before the upgrade (which may run twice) and the
- * session's `open` share the plan of the same request (`args` are read from that request too).
- */
-export function planPerRequest<P extends RoutedPlan, A extends unknown[]>(plan: (request: Request, ...args: A) => P): (request: Request, ...args: A) => Planned<P> {
-  const plans = new WeakMap<Request, Planned<P>>();
-  return (request, ...args) => {
-    let planned = plans.get(request);
-    if (!planned) plans.set(request, (planned = tryPlan(() => plan(request, ...args))));
-    return planned;
-  };
-}
-
-/**
- * The key's owner and what it may pay for, asked once per handshake: the checks before the upgrade
- * (which may run twice) and the session's admission after it share the answers, keyed by the
- * handshake's plan (one object per request) and the key.
- */
-const asked = new WeakMap<Planned<RoutedPlan>, Map<string, Promise<unknown>>>();
-
-function oncePerHandshake<T>(planned: Planned<RoutedPlan>, what: string, ask: () => Promise<T>): Promise<T> {
-  let answers = asked.get(planned);
-  if (!answers) asked.set(planned, (answers = new Map()));
-  let answer = answers.get(what) as Promise<T> | undefined;
-  if (!answer) answers.set(what, (answer = ask()));
-  return answer;
-}
-
-const principalOf = (ctx: AppContext, planned: Planned<RoutedPlan>, key: string | undefined) => oncePerHandshake(planned, `key:${key}`, () => authenticate(ctx.database, key));
-
-const candidatesFor = (ctx: AppContext, planned: Planned<RoutedPlan>, plan: RoutedPlan) => oncePerHandshake(planned, "candidates", () => candidatesOf(ctx, plan));
-
-const affordableOf = (ctx: AppContext, planned: Planned<RoutedPlan>, plan: RoutedPlan, principal: Principal) =>
-  oncePerHandshake(planned, `admit:${principal.keyId}`, async () => {
-    const voiced = await candidatesFor(ctx, planned, plan);
-    checkVoiceOwner(ctx.customVoices, principal.tenantId, plan.voice, voiced);
-    return ctx.meter.admit(principal, voiced);
-  });
-
-/** What a surface adds to the checks before the upgrade. */
-export interface UpgradeChecks<R> {
-  /** A surface that lets keyless sockets wait (for a key in a frame) decides here; otherwise the session closes 4401/4403. */
-  unauthenticated?: (err: ApiError) => R | undefined;
+/** What a socket's handshake claims, step by step. */
+export interface SocketClaim<P, C extends Payer> {
+  /** Who pays: a key's owner, or a redeemed secret's. Its `ApiError` is told after the upgrade. */
+  credential: () => Promise<C>;
+  /** What the socket runs, from its request (and, for a profile, from the payer's own); undefined when it runs nothing planned here. */
+  plan: (payer: C | undefined) => P | undefined | Promise<P | undefined>;
+  /** The plan's candidate lists, each of which the payer must be able to pay for. */
+  wants: (plan: P) => Voiced[];
+  /** Which planning errors wait for the upgrade, told as a close like the credential's; the others are answered before it. */
+  closesAfterUpgrade?: (err: unknown) => boolean;
   /** The refusal a candidate's provider would give a new session now, when it is at capacity. */
   overloaded?: (candidate: Binding) => ProviderOverloaded | undefined;
 }
 
-/**
- * Before the upgrade, possibly twice: read-only. A 400 from the query (a voice no candidate takes
- * among them) is answered as HTTP; a known key whose account cannot pay is told too (402, or 422
- * for an unpriced model). Key and permission errors are left to the session, which closes with
- * 4401/4403 after the upgrade, unless the surface decides in `unauthenticated`. When every
- * candidate the account could pay for is at capacity (`overloaded`), 503 `provider_overloaded`.
- * `refuse` renders the answer in the surface's envelope; undefined lets the upgrade go ahead.
- */
-export async function checkBeforeUpgrade<R>(
-  ctx: AppContext,
-  key: string | undefined,
-  planned: Planned<RoutedPlan>,
-  refuse: (err: ApiError) => R,
-  checks: UpgradeChecks<R> = {},
-): Promise<R | undefined> {
-  if (!planned.plan && planned.error instanceof ApiError && planned.error.status === 400) return refuse(planned.error);
-  const refusal = (err: unknown) => {
-    if (err instanceof ApiError) return refuse(err);
-    throw err;
-  };
-  const { plan } = planned;
+/** Who pays, or why the credential was refused (told after the upgrade). */
+type Credited<C> = { payer: C; credentialError?: undefined } | { payer?: undefined; credentialError: ApiError };
+
+/** What a handshake settled, carried through the upgrade to the socket's sessions. */
+export type SocketAdmission<P, C extends Payer = Principal> = Credited<C> & {
+  plan?: P;
+  /** Why planning failed, when that waits for the upgrade. */
+  planError?: unknown;
+  /** The plan's candidate lists (`wants`), each narrowed to the candidates that take its voice. */
+  voiced: Voiced[];
+  /** Of each voiced list, the candidates the payer can pay for; empty without a payer or a plan. */
+  affordable: Binding[][];
+};
+
+/** Credential, plan, then funds: throws what is answered before the upgrade, keeps what is told after it. */
+export async function admitSocket<P, C extends Payer>(ctx: AppContext, claim: SocketClaim<P, C>): Promise<SocketAdmission<P, C>> {
+  const credited = await creditOf(claim.credential);
+  let plan: P | undefined;
+  let planError: unknown;
   try {
-    if (plan) await candidatesFor(ctx, planned, plan);
+    plan = await claim.plan(credited.payer);
   } catch (err) {
-    return refusal(err);
+    if (!claim.closesAfterUpgrade?.(err)) throw err;
+    planError = err;
   }
-  let principal: Principal;
-  try {
-    principal = await principalOf(ctx, planned, key);
-  } catch (err) {
-    return checks.unauthenticated?.(err instanceof ApiError ? err : new ApiError("invalid_api_key", "the API key could not be checked"));
-  }
-  if (!plan) return;
-  let affordable: Binding[];
-  try {
-    affordable = await affordableOf(ctx, planned, plan, principal);
-  } catch (err) {
-    return refusal(err);
-  }
-  const refusals = affordable.map((candidate) => checks.overloaded?.(candidate));
-  if (refusals.every(Boolean)) return refuse(sessionFailure(refusals.at(-1)));
+  const voiced = await voicedFor(ctx, plan ? claim.wants(plan) : [], credited.payer?.tenantId);
+  const affordable = credited.payer && plan ? await fund(ctx, credited.payer, voiced) : [];
+  if (claim.overloaded) checkCapacity(affordable, claim.overloaded);
+  return { ...credited, plan, planError, voiced, affordable };
 }
 
-/** The session's admission after the upgrade: the key, then the plan's own error, then billing; credits reserved while it connects. */
-export function admitter(ctx: AppContext, key: string | undefined, id: string, planned: Planned<RoutedPlan>, surface: string): () => Promise<Admission> {
-  return async () => {
-    const principal = await principalOf(ctx, planned, key);
-    if (!planned.plan) throw planned.error;
-    const candidates = await affordableOf(ctx, planned, planned.plan, principal);
-    const meter = ctx.meter.start(id, principal, surface);
-    meter.prefetch(candidates[0]);
-    return { candidates, meter };
-  };
+/** 503 `provider_overloaded` when every candidate a list leaves the payer is at capacity. */
+function checkCapacity(affordable: Binding[][], overloaded: (candidate: Binding) => ProviderOverloaded | undefined): void {
+  for (const candidates of affordable) {
+    const refusals = candidates.map((candidate) => overloaded(candidate));
+    if (refusals.every(Boolean)) throw sessionFailure(refusals.at(-1));
+  }
+}
+
+async function creditOf<C>(credential: () => Promise<C>): Promise<Credited<C>> {
+  try {
+    return { payer: await credential() };
+  } catch (err) {
+    if (err instanceof ApiError) return { credentialError: err };
+    throw err;
+  }
+}
+
+/** Each list narrowed to the candidates that take its voice (the planner's voice step), for the payer when known. */
+async function voicedFor(ctx: AppContext, wanted: Voiced[], tenantId: string | undefined): Promise<Voiced[]> {
+  const voiced: Voiced[] = [];
+  for (const list of wanted) voiced.push(await planVoice(list, tenantId, ctx));
+  return voiced;
+}
+
+/** Of each list, what the payer can pay for. */
+async function fund(ctx: AppContext, payer: Payer, voiced: Voiced[]): Promise<Binding[][]> {
+  const affordable: Binding[][] = [];
+  for (const { candidates } of voiced) affordable.push(await ctx.meter.admit(payer, candidates));
+  return affordable;
+}
+
+/** A query's 400 is answered before the upgrade; its other errors (an unknown model, excluded providers) close the socket after it. */
+const notBadRequest = (err: unknown) => !(err instanceof ApiError && err.status === 400);
+
+/** A channel keyed in its handshake and planned from its query: one list of candidates (`/v1/tts`, `/v1/stt`, `/el` stream-input). */
+export function admitChannel<P extends Voiced>(
+  ctx: AppContext,
+  key: string | undefined,
+  plan: () => P,
+  overloaded?: (candidate: Binding) => ProviderOverloaded | undefined,
+): Promise<SocketAdmission<P>> {
+  return admitSocket(ctx, { credential: () => authenticate(ctx.database, key), plan, wants: (p) => [p], closesAfterUpgrade: notBadRequest, overloaded });
+}
+
+/** A channel whose handshake carried no key, once one comes in a frame (`/el` stream-input's init frame): that key's owner pays for the handshake's plan. */
+export async function withLateKey<P>(ctx: AppContext, admission: SocketAdmission<P>, key: string | undefined): Promise<SocketAdmission<P>> {
+  const payer = await authenticate(ctx.database, key);
+  // The voice's owner, which the handshake could not know, is judged now.
+  const voiced = await voicedFor(ctx, admission.voiced, payer.tenantId);
+  return { ...admission, payer, credentialError: undefined, voiced, affordable: admission.plan ? await fund(ctx, payer, voiced) : [] };
+}
+
+/**
+ * The admission of a channel's session, after the upgrade: the handshake's refusal (the
+ * credential's, then the plan's), else its own meter on the payer with credits reserved while it connects.
+ */
+export async function channelSession(ctx: AppContext, id: string, admission: SocketAdmission<unknown>, surface: string): Promise<Admission> {
+  if (admission.credentialError) throw admission.credentialError;
+  if (!admission.plan) throw admission.planError;
+  return meteredSession(ctx.meter, id, admission.payer, admission.affordable[0]!, surface);
 }

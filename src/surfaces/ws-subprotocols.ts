@@ -34,8 +34,8 @@ export function chosenProtocol(request: Request, preferred: string): string | un
 }
 
 /**
- * Names the chosen subprotocol on the upgrade's answer (Elysia's `set` of `beforeHandle`): call it
- * once the upgrade goes ahead, not on a refusal. With none to name, the header is set empty, which
+ * Names the chosen subprotocol on the upgrade's answer (Elysia's `set`, in a socket route's
+ * `upgrade` hook): call it once the upgrade goes ahead, not on a refusal. With none to name, the header is set empty, which
  * Bun leaves out; unset, Bun would name the first one offered, key and all.
  */
 export function answerProtocol(request: Request, set: { headers: Record<string, string | number> }, preferred: string): void {

@@ -1,5 +1,6 @@
 import type { ServerWebSocket } from "bun";
 import { dropCue, speech } from "./http-fake.ts";
+import { closeWhenIdle } from "./idle-close.ts";
 import type { ReceivedAudio } from "./received-audio.ts";
 
 // The realtime half of the Cartesia fake: Sonic's `/tts/websocket` (contexts) and Ink's
@@ -89,6 +90,9 @@ interface SttConn {
   words: number;
   /** Some of the audio since the last final was sound. */
   soundSinceFinal: boolean;
+  /** Closes the socket once the client sent nothing for `idleMs`, when set. */
+  idleMs?: number;
+  idle?: { heard(): void };
 }
 
 export type RealtimeConn = TtsConn | SttConn;
@@ -120,7 +124,7 @@ export function sttQueryProblem(q: URLSearchParams): string | undefined {
   if (!(Number(q.get("sample_rate")) > 0)) return "sample_rate is required";
 }
 
-export function sttConn(record: SttSocketRecord, fault: SocketFault | undefined): SttConn {
+export function sttConn(record: SttSocketRecord, fault: SocketFault | undefined, idleMs: number | undefined): SttConn {
   const perSample = record.query.get("encoding") === "pcm_mulaw" ? 1 : 2;
   return {
     kind: "stt",
@@ -133,6 +137,7 @@ export function sttConn(record: SttSocketRecord, fault: SocketFault | undefined)
     interimAt: 0,
     words: 0,
     soundSinceFinal: false,
+    idleMs,
   };
 }
 
@@ -150,6 +155,10 @@ function firstAnswerFault(ws: Socket, contextId?: string): boolean {
 }
 
 export const realtimeHandlers = {
+  open(ws: Socket) {
+    const c = ws.data;
+    if (c.kind === "stt" && c.idleMs !== undefined) c.idle = closeWhenIdle(ws, c.idleMs, () => ws.close(1008, "connection idle for too long"));
+  },
   message(ws: Socket, frame: string | Buffer) {
     if (ws.data.kind === "tts") ttsMessage(ws as ServerWebSocket<TtsConn>, frame);
     else sttMessage(ws as ServerWebSocket<SttConn>, frame);
@@ -272,6 +281,7 @@ function cachedSpeech(cache: Map<string, Uint8Array>, text: string, rate: number
 
 function sttMessage(ws: ServerWebSocket<SttConn>, frame: string | Buffer): void {
   const c = ws.data;
+  c.idle?.heard();
   if (typeof frame === "string") {
     c.record.texts.push(frame);
     if (c.fault === "stall" || firstAnswerFault(ws)) return;

@@ -39,6 +39,8 @@ export interface FakeCartesia {
   /** Instant clones the fake holds, by id: made by `POST /voices/clone`, gone after their `DELETE`. */
   clonedVoices: Map<string, CartesiaCloneRecord>;
   fault(f: CartesiaFault): void;
+  /** From now on an STT socket that receives nothing for `ms` is closed 1008 (Cartesia's idle limit is not documented); undefined: never. */
+  closeIdleStt(ms: number | undefined): void;
   /** HTTP requests and WebSockets still open: a client that forgets to close one shows here. */
   openRequests(): number;
   openSockets(): number;
@@ -67,6 +69,7 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
   const made = new Map<string, Uint8Array>();
   const spoken = new Map<string, Uint8Array>();
   let pending: CartesiaFault | undefined;
+  let sttIdleMs: number | undefined;
   const premade: Record<string, unknown>[] = [{ id: FAKE_CARTESIA_VOICE, name: "Katie", language: "en", description: "A friendly voice", gender: "feminine", is_owner: false, is_public: true }];
   const voices = cartesiaVoices(premade, error);
   speech("Ready.", 24000); // the first synthesis is slow: not while a session's liveness timer runs
@@ -105,7 +108,7 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
             received: new ReceivedAudio(url.searchParams.get("encoding") === "pcm_mulaw" ? "mulaw" : "pcm_s16le"),
           };
           sttSockets.push(record);
-          conn = sttConn(record, socketFault);
+          conn = sttConn(record, socketFault, sttIdleMs);
         }
         return srv.upgrade(req, { data: conn }) ? undefined : error(400, "upgrade_required", "Expected a WebSocket upgrade");
       }
@@ -162,6 +165,7 @@ export function startFakeCartesia(options: { tls?: boolean } = {}): FakeCartesia
     sttSockets,
     clonedVoices: voices.cloned,
     fault: (f) => (pending = f),
+    closeIdleStt: (ms) => (sttIdleMs = ms),
     openRequests: () => server.pendingRequests + server.pendingWebSockets,
     openSockets: () => server.pendingWebSockets,
     stop: () => server.stop(true),

@@ -1,6 +1,7 @@
 import type { ServerWebSocket } from "bun";
 import { auraQueryProblem, auraSocket } from "./deepgram-aura-ws.ts";
 import { fluxQueryProblem, fluxSocket } from "./deepgram-flux.ts";
+import { closeWhenIdle } from "./idle-close.ts";
 import { audioResponse, mp3, refusal, speech, type RefusalStatus } from "./http-fake.ts";
 import { ReceivedAudio, receivedFile, type AudioDigest } from "./received-audio.ts";
 import { type ReadPace, slowReading } from "./slow-reading.ts";
@@ -72,6 +73,8 @@ export interface FakeDeepgram {
   fault(f: DeepgramFault): void;
   /** Nova connections opened from now on read no more than `bytesPerSecond` (undefined: as fast as frames come). */
   readSlowly(bytesPerSecond: number | undefined): void;
+  /** From now on a listen socket (Nova or Flux) that receives nothing for `ms` is closed 1011 NET-0001, as Deepgram does after 10 s; undefined: never. */
+  closeIdleStreams(ms: number | undefined): void;
   openSockets(): number;
   stop(): void;
 }
@@ -125,6 +128,23 @@ export function startFakeDeepgram(): FakeDeepgram {
   };
   let pending: DeepgramFault | undefined;
   let readRate: number | undefined;
+  let idleCloseMs: number | undefined;
+  /** A listen socket under Deepgram's rule for idle streams, when one is set. */
+  const idleClosing = (socket: FakeSocket): FakeSocket => {
+    const ms = idleCloseMs;
+    if (ms === undefined) return socket;
+    let idle: { heard(): void } | undefined;
+    return {
+      open(ws) {
+        idle = closeWhenIdle(ws, ms, () => ws.close(1011, "NET-0001"));
+        socket.open?.(ws);
+      },
+      message(ws, frame) {
+        idle?.heard();
+        socket.message(ws, frame);
+      },
+    };
+  };
 
   const results = (c: Conn, isFinal: boolean, fromFinalize = false) => {
     const seconds = c.audioBytes / c.bytesPerSecond;
@@ -196,7 +216,7 @@ export function startFakeDeepgram(): FakeDeepgram {
         });
       }
       const websocket = req.headers.get("upgrade")?.toLowerCase() === "websocket";
-      if (websocket && url.pathname === "/v2/listen") return upgrade(req, srv, url, flux, fluxQueryProblem, (record, fault) => fluxSocket(url.searchParams, record, fault));
+      if (websocket && url.pathname === "/v2/listen") return upgrade(req, srv, url, flux, fluxQueryProblem, (record, fault) => idleClosing(fluxSocket(url.searchParams, record, fault)));
       if (websocket && url.pathname === "/v1/speak") return upgrade(req, srv, url, speakSockets, auraQueryProblem, (record, fault) => auraSocket(url.searchParams, record, fault, synthesize));
       if (req.method === "POST" && url.pathname === "/v1/speak") {
         const fault = pending;
@@ -224,7 +244,7 @@ export function startFakeDeepgram(): FakeDeepgram {
         url,
         connections,
         () => undefined,
-        (record, fault) => novaSocket(Object.assign(record, novaState(url.searchParams, fault))),
+        (record, fault) => idleClosing(novaSocket(Object.assign(record, novaState(url.searchParams, fault)))),
       );
     },
     websocket: {
@@ -309,6 +329,7 @@ export function startFakeDeepgram(): FakeDeepgram {
     openRequests: () => server.pendingRequests + server.pendingWebSockets,
     fault: (f) => (pending = f),
     readSlowly: (bytesPerSecond) => (readRate = bytesPerSecond),
+    closeIdleStreams: (ms) => (idleCloseMs = ms),
     openSockets: () => server.pendingWebSockets,
     stop: () => server.stop(true),
   };

@@ -1,5 +1,6 @@
 import type { Server, ServerWebSocket } from "bun";
 import { Mp3StreamEncoder } from "../../src/audio/mp3.ts";
+import { closeWhenIdle } from "./idle-close.ts";
 import { ReceivedAudio } from "./received-audio.ts";
 
 // The WebSocket half of the ElevenLabs fake (see elevenlabs.ts, which serves it on the same port).
@@ -66,7 +67,7 @@ interface TtsConn {
   /** Generation runs one piece at a time, so audio leaves in order. */
   work: Promise<void>;
   /** Closes the socket as ElevenLabs does after `inactivity_timeout` seconds without a text. */
-  idle?: Timer;
+  idle?: { heard(): void };
   /** Contexts open or still being generated. */
   active: Set<string>;
 }
@@ -82,6 +83,7 @@ interface ScribeConn {
   silenceMs: number;
   partialAtMs: number;
   spoke: boolean;
+  idle?: { heard(): void };
 }
 
 export type RealtimeConn = TtsConn | ScribeConn;
@@ -97,6 +99,8 @@ const SINGLE_CONTEXT = "";
 export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: string, rate: number) => Uint8Array) {
   const ttsSockets: TtsSocketRecord[] = [];
   const scribeSockets: ScribeSocketRecord[] = [];
+  /** See `closeIdleScribe`. */
+  let scribeIdleMs: number | undefined;
 
   /** Upgrades a realtime request; null when the path is not a realtime one. */
   function upgrade(req: Request, server: Server<RealtimeConn>, fault: RealtimeFault | undefined): Response | undefined | null {
@@ -128,14 +132,14 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
       const { codec, rate } = c;
       if (!speaks(c.record.voiceId)) ws.close(1008, `A voice with voice_id ${c.record.voiceId} was not found.`);
       else if ((codec !== "pcm" && codec !== "mp3") || !rate) ws.close(1008, `output_format ${c.record.query.output_format} is not supported by this fake`);
-      else inactive(ws as ServerWebSocket<TtsConn>);
+      else {
+        const seconds = Number(c.record.query.inactivity_timeout ?? 20);
+        c.idle = closeWhenIdle(ws, seconds * 1000, () => ws.close(1008, `Have not received a new text input within the timeout of ${seconds} seconds.`));
+      }
     },
     message(ws: ServerWebSocket<RealtimeConn>, frame: string | Buffer) {
       if (ws.data.kind === "tts") ttsMessage(ws as ServerWebSocket<TtsConn>, frame);
       else scribeMessage(ws as ServerWebSocket<ScribeConn>, frame);
-    },
-    close(ws: ServerWebSocket<RealtimeConn>) {
-      if (ws.data.kind === "tts") clearTimeout(ws.data.idle);
     },
   };
 
@@ -151,7 +155,7 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
     }
     const first = !c.record.frames.length;
     c.record.frames.push(msg);
-    if (typeof msg.text === "string") inactive(ws);
+    if (typeof msg.text === "string") c.idle?.heard();
     if (c.fault === "stall") return;
     if (first) {
       if (!c.record.multi && msg.text !== " ") return ws.close(1008, 'The first message must initialise the stream with text " "');
@@ -195,13 +199,6 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
     return boundary > 0 ? boundary + 1 : 0;
   }
 
-  /** (Re)starts the inactivity timer of a TTS socket. */
-  function inactive(ws: ServerWebSocket<TtsConn>) {
-    const seconds = Number(ws.data.record.query.inactivity_timeout ?? 20);
-    clearTimeout(ws.data.idle);
-    ws.data.idle = setTimeout(() => ws.readyState === 1 && ws.close(1008, `Have not received a new text input within the timeout of ${seconds} seconds.`), seconds * 1000);
-  }
-
   function enqueue(ws: ServerWebSocket<TtsConn>, job: () => Promise<void> | void) {
     ws.data.work = ws.data.work.then(job).catch(() => {});
   }
@@ -243,6 +240,12 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
     const q = c.record.query;
     if (!q.get("model_id")) return scribeRefuse(ws, "invalid_request", "model_id is required");
     if (q.get("audio_format") && !AUDIO_FORMATS.includes(q.get("audio_format")!)) return scribeRefuse(ws, "invalid_request", `audio_format ${q.get("audio_format")} is not supported`);
+    if (scribeIdleMs !== undefined) {
+      c.idle = closeWhenIdle(ws, scribeIdleMs, () => {
+        scribeSend(ws, { message_type: "insufficient_audio_activity", error: "No audio was received for too long" });
+        ws.close(1008, "insufficient_audio_activity");
+      });
+    }
     if (c.fault === "stall") return;
     const config = {
       sample_rate: Number((q.get("audio_format") ?? "pcm_16000").split("_")[1]),
@@ -270,6 +273,7 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
 
   function scribeMessage(ws: ServerWebSocket<ScribeConn>, frame: string | Buffer) {
     const c = ws.data;
+    c.idle?.heard();
     if (typeof frame !== "string") return scribeSend(ws, { message_type: "input_error", error: "Binary frames are not accepted: send input_audio_chunk messages" });
     c.record.texts.push(frame);
     if (c.fault === "stall") return;
@@ -338,7 +342,11 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
     if (ws.readyState === 1) ws.send(JSON.stringify(message));
   }
 
-  return { ttsSockets, scribeSockets, upgrade, websocket };
+  /** From now on a Scribe socket that receives nothing for `ms` answers `insufficient_audio_activity` and closes 1008; undefined: never. */
+  const closeIdleScribe = (ms: number | undefined) => {
+    scribeIdleMs = ms;
+  };
+  return { ttsSockets, scribeSockets, upgrade, websocket, closeIdleScribe };
 }
 
 /** One more word of the sentence for every 0.25 s of speech. */

@@ -45,6 +45,8 @@ export interface FakeElevenLabs {
   /** Instant clones the fake holds, by voice id: made by `POST /v1/voices/add`, gone after their `DELETE`. */
   clonedVoices: Map<string, ClonedVoiceRecord>;
   fault(f: ElevenLabsFault): void;
+  /** From now on a Scribe realtime socket that receives nothing for `ms` is dropped (ElevenLabs' idle limit is not documented); undefined: never. */
+  closeIdleScribe(ms: number | undefined): void;
   /** Requests and sockets still open on the fake: a client that forgets to close a connection shows here. */
   openRequests(): number;
   openSockets(): number;
@@ -204,6 +206,7 @@ export function startFakeElevenLabs(): FakeElevenLabs {
     scribeSockets: realtime.scribeSockets,
     clonedVoices: voices.cloned,
     fault: (f) => (pending = f),
+    closeIdleScribe: realtime.closeIdleScribe,
     openRequests: () => server.pendingRequests + server.pendingWebSockets,
     openSockets: () => server.pendingWebSockets,
     stop: () => server.stop(true),

@@ -1,4 +1,5 @@
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
+import { closeWhenIdle } from "./idle-close.ts";
 import { ReceivedAudio } from "./received-audio.ts";
 
 // OpenAI's realtime transcription sessions (GA protocol) for the OpenAI fake: `GET /v1/realtime?
@@ -47,6 +48,7 @@ interface Conn extends RealtimeConnection {
   itemId: string;
   lastItemId: string | null;
   transcriptions: number;
+  idle?: { heard(): void };
 }
 
 const WORDS = "Thank you very much for your help".split(" ");
@@ -93,6 +95,8 @@ function windowLevels(audio: Uint8Array, format: Record<string, any>): number[] 
 
 export function startRealtime() {
   const connections: RealtimeConnection[] = [];
+  /** See `closeIdle`. */
+  let idleMs: number | undefined;
 
   const send = (ws: ServerWebSocket<Conn>, event: Record<string, unknown>) => {
     if (ws.readyState === 1) ws.send(JSON.stringify({ event_id: id("event"), ...event }));
@@ -201,10 +205,12 @@ export function startRealtime() {
 
   const websocket: WebSocketHandler<Conn> = {
     open(ws) {
+      if (idleMs !== undefined) ws.data.idle = closeWhenIdle(ws, idleMs, () => ws.close(1008, "session idle for too long"));
       send(ws, { type: "session.created", session: ws.data.session });
     },
     message(ws, frame) {
       const c = ws.data;
+      c.idle?.heard();
       if (typeof frame !== "string") return error(ws, "invalid_request_error", "invalid_json", "Binary frames are not supported; send JSON events.");
       c.frames.push(frame);
       let ev: Record<string, any>;
@@ -305,5 +311,9 @@ export function startRealtime() {
       .find((p) => p.startsWith("openai-insecure-api-key."))
       ?.slice("openai-insecure-api-key.".length);
 
-  return { connections, websocket, accept, presentedKey };
+  /** From now on a session that receives nothing for `ms` is closed (OpenAI documents no idle limit); undefined: never. */
+  const closeIdle = (ms: number | undefined) => {
+    idleMs = ms;
+  };
+  return { connections, websocket, accept, presentedKey, closeIdle };
 }

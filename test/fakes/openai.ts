@@ -35,6 +35,8 @@ export interface FakeOpenAi {
   /** Realtime sessions: handshake, the client's text frames, session updates, audio received. */
   realtime: RealtimeConnection[];
   fault(f: OpenAiFault): void;
+  /** From now on a realtime transcription session that receives nothing for `ms` is closed 1008 (OpenAI documents no idle limit); undefined: never. */
+  closeIdleRealtime(ms: number | undefined): void;
   /** Realtime sockets still open. */
   openSockets(): number;
   /** Requests still open on the fake: a client that forgets to close a connection shows here. */
@@ -153,6 +155,7 @@ export function startFakeOpenAi(options: { tls?: boolean } = {}): FakeOpenAi & {
     transcriptions,
     realtime: realtime.connections,
     fault: (f) => (pending = f),
+    closeIdleRealtime: realtime.closeIdle,
     openSockets: () => server.pendingWebSockets,
     openRequests: () => server.pendingRequests,
     stop: () => server.stop(true),

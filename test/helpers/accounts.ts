@@ -1,6 +1,12 @@
 import { desc, eq } from "drizzle-orm";
-import { createKey } from "../../src/accounts/keys.ts";
+import { createKeyIn } from "../../src/accounts/keys.ts";
+import type { Database } from "../../src/db/open.ts";
 import type { TestServer } from "./server.ts";
+
+/** A key for the tenant, created if need be: the CLI's `keys create` path, in a transaction of its own. */
+export function createKey(database: Database, tenantName: string): Promise<{ key: string; keyId: string; tenantId: string }> {
+  return database.sql.transaction((tx) => createKeyIn(tx, tenantName));
+}
 
 /** A new tenant with a key and, unless told otherwise, plenty of paid credits. */
 export async function fundedAccount(server: TestServer, credits = 10_000_000) {

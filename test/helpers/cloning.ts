@@ -15,7 +15,7 @@ import { speak, wavFile } from "./speech.ts";
 
 /** The cloning of a provider's TTS adapter as the registry builds it from these variables (its key and base URL). */
 export function servedCloning(provider: string, env: Record<string, string>): VoiceCloning {
-  const runtime = { engines: {} as EnginePool, audio: {} as AudioPool, files: {} as FilePool, upstream: { connectTimeoutMs: 1000, idleTimeoutMs: 1000 } };
+  const runtime = { engines: {} as EnginePool, audio: {} as AudioPool, files: {} as FilePool, upstream: { connectTimeoutMs: 1000, idleTimeoutMs: 1000, keepAliveMs: 4000 } };
   const tts = providerAdapters(loadConfig(env).providers, {}, runtime).tts.find((a) => a.id === provider);
   expect(tts?.cloning).toBeDefined();
   return tts!.cloning!;

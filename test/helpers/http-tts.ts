@@ -17,10 +17,12 @@ import { bearer, type Client, connect } from "./ws-client.ts";
 
 /**
  * The bounds on the upstream for the adapters these tests build (the configured ones take the idle
- * bound; their connect bound is the default 5 s). The fakes make their Flite speech synchronously,
- * on the event loop the router shares with them: on a loaded machine one synthesis holds it for a
- * second or more, and a tighter bound gives up on a fake that was about to answer (the session then
- * falls back, or fails, before any audio). Each `stall` fault waits one of them out.
+ * bound; their connect bound is the default 5 s). The fakes make their Flite speech, and the
+ * streaming STT fakes find speech in the audio, synchronously, on the event loop the router shares
+ * with them: on a loaded machine one such step holds it for a second or more, and a tighter bound
+ * gives up on a fake that was about to answer (the session then falls back, or fails with "went
+ * silent"). Each `stall` fault waits one of them out. The provider tests of OpenAI and Deepgram
+ * Flux use them too.
  */
 export const UPSTREAM_TIMEOUTS = { connectTimeoutMs: 3000, idleTimeoutMs: 3000 };
 

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { createKey } from "../../src/accounts/keys.ts";
+import { createKey } from "./accounts.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server.ts";
 import { PICO_DIR } from "./pico.ts";

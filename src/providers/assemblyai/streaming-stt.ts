@@ -2,7 +2,7 @@ import type { WireJson } from "../wire-json.ts";
 import { CLOSE, ProviderError } from "../../errors.ts";
 import type { RawUpstream, SttEvent, SttFamily, SttStream, SttStreamRequest } from "../types.ts";
 import { TurnEnds, turnEndingStream } from "../turn-ends.ts";
-import type { HttpProviderOptions } from "../upstream-http.ts";
+import { type HttpProviderOptions, keepAliveEvery } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
 
 /**
@@ -30,7 +30,6 @@ export const isUniversalStreaming = (model: string) => model.startsWith("univers
 
 const ENGLISH = "universal-streaming-english";
 const MULTILINGUAL = "universal-streaming-multilingual";
-const KEEPALIVE_MS = 5000;
 
 /** Close (and error) codes that are the request's fault: bad sample rate, bad options, chunks out of bounds. */
 const CALLERS_FAULT = new Set([4000, 4032, 4033, 4034, 4101]);
@@ -152,7 +151,7 @@ export async function openUniversalStreaming(options: AssemblyAiStreamingOptions
   };
 
   const stream: JsonSocketStream<SttEvent> = new JsonSocketStream<SttEvent>("assemblyai", ws, options.idleTimeoutMs, {
-    keepAlive: { everyMs: KEEPALIVE_MS, frame: '{"type":"KeepAlive"}' },
+    keepAlive: { everyMs: keepAliveEvery(options), frame: '{"type":"KeepAlive"}' },
     onJson(ev, s) {
       if (isError(ev)) return s.fail(errorOf(ev).message, retryable(ev.error_code));
       if (ev.type === "SpeechStarted") {

@@ -12,7 +12,8 @@ const GENERATION_CONFIG = ["speed", "volume"] as const;
 
 /**
  * `model_id`, `voice` (as `{"mode":"id","id":…}`, the form every API version accepts),
- * `output_format`, and the provider options: `speed`, `volume` (numbers) and `emotion` into
+ * `output_format`, the planned speed, and the provider options `volume` (a number; a `speed` left
+ * among them is none) and `emotion` into
  * `generation_config` (Sonic 3), `language`. Bad values are refused before anything is sent.
  */
 export function sonicRequest(req: TtsStreamRequest, outputFormat: Record<string, unknown>): Record<string, unknown> {
@@ -24,6 +25,7 @@ export function sonicRequest(req: TtsStreamRequest, outputFormat: Record<string,
     if (!Number.isFinite(Number(options[key]))) throw new ProviderError(`cartesia option ${key} must be a number, not ${JSON.stringify(options[key])}`, false);
     config[key] = Number(options[key]);
   }
+  if (req.speed !== undefined) config.speed = req.speed;
   if (options.emotion) config.emotion = options.emotion;
   return {
     model_id: req.model,

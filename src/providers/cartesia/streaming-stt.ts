@@ -1,6 +1,8 @@
 import type { WireJson } from "../wire-json.ts";
 import { CLOSE, ProviderError } from "../../errors.ts";
 import type { SttEvent, SttFamily, SttStream, SttStreamRequest } from "../types.ts";
+import { SilenceKeepAlive } from "../silence-keep-alive.ts";
+import { type HttpProviderOptions, keepAliveEvery } from "../upstream-http.ts";
 import { JsonSocketStream } from "../upstream-ws.ts";
 import { cartesiaSocketError } from "./api.ts";
 
@@ -47,18 +49,30 @@ export class InkStream implements SttStream {
   private readonly pending: PendingFinalize[] = [];
   private readonly bytesPerMs: number;
   private sentBytes = 0;
-  /** Where the audio behind the next transcript begins: the end of the last final. */
+  /** Where the audio behind the next transcript begins, on Cartesia's clock: the end of the last final. */
   private segmentStartMs = 0;
   private closing = false;
+  /** Ink has no keep-alive message. */
+  private readonly quiet: SilenceKeepAlive;
 
   constructor(
     provider: string,
     ws: WebSocket,
-    idleMs: number,
+    options: HttpProviderOptions,
     private readonly req: SttStreamRequest,
   ) {
     this.bytesPerMs = (Number(req.audioFormat.split("_")[1]) * 2) / 1000;
-    this.socket = new JsonSocketStream<SttEvent>(provider, ws, idleMs, { onJson: (ev) => this.onMessage(ev), normalClose: (code) => this.closing && code === CLOSE.normal });
+    this.quiet = new SilenceKeepAlive(
+      req.audioFormat,
+      () => this.sentMs,
+      () => !this.closing,
+      (silence) => silence,
+    );
+    this.socket = new JsonSocketStream<SttEvent>(provider, ws, options.idleTimeoutMs, {
+      onJson: (ev) => this.onMessage(ev),
+      normalClose: (code) => this.closing && code === CLOSE.normal,
+      keepAlive: this.quiet.every(keepAliveEvery(options)),
+    });
   }
 
   [Symbol.asyncIterator]() {
@@ -112,12 +126,14 @@ export class InkStream implements SttStream {
     else if (ev.type === "done") this.socket.finish();
   }
 
-  /** `text` is a delta since the last final; `duration` the audio behind it, when given. */
+  /** `text` is a delta since the last final; `duration` the audio behind it (keep-alive silence too), when given. */
   private transcript(ev: WireJson): void {
     const final = ev.is_final === true;
-    const startMs = this.segmentStartMs;
-    const endMs = typeof ev.duration === "number" ? startMs + Math.round(ev.duration * 1000) : this.sentMs;
-    if (final) this.segmentStartMs = endMs;
+    const upstreamStartMs = this.segmentStartMs;
+    const upstreamEndMs = typeof ev.duration === "number" ? upstreamStartMs + Math.round(ev.duration * 1000) : this.quiet.upstreamMs;
+    if (final) this.segmentStartMs = upstreamEndMs;
+    const startMs = this.quiet.clientTime(upstreamStartMs);
+    const endMs = this.quiet.clientTime(upstreamEndMs);
     if (this.pending[0]?.by === "clear") return; // the audio being cleared
     const text = typeof ev.text === "string" ? ev.text.trim() : "";
     if (text && (final || this.req.interim)) this.socket.push({ type: "transcript", final, text, startMs, endMs });

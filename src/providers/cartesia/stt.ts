@@ -18,7 +18,7 @@ export class CartesiaStt implements SttProvider {
   readonly family = oneFamily(INK_WHISPER_FAMILY, (model) => model.startsWith("ink-whisper"));
 
   async open(req: SttStreamRequest): Promise<SttStream> {
-    return new InkStream(this.id, await this.socket(req), this.options.idleTimeoutMs, req);
+    return new InkStream(this.id, await this.socket(req), this.options, req);
   }
 
   async passthrough(req: SttStreamRequest): Promise<RawUpstream> {

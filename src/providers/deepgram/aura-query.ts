@@ -15,9 +15,8 @@ export function auraPcmRate(req: TtsStreamRequest): number {
 export function auraQuery(req: TtsStreamRequest): URLSearchParams {
   if (!req.voice) throw new ProviderError("deepgram needs a voice (e.g. thalia-en)", false);
   const query = new URLSearchParams({ model: `${req.model}-${req.voice}` });
-  if (req.options.speed) {
-    if (!Number.isFinite(Number(req.options.speed))) throw new ProviderError(`deepgram option speed must be a number, not ${JSON.stringify(req.options.speed)}`, false);
-    query.set("speed", req.options.speed);
-  }
+  // A speed option left among the options is no number (the planner carries a number as `speed`).
+  if (req.options.speed) throw new ProviderError(`deepgram option speed must be a number, not ${JSON.stringify(req.options.speed)}`, false);
+  if (req.speed !== undefined) query.set("speed", String(req.speed));
   return query;
 }

@@ -1,6 +1,8 @@
 import { CLOSE, ProviderError } from "../../errors.ts";
 import type { SttEvent, SttFamily, SttStream, SttStreamRequest } from "../types.ts";
 import { TurnEnds, turnEndingStream } from "../turn-ends.ts";
+import { SilenceKeepAlive } from "../silence-keep-alive.ts";
+import { type HttpProviderOptions, keepAliveEvery } from "../upstream-http.ts";
 import { JsonSocketStream } from "../upstream-ws.ts";
 
 /**
@@ -50,16 +52,22 @@ interface TurnInfo {
   trigger?: string;
 }
 
-const ms = (seconds: number) => Math.round(seconds * 1000);
-
 /** Flux's TurnInfo events mapped onto ours; turns are committed by Deepgram (auto) or by ForceEndTurn. */
-export function fluxStream(ws: WebSocket, req: SttStreamRequest, idleMs: number): SttStream {
+export function fluxStream(ws: WebSocket, req: SttStreamRequest, options: HttpProviderOptions): SttStream {
   const auto = req.commitStrategy === "auto";
   const bytesPerSecond = Number(req.audioFormat.split("_")[1]) * (req.audioFormat.startsWith("ulaw") ? 1 : 2);
   let sentBytes = 0;
   let inTurn = false; // between StartOfTurn and EndOfTurn
   let ending = false;
   const sentMs = () => Math.round((sentBytes / bytesPerSecond) * 1000);
+  // Flux has no keep-alive message (v1's KeepAlive is not in its protocol); its audio windows count the silence.
+  const quiet = new SilenceKeepAlive(
+    req.audioFormat,
+    sentMs,
+    () => !ending,
+    (silence) => silence,
+  );
+  const ms = (seconds: number) => quiet.clientTime(Math.round(seconds * 1000));
   const signal = (s: JsonSocketStream<SttEvent>, name: "started" | "end" | "eager_end" | "resumed", atMs: number) => s.push({ type: "signal", origin: "provider", signal: name, scope: "turn", atMs });
   const endOfTurn = (ev: TurnInfo, s: JsonSocketStream<SttEvent>) => {
     inTurn = false;
@@ -75,7 +83,8 @@ export function fluxStream(ws: WebSocket, req: SttStreamRequest, idleMs: number)
     ends.answerRest(endMs);
   };
 
-  const stream = new JsonSocketStream<SttEvent>("deepgram", ws, idleMs, {
+  const stream = new JsonSocketStream<SttEvent>("deepgram", ws, options.idleTimeoutMs, {
+    keepAlive: quiet.every(keepAliveEvery(options)),
     normalClose: (code) => code === CLOSE.normal && ending,
     onJson(ev, s) {
       if (ev.type === "Error") return s.fail(`deepgram flux failed: ${ev.code ?? "error"} ${ev.description ?? ""}`.trim());

@@ -1,6 +1,6 @@
 import { ProviderError } from "../../errors.ts";
 import type { RawUpstream, SttEvent, SttFamily, SttProvider, SttStream, SttStreamRequest, Transcription, TranscriptionRequest } from "../types.ts";
-import { upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
+import { keepAliveEvery, upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
 import { FLUX_FAMILY, fluxQuery, fluxStream } from "./flux-stt.ts";
 
@@ -18,9 +18,6 @@ export const NOVA_FAMILY: SttFamily = {
 };
 
 const isFlux = (model: string) => model.startsWith("flux-");
-
-/** Deepgram closes a stream that gets nothing for 10 s: a KeepAlive goes out when idle this long. */
-const KEEPALIVE_MS = 4000;
 
 /** The upstream query: portable settings translated, provider_options winning. */
 export function novaQuery(req: SttStreamRequest): URLSearchParams {
@@ -87,11 +84,12 @@ export class DeepgramStt implements SttProvider {
   }
 
   async open(req: SttStreamRequest): Promise<SttStream> {
-    if (isFlux(req.model)) return fluxStream(await this.socket(req), req, this.options.idleTimeoutMs);
+    if (isFlux(req.model)) return fluxStream(await this.socket(req), req, this.options);
     const auto = req.commitStrategy === "auto";
     let discarding = false; // after a clear, until Deepgram finalizes what was sent
     const stream = new JsonSocketStream<SttEvent>(this.id, await this.socket(req), this.options.idleTimeoutMs, {
-      keepAlive: { everyMs: KEEPALIVE_MS, frame: '{"type":"KeepAlive"}' },
+      // Deepgram closes a stream that gets nothing for 10 s.
+      keepAlive: { everyMs: keepAliveEvery(this.options), frame: '{"type":"KeepAlive"}' },
       onJson(ev, s) {
         if (ev.type === "SpeechStarted") s.push({ type: "signal", origin: "provider", signal: "started", atMs: Math.round(ev.timestamp * 1000) });
         else if (ev.type === "UtteranceEnd") s.push({ type: "signal", origin: "provider", signal: "end", atMs: Math.round(ev.last_word_end * 1000) });

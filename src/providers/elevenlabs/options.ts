@@ -4,8 +4,8 @@ import { ProviderError } from "../../errors.ts";
 
 const VOICE_SETTINGS = ["stability", "similarity_boost", "style", "speed"] as const;
 
-/** `voice_settings` from the numeric provider options and `use_speaker_boost`; undefined when none is given. */
-export function voiceSettings(options: Record<string, string>): Record<string, number | boolean> | undefined {
+/** `voice_settings` from the planned speed, the numeric provider options and `use_speaker_boost`; undefined when none is given. */
+export function voiceSettings(speed: number | undefined, options: Record<string, string>): Record<string, number | boolean> | undefined {
   const settings: Record<string, number | boolean> = {};
   for (const key of VOICE_SETTINGS) {
     const value = options[key];
@@ -13,6 +13,7 @@ export function voiceSettings(options: Record<string, string>): Record<string, n
     if (!Number.isFinite(Number(value))) throw new ProviderError(`elevenlabs option ${key} must be a number, not ${JSON.stringify(value)}`, false);
     settings[key] = Number(value);
   }
+  if (speed !== undefined) settings.speed = speed;
   const boost = booleanOption(options, "use_speaker_boost");
   if (boost !== undefined) settings.use_speaker_boost = boost;
   return Object.keys(settings).length ? settings : undefined;

@@ -2,6 +2,8 @@ import type { WireJson } from "../wire-json.ts";
 import { base64Of } from "../../audio/bytes.ts";
 import { ProviderError } from "../../errors.ts";
 import type { SttEvent, SttFamily, SttStream, SttStreamRequest } from "../types.ts";
+import { SilenceKeepAlive } from "../silence-keep-alive.ts";
+import { type HttpProviderOptions, keepAliveEvery } from "../upstream-http.ts";
 import { JsonSocketStream } from "../upstream-ws.ts";
 
 // Scribe realtime (`/v1/speech-to-text/realtime`): audio goes as base64 in JSON
@@ -98,7 +100,7 @@ const ERRORS = new Set([
 const END_SETTLE_MS = 250;
 
 /** Normalized events from a connected Scribe realtime socket. */
-export function scribeStream(ws: WebSocket, req: SttStreamRequest, idleMs: number): SttStream {
+export function scribeStream(ws: WebSocket, req: SttStreamRequest, options: HttpProviderOptions): SttStream {
   const rate = Number(req.audioFormat.split("_")[1]);
   const bytesPerMs = (rate * (req.audioFormat.startsWith("ulaw") ? 1 : 2)) / 1000;
   let sentBytes = 0;
@@ -117,8 +119,12 @@ export function scribeStream(ws: WebSocket, req: SttStreamRequest, idleMs: numbe
   /** Commits we sent and Scribe has not answered yet, oldest first: what each answer is for. */
   const commits: ("client" | "clear" | "end")[] = [];
   const audioMs = () => Math.round(sentBytes / bytesPerMs);
+  const chunk = (audio: Uint8Array) => JSON.stringify({ message_type: "input_audio_chunk", audio_base_64: base64Of(audio), commit: false, sample_rate: rate });
+  // Scribe has no keep-alive message. Its answers carry no times of its own, so the silence needs no mapping.
+  const quiet = new SilenceKeepAlive(req.audioFormat, audioMs, () => !ending, chunk);
 
-  const stream = new JsonSocketStream<SttEvent>("elevenlabs", ws, idleMs, {
+  const stream = new JsonSocketStream<SttEvent>("elevenlabs", ws, options.idleTimeoutMs, {
+    keepAlive: quiet.every(keepAliveEvery(options)),
     onJson(ev, s) {
       const type = ev.message_type;
       if (type === "partial_transcript") {
@@ -154,7 +160,7 @@ export function scribeStream(ws: WebSocket, req: SttStreamRequest, idleMs: numbe
     send(audio) {
       sentBytes += audio.byteLength;
       audioSinceCommit = true;
-      stream.send(JSON.stringify({ message_type: "input_audio_chunk", audio_base_64: base64Of(audio), commit: false, sample_rate: rate }));
+      stream.send(chunk(audio));
     },
     commit: () => commit("client"),
     clear: () => {

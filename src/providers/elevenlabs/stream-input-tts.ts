@@ -41,7 +41,7 @@ function withoutInitSpace(times: CharacterTimes): CharacterTimes {
 const MAX_CONTEXTS = 5;
 
 export async function openStreamInput(options: HttpProviderOptions, req: TtsStreamRequest, voice: string, format: AudioFormat, outputFormat: string): Promise<TtsStream> {
-  const settings = voiceSettings(req.options);
+  const settings = voiceSettings(req.speed, req.options);
   const schedule = chunkLengthSchedule(req.options.chunk_length_schedule);
   const tryTrigger = booleanOption(req.options, "try_trigger_generation");
   // ElevenLabs closes a socket that gets no text for `inactivity_timeout` seconds (20 by default),

@@ -30,7 +30,7 @@ export class ElevenLabsStt implements SttProvider {
   }
 
   async open(req: SttStreamRequest): Promise<SttStream> {
-    return scribeStream(await this.socket(req), req, this.options.idleTimeoutMs);
+    return scribeStream(await this.socket(req), req, this.options);
   }
 
   async transcribe(req: TranscriptionRequest): Promise<Transcription> {

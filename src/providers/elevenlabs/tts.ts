@@ -64,7 +64,7 @@ export class ElevenLabsTts implements TtsProvider {
 
 function requestBody(req: TtsStreamRequest): Record<string, unknown> {
   const body: Record<string, unknown> = { model_id: req.model };
-  const settings = voiceSettings(req.options);
+  const settings = voiceSettings(req.speed, req.options);
   if (settings) body.voice_settings = settings;
   if (req.options.language_code) body.language_code = req.options.language_code;
   if (req.options.seed) body.seed = Number(req.options.seed);

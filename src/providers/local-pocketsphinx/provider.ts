@@ -55,6 +55,7 @@ export class LocalSphinxProvider implements SttProvider {
    */
   async transcribe(req: TranscriptionRequest): Promise<Transcription> {
     if (req.language && !/^en(-|$)/i.test(req.language)) throw new ProviderError(`pocketsphinx recognizes English only, not ${req.language}`, false);
+    req.given?.(0); // nothing yet, while the file is decoded and a decoder awaited
     const audio = await this.files.decode(req.bytes, req.container, SAMPLE_RATE, { maxSamples: req.seconds * SAMPLE_RATE, chunkSamples: FILE_CHUNK });
     let stream: SttStream;
     try {
@@ -76,8 +77,13 @@ export class LocalSphinxProvider implements SttProvider {
       throw err;
     }
     let failure: unknown;
+    let given = 0;
     const feed = feedPaced(audio, SAMPLE_RATE * 2, "heard", {
-      send: (piece) => stream.send(piece), // transferred on to the audio worker
+      send: (piece) => {
+        given += piece.byteLength;
+        stream.send(piece); // transferred on to the audio worker
+        req.given?.(given / (SAMPLE_RATE * 2));
+      },
       end: () => stream.end(),
       failed: (err) => {
         failure = err;

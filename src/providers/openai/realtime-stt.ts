@@ -74,7 +74,7 @@ export class OpenAiRealtimeStt {
 
   async open(req: SttStreamRequest): Promise<SttStream> {
     const ws = await this.socket(req);
-    const session = new RealtimeTranscription(ws, this.options.idleTimeoutMs, req);
+    const session = new RealtimeTranscription(ws, this.options, req);
     session.stream.expectAnswer(); // session.updated is owed
     await session.ready;
     return session;

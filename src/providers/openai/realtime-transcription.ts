@@ -1,6 +1,8 @@
 import { base64Of } from "../../audio/bytes.ts";
 import { ProviderError } from "../../errors.ts";
 import type { SttEvent, SttStream, SttStreamRequest } from "../types.ts";
+import { SilenceKeepAlive } from "../silence-keep-alive.ts";
+import { type HttpProviderOptions, keepAliveEvery } from "../upstream-http.ts";
 import { JsonSocketStream } from "../upstream-ws.ts";
 import type { WireJson } from "../wire-json.ts";
 
@@ -29,6 +31,9 @@ interface Item {
   transcribed: boolean;
 }
 
+/** The protocol carries audio as base64 inside JSON: one encode per frame. */
+const appendOf = (audio: Uint8Array) => `{"type":"input_audio_buffer.append","audio":"${base64Of(audio)}"}`;
+
 /** One transcription session over an open socket, as our SttStream. */
 export class RealtimeTranscription implements SttStream {
   readonly stream: JsonSocketStream<SttEvent>;
@@ -43,13 +48,21 @@ export class RealtimeTranscription implements SttStream {
   private readonly commits: { atMs: number; flushOnly: boolean }[] = [];
   private readonly clears: number[] = [];
   private ending = false;
+  /** OpenAI's realtime protocol has no keep-alive message; its audio_start_ms and audio_end_ms count the silence. */
+  private readonly quiet: SilenceKeepAlive;
 
   constructor(
     ws: WebSocket,
-    idleMs: number,
+    options: HttpProviderOptions,
     private readonly req: SttStreamRequest,
   ) {
     this.bytesPerMs = req.audioFormat === "ulaw_8000" ? 8 : 48;
+    this.quiet = new SilenceKeepAlive(
+      req.audioFormat,
+      () => this.audioMs,
+      () => !this.ending,
+      (silence) => appendOf(silence),
+    );
     let accept!: () => void;
     let reject!: (err: ProviderError) => void;
     this.ready = new Promise((resolve, fail) => {
@@ -57,7 +70,8 @@ export class RealtimeTranscription implements SttStream {
       reject = fail;
     });
     ws.addEventListener("close", () => reject(new ProviderError("openai closed the stream before the session was configured", true)));
-    this.stream = new JsonSocketStream<SttEvent>("openai", ws, idleMs, {
+    this.stream = new JsonSocketStream<SttEvent>("openai", ws, options.idleTimeoutMs, {
+      keepAlive: this.quiet.every(keepAliveEvery(options)),
       onJson: (ev, s) => {
         if (ev.type === "session.updated") {
           s.answered();
@@ -78,12 +92,12 @@ export class RealtimeTranscription implements SttStream {
     switch (ev.type) {
       case "input_audio_buffer.speech_started": {
         const item = this.item(ev.item_id);
-        item.startMs = ev.audio_start_ms ?? item.startMs;
+        item.startMs = typeof ev.audio_start_ms === "number" ? this.quiet.clientTime(ev.audio_start_ms) : item.startMs;
         return this.emit(item, { type: "signal", origin: "provider", signal: "started", atMs: item.startMs });
       }
       case "input_audio_buffer.speech_stopped": {
         const item = this.item(ev.item_id);
-        const atMs: number = ev.audio_end_ms ?? this.audioMs;
+        const atMs = typeof ev.audio_end_ms === "number" ? this.quiet.clientTime(ev.audio_end_ms) : this.audioMs;
         item.endMs = atMs;
         item.stopped = true;
         return this.emit(item, { type: "signal", origin: "provider", signal: "end", atMs });
@@ -178,9 +192,7 @@ export class RealtimeTranscription implements SttStream {
   send(audio: Uint8Array): void {
     this.sentBytes += audio.byteLength;
     this.uncommittedBytes += audio.byteLength;
-    // The protocol carries audio as base64 inside JSON: one encode per frame.
-    const b64 = base64Of(audio);
-    this.stream.send(`{"type":"input_audio_buffer.append","audio":"${b64}"}`);
+    this.stream.send(appendOf(audio));
   }
 
   commit(flushOnly = false): void {

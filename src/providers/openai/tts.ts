@@ -24,7 +24,8 @@ export class OpenAiTts implements TtsProvider {
     return new UtteranceTtsStream(format, this.id, options.idleTimeoutMs, (input, signal) => {
       const body: Record<string, unknown> = { model: req.model, input, voice: req.voice, response_format: req.format };
       if (req.options.instructions) body.instructions = req.options.instructions;
-      if (req.options.speed) body.speed = Number(req.options.speed);
+      if (req.speed !== undefined) body.speed = req.speed;
+      else if (req.options.speed) body.speed = req.options.speed; // no number: OpenAI's to take or refuse
       return upstreamFetch(
         this.id,
         `${options.baseUrl}/audio/speech`,

@@ -2,6 +2,7 @@ import type { Binding } from "../../catalogue/types.ts";
 import { ApiError, closeReason, sessionFailure, ProviderError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { Metrics } from "../../metrics.ts";
+import type { Outcome } from "../../ledger/activity.ts";
 import type { Admission } from "../admission.ts";
 import type { Attempt } from "./candidates.ts";
 
@@ -9,13 +10,14 @@ import type { Attempt } from "./candidates.ts";
 // activity record, usage settled exactly once before the client hears the end.
 
 /**
+ * The outcomes (the ledger's vocabulary, which its activity records keep):
  * - `completed`: the session ran to its end (the client closed it and the provider finished).
  * - `cut_off`: the balance ran out; what was admitted was delivered, then 4402.
  * - `client_left`: the client went away, broke the frame contract or went quiet past the idle timeout.
  * - `failed`: a provider failed, or the server ended the session (a revoked key, a disabled tenant).
  * - `shutdown`: the server stopped and its grace period ran out.
  */
-export type Outcome = "completed" | "cut_off" | "client_left" | "failed" | "shutdown";
+export type { Outcome };
 
 /** How a session ended, by its kind's rules. */
 export interface SessionEnding {
@@ -62,7 +64,7 @@ export async function recordEnding(session: SessionRecord, end: SessionEnding, d
   const { admission, startedAt, attempts } = session;
   const charged = admission && (session.binding ?? session.tried ?? admission.candidates[0]);
   // A settle that fails is logged by the meter with everything needed to bill it by hand.
-  const settle = { binding: charged!, status: end.status, units: end.billed, startedAt, latencyMs: end.latencyMs, attempts };
+  const settle = { binding: charged!, status: end.status, outcome: end.outcome, units: end.billed, startedAt, latencyMs: end.latencyMs, attempts };
   const credits = admission ? (await admission.meter.settle(settle).catch(() => undefined))?.credits : undefined;
   const provider = session.binding?.provider.id;
   const payer = admission?.meter.payer;

@@ -24,12 +24,14 @@ export interface CoreSetup {
 export interface CoreKind {
   /** The log channel: `tts`, `stt`. */
   channel: string;
-  /** What the idle timeout waited for, as the client hears it: "nothing to send". */
-  idleWaitedFor: string;
+  /** What the idle timeout waited through, as the client hears it: "no frame from the client and nothing to send" (absent: the kind has none). */
+  quiet?: string;
 }
 
 export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends EndingDeps> {
   protected state: "starting" | "ready" | "closed" = "starting";
+  /** How the session ended, once it has. */
+  private outcome: Outcome | undefined;
   protected admission: Admission | undefined;
   /** The binding serving the session. */
   protected binding: Binding | undefined;
@@ -58,14 +60,14 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     this.idle = new IdleTimer(idleMs, () => {
       // Going quiet is the client's doing: billed as if it had left.
       this.endedByClient = true;
-      void this.fail(new ApiError("idle_timeout", `no frame from the client and ${kind.idleWaitedFor} for ${idleMs / 1000} s`));
+      void this.fail(new ApiError("idle_timeout", `${kind.quiet} for ${idleMs / 1000} s`));
     });
     this.gate = new CreditGate<Item>({
       usageWith: (item) => this.usageWith(item),
       cover: (units) => this.admission!.meter.cover(this.binding ?? this.admission!.candidates[0], units),
       admit: (item, units) => this.admit(item, units),
       exhausted: () => this.exhaust(),
-      failed: (err) => void this.fail(err),
+      failed: (err) => this.coverFailed(err),
     });
     // Deferred a tick: the kind's own fields are set only once this constructor has returned.
     this.finished = Promise.resolve().then(() => this.run());
@@ -120,6 +122,18 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
   protected abstract ending(outcome: Outcome, close: Close | null): SessionEnding;
   /** The session was admitted: what the kind tells its meter about the request before any provider (TTS: its voice). */
   protected admitted(_admission: Admission): void {}
+  /** Input admitted during admission goes on once it is known (a kind that reads its input by its provider's measure starts the gate once connected). */
+  protected startInput(): void {
+    this.gate.start();
+  }
+  /** What the kind readies once admitted, before its first candidate (a recording: held whole, then decoded); false: it is not to be served. */
+  protected async prepare(): Promise<boolean> {
+    return true;
+  }
+  /** The meter could not answer whether the hold grows (the ledger failed). */
+  protected coverFailed(err: unknown): void {
+    void this.fail(err);
+  }
 
   protected async fail(err: unknown): Promise<void> {
     if (this.closed) return;
@@ -134,10 +148,22 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     return this.finish("cut_off", { code: ERRORS.insufficient_balance.close, reason: closeReason("insufficient_balance") });
   }
 
+  /**
+   * The request goes on in another session (a recording this kind cannot stream goes to the file
+   * APIs): this one ends without a record, its admission and hold handed on to the next, which settles.
+   */
+  protected handOver(): void {
+    this.state = "closed";
+    this.idle.stop();
+    this.gate.stop();
+    this.stopWork();
+  }
+
   /** Ends the session once: stops the provider, settles usage, then sends the last words and closes (`close` null: the client is gone). */
   protected async finish(outcome: Outcome, close: Close | null, lastWords?: () => void): Promise<void> {
     if (this.closed) return;
     this.state = "closed";
+    this.outcome = outcome;
     this.idle.stop();
     this.gate.stop();
     this.stopWork();
@@ -149,13 +175,18 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     this.admission = await admitSession(
       this.setup.admit,
       (err) => this.fail(err),
-      () => this.closed,
+      () => this.outcome,
       this.startedAt,
     );
     if (!this.admission) return;
     this.admitted(this.admission);
     // Input sent while the session was being admitted waits in the gate: it goes on as paid for.
-    this.gate.start();
+    this.startInput();
+    try {
+      if (!(await this.prepare()) || this.closed) return;
+    } catch (err) {
+      return this.fail(err);
+    }
     const run: CandidateRun = { ...this.candidateRun(), closed: () => this.closed, fail: (err) => this.fail(err) };
     await tryCandidates(this.admission.candidates, run, this.attempts, { log: this.log, metrics: this.deps.metrics });
   }

@@ -1,4 +1,4 @@
-import type { ConversationEvent, ConversationPort } from "../../sessions/realtime/conversation-events.ts";
+import type { ConversationEvent, ConversationPort } from "../../realtime/conversation/conversation-events.ts";
 import { base64Of } from "../../audio/bytes.ts";
 import { outputFormatName } from "../../realtime/output-formats.ts";
 import { unreachable } from "../../util/unreachable.ts";

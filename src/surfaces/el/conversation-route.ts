@@ -1,12 +1,12 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError, CLOSE, closeReason } from "../../errors.ts";
-import type { Conversation } from "../../sessions/realtime/conversation.ts";
+import type { Conversation } from "../../realtime/conversation/conversation.ts";
 import { jsonOf, takeFrames } from "../raw-frames.ts";
-import { type ConversationOverrides, ConversationSockets, handshakesPerRequest, type OpenedHandshake, startConversation } from "../realtime-conversations.ts";
+import { type ConversationOverrides, startConversation } from "../../realtime/start-conversation.ts";
+import { admitRealtime, ConversationSockets, openedConversation } from "../realtime-conversations.ts";
 import { elAuth, elevenLabsKey } from "./auth.ts";
 import { elConversationPort } from "./conversation-port.ts";
-import { elevenLabsError } from "./errors.ts";
 import { isObject } from "../../util/is-object.ts";
 import { publicBase } from "../public-base.ts";
 
@@ -48,20 +48,17 @@ function deliver(conversation: Conversation, frame: string | Uint8Array): boolea
 
 export function elevenLabsConversationRoutes(ctx: AppContext) {
   const connections = new ConversationSockets();
-  const handshake = handshakesPerRequest(ctx, (request) => {
-    const query = new URL(request.url).searchParams;
-    const profileId = query.get("agent_id");
-    if (!profileId) return new ApiError("invalid_request", "agent_id is required: the Speech Engine to talk to", { param: "agent_id" });
-    return { secret: query.get("conversation_signature"), profileId, key: elevenLabsKey(request) };
-  });
 
-  return new Elysia()
+  const conversations = new Elysia()
+    .resolve(async ({ request }) => {
+      const query = new URL(request.url).searchParams;
+      const profileId = query.get("agent_id");
+      if (!profileId) throw new ApiError("invalid_request", "agent_id is required: the Speech Engine to talk to", { param: "agent_id" });
+      return { admission: await admitRealtime(ctx, { secret: query.get("conversation_signature"), profileId, key: elevenLabsKey(request) }) };
+    })
     .ws("/v1/convai/conversation", {
-      beforeHandle: async ({ request }) => {
-        const { refusal } = await handshake(request);
-        if (refusal) return elevenLabsError(refusal);
-      },
       open(ws) {
+        const { admission } = ws.data;
         const { raw, conn, id } = connections.open(ws, "conv");
         const early: (string | Uint8Array)[] = [];
         const refuse = () => {
@@ -80,14 +77,15 @@ export function elevenLabsConversationRoutes(ctx: AppContext) {
           if (!conn.conversation) return void early.push(frame);
           if (!deliver(conn.conversation, frame)) refuse();
         });
-        void Promise.all([handshake(ws.data.request), first]).then(async ([h, opening]) => {
+        void first.then(async (opening) => {
           start = undefined;
           clearTimeout(waited);
           if (conn.gone) return;
-          if (h.closeWith) return conn.port.close(h.closeWith.closeCode, closeReason(h.closeWith.code));
+          const { credentialError } = admission;
+          if (credentialError) return conn.port.close(credentialError.closeCode, closeReason(credentialError.code));
+          const opened = openedConversation(admission);
           const init = typeof opening === "string" ? jsonOf(opening) : undefined;
           const isInit = isObject(init) && init.type === "conversation_initiation_client_data";
-          const opened = h as OpenedHandshake;
           const format = opened.plan.stt.audioFormat;
           const port = elConversationPort(conn.port, format);
           let conversation: Conversation;
@@ -105,7 +103,10 @@ export function elevenLabsConversationRoutes(ctx: AppContext) {
       },
       drain: connections.drain,
       close: connections.close,
-    })
+    });
+
+  return new Elysia()
+    .use(conversations)
     .use(elAuth(ctx))
     .get("/v1/convai/conversation/get-signed-url", async ({ request, principal, query }) => {
       const agentId = typeof query.agent_id === "string" ? query.agent_id : "";

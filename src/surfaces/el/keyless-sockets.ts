@@ -6,40 +6,34 @@ export interface KeylessSlot {
   readonly reason: ApiError;
   /** The init frame came, or the socket closed: the slot is free, the deadline off. */
   release(): void;
-}
-
-interface Slot extends KeylessSlot {
-  /** Closes the socket at the deadline; unset until the socket is open. */
-  expire?: (slot: KeylessSlot) => void;
-  expired: boolean;
+  /** When the socket opens: what its deadline does (at once if the deadline passed before it opened). */
+  onExpiry(expire: () => void): void;
 }
 
 /**
  * `stream-input` sockets whose handshake carried no valid key: they wait for the init frame, which
  * may carry one. Each takes a slot of its client address before the upgrade (refused beyond
- * `perAddress`) and must send its init frame within `timeoutMs` of it, else it is closed. Slots
- * are taken per request, since the checks before an upgrade may run twice for one; a slot whose
- * upgrade never happened frees itself at the deadline.
+ * `perAddress`) and must send its init frame within `timeoutMs` of it, else it is closed. A slot
+ * whose upgrade never happened frees itself at the deadline.
  */
 export class KeylessSockets {
   private readonly perAddressCount = new Map<string, number>();
-  private readonly byRequest = new WeakMap<Request, Slot>();
 
   constructor(
     private readonly timeoutMs: number,
     private readonly perAddress: number,
   ) {}
 
-  /** Before the upgrade: false when the address has no slot left. */
-  reserve(request: Request, address: string, reason: ApiError): boolean {
-    if (this.byRequest.has(request)) return true;
+  /** Before the upgrade: the handshake's slot, or undefined when the address has none left. */
+  reserve(address: string, reason: ApiError): KeylessSlot | undefined {
     const taken = this.perAddressCount.get(address) ?? 0;
-    if (taken >= this.perAddress) return false;
+    if (taken >= this.perAddress) return undefined;
     this.perAddressCount.set(address, taken + 1);
     let released = false;
-    const slot: Slot = {
+    let expired = false;
+    let expire: (() => void) | undefined;
+    const slot: KeylessSlot = {
       reason,
-      expired: false,
       release: () => {
         if (released) return;
         released = true;
@@ -48,22 +42,16 @@ export class KeylessSockets {
         if (left) this.perAddressCount.set(address, left);
         else this.perAddressCount.delete(address);
       },
+      onExpiry: (then) => {
+        expire = then;
+        if (expired) queueMicrotask(then); // opened after its deadline
+      },
     };
     const deadline = setTimeout(() => {
       slot.release();
-      slot.expired = true;
-      slot.expire?.(slot);
+      expired = true;
+      expire?.();
     }, this.timeoutMs);
-    this.byRequest.set(request, slot);
-    return true;
-  }
-
-  /** When the socket opens: its slot, whose deadline then calls `expire`; undefined when the handshake authenticated. */
-  claim(request: Request, expire: (slot: KeylessSlot) => void): KeylessSlot | undefined {
-    const slot = this.byRequest.get(request);
-    if (!slot) return undefined;
-    slot.expire = expire;
-    if (slot.expired) queueMicrotask(() => expire(slot)); // opened after its deadline
     return slot;
   }
 

@@ -1,9 +1,8 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
-import type { Binding, Capability } from "../../catalogue/types.ts";
+import type { Capability } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
-import { resolve } from "../../routing/resolve.ts";
-import { routeMp3 } from "../mp3-routing.ts";
+import type { TtsFormatAsked, TtsRequest } from "../../planning/tts-request.ts";
 import type { OutputFormat } from "./output-format.ts";
 
 /**
@@ -21,20 +20,23 @@ export function providerOfModel(catalogue: Catalogue, modelId: string | undefine
   return providers[0] ?? ""; // unknown models are reported by routing, with its codes
 }
 
-/** The candidates of an `/el` TTS request: its `model_id`, the path's voice, the format, the query's provider preferences. */
-export function elevenLabsTtsCandidates(catalogue: Catalogue, modelId: string | undefined, voice: string, format: "pcm" | "mp3", query: URLSearchParams): Binding[] {
+/** The typed request of an `/el` TTS call: its `model_id` (and the provider it names), the path's voice, the format, the query's provider preferences. */
+export function elevenLabsTtsRequest(catalogue: Catalogue, modelId: string | undefined, voice: string, format: TtsFormatAsked, query: URLSearchParams, options: Record<string, string>): TtsRequest {
   const provider = providerOfModel(catalogue, modelId, "tts", query);
-  return resolve(catalogue, { capability: "tts", model: modelId, provider: provider || undefined, voice, format, mode: "streaming", preferences: preferencesFromQuery(query) });
+  return { model: modelId, provider: provider || undefined, voice, format, options, preferences: preferencesFromQuery(query) };
 }
 
 /**
- * The candidates for an `/el` TTS request and its output format as the session makes it: an asked
- * `mp3_<rate>_<bitrate>` that every candidate emits exactly (ElevenLabs' and Cartesia's
- * `mp3_44100_128`) is the providers' own, untouched; every other format is made from their PCM.
+ * The format an `/el` TTS session is asked for: an asked `mp3_<rate>_<bitrate>` may be the
+ * providers' own when every candidate emits exactly that (ElevenLabs' and Cartesia's
+ * `mp3_44100_128`); every other format is made from their PCM. `requireMp3Provider`: see `TtsFormatAsked`.
  */
-export function routeElevenLabsTts(catalogue: Catalogue, modelId: string | undefined, voice: string, asked: OutputFormat, query: URLSearchParams): { candidates: Binding[]; output: OutputFormat } {
-  const route = (format: "pcm" | "mp3") => elevenLabsTtsCandidates(catalogue, modelId, voice, format, query);
-  if (asked.transcode?.codec !== "mp3") return { candidates: route(asked.format), output: asked };
-  const { format, candidates } = routeMp3(route, { sampleRate: asked.sampleRate, kbps: asked.transcode.kbps });
-  return { candidates, output: format === "mp3" ? { format, sampleRate: asked.sampleRate } : asked };
+export function askedOfElevenLabs(asked: OutputFormat, requireMp3Provider = false): TtsFormatAsked {
+  if (asked.transcode?.codec !== "mp3") return asked.format;
+  return { mp3: { sampleRate: asked.sampleRate, kbps: asked.transcode.kbps }, requireMp3Provider };
+}
+
+/** The output format as the session makes it, given the planned session format. */
+export function plannedOutput(asked: OutputFormat, format: "pcm" | "mp3"): OutputFormat {
+  return asked.transcode?.codec === "mp3" && format === "mp3" ? { format, sampleRate: asked.sampleRate } : asked;
 }

@@ -6,7 +6,7 @@ import type { HttpAudioShape } from "../http-tts-port.ts";
 import { ApiError } from "../../errors.ts";
 
 export interface OutputFormat {
-  /** What the TTS session produces: MP3 only where the providers' own is the one asked for (see `routeElevenLabsTts`). */
+  /** What the TTS session produces: MP3 only where the providers' own is the one asked for (see `askedOfElevenLabs`). */
   format: "pcm" | "mp3";
   /** The sample rate the caller asked for (`pcm_16000` → 16000). */
   sampleRate: number;

@@ -1,7 +1,8 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import type { Binding } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
-import { elevenLabsTtsCandidates, routeElevenLabsTts } from "./model.ts";
+import { planTts, speedOfOptions } from "../../planning/plan-tts.ts";
+import { askedOfElevenLabs, elevenLabsTtsRequest, plannedOutput } from "./model.ts";
 import { parseStreamInputFormat, type OutputFormat } from "./output-format.ts";
 import { elevenLabsProviderOptions } from "./provider-options.ts";
 
@@ -25,8 +26,8 @@ export interface StreamInputPlan {
   inactivitySeconds: number;
   /** `sync_alignment=true`: every audio frame carries the timings of the characters it starts. */
   syncAlignment: boolean;
-  /** The provider options, given what the init frame's fields translate to; the query wins. */
-  options(fields: Record<string, string>): Record<string, string>;
+  /** The speed and the provider options, given what the init frame's fields translate to; the query wins. */
+  speedAndOptions(fields: Record<string, string>): { speed?: number; options: Record<string, string> };
 }
 
 function inactivity(value: string | null): number {
@@ -50,10 +51,10 @@ export function planStreamInput(catalogue: Catalogue, voice: string, query: URLS
   const asked = parseStreamInputFormat(query.get("output_format"));
   const inactivitySeconds = inactivity(query.get("inactivity_timeout"));
   const sync = syncAlignment(query.get("sync_alignment"));
-  const options = (fields: Record<string, string>) => elevenLabsProviderOptions(query, RESERVED_QUERY, undefined, fields);
-  options({}); // a bad enum or boolean in the query is told before the upgrade
+  const speedAndOptions = (fields: Record<string, string>) => speedOfOptions(elevenLabsProviderOptions(query, RESERVED_QUERY, undefined, fields));
+  speedAndOptions({}); // a bad enum or boolean in the query is told before the upgrade
   // The interface's contract: `mp3_*` is refused before the upgrade when every allowed provider emits only PCM, though LAME could make it.
-  if (asked.transcode?.codec === "mp3") elevenLabsTtsCandidates(catalogue, modelId, voice, "mp3", query);
-  const { candidates, output } = routeElevenLabsTts(catalogue, modelId, voice, asked, query);
-  return { candidates, voice, format: output.format, pcm: output.pcm, transcode: output.transcode, inactivitySeconds, syncAlignment: sync, options };
+  const { candidates, format } = planTts(catalogue, elevenLabsTtsRequest(catalogue, modelId, voice, askedOfElevenLabs(asked, true), query, {}));
+  const output = plannedOutput(asked, format);
+  return { candidates, voice, format: output.format, pcm: output.pcm, transcode: output.transcode, inactivitySeconds, syncAlignment: sync, speedAndOptions };
 }

@@ -6,7 +6,7 @@ import { ApiError, CLOSE } from "../../errors.ts";
 import type { TtsCommand } from "../../sessions/tts-events.ts";
 import { TtsSession } from "../../sessions/tts-session.ts";
 import { clientAddress } from "../client-address.ts";
-import { admitter, checkBeforeUpgrade, planPerRequest, type Planned } from "../ws-admission.ts";
+import { admitChannel, channelSession, type SocketAdmission, withLateKey } from "../ws-admission.ts";
 import { elevenLabsKey } from "./auth.ts";
 import { elevenLabsError } from "./errors.ts";
 import { KeylessSockets, type KeylessSlot } from "./keyless-sockets.ts";
@@ -19,7 +19,7 @@ import { WsConnections } from "../ws-connections.ts";
 
 interface Connection {
   request: Request;
-  planned: Planned<StreamInputPlan>;
+  admission: SocketAdmission<StreamInputPlan>;
   port: StreamInputPort;
   /** Closes the socket after `inactivity_timeout` seconds without a client frame; stopped by the end of input. */
   idle?: Timer;
@@ -51,22 +51,17 @@ function handshakeKey(request: Request): string | undefined {
  */
 export function elevenLabsStreamInputRoute(ctx: AppContext) {
   const connections = new WsConnections<Connection>();
-  const plan = planPerRequest((request: Request, voice: string) => planStreamInput(ctx.catalogue, voice, new URL(request.url).searchParams));
   const { elInitTimeoutMs, elUnauthenticatedPerAddress } = ctx.config.sessionLimits;
   const keyless = new KeylessSockets(elInitTimeoutMs, elUnauthenticatedPerAddress);
 
   /** A handshake without a valid key: a slot of its address, or 429. */
-  function waitForKey(request: Request, address: string, reason: ApiError): Response | undefined {
-    if (keyless.reserve(request, address, reason)) return;
-    const retryAfter = keyless.retryAfterSeconds;
-    return elevenLabsError(
-      new ApiError(
-        "too_many_concurrent_requests",
-        `too many sockets from this address are waiting for their init frame (at most ${elUnauthenticatedPerAddress}); send the key in the handshake or the init frame sooner`,
-        {
-          retry_after: retryAfter,
-        },
-      ),
+  function waitForKey(address: string, reason: ApiError): KeylessSlot {
+    const slot = keyless.reserve(address, reason);
+    if (slot) return slot;
+    throw new ApiError(
+      "too_many_concurrent_requests",
+      `too many sockets from this address are waiting for their init frame (at most ${elUnauthenticatedPerAddress}); send the key in the handshake or the init frame sooner`,
+      { retry_after: keyless.retryAfterSeconds },
     );
   }
 
@@ -77,16 +72,16 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
   }
 
   function start(conn: Connection, message: unknown): void {
-    const { plan } = conn.planned;
+    const { admission } = conn;
+    const { plan } = admission;
     let init: InitFrame;
-    let options: Record<string, string>;
+    let settings: { speed?: number; options: Record<string, string> };
     try {
       init = parseInitFrame(message);
-      options = plan?.options(init.fields) ?? {};
+      settings = plan?.speedAndOptions(init.fields) ?? { options: {} };
     } catch (err) {
       return conn.port.refuse(new ApiError(frameError(err), (err as Error).message));
     }
-    const key = handshakeKey(conn.request) ?? init.key;
     const id = `tts_${crypto.randomUUID()}`;
     const session = new TtsSession(
       {
@@ -95,9 +90,10 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         format: plan?.format ?? "mp3",
         ...(plan?.pcm ? { sampleRate: plan.pcm.rate } : {}),
         autoFlush: true,
-        options,
+        ...settings,
         alignment: plan?.syncAlignment,
-        admit: admitter(ctx, key, id, conn.planned, "el"),
+        // The handshake's key wins over the frame's.
+        admit: async () => channelSession(ctx, id, handshakeKey(conn.request) ? admission : await withLateKey(ctx, admission, init.key), "el"),
       },
       { provider: (pid) => ctx.providers.get(pid), port: conn.port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "el" },
     );
@@ -108,22 +104,23 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
 
   return new Elysia()
     .get(PATH, () => elevenLabsError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
+    .resolve(async ({ request, params, server }) => {
+      const voice = (params as Record<string, string>).voice_id!; // the route's parameter: a hook registered before the route does not know its path
+      const admission = await admitChannel(ctx, handshakeKey(request), () => planStreamInput(ctx.catalogue, voice, new URL(request.url).searchParams));
+      const { credentialError } = admission;
+      return { admission, keyless: credentialError && waitForKey(clientAddress(ctx.config, request, server), credentialError) };
+    })
     .ws(PATH, {
-      // Before the upgrade, possibly twice: no holds, no debits; a keyless handshake's slot is taken once per request.
-      beforeHandle: ({ request, params, server }) =>
-        checkBeforeUpgrade(ctx, handshakeKey(request), plan(request, params.voice_id), elevenLabsError, {
-          unauthenticated: (reason) => waitForKey(request, clientAddress(ctx.config, request, server), reason),
-        }),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
-        const request = ws.data.request;
-        const planned = plan(request, ws.data.params.voice_id);
-        const seconds = planned.plan?.inactivitySeconds ?? 20;
+        const { request, admission, keyless } = ws.data;
+        const { plan } = admission;
+        const seconds = plan?.inactivitySeconds ?? 20;
         // ElevenLabs' own words (shortened to fit a close reason); the session ends as if the client left.
         const idle = setTimeout(() => raw.close(CLOSE.policyViolation, `Have not received a new text input within the timeout of ${seconds} seconds.`), seconds * 1000);
-        const aligner = planned.plan?.syncAlignment ? new FrameAligner() : undefined;
-        const conn: Connection = { request, planned, port: new StreamInputPort(raw, planned.plan?.pcm, transcoding(planned.plan?.transcode).encoder, aligner), idle };
-        conn.keyless = keyless.claim(request, (slot) => initTooLate(conn, slot));
+        const aligner = plan?.syncAlignment ? new FrameAligner() : undefined;
+        const conn: Connection = { request, admission, port: new StreamInputPort(raw, plan?.pcm, transcoding(plan?.transcode).encoder, aligner), idle, keyless };
+        keyless?.onExpiry(() => initTooLate(conn, keyless));
         connections.set(ws, conn);
       },
       message(ws, message) {

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
+import { planSttFile } from "../../planning/plan-stt-file.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
 import { transcribeFile, type FileTranscription } from "../../sessions/file-transcription.ts";
 import { toMillisecond } from "../../util/milliseconds.ts";
@@ -51,14 +52,20 @@ export function elevenLabsSttRoute(ctx: AppContext) {
       if (!(file instanceof Blob)) throw new ApiError("invalid_request", "file is required", { param: "file" });
       const modelId = text("model_id");
       const provider = providerOfModel(ctx.catalogue, modelId, "stt", new URL(request.url).searchParams);
+      const language = text("language_code");
+      const plan = planSttFile(ctx.catalogue, (id) => ctx.sttProviders.get(id), {
+        model: modelId,
+        provider: provider || undefined,
+        language,
+        preferences: preferencesFromQuery(new URL(request.url).searchParams),
+      });
       const t = await transcribeFile(ctx, principal, {
         bytes: new Uint8Array(await file.arrayBuffer()),
         mimeType: file.type || undefined,
-        model: modelId,
-        provider: provider || undefined,
-        language: text("language_code"),
-        preferences: preferencesFromQuery(new URL(request.url).searchParams),
+        language,
+        plan,
         surface: "el",
+        signal: request.signal,
       });
       return { language_code: t.language ?? "", language_probability: t.language ? 1 : 0, text: t.text, words: words(t), transcription_id: t.id, audio_duration_secs: t.durationSeconds };
     },

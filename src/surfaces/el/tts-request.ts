@@ -1,7 +1,8 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
-import type { Binding } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
-import { elevenLabsTtsCandidates, routeElevenLabsTts } from "./model.ts";
+import { planTts } from "../../planning/plan-tts.ts";
+import type { TtsPlan } from "../../planning/tts-request.ts";
+import { askedOfElevenLabs, elevenLabsTtsRequest, plannedOutput } from "./model.ts";
 import { parseOutputFormat, type OutputFormat } from "./output-format.ts";
 import { elevenLabsProviderOptions, voiceSettingsOptions } from "./provider-options.ts";
 
@@ -11,8 +12,7 @@ export const MAX_TEXT_CHARACTERS = 40_000;
 /** Query keys of the ElevenLabs TTS endpoints that are theirs, not provider options. */
 const RESERVED_QUERY = ["output_format", "optimize_streaming_latency", "enable_logging", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks"];
 
-export interface ElevenLabsTtsPlan {
-  candidates: Binding[];
+export interface ElevenLabsTtsPlan extends TtsPlan {
   text: string;
   voice: string;
   /** `output_format` as the caller spelled it, and what it asks the session for. */
@@ -21,14 +21,13 @@ export interface ElevenLabsTtsPlan {
   sampleRate: number;
   pcm?: OutputFormat["pcm"];
   transcode?: OutputFormat["transcode"];
-  options: Record<string, string>;
   /** The `with-timestamps` endpoints: character timings asked of the providers. */
   alignment: boolean;
 }
 
 /**
  * Reads `POST /el/v1/text-to-speech/{voice_id}[/stream][/with-timestamps]` (path, query, JSON
- * body) and routes it. Pure. With timestamps every format is made here from the providers' PCM,
+ * body) and plans it. Pure. With timestamps every format is made here from the providers' PCM,
  * even an MP3 they would emit themselves: providers time PCM sessions (Cartesia's MP3 comes over
  * HTTP, which has no timings).
  */
@@ -45,8 +44,7 @@ export function planElevenLabsTts(catalogue: Catalogue, voice: string, query: UR
   for (const k of ["language_code", "apply_text_normalization", "seed", "previous_text", "next_text"]) if (b[k] !== undefined && b[k] !== null) options[k] = String(b[k]);
   for (const k of ["optimize_streaming_latency", "enable_logging"]) if (query.has(k)) options[k] = query.get(k)!;
 
-  const { candidates, output } = timestamps
-    ? { candidates: elevenLabsTtsCandidates(catalogue, modelId, voice, asked.format, query), output: asked }
-    : routeElevenLabsTts(catalogue, modelId, voice, asked, query);
-  return { candidates, text: b.text, voice, outputFormat, ...output, options: elevenLabsProviderOptions(query, RESERVED_QUERY, b.provider_options, options), alignment: timestamps };
+  const providerOptions = elevenLabsProviderOptions(query, RESERVED_QUERY, b.provider_options, options);
+  const plan = planTts(catalogue, elevenLabsTtsRequest(catalogue, modelId, voice, timestamps ? asked.format : askedOfElevenLabs(asked), query, providerOptions));
+  return { ...plan, text: b.text, voice, outputFormat, ...plannedOutput(asked, plan.format), alignment: timestamps };
 }

@@ -78,8 +78,29 @@ async function ownByVoice(ctx: AppContext, tenantId: string): Promise<Map<string
   return byVoice;
 }
 
+/** What a listing asks for, from `GET /v2/voices`' query or from `GET /v1/voices`, which pages through every voice by name. */
+interface VoicesAsked {
+  search?: string;
+  category?: string;
+  voiceType?: string;
+  sort: VoiceSort;
+  limit: number;
+  cursor?: string;
+}
+
+function askedOf(params: URLSearchParams): VoicesAsked {
+  return {
+    search: params.get("search") || undefined,
+    category: params.get("category") || undefined,
+    voiceType: params.get("voice_type") ?? undefined,
+    sort: sortOf(params),
+    limit: pageSizeOf(params),
+    cursor: params.get("next_page_token") || undefined,
+  };
+}
+
 /** A page of voices for the caller: the catalogue's voices once each, with its own cloned voices. */
-async function searchPage(ctx: AppContext, tenantId: string, params: URLSearchParams) {
+async function searchPage(ctx: AppContext, tenantId: string, asked: VoicesAsked) {
   const mine = await ownByVoice(ctx, tenantId);
   const listed = listedModels(ctx);
   const models = new Set(listed.values());
@@ -89,16 +110,15 @@ async function searchPage(ctx: AppContext, tenantId: string, params: URLSearchPa
     if (!model) models.add(e.model.id);
     return model ? { ...e, model: { ...e.model, id: model } } : e;
   });
-  const category = params.get("category");
-  const voiceType = params.get("voice_type");
+  const { search, category, voiceType, sort, limit, cursor } = asked;
   const query: VoiceQuery = {
-    ...(params.get("search") ? { q: params.get("search")! } : {}),
+    ...(search ? { q: search } : {}),
     models: [...models],
     ...(category ? { categories: [OUR_CATEGORIES[category] ?? category] } : {}),
     ...(voiceType === "default" ? { categories: ["official"] } : {}),
-    sort: sortOf(params),
-    limit: pageSizeOf(params),
-    ...(params.get("next_page_token") ? { cursor: params.get("next_page_token")! } : {}),
+    sort,
+    limit,
+    ...(cursor ? { cursor } : {}),
     includeFacets: false,
   };
   await ctx.voices.ready();
@@ -112,8 +132,7 @@ export function elevenLabsVoicesRoutes(ctx: AppContext) {
   return new Elysia()
     .use(elAuth(ctx))
     .get("/v2/voices", async ({ request, principal }) => {
-      const params = new URL(request.url).searchParams;
-      const { page, entriesOf } = await searchPage(ctx, principal.tenantId, params);
+      const { page, entriesOf } = await searchPage(ctx, principal.tenantId, askedOf(new URL(request.url).searchParams));
       return {
         voices: page.voices.map((e) => shown(request, entriesOf(e))),
         has_more: page.has_more,
@@ -123,13 +142,12 @@ export function elevenLabsVoicesRoutes(ctx: AppContext) {
     })
     .get("/v1/voices", async ({ request, principal }) => {
       const voices = [];
-      let params = new URLSearchParams({ page_size: String(PAGE_SIZE.max), sort: "name" });
-      for (;;) {
-        const { page, entriesOf } = await searchPage(ctx, principal.tenantId, params);
+      let cursor: string | undefined;
+      do {
+        const { page, entriesOf } = await searchPage(ctx, principal.tenantId, { sort: "name", limit: PAGE_SIZE.max, cursor });
         voices.push(...page.voices.map((e) => shown(request, entriesOf(e))));
-        if (!page.next_cursor) break;
-        params = new URLSearchParams({ page_size: String(PAGE_SIZE.max), sort: "name", next_page_token: page.next_cursor });
-      }
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor);
       return { voices, has_more: false, total_count: voices.length };
     })
     .get("/v1/voices/*", async ({ request, principal }) => {

@@ -1,10 +1,11 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError, closeReason, ERRORS } from "../../errors.ts";
-import type { Conversation } from "../../sessions/realtime/conversation.ts";
+import type { Conversation } from "../../realtime/conversation/conversation.ts";
 import { nativeError } from "../error-responses.ts";
 import { jsonOf, takeFrames } from "../raw-frames.ts";
-import { ConversationSockets, handshakesPerRequest, type OpenedHandshake, startConversation } from "../realtime-conversations.ts";
+import { startConversation } from "../../realtime/start-conversation.ts";
+import { admitRealtime, ConversationSockets, openedConversation } from "../realtime-conversations.ts";
 import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
 import { answerProtocol } from "../ws-subprotocols.ts";
 import { nativeRealtimePort } from "./realtime-wire.ts";
@@ -30,23 +31,19 @@ function deliver(conversation: Conversation, frame: string | Uint8Array): boolea
 
 export function realtimeRoute(ctx: AppContext) {
   const connections = new ConversationSockets();
-  const handshake = handshakesPerRequest(ctx, (request) => {
-    const query = new URL(request.url).searchParams;
-    const opening = { secret: query.get("client_secret"), profileId: query.get("profile_id"), key: nativeSocketKey(request) };
-    if (opening.secret || opening.profileId) return opening;
-    return new ApiError("invalid_request", "open the socket with client_secret, or with profile_id and a Bearer key", { param: "profile_id" });
-  });
 
   return new Elysia()
     .get("/v1/realtime", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
+    .resolve(async ({ request }) => {
+      const query = new URL(request.url).searchParams;
+      const opening = { secret: query.get("client_secret"), profileId: query.get("profile_id"), key: nativeSocketKey(request) };
+      if (!opening.secret && !opening.profileId) throw new ApiError("invalid_request", "open the socket with client_secret, or with profile_id and a Bearer key", { param: "profile_id" });
+      return { admission: await admitRealtime(ctx, opening) };
+    })
     .ws("/v1/realtime", {
-      // Runs before the upgrade, possibly twice: the handshake's work is done once.
-      beforeHandle: async ({ request, set }) => {
-        const { refusal } = await handshake(request);
-        if (refusal) return nativeError(refusal);
-        answerProtocol(request, set, NATIVE_PROTOCOL);
-      },
+      upgrade: ({ request, set }) => answerProtocol(request, set, NATIVE_PROTOCOL),
       open(ws) {
+        const { admission } = ws.data;
         const { raw, conn, id } = connections.open(ws, "rt");
         // Audio sent before the conversation exists is kept, then delivered in order.
         const early: (string | Uint8Array)[] = [];
@@ -59,10 +56,9 @@ export function realtimeRoute(ctx: AppContext) {
           if (!conn.conversation) return void early.push(frame);
           if (!deliver(conn.conversation, frame)) reject();
         });
-        void handshake(ws.data.request).then(async (h) => {
-          if (conn.gone) return;
-          if (h.closeWith) return conn.port.close(h.closeWith.closeCode, closeReason(h.closeWith.code));
-          const conversation = await startConversation(ctx, id, h as OpenedHandshake, nativeRealtimePort(conn.port, id), "native");
+        const { credentialError } = admission;
+        if (credentialError) return conn.port.close(credentialError.closeCode, closeReason(credentialError.code));
+        void startConversation(ctx, id, openedConversation(admission), nativeRealtimePort(conn.port, id), "native").then((conversation) => {
           if (conn.gone) return conversation.abort();
           conn.conversation = conversation;
           for (const frame of early.splice(0)) if (!deliver(conversation, frame)) return reject();

@@ -1,4 +1,4 @@
-import type { ConversationEvent, ConversationPort } from "../../sessions/realtime/conversation-events.ts";
+import type { ConversationEvent, ConversationPort } from "../../realtime/conversation/conversation-events.ts";
 import { outputFormatName } from "../../realtime/output-formats.ts";
 import { unreachable } from "../../util/unreachable.ts";
 import type { WsPort } from "../ws-port.ts";

@@ -7,10 +7,15 @@ import { SttPassthrough } from "../../sessions/stt-passthrough.ts";
 import type { SttCommand, SttSessionParams } from "../../sessions/stt-events.ts";
 import { SttSession } from "../../sessions/stt-session.ts";
 import { nativeError } from "../error-responses.ts";
-import { admitter, checkBeforeUpgrade, planPerRequest } from "../ws-admission.ts";
+import { admitChannel, channelSession } from "../ws-admission.ts";
 import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
 import { answerProtocol } from "../ws-subprotocols.ts";
-import { planSttSession } from "./stt-query.ts";
+import { nativeSttParam, readSttQuery, type SttFields } from "../../planning/stt-fields.ts";
+import { planWithNames } from "../../planning/members.ts";
+import { planStt } from "../../planning/plan-stt.ts";
+import type { SttPlan } from "../../planning/stt-request.ts";
+import type { SttProvider } from "../../providers/types.ts";
+import type { Catalogue } from "../../catalogue/catalogue.ts";
 import { nativeSttPort } from "./stt-wire.ts";
 import { WsConnections } from "../ws-connections.ts";
 import { jsonOf, takeFrames } from "../raw-frames.ts";
@@ -33,24 +38,25 @@ const COMMANDS: Record<string, SttCommand["type"]> = { "stt.audio.commit": "comm
 /** `/v1/stt`: the native streaming STT channel (see docs/stt-websocket.md). */
 export function sttRoute(ctx: AppContext) {
   const sessions = new WsConnections<{ abort(): void }>();
-  const plan = planPerRequest((request) => planSttSession(ctx.catalogue, (id) => ctx.sttProviders.get(id), new URL(request.url).searchParams));
 
   return new Elysia()
     .get("/v1/stt", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
+    .resolve(async ({ request }) => ({
+      admission: await admitChannel(
+        ctx,
+        nativeSocketKey(request),
+        () => planSttSession(ctx.catalogue, (id) => ctx.sttProviders.get(id), new URL(request.url).searchParams),
+        (candidate) => ctx.sttProviders.get(candidate.provider.id)?.overloaded?.(),
+      ),
+    }))
     .ws("/v1/stt", {
-      // Runs before the upgrade, possibly twice: read-only checks only.
-      beforeHandle: async ({ request, set }) => {
-        const refusal = await checkBeforeUpgrade(ctx, nativeSocketKey(request), plan(request), nativeError, { overloaded: (candidate) => ctx.sttProviders.get(candidate.provider.id)?.overloaded?.() });
-        if (refusal) return refusal;
-        answerProtocol(request, set, NATIVE_PROTOCOL);
-      },
+      upgrade: ({ request, set }) => answerProtocol(request, set, NATIVE_PROTOCOL),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
-        const request = ws.data.request;
-        const planned = plan(request);
-        const p = planned.plan;
+        const { admission } = ws.data;
+        const p = admission.plan;
         const id = `stt_${crypto.randomUUID()}`;
-        const admit = admitter(ctx, nativeSocketKey(request), id, planned, "native");
+        const admit = () => channelSession(ctx, id, admission, "native");
         if (p?.eventFormat === "provider") {
           const relay = new SttPassthrough(
             {
@@ -111,4 +117,10 @@ export function sttRoute(ctx: AppContext) {
         sessions.take(ws)?.abort();
       },
     });
+}
+
+/** Reads the query and plans it; a refusal names the query's parameter. */
+export function planSttSession(catalogue: Catalogue, sttProvider: (id: string) => SttProvider | undefined, fields: SttFields): SttPlan {
+  const request = readSttQuery(fields);
+  return planWithNames(() => planStt(catalogue, sttProvider, request), nativeSttParam);
 }

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
+import { planSttFile } from "../../planning/plan-stt-file.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
 import { transcribeFile } from "../../sessions/file-transcription.ts";
 import { formBody, readBody } from "../request-body.ts";
@@ -34,14 +35,20 @@ export function transcriptionRoute(ctx: AppContext) {
       // 401/403 first (nativeAuth), then what the request says, then its price: all before any upstream work.
       const { bytes, mimeType, params } = await readRequest(request, ctx.config.maxAudioUploadBytes);
       for (const key of params.keys()) if (!FIELDS.includes(key)) throw new ApiError("invalid_request", `${key} is not a known parameter`, { param: key });
+      const language = params.get("language") ?? undefined;
+      const plan = planSttFile(ctx.catalogue, (id) => ctx.sttProviders.get(id), {
+        model: params.get("model") ?? undefined,
+        provider: params.get("provider") || undefined,
+        language,
+        preferences: preferencesFromQuery(params),
+      });
       const t = await transcribeFile(ctx, principal, {
         bytes,
         mimeType,
-        model: params.get("model") ?? undefined,
-        provider: params.get("provider") || undefined,
-        language: params.get("language") ?? undefined,
-        preferences: preferencesFromQuery(params),
+        language,
+        plan,
         surface: "native",
+        signal: request.signal,
       });
       return { id: t.id, text: t.text, segments: t.segments, duration_seconds: t.durationSeconds, billed_seconds: t.billedSeconds, provider: t.provider, model: t.model };
     },

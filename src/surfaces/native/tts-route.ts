@@ -5,7 +5,7 @@ import type { AppContext } from "../../context.ts";
 import { TtsSession } from "../../sessions/tts-session.ts";
 import { nativeError } from "../error-responses.ts";
 import { WsPort } from "../ws-port.ts";
-import { admitter, checkBeforeUpgrade, planPerRequest } from "../ws-admission.ts";
+import { admitChannel, channelSession } from "../ws-admission.ts";
 import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
 import { answerProtocol } from "../ws-subprotocols.ts";
 import { parseTtsFrame } from "./tts-frames.ts";
@@ -19,40 +19,34 @@ interface Connection {
   port: WsPort;
 }
 
-const queryOf = (url: string) => new URL(url).searchParams;
-
 /**
  * `/v1/tts`: the native streaming TTS channel. Query errors known before the upgrade answer HTTP
  * 400; auth and provider permission are checked after it and close with 4401 / 4403.
  */
 export function ttsRoute(ctx: AppContext) {
   const connections = new WsConnections<Connection>();
-  const plan = planPerRequest((request) => planTtsSession(ctx.catalogue, queryOf(request.url)));
 
   return new Elysia()
     .get("/v1/tts", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
+    .resolve(async ({ request }) => ({ admission: await admitChannel(ctx, nativeSocketKey(request), () => planTtsSession(ctx.catalogue, new URL(request.url).searchParams)) }))
     .ws("/v1/tts", {
-      // Runs before the upgrade, possibly twice: read-only checks only (no holds, no debits).
-      beforeHandle: async ({ request, set }) => {
-        const refusal = await checkBeforeUpgrade(ctx, nativeSocketKey(request), plan(request), nativeError);
-        if (refusal) return refusal;
-        answerProtocol(request, set, NATIVE_PROTOCOL);
-      },
+      upgrade: ({ request, set }) => answerProtocol(request, set, NATIVE_PROTOCOL),
       open(ws) {
         const raw = ws.raw as ServerWebSocket<unknown>;
-        const request = ws.data.request;
+        const { admission } = ws.data;
+        const { plan } = admission;
         const port = new WsPort(raw);
-        const planned = plan(request);
         const id = `tts_${crypto.randomUUID()}`;
         const session = new TtsSession(
           {
             id,
-            voice: planned.plan?.voice,
-            format: planned.plan?.format ?? "pcm",
-            autoFlush: planned.plan?.autoFlush ?? true,
-            alignment: planned.plan?.alignment,
-            options: planned.plan?.options ?? {},
-            admit: admitter(ctx, nativeSocketKey(request), id, planned, "native"),
+            voice: plan?.voice,
+            format: plan?.format ?? "pcm",
+            autoFlush: plan?.autoFlush ?? true,
+            alignment: plan?.alignment,
+            speed: plan?.speed,
+            options: plan?.options ?? {},
+            admit: () => channelSession(ctx, id, admission, "native"),
             idleTimeoutMs: ctx.config.sessionLimits.ttsIdleTimeoutMs,
           },
           { provider: (id) => ctx.providers.get(id), port: nativeTtsPort(port), log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "native" },

@@ -1,7 +1,8 @@
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { isObject } from "../../util/is-object.ts";
-import { type ConversationConnection, type OpenedHandshake, startConversation } from "../realtime-conversations.ts";
+import { type OpenedHandshake, startConversation } from "../../realtime/start-conversation.ts";
+import type { ConversationConnection } from "../realtime-conversations.ts";
 import { CallerAudio, inputFormatOf, PCM_24K } from "./realtime-audio.ts";
 import { appendedAudio, type ClientEvent, type OaiEvents } from "./realtime-events.ts";
 import { type HeardAs, oaiRealtimePort, sessionObject } from "./realtime-port.ts";
@@ -63,12 +64,13 @@ export async function oaiConversation(ctx: AppContext, id: string, h: OpenedHand
   return (frame: string | Uint8Array) => {
     const msg = events.parse(frame);
     if (!msg) return;
+    if (msg.type === "input_audio_buffer.append") {
+      const bytes = appendedAudio(msg, events);
+      // The audio tells the conversation the client is here when it is delivered.
+      return bytes ? audio.write(bytes) : conversation.stillHere();
+    }
     conversation.stillHere();
     switch (msg.type) {
-      case "input_audio_buffer.append": {
-        const bytes = appendedAudio(msg, events);
-        return bytes && audio.write(bytes);
-      }
       case "input_audio_buffer.commit":
         return conversation.commit();
       case "input_audio_buffer.clear":

@@ -1,6 +1,6 @@
 import { base64Of } from "../../audio/bytes.ts";
 import { ApiError } from "../../errors.ts";
-import type { ConversationEvent, ConversationPort } from "../../sessions/realtime/conversation-events.ts";
+import type { ConversationEvent, ConversationPort } from "../../realtime/conversation/conversation-events.ts";
 import { unreachable } from "../../util/unreachable.ts";
 import type { InputFormat } from "./realtime-audio.ts";
 import type { OaiEvents } from "./realtime-events.ts";

@@ -3,8 +3,13 @@ import { ApiError } from "../../errors.ts";
 import type { Payer } from "../../ledger/meter.ts";
 import { SttSession } from "../../sessions/stt-session.ts";
 import { isObject } from "../../util/is-object.ts";
-import { planSttSession } from "../native/stt-query.ts";
-import { admitUnder, type ConversationConnection } from "../realtime-conversations.ts";
+import { planWithNames } from "../../planning/members.ts";
+import { planStt } from "../../planning/plan-stt.ts";
+import type { SttRequest } from "../../planning/stt-request.ts";
+import type { PortableValues } from "../../providers/types.ts";
+import { NO_PREFERENCES } from "../../routing/preferences.ts";
+import type { ConversationConnection } from "../realtime-conversations.ts";
+import { meteredSession } from "../../sessions/admission.ts";
 import { CallerAudio, type InputFormat, inputFormatOf, PCM_24K } from "./realtime-audio.ts";
 import { appendedAudio, type ClientEvent, type OaiEvents } from "./realtime-events.ts";
 import { oaiTranscriptionPort } from "./realtime-transcription-port.ts";
@@ -48,32 +53,29 @@ export function settingsFrom(session: Record<string, unknown>): TranscriptionSet
   };
 }
 
-/** The settings as a `/v1/stt` query (docs/stt-websocket.md), which plans and checks them as that channel does. */
-function sttQuery(s: TranscriptionSettings): URLSearchParams {
-  const q = new URLSearchParams({ model: s.model, audio_format: "pcm_16000", interim_results: "true" });
-  if (s.language) q.set("language", s.language);
+/** The settings as a typed STT request (docs/stt-websocket.md), planned and checked as a `/v1/stt` session is. */
+function sttRequest(s: TranscriptionSettings): SttRequest {
+  const portable: PortableValues = { interim_results: true, ...(s.language ? { language: s.language } : {}) };
   const turn = s.turnDetection;
-  if (!turn) q.set("commit_strategy", "manual");
-  else if (turn.type === "semantic_vad") q.set("turn_detection", "semantic");
+  const request: SttRequest = { model: s.model, audioFormat: "pcm_16000", portable, options: {}, preferences: NO_PREFERENCES };
+  if (!turn) request.commitStrategy = "manual";
+  else if (turn.type === "semantic_vad") request.turnDetection = "semantic";
   else {
-    if (typeof turn.silence_duration_ms === "number") q.set("silence_duration_ms", String(turn.silence_duration_ms));
-    if (typeof turn.threshold === "number") q.set("speech_threshold", String(turn.threshold));
+    if (typeof turn.silence_duration_ms === "number") portable.silence_duration_ms = turn.silence_duration_ms;
+    if (typeof turn.threshold === "number") portable.speech_threshold = turn.threshold;
   }
-  return q;
+  return request;
 }
 
-/** Query parameters as the session members they came from. */
-const MEMBERS: Record<string, string> = { model: `${TRANSCRIPTION}.model`, language: `${TRANSCRIPTION}.language`, audio_format: "session.audio.input.format" };
+/** The request's members as the session members they came from; every other one is a turn setting. */
+const MEMBERS: Record<string, string> = { model: `${TRANSCRIPTION}.model`, "portable.language": `${TRANSCRIPTION}.language`, audioFormat: "session.audio.input.format" };
 
 /** The settings planned as a `/v1/stt` session is; a refusal names the session member at fault. */
 export function planTranscription(ctx: AppContext, settings: TranscriptionSettings) {
-  try {
-    return planSttSession(ctx.catalogue, (pid) => ctx.sttProviders.get(pid), sttQuery(settings));
-  } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
-    const param = typeof err.extra.param === "string" ? err.extra.param : "model";
-    throw new ApiError(err.code, err.message, { ...err.extra, param: MEMBERS[param] ?? "session.audio.input.turn_detection" });
-  }
+  return planWithNames(
+    () => planStt(ctx.catalogue, (pid) => ctx.sttProviders.get(pid), sttRequest(settings)),
+    (member) => MEMBERS[member ?? "model"] ?? "session.audio.input.turn_detection",
+  );
 }
 
 export function transcriptionSessionObject(id: string | undefined, s: TranscriptionSettings | undefined) {
@@ -113,7 +115,7 @@ export async function oaiTranscription(ctx: AppContext, id: string, payer: Payer
     if (conn.gone) return;
     const sttId = `${id}.stt`;
     session = new SttSession(
-      { ...plan, id: sttId, admit: admitUnder(ctx, sttId, payer, candidates, false, "oai"), idleTimeoutMs: ctx.config.sessionLimits.sttIdleTimeoutMs },
+      { ...plan, id: sttId, admit: () => meteredSession(ctx.meter, sttId, payer, candidates, "oai"), idleTimeoutMs: ctx.config.sessionLimits.sttIdleTimeoutMs },
       {
         provider: (pid) => ctx.sttProviders.get(pid),
         port: oaiTranscriptionPort(events),

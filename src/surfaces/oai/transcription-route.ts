@@ -1,12 +1,13 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
+import { planSttFile } from "../../planning/plan-stt-file.ts";
 import { preferencesFromBody } from "../../routing/preferences.ts";
 import { transcribeFile, type FileTranscription } from "../../sessions/file-transcription.ts";
 import { formBody, type FormBody } from "../request-body.ts";
 import { toSrt, toVtt, type TimedText } from "../subtitles.ts";
 import { oaiAuth } from "./auth.ts";
-import { streamingPlan, streamTranscription } from "./transcription-stream.ts";
+import { streamTranscription } from "./transcription-stream.ts";
 
 // `POST /oai/audio/transcriptions`: the OpenAI multipart request onto file transcription, its
 // answer whole or (`stream: true`) as server-sent events.
@@ -97,19 +98,13 @@ export function oaiTranscriptionRoute(ctx: AppContext) {
       if (!FORMATS.includes(format)) throw new ApiError("invalid_request", `response_format must be one of ${FORMATS.join(", ")}`, { param: "response_format" });
       const stream = field(form, "stream") === "true";
       if (stream && !STREAM_FORMATS.includes(format)) throw new ApiError("invalid_request", `with stream, response_format must be one of ${STREAM_FORMATS.join(", ")}`, { param: "response_format" });
-      const job = {
-        bytes: new Uint8Array(await file.arrayBuffer()),
-        mimeType: file.type || undefined,
-        model,
-        language: field(form, "language"),
-        preferences: preferencesFromBody(providerField(form)),
-        surface: "oai",
-      };
+      const language = field(form, "language");
+      const plan = planSttFile(ctx.catalogue, (id) => ctx.sttProviders.get(id), { model, language, preferences: preferencesFromBody(providerField(form)), live: stream });
+      const job = { bytes: new Uint8Array(await file.arrayBuffer()), mimeType: file.type || undefined, language, plan, surface: "oai" };
       if (stream) {
-        const plan = streamingPlan(ctx, model, job.language, job.preferences);
-        return streamTranscription((onSegment) => transcribeFile(ctx, principal, { ...job, live: { plan, onSegment }, signal: request.signal }), request.signal);
+        return streamTranscription((onSegment) => transcribeFile(ctx, principal, { ...job, live: { onSegment }, signal: request.signal }), request.signal);
       }
-      return render(format, await transcribeFile(ctx, principal, job));
+      return render(format, await transcribeFile(ctx, principal, { ...job, signal: request.signal }));
     },
     { parse: "none" },
   );

@@ -1,37 +1,9 @@
-import type { AppContext } from "../../context.ts";
-import { ApiError } from "../../errors.ts";
 import type { TranscriptSegment } from "../../providers/types.ts";
-import { type ProviderPreferences, preferencesToQuery } from "../../routing/preferences.ts";
-import type { StreamingPlan } from "../../sessions/file-stream.ts";
 import type { FileTranscription } from "../../sessions/file-transcription.ts";
-import { planSttSession } from "../native/stt-query.ts";
 import { SSE_HEADERS, sseError, sseEvent } from "./sse.ts";
 
 // `stream: true` on `/oai/audio/transcriptions`: OpenAI's `transcript.text.delta` events, one per
 // final segment as the provider recognizes it, then `transcript.text.done`. See docs/compat-oai.md.
-
-/** PCM rates a file is decoded to for a streaming session: the first its model's providers take. */
-const RATES = ["pcm_16000", "pcm_24000"];
-
-/**
- * The model as a `/v1/stt` session would run it, planned and checked by that channel's rules, or
- * undefined when no provider can stream it so (the file then goes to the file APIs).
- */
-export function streamingPlan(ctx: AppContext, model: string, language: string | undefined, preferences: ProviderPreferences): StreamingPlan | undefined {
-  for (const audioFormat of RATES) {
-    const query = new URLSearchParams({ model, audio_format: audioFormat });
-    if (language) query.set("language", language);
-    preferencesToQuery(preferences, query);
-    try {
-      // Only final segments are sent: a recognizer need not make interim ones.
-      return { ...planSttSession(ctx.catalogue, (id) => ctx.sttProviders.get(id), query), interim: false };
-    } catch (err) {
-      // Not at this rate, or not at all: the file path's routing tells why, if it cannot serve either.
-      if (!(err instanceof ApiError)) throw err;
-    }
-  }
-  return undefined;
-}
 
 type Run = (onSegment: (segment: TranscriptSegment) => void) => Promise<FileTranscription>;
 

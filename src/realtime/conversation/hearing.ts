@@ -1,4 +1,4 @@
-import type { SttPort, SttSessionEvent } from "../stt-events.ts";
+import type { SttPort, SttSessionEvent } from "../../sessions/stt-events.ts";
 
 // The conversation's ear: the STT session that hears the caller, replaced by a new one when the
 // application switches the transcription language, or the client asks to commit turns itself

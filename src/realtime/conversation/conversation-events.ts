@@ -1,5 +1,5 @@
 import type { ErrorCode } from "../../errors.ts";
-import type { OutputFormat } from "../../realtime/output-formats.ts";
+import type { OutputFormat } from "../output-formats.ts";
 
 // What a realtime conversation tells its surface. Surfaces map these to their own wire frames
 // (`surfaces/native/realtime-wire.ts`); the conversation builds no client frames.

@@ -1,7 +1,7 @@
 import { type PcmPromise, PcmDelivery } from "../../audio/pcm-delivery.ts";
 import { CLOSE, type ErrorCode } from "../../errors.ts";
-import type { TtsPort, TtsSessionEvent } from "../tts-events.ts";
-import type { OutputFormat } from "../../realtime/output-formats.ts";
+import type { TtsPort, TtsSessionEvent } from "../../sessions/tts-events.ts";
+import type { OutputFormat } from "../output-formats.ts";
 import type { ConversationEvent } from "./conversation-events.ts";
 
 // One answer of the application, spoken: its own TTS session (its own credit hold, fallback and

@@ -1,6 +1,6 @@
 import type { Logger } from "../../log.ts";
-import type { AppSignal, AppSocket } from "../../realtime/app-socket.ts";
-import type { OutputFormat } from "../../realtime/output-formats.ts";
+import type { AppSignal, AppSocket } from "../app-socket.ts";
+import type { OutputFormat } from "../output-formats.ts";
 import type { ConversationPort } from "./conversation-events.ts";
 import type { OpenStt } from "./hearing.ts";
 import type { OpenTts } from "./spoken-response.ts";

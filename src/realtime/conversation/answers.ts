@@ -1,6 +1,6 @@
 import type { Logger } from "../../log.ts";
-import type { AppMessage } from "../../realtime/app-messages.ts";
-import type { OutputFormat } from "../../realtime/output-formats.ts";
+import type { AppMessage } from "../app-messages.ts";
+import type { OutputFormat } from "../output-formats.ts";
 import type { ConversationEvent } from "./conversation-events.ts";
 import { type OpenTts, type ResponseEnd, SpokenResponse } from "./spoken-response.ts";
 

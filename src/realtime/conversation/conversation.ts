@@ -1,14 +1,14 @@
 import { ApiError, CLOSE, closeReason, ERRORS } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
-import type { AppSignal, AppSocket } from "../../realtime/app-socket.ts";
-import type { SttSessionEvent } from "../stt-events.ts";
+import type { AppSignal, AppSocket } from "../app-socket.ts";
+import type { SttSessionEvent } from "../../sessions/stt-events.ts";
 import { unreachable } from "../../util/unreachable.ts";
 import type { ConversationEvent, ConversationUsage, EndReason } from "./conversation-events.ts";
 import { Hearing } from "./hearing.ts";
 import type { ConversationDeps, ConversationSetup } from "./conversation-setup.ts";
 import { switchLanguages } from "./language-switch.ts";
 import { Answers } from "./answers.ts";
-import { IdleTimer } from "../idle-timer.ts";
+import { IdleTimer } from "../../sessions/idle-timer.ts";
 import { requestBinding } from "../../request-context.ts";
 
 // A realtime conversation: the caller's audio goes to one STT session (turns by the provider or

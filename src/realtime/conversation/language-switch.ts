@@ -1,5 +1,5 @@
 import type { Logger } from "../../log.ts";
-import type { AppSocket } from "../../realtime/app-socket.ts";
+import type { AppSocket } from "../app-socket.ts";
 import type { Hearing } from "./hearing.ts";
 
 /** What an application's `language` message changes: the caller's recognizer and the voice of later answers. */

@@ -1,0 +1,41 @@
+import type { Binding, Mp3Format } from "../catalogue/types.ts";
+import type { ProviderPreferences } from "../routing/preferences.ts";
+
+/**
+ * A text-to-speech request as every surface builds it from its own wire form (the `/v1/tts`
+ * query, OpenAI's and ElevenLabs' bodies, a realtime profile's TTS stage). The provider
+ * preferences are where fallbacks are chosen; a chain of fallback models joins them here.
+ */
+export interface TtsRequest {
+  /** Bare provider id, canonical slug, alias, or `{provider}/{id}`. */
+  model?: string;
+  /** Pins one provider. */
+  provider?: string;
+  voice?: string;
+  format: TtsFormatAsked;
+  /** Pace, 1 = natural; other values go only to providers that honour them. */
+  speed?: number;
+  /** Provider-native options, passed to the provider as they are. */
+  options: Record<string, string>;
+  preferences: ProviderPreferences;
+}
+
+/**
+ * What the session must carry: exactly `pcm` or `mp3`, or an MP3 the surface can also encode from
+ * PCM (`mp3`: the rate, and the bitrate where the API names one). `requireMp3Provider` refuses
+ * such an MP3 when no allowed provider emits MP3 at all (ElevenLabs' stream-input contract).
+ */
+export type TtsFormatAsked = "pcm" | "mp3" | { mp3: Mp3Format; requireMp3Provider?: boolean };
+
+/** A planned TTS request: what a TTS session is opened with. */
+export interface TtsPlan {
+  /** In the order they are tried; not yet checked against the voice's owner or the balance. */
+  candidates: Binding[];
+  voice?: string;
+  /** What the session carries: `mp3` for the providers' own MP3, passed through untouched. */
+  format: "pcm" | "mp3";
+  /** Pace, 1 = natural, a number: the request's `speed`, else a `speed` provider option that is a number (`speedOfOptions`). */
+  speed?: number;
+  /** The provider options, without the speed. */
+  options: Record<string, string>;
+}

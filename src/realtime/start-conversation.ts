@@ -1,0 +1,167 @@
+import type { Binding } from "../catalogue/types.ts";
+import type { Catalogue } from "../catalogue/catalogue.ts";
+import { ApiError } from "../errors.ts";
+import type { Meter, Payer } from "../ledger/meter.ts";
+import type { Logger } from "../log.ts";
+import type { Metrics } from "../metrics.ts";
+import { planVoice, type VoiceLists, type Voiced } from "../planning/plan-voice.ts";
+import type { SttProvider } from "../providers/types.ts";
+import { meteredSession } from "../sessions/admission.ts";
+import type { SessionRegistry } from "../sessions/registry.ts";
+import type { VadLanes } from "../sessions/router-turns.ts";
+import { SttSession } from "../sessions/stt-session.ts";
+import { TtsSession } from "../sessions/tts-session.ts";
+import { AppSocket } from "./app-socket.ts";
+import { Conversation } from "./conversation/conversation.ts";
+import type { ConversationPort } from "./conversation/conversation-events.ts";
+import type { HearingSettings } from "./conversation/hearing.ts";
+import type { OutputFormat } from "./output-formats.ts";
+import { type ConversationPlan, planConversation } from "./plan.ts";
+import type { RealtimeProfile } from "./profiles.ts";
+
+// A conversation of an admitted profile, built from its plan: the recognizer, each answer's
+// speech and the application socket, metered on the payer. Every realtime surface
+// (`/v1/realtime`, `/el` conversations, `/oai/realtime`) starts one and only frames its events.
+
+/**
+ * What a conversation takes of the app (the surfaces' `AppContext` has all of it), named here so
+ * that this room need not import the context, which imports it.
+ */
+export interface ConversationContext extends VoiceLists {
+  config: {
+    providerConnectTimeoutMs: number;
+    realtime: { allowPrivateUpstreams: boolean; appReplyTimeoutMs: number; answerQuietMs: number; idleTimeoutMs: number };
+  };
+  log: Logger;
+  metrics: Metrics;
+  catalogue: Catalogue;
+  meter: Meter;
+  sttProviders: Map<string, SttProvider>;
+  vadLanes: VadLanes;
+  sessions: SessionRegistry;
+}
+
+/** What a conversation starts from: who pays, the profile and its plan, and the candidates the payer can pay for. */
+export interface OpenedHandshake {
+  payer: Payer;
+  profile: RealtimeProfile;
+  plan: ConversationPlan;
+  stt: Binding[];
+  tts: Binding[];
+  /** `/oai`: the session settings the client secret was minted with. */
+  session?: Record<string, unknown>;
+}
+
+/** Whether a voice's language (`de-DE`) is the one asked for (`de-DE`, `de`), ignoring case. */
+function speaks(voiceLanguage: string, asked: string): boolean {
+  const [v, a] = [voiceLanguage.toLowerCase(), asked.toLowerCase()];
+  return v === a || v.split("-")[0] === a || a.split("-")[0] === v;
+}
+
+/** The first of the candidates' voices that speaks `language` (the current voice if it does), with the candidates of its provider. */
+async function voiceFor(ctx: ConversationContext, candidates: Binding[], current: string | undefined, language: string): Promise<{ voice: string; candidates: Binding[] }> {
+  for (const binding of candidates) {
+    const voices = (await ctx.providers.get(binding.provider.id)?.voices()) ?? [];
+    const speaking = voices.filter((v) => v.languages.some((l) => speaks(l, language)));
+    const voice = speaking.find((v) => v.id === current) ?? speaking[0];
+    if (voice) return { voice: voice.id, candidates: candidates.filter((b) => b.provider.id === binding.provider.id) };
+  }
+  throw new ApiError("invalid_request", `no voice of the profile's TTS model speaks ${language}`);
+}
+
+/** What a surface's client may change of its profile for one conversation (ElevenLabs' overrides). */
+export interface ConversationOverrides {
+  greeting?: string;
+  voice?: string;
+  /** The surface's own audio format (OpenAI's PCM is 24 kHz only). */
+  output?: OutputFormat;
+  /** The surface shows the caller's speech probability (ElevenLabs' `vad_score`): the router VAD tells it where it decides the turns. */
+  vadScores?: boolean;
+}
+
+/** A conversation of the profile the handshake found, told to `port`; its sessions are metered on `surface`. */
+export async function startConversation(
+  ctx: ConversationContext,
+  id: string,
+  h: OpenedHandshake,
+  port: ConversationPort,
+  surface: string,
+  overrides: ConversationOverrides = {},
+): Promise<Conversation> {
+  const { plan, payer, profile } = h;
+  /** What answers are spoken with; a `language` message (or the client's voice) may change it. */
+  let speech: Voiced = { voice: plan.tts.voice, candidates: h.tts };
+  if (overrides.voice) speech = await planVoice({ voice: overrides.voice, candidates: h.tts }, payer.tenantId, ctx);
+  let hearings = 0;
+  const output = overrides.output ?? plan.output;
+  const common = { log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface };
+  return new Conversation(
+    {
+      id,
+      profileId: profile.id,
+      input: { audioFormat: plan.stt.audioFormat, sampleRate: plan.stt.sampleRate },
+      output,
+      greeting: overrides.greeting ?? plan.greeting,
+      partialPrompts: plan.partialPrompts,
+      language: plan.stt.language,
+      // Other settings plan the recognizer anew, as the profile with them would.
+      openStt: (sttPort, settings) => {
+        const replanned = settings.language !== undefined || settings.manualCommits !== undefined;
+        const stt = replanned ? planConversation(ctx.catalogue, (pid) => ctx.sttProviders.get(pid), withHearing(profile.pipeline, settings)).stt : plan.stt;
+        const sttId = ++hearings === 1 ? `${id}.stt` : `${id}.stt_${hearings}`;
+        const session = new SttSession(
+          {
+            ...stt,
+            id: sttId,
+            admit: () => meteredSession(ctx.meter, sttId, payer, replanned ? stt.candidates : h.stt, surface, replanned),
+            // The conversation is idle only when nobody does anything (its own timeout), not when the caller sends no audio.
+            idleTimeoutMs: 0,
+            vadScores: overrides.vadScores,
+          },
+          { ...common, provider: (pid) => ctx.sttProviders.get(pid), port: sttPort, vadLanes: ctx.vadLanes },
+        );
+        ctx.sessions.add(session, "stt");
+        return session;
+      },
+      // Each response is admitted anew: the balance may have run down since the conversation began.
+      openTts: (responseId, ttsPort) => {
+        const ttsId = `${id}.${responseId}`;
+        const session = new TtsSession(
+          {
+            id: ttsId,
+            voice: speech.voice,
+            format: "pcm",
+            sampleRate: output.sampleRate,
+            autoFlush: true,
+            speed: plan.tts.speed,
+            options: plan.tts.options,
+            admit: () => meteredSession(ctx.meter, ttsId, payer, speech.candidates, surface, true),
+          },
+          { ...common, provider: (pid) => ctx.providers.get(pid), port: ttsPort },
+        );
+        ctx.sessions.add(session, "tts");
+        return session;
+      },
+      speakIn: async (language) => {
+        speech = await voiceFor(ctx, h.tts, speech.voice, language);
+      },
+      openApp: (onSignal) =>
+        AppSocket.open(
+          profile.pipeline.upstream,
+          { sessionId: id, profileId: profile.id },
+          { allowPrivate: ctx.config.realtime.allowPrivateUpstreams, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, replyTimeoutMs: ctx.config.realtime.appReplyTimeoutMs },
+          onSignal,
+        ),
+      answerQuietMs: ctx.config.realtime.answerQuietMs,
+      idleTimeoutMs: ctx.config.realtime.idleTimeoutMs,
+    },
+    { port, log: ctx.log },
+  );
+}
+
+function withHearing(pipeline: RealtimeProfile["pipeline"], { language, manualCommits }: HearingSettings): RealtimeProfile["pipeline"] {
+  const input = { ...pipeline.stt.input };
+  if (language !== undefined) input.language = language;
+  if (manualCommits !== undefined) input.commit_strategy = manualCommits ? "manual" : "auto";
+  return { ...pipeline, stt: { ...pipeline.stt, input } };
+}
