@@ -99,3 +99,29 @@ test("an upstream that reads slowly is not given up: its buffer drains, and the 
   expect(await ended).toBeUndefined();
   server.stop(true);
 });
+
+test("no keep-alive goes while what was sent still waits to go out: a recording paced on the buffer gets none between its pieces", async () => {
+  const frames: string[] = [];
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: (req, srv) => (srv.upgrade(req, { data: slowReading(2 * 2 ** 20) }) ? undefined : new Response("no", { status: 400 })),
+    websocket: {
+      data: {} as ReadPace,
+      message: (ws, frame) => {
+        ws.data(ws, typeof frame === "string" ? frame.length : frame.byteLength);
+        frames.push(typeof frame === "string" ? frame : "audio");
+      },
+    },
+  });
+  const stream = new JsonSocketStream<string>("test", await openUpstreamSocket("test", `ws://127.0.0.1:${server.port}`), 10_000, { onJson() {}, keepAlive: { everyMs: 100, frame: "keep-alive" } });
+  sendUntilBuffered(stream, 8 * 2 ** 20); // seconds of reading, nothing sent meanwhile
+  while (stream.bufferedAmount > 64 * 1024) await Bun.sleep(20);
+  stream.send(new Uint8Array(1024)); // the next piece
+  stream.send("end");
+  while (!frames.includes("end")) await Bun.sleep(20);
+  expect(frames.slice(0, frames.indexOf("end")).filter((f) => f !== "audio")).toEqual([]); // once nothing waits, keep-alives go again
+
+  stream.cancel();
+  server.stop(true);
+});

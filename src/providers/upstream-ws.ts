@@ -108,7 +108,8 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
     if (ka) {
       this.keepAlive = setInterval(
         () => {
-          if (performance.now() - this.lastSend < ka.everyMs) return;
+          // A socket whose frames still wait to go out is not idle, and a keep-alive of silence must not slip into a recording.
+          if (performance.now() - this.lastSend < ka.everyMs || this.ws.bufferedAmount > 0) return;
           const frame = typeof ka.frame === "string" ? ka.frame : ka.frame();
           if (frame !== undefined) this.send(frame);
         },
