@@ -114,9 +114,9 @@ test("no keep-alive goes while what was sent still waits to go out: a recording 
       },
     },
   });
-  const stream = new JsonSocketStream<string>("test", await openUpstreamSocket("test", `ws://127.0.0.1:${server.port}`), 10_000, { onJson() {}, keepAlive: { everyMs: 100, frame: "keep-alive" } });
+  const stream = new JsonSocketStream<string>("test", await openUpstreamSocket("test", `ws://127.0.0.1:${server.port}`), 10_000, { onJson() {}, keepAlive: { everyMs: 400, frame: "keep-alive" } });
   sendUntilBuffered(stream, 8 * 2 ** 20); // seconds of reading, nothing sent meanwhile
-  while (stream.bufferedAmount > 64 * 1024) await Bun.sleep(20);
+  while (stream.bufferedAmount > 64 * 1024) await Bun.sleep(10);
   stream.send(new Uint8Array(1024)); // the next piece
   stream.send("end");
   while (!frames.includes("end")) await Bun.sleep(20);

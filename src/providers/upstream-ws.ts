@@ -86,7 +86,8 @@ export interface JsonSocketHandlers<E> {
  */
 export class JsonSocketStream<E> implements AsyncIterable<E> {
   private liveness?: ReturnType<typeof setTimeout>;
-  private lastSend = performance.now();
+  /** When a frame was last sent, or last seen waiting to go out: the keep-alive goes once the socket was idle for its interval. */
+  private lastBusy = performance.now();
   private readonly keepAlive?: ReturnType<typeof setInterval>;
   /** Bytes given to the socket, and the most of them it had written out when last looked at, and when. */
   private sentBytes = 0;
@@ -108,8 +109,9 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
     if (ka) {
       this.keepAlive = setInterval(
         () => {
-          // A socket whose frames still wait to go out is not idle, and a keep-alive of silence must not slip into a recording.
-          if (performance.now() - this.lastSend < ka.everyMs || this.ws.bufferedAmount > 0) return;
+          // A socket whose frames still wait to go out is not idle (a keep-alive of silence must not slip into a recording).
+          if (this.ws.bufferedAmount > 0) this.lastBusy = performance.now();
+          if (performance.now() - this.lastBusy < ka.everyMs) return;
           const frame = typeof ka.frame === "string" ? ka.frame : ka.frame();
           if (frame !== undefined) this.send(frame);
         },
@@ -149,7 +151,7 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
   }
 
   send(frame: string | Uint8Array): void {
-    this.lastSend = performance.now();
+    this.lastBusy = performance.now();
     if (this.ws.readyState !== WebSocket.OPEN) return;
     this.ws.send(frame);
     this.sentBytes += typeof frame === "string" ? Buffer.byteLength(frame) : frame.byteLength;
