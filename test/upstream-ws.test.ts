@@ -56,8 +56,11 @@ test("a frame that is not JSON, and silence while an answer is owed, fail the st
   quiet.stop(true);
 });
 
-/** An upstream that reads what it is sent at `pace` (slow-reading.ts), or, without one, not at all: its socket paused from the start. */
-function reader(pace?: ReadPace) {
+/**
+ * An upstream that reads what it is sent at `pace` (slow-reading.ts), or, without one, not at all:
+ * its socket paused from the start. Each frame read goes into `frames` (binary ones as "audio").
+ */
+function reader(pace?: ReadPace, frames: string[] = []) {
   return Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
@@ -66,7 +69,10 @@ function reader(pace?: ReadPace) {
       open: (ws) => {
         if (!pace) ws.pause();
       },
-      message: (ws, frame) => pace?.(ws, typeof frame === "string" ? frame.length : frame.byteLength),
+      message: (ws, frame) => {
+        pace?.(ws, typeof frame === "string" ? frame.length : frame.byteLength);
+        frames.push(typeof frame === "string" ? frame : "audio");
+      },
     },
   });
 }
@@ -102,18 +108,7 @@ test("an upstream that reads slowly is not given up: its buffer drains, and the 
 
 test("no keep-alive goes while what was sent still waits to go out: a recording paced on the buffer gets none between its pieces", async () => {
   const frames: string[] = [];
-  const server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    fetch: (req, srv) => (srv.upgrade(req, { data: slowReading(2 * 2 ** 20) }) ? undefined : new Response("no", { status: 400 })),
-    websocket: {
-      data: {} as ReadPace,
-      message: (ws, frame) => {
-        ws.data(ws, typeof frame === "string" ? frame.length : frame.byteLength);
-        frames.push(typeof frame === "string" ? frame : "audio");
-      },
-    },
-  });
+  const server = reader(slowReading(2 * 2 ** 20), frames);
   const stream = new JsonSocketStream<string>("test", await openUpstreamSocket("test", `ws://127.0.0.1:${server.port}`), 10_000, { onJson() {}, keepAlive: { everyMs: 400, frame: "keep-alive" } });
   sendUntilBuffered(stream, 8 * 2 ** 20); // seconds of reading, nothing sent meanwhile
   while (stream.bufferedAmount > 64 * 1024) await Bun.sleep(10);
@@ -121,7 +116,6 @@ test("no keep-alive goes while what was sent still waits to go out: a recording 
   stream.send("end");
   while (!frames.includes("end")) await Bun.sleep(20);
   expect(frames.slice(0, frames.indexOf("end")).filter((f) => f !== "audio")).toEqual([]); // once nothing waits, keep-alives go again
-
   stream.cancel();
   server.stop(true);
 });
