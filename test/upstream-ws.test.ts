@@ -6,16 +6,25 @@ import { type ReadPace, slowReading } from "./fakes/slow-reading.ts";
 // The shared upstream socket stream: what an upstream or an adapter does wrong fails the stream,
 // never the process, and leaves nothing open.
 
-function upstream(frames: string[]) {
+/**
+ * A loopback upstream: it sends `greeting` once a socket opens, and reads what it is sent as fast
+ * as it comes, at `pace` (slow-reading.ts), or "never" (its socket paused from the start). Each
+ * frame read goes into `frames` (binary ones as "audio").
+ */
+function upstream(greeting: string[], pace?: ReadPace | "never", frames: string[] = []) {
   return Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
     fetch: (req, srv) => (srv.upgrade(req) ? undefined : new Response("no", { status: 400 })),
     websocket: {
       open: (ws) => {
-        for (const f of frames) ws.send(f);
+        if (pace === "never") ws.pause();
+        for (const f of greeting) ws.send(f);
       },
-      message() {},
+      message: (ws, frame) => {
+        if (typeof pace === "function") pace(ws, typeof frame === "string" ? frame.length : frame.byteLength);
+        frames.push(typeof frame === "string" ? frame : "audio");
+      },
     },
   });
 }
@@ -56,27 +65,6 @@ test("a frame that is not JSON, and silence while an answer is owed, fail the st
   quiet.stop(true);
 });
 
-/**
- * An upstream that reads what it is sent at `pace` (slow-reading.ts), or, without one, not at all:
- * its socket paused from the start. Each frame read goes into `frames` (binary ones as "audio").
- */
-function reader(pace?: ReadPace, frames: string[] = []) {
-  return Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    fetch: (req, srv) => (srv.upgrade(req) ? undefined : new Response("no", { status: 400 })),
-    websocket: {
-      open: (ws) => {
-        if (!pace) ws.pause();
-      },
-      message: (ws, frame) => {
-        pace?.(ws, typeof frame === "string" ? frame.length : frame.byteLength);
-        frames.push(typeof frame === "string" ? frame : "audio");
-      },
-    },
-  });
-}
-
 /** Sends audio until some of it waits in the socket's buffer (the kernel's buffers are full), then `moreBytes` besides. */
 function sendUntilBuffered(stream: JsonSocketStream<string>, moreBytes: number): void {
   const frame = new Uint8Array(64 * 1024);
@@ -86,7 +74,7 @@ function sendUntilBuffered(stream: JsonSocketStream<string>, moreBytes: number):
 }
 
 test("an upstream that stops reading: what was sent waits in bufferedAmount, and once it has taken nothing for the idle timeout the stream fails", async () => {
-  const server = reader();
+  const server = upstream([], "never");
   const before = openUpstreamStreams();
   const stream = new JsonSocketStream<string>("test", await openUpstreamSocket("test", `ws://127.0.0.1:${server.port}`), 300, { onJson() {} });
   sendUntilBuffered(stream, 2 ** 20);
@@ -96,7 +84,7 @@ test("an upstream that stops reading: what was sent waits in bufferedAmount, and
 });
 
 test("an upstream that reads slowly is not given up: its buffer drains, and the stream ends normally", async () => {
-  const server = reader(slowReading(8 * 2 ** 20));
+  const server = upstream([], slowReading(8 * 2 ** 20));
   const stream = new JsonSocketStream<string>("test", await openUpstreamSocket("test", `ws://127.0.0.1:${server.port}`), 2000, { onJson() {} });
   sendUntilBuffered(stream, 32 * 2 ** 20); // seconds of reading, longer than the idle timeout
   const ended = drain(stream);
@@ -108,7 +96,7 @@ test("an upstream that reads slowly is not given up: its buffer drains, and the 
 
 test("no keep-alive goes while what was sent still waits to go out: a recording paced on the buffer gets none between its pieces", async () => {
   const frames: string[] = [];
-  const server = reader(slowReading(2 * 2 ** 20), frames);
+  const server = upstream([], slowReading(2 * 2 ** 20), frames);
   const stream = new JsonSocketStream<string>("test", await openUpstreamSocket("test", `ws://127.0.0.1:${server.port}`), 10_000, { onJson() {}, keepAlive: { everyMs: 400, frame: "keep-alive" } });
   sendUntilBuffered(stream, 8 * 2 ** 20); // seconds of reading, nothing sent meanwhile
   while (stream.bufferedAmount > 64 * 1024) await Bun.sleep(10);
