@@ -236,11 +236,7 @@ export interface SttStream extends AsyncIterable<SttEvent> {
   /** No more audio: flush, deliver the final events, then the iteration ends. */
   end(): void;
   cancel(): void;
-  /**
-   * Bytes sent that have not yet gone out to the provider (as its wire carries them): what an
-   * upstream that reads slower than audio comes leaves in its socket's send buffer. A recording fed
-   * as fast as the provider takes it waits on this (paced-audio.ts).
-   */
+  /** Bytes sent that have not gone out to the provider yet (its socket's send buffer): what a recording's pace waits on. */
   readonly bufferedAmount: number;
 }
 

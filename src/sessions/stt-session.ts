@@ -40,8 +40,6 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
   private turn = 1;
   /** Audio the hold covered and that went on (the billed amount). */
   private admittedBytes = 0;
-  /** Audio taken from the client that this session has not yet handed to the stream. */
-  private heldBytes = 0;
   private lastFinalEndMs = 0;
   private firstInputAt: number | undefined;
   private firstOutputAt: number | undefined;
@@ -65,16 +63,15 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
     if (!frame.byteLength) return; // a keep-alive: providers may read an empty frame as the end of audio
     this.firstInputAt ??= performance.now();
     if (!this.setup.recording) this.arrivals.arrived(frame.byteLength);
-    this.heldBytes += frame.byteLength;
     this.gate.push(frame);
   }
 
   /**
-   * Audio taken from the client that has not yet gone out to the provider: waiting here (for its
-   * credit, for the provider to open, in the turn's batch) or in the stream's socket.
+   * Audio not yet gone out to the provider: gathered for the turn's message, or in the stream's
+   * socket. (A recording, fed once the session started, is held for whole: none waits at the gate.)
    */
   get bufferedAmount(): number {
-    return this.heldBytes + (this.stream?.bufferedAmount ?? 0);
+    return (this.batch?.gathered ?? 0) + (this.stream?.bufferedAmount ?? 0);
   }
 
   /** A command from the client: it keeps its place behind audio still waiting for its credit hold. */
@@ -209,11 +206,7 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
     if (this.closed) return stream.cancel();
     this.binding = binding;
     this.stream = stream;
-    const sendOn = (audio: Uint8Array) => {
-      this.heldBytes -= audio.byteLength;
-      stream.send(audio);
-    };
-    this.batch = new TurnBatch<Uint8Array>(sendOn, joinAudio, Math.max(640, Math.floor(this.setup.bytesPerSecond / 4)));
+    this.batch = new TurnBatch<Uint8Array>((audio) => stream.send(audio), joinAudio, Math.max(640, Math.floor(this.setup.bytesPerSecond / 4)));
     this.state = "ready";
     this.emit({
       type: "started",
