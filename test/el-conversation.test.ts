@@ -247,6 +247,7 @@ class TurnfulStt implements SttProvider {
       clear: () => queue.push({ type: "cleared", atMs: bytes / 32 }),
       end: () => queue.end(),
       cancel: () => queue.end(),
+      bufferedAmount: 0,
       [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
     };
   }

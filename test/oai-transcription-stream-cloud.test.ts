@@ -236,6 +236,22 @@ describe("/oai/audio/transcriptions stream: true through a streaming provider", 
     expect(spent).toBe(records[0]!.credits);
   }, 30_000);
 
+  test("a provider that stops reading: the file waits on its socket, and once it has read nothing for the upstream idle timeout, the plain 502 upstream_error, billed nothing", async () => {
+    const account = await fundedAccount(server, CREDITS);
+    const tenMinutes = wavFile(silence(600_000)); // 19 MB of PCM: more than the sockets' kernel buffers take
+    deepgram.fault("deaf");
+    const error = await sdkFor(account.key)
+      .audio.transcriptions.create({ file: await toFile(tenMinutes, "ten.wav", { type: "audio/wav" }), model: "nova-3", stream: true })
+      .catch((err) => err);
+    expect(error).toBeInstanceOf(APIError);
+    expect(error).toMatchObject({ status: 502, error: { type: "api_error", code: "upstream_error", message: "deepgram read nothing of what was sent for 10000 ms" } });
+    expect(deepgram.connections.at(-1)!.audioBytes).toBe(0);
+    const { records, spent } = await ledgerOf(account.tenantId);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ provider: "deepgram", status: "failed", usageAmount: 0 });
+    expect(spent).toBe(0);
+  }, 60_000);
+
   test("a client that leaves after the first delta: the provider's socket is closed, no more audio goes, billed for the audio it was given", async () => {
     const account = await fundedAccount(server, CREDITS);
     const stream = await sdkFor(account.key).audio.transcriptions.create({ file: await wav(), model: "universal-streaming-english", stream: true });

@@ -335,6 +335,7 @@ class BrokenStt implements SttProvider {
       clear: () => {},
       end: () => queue.end(),
       cancel: () => queue.end(),
+      bufferedAmount: 0,
       [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
     };
   }

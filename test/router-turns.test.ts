@@ -27,6 +27,7 @@ import { bearer, connect } from "./helpers/ws-client.ts";
 class TrivialStream implements SttStream {
   readonly frames: Uint8Array[] = [];
   readonly calls: string[] = [];
+  readonly bufferedAmount = 0;
   cancelled = false;
   private readonly queue = new AsyncQueue<SttEvent>();
   private readonly owed: ("commit" | "clear")[] = [];

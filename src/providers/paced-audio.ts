@@ -9,11 +9,23 @@ export interface PcmPieces extends AsyncIterable<Uint8Array> {
 }
 
 /**
- * How a recognizer takes a recording: as fast as it comes (a cloud socket), at most `AHEAD_MS`
- * ahead of what it has heard (a recognizer whose turns the router VAD decides, which tells how
- * far it has heard), or in real time (a provider that asks for it).
+ * How a recognizer takes a recording: as fast as its upstream reads it (a cloud socket: at most
+ * `UNSENT_HIGH_WATER_BYTES` wait to go out), at most `AHEAD_MS` ahead of what it has heard (a
+ * recognizer whose turns the router VAD decides, which tells how far it has heard), or in real
+ * time (a provider that asks for it).
  */
 export type Pace = "all" | "heard" | "realtime";
+
+/**
+ * For the `all` pace: the next piece goes only while less than this waits to go out to the
+ * provider (`FeedTarget.unsent`: the session's queue and its socket's send buffer), so that an
+ * upstream that reads slower than the file decodes holds the decoding back instead of the audio
+ * piling up in memory. 512 KiB: 16 s of 16 kHz PCM, 8 s of 24 kHz PCM sent as base64.
+ */
+export const UNSENT_HIGH_WATER_BYTES = 512 * 1024;
+
+/** How soon the `all` pace looks again past the high-water mark: a client WebSocket tells no drain. */
+const DRAIN_POLL_MS = 10;
 
 /**
  * How far the audio may run ahead of what the router VAD has heard: audio handed to the audio
@@ -31,6 +43,8 @@ export interface PacedFeed {
 
 export interface FeedTarget {
   send(piece: Uint8Array): void;
+  /** For the `all` pace: bytes sent that have not yet gone out to the recognizer's upstream. */
+  unsent?(): number;
   /** All of it was sent. */
   end(): void;
   /** The decoding failed (its worker died): nothing more comes. */
@@ -45,13 +59,13 @@ export function feedPaced(audio: PcmPieces, bytesPerSecond: number, pace: Pace, 
   let wake: (() => void) | undefined;
   let timer: Timer | undefined;
   const allowedMs = () => (pace === "realtime" ? performance.now() - t0 : pace === "heard" ? heardMs + AHEAD_MS : Number.POSITIVE_INFINITY);
+  const backedUp = () => pace === "all" && (to.unsent?.() ?? 0) >= UNSENT_HIGH_WATER_BYTES;
   const due = (atMs: number) =>
     new Promise<void>((resolve) => {
       wake = resolve;
-      if (pace === "realtime") {
-        clearTimeout(timer);
-        timer = setTimeout(resolve, t0 + atMs - performance.now());
-      }
+      clearTimeout(timer);
+      if (pace === "realtime") timer = setTimeout(resolve, t0 + atMs - performance.now());
+      else if (pace === "all") timer = setTimeout(resolve, DRAIN_POLL_MS);
     });
   const woken = () => {
     const w = wake;
@@ -63,7 +77,7 @@ export function feedPaced(audio: PcmPieces, bytesPerSecond: number, pace: Pace, 
     try {
       for await (const piece of audio) {
         const atMs = (sentBytes / bytesPerSecond) * 1000;
-        while (!stopped && atMs > allowedMs()) await due(atMs);
+        while (!stopped && (atMs > allowedMs() || backedUp())) await due(atMs);
         if (stopped) return;
         to.send(piece);
         sentBytes += piece.byteLength;

@@ -66,6 +66,9 @@ export function turnEndingStream(
       stream.expectAnswer();
     },
     cancel: () => stream.cancel(),
+    get bufferedAmount() {
+      return stream.bufferedAmount;
+    },
     [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
   };
 }

@@ -236,6 +236,8 @@ export interface SttStream extends AsyncIterable<SttEvent> {
   /** No more audio: flush, deliver the final events, then the iteration ends. */
   end(): void;
   cancel(): void;
+  /** Bytes sent that have not gone out to the provider yet (its socket's send buffer): what a recording's pace waits on. */
+  readonly bufferedAmount: number;
 }
 
 export interface TranscriptionRequest {

@@ -81,12 +81,19 @@ export interface JsonSocketHandlers<E> {
  * maps frames in `onJson` and pushes; this class owns the failure rules and the liveness timer:
  * `expectAnswer()` after a frame that must be answered (a commit, an end, a flush) arms a timer
  * that every received frame pushes back; `answered()` disarms it. An upstream that stays silent
- * that long while owing an answer is given up, never left hanging.
+ * that long while owing an answer is given up, never left hanging; so is one that reads nothing
+ * for that long while what was sent waits in the socket's buffer (`bufferedAmount`).
  */
 export class JsonSocketStream<E> implements AsyncIterable<E> {
   private liveness?: ReturnType<typeof setTimeout>;
-  private lastSend = performance.now();
+  /** When a frame was last sent, or last seen waiting to go out: the keep-alive goes once the socket was idle for its interval. */
+  private lastBusy = performance.now();
   private readonly keepAlive?: ReturnType<typeof setInterval>;
+  /** Bytes given to the socket, and the most of them it had written out when last looked at, and when. */
+  private sentBytes = 0;
+  private writtenBytes = 0;
+  private wroteAt = 0;
+  private writing?: ReturnType<typeof setInterval>;
   private done = false;
 
   constructor(
@@ -102,7 +109,9 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
     if (ka) {
       this.keepAlive = setInterval(
         () => {
-          if (performance.now() - this.lastSend < ka.everyMs) return;
+          // A socket whose frames still wait to go out is not idle (a keep-alive of silence must not slip into a recording).
+          if (this.ws.bufferedAmount > 0) this.lastBusy = performance.now();
+          if (performance.now() - this.lastBusy < ka.everyMs) return;
           const frame = typeof ka.frame === "string" ? ka.frame : ka.frame();
           if (frame !== undefined) this.send(frame);
         },
@@ -142,8 +151,16 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
   }
 
   send(frame: string | Uint8Array): void {
-    this.lastSend = performance.now();
-    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(frame);
+    this.lastBusy = performance.now();
+    if (this.ws.readyState !== WebSocket.OPEN) return;
+    this.ws.send(frame);
+    this.sentBytes += typeof frame === "string" ? Buffer.byteLength(frame) : frame.byteLength;
+    if (this.ws.bufferedAmount > 0) this.watchWriting();
+  }
+
+  /** Bytes sent that wait in the socket's buffer: the network (the upstream reading) has not taken them yet. */
+  get bufferedAmount(): number {
+    return this.ws.bufferedAmount;
   }
 
   /** The last frame sent calls for an answer: arm the liveness timer. */
@@ -177,10 +194,36 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
     this.finish();
   }
 
+  /**
+   * While frames wait in the socket's buffer, the upstream must go on reading: one that takes none
+   * of them for the idle timeout has stopped, and is given up like a silent one. (A client
+   * WebSocket tells no drain, so the buffer is looked at while it holds anything.)
+   */
+  private watchWriting(): void {
+    if (this.writing || this.done) return;
+    this.writtenBytes = this.sentBytes - this.ws.bufferedAmount;
+    this.wroteAt = performance.now();
+    this.writing = setInterval(
+      () => {
+        const buffered = this.ws.bufferedAmount;
+        if (this.sentBytes - buffered > this.writtenBytes) {
+          this.writtenBytes = this.sentBytes - buffered;
+          this.wroteAt = performance.now();
+        }
+        if (buffered === 0) {
+          clearInterval(this.writing);
+          this.writing = undefined;
+        } else if (performance.now() - this.wroteAt >= this.idleMs) this.fail(`${this.provider} read nothing of what was sent for ${this.idleMs} ms`);
+      },
+      Math.min(1000, this.idleMs / 4),
+    );
+  }
+
   private stop(): void {
     if (!this.done) liveStreams--;
     this.done = true;
     clearTimeout(this.liveness);
     clearInterval(this.keepAlive);
+    clearInterval(this.writing);
   }
 }

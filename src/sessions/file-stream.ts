@@ -127,6 +127,7 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
           serving = { provider: ev.provider, model: ev.model };
           feeder = feedPaced(audio!, f.plan.bytesPerSecond, paceOf(f.plan.families.get(ev.provider)), {
             send: (piece) => session.audio(piece),
+            unsent: () => session.bufferedAmount,
             end: () => session.command({ type: "close" }),
             failed: (err) => session.end(sessionFailure(err)),
           });

@@ -89,6 +89,10 @@ class RouterTurns implements SttStream {
     this.out.end();
   }
 
+  get bufferedAmount(): number {
+    return this.stream.bufferedAmount;
+  }
+
   private ask(what: "commit" | "clear", routerAtMs?: number): void {
     this.pending.push({ routerAtMs, after: [] });
     if (what === "clear") this.stream.clear();

@@ -66,6 +66,14 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
     this.gate.push(frame);
   }
 
+  /**
+   * Audio not yet gone out to the provider: gathered for the turn's message, or in the stream's
+   * socket. (A recording, fed once the session started, is held for whole: none waits at the gate.)
+   */
+  get bufferedAmount(): number {
+    return (this.batch?.gathered ?? 0) + (this.stream?.bufferedAmount ?? 0);
+  }
+
   /** A command from the client: it keeps its place behind audio still waiting for its credit hold. */
   command(cmd: SttCommand): void {
     this.receive(cmd, cmd.type === "close");

@@ -24,6 +24,11 @@ export class TurnBatch<T extends { length: number }> {
     this.scheduled ??= setImmediate(() => this.flush());
   }
 
+  /** The size of what is gathered and not yet sent. */
+  get gathered(): number {
+    return this.size;
+  }
+
   /** Sends what is gathered now: before anything that must follow it (a commit, a flush). */
   flush(): void {
     if (this.scheduled) clearImmediate(this.scheduled);

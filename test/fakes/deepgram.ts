@@ -4,6 +4,7 @@ import { fluxQueryProblem, fluxSocket } from "./deepgram-flux.ts";
 import { closeWhenIdle } from "./idle-close.ts";
 import { audioResponse, mp3, refusal, speech, type RefusalStatus } from "./http-fake.ts";
 import { ReceivedAudio, receivedFile, type AudioDigest } from "./received-audio.ts";
+import { type ReadPace, slowReading } from "./slow-reading.ts";
 
 // A fake of Deepgram on loopback, close enough for the official SDK (`Authorization: Token <key>`
 // everywhere):
@@ -19,15 +20,19 @@ import { ReceivedAudio, receivedFile, type AudioDigest } from "./received-audio.
 // - `GET /v1/models`, and Aura `POST /v1/speak` (JSON `{text}` in;
 //   `linear16` raw PCM at `sample_rate` or `mp3` out; real Flite speech).
 //
+// Nova connections read their socket as fast as frames come, or, after `readSlowly(rate)`, no
+// faster than that (slow-reading.ts: the router meets TCP backpressure).
+//
 // Faults for the next connection: "401" / "429" / "500" (the handshake answers that status),
 // "stall" (the socket opens, then nothing is sent and nothing closes), "drop" (close 1011
 // NET-0000 after 1 s of audio in, or after the first audio frame out), "malformed" (a non-JSON
 // text frame after the first audio; Aura: instead of `Metadata`), "data-error" (close 1008
 // DATA-0000 after the first audio or text), "error-frame" (Flux: a fatal `Error` frame, then
-// close 1011). For `POST /v1/speak`, "drop", "malformed" and "stall" are the HTTP streaming faults
+// close 1011), "deaf" (Nova: the socket opens and is never read, so what the router sends waits in
+// its buffers). For `POST /v1/speak`, "drop", "malformed" and "stall" are the HTTP streaming faults
 // of http-fake.ts.
 
-export type DeepgramFault = "401" | "429" | "500" | "drop" | "malformed" | "data-error" | "error-frame" | "stall";
+export type DeepgramFault = "401" | "429" | "500" | "drop" | "malformed" | "data-error" | "error-frame" | "stall" | "deaf";
 
 /** One upgraded socket: each protocol brings its own handler. */
 export interface FakeSocket {
@@ -66,6 +71,8 @@ export interface FakeDeepgram {
   /** HTTP requests and sockets still open: a client that forgets to cancel a response or close a socket shows here. */
   openRequests(): number;
   fault(f: DeepgramFault): void;
+  /** Nova connections opened from now on read no more than `bytesPerSecond` (undefined: as fast as frames come). */
+  readSlowly(bytesPerSecond: number | undefined): void;
   /** From now on a listen socket (Nova or Flux) that receives nothing for `ms` is closed 1011 NET-0001, as Deepgram does after 10 s; undefined: never. */
   closeIdleStreams(ms: number | undefined): void;
   openSockets(): number;
@@ -74,6 +81,7 @@ export interface FakeDeepgram {
 
 interface Conn extends SocketRecord {
   fault?: DeepgramFault;
+  readPace?: ReadPace;
   bytesPerSecond: number;
   sentInterimAt: number;
   /** Some audio came; sound came (SpeechStarted was due); sound came since the last Finalize. */
@@ -119,6 +127,7 @@ export function startFakeDeepgram(): FakeDeepgram {
     return audioResponse(audio, encoding === "mp3" ? "audio/mpeg" : "application/octet-stream", fault === "stall" || fault === "drop" || fault === "malformed" ? fault : undefined);
   };
   let pending: DeepgramFault | undefined;
+  let readRate: number | undefined;
   let idleCloseMs: number | undefined;
   /** A listen socket under Deepgram's rule for idle streams, when one is set. */
   const idleClosing = (socket: FakeSocket): FakeSocket => {
@@ -248,6 +257,7 @@ export function startFakeDeepgram(): FakeDeepgram {
     const perSample = query.get("encoding") === "mulaw" ? 1 : 2;
     return {
       fault,
+      readPace: readRate ? slowReading(readRate) : undefined,
       bytesPerSecond: Number(query.get("sample_rate") ?? 16000) * perSample * Number(query.get("channels") ?? 1),
       sentInterimAt: 0,
       heard: false,
@@ -258,6 +268,9 @@ export function startFakeDeepgram(): FakeDeepgram {
   };
 
   const novaSocket = (c: Conn): FakeSocket => ({
+    open(ws) {
+      if (c.fault === "deaf") ws.pause();
+    },
     message(ws, frame) {
       if (typeof frame === "string") {
         c.texts.push(frame);
@@ -284,6 +297,7 @@ export function startFakeDeepgram(): FakeDeepgram {
         }
         return;
       }
+      c.readPace?.(ws, frame.byteLength);
       c.audioBytes += frame.byteLength;
       const sound = c.received.add(frame);
       c.soundSinceFinalize ||= sound;
@@ -314,6 +328,7 @@ export function startFakeDeepgram(): FakeDeepgram {
     speak,
     openRequests: () => server.pendingRequests + server.pendingWebSockets,
     fault: (f) => (pending = f),
+    readSlowly: (bytesPerSecond) => (readRate = bytesPerSecond),
     closeIdleStreams: (ms) => (idleCloseMs = ms),
     openSockets: () => server.pendingWebSockets,
     stop: () => server.stop(true),

@@ -81,6 +81,7 @@ export class RelayProvider implements SttProvider {
         raw.close(1000, "cancelled");
         queue.end();
       },
+      bufferedAmount: 0,
       [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
     };
   }

@@ -54,6 +54,7 @@ export class SpareStt implements SttProvider {
         queue.end();
       },
       cancel: () => queue.end(),
+      bufferedAmount: 0,
       [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
     };
   }

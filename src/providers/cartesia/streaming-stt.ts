@@ -102,6 +102,10 @@ export class InkStream implements SttStream {
     this.socket.cancel();
   }
 
+  get bufferedAmount(): number {
+    return this.socket.bufferedAmount;
+  }
+
   private get sentMs(): number {
     return Math.round(this.sentBytes / this.bytesPerMs);
   }

@@ -127,6 +127,9 @@ export class DeepgramStt implements SttProvider {
         stream.expectAnswer();
       },
       cancel: () => stream.cancel(),
+      get bufferedAmount() {
+        return stream.bufferedAmount;
+      },
       [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
     };
   }

@@ -177,6 +177,9 @@ export function scribeStream(ws: WebSocket, req: SttStreamRequest, options: Http
       clearTimeout(settle);
       stream.cancel();
     },
+    get bufferedAmount() {
+      return stream.bufferedAmount;
+    },
     [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
   };
 }

@@ -165,6 +165,8 @@ export class LocalSphinxProvider implements SttProvider {
         lane.drop();
         queue.end();
       },
+      // Audio is transferred to the worker as it comes; how far it runs ahead is what the router VAD has heard (paced-audio.ts).
+      bufferedAmount: 0,
       [Symbol.asyncIterator]: () => queue[Symbol.asyncIterator](),
     };
   }

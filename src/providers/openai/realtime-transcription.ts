@@ -225,6 +225,10 @@ export class RealtimeTranscription implements SttStream {
     this.stream.cancel();
   }
 
+  get bufferedAmount(): number {
+    return this.stream.bufferedAmount;
+  }
+
   [Symbol.asyncIterator]() {
     return this.stream[Symbol.asyncIterator]();
   }
