@@ -130,6 +130,9 @@ for (const pattern of PATTERNS) {
   }
 }
 
+/** 20 ms of a quiet 500 Hz tone: the STT fakes hear digital silence as nothing, and send no interim for it. */
+const TONE_FRAME = new Uint8Array(Int16Array.from({ length: 320 }, (_, i) => Math.round(2000 * Math.sin((2 * Math.PI * 500 * i) / 16000))).buffer);
+
 /** Per session: half a second of audio as 20 ms frames at once; time from the last frame to the interim. */
 async function sttLatency(url: string, headers: Record<string, string>, n: number, isInterim: (data: string) => boolean): Promise<number[]> {
   const sockets = await Promise.all(
@@ -147,7 +150,7 @@ async function sttLatency(url: string, headers: Record<string, string>, n: numbe
           ws.onmessage = (e) => typeof e.data === "string" && isInterim(e.data) && resolve(performance.now() - t0);
           for (let i = 0; i < 25; i++) {
             if (i === 24) t0 = performance.now();
-            ws.send(new Uint8Array(640));
+            ws.send(TONE_FRAME);
           }
         }),
     ),
