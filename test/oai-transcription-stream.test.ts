@@ -76,15 +76,35 @@ describe("/oai/audio/transcriptions with stream: true", () => {
   });
 });
 
+/** Long enough that the recognizer is still at it for seconds when the client leaves. */
+const LEAVING_LONG = concat(Array.from({ length: 20 }, () => [speak("Thank you very much for your help."), silence(800)]).flat());
+
+/** A server with one decoder and no queue (the next request gets the decoder only once it is released), and an account on it. */
+async function withOneDecoder(run: (solo: TestServer, account: { key: string; tenantId: string }) => Promise<void>): Promise<void> {
+  const solo = await startTestServer({ AUDIO_WORKERS: "1", LOCAL_STT_DECODERS_PER_WORKER: "1", LOCAL_STT_QUEUE: "0" });
+  try {
+    await run(solo, await fundedAccount(solo));
+  } finally {
+    await solo.stop(0);
+  }
+}
+
+/** One activity record, billed for the audio the recognizer was given, not the whole file: it goes a few seconds ahead of what was heard. */
+async function billedWhatWasFed(solo: TestServer, tenantId: string): Promise<void> {
+  const { db, schema } = solo.ctx.database;
+  let records: (typeof schema.activity.$inferSelect)[] = [];
+  for (let i = 0; i < 250 && !records.length; i++, await Bun.sleep(20)) records = await db.select().from(schema.activity).where(eq(schema.activity.tenantId, tenantId));
+  expect(records).toHaveLength(1);
+  expect(records[0]).toMatchObject({ provider: "pocketsphinx", status: "completed" });
+  expect(records[0].usageAmount).toBeGreaterThanOrEqual(1);
+  expect(records[0].usageAmount).toBeLessThan(Math.ceil(LEAVING_LONG.length / 16000));
+}
+
 describe("a client that leaves a pocketsphinx stream", () => {
   test("its decoder is released at once (one decoder, no queue: the next request gets it); billed for the audio the recognizer was given, not the whole file", async () => {
-    const solo = await startTestServer({ AUDIO_WORKERS: "1", LOCAL_STT_DECODERS_PER_WORKER: "1", LOCAL_STT_QUEUE: "0" });
-    try {
-      // Long enough that the recognizer is still at it for seconds when the client leaves.
-      const long = concat(Array.from({ length: 20 }, () => [speak("Thank you very much for your help."), silence(800)]).flat());
-      const account = await fundedAccount(solo);
+    await withOneDecoder(async (solo, account) => {
       const sdk = new OpenAI({ apiKey: account.key, baseURL: `${solo.url}/oai`, maxRetries: 0 });
-      const stream = await sdk.audio.transcriptions.create({ file: await toFile(wavFile(long), "long.wav"), model: "pocketsphinx", stream: true });
+      const stream = await sdk.audio.transcriptions.create({ file: await toFile(wavFile(LEAVING_LONG), "long.wav"), model: "pocketsphinx", stream: true });
       for await (const ev of stream) if (ev.type === "transcript.text.delta") break; // the SDK aborts its request
       const pocketsphinx = solo.ctx.sttProviders.get("pocketsphinx")!;
       for (let i = 0; i < 100 && pocketsphinx.overloaded!(); i++) await Bun.sleep(20);
@@ -93,27 +113,17 @@ describe("a client that leaves a pocketsphinx stream", () => {
         await new OpenAI({ apiKey: solo.key, baseURL: `${solo.url}/oai`, maxRetries: 0 }).audio.transcriptions.create({ file: await file(), model: "pocketsphinx", stream: true }),
       );
       expect(next.at(-1)?.type).toBe("transcript.text.done");
-      // The audio goes to the recognizer only a few seconds ahead of what it has heard: the rest was never given.
-      const record = await lastActivity(solo, account.tenantId);
-      expect(record).toMatchObject({ provider: "pocketsphinx", status: "completed" });
-      expect(record.usageAmount).toBeGreaterThanOrEqual(1);
-      expect(record.usageAmount).toBeLessThan(Math.ceil(long.length / 16000));
-    } finally {
-      await solo.stop(0);
-    }
+      await billedWhatWasFed(solo, account.tenantId);
+    });
   }, 60_000);
 });
 
 describe("a client that leaves a pocketsphinx file transcription (no stream)", () => {
   test("its decoder is released at once; billed for the audio the recognizer was given, not the whole file", async () => {
-    const solo = await startTestServer({ AUDIO_WORKERS: "1", LOCAL_STT_DECODERS_PER_WORKER: "1", LOCAL_STT_QUEUE: "0" });
-    try {
-      // Long enough that the recognizer is still at it for seconds when the client leaves.
-      const long = concat(Array.from({ length: 20 }, () => [speak("Thank you very much for your help."), silence(800)]).flat());
-      const account = await fundedAccount(solo);
+    await withOneDecoder(async (solo, account) => {
       const leaving = new AbortController();
       const request = new OpenAI({ apiKey: account.key, baseURL: `${solo.url}/oai`, maxRetries: 0 }).audio.transcriptions
-        .create({ file: await toFile(wavFile(long), "long.wav"), model: "pocketsphinx" }, { signal: leaving.signal })
+        .create({ file: await toFile(wavFile(LEAVING_LONG), "long.wav"), model: "pocketsphinx" }, { signal: leaving.signal })
         .catch((e) => e);
       // The one decoder is the request's: the recognizer has the file.
       const pocketsphinx = solo.ctx.sttProviders.get("pocketsphinx")!;
@@ -123,17 +133,8 @@ describe("a client that leaves a pocketsphinx file transcription (no stream)", (
       expect(await request).toBeInstanceOf(APIUserAbortError);
       for (let i = 0; i < 100 && pocketsphinx.overloaded!(); i++) await Bun.sleep(20);
       expect(pocketsphinx.overloaded!()).toBeUndefined();
-      const { db, schema } = solo.ctx.database;
-      let records: (typeof schema.activity.$inferSelect)[] = [];
-      for (let i = 0; i < 250 && !records.length; i++, await Bun.sleep(20)) records = await db.select().from(schema.activity).where(eq(schema.activity.tenantId, account.tenantId));
-      expect(records).toHaveLength(1);
-      // The audio goes to the recognizer only a few seconds ahead of what it has heard: the rest was never given.
-      expect(records[0]).toMatchObject({ provider: "pocketsphinx", status: "completed" });
-      expect(records[0].usageAmount).toBeGreaterThanOrEqual(1);
-      expect(records[0].usageAmount).toBeLessThan(Math.ceil(long.length / 16000));
-    } finally {
-      await solo.stop(0);
-    }
+      await billedWhatWasFed(solo, account.tenantId);
+    });
   }, 60_000);
 });
 
