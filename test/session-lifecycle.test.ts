@@ -4,6 +4,7 @@ import type { MeteredRequest } from "../src/ledger/meter.ts";
 import { createLogger } from "../src/log.ts";
 import { Metrics } from "../src/metrics.ts";
 import { ProviderError } from "../src/errors.ts";
+import { ProviderHealth } from "../src/routing/health.ts";
 import { openWithin, tryCandidates, type Attempt, type CandidateRun } from "../src/sessions/lifecycle/candidates.ts";
 import { CreditGate } from "../src/sessions/lifecycle/credit-gate.ts";
 import { type Outcome, recordEnding, type SessionEnding, type SessionRecord } from "../src/sessions/lifecycle/ending.ts";
@@ -12,7 +13,7 @@ import { type Outcome, recordEnding, type SessionEnding, type SessionRecord } fr
 // (the kinds themselves are driven through their surfaces by the other tests).
 
 const log = createLogger("silent");
-const observers = () => ({ log, metrics: new Metrics(false) });
+const observers = () => ({ log, metrics: new Metrics(false), health: new ProviderHealth({ failureThreshold: 3, cooldownMs: 5000, cooldownMaxMs: 60000 }, log) });
 const binding = (id: string) => ({ id: "m", canonical: `${id}/m`, provider: { id } }) as unknown as Binding;
 const candidates = ["a", "b", "c"].map(binding);
 
