@@ -34,7 +34,10 @@ const schemas = {
   ),
   BindingHealth: object(
     {
-      status: oneOfValues(["up", "degraded", "down"], "`up`: no failure since its last success; `degraded`: failures below the threshold, or its cooldown over and a session probing it; `down`: its circuit is open, new sessions skip it until `retry_at`"),
+      status: oneOfValues(
+        ["up", "degraded", "down"],
+        "`up`: no failure since its last success; `degraded`: failures below the threshold, or its cooldown over and a session probing it; `down`: its circuit is open, new sessions skip it until `retry_at`",
+      ),
       consecutive_failures: integer("Provider failures since its last success (client mistakes do not count)"),
       retry_at: nullable(timestamp("While down: when its cooldown ends and one session may probe it")),
       cooldown_ms: nullable(integer("While down: the length of the current cooldown (it doubles at each opening without a success, up to `PROVIDER_COOLDOWN_MAX_MS`)")),
