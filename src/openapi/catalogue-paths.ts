@@ -40,7 +40,7 @@ const schemas = {
       ),
       consecutive_failures: integer("Provider failures since its last success (client mistakes do not count)"),
       retry_at: nullable(timestamp("While down: when its cooldown ends and one session may probe it")),
-      cooldown_ms: nullable(integer("While down: the length of the current cooldown (it doubles at each opening without a success, up to `PROVIDER_COOLDOWN_MAX_MS`)")),
+      cooldown_ms: nullable(integer("While down or half-open: the length of its latest cooldown (it doubles at each opening without a success, up to `PROVIDER_COOLDOWN_MAX_MS`)")),
       last_failure: nullable(object({ at: timestamp(), reason: string() }, {}, "The latest provider failure counted")),
     },
     {},

@@ -24,7 +24,7 @@ export interface HealthView {
   consecutive_failures: number;
   /** While down: when its cooldown ends and a session may probe it. */
   retry_at: string | null;
-  /** The current cooldown's length, while down. */
+  /** While its circuit is not closed (down, or half-open): the length of its latest cooldown. */
   cooldown_ms: number | null;
   last_failure: { at: string; reason: string } | null;
 }
@@ -82,7 +82,7 @@ export class ProviderHealth {
       status,
       consecutive_failures: s?.failures ?? 0,
       retry_at: down ? new Date(s.openUntil).toISOString() : null,
-      cooldown_ms: down ? s.cooldownMs : null,
+      cooldown_ms: s && s.openUntil !== 0 ? s.cooldownMs : null,
       last_failure: s?.lastFailure ? { at: new Date(s.lastFailure.at).toISOString(), reason: s.lastFailure.reason } : null,
     };
   }

@@ -268,8 +268,14 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   }
 
   protected sendError(error: ApiError): void {
-    const { param } = error.extra;
-    this.deps.port.event({ type: "error", code: error.code, message: error.message, ...(param ? { param: String(param) } : {}) });
+    const { param, retry_after } = error.extra;
+    this.deps.port.event({
+      type: "error",
+      code: error.code,
+      message: error.message,
+      ...(param ? { param: String(param) } : {}),
+      ...(typeof retry_after === "number" ? { retryAfter: retry_after } : {}),
+    });
   }
 
   protected stopWork(): void {
