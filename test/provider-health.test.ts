@@ -2,16 +2,14 @@ import { describe, expect, test } from "bun:test";
 import type { Binding } from "../src/catalogue/types.ts";
 import { ApiError, ProviderError, ProviderOverloaded } from "../src/errors.ts";
 import { createLogger } from "../src/log.ts";
-import { Metrics } from "../src/metrics.ts";
 import { ProviderHealth } from "../src/routing/health.ts";
-import { tryCandidates, type CandidateRun } from "../src/sessions/lifecycle/candidates.ts";
 
 // Provider health by its rules, on a clock the test moves (the server's own tests are
-// provider-health-server.test.ts): when a circuit opens, how its cooldown grows, who probes it,
-// what counts against a provider, and how the candidate loop skips what is down.
+// provider-health-server.test.ts; the candidate loop's part: session-lifecycle.test.ts): when a
+// circuit opens, how its cooldown grows, who probes it, what counts against a provider.
 
 const binding = (provider: string, id = "m") => ({ capability: "tts", id, canonical: `${provider}/${id}`, provider: { id: provider } }) as unknown as Binding;
-const [a, b] = [binding("a"), binding("b")];
+const a = binding("a");
 const refused = () => new ProviderError("connection refused", true);
 
 function healthOn(config = { failureThreshold: 3, cooldownMs: 1000, cooldownMaxMs: 3000 }) {
@@ -120,75 +118,5 @@ describe("a binding's circuit", () => {
     const told = lines.map((l) => `${l.level} ${l.status}`);
     expect(told).toEqual(["info degraded", "warn down", "info degraded", "info up"]);
     expect(lines[1]).toMatchObject({ provider: "a", msg: "provider down: skipped until its cooldown ends" });
-  });
-});
-
-/** A run whose providers fail as scripted; records what it was asked to do. */
-function scripted(failures: Record<string, Error> = {}) {
-  const calls: string[] = [];
-  let failedWith: unknown;
-  let closed = false;
-  const run: CandidateRun = {
-    connect: async (c) => {
-      calls.push(`connect ${c.provider.id}`);
-      if (failures[c.provider.id]) throw failures[c.provider.id];
-    },
-    serve: async (c, served) => {
-      calls.push(`serve ${c.provider.id}`);
-      served();
-    },
-    canMoveOn: () => true,
-    moveOn: () => {},
-    closed: () => closed,
-    fail: async (err) => {
-      failedWith = err;
-      closed = true;
-    },
-  };
-  return { run, calls, failed: () => failedWith };
-}
-
-describe("the candidate loop with health", () => {
-  const observers = (health: ProviderHealth) => ({ log: createLogger("silent"), metrics: new Metrics(false), health });
-
-  test("an open candidate is skipped at once: never connected, the next serves", async () => {
-    const { health, fail } = healthOn();
-    for (let i = 0; i < 3; i++) fail(a);
-    const s = scripted();
-    await tryCandidates([a, b], s.run, [], observers(health));
-    expect(s.calls).toEqual(["connect b", "serve b"]);
-  });
-
-  test("every candidate open: 503 provider_unavailable at once, retry_after when the first cooldown ends", async () => {
-    const { health, fail, advance } = healthOn();
-    for (let i = 0; i < 3; i++) fail(a);
-    advance(400);
-    for (let i = 0; i < 3; i++) fail(b);
-    const s = scripted();
-    await tryCandidates([a, b], s.run, [], observers(health));
-    expect(s.calls).toEqual([]);
-    expect(s.failed()).toBeInstanceOf(ApiError);
-    expect(s.failed()).toMatchObject({ code: "provider_unavailable", status: 503, closeCode: 1013, extra: { retry_after: 1 } });
-  });
-
-  test("a failure with only open candidates left ends the session with that failure, not a 503", async () => {
-    const { health, fail } = healthOn();
-    for (let i = 0; i < 3; i++) fail(b);
-    const s = scripted({ a: refused() });
-    await tryCandidates([a, b], s.run, [], observers(health));
-    expect(s.calls).toEqual(["connect a"]);
-    expect((s.failed() as Error).message).toBe("connection refused");
-  });
-
-  test("failures while connecting and while serving count; the served candidate closes its circuit", async () => {
-    const { health } = healthOn();
-    const s = scripted({ a: refused() });
-    s.run.serve = async (c, served) => {
-      if (c === b) throw new ProviderError("upstream went silent", true);
-      served();
-    };
-    await tryCandidates([a, b, binding("c")], s.run, [], observers(health));
-    expect([health.view(a).consecutive_failures, health.view(b).consecutive_failures]).toEqual([1, 1]);
-    expect(health.view(binding("c")).status).toBe("up");
   });
 });
