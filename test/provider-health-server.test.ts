@@ -8,6 +8,8 @@ import { lastActivity, fundedAccount } from "./helpers/accounts.ts";
 import { speakOnce, startSpeaking } from "./helpers/http-tts.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { speak, wavFile } from "./helpers/speech.ts";
+import type { Answer } from "./helpers/documented-answer.ts";
+import { upgradeRequest } from "./helpers/upgrade-request.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
 // Provider health in a running server, against provider fakes broken and healed while it runs
@@ -66,6 +68,13 @@ async function until(done: () => boolean): Promise<void> {
   while (!done()) await Bun.sleep(5);
 }
 
+/** 503 `provider_unavailable`, native envelope, with the seconds to wait. */
+async function expectUnavailable(answer: Promise<Answer> | Answer | Response): Promise<void> {
+  const res = await answer;
+  const body = res instanceof Response ? await res.json() : JSON.parse(new TextDecoder().decode(res.body));
+  expect({ status: res.status, error: body.error, waits: Number(res.headers.get("retry-after")) > 0 && body.retry_after > 0 }).toEqual({ status: 503, error: "provider_unavailable", waits: true });
+}
+
 const ECHO = `model=${TEST_MODEL}&voice=alloy&provider_order=oai-echo,fixed`;
 const servedBy = (rec: { events: Record<string, any>[] }) => rec.events.find((e) => e.type === "service.tts_audio_started")?.provider;
 const tried = (rec: { events: Record<string, any>[] }) => rec.events.filter((e) => e.type === "service.tts_provider_status" && e.status === "connecting").map((e) => e.provider);
@@ -96,7 +105,7 @@ describe("a circuit that opens", () => {
     await fake.faults.set(undefined);
   });
 
-  test("health is per binding; with every candidate down a session is refused at once: 1013 on a socket, 503 with Retry-After over HTTP", async () => {
+  test("health is per binding; with every candidate down a session is refused at once: 503 with Retry-After, before a socket's upgrade", async () => {
     await fake.faults.set({ kind: "status500" });
     for (let i = 0; i < 3; i++) expect((await speakOnce(steady, "model=tts-1&voice=alloy", "Hello")).close).toEqual({ code: 1011, reason: "upstream_error" });
     expect((await healthOf(steady, "openai", "tts", "tts-1")).status).toBe("down");
@@ -104,14 +113,13 @@ describe("a circuit that opens", () => {
 
     await fake.faults.set({ kind: "hang" });
     const heard = fake.faults.arrivals;
-    expect((await speakOnce(steady, "model=tts-1&voice=alloy", "Hello")).close).toEqual({ code: 1013, reason: "provider_unavailable" });
+    await expectUnavailable(upgradeRequest(steady.wsUrl("/v1/tts?model=tts-1&voice=alloy"), bearer(steady.key)));
     const res = await fetch(`${steady.url}/oai/audio/speech`, {
       method: "POST",
       headers: { ...bearer(steady.key), "content-type": "application/json" },
       body: JSON.stringify({ model: "tts-1", voice: "alloy", input: "Hello", response_format: "pcm" }),
     });
-    expect(res.status).toBe(503);
-    expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect([res.status, Number(res.headers.get("retry-after")) > 0]).toEqual([503, true]);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("provider_unavailable");
     expect(fake.faults.arrivals).toBe(heard);
 
@@ -126,22 +134,21 @@ describe("a circuit that opens", () => {
     expect(await healthOf(steady, "rejecting", "tts", "echo")).toMatchObject({ status: "up", consecutive_failures: 0 });
   });
 
-  test("streaming STT, the passthrough and file transcription use health at their start: refused at once, the refused provider not dialled", async () => {
+  test("streaming STT, the passthrough and file transcription use health at their start: refused at once (503), the refused provider not dialled", async () => {
     await dg.faults.set({ kind: "refuse" });
     const stt = (query = "") => connect(steady.wsUrl(`/v1/stt?model=nova-3&audio_format=pcm_16000${query}`), bearer(steady.key)).closed;
     for (let i = 0; i < 3; i++) expect((await stt()).close).toEqual({ code: 1011, reason: "upstream_error" });
     expect((await healthOf(steady, "deepgram", "stt", "nova-3")).status).toBe("down");
 
     const dialled = dg.faults.arrivals;
-    expect((await stt()).close).toEqual({ code: 1013, reason: "provider_unavailable" });
-    expect((await stt("&event_format=provider")).close).toEqual({ code: 1013, reason: "provider_unavailable" });
+    await expectUnavailable(upgradeRequest(steady.wsUrl("/v1/stt?model=nova-3&audio_format=pcm_16000"), bearer(steady.key)));
+    await expectUnavailable(upgradeRequest(steady.wsUrl("/v1/stt?model=nova-3&audio_format=pcm_16000&event_format=provider"), bearer(steady.key)));
     const file = await fetch(`${steady.url}/v1/stt/transcriptions?model=nova-3`, {
       method: "POST",
       headers: { ...bearer(steady.key), "content-type": "audio/wav" },
       body: wavFile(speak("Hello there")),
     });
-    expect(file.status).toBe(503);
-    expect(file.headers.get("retry-after")).not.toBeNull();
+    await expectUnavailable(file);
     expect(dg.faults.arrivals).toBe(dialled);
     await dg.faults.set(undefined);
   });
