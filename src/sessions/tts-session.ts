@@ -268,14 +268,9 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   }
 
   protected sendError(error: ApiError): void {
-    const { param, retry_after } = error.extra;
-    this.deps.port.event({
-      type: "error",
-      code: error.code,
-      message: error.message,
-      ...(param ? { param: String(param) } : {}),
-      ...(typeof retry_after === "number" ? { retryAfter: retry_after } : {}),
-    });
+    const { param, retry_after: retryAfter } = error.extra;
+    const said = { ...(param ? { param: String(param) } : {}), ...(typeof retryAfter === "number" ? { retryAfter } : {}) };
+    this.deps.port.event({ type: "error", code: error.code, message: error.message, ...said });
   }
 
   protected stopWork(): void {
