@@ -2,7 +2,7 @@ import type { Catalogue } from "../catalogue/catalogue.ts";
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
 import type { SttProvider } from "../providers/types.ts";
-import { byLink, inLink, type ModelChoice } from "../routing/candidate.ts";
+import { byLink, inLink, linkModel, type ModelChoice } from "../routing/candidate.ts";
 import type { ProviderPreferences } from "../routing/preferences.ts";
 import { resolve } from "../routing/resolve.ts";
 import type { StreamingPlan } from "../sessions/file-stream.ts";
@@ -53,7 +53,7 @@ function fileApis(catalogue: Catalogue, sttProvider: (id: string) => SttProvider
     const candidates = byLink(routed).flatMap((link) =>
       inLink(link[0].fallback, () => {
         const able = link.filter((b) => sttProvider(b.provider.id)?.transcribe);
-        if (able.length === 0) throw new ApiError("no_matching_provider", `no provider in this build transcribes files with ${link[0].fallback === undefined ? req.model : req.fallbacks?.[link[0].fallback]?.model}`);
+        if (able.length === 0) throw new ApiError("no_matching_provider", `no provider in this build transcribes files with ${linkModel(link[0], req)}`);
         return able;
       }),
     );

@@ -3,7 +3,7 @@ import type { Catalogue } from "../catalogue/catalogue.ts";
 import { ApiError } from "../errors.ts";
 import { audioBytesPerSecond } from "../ledger/usage.ts";
 import type { PortableSttOption, PortableValues, SttFamily, SttProvider } from "../providers/types.ts";
-import { byLink, familyKey, inLink } from "../routing/candidate.ts";
+import { byLink, familyKey, inLink, linkModel } from "../routing/candidate.ts";
 import { router } from "../routing/resolve.ts";
 import { refusal } from "./members.ts";
 import { unsupported } from "./stt-families.ts";
@@ -64,7 +64,7 @@ export function planStt(catalogue: Catalogue, sttProvider: (id: string) => SttPr
         families.set(familyKey(b.provider.id, b.canonical), family);
         return true;
       });
-      if (able.length === 0) throw refused ?? new ApiError("no_matching_provider", `no provider in this build streams ${link[0].fallback === undefined ? req.model : req.fallbacks?.[link[0].fallback]?.model}`);
+      if (able.length === 0) throw refused ?? new ApiError("no_matching_provider", `no provider in this build streams ${linkModel(link[0], req)}`);
       return able;
     }),
   );

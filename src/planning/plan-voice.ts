@@ -64,7 +64,11 @@ function ownersCandidates(candidates: Candidate[], voice: string, member: string
   if (tenantId === undefined) return held;
   if (clone.tenantId !== tenantId) throw notAVoiceOf(held, voice, member);
   if (clone.status !== "active") {
-    throw new ApiError("invalid_request", `${member === "voice" ? "" : `${member}: `}the cloned voice ${voice} is ${clone.status}: GET /v1/custom-voices/${encodeURIComponent(voice)} tells when it can be used`, { param: member });
+    throw new ApiError(
+      "invalid_request",
+      `${member === "voice" ? "" : `${member}: `}the cloned voice ${voice} is ${clone.status}: GET /v1/custom-voices/${encodeURIComponent(voice)} tells when it can be used`,
+      { param: member },
+    );
   }
   return held;
 }

@@ -26,6 +26,11 @@ export function linkMember(fallback: number | undefined, member: "model" | "voic
   return fallback === undefined ? member : `fallbacks[${fallback}].${member}`;
 }
 
+/** The model a candidate's link names, as the request named it. */
+export function linkModel(candidate: Candidate, req: { model?: string; fallbacks?: ModelChoice[] }): string | undefined {
+  return candidate.fallback === undefined ? req.model : req.fallbacks?.[candidate.fallback]?.model;
+}
+
 /**
  * Runs a step of a fallback's routing or planning: its refusal names the fallback (its voice for a
  * voice refusal, else its model), prefixed to the reason. `i` undefined: the primary, left as it is.

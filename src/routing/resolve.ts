@@ -92,7 +92,12 @@ function linkRouter(catalogue: Catalogue, req: RouteRequest, link: Link): (forma
     throw new ApiError("provider_not_allowed", `the provider preferences exclude every provider of ${model}`);
   }
   const allowed = candidates;
-  return (format) => finish(allowed, model, format, req, link.voice).map((b) => ({ ...b, ...(link.voice === undefined ? {} : { voice: link.voice }), ...(link.fallback === undefined ? {} : { fallback: link.fallback }) }));
+  return (format) =>
+    finish(allowed, model, format, req, link.voice).map((b) => ({
+      ...b,
+      ...(link.voice === undefined ? {} : { voice: link.voice }),
+      ...(link.fallback === undefined ? {} : { fallback: link.fallback }),
+    }));
 }
 
 /** The allowed candidates that produce `format`, take the input, have their voice, in the preferred order. */
