@@ -2,6 +2,8 @@ import type { Capability } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
 import { MAX_FALLBACKS, type ModelChoice } from "../routing/candidate.ts";
 
+export { MAX_FALLBACKS };
+
 // `fallbacks` as the wires give it: a JSON array `[{"model": "…", "voice": "…"}]` in a JSON body
 // or a realtime profile, the same array as JSON text in a multipart field or a WebSocket's query.
 // Only its shape is checked here; whether each model and voice can serve is the planner's (routing).
