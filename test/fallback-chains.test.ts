@@ -10,20 +10,13 @@ import type { TtsRequest } from "../src/planning/tts-request.ts";
 import type { SttFamily, SttProvider, TtsProvider } from "../src/providers/types.ts";
 import { type Candidate, familyKey, voiceOf } from "../src/routing/candidate.ts";
 import { NO_PREFERENCES, type ProviderPreferences } from "../src/routing/preferences.ts";
+import { refusalOf as refusal, ttsBinding } from "./helpers/planning.ts";
 
 // Fallback chains across models, on the planners: a primary TTS model served by two providers,
 // fallback models of their own (one needing a voice, one only PCM, one that takes any speed), an
 // STT model pair that one provider serves in two families.
 
-const tts = (id: string, canonical: string, over: Partial<BindingSpec> = {}): BindingSpec => ({
-  capability: "tts",
-  id,
-  canonical,
-  streaming: true,
-  synchronous: true,
-  formats: ["pcm", "mp3"],
-  ...over,
-});
+const tts = ttsBinding;
 const stt = (id: string, canonical: string): BindingSpec => ({ capability: "stt", id, canonical, streaming: true, synchronous: true, inputFormats: ["pcm_16000"] });
 const provider = (id: string, bindings: BindingSpec[], over: Partial<ProviderSpec> = {}): ProviderSpec => ({ id, name: id, kind: "cloud", requiresVoice: false, defaults: {}, bindings, ...over });
 
@@ -59,13 +52,8 @@ const request = (over: Partial<TtsRequest> & { prefs?: Partial<ProviderPreferenc
 const chain = (over: Parameters<typeof request>[0] = {}) => planTts(catalogue, request(over)).candidates.map((c) => `${c.provider.id}:${c.canonical}:${c.voice ?? "-"}:${c.fallback ?? "primary"}`);
 
 function refusalOf(fn: () => unknown): { code: string; param: unknown; message: string } {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return { code: err.code, param: err.extra.param, message: err.message };
-    throw err;
-  }
-  throw new Error("expected a refusal");
+  const err = refusal(fn);
+  return { code: err.code, param: err.extra.param, message: err.message };
 }
 async function asyncRefusalOf(fn: () => Promise<unknown>): Promise<{ code: string; param: unknown; message: string }> {
   const err = await fn().then(
