@@ -2,10 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { toFile } from "openai";
 import { costOf, rateOf } from "../src/ledger/cost.ts";
 import { characters } from "../src/ledger/usage.ts";
+import { type FakeDeepgram, startFakeDeepgram } from "./fakes/deepgram.ts";
 import { FAKE_OPENAI_KEY, startFakeOpenAi, type FakeOpenAi } from "./fakes/openai.ts";
+import { deepgramAt } from "./fakes/server-env.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
-import { speak, wavFile } from "./helpers/speech.ts";
+import { concat, frames, silence, speak, wavFile } from "./helpers/speech.ts";
 import { elevenLabsSdk, openAiSdk } from "./helpers/sdk-clients.ts";
 import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { upgradeRequest } from "./helpers/upgrade-request.ts";
@@ -17,14 +19,16 @@ import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 // audio, the record names its model and voice, and the request is billed at its price.
 
 let fake: FakeOpenAi;
+let deepgram: FakeDeepgram;
 let server: TestServer;
 const CHAIN = [{ model: "flite", voice: "rms" }];
 
 beforeAll(async () => {
   fake = startFakeOpenAi();
-  server = await startTestServer({ OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url });
+  deepgram = startFakeDeepgram();
+  server = await startTestServer({ OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url, ...deepgramAt(deepgram) });
 });
-afterAll(() => stopServerAndFakes(server, fake));
+afterAll(() => stopServerAndFakes(server, fake, deepgram));
 
 /** What `text` costs on the binding of `model`, exactly, in credits (a record is billed that, less the carry under a credit). */
 function priceOf(model: string, text: string): number {
@@ -109,6 +113,22 @@ test("OpenAI's SDK: transcriptions with a `fallbacks` form field; the primary's 
   const record = await lastActivity(server, tenantId);
   expect(record).toMatchObject({ provider: "pocketsphinx", model: "cmu/pocketsphinx-en-us", status: "completed" });
   expect(JSON.parse(record.attempts ?? "[]")).toMatchObject([{ provider: "openai" }]);
+});
+
+test("/v1/stt: the primary model's provider refusing the socket (500) moves to the fallback model, which transcribes", async () => {
+  const { key, tenantId } = await fundedAccount(server);
+  deepgram.fault("500");
+  const c = connect(server.wsUrl(`/v1/stt?model=nova-3&audio_format=pcm_16000&fallbacks=${encodeURIComponent('[{"model":"pocketsphinx"}]')}`), bearer(key));
+  await c.opened;
+  for (const f of frames(concat([speak("I would like a cup of coffee."), silence(700)]))) c.ws.send(f);
+  c.send({ type: "stt.session.close" });
+  const rec = await c.closed;
+  expect(rec.close.code).toBe(1000);
+  expect(rec.events.find((e) => e.type === "stt.session.started")).toMatchObject({ provider: "pocketsphinx", model: "cmu/pocketsphinx-en-us" });
+  expect(rec.events.filter((e) => e.type === "stt.transcript.final").map((e) => e.text)).toEqual(["i would like a cup of coffee"]);
+  const record = await lastActivity(server, tenantId);
+  expect(record).toMatchObject({ provider: "pocketsphinx", model: "cmu/pocketsphinx-en-us", status: "completed" });
+  expect(JSON.parse(record.attempts ?? "[]")).toMatchObject([{ provider: "deepgram" }]);
 });
 
 describe("bad chains are refused in each surface's envelope", () => {
