@@ -1,7 +1,7 @@
 import type { DocumentPart } from "./document-types.ts";
 import { failures } from "./error-envelopes.ts";
 import { EL_KEY_FAILURES } from "./el-speech-paths.ts";
-import { answer, json, jsonBody, pathParam, query } from "./operation.ts";
+import { answer, fallbacks, json, jsonBody, pathParam, query } from "./operation.ts";
 import { array, integer, map, object, ref, string } from "./schema.ts";
 import { EL_KEY } from "./security.ts";
 import { handshake } from "./websocket.ts";
@@ -10,8 +10,21 @@ import { handshake } from "./websocket.ts";
 // runs one (docs/compat-el.md#speech-engines-configuration-only, #conversations-convaiconversation).
 
 const stageIn = (voice: boolean) =>
-  object({ model_id: string() }, { provider: string(), provider_options: map({ type: ["string", "number", "boolean"] }), input: { type: "object" }, ...(voice ? { voice_id: string() } : {}) });
-const stageOut = (voice: boolean) => object({ model_id: string(), provider: string(), provider_options: map(string()), input: { type: "object" } }, voice ? { voice_id: string() } : {});
+  object(
+    { model_id: string() },
+    {
+      provider: string(),
+      provider_options: map({ type: ["string", "number", "boolean"] }),
+      input: { type: "object" },
+      ...(voice ? { voice_id: string() } : {}),
+      fallbacks: fallbacks(voice ? "tts" : "stt"),
+    },
+  );
+const stageOut = (voice: boolean) =>
+  object(
+    { model_id: string(), provider: string(), provider_options: map(string()), input: { type: "object" } },
+    { ...(voice ? { voice_id: string() } : {}), fallbacks: fallbacks(voice ? "tts" : "stt") },
+  );
 const engine = object({ ws_url: string("The application's WebSocket", { format: "uri" }) }, { request_headers: map(string()) });
 const empty = { type: "object" };
 

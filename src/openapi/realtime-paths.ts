@@ -2,7 +2,7 @@ import { EXPIRES_IN } from "../realtime/client-secrets.ts";
 import { OUTPUT_FORMATS } from "../realtime/output-formats.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { failures, KEY_FAILURES } from "./error-envelopes.ts";
-import { answer, json, jsonBody, pathParam, query } from "./operation.ts";
+import { answer, fallbacks, json, jsonBody, pathParam, query } from "./operation.ts";
 import { boolean, constant, integer, map, object, oneOfValues, ref, string, timestamp } from "./schema.ts";
 import { CURSOR, LIMIT, page } from "./paging.ts";
 import { BEARER, SOCKET_KEY } from "./security.ts";
@@ -26,7 +26,7 @@ function pipeline(stored: boolean) {
     const tts = { voice: string("The voice, passed as given"), format: oneOfValues(Object.keys(OUTPUT_FORMATS), "The audio a conversation sends its client (default `pcm_16000`)") };
     return object(
       { model: string(`A streaming ${capability.toUpperCase()} model of this deployment`), ...(stored ? kept : {}) },
-      { provider: string("Pins the provider"), ...(stored ? {} : kept), ...(capability === "tts" ? tts : {}) },
+      { provider: string("Pins the provider"), ...(stored ? {} : kept), ...(capability === "tts" ? tts : {}), fallbacks: fallbacks(capability) },
     );
   };
   const headers = { headers: map(string(), "Headers for the connection to the application") };
