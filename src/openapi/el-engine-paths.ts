@@ -4,6 +4,7 @@ import { EL_KEY_FAILURES } from "./el-speech-paths.ts";
 import { answer, fallbacks, json, jsonBody, pathParam, query } from "./operation.ts";
 import { array, integer, map, object, ref, string } from "./schema.ts";
 import { EL_KEY } from "./security.ts";
+import { profileCreateFailures } from "./realtime-paths.ts";
 import { handshake } from "./websocket.ts";
 
 // ElevenLabs Speech Engines: realtime profiles seen through /el, and the conversation socket that
@@ -65,11 +66,7 @@ export const elEnginePaths: DocumentPart = {
         ),
         responses: {
           200: answer("The engine", json(ref("SpeechEngine"))),
-          ...failures("el", {
-            400: "`invalid_request`, `model_required`, `model_not_found` naming the field; an application address that is not public",
-            ...EL_KEY_FAILURES,
-            413: "`payload_too_large`: over 1 MiB",
-          }),
+          ...failures("el", profileCreateFailures("the field", EL_KEY_FAILURES)),
         },
       },
     },

@@ -13,6 +13,17 @@ import { handshake } from "./websocket.ts";
 
 const OPTIONS = map({ type: ["string", "number", "boolean"] }, "Provider-native options (kept as strings): at most 50");
 
+/**
+ * Creating a realtime profile, natively or as an ElevenLabs speech engine (the same checks): its
+ * pipeline's, the surface's key checks, and the body's size. `naming`: how the surface points at
+ * the member at fault.
+ */
+export const profileCreateFailures = (naming: string, keyFailures: Record<number, string>): Record<number, string> => ({
+  400: `\`invalid_request\`, \`model_required\`, \`model_not_found\` naming ${naming}; an application address that is not public`,
+  ...keyFailures,
+  413: "`payload_too_large`: over 1 MiB",
+});
+
 /** A pipeline as a create request gives it, or (`stored`) as the profile keeps it: its empty maps filled in. */
 function pipeline(stored: boolean) {
   const stage = (capability: "stt" | "tts") => {
@@ -69,11 +80,7 @@ export const realtimePaths: DocumentPart = {
         requestBody: jsonBody(object({ name: string(undefined, { minLength: 1, maxLength: 200 }), pipeline: pipeline(false) })),
         responses: {
           201: answer("The profile", json(ref("RealtimeProfile"))),
-          ...failures("native", {
-            400: "`invalid_request`, `model_required`, `model_not_found` naming the member (`param`); an application address that is not public",
-            ...KEY_FAILURES,
-            413: "`payload_too_large`: over 1 MiB",
-          }),
+          ...failures("native", profileCreateFailures("the member (`param`)", KEY_FAILURES)),
         },
       },
       get: {
