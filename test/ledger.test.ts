@@ -72,6 +72,23 @@ async function postgres(): Promise<Opened> {
 let requestNo = 0;
 const requestId = () => `req_${++requestNo}_${crypto.randomUUID()}`;
 
+/** What a completed request on the cheap binding settles: `units` characters at its rate. */
+const settleInput = (id: string, tenantId: string, units: number) => ({
+  id,
+  tenantId,
+  surface: "test",
+  binding: binding("cheap"),
+  status: "completed" as const,
+  outcome: "completed" as const,
+  usageUnit: "characters" as const,
+  units,
+  cost: costOf(rateOf(binding("cheap")), units),
+  startedAt: new Date(),
+  finishedAt: new Date(),
+  latencyMs: 1,
+  attempts: [],
+});
+
 function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
   describe.skipIf(skip)(`ledger on ${name}`, () => {
     let database: Database;
@@ -151,21 +168,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
     test("settling the same request twice records and debits it once", async () => {
       const t = await tenant(10_000);
       const id = requestId();
-      const input = {
-        id,
-        tenantId: t,
-        surface: "test",
-        binding: binding("cheap"),
-        status: "completed" as const,
-        outcome: "completed" as const,
-        usageUnit: "characters" as const,
-        units: 10,
-        cost: costOf(rateOf(binding("cheap")), 10),
-        startedAt: new Date(),
-        finishedAt: new Date(),
-        latencyMs: 1,
-        attempts: [],
-      };
+      const input = settleInput(id, t, 10);
       const first = await ledger.settle(input);
       const second = await ledger.settle(input);
       expect(second).toEqual(first);
@@ -177,21 +180,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
     test("the same request settled twice in one batch is recorded once; other tenants in the batch are unaffected", async () => {
       const [t1, t2] = [await tenant(10_000), await tenant(10_000)];
       const id = requestId();
-      const input = (tenantId: string, rid: string) => ({
-        id: rid,
-        tenantId,
-        surface: "test",
-        binding: binding("cheap"),
-        status: "completed" as const,
-        outcome: "completed" as const,
-        usageUnit: "characters" as const,
-        units: 8,
-        cost: costOf(rateOf(binding("cheap")), 8),
-        startedAt: new Date(),
-        finishedAt: new Date(),
-        latencyMs: 1,
-        attempts: [],
-      });
+      const input = (tenantId: string, rid: string) => settleInput(rid, tenantId, 8);
       const [a, b, c] = await Promise.all([ledger.settle(input(t1, id)), ledger.settle(input(t1, id)), ledger.settle(input(t2, requestId()))]);
       expect(a).toEqual(b);
       expect(c.credits).toBe(100);
@@ -218,21 +207,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       await ledger.reserve(id, t, binding("cheap"), 1_000, 0, newCheckpoint("test", undefined, Date.now(), binding("cheap")));
       expect((await paid(t)).paidHeld).toBe(1_000);
       await later(3_600_000).holds.sweep();
-      const settle = {
-        id,
-        tenantId: t,
-        surface: "test",
-        binding: binding("cheap"),
-        status: "completed" as const,
-        outcome: "completed" as const,
-        usageUnit: "characters" as const,
-        units: 40,
-        cost: costOf(rateOf(binding("cheap")), 40),
-        startedAt: new Date(),
-        finishedAt: new Date(),
-        latencyMs: 1,
-        attempts: [],
-      };
+      const settle = settleInput(id, t, 40);
       expect(await ledger.settle(settle)).toMatchObject({ status: "interrupted", credits: 0 }); // the record already written
       // A hold taken again after the record (a late reserve) is released by the settle.
       await ledger.reserve(id, t, binding("cheap"), 300, 0, newCheckpoint("test", undefined, Date.now(), binding("cheap")));

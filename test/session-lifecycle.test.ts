@@ -258,6 +258,30 @@ describe("credit gate", () => {
     expect(u.admitted).toEqual([]);
   });
 
+  test("after a move to another binding, usage already covered is covered afresh (a fallback to a dearer provider is held for)", () => {
+    const covers: number[] = [];
+    const admitted: string[] = [];
+    // Each item is the whole file: its usage does not grow from one candidate to the next.
+    const g = new CreditGate<string>({
+      usageWith: () => 10,
+      cover: (units) => {
+        covers.push(units);
+        return true;
+      },
+      admit: (c) => void admitted.push(c),
+      exhausted: () => {},
+      failed: () => {},
+    });
+    g.start();
+    g.push("first");
+    g.push("same binding");
+    expect(covers).toEqual([10]);
+    g.coverAfresh();
+    g.push("fallback");
+    expect(covers).toEqual([10, 10]);
+    expect(admitted).toEqual(["first", "same binding", "fallback"]);
+  });
+
   test("a stopped gate admits nothing more, even when a pending cover resolves", async () => {
     let grant!: (ok: boolean) => void;
     const t = gate(() => new Promise((r) => (grant = r)));

@@ -52,10 +52,10 @@ export class Meter {
   ) {}
 
   /** The candidates this payer may use, in order; 422 `model_not_priced` / 402 `insufficient_balance` when none. */
-  async admit(payer: Payer, candidates: Binding[]): Promise<Binding[]> {
+  async admit<B extends Binding>(payer: Payer, candidates: B[]): Promise<B[]> {
     const priced = candidates.filter((b) => b.price);
     if (priced.length === 0) throw new ApiError("model_not_priced", "this model has no price on any allowed provider");
-    const affordable: Binding[] = [];
+    const affordable: B[] = [];
     for (const b of priced) {
       const minimum = Math.max(1, ceilCredits(costOf(rateOf(b), 1)));
       if ((await this.ledger.spendable(payer.tenantId, b)) >= minimum) affordable.push(b);

@@ -1,6 +1,6 @@
 import type { DocumentPart, MediaType, Operation } from "./document-types.ts";
 import { failures } from "./error-envelopes.ts";
-import { answer, binary, formBody, json, jsonBody, pathParam, PREFERENCE_QUERY, query } from "./operation.ts";
+import { answer, binary, fallbacks, fallbacksQuery, fallbacksText, formBody, json, jsonBody, pathParam, PREFERENCE_QUERY, query } from "./operation.ts";
 import { array, boolean, constant, file, integer, map, nullable, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { EL_KEY } from "./security.ts";
 import { handshake, PROVIDER_OPTIONS } from "./websocket.ts";
@@ -59,6 +59,7 @@ function speech(operationId: string, summary: string, description: string, conte
           seed: integer(),
           previous_text: string(),
           next_text: string(),
+          fallbacks: fallbacks("tts"),
           provider_options: map({ type: ["string", "number", "boolean"] }, "Provider options (not an ElevenLabs field)"),
         },
       ),
@@ -136,6 +137,7 @@ export const elSpeechPaths: DocumentPart = {
           query("inactivity_timeout", "Seconds without a client frame before the socket closes", integer(undefined, { minimum: 1, maximum: 180, default: 20 })),
           query("authorization", "A key (`Bearer <key>` or bare), for clients that can set no header"),
           ...PREFERENCE_QUERY,
+          fallbacksQuery("tts"),
           PROVIDER_OPTIONS,
         ],
         surface: "el",
@@ -158,7 +160,7 @@ export const elSpeechPaths: DocumentPart = {
         tags: ["ElevenLabs-compatible"],
         security: EL_KEY,
         parameters: PREFERENCE_QUERY,
-        requestBody: formBody(object({ file: file(), model_id: string("A synchronous STT model") }, { language_code: string() })),
+        requestBody: formBody(object({ file: file(), model_id: string("A synchronous STT model") }, { language_code: string(), fallbacks: fallbacksText("stt") })),
         responses: {
           200: answer(
             "The transcript",

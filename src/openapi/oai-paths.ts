@@ -1,6 +1,6 @@
 import type { DocumentPart } from "./document-types.ts";
 import { failures } from "./error-envelopes.ts";
-import { answer, binary, formBody, json, jsonBody, pathParam, query } from "./operation.ts";
+import { answer, binary, fallbacks, fallbacksText, formBody, json, jsonBody, pathParam, query } from "./operation.ts";
 import { array, boolean, constant, file, integer, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { BEARER } from "./security.ts";
 import { handshake } from "./websocket.ts";
@@ -54,6 +54,7 @@ export const oaiPaths: DocumentPart = {
               speed: number("Only providers that honour it are candidates", { minimum: 0.25, maximum: 4 }),
               stream_format: oneOfValues(["audio", "sse"]),
               provider: ref("ProviderPreferences"),
+              fallbacks: fallbacks("tts"),
             },
           ),
           "Other OpenAI fields are ignored",
@@ -88,6 +89,7 @@ export const oaiPaths: DocumentPart = {
               response_format: oneOfValues(["json", "text", "srt", "vtt", "verbose_json"]),
               stream: oneOfValues(["true", "false"], "`true`: server-sent events (`response_format` `json` or `text`)"),
               provider: string("Provider preferences as JSON (see `ProviderPreferences`)"),
+              fallbacks: fallbacksText("stt"),
             },
           ),
         ),

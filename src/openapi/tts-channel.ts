@@ -26,7 +26,7 @@ export const ttsChannel: ChannelPart = {
         model: string(),
         status: oneOfValues(["connecting", "connected", "failed"]),
       },
-      { reason: string() },
+      { reason: string(), voice: string("On a fallback model's provider (`fallbacks`): the voice it speaks in") },
     ),
     event("service.tts_session_ready", "A provider accepted the session (once, across fallbacks)", { session_id: string() }),
     event("service.tts_audio_started", "Before the first audio: its shape", {

@@ -1,7 +1,7 @@
-import type { Binding } from "../catalogue/types.ts";
 import { ApiError, CLOSE, ProviderError } from "../errors.ts";
 import { characters } from "../ledger/usage.ts";
 import type { TtsStream } from "../providers/types.ts";
+import { type Candidate, voiceOf } from "../routing/candidate.ts";
 import { AlignmentTimeline } from "./tts-alignment.ts";
 import { TextTally } from "./tts-text-tally.ts";
 import { openWithin } from "./lifecycle/candidates.ts";
@@ -94,8 +94,8 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
 
   protected candidateRun() {
     return {
-      connect: (binding: Binding) => this.idle.during(this.connect(binding)),
-      serve: async (_binding: Binding, served: () => void) => {
+      connect: (binding: Candidate) => this.idle.during(this.connect(binding)),
+      serve: async (_binding: Candidate, served: () => void) => {
         this.served = served;
         if (await this.pump()) await this.complete();
       },
@@ -111,7 +111,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
         this.text.restart();
         this.alignment.drop();
       },
-      attemptFailed: (binding: Binding, reason: string) => this.status("failed", binding, reason),
+      attemptFailed: (binding: Candidate, reason: string) => this.status("failed", binding, reason),
     };
   }
 
@@ -144,12 +144,13 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     else this.apply(cmd);
   }
 
-  private async connect(binding: Binding): Promise<void> {
+  private async connect(binding: Candidate): Promise<void> {
     const provider = this.deps.provider(binding.provider.id);
     this.tried = binding;
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
     this.status("connecting", binding);
-    const { voice, format, sampleRate, speed, options, alignment } = this.setup;
+    const { format, sampleRate, speed, options, alignment } = this.setup;
+    const voice = voiceOf(binding, this.setup.voice);
     const opening = provider.open({ model: binding.id, voice, format, ...(sampleRate ? { sampleRate } : {}), ...(speed !== undefined ? { speed } : {}), options, ...(alignment ? { alignment } : {}) });
     const stream = await openWithin(opening, this.deps.connectTimeoutMs, binding.provider.id, (late) => late.cancel());
     await this.admission!.meter.reserved();
@@ -159,6 +160,8 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     }
     this.binding = binding;
     this.stream = stream;
+    // The record names the voice that serves (a fallback model speaks in its own).
+    this.admission!.meter.forVoice(voice);
     this.status("connected", binding);
     if (!this.readySent) {
       this.readySent = true;
@@ -287,7 +290,9 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     };
   }
 
-  private status(status: "connecting" | "connected" | "failed", binding: Binding, reason?: string): void {
-    this.deps.port.event({ type: "provider_status", provider: binding.provider.id, model: binding.canonical, status, ...(reason ? { reason } : {}) });
+  /** A fallback model's candidate names the voice it speaks in. */
+  private status(status: "connecting" | "connected" | "failed", binding: Candidate, reason?: string): void {
+    const voice = binding.fallback === undefined ? undefined : binding.voice;
+    this.deps.port.event({ type: "provider_status", provider: binding.provider.id, model: binding.canonical, ...(voice ? { voice } : {}), status, ...(reason ? { reason } : {}) });
   }
 }

@@ -4,6 +4,7 @@ import type { AppContext } from "../context.ts";
 import { ApiError, sessionFailure, type ProviderOverloaded } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
 import { planVoice, type Voiced } from "../planning/plan-voice.ts";
+import type { Candidate } from "../routing/candidate.ts";
 import { type Admission, meteredSession } from "../sessions/admission.ts";
 
 // One admission for every WebSocket (`/v1/tts`, `/v1/stt`, `/el` stream-input, and the realtime
@@ -43,7 +44,7 @@ export type SocketAdmission<P, C extends Payer = Principal> = Credited<C> & {
   /** The plan's candidate lists (`wants`), each narrowed to the candidates that take its voice. */
   voiced: Voiced[];
   /** Of each voiced list, the candidates the payer can pay for; empty without a payer or a plan. */
-  affordable: Binding[][];
+  affordable: Candidate[][];
 };
 
 /** Credential, plan, then funds: throws what is answered before the upgrade, keeps what is told after it. */
@@ -65,7 +66,7 @@ export async function admitSocket<P, C extends Payer>(ctx: AppContext, claim: So
 }
 
 /** 503 `provider_overloaded` when every candidate a list leaves the payer is at capacity. */
-function checkCapacity(affordable: Binding[][], overloaded: (candidate: Binding) => ProviderOverloaded | undefined): void {
+function checkCapacity(affordable: Candidate[][], overloaded: (candidate: Binding) => ProviderOverloaded | undefined): void {
   for (const candidates of affordable) {
     const refusals = candidates.map((candidate) => overloaded(candidate));
     if (refusals.every(Boolean)) throw sessionFailure(refusals.at(-1));
@@ -96,8 +97,8 @@ async function voicedFor(ctx: AppContext, wanted: Voiced[], tenantId: string | u
 }
 
 /** Of each list, what the payer can pay for. */
-async function fund(ctx: AppContext, payer: Payer, voiced: Voiced[]): Promise<Binding[][]> {
-  const affordable: Binding[][] = [];
+async function fund(ctx: AppContext, payer: Payer, voiced: Voiced[]): Promise<Candidate[][]> {
+  const affordable: Candidate[][] = [];
   for (const { candidates } of voiced) affordable.push(await ctx.meter.admit(payer, candidates));
   return affordable;
 }

@@ -65,7 +65,8 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     });
     this.gate = new CreditGate<Item>({
       usageWith: (item) => this.usageWith(item),
-      cover: (units) => this.admission!.meter.cover(this.binding ?? this.admission!.candidates[0], units),
+      // On the binding the session would be charged to (see `recordEnding`).
+      cover: (units) => this.admission!.meter.cover(this.binding ?? this.tried ?? this.admission!.candidates[0], units),
       admit: (item, units) => this.admit(item, units),
       exhausted: () => this.exhaust(),
       failed: (err) => this.coverFailed(err),

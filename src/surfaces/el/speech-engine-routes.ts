@@ -13,7 +13,7 @@ import { publicBase } from "../public-base.ts";
 
 function serviceStage(catalogue: AppContext["catalogue"], s: PipelineStage, capability: "stt" | "tts") {
   const provider = s.provider ?? catalogue.lookup(s.model, capability).find((b) => b.streaming)?.provider.id ?? "";
-  return { model_id: s.model, provider, provider_options: s.provider_options, input: s.input, ...(s.voice ? { voice_id: s.voice } : {}) };
+  return { model_id: s.model, provider, provider_options: s.provider_options, input: s.input, ...(s.voice ? { voice_id: s.voice } : {}), ...(s.fallbacks ? { fallbacks: s.fallbacks } : {}) };
 }
 
 /**
@@ -54,7 +54,8 @@ function pipelineOf(body: Record<string, unknown>): unknown {
   const engine = body.speech_engine;
   if (!isObject(engine) || typeof engine.ws_url !== "string") throw new ApiError("invalid_request", "speech_engine.ws_url is required", { param: "speech_engine.ws_url" });
   const service = isObject(body.service) ? body.service : {};
-  const stage = (s: unknown) => (isObject(s) ? { model: s.model_id, provider: s.provider, voice: s.voice_id, provider_options: s.provider_options, input: s.input } : undefined);
+  const stage = (s: unknown) =>
+    isObject(s) ? { model: s.model_id, provider: s.provider, voice: s.voice_id, provider_options: s.provider_options, input: s.input, fallbacks: s.fallbacks } : undefined;
   if (!isObject(service.stt)) throw new ApiError("model_required", "service.stt.model_id is required: the STT model of the engine", { param: "service.stt.model_id" });
   return { stt: stage(service.stt), tts: stage(service.tts ?? body.tts), upstream: { url: engine.ws_url, headers: engine.request_headers } };
 }

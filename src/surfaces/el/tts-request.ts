@@ -1,5 +1,6 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import { ApiError } from "../../errors.ts";
+import { fallbacksOf } from "../../planning/fallbacks.ts";
 import { planTts } from "../../planning/plan-tts.ts";
 import type { TtsPlan } from "../../planning/tts-request.ts";
 import { askedOfElevenLabs, elevenLabsTtsRequest, plannedOutput } from "./model.ts";
@@ -45,6 +46,6 @@ export function planElevenLabsTts(catalogue: Catalogue, voice: string, query: UR
   for (const k of ["optimize_streaming_latency", "enable_logging"]) if (query.has(k)) options[k] = query.get(k)!;
 
   const providerOptions = elevenLabsProviderOptions(query, RESERVED_QUERY, b.provider_options, options);
-  const plan = planTts(catalogue, elevenLabsTtsRequest(catalogue, modelId, voice, timestamps ? asked.format : askedOfElevenLabs(asked), query, providerOptions));
+  const plan = planTts(catalogue, elevenLabsTtsRequest(catalogue, modelId, voice, timestamps ? asked.format : askedOfElevenLabs(asked), query, providerOptions, fallbacksOf(b.fallbacks, "tts")));
   return { ...plan, text: b.text, voice, outputFormat, ...plannedOutput(asked, plan.format), alignment: timestamps };
 }
