@@ -11,6 +11,7 @@ import { Meter } from "../src/ledger/meter.ts";
 import { createLogger } from "../src/log.ts";
 import { Metrics } from "../src/metrics.ts";
 import type { SttProvider, TranscriptionRequest } from "../src/providers/types.ts";
+import { ProviderHealth } from "../src/routing/health.ts";
 import { type FileApiResult, FileApiSession } from "../src/sessions/file-api-session.ts";
 import { tempDir } from "./helpers/temp-dirs.ts";
 
@@ -73,7 +74,16 @@ async function transcribe(tenantId: string, meter = new Meter(ledger, createLogg
       mimeType: "audio/wav",
       seconds: SECONDS,
     },
-    { provider: providers(given), port: { close: () => {} }, log: createLogger("silent"), metrics, connectTimeoutMs: 1000, surface: "test", transport: "http" },
+    {
+      provider: providers(given),
+      port: { close: () => {} },
+      log: createLogger("silent"),
+      metrics,
+      connectTimeoutMs: 1000,
+      health: new ProviderHealth({ failureThreshold: 3, cooldownMs: 1000, cooldownMaxMs: 1000 }, createLogger("silent")),
+      surface: "test",
+      transport: "http",
+    },
   );
   const outcome: { result?: FileApiResult; error?: unknown } = await session.result.then(
     (result) => ({ result }),

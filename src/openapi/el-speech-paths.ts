@@ -19,6 +19,7 @@ const EL_ROUTED = {
   403: "`tenant_disabled`, `provider_not_allowed`",
   422: "`model_not_priced`",
   502: "`upstream_error`: the provider failed",
+  503: "`provider_unavailable`: every candidate's provider is known to be down, its circuit open (`Retry-After`)",
 };
 
 const VOICE_ID = pathParam("voice_id", "Passed to the provider verbatim (`:` and `@` included); no default is substituted");
@@ -178,7 +179,7 @@ export const elSpeechPaths: DocumentPart = {
             ...EL_ROUTED,
             413: "`payload_too_large`: over `MAX_AUDIO_UPLOAD_BYTES`",
             422: "`indeterminate_audio_duration`, `validation`, `model_not_priced`",
-            503: "`provider_overloaded`: every candidate is at capacity (`Retry-After`)",
+            503: "`provider_overloaded`: every candidate is at capacity; `provider_unavailable`: every candidate's provider is known to be down, its circuit open (`Retry-After` for both)",
           }),
         },
       },

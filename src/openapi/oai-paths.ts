@@ -16,6 +16,7 @@ const ROUTED = {
   422: "`model_not_priced`",
   429: "`insufficient_quota`: the balance cannot pay for the request",
   502: "`upstream_error`: the provider failed before any output",
+  503: "`provider_unavailable`: every candidate's provider is known to be down, its circuit open (`Retry-After`)",
 };
 const sse = (events: string) => ({ "text/event-stream": { schema: { type: "string", description: events } } });
 const usage = object({ type: constant("duration"), seconds: integer("The billed duration: the file's, rounded up to the second") });
@@ -129,7 +130,7 @@ export const oaiPaths: DocumentPart = {
             ...ROUTED,
             413: "`payload_too_large`: over `MAX_AUDIO_UPLOAD_BYTES`",
             422: "`indeterminate_audio_duration`, `validation`, `model_not_priced`",
-            503: "`provider_overloaded`: every candidate is at capacity (`Retry-After`)",
+            503: "`provider_overloaded`: every candidate is at capacity; `provider_unavailable`: every candidate's provider is known to be down, its circuit open (`Retry-After` for both)",
           }),
         },
       },

@@ -133,7 +133,7 @@ export const speechPaths: DocumentPart = {
             413: "`payload_too_large`: over `MAX_AUDIO_UPLOAD_BYTES` (`limit_bytes`)",
             422: "`indeterminate_audio_duration`: the audio cannot be measured; `validation`: the recognizer cannot read it; `model_not_priced`",
             502: "`upstream_error`: the provider failed",
-            503: "`provider_overloaded`: every candidate is at capacity (`Retry-After`)",
+            503: "`provider_overloaded`: every candidate is at capacity; `provider_unavailable`: every candidate's provider is known to be down, its circuit open (`Retry-After` for both)",
           }),
         },
       },

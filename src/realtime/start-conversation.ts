@@ -6,6 +6,7 @@ import type { Metrics } from "../metrics.ts";
 import type { Candidate } from "../routing/candidate.ts";
 import { planVoice, type VoiceLists, type Voiced } from "../planning/plan-voice.ts";
 import type { SttProvider } from "../providers/types.ts";
+import type { ProviderHealth } from "../routing/health.ts";
 import { meteredSession } from "../sessions/admission.ts";
 import type { SessionRegistry } from "../sessions/registry.ts";
 import type { VadLanes } from "../sessions/router-turns.ts";
@@ -34,6 +35,7 @@ export interface ConversationContext extends VoiceLists {
   };
   log: Logger;
   metrics: Metrics;
+  health: ProviderHealth;
   catalogue: Catalogue;
   meter: Meter;
   sttProviders: Map<string, SttProvider>;
@@ -98,7 +100,7 @@ export async function startConversation(
   if (overrides.voice) speech = await planVoice({ voice: overrides.voice, candidates: h.tts }, payer.tenantId, ctx);
   let hearings = 0;
   const output = overrides.output ?? plan.output;
-  const common = { log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface };
+  const common = { log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, health: ctx.health, surface };
   return new Conversation(
     {
       id,

@@ -3,6 +3,7 @@ import type { Meter, MeteredRequest, Payer } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import type { Candidate } from "../routing/candidate.ts";
+import type { ProviderHealth } from "../routing/health.ts";
 
 // What every session (TTS, STT, STT passthrough) is given, and how it is admitted.
 
@@ -19,6 +20,8 @@ export interface SessionDeps<Provider, Port> {
   log: Logger;
   metrics: Metrics;
   connectTimeoutMs: number;
+  /** The router's provider health: open circuits are skipped, each attempt reports to it. */
+  health: ProviderHealth;
   surface: string;
   /** How the client is served: a WebSocket (the default) or a streamed HTTP body (for logs and metrics). */
   transport?: "ws" | "http";

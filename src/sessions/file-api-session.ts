@@ -66,7 +66,7 @@ export class FileApiSession extends SessionCore<WholeFile, HeldFileSetup, FileAp
   protected candidateRun() {
     return {
       connect: (binding: Binding) => this.hold(binding),
-      serve: (binding: Binding) => this.transcribe(binding),
+      serve: (binding: Binding, served: () => void) => this.transcribe(binding, served),
       // The file is given whole to each: the next candidate gets it as the first did.
       canMoveOn: () => true,
       moveOn: () => (this.binding = undefined),
@@ -82,7 +82,7 @@ export class FileApiSession extends SessionCore<WholeFile, HeldFileSetup, FileAp
     return held;
   }
 
-  private async transcribe(binding: Binding): Promise<void> {
+  private async transcribe(binding: Binding, served: () => void): Promise<void> {
     const { bytes, container, mimeType, language, seconds } = this.setup;
     this.binding = binding;
     this.given = true;
@@ -102,6 +102,7 @@ export class FileApiSession extends SessionCore<WholeFile, HeldFileSetup, FileAp
       // A provider that refused the file itself: the client's file, not the provider, is at fault.
       throw err instanceof ProviderError && !err.retryable ? new ApiError("validation", err.message) : err;
     }
+    served();
     if (this.closed) return;
     this.transcript = { ...result, provider: binding.provider.id, model: binding.canonical };
     await this.finish("completed", null);

@@ -173,6 +173,7 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
         log: ctx.log,
         metrics: ctx.metrics,
         connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
+        health: ctx.health,
         surface: f.surface,
         transport: "http",
         vadLanes: ctx.vadLanes,

@@ -155,7 +155,8 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
   protected candidateRun() {
     return {
       connect: (binding: Binding) => this.idle.during(this.connect(binding)),
-      serve: async (binding: Binding) => {
+      serve: async (binding: Binding, served: () => void) => {
+        served(); // accepted: a recognizer has nothing to say before it hears speech
         await this.pump();
         if (this.closed) return;
         // A provider may only end the stream after the client closed the session.

@@ -24,7 +24,7 @@ export type TtsSessionEvent =
    */
   | { type: "alignment"; alignment: CharacterTimes; normalized: CharacterTimes }
   /** Before an error close (also the cut-off at an exhausted balance). */
-  | { type: "error"; code: ErrorCode; message: string; param?: string }
+  | { type: "error"; code: ErrorCode; message: string; param?: string /** Seconds to wait before trying again (an HTTP answer's `Retry-After`). */; retryAfter?: number }
   /** Before the normal close, once usage is settled. */
   | { type: "ended"; sessionId: string; provider?: string; model?: string; characters: number; audioBytes: number };
 

@@ -44,6 +44,8 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private readySent = false;
   private closeAccepted = false;
   private audioStarted = false;
+  /** Tells the candidate's health that it serves (its first audio). */
+  private served: (() => void) | undefined;
   private firstTextAt: number | undefined;
   private firstAudioAt: number | undefined;
   private readonly text = new TextTally();
@@ -93,7 +95,8 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   protected candidateRun() {
     return {
       connect: (binding: Candidate) => this.idle.during(this.connect(binding)),
-      serve: async () => {
+      serve: async (_binding: Candidate, served: () => void) => {
+        this.served = served;
         if (await this.pump()) await this.complete();
       },
       // Text is replayed to the next provider only while the client has heard none of it.
@@ -214,6 +217,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
 
   private startAudio(): void {
     this.audioStarted = true;
+    this.served?.();
     this.firstAudioAt = performance.now();
     this.replay = [];
     const provider = this.binding!.provider.id;
@@ -267,8 +271,9 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   }
 
   protected sendError(error: ApiError): void {
-    const { param } = error.extra;
-    this.deps.port.event({ type: "error", code: error.code, message: error.message, ...(param ? { param: String(param) } : {}) });
+    const { param, retry_after: retryAfter } = error.extra;
+    const said = { ...(param ? { param: String(param) } : {}), ...(typeof retryAfter === "number" ? { retryAfter } : {}) };
+    this.deps.port.event({ type: "error", code: error.code, message: error.message, ...said });
   }
 
   protected stopWork(): void {

@@ -48,7 +48,7 @@ export async function speakOverHttp(ctx: AppContext, principal: Principal, req: 
         return { candidates, meter };
       },
     },
-    { provider: (pid) => ctx.providers.get(pid), port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface, transport: "http" },
+    { provider: (pid) => ctx.providers.get(pid), port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, health: ctx.health, surface, transport: "http" },
   );
   // A client that stops reading, or goes away before the first byte, ends the session.
   port.onCancel(() => session.abort());

@@ -15,7 +15,7 @@ import { type Admission, meteredSession } from "../sessions/admission.ts";
 //
 // What can be answered as HTTP is thrown, and the app's error handler answers it in the path's
 // envelope: a plan's 400 (a voice no candidate takes among them), a known payer who cannot pay
-// (402, or 422 for an unpriced model), every candidate at capacity (503). A refused credential
+// (402, or 422 for an unpriced model), every candidate at capacity or known to be down (503). A refused credential
 // waits for the upgrade, to be told as a close (4401/4403), unless the surface lets the socket
 // wait for a key in a frame.
 
@@ -61,6 +61,7 @@ export async function admitSocket<P, C extends Payer>(ctx: AppContext, claim: So
   const voiced = await voicedFor(ctx, plan ? claim.wants(plan) : [], credited.payer?.tenantId);
   const affordable = credited.payer && plan ? await fund(ctx, credited.payer, voiced) : [];
   if (claim.overloaded) checkCapacity(affordable, claim.overloaded);
+  checkHealth(ctx, affordable);
   return { ...credited, plan, planError, voiced, affordable };
 }
 
@@ -69,6 +70,13 @@ function checkCapacity(affordable: Candidate[][], overloaded: (candidate: Bindin
   for (const candidates of affordable) {
     const refusals = candidates.map((candidate) => overloaded(candidate));
     if (refusals.every(Boolean)) throw sessionFailure(refusals.at(-1));
+  }
+}
+
+/** 503 `provider_unavailable` when every candidate a list leaves the payer is known to be down (docs/routing.md#provider-health). */
+function checkHealth(ctx: AppContext, affordable: Binding[][]): void {
+  for (const candidates of affordable) {
+    if (candidates.length > 0 && !candidates.some((candidate) => ctx.health.usable(candidate))) throw ctx.health.unavailable(candidates);
   }
 }
 

@@ -1,4 +1,5 @@
 import { audioResponse, mp3, refusal, speech as speechAt, type RefusalStatus } from "./http-fake.ts";
+import { type FaultControl, serveWithFaults } from "./fault-modes.ts";
 import { LOOPBACK_TLS } from "./loopback-tls.ts";
 import { startRealtime, type RealtimeConnection, type RealtimeFault } from "./openai-realtime.ts";
 import { receivedFile, type AudioDigest } from "./received-audio.ts";
@@ -17,7 +18,7 @@ import { receivedFile, type AudioDigest } from "./received-audio.ts";
 //   "refuse" (the server is stopped), "401", "429", "500" (an error answer), "stall" (headers, then
 //   nothing; a transcription: no answer at all until the client goes), "drop" (some audio, then the
 //   connection is cut), "malformed" (a body that is not what the content type says); for a
-//   realtime session also "error" and "failed".
+//   realtime session also "error" and "failed". Faults kept until healed: `faults.set(...)` (fault-modes.ts).
 
 export type OpenAiFault = "401" | "429" | "500" | RealtimeFault;
 
@@ -35,6 +36,8 @@ export interface FakeOpenAi {
   /** Realtime sessions: handshake, the client's text frames, session updates, audio received. */
   realtime: RealtimeConnection[];
   fault(f: OpenAiFault): void;
+  /** Faults kept until healed (fault-modes.ts): refuse, hang, status500. */
+  faults: FaultControl;
   /** From now on a realtime transcription session that receives nothing for `ms` is closed 1008 (OpenAI documents no idle limit); undefined: never. */
   closeIdleRealtime(ms: number | undefined): void;
   /** Realtime sockets still open. */
@@ -83,7 +86,7 @@ export function startFakeOpenAi(options: { tls?: boolean } = {}): FakeOpenAi & {
   // Speech made once per text and format: a busy benchmark measures the router, not Flite.
   const made = new Map<string, Uint8Array>();
 
-  const server = Bun.serve({
+  const served = serveWithFaults(() => refuse(500), {
     port: 0,
     hostname: "127.0.0.1",
     idleTimeout: 0,
@@ -149,15 +152,16 @@ export function startFakeOpenAi(options: { tls?: boolean } = {}): FakeOpenAi & {
     },
   });
   return {
-    url: `${tls ? "https" : "http"}://127.0.0.1:${server.port}/v1`,
+    url: `${tls ? "https" : "http"}://127.0.0.1:${served.server().port}/v1`,
     certificate: tls?.cert,
     speech,
     transcriptions,
     realtime: realtime.connections,
     fault: (f) => (pending = f),
+    faults: served.faults,
     closeIdleRealtime: realtime.closeIdle,
-    openSockets: () => server.pendingWebSockets,
-    openRequests: () => server.pendingRequests,
-    stop: () => server.stop(true),
+    openSockets: () => served.server().pendingWebSockets,
+    openRequests: () => served.server().pendingRequests,
+    stop: served.stop,
   };
 }
