@@ -162,6 +162,39 @@ describe("bad chains are refused in each surface's envelope", () => {
     expect(await res.json()).toMatchObject({ detail: { status: "invalid_request", param: "fallbacks" } });
   });
 
+  test("fallbacks given twice (a query parameter, a form field) is 400 naming it on every wire, not the first read and the second dropped", async () => {
+    const one = encodeURIComponent('[{"model":"flite","voice":"rms"}]');
+    const sttOne = encodeURIComponent('[{"model":"pocketsphinx"}]');
+    const refusal = (answer: { status: number; body: Uint8Array }) => ({ status: answer.status, body: JSON.parse(new TextDecoder().decode(answer.body)) });
+    expect(refusal(await upgradeRequest(server.wsUrl(`/v1/tts?model=tts-1&voice=alloy&fallbacks=${one}&fallbacks=${one}`), bearer(server.key)))).toMatchObject({
+      status: 400,
+      body: { error: "invalid_request", param: "fallbacks" },
+    });
+    expect(refusal(await upgradeRequest(server.wsUrl(`/v1/stt?model=nova-3&audio_format=pcm_16000&fallbacks=${sttOne}&fallbacks=${sttOne}`), bearer(server.key)))).toMatchObject({
+      status: 400,
+      body: { error: "invalid_request", param: "fallbacks" },
+    });
+    expect(refusal(await upgradeRequest(server.wsUrl(`/el/v1/text-to-speech/alloy/stream-input?model_id=openai/tts-1&fallbacks=${one}&fallbacks=${one}`), { "xi-api-key": server.key }))).toMatchObject({
+      status: 400,
+      body: { detail: { status: "invalid_request", param: "fallbacks" } },
+    });
+    const form = (model: string) => {
+      const f = new FormData();
+      f.set("file", new Blob([wavFile(speak("hello"))], { type: "audio/wav" }), "a.wav");
+      f.set(model, "whisper-1");
+      f.append("fallbacks", '[{"model":"pocketsphinx"}]');
+      f.append("fallbacks", '[{"model":"pocketsphinx"}]');
+      return f;
+    };
+    const post = async (path: string, body: FormData, headers: Record<string, string>) => {
+      const res = await fetch(`${server.url}${path}`, { method: "POST", headers, body });
+      return { status: res.status, body: await res.json() };
+    };
+    expect(await post("/oai/audio/transcriptions", form("model"), bearer(server.key))).toMatchObject({ status: 400, body: { error: { type: "invalid_request_error", param: "fallbacks" } } });
+    expect(await post("/v1/stt/transcriptions", form("model"), bearer(server.key))).toMatchObject({ status: 400, body: { error: "invalid_request", param: "fallbacks" } });
+    expect(await post("/el/v1/speech-to-text", form("model_id"), { "xi-api-key": server.key })).toMatchObject({ status: 400, body: { detail: { status: "invalid_request", param: "fallbacks" } } });
+  });
+
   test("WebSockets: a bad fallbacks query is refused before the upgrade (400 naming it)", async () => {
     const tts = await upgradeRequest(server.wsUrl(`/v1/tts?model=tts-1&voice=alloy&fallbacks=${encodeURIComponent('[{"model":"svox/pico"}]')}`), bearer(server.key));
     expect(tts.status).toBe(400);

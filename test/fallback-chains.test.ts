@@ -194,14 +194,15 @@ describe("an STT chain", () => {
 describe("fallbacks as the wires give them", () => {
   test("the array, and its JSON text", () => {
     expect(fallbacksOf([{ model: "a", voice: "v" }, { model: "b" }], "tts")).toEqual([{ model: "a", voice: "v" }, { model: "b" }]);
-    expect(fallbacksOfText('[{"model":"a"}]', "stt")).toEqual([{ model: "a" }]);
-    expect(fallbacksOfText(null, "stt")).toBeUndefined();
+    expect(fallbacksOfText(['[{"model":"a"}]'], "stt")).toEqual([{ model: "a" }]);
+    expect(fallbacksOfText([], "stt")).toBeUndefined();
+    expect(fallbacksOfText([""], "stt")).toBeUndefined();
     expect(fallbacksOf(undefined, "tts")).toBeUndefined();
   });
 
   test("bad JSON, a wrong shape, more than 5: invalid_request naming the member", () => {
     const bad = (fn: () => unknown) => refusalOf(fn);
-    expect(bad(() => fallbacksOfText("[{model", "tts"))).toMatchObject({ code: "invalid_request", param: "fallbacks" });
+    expect(bad(() => fallbacksOfText(["[{model"], "tts"))).toMatchObject({ code: "invalid_request", param: "fallbacks" });
     expect(bad(() => fallbacksOf({ model: "a" }, "tts"))).toMatchObject({ code: "invalid_request", param: "fallbacks" });
     expect(
       bad(() =>
@@ -217,5 +218,11 @@ describe("fallbacks as the wires give them", () => {
     expect(bad(() => fallbacksOf([{ model: "a", speed: 2 }], "tts"))).toMatchObject({ param: "fallbacks[0].speed" });
     expect(bad(() => fallbacksOf([{ model: "a", voice: "v" }], "stt"))).toMatchObject({ param: "fallbacks[0].voice" });
     expect(bad(() => fallbacksOf([{}], "tts", "pipeline.tts.fallbacks"))).toMatchObject({ param: "pipeline.tts.fallbacks[0].model" });
+  });
+
+  test("a field or query parameter given twice, or a file where its text should be, is refused, not read in part", () => {
+    expect(refusalOf(() => fallbacksOfText(['[{"model":"a"}]', '[{"model":"b"}]'], "tts"))).toMatchObject({ code: "invalid_request", param: "fallbacks", message: expect.stringContaining("more than once") });
+    expect(refusalOf(() => fallbacksOfText(['[{"model":"a"}]', ""], "stt"))).toMatchObject({ code: "invalid_request", param: "fallbacks" });
+    expect(refusalOf(() => fallbacksOfText([new Blob(['[{"model":"a"}]'])], "stt"))).toMatchObject({ code: "invalid_request", param: "fallbacks" });
   });
 });
