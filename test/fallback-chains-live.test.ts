@@ -162,6 +162,19 @@ describe("bad chains are refused in each surface's envelope", () => {
     expect(await res.json()).toMatchObject({ detail: { status: "invalid_request", param: "fallbacks" } });
   });
 
+  test("/el text-to-speech: fallbacks in the query (the stream-input form) is 400 naming it, not passed on as a provider option", async () => {
+    for (const path of ["", "/stream"]) {
+      const chain = encodeURIComponent(JSON.stringify(CHAIN));
+      const res = await fetch(`${server.url}/el/v1/text-to-speech/rms${path}?output_format=pcm_16000&fallbacks=${chain}`, {
+        method: "POST",
+        headers: { "xi-api-key": server.key, "content-type": "application/json" },
+        body: JSON.stringify({ text: "Hi", model_id: "flite" }),
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ detail: { status: "invalid_request", param: "fallbacks" } });
+    }
+  });
+
   test("fallbacks given twice (a query parameter, a form field) is 400 naming it on every wire, not the first read and the second dropped", async () => {
     const one = encodeURIComponent('[{"model":"flite","voice":"rms"}]');
     const sttOne = encodeURIComponent('[{"model":"pocketsphinx"}]');
