@@ -187,10 +187,12 @@ describe("bad chains are refused in each surface's envelope", () => {
       status: 400,
       body: { error: "invalid_request", param: "fallbacks" },
     });
-    expect(refusal(await upgradeRequest(server.wsUrl(`/el/v1/text-to-speech/alloy/stream-input?model_id=openai/tts-1&fallbacks=${one}&fallbacks=${one}`), { "xi-api-key": server.key }))).toMatchObject({
-      status: 400,
-      body: { detail: { status: "invalid_request", param: "fallbacks" } },
-    });
+    expect(refusal(await upgradeRequest(server.wsUrl(`/el/v1/text-to-speech/alloy/stream-input?model_id=openai/tts-1&fallbacks=${one}&fallbacks=${one}`), { "xi-api-key": server.key }))).toMatchObject(
+      {
+        status: 400,
+        body: { detail: { status: "invalid_request", param: "fallbacks" } },
+      },
+    );
     const form = (model: string) => {
       const f = new FormData();
       f.set("file", new Blob([wavFile(speak("hello"))], { type: "audio/wav" }), "a.wav");

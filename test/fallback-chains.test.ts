@@ -221,7 +221,11 @@ describe("fallbacks as the wires give them", () => {
   });
 
   test("a field or query parameter given twice, or a file where its text should be, is refused, not read in part", () => {
-    expect(refusalOf(() => fallbacksOfText(['[{"model":"a"}]', '[{"model":"b"}]'], "tts"))).toMatchObject({ code: "invalid_request", param: "fallbacks", message: expect.stringContaining("more than once") });
+    expect(refusalOf(() => fallbacksOfText(['[{"model":"a"}]', '[{"model":"b"}]'], "tts"))).toMatchObject({
+      code: "invalid_request",
+      param: "fallbacks",
+      message: expect.stringContaining("more than once"),
+    });
     expect(refusalOf(() => fallbacksOfText(['[{"model":"a"}]', ""], "stt"))).toMatchObject({ code: "invalid_request", param: "fallbacks" });
     expect(refusalOf(() => fallbacksOfText([new Blob(['[{"model":"a"}]'])], "stt"))).toMatchObject({ code: "invalid_request", param: "fallbacks" });
   });

@@ -87,7 +87,9 @@ describe("realtime profiles with fallbacks", () => {
       { "xi-api-key": server.key },
     );
     expect(refused.status).toBe(400);
-    expect(await refused.json()).toMatchObject({ detail: { status: "voice_required", param: "service.tts.fallbacks[0].voice", message: expect.stringMatching(/^service\.tts\.fallbacks\[0\]\.voice: /) } });
+    expect(await refused.json()).toMatchObject({
+      detail: { status: "voice_required", param: "service.tts.fallbacks[0].voice", message: expect.stringMatching(/^service\.tts\.fallbacks\[0\]\.voice: /) },
+    });
   });
 
   test("an /el Speech Engine's refusals name the members of its body, not the profile's", async () => {
@@ -105,6 +107,9 @@ describe("realtime profiles with fallbacks", () => {
     expect(await refusal({ service: { stt, tts: { model_id: "flite", voice_id: "v".repeat(201) } } })).toMatchObject({ status: 400, detail: { param: "service.tts.voice_id" } });
     // Without `service.tts`, ElevenLabs' own `tts` block is read, and named.
     expect(await refusal({ service: { stt }, tts: { model_id: "pocketsphinx" } })).toMatchObject({ status: 400, detail: { param: "tts.model_id" } });
-    expect(await refusal({ speech_engine: { ws_url: "https://not-a-socket" }, service: { stt, tts: { model_id: "flite" } } })).toMatchObject({ status: 400, detail: { param: "speech_engine.ws_url" } });
+    expect(await refusal({ speech_engine: { ws_url: "https://not-a-socket" }, service: { stt, tts: { model_id: "flite" } } })).toMatchObject({
+      status: 400,
+      detail: { param: "speech_engine.ws_url" },
+    });
   });
 });
