@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { Catalogue } from "../src/catalogue/catalogue.ts";
 import type { BindingSpec, ProviderSpec } from "../src/catalogue/types.ts";
 import { ApiError } from "../src/errors.ts";
+import { fallbacks as fallbacksSchema } from "../src/openapi/operation.ts";
 import { fallbacksOf, fallbacksOfText } from "../src/planning/fallbacks.ts";
 import { planStt } from "../src/planning/plan-stt.ts";
 import { planTts } from "../src/planning/plan-tts.ts";
@@ -218,6 +219,12 @@ describe("fallbacks as the wires give them", () => {
     expect(bad(() => fallbacksOf([{ model: "a", speed: 2 }], "tts"))).toMatchObject({ param: "fallbacks[0].speed" });
     expect(bad(() => fallbacksOf([{ model: "a", voice: "v" }], "stt"))).toMatchObject({ param: "fallbacks[0].voice" });
     expect(bad(() => fallbacksOf([{}], "tts", "pipeline.tts.fallbacks"))).toMatchObject({ param: "pipeline.tts.fallbacks[0].model" });
+  });
+
+  test("the documents describe an entry as it is read: another member (voice on STT) is refused, an empty model or voice too", () => {
+    expect(fallbacksSchema("stt")).toMatchObject({ maxItems: 5, items: { additionalProperties: false, required: ["model"], properties: { model: { minLength: 1 } } } });
+    expect(Object.keys((fallbacksSchema("stt").items as { properties: object }).properties)).toEqual(["model"]);
+    expect(fallbacksSchema("tts")).toMatchObject({ items: { additionalProperties: false, properties: { voice: { minLength: 1 } } } });
   });
 
   test("a field or query parameter given twice, or a file where its text should be, is refused, not read in part", () => {
