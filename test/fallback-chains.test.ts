@@ -158,6 +158,41 @@ describe("the voice step on a chain", () => {
   });
 });
 
+describe("a cloned voice in a fallback", () => {
+  const withClone = (status: "active" | "processing") => ({
+    providers: { get: () => undefined },
+    customVoices: { routeOf: (voice: string) => (voice === "clone-1" ? { tenantId: "owner", provider: "delta", status } : undefined) },
+  });
+  const plan = () =>
+    planTts(
+      catalogue,
+      request({
+        fallbacks: [
+          { model: "gamma/voiced", voice: "v-gamma" },
+          { model: "beta/second", voice: "clone-1" },
+        ],
+      }),
+    );
+
+  test("is its owner's, at the provider that made it, as the primary's would be", async () => {
+    const kept = await planVoice(plan(), "owner", withClone("active"));
+    expect(kept.candidates.filter((c) => c.fallback === 1).map((c) => `${c.provider.id}:${c.voice}`)).toEqual(["delta:clone-1"]);
+  });
+
+  test("another tenant is told it is no voice, naming fallbacks[i].voice; the owner, while it is not ready, why", async () => {
+    expect(await asyncRefusalOf(() => planVoice(plan(), "intruder", withClone("active")))).toEqual({
+      code: "invalid_request",
+      param: "fallbacks[1].voice",
+      message: 'fallbacks[1].voice "clone-1" is not a voice of delta',
+    });
+    expect(await asyncRefusalOf(() => planVoice(plan(), "owner", withClone("processing")))).toMatchObject({
+      code: "invalid_request",
+      param: "fallbacks[1].voice",
+      message: expect.stringMatching(/^fallbacks\[1\]\.voice: the cloned voice clone-1 is processing/),
+    });
+  });
+});
+
 describe("an STT chain", () => {
   const family = (name: string, over: Partial<SttFamily> = {}): SttFamily => ({
     name,
