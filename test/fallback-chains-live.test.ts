@@ -37,6 +37,11 @@ function priceOf(model: string, text: string): number {
   return Number(num) / Number(den);
 }
 
+/** The tenant's paid credits, as `GET /account/balance` tells them. */
+async function paidCredits(key: string): Promise<number> {
+  return ((await (await fetch(`${server.url}/account/balance`, { headers: bearer(key) })).json()) as { paid_credits: number }).paid_credits;
+}
+
 /** The record of the tenant's request: the fallback served it, in its voice, at its price. */
 async function expectServedByFallback(tenantId: string, text: string) {
   const record = await lastActivity(server, tenantId);
@@ -49,6 +54,7 @@ async function expectServedByFallback(tenantId: string, text: string) {
 describe("a chain across models, before the first audio", () => {
   test("/v1/tts: the primary's 500 moves to the fallback model, which speaks in its own voice; the status events name it", async () => {
     const { key, tenantId } = await fundedAccount(server);
+    const before = await paidCredits(key);
     const text = "The fallback speaks now.";
     fake.fault("500");
     const c = connect(server.wsUrl(`/v1/tts?model=tts-1&voice=alloy&fallbacks=${encodeURIComponent(JSON.stringify(CHAIN))}`), bearer(key));
@@ -67,6 +73,11 @@ describe("a chain across models, before the first audio", () => {
     expect(rec.events.find((e) => e.type === "service.tts_audio_started")).toMatchObject({ provider: "flite", model: "cmu/flite" });
     expect(totalBytes(rec.audio)).toBeGreaterThan(16000);
     await expectServedByFallback(tenantId, text);
+    // Exactly: the balance paid what the record says, the fallback's price of the text (a whole number of credits here, the account new).
+    const { credits } = await lastActivity(server, tenantId);
+    expect(Number.isInteger(priceOf("flite", text))).toBe(true);
+    expect(credits).toBe(priceOf("flite", text));
+    expect(before - (await paidCredits(key))).toBe(credits);
   });
 
   test("OpenAI's SDK: `fallbacks` in the speech body; the MP3 is the fallback's speech", async () => {
