@@ -125,7 +125,10 @@ const REALTIME_SAMPLES: { [K in RealtimeWireEvent["type"]]: Extract<RealtimeWire
   ],
   turn_ended: [{ type: "turn_ended", turnId: "turn_1", text: "thank you" }],
   response_text: [{ type: "response_text", responseId: "resp_1", token: "You", last: false }],
-  response_audio_started: [{ type: "response_audio_started", responseId: "resp_1", provider: "flite", model: "cmu/flite" }],
+  response_audio_started: [
+    { type: "response_audio_started", responseId: "resp_1", provider: "flite", model: "cmu/flite" },
+    { type: "response_audio_started", responseId: "resp_2", provider: "espeak-ng", model: "espeak-ng/espeak-ng", voice: "en-gb" },
+  ],
   response_audio_done: [{ type: "response_audio_done", responseId: "resp_1", characters: 3, audioMs: 400 }],
   response_interrupted: [{ type: "response_interrupted", responseId: "resp_1", spokenText: "You", audioMs: 200 }],
   error: [{ type: "error", code: "application_unavailable", message: "the application cannot be reached" }],

@@ -37,6 +37,11 @@ function priceOf(model: string, text: string): number {
   return Number(num) / Number(den);
 }
 
+/** The tenant's paid credits, as `GET /account/balance` tells them. */
+async function paidCredits(key: string): Promise<number> {
+  return ((await (await fetch(`${server.url}/account/balance`, { headers: bearer(key) })).json()) as { paid_credits: number }).paid_credits;
+}
+
 /** The record of the tenant's request: the fallback served it, in its voice, at its price. */
 async function expectServedByFallback(tenantId: string, text: string) {
   const record = await lastActivity(server, tenantId);
@@ -49,6 +54,7 @@ async function expectServedByFallback(tenantId: string, text: string) {
 describe("a chain across models, before the first audio", () => {
   test("/v1/tts: the primary's 500 moves to the fallback model, which speaks in its own voice; the status events name it", async () => {
     const { key, tenantId } = await fundedAccount(server);
+    const before = await paidCredits(key);
     const text = "The fallback speaks now.";
     fake.fault("500");
     const c = connect(server.wsUrl(`/v1/tts?model=tts-1&voice=alloy&fallbacks=${encodeURIComponent(JSON.stringify(CHAIN))}`), bearer(key));
@@ -67,6 +73,11 @@ describe("a chain across models, before the first audio", () => {
     expect(rec.events.find((e) => e.type === "service.tts_audio_started")).toMatchObject({ provider: "flite", model: "cmu/flite" });
     expect(totalBytes(rec.audio)).toBeGreaterThan(16000);
     await expectServedByFallback(tenantId, text);
+    // Exactly: the balance paid what the record says, the fallback's price of the text (a whole number of credits here, the account new).
+    const { credits } = await lastActivity(server, tenantId);
+    expect(Number.isInteger(priceOf("flite", text))).toBe(true);
+    expect(credits).toBe(priceOf("flite", text));
+    expect(before - (await paidCredits(key))).toBe(credits);
   });
 
   test("OpenAI's SDK: `fallbacks` in the speech body; the MP3 is the fallback's speech", async () => {
@@ -160,6 +171,54 @@ describe("bad chains are refused in each surface's envelope", () => {
     });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ detail: { status: "invalid_request", param: "fallbacks" } });
+  });
+
+  test("/el text-to-speech: fallbacks in the query (the stream-input form) is 400 naming it, not passed on as a provider option", async () => {
+    for (const path of ["", "/stream"]) {
+      const chain = encodeURIComponent(JSON.stringify(CHAIN));
+      const res = await fetch(`${server.url}/el/v1/text-to-speech/rms${path}?output_format=pcm_16000&fallbacks=${chain}`, {
+        method: "POST",
+        headers: { "xi-api-key": server.key, "content-type": "application/json" },
+        body: JSON.stringify({ text: "Hi", model_id: "flite" }),
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ detail: { status: "invalid_request", param: "fallbacks" } });
+    }
+  });
+
+  test("fallbacks given twice (a query parameter, a form field) is 400 naming it on every wire, not the first read and the second dropped", async () => {
+    const one = encodeURIComponent('[{"model":"flite","voice":"rms"}]');
+    const sttOne = encodeURIComponent('[{"model":"pocketsphinx"}]');
+    const refusal = (answer: { status: number; body: Uint8Array }) => ({ status: answer.status, body: JSON.parse(new TextDecoder().decode(answer.body)) });
+    expect(refusal(await upgradeRequest(server.wsUrl(`/v1/tts?model=tts-1&voice=alloy&fallbacks=${one}&fallbacks=${one}`), bearer(server.key)))).toMatchObject({
+      status: 400,
+      body: { error: "invalid_request", param: "fallbacks" },
+    });
+    expect(refusal(await upgradeRequest(server.wsUrl(`/v1/stt?model=nova-3&audio_format=pcm_16000&fallbacks=${sttOne}&fallbacks=${sttOne}`), bearer(server.key)))).toMatchObject({
+      status: 400,
+      body: { error: "invalid_request", param: "fallbacks" },
+    });
+    expect(refusal(await upgradeRequest(server.wsUrl(`/el/v1/text-to-speech/alloy/stream-input?model_id=openai/tts-1&fallbacks=${one}&fallbacks=${one}`), { "xi-api-key": server.key }))).toMatchObject(
+      {
+        status: 400,
+        body: { detail: { status: "invalid_request", param: "fallbacks" } },
+      },
+    );
+    const form = (model: string) => {
+      const f = new FormData();
+      f.set("file", new Blob([wavFile(speak("hello"))], { type: "audio/wav" }), "a.wav");
+      f.set(model, "whisper-1");
+      f.append("fallbacks", '[{"model":"pocketsphinx"}]');
+      f.append("fallbacks", '[{"model":"pocketsphinx"}]');
+      return f;
+    };
+    const post = async (path: string, body: FormData, headers: Record<string, string>) => {
+      const res = await fetch(`${server.url}${path}`, { method: "POST", headers, body });
+      return { status: res.status, body: await res.json() };
+    };
+    expect(await post("/oai/audio/transcriptions", form("model"), bearer(server.key))).toMatchObject({ status: 400, body: { error: { type: "invalid_request_error", param: "fallbacks" } } });
+    expect(await post("/v1/stt/transcriptions", form("model"), bearer(server.key))).toMatchObject({ status: 400, body: { error: "invalid_request", param: "fallbacks" } });
+    expect(await post("/el/v1/speech-to-text", form("model_id"), { "xi-api-key": server.key })).toMatchObject({ status: 400, body: { detail: { status: "invalid_request", param: "fallbacks" } } });
   });
 
   test("WebSockets: a bad fallbacks query is refused before the upgrade (400 naming it)", async () => {

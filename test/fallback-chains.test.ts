@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { Catalogue } from "../src/catalogue/catalogue.ts";
 import type { BindingSpec, ProviderSpec } from "../src/catalogue/types.ts";
 import { ApiError } from "../src/errors.ts";
+import { fallbacks as fallbacksSchema } from "../src/openapi/operation.ts";
 import { fallbacksOf, fallbacksOfText } from "../src/planning/fallbacks.ts";
 import { planStt } from "../src/planning/plan-stt.ts";
 import { planTts } from "../src/planning/plan-tts.ts";
@@ -157,6 +158,41 @@ describe("the voice step on a chain", () => {
   });
 });
 
+describe("a cloned voice in a fallback", () => {
+  const withClone = (status: "active" | "processing") => ({
+    providers: { get: () => undefined },
+    customVoices: { routeOf: (voice: string) => (voice === "clone-1" ? { tenantId: "owner", provider: "delta", status } : undefined) },
+  });
+  const plan = () =>
+    planTts(
+      catalogue,
+      request({
+        fallbacks: [
+          { model: "gamma/voiced", voice: "v-gamma" },
+          { model: "beta/second", voice: "clone-1" },
+        ],
+      }),
+    );
+
+  test("is its owner's, at the provider that made it, as the primary's would be", async () => {
+    const kept = await planVoice(plan(), "owner", withClone("active"));
+    expect(kept.candidates.filter((c) => c.fallback === 1).map((c) => `${c.provider.id}:${c.voice}`)).toEqual(["delta:clone-1"]);
+  });
+
+  test("another tenant is told it is no voice, naming fallbacks[i].voice; the owner, while it is not ready, why", async () => {
+    expect(await asyncRefusalOf(() => planVoice(plan(), "intruder", withClone("active")))).toEqual({
+      code: "invalid_request",
+      param: "fallbacks[1].voice",
+      message: 'fallbacks[1].voice "clone-1" is not a voice of delta',
+    });
+    expect(await asyncRefusalOf(() => planVoice(plan(), "owner", withClone("processing")))).toMatchObject({
+      code: "invalid_request",
+      param: "fallbacks[1].voice",
+      message: expect.stringMatching(/^fallbacks\[1\]\.voice: the cloned voice clone-1 is processing/),
+    });
+  });
+});
+
 describe("an STT chain", () => {
   const family = (name: string, over: Partial<SttFamily> = {}): SttFamily => ({
     name,
@@ -194,14 +230,15 @@ describe("an STT chain", () => {
 describe("fallbacks as the wires give them", () => {
   test("the array, and its JSON text", () => {
     expect(fallbacksOf([{ model: "a", voice: "v" }, { model: "b" }], "tts")).toEqual([{ model: "a", voice: "v" }, { model: "b" }]);
-    expect(fallbacksOfText('[{"model":"a"}]', "stt")).toEqual([{ model: "a" }]);
-    expect(fallbacksOfText(null, "stt")).toBeUndefined();
+    expect(fallbacksOfText(['[{"model":"a"}]'], "stt")).toEqual([{ model: "a" }]);
+    expect(fallbacksOfText([], "stt")).toBeUndefined();
+    expect(fallbacksOfText([""], "stt")).toBeUndefined();
     expect(fallbacksOf(undefined, "tts")).toBeUndefined();
   });
 
   test("bad JSON, a wrong shape, more than 5: invalid_request naming the member", () => {
     const bad = (fn: () => unknown) => refusalOf(fn);
-    expect(bad(() => fallbacksOfText("[{model", "tts"))).toMatchObject({ code: "invalid_request", param: "fallbacks" });
+    expect(bad(() => fallbacksOfText(["[{model"], "tts"))).toMatchObject({ code: "invalid_request", param: "fallbacks" });
     expect(bad(() => fallbacksOf({ model: "a" }, "tts"))).toMatchObject({ code: "invalid_request", param: "fallbacks" });
     expect(
       bad(() =>
@@ -217,5 +254,21 @@ describe("fallbacks as the wires give them", () => {
     expect(bad(() => fallbacksOf([{ model: "a", speed: 2 }], "tts"))).toMatchObject({ param: "fallbacks[0].speed" });
     expect(bad(() => fallbacksOf([{ model: "a", voice: "v" }], "stt"))).toMatchObject({ param: "fallbacks[0].voice" });
     expect(bad(() => fallbacksOf([{}], "tts", "pipeline.tts.fallbacks"))).toMatchObject({ param: "pipeline.tts.fallbacks[0].model" });
+  });
+
+  test("the documents describe an entry as it is read: another member (voice on STT) is refused, an empty model or voice too", () => {
+    expect(fallbacksSchema("stt")).toMatchObject({ maxItems: 5, items: { additionalProperties: false, required: ["model"], properties: { model: { minLength: 1 } } } });
+    expect(Object.keys((fallbacksSchema("stt").items as { properties: object }).properties)).toEqual(["model"]);
+    expect(fallbacksSchema("tts")).toMatchObject({ items: { additionalProperties: false, properties: { voice: { minLength: 1 } } } });
+  });
+
+  test("a field or query parameter given twice, or a file where its text should be, is refused, not read in part", () => {
+    expect(refusalOf(() => fallbacksOfText(['[{"model":"a"}]', '[{"model":"b"}]'], "tts"))).toMatchObject({
+      code: "invalid_request",
+      param: "fallbacks",
+      message: expect.stringContaining("more than once"),
+    });
+    expect(refusalOf(() => fallbacksOfText(['[{"model":"a"}]', ""], "stt"))).toMatchObject({ code: "invalid_request", param: "fallbacks" });
+    expect(refusalOf(() => fallbacksOfText([new Blob(['[{"model":"a"}]'])], "stt"))).toMatchObject({ code: "invalid_request", param: "fallbacks" });
   });
 });

@@ -87,6 +87,29 @@ describe("realtime profiles with fallbacks", () => {
       { "xi-api-key": server.key },
     );
     expect(refused.status).toBe(400);
-    expect(await refused.json()).toMatchObject({ detail: { status: "voice_required", param: "pipeline.tts.fallbacks[0].voice" } });
+    expect(await refused.json()).toMatchObject({
+      detail: { status: "voice_required", param: "service.tts.fallbacks[0].voice", message: expect.stringMatching(/^service\.tts\.fallbacks\[0\]\.voice: /) },
+    });
+  });
+
+  test("an /el Speech Engine's refusals name the members of its body, not the profile's", async () => {
+    const refusal = async (body: Record<string, unknown>) => {
+      const res = await post("/el/v1/speech-engine", { speech_engine: { ws_url: "wss://app.example/engine" }, ...body }, { "xi-api-key": server.key });
+      return { status: res.status, detail: ((await res.json()) as { detail: Record<string, unknown> }).detail };
+    };
+    const stt = { model_id: "pocketsphinx" };
+    expect(await refusal({ service: { stt: { ...stt, fallbacks: [{ model: "pocketsphinx", voice: "x" }] } } })).toMatchObject({ status: 400, detail: { param: "service.stt.fallbacks[0].voice" } });
+    expect(await refusal({ service: { stt, tts: { model_id: "flite", fallbacks: [{ model: "nope", voice: "x" }] } } })).toMatchObject({
+      status: 400,
+      detail: { status: "model_not_found", param: "service.tts.fallbacks[0].model" },
+    });
+    expect(await refusal({ service: { stt: { model_id: "flite" } } })).toMatchObject({ status: 400, detail: { status: "model_not_found", param: "service.stt.model_id" } });
+    expect(await refusal({ service: { stt, tts: { model_id: "flite", voice_id: "v".repeat(201) } } })).toMatchObject({ status: 400, detail: { param: "service.tts.voice_id" } });
+    // Without `service.tts`, ElevenLabs' own `tts` block is read, and named.
+    expect(await refusal({ service: { stt }, tts: { model_id: "pocketsphinx" } })).toMatchObject({ status: 400, detail: { param: "tts.model_id" } });
+    expect(await refusal({ speech_engine: { ws_url: "https://not-a-socket" }, service: { stt, tts: { model_id: "flite" } } })).toMatchObject({
+      status: 400,
+      detail: { param: "speech_engine.ws_url" },
+    });
   });
 });

@@ -51,8 +51,18 @@ export class Meter {
     private readonly options: MeterOptions = DEFAULT_METER_OPTIONS,
   ) {}
 
-  /** The candidates this payer may use, in order; 422 `model_not_priced` / 402 `insufficient_balance` when none. */
-  async admit<B extends Binding>(payer: Payer, candidates: B[]): Promise<B[]> {
+  /**
+   * The candidates this payer may use, in order; 422 `model_not_priced` / 402 `insufficient_balance`
+   * when none. Each model of a fallback chain (`fallback`: its index in `fallbacks`; none for the
+   * primary) must have a price: one that has none is refused, naming it, not skipped in silence.
+   */
+  async admit<B extends Binding & { fallback?: number }>(payer: Payer, candidates: B[]): Promise<B[]> {
+    const unpriced = candidates.find((c) => !candidates.some((b) => b.fallback === c.fallback && b.price));
+    if (unpriced) {
+      const member = unpriced.fallback === undefined ? undefined : `fallbacks[${unpriced.fallback}].model`;
+      if (!member) throw new ApiError("model_not_priced", "this model has no price on any allowed provider");
+      throw new ApiError("model_not_priced", `${member}: ${unpriced.canonical} has no price on any allowed provider`, { param: member });
+    }
     const priced = candidates.filter((b) => b.price);
     if (priced.length === 0) throw new ApiError("model_not_priced", "this model has no price on any allowed provider");
     const affordable: B[] = [];

@@ -39,8 +39,10 @@ export const pathParam = (name: string, description: string, schema: Schema = st
 
 /** A chain of fallback models (docs/routing.md): each a `{model}` (STT) or `{model, voice}` (TTS). */
 export function fallbacks(capability: "stt" | "tts"): Schema {
-  const model = string("Any model of the capability, named as `model` is; checked as the primary is (a 400 names `fallbacks[i].model`)");
-  const entry = capability === "tts" ? object({ model }, { voice: string("The fallback model's own voice (the primary's is not inherited); a 400 names `fallbacks[i].voice`") }) : object({ model });
+  const model = string("Any model of the capability, named as `model` is; checked as the primary is (a 400 names `fallbacks[i].model`)", { minLength: 1 });
+  const voice = string("The fallback model's own voice (the primary's is not inherited); a 400 names `fallbacks[i].voice`", { minLength: 1 });
+  // Another member (a `voice` on STT) is refused, not ignored.
+  const entry = { ...(capability === "tts" ? object({ model }, { voice }) : object({ model })), additionalProperties: false };
   return { ...array(entry, "Models tried in order after the primary model's providers, each with its own voice (docs/routing.md)"), maxItems: MAX_FALLBACKS };
 }
 

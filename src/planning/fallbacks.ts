@@ -29,11 +29,18 @@ export function fallbacksOf(value: unknown, capability: Capability, param = "fal
   });
 }
 
-/** The JSON text of a multipart field or a query parameter as a chain of fallbacks; undefined when absent or empty. */
-export function fallbacksOfText(text: string | null | undefined, capability: Capability, param = "fallbacks"): ModelChoice[] | undefined {
-  if (text === null || text === undefined || text === "") return undefined;
+/**
+ * A multipart field's or a query parameter's values (`getAll`) as a chain of fallbacks: one JSON
+ * text; undefined when absent or empty. A second value is refused, not dropped (which one would
+ * win is nowhere said), as is a file where the text should be.
+ */
+export function fallbacksOfText(values: readonly unknown[], capability: Capability, param = "fallbacks"): ModelChoice[] | undefined {
+  if (values.length > 1) throw bad(param, "is given more than once: send one JSON array");
+  const [text] = values;
+  if (text === undefined || text === "") return undefined;
   let value: unknown;
   try {
+    if (typeof text !== "string") throw new TypeError("not text");
     value = JSON.parse(text);
   } catch {
     throw bad(param, "must be a JSON array of {model, voice} objects");

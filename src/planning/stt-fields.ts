@@ -82,6 +82,6 @@ export function readSttQuery(fields: SttFields): SttRequest {
     portable,
     options,
     preferences: preferencesFromQuery(fields),
-    fallbacks: fallbacksOfText(fields.get("fallbacks"), "stt"),
+    fallbacks: fallbacksOfText(fields.getAll("fallbacks"), "stt"),
   };
 }

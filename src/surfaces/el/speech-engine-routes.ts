@@ -60,6 +60,26 @@ function pipelineOf(body: Record<string, unknown>): unknown {
   return { stt: stage(service.stt), tts: stage(service.tts ?? body.tts), upstream: { url: engine.ws_url, headers: engine.request_headers } };
 }
 
+/**
+ * A create's pipeline, its refusals naming the members the engine's body has (`service.tts.fallbacks[0].voice`,
+ * `service.stt.model_id`, `speech_engine.ws_url`), not the profile's it was read into.
+ */
+function enginePipeline(ctx: AppContext, body: Record<string, unknown>) {
+  try {
+    return parsePipeline(ctx.catalogue, pipelineOf(body), ctx.config.realtime.allowPrivateUpstreams);
+  } catch (err) {
+    if (!(err instanceof ApiError) || typeof err.extra.param !== "string") throw err;
+    const tts = isObject(body.service) && body.service.tts !== undefined ? "service.tts" : "tts";
+    const rename = (text: string) =>
+      text
+        .replace(/\bpipeline\.upstream\.url\b/g, "speech_engine.ws_url")
+        .replace(/\bpipeline\.upstream\.headers\b/g, "speech_engine.request_headers")
+        .replace(/\bpipeline\.(stt|tts)\.(model|voice)\b(?!\.|\[)/g, (_, stage: string, member: string) => `${stage === "tts" ? tts : "service.stt"}.${member}_id`)
+        .replace(/\bpipeline\.(stt|tts)\b/g, (_, stage: string) => (stage === "tts" ? tts : "service.stt"));
+    throw new ApiError(err.code, rename(err.message), { ...err.extra, param: rename(err.extra.param) }, err.status);
+  }
+}
+
 export function elevenLabsSpeechEngineRoutes(ctx: AppContext) {
   return new Elysia()
     .use(elAuth(ctx))
@@ -68,7 +88,7 @@ export function elevenLabsSpeechEngineRoutes(ctx: AppContext) {
       async ({ request, principal: { tenantId } }) => {
         const body = await jsonBody(request, BODY_LIMITS.profile);
         if (!isObject(body)) throw new ApiError("invalid_request", "the body must be a JSON object");
-        const profile = await ctx.profiles.create(tenantId, body.name ?? "speech engine", parsePipeline(ctx.catalogue, pipelineOf(body), ctx.config.realtime.allowPrivateUpstreams));
+        const profile = await ctx.profiles.create(tenantId, body.name ?? "speech engine", enginePipeline(ctx, body));
         return speechEngineOf(ctx, profile, request);
       },
       { parse: "none" },

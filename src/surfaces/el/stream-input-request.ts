@@ -55,7 +55,7 @@ export function planStreamInput(catalogue: Catalogue, voice: string, query: URLS
   const speedAndOptions = (fields: Record<string, string>) => speedOfOptions(elevenLabsProviderOptions(query, RESERVED_QUERY, undefined, fields));
   speedAndOptions({}); // a bad enum or boolean in the query is told before the upgrade
   // The interface's contract: `mp3_*` is refused before the upgrade when every allowed provider emits only PCM, though LAME could make it.
-  const { candidates, format } = planTts(catalogue, elevenLabsTtsRequest(catalogue, modelId, voice, askedOfElevenLabs(asked, true), query, {}, fallbacksOfText(query.get("fallbacks"), "tts")));
+  const { candidates, format } = planTts(catalogue, elevenLabsTtsRequest(catalogue, modelId, voice, askedOfElevenLabs(asked, true), query, {}, fallbacksOfText(query.getAll("fallbacks"), "tts")));
   const output = plannedOutput(asked, format);
   return { candidates, voice, format: output.format, pcm: output.pcm, transcode: output.transcode, inactivitySeconds, syncAlignment: sync, speedAndOptions };
 }

@@ -59,7 +59,7 @@ export function elevenLabsSttRoute(ctx: AppContext) {
         provider: provider || undefined,
         language,
         preferences: preferencesFromQuery(new URL(request.url).searchParams),
-        fallbacks: fallbacksOfText(text("fallbacks"), "stt"),
+        fallbacks: fallbacksOfText(form.getAll("fallbacks"), "stt"),
       });
       const t = await transcribeFile(ctx, principal, {
         bytes: new Uint8Array(await file.arrayBuffer()),

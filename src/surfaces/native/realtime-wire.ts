@@ -31,7 +31,7 @@ export function realtimeWireEvent(event: RealtimeWireEvent): WireEvent {
     case "response_text":
       return { type: "realtime.response.text", response_id: event.responseId, token: event.token, last: event.last };
     case "response_audio_started":
-      return { type: "realtime.response.audio.started", response_id: event.responseId, provider: event.provider, model: event.model };
+      return { type: "realtime.response.audio.started", response_id: event.responseId, provider: event.provider, model: event.model, ...(event.voice ? { voice: event.voice } : {}) };
     case "response_audio_done":
       return { type: "realtime.response.audio.done", response_id: event.responseId, characters: event.characters, audio_ms: event.audioMs };
     case "response_interrupted":

@@ -42,7 +42,7 @@ export function transcriptionRoute(ctx: AppContext) {
         provider: params.get("provider") || undefined,
         language,
         preferences: preferencesFromQuery(params),
-        fallbacks: fallbacksOfText(params.get("fallbacks"), "stt"),
+        fallbacks: fallbacksOfText(params.getAll("fallbacks"), "stt"),
       });
       const t = await transcribeFile(ctx, principal, {
         bytes,

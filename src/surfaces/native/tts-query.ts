@@ -29,7 +29,7 @@ export function readTtsQuery(params: URLSearchParams): { request: TtsRequest; au
       format,
       options: providerOptions(params, RESERVED),
       preferences: preferencesFromQuery(params),
-      fallbacks: fallbacksOfText(params.get("fallbacks"), "tts"),
+      fallbacks: fallbacksOfText(params.getAll("fallbacks"), "tts"),
     },
     autoFlush: params.get("auto_flush") !== "false",
     alignment: alignment === "true",

@@ -104,7 +104,7 @@ export function oaiTranscriptionRoute(ctx: AppContext) {
         model,
         language,
         preferences: preferencesFromBody(providerField(form)),
-        fallbacks: fallbacksOfText(field(form, "fallbacks"), "stt"),
+        fallbacks: fallbacksOfText(form.getAll("fallbacks"), "stt"),
         live: stream,
       });
       const job = { bytes: new Uint8Array(await file.arrayBuffer()), mimeType: file.type || undefined, language, plan, surface: "oai" };
