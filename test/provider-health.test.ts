@@ -84,6 +84,19 @@ describe("a binding's circuit", () => {
     expect(health.view(a).status).toBe("degraded");
   });
 
+  test("a provider that dies under sessions it was serving counts each of them against it, as failures before it served count", () => {
+    const { health } = healthOn();
+    const underWay = [health.attempt(a)!, health.attempt(a)!, health.attempt(a)!];
+    for (const attempt of underWay) attempt.served();
+    underWay[0].failed(refused());
+    underWay[0].failed(refused()); // one attempt fails once
+    underWay[1].failed(refused());
+    expect(health.view(a)).toMatchObject({ status: "degraded", consecutive_failures: 2 });
+    underWay[2].failed(refused());
+    expect(health.view(a)).toMatchObject({ status: "down", consecutive_failures: 3, last_failure: { reason: "connection refused" } });
+    expect(health.attempt(a)).toBeUndefined();
+  });
+
   test("only the provider's failures count: a client's mistake, a provider at capacity, our own errors do not", () => {
     const { health, fail } = healthOn();
     for (let i = 0; i < 5; i++) {

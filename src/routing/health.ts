@@ -29,7 +29,7 @@ export interface HealthView {
   last_failure: { at: string; reason: string } | null;
 }
 
-/** One session's attempt on a binding: the session tells how it went, once. */
+/** One session's attempt on a binding: the session tells how it went, once; a failure may follow its success (a mid-session failure). */
 export interface HealthAttempt {
   /** The binding proved it serves (see `CandidateRun.serve`): its circuit closes. */
   served(): void;
@@ -124,22 +124,32 @@ export class ProviderHealth {
 
   private attemptOn(binding: Binding, probe: boolean): HealthAttempt {
     let settled = false;
+    let failed = false;
+    const change = (verdict: () => void) => {
+      const before = this.status(binding);
+      verdict();
+      this.tell(binding, before, this.state(binding));
+    };
     const settle = (verdict: () => void) => {
       if (settled) return;
       settled = true;
-      const before = this.status(binding);
-      const s = this.state(binding);
-      if (probe) s.probing = false;
-      verdict();
-      this.tell(binding, before, s);
+      if (probe) this.state(binding).probing = false;
+      change(verdict);
     };
+    const fail = (err: unknown, asProbe: boolean) => countsAgainstProvider(err) && this.failure(binding, asProbe, (err as Error).message);
     return {
       served: () =>
         settle(() => {
           const s = this.state(binding);
           Object.assign(s, { failures: 0, opens: 0, openUntil: 0, cooldownMs: 0 });
         }),
-      failed: (err) => settle(() => countsAgainstProvider(err) && this.failure(binding, probe, (err as Error).message)),
+      failed: (err) => {
+        if (failed) return;
+        failed = true;
+        // After it served, a failure in the middle of the session counts as any other (its probe, if it was one, has closed the circuit).
+        if (settled) change(() => fail(err, false));
+        else settle(() => fail(err, probe));
+      },
       released: () => settle(() => {}),
     };
   }
