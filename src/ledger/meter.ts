@@ -3,8 +3,10 @@ import { ApiError } from "../errors.ts";
 import type { Outcome } from "./activity.ts";
 import type { Logger } from "../log.ts";
 import { currentRequest } from "../request-context.ts";
-import { newCheckpoint, retarget, type Checkpoint } from "./checkpoint.ts";
+import { add, rational } from "../catalogue/price.ts";
+import { newCheckpoint, retarget, target, type Checkpoint } from "./checkpoint.ts";
 import { ceilCredits, costOf, rateOf, usageUnit } from "./cost.ts";
+import { ServedParts } from "./parts.ts";
 import type { Ledger } from "./ledger.ts";
 import { total, type Allocation } from "./sources.ts";
 
@@ -104,6 +106,10 @@ export class MeteredRequest {
   private readonly request = currentRequest();
   /** TTS: the voice the request named, recorded with its activity (the voice catalogue's metrics). */
   private voice: string | undefined;
+  /** TTS: the voice now speaking (after a failover, the fallback's), recorded with its part. */
+  private servingVoice: string | undefined;
+  /** The bindings that served the request before the current one (a failover mid-session). */
+  private readonly parts = new ServedParts();
 
   constructor(
     readonly id: string,
@@ -118,12 +124,29 @@ export class MeteredRequest {
   /** The voice a TTS request named: its activity record (and a crash's recovered one) carries it. */
   forVoice(voice: string | undefined): void {
     this.voice = voice;
+    this.servingVoice = voice;
     if (this.checkpoint) this.checkpoint.voice = voice;
   }
 
-  /** Credits that cover `units` with the carry (< 1 credit) included. */
+  /**
+   * `binding` served the request's usage up to `upTo` (its running total, in the request's unit)
+   * and another binding takes over from there (a failover mid-session), speaking `nextVoice`
+   * (TTS). Every unit count the request gives afterwards (`cover`, `delivered`, `settle`) stays
+   * the running total: the units past `upTo` are the next binding's, billed at its rate.
+   */
+  partServed(binding: Binding, upTo: number, nextVoice?: string): void {
+    if (this.settled) return;
+    this.parts.close(binding, upTo, this.servingVoice);
+    this.servingVoice = nextVoice ?? this.servingVoice;
+    if (this.checkpoint) {
+      this.checkpoint.parts = this.parts.checkpointParts(target);
+      this.ledger.holds.note(this.id);
+    }
+  }
+
+  /** Credits that cover `units` (the running total; past the served parts on `binding`) with the carry (< 1 credit) included. */
   private needed(binding: Binding, units: number): number {
-    return ceilCredits(costOf(rateOf(binding), units)) + 1;
+    return ceilCredits(this.parts.cost(binding, units)) + 1;
   }
 
   /**
@@ -224,6 +247,8 @@ export class MeteredRequest {
     this.settled = true;
     // Reserves still under way must land first: their credits are released by this settle.
     while (this.extending) await this.extending.catch(() => {});
+    const parts = this.parts.settleParts(end.binding, end.units, this.servingVoice);
+    const units = parts ? parts.reduce((n, p) => n + p.units, 0) : end.units;
     const input = {
       id: this.id,
       tenantId: this.payer.tenantId,
@@ -233,19 +258,21 @@ export class MeteredRequest {
       status: end.status,
       outcome: end.outcome,
       usageUnit: usageUnit(end.binding),
-      units: end.units,
-      cost: costOf(rateOf(end.binding), end.units),
+      units,
+      cost: parts ? parts.reduce((c, p) => add(c, p.cost), rational(0n)) : costOf(rateOf(end.binding), end.units),
       startedAt: end.startedAt,
       finishedAt: new Date(),
       latencyMs: end.latencyMs,
       attempts: end.attempts,
       voice: this.voice,
+      ...(parts ? { parts } : {}),
     };
     for (let attempt = 1; ; attempt++) {
       try {
         const row = await this.ledger.settle(input);
         this.ledger.holds.forget(this.id);
-        this.settledWith({ binding: end.binding, units: end.units, credits: row.credits });
+        const served = parts ?? [{ binding: end.binding, units }];
+        served.forEach((part, i) => this.settledWith({ binding: part.binding, units: part.units, credits: row.partCredits?.[i] ?? (i === served.length - 1 ? row.credits : 0) }));
         if (this.request) Object.assign(this.request, { provider: end.binding.provider.id, model: end.binding.canonical, credits: row.credits });
         return row;
       } catch (err) {
@@ -254,7 +281,7 @@ export class MeteredRequest {
           // settled from it (as `interrupted`) once the database takes writes again.
           if (this.checkpoint) {
             retarget(this.checkpoint, end.binding);
-            Object.assign(this.checkpoint, { units: end.units, at: Date.now() });
+            Object.assign(this.checkpoint, { units, at: Date.now() });
             this.ledger.holds.track(this.id, this.checkpoint);
             this.ledger.holds.abandon(this.id);
           }

@@ -1,9 +1,10 @@
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, CLOSE, ProviderError } from "../errors.ts";
 import { characters } from "../ledger/usage.ts";
-import type { TtsStream } from "../providers/types.ts";
+import type { AudioFormat, TtsStream } from "../providers/types.ts";
 import { AlignmentTimeline } from "./tts-alignment.ts";
 import { TextTally } from "./tts-text-tally.ts";
+import { TtsFailover } from "./tts-failover.ts";
 import { openWithin } from "./lifecycle/candidates.ts";
 import type { Admission } from "./admission.ts";
 import type { Outcome, SessionEnding } from "./lifecycle/ending.ts";
@@ -16,9 +17,10 @@ import type { TtsCommand, TtsSessionDeps, TtsSessionSetup } from "./tts-events.t
 //   the current block lasts); when the balance cannot cover more, the session synthesizes what was
 //   admitted and ends with 4402 `insufficient_balance`.
 // - Commands arriving while the session is starting are kept and applied once a provider is ready.
-// - While no audio has reached the client, a provider that fails in a retryable way is replaced by
-//   the next candidate and the admitted text is replayed; once audio went out, a failure ends the
-//   session with 1011.
+// - A provider that fails in a retryable way is replaced by the next candidate: before any audio
+//   reached the client the admitted text is replayed to it; after, the text from the start of the
+//   sentence whose audio had not ended, its audio continuing the stream and the text before billed
+//   to the provider that spoke it (`TtsFailover`). With no candidate left, the session ends 1011.
 // - Usage is settled (debits + one activity record) before the final event and close are sent.
 //   Until then the meter is told, as audio goes out, which text has been heard: what a crash of
 //   the server is billed (the text the provider had been given when its latest audio was sent;
@@ -37,8 +39,10 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private stream: TtsStream | undefined;
   /** Admitted commands waiting for a provider. */
   private pending: TtsCommand[] = [];
-  /** Commands given to the current provider before any of its audio went out: replayed on fallback. */
-  private replay: TtsCommand[] = [];
+  /** What the next candidate is given when the current one fails. */
+  private readonly failover = new TtsFailover();
+  /** The audio's shape as the client was told it (`audio_started`). */
+  private format: AudioFormat | undefined;
   /** With auto_flush off, text waits here for a flush or close. */
   private held = "";
   private readySent = false;
@@ -96,16 +100,15 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       serve: async () => {
         if (await this.pump()) await this.complete();
       },
-      // Text is replayed to the next provider only while the client has heard none of it.
-      canMoveOn: () => !this.audioStarted,
+      canMoveOn: () => true,
       moveOn: () => {
         this.stream?.cancel();
         this.stream = undefined;
         this.state = "starting";
-        this.pending = [...this.replay, ...this.pending];
-        this.replay = [];
+        const from = this.audioStarted ? this.text.heard : 0;
+        this.pending = [...this.failover.replayFrom(from, this.binding, this.audioStarted), ...this.pending];
         this.held = ""; // its text is in the replayed commands
-        this.text.restart();
+        this.text.resumeAt(from);
         this.alignment.drop();
       },
       attemptFailed: (binding: Binding, reason: string) => this.status("failed", binding, reason),
@@ -146,7 +149,8 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.tried = binding;
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
     this.status("connecting", binding);
-    const { voice, format, sampleRate, speed, options, alignment } = this.setup;
+    const { format, sampleRate, speed, options, alignment } = this.setup;
+    const voice = this.setup.voice;
     const opening = provider.open({ model: binding.id, voice, format, ...(sampleRate ? { sampleRate } : {}), ...(speed !== undefined ? { speed } : {}), options, ...(alignment ? { alignment } : {}) });
     const stream = await openWithin(opening, this.deps.connectTimeoutMs, binding.provider.id, (late) => late.cancel());
     await this.admission!.meter.reserved();
@@ -154,9 +158,15 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       stream.cancel();
       return;
     }
+    try {
+      this.failover.takeOver(this.format, stream.audioFormat, binding, this.admission!.meter, voice);
+    } catch (err) {
+      stream.cancel();
+      throw err;
+    }
     this.binding = binding;
     this.stream = stream;
-    this.status("connected", binding);
+    this.status("connected", binding, undefined, voice);
     if (!this.readySent) {
       this.readySent = true;
       this.deps.port.event({ type: "ready", sessionId: this.setup.id });
@@ -172,9 +182,15 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     for await (const ev of this.stream!) {
       if (this.closed) return false;
       this.idle.touch();
+      if (ev.type === "spoken") {
+        this.text.spoken(ev.chars);
+        this.failover.heard(this.text.heard);
+        continue;
+      }
       if (ev.type === "flushed") {
         this.text.flushAnswered();
-        if (!this.audioStarted) this.forgetAnsweredFlush();
+        this.failover.flushAnswered();
+        this.failover.heard(this.text.heard);
         this.noteDelivered();
         this.deps.port.event({ type: "flushed" });
         continue;
@@ -184,12 +200,14 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
         continue;
       }
       if (!this.audioStarted) this.startAudio();
-      this.audioBytes += ev.audio.byteLength;
+      const continued = this.failover.audio(ev.audio);
+      const audio = continued instanceof Promise ? await continued : continued;
+      this.audioBytes += audio.byteLength;
       this.text.audioSent(this.stream!.given);
       this.noteDelivered();
-      for (let at = 0; at < ev.audio.byteLength && !this.closed; at += MAX_AUDIO_PIECE) {
+      for (let at = 0; at < audio.byteLength && !this.closed; at += MAX_AUDIO_PIECE) {
         // While the client is behind, the provider's stream is not read: it stops producing (audio-backlog.ts).
-        const backpressure = this.deps.port.sendAudio(ev.audio.subarray(at, at + MAX_AUDIO_PIECE));
+        const backpressure = this.deps.port.sendAudio(audio.subarray(at, at + MAX_AUDIO_PIECE));
         if (backpressure) await this.idle.during(backpressure);
       }
     }
@@ -203,16 +221,10 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.admission!.meter.delivered(this.binding!, this.text.delivered);
   }
 
-  /** A flush answered before any audio is not replayed on a fallback: the client would get it twice. */
-  private forgetAnsweredFlush(): void {
-    const i = this.replay.findIndex((c) => c.type === "flush");
-    if (i >= 0) this.replay.splice(i, 1);
-  }
-
   private startAudio(): void {
     this.audioStarted = true;
     this.firstAudioAt = performance.now();
-    this.replay = [];
+    this.format = this.stream!.audioFormat;
     const provider = this.binding!.provider.id;
     if (this.firstTextAt !== undefined) {
       this.deps.metrics.timeToFirstAudio.observe({ provider }, (this.firstAudioAt - this.firstTextAt) / 1000);
@@ -223,7 +235,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
 
   private apply(cmd: TtsCommand): void {
     const stream = this.stream!;
-    if (!this.audioStarted) this.replay.push(cmd);
+    this.failover.record(cmd);
     if (cmd.type === "text") {
       if (!this.setup.autoFlush) {
         this.held += cmd.text;
@@ -270,6 +282,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
 
   protected stopWork(): void {
     this.stream?.cancel();
+    this.failover.release();
   }
 
   protected ending(outcome: Outcome): SessionEnding {
@@ -282,7 +295,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     };
   }
 
-  private status(status: "connecting" | "connected" | "failed", binding: Binding, reason?: string): void {
-    this.deps.port.event({ type: "provider_status", provider: binding.provider.id, model: binding.canonical, status, ...(reason ? { reason } : {}) });
+  private status(status: "connecting" | "connected" | "failed", binding: Binding, reason?: string, voice?: string): void {
+    this.deps.port.event({ type: "provider_status", provider: binding.provider.id, model: binding.canonical, status, ...(voice ? { voice } : {}), ...(reason ? { reason } : {}) });
   }
 }

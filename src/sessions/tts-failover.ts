@@ -1,0 +1,91 @@
+import { continuation, type Continuation } from "../audio/stream-continuation.ts";
+import type { Binding } from "../catalogue/types.ts";
+import { ProviderError } from "../errors.ts";
+import type { MeteredRequest } from "../ledger/meter.ts";
+import type { AudioFormat } from "../providers/types.ts";
+import { codePoints } from "../util/code-points.ts";
+import type { TtsCommand } from "./tts-events.ts";
+
+// How a TTS session goes on with its next candidate when its provider fails (docs/routing.md,
+// "Mid-session failover: TTS"). Before any audio went out the next one is given every command
+// again; after, it is given the text from where the audio the client heard ended (the end of
+// the last utterance the provider said it spoke, or of the last flush it answered: the start of
+// the sentence whose audio had not ended), its audio goes on in the shape the client was given,
+// and the text before that point is billed to the provider that spoke it.
+
+type Entry = { cmd: TtsCommand; at: number; answered?: boolean };
+
+export class TtsFailover {
+  /** Commands given to providers, each with the characters written before it; none wholly before `heard`. */
+  private log: Entry[] = [];
+  private written = 0;
+  /** Set from a failure after audio went out until the next candidate takes over: the part the failed one served. */
+  private handing: { binding: Binding; upTo: number } | undefined;
+  private continuation: Continuation | undefined;
+
+  /** A command given to the provider (text held back for a flush counts where it was given). */
+  record(cmd: TtsCommand): void {
+    this.log.push({ cmd, at: this.written });
+    if (cmd.type === "text") this.written += codePoints(cmd.text);
+  }
+
+  /** The provider answered its oldest open flush: the client has its `flushed`, a successor must not answer it again. */
+  flushAnswered(): void {
+    const open = this.log.find((e) => e.cmd.type === "flush" && !e.answered);
+    if (open) open.answered = true;
+  }
+
+  /** The audio of the first `chars` characters went out to its end: what came before is never replayed. */
+  heard(chars: number): void {
+    let drop = 0;
+    while (drop < this.log.length && this.wholly(this.log[drop], chars)) drop++;
+    if (drop) this.log = this.log.slice(drop);
+  }
+
+  /**
+   * The provider failed: the commands its successor is given, from the `from`-th character on
+   * (0 before any audio went out), and, when audio went out, the part `binding` served.
+   */
+  replayFrom(from: number, binding: Binding | undefined, audioStarted: boolean): TtsCommand[] {
+    if (audioStarted && binding) this.handing = { binding, upTo: from };
+    const replay: TtsCommand[] = [];
+    for (const { cmd, at, answered } of this.log) {
+      if (cmd.type === "flush" && answered) continue;
+      if (cmd.type !== "text" || at >= from) replay.push(cmd);
+      else if (at + codePoints(cmd.text) > from) replay.push({ type: "text", text: [...cmd.text].slice(from - at).join("") });
+    }
+    this.log = [];
+    this.written = from;
+    return replay;
+  }
+
+  /**
+   * The next candidate opened with `format`: after audio went out its audio must continue the
+   * stream begun in `stream` (else it fails like a provider that cannot serve, and the next one is
+   * tried), and the part its predecessor served is closed on the meter.
+   */
+  takeOver(stream: AudioFormat | undefined, format: AudioFormat, binding: Binding, meter: MeteredRequest, voice: string | undefined): void {
+    if (!this.handing || !stream) return;
+    const next = continuation(stream, format);
+    if (!next) throw new ProviderError(`${binding.provider.id} produces ${format.encoding} at ${format.sampleRate} Hz, which cannot continue this ${stream.encoding} stream at ${stream.sampleRate} Hz`, true);
+    this.continuation?.release();
+    this.continuation = next;
+    meter.partServed(this.handing.binding, this.handing.upTo, voice);
+    this.handing = undefined;
+  }
+
+  /** The current provider's audio in the stream's shape. */
+  audio(chunk: Uint8Array): Uint8Array | Promise<Uint8Array> {
+    return this.continuation ? this.continuation.process(chunk) : chunk;
+  }
+
+  release(): void {
+    this.continuation?.release();
+  }
+
+  /** Nothing of `e` remains to be said past `chars`: text that ends there, or an answered flush before it. */
+  private wholly(e: Entry, chars: number): boolean {
+    if (e.cmd.type === "text") return e.at + codePoints(e.cmd.text) <= chars;
+    return e.cmd.type === "flush" && !!e.answered && e.at <= chars;
+  }
+}

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { OpenAiTts } from "../src/providers/openai/tts.ts";
+import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
+import { speech, type MidStreamFault } from "./fakes/http-fake.ts";
+import { FAKE_OPENAI_KEY, startFakeOpenAi, type FakeOpenAi } from "./fakes/openai.ts";
+import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
+import { ffprobe } from "./helpers/ffprobe.ts";
+import { fakeUpstreamOptions, UPSTREAM_TIMEOUTS } from "./helpers/http-tts.ts";
+import { openAiSdk } from "./helpers/sdk-clients.ts";
+import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
+import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
+
+// A TTS provider that fails after its audio went out (its connection cut, its stream hung, an
+// error answer for its next sentence) is replaced in the middle of the session: the text from the
+// sentence whose audio had not ended goes to the next candidate, the client hears the rest in the
+// stream's own format, the session ends normally, and each part is billed at its own binding's rate.
+
+let fake: FakeOpenAi;
+let server: TestServer;
+/** The fallback speaks 0.4 s of a 16 kHz tone per flush (and at the end): resampled to the stream's 24 kHz. */
+const FALLBACK_CHUNKS = 20;
+
+const FIRST = "The first sentence is heard whole. ";
+const REST = "The second one is cut off in the middle. The third ends it.";
+const TEXT = FIRST + REST;
+/** Bytes of the first sentence's audio, as the fake speaks it (24 kHz PCM). */
+const firstBytes = () => speech(FIRST.trim(), 24000).byteLength;
+/** The fault strikes two chunks into the second sentence (a 500 answers the second sentence's request). */
+const faultAt = (fault: MidStreamFault["fault"]): MidStreamFault => ({ fault, after: firstBytes() + (fault === "500" ? 0 : 9600) });
+
+beforeAll(async () => {
+  fake = startFakeOpenAi();
+  const echo = Object.assign(new OpenAiTts(fakeUpstreamOptions(FAKE_OPENAI_KEY, fake.url)), { id: "oai-echo" });
+  const catalogue = testCatalogue(["oai-echo", "fixed"]);
+  catalogue.providers[0].requiresVoice = true;
+  // The first provider is dearer (20 credits a character; the fallback 10): each part at its own rate.
+  catalogue.providers[0].bindings[0].price = { amount: "0.00002", per: "character" };
+  server = await startTestServer({ UPSTREAM_IDLE_TIMEOUT_MS: String(UPSTREAM_TIMEOUTS.idleTimeoutMs) }, { extra: { catalogue, providers: [echo, new FixedPcmProvider("fixed", FALLBACK_CHUNKS)] } });
+});
+afterAll(() => stopServerAndFakes(server, fake));
+
+/** The record names both bindings: the first sentence at the first one's rate, the rest at the fallback's. */
+async function expectBilledInParts(tenantId: string) {
+  const record = await lastActivity(server, tenantId);
+  const first = [...FIRST].length;
+  const rest = [...REST].length;
+  expect(record).toMatchObject({ provider: "fixed", status: "completed", outcome: "completed", usageAmount: first + rest, credits: first * 20 + rest * 10 });
+  expect(JSON.parse(record.parts!)).toEqual([
+    { provider: "oai-echo", model: TEST_MODEL, units: first, credits: first * 20, voice: "alloy" },
+    { provider: "fixed", model: TEST_MODEL, units: rest, credits: rest * 10, voice: "alloy" },
+  ]);
+}
+
+/** Only the rest went to the fallback: the fake heard the first and second sentences, never the first again. */
+function expectReplayFromSecondSentence() {
+  const inputs = fake.speech.slice(-2).map((r) => r.body.input);
+  expect(inputs).toEqual([FIRST.trim(), "The second one is cut off in the middle."]);
+}
+
+describe("/v1/tts: a provider failing after audio went out", () => {
+  for (const fault of ["die", "hang", "500"] as const) {
+    test(`${fault}: the rest is heard from the fallback in the same format, 1000 tts_complete, billed in parts`, async () => {
+      const { key, tenantId } = await fundedAccount(server);
+      fake.midStream(faultAt(fault));
+      const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}&voice=alloy&provider_order=oai-echo,fixed`), bearer(key));
+      c.send({ type: "text", text: TEXT });
+      c.send({ type: "close" });
+      const rec = await c.closed;
+      expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
+      const statuses = rec.events.filter((e) => e.type === "service.tts_provider_status").map((e) => `${e.provider}:${e.status}${e.voice ? `:${e.voice}` : ""}`);
+      expect(statuses).toEqual(["oai-echo:connecting", "oai-echo:connected:alloy", "oai-echo:failed", "fixed:connecting", "fixed:connected:alloy"]);
+      // One stream: audio_started once, at the first provider's 24 kHz; the fallback's tone resampled to it.
+      expect(rec.events.filter((e) => e.type === "service.tts_audio_started")).toEqual([expect.objectContaining({ provider: "oai-echo", sample_rate: 24000 })]);
+      const heardFirst = firstBytes() + (fault === "500" ? 0 : 9600);
+      const fallbackBytes = (FALLBACK_CHUNKS * 0.02 * 24000 * 2) / 2; // the tone's 0.4 s at 24 kHz, ± the resampler's delay
+      expect(totalBytes(rec.audio)).toBeGreaterThan(heardFirst + fallbackBytes * 0.9);
+      expect(totalBytes(rec.audio)).toBeLessThanOrEqual(heardFirst + fallbackBytes * 2 + 4800);
+      expect(rec.events.find((e) => e.type === "service.tts_session_ended")).toMatchObject({ characters: [...TEXT].length });
+      expectReplayFromSecondSentence();
+      await expectBilledInParts(tenantId);
+    });
+  }
+});
