@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { unlinkSync, writeFileSync } from "node:fs";
+import { continuation } from "../src/audio/stream-continuation.ts";
 import { OpenAiTts } from "../src/providers/openai/tts.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { speech, type MidStreamFault } from "./fakes/http-fake.ts";
@@ -80,4 +82,65 @@ describe("/v1/tts: a provider failing after audio went out", () => {
       await expectBilledInParts(tenantId);
     });
   }
+});
+
+/** ffmpeg reads the whole body without a complaint (a second header or a broken frame in the middle is one). */
+function decodesWhole(bytes: Uint8Array, ext: string): string {
+  const path = `/tmp/voxroute-failover-${crypto.randomUUID()}.${ext}`;
+  writeFileSync(path, bytes);
+  try {
+    return Bun.spawnSync(["ffmpeg", "-v", "error", "-i", path, "-f", "null", "-"]).stderr.toString();
+  } finally {
+    unlinkSync(path);
+  }
+}
+
+const occurrences = (bytes: Uint8Array, marker: string) => Buffer.from(bytes).toString("latin1").split(marker).length - 1;
+
+describe("HTTP streams: the body goes on across the switch, one stream of one format", () => {
+  const cases = [
+    { fault: "die", format: "mp3", ext: "mp3", codec: "mp3" },
+    { fault: "hang", format: "opus", ext: "ogg", codec: "opus" },
+    { fault: "500", format: "wav", ext: "wav", codec: "pcm_s16le" },
+    { fault: "die", format: "pcm", ext: "pcm", codec: "pcm_s16le" },
+  ] as const;
+  for (const { fault, format, ext, codec } of cases) {
+    test(`/oai/audio/speech through the openai SDK, ${format}, ${fault}: ffmpeg decodes it whole, billed in parts`, async () => {
+      const { key, tenantId } = await fundedAccount(server);
+      fake.midStream(faultAt(fault));
+      const res = await openAiSdk(server, key).audio.speech.create({ model: TEST_MODEL, voice: "alloy", input: TEXT, response_format: format });
+      const body = new Uint8Array(await res.arrayBuffer());
+      const first = (firstBytes() + (fault === "500" ? 0 : 9600)) / 2 / 24000;
+      if (format === "pcm") {
+        // Raw 24 kHz PCM: the first provider's bytes, then the fallback's tone at the same rate.
+        expect(body.byteLength / 2 / 24000).toBeGreaterThan(first + 0.35);
+      } else {
+        expect(decodesWhole(body, ext)).toBe("");
+        const probed = await ffprobe(body, ext);
+        expect(probed).toMatchObject({ codec, sampleRate: format === "opus" ? 48000 : 24000, channels: 1 });
+        expect(probed.seconds).toBeGreaterThan(first + 0.35);
+      }
+      if (format === "wav") expect(occurrences(body, "RIFF")).toBe(1);
+      if (format === "opus") expect(occurrences(body, "OpusHead")).toBe(1);
+      expectReplayFromSecondSentence();
+      await expectBilledInParts(tenantId);
+    });
+  }
+});
+
+describe("what a next provider's audio can continue", () => {
+  test("PCM at another rate is resampled to the stream's; MP3 only at the same rate; MP3 after PCM or PCM after MP3 cannot", async () => {
+    const pcm24 = { encoding: "pcm_s16le", sampleRate: 24000 };
+    const pcm16 = { encoding: "pcm_s16le", sampleRate: 16000 };
+    const mp3 = (sampleRate: number) => ({ encoding: "mp3", sampleRate });
+    const resampled = continuation(pcm24, pcm16)!;
+    const out = await resampled.process(new Uint8Array(16000 * 2)); // one second at 16 kHz
+    expect(Math.abs(out.byteLength / 2 - 24000)).toBeLessThan(200); // about one second at 24 kHz (less the filter's delay)
+    resampled.release();
+    const same = new Uint8Array([0xff, 0xf3, 1, 2]);
+    expect(continuation(mp3(24000), mp3(24000))!.process(same)).toBe(same);
+    expect(continuation(mp3(24000), mp3(44100))).toBeUndefined();
+    expect(continuation(mp3(24000), pcm24)).toBeUndefined();
+    expect(continuation(pcm24, mp3(24000))).toBeUndefined();
+  });
 });

@@ -272,7 +272,9 @@ export class MeteredRequest {
         const row = await this.ledger.settle(input);
         this.ledger.holds.forget(this.id);
         const served = parts ?? [{ binding: end.binding, units }];
-        served.forEach((part, i) => this.settledWith({ binding: part.binding, units: part.units, credits: row.partCredits?.[i] ?? (i === served.length - 1 ? row.credits : 0) }));
+        for (const [i, part] of served.entries()) {
+          this.settledWith({ binding: part.binding, units: part.units, credits: row.partCredits?.[i] ?? (i === served.length - 1 ? row.credits : 0) });
+        }
         if (this.request) Object.assign(this.request, { provider: end.binding.provider.id, model: end.binding.canonical, credits: row.credits });
         return row;
       } catch (err) {

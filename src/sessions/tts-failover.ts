@@ -2,7 +2,7 @@ import { continuation, type Continuation } from "../audio/stream-continuation.ts
 import type { Binding } from "../catalogue/types.ts";
 import { ProviderError } from "../errors.ts";
 import type { MeteredRequest } from "../ledger/meter.ts";
-import type { AudioFormat } from "../providers/types.ts";
+import type { AudioFormat, TtsStream } from "../providers/types.ts";
 import { codePoints } from "../util/code-points.ts";
 import type { TtsCommand } from "./tts-events.ts";
 
@@ -60,14 +60,18 @@ export class TtsFailover {
   }
 
   /**
-   * The next candidate opened with `format`: after audio went out its audio must continue the
-   * stream begun in `stream` (else it fails like a provider that cannot serve, and the next one is
-   * tried), and the part its predecessor served is closed on the meter.
+   * The next candidate opened `opened`: after audio went out its audio must continue the stream
+   * begun in `stream` (else it is let go and fails like a provider that cannot serve, and the next
+   * one is tried), and the part its predecessor served is closed on the meter.
    */
-  takeOver(stream: AudioFormat | undefined, format: AudioFormat, binding: Binding, meter: MeteredRequest, voice: string | undefined): void {
+  takeOver(stream: AudioFormat | undefined, opened: TtsStream, binding: Binding, meter: MeteredRequest, voice: string | undefined): void {
     if (!this.handing || !stream) return;
+    const format = opened.audioFormat;
     const next = continuation(stream, format);
-    if (!next) throw new ProviderError(`${binding.provider.id} produces ${format.encoding} at ${format.sampleRate} Hz, which cannot continue this ${stream.encoding} stream at ${stream.sampleRate} Hz`, true);
+    if (!next) {
+      opened.cancel();
+      throw new ProviderError(`${binding.provider.id} produces ${format.encoding} at ${format.sampleRate} Hz, which cannot continue this ${stream.encoding} stream at ${stream.sampleRate} Hz`, true);
+    }
     this.continuation?.release();
     this.continuation = next;
     meter.partServed(this.handing.binding, this.handing.upTo, voice);

@@ -149,8 +149,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.tried = binding;
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
     this.status("connecting", binding);
-    const { format, sampleRate, speed, options, alignment } = this.setup;
-    const voice = this.setup.voice;
+    const { voice, format, sampleRate, speed, options, alignment } = this.setup;
     const opening = provider.open({ model: binding.id, voice, format, ...(sampleRate ? { sampleRate } : {}), ...(speed !== undefined ? { speed } : {}), options, ...(alignment ? { alignment } : {}) });
     const stream = await openWithin(opening, this.deps.connectTimeoutMs, binding.provider.id, (late) => late.cancel());
     await this.admission!.meter.reserved();
@@ -158,12 +157,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       stream.cancel();
       return;
     }
-    try {
-      this.failover.takeOver(this.format, stream.audioFormat, binding, this.admission!.meter, voice);
-    } catch (err) {
-      stream.cancel();
-      throw err;
-    }
+    this.failover.takeOver(this.format, stream, binding, this.admission!.meter, voice);
     this.binding = binding;
     this.stream = stream;
     this.status("connected", binding, undefined, voice);
