@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { unlinkSync, writeFileSync } from "node:fs";
 import { continuation } from "../src/audio/stream-continuation.ts";
+import { ElevenLabsTts } from "../src/providers/elevenlabs/tts.ts";
 import { OpenAiTts } from "../src/providers/openai/tts.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { speech, type MidStreamFault } from "./fakes/http-fake.ts";
+import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { FAKE_OPENAI_KEY, startFakeOpenAi, type FakeOpenAi } from "./fakes/openai.ts";
+import { elevenLabsAt } from "./fakes/server-env.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
 import { fakeUpstreamOptions, UPSTREAM_TIMEOUTS } from "./helpers/http-tts.ts";
@@ -124,6 +127,53 @@ describe("HTTP streams: the body goes on across the switch, one stream of one fo
       if (format === "opus") expect(occurrences(body, "OpusHead")).toBe(1);
       expectReplayFromSecondSentence();
       await expectBilledInParts(tenantId);
+    });
+  }
+});
+
+describe("/v1/tts over a WebSocket upstream (ElevenLabs stream-input): replayed from the last answered flush", () => {
+  const el = startFakeElevenLabs();
+  let onEl: TestServer;
+  beforeAll(async () => {
+    const echo = Object.assign(new ElevenLabsTts(fakeUpstreamOptions(FAKE_ELEVENLABS_KEY, el.url)), { id: "el-echo" });
+    const catalogue = testCatalogue(["el-echo", "fixed"]);
+    catalogue.providers[0].requiresVoice = true;
+    catalogue.providers[0].bindings[0].price = { amount: "0.00002", per: "character" };
+    onEl = await startTestServer(
+      { ...elevenLabsAt(el), UPSTREAM_IDLE_TIMEOUT_MS: String(UPSTREAM_TIMEOUTS.idleTimeoutMs) },
+      { extra: { catalogue, providers: [echo, new FixedPcmProvider("fixed", FALLBACK_CHUNKS)] } },
+    );
+  });
+  afterAll(() => stopServerAndFakes(onEl, el));
+
+  for (const fault of ["die", "hang", "500"] as const) {
+    test(`${fault} after the first flush was answered: the text after it goes to the fallback, 1000, billed in parts`, async () => {
+      const { key, tenantId } = await fundedAccount(onEl);
+      // Two 0.2 s pieces into the text after the flush.
+      el.midStream({ fault, after: firstBytes() + 2 * 9600 });
+      const c = connect(onEl.wsUrl(`/v1/tts?model=${TEST_MODEL}&voice=${FAKE_VOICE}&provider_order=el-echo,fixed`), bearer(key));
+      c.send({ type: "text", text: FIRST });
+      c.send({ type: "flush" });
+      c.send({ type: "text", text: REST });
+      c.send({ type: "close" });
+      const rec = await c.closed;
+      expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
+      expect(rec.events.filter((e) => e.type === "service.tts_flushed").length).toBe(1);
+      expect(rec.events.filter((e) => e.type === "service.tts_provider_status").map((e) => `${e.provider}:${e.status}`)).toEqual([
+        "el-echo:connecting",
+        "el-echo:connected",
+        "el-echo:failed",
+        "fixed:connecting",
+        "fixed:connected",
+      ]);
+      const first = [...FIRST].length;
+      const rest = [...REST].length;
+      const record = await lastActivity(onEl, tenantId);
+      expect(record).toMatchObject({ provider: "fixed", status: "completed", usageAmount: first + rest, credits: first * 20 + rest * 10 });
+      expect(JSON.parse(record.parts!).map((p: { provider: string; units: number }) => [p.provider, p.units])).toEqual([
+        ["el-echo", first],
+        ["fixed", rest],
+      ]);
     });
   }
 });
