@@ -135,14 +135,12 @@ describe("/v1/tts over a WebSocket upstream (ElevenLabs stream-input): replayed 
   const el = startFakeElevenLabs();
   let onEl: TestServer;
   beforeAll(async () => {
-    const echo = Object.assign(new ElevenLabsTts(fakeUpstreamOptions(FAKE_ELEVENLABS_KEY, el.url)), { id: "el-echo" });
-    const catalogue = testCatalogue(["el-echo", "fixed"]);
-    catalogue.providers[0].requiresVoice = true;
+    const adapter = (id: string) => Object.assign(new ElevenLabsTts(fakeUpstreamOptions(FAKE_ELEVENLABS_KEY, el.url)), { id });
+    const catalogue = testCatalogue(["el-echo", "fixed", "el-two"]);
+    for (const i of [0, 2]) catalogue.providers[i].requiresVoice = true;
     catalogue.providers[0].bindings[0].price = { amount: "0.00002", per: "character" };
-    onEl = await startTestServer(
-      { ...elevenLabsAt(el), UPSTREAM_IDLE_TIMEOUT_MS: String(UPSTREAM_TIMEOUTS.idleTimeoutMs) },
-      { extra: { catalogue, providers: [echo, new FixedPcmProvider("fixed", FALLBACK_CHUNKS)] } },
-    );
+    const providers = [adapter("el-echo"), new FixedPcmProvider("fixed", FALLBACK_CHUNKS), adapter("el-two")];
+    onEl = await startTestServer({ ...elevenLabsAt(el), UPSTREAM_IDLE_TIMEOUT_MS: String(UPSTREAM_TIMEOUTS.idleTimeoutMs) }, { extra: { catalogue, providers } });
   });
   afterAll(() => stopServerAndFakes(onEl, el));
 
@@ -176,6 +174,21 @@ describe("/v1/tts over a WebSocket upstream (ElevenLabs stream-input): replayed 
       ]);
     });
   }
+
+  test("character timings go on from where the audio had got to: the last one ends with the audio, not at the switch", async () => {
+    el.midStream({ fault: "die", after: firstBytes() + 2 * 9600 });
+    const c = connect(onEl.wsUrl(`/v1/tts?model=${TEST_MODEL}&voice=${FAKE_VOICE}&alignment=true&provider_order=el-echo,el-two`), bearer(onEl.key));
+    c.send({ type: "text", text: FIRST });
+    c.send({ type: "flush" });
+    c.send({ type: "text", text: REST });
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
+    expect(rec.events.filter((e) => e.type === "service.tts_provider_status" && e.status === "connected").map((e) => e.provider)).toEqual(["el-echo", "el-two"]);
+    const ends = rec.events.filter((e) => e.type === "service.tts_alignment").flatMap((e) => e.alignment.end_times as number[]);
+    const audioSeconds = totalBytes(rec.audio) / 2 / 24000;
+    expect(Math.abs(ends.at(-1)! - audioSeconds)).toBeLessThan(0.3);
+  });
 });
 
 describe("what a next provider's audio can continue", () => {

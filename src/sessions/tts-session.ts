@@ -109,7 +109,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
         this.pending = [...this.failover.replayFrom(from, this.binding, this.audioStarted), ...this.pending];
         this.held = ""; // its text is in the replayed commands
         this.text.resumeAt(from);
-        this.alignment.drop();
+        this.alignment.drop(this.audioStarted ? this.audioSeconds() : 0);
       },
       attemptFailed: (binding: Binding, reason: string) => this.status("failed", binding, reason),
     };
@@ -209,6 +209,11 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     // A provider may only end the stream once the client closed the session and every flush was answered.
     if (!this.closeAccepted || this.text.flushesOpen) throw new ProviderError(`${this.binding!.provider.id} ended the stream before the session was over`, true);
     return true;
+  }
+
+  /** Seconds of audio the client was sent, where its format tells (PCM). */
+  private audioSeconds(): number | undefined {
+    return this.format?.encoding === "pcm_s16le" ? this.audioBytes / 2 / this.format.sampleRate : undefined;
   }
 
   private noteDelivered(): void {
