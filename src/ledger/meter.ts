@@ -129,10 +129,9 @@ export class MeteredRequest {
   }
 
   /**
-   * `binding` served the request's usage up to `upTo` (its running total, in the request's unit)
-   * and another binding takes over from there (a failover mid-session), speaking `nextVoice`
-   * (TTS). Every unit count the request gives afterwards (`cover`, `delivered`, `settle`) stays
-   * the running total: the units past `upTo` are the next binding's, billed at its rate.
+   * `binding` served the request up to `upTo` units (its running total) and the next binding takes
+   * over (a failover mid-session), speaking `nextVoice` (TTS). Counts given afterwards (`cover`,
+   * `delivered`, `settle`) stay running totals: the units past `upTo` are the next binding's.
    */
   partServed(binding: Binding, upTo: number, nextVoice?: string): void {
     if (this.settled) return;
@@ -140,6 +139,7 @@ export class MeteredRequest {
     this.servingVoice = nextVoice ?? this.servingVoice;
     if (this.checkpoint) {
       this.checkpoint.parts = this.parts.checkpointParts(target);
+      this.checkpoint.units = upTo; // until the next binding delivers more
       this.ledger.holds.note(this.id);
     }
   }

@@ -19,9 +19,9 @@ export interface CandidateRun {
   connect(binding: Binding): Promise<void>;
   /** Serves the connected candidate until the session is over (or hands it to callbacks and returns). */
   serve(binding: Binding): Promise<void>;
-  /** The kind's rule for moving on after a retryable failure (TTS: while no audio went out). */
+  /** The kind's rule for moving on after a retryable failure (TTS: always, also after audio went out). */
   canMoveOn(): boolean;
-  /** Drops the failed candidate's state before the next is opened (TTS queues its text for replay). */
+  /** Drops the failed candidate's state before the next is opened (TTS queues for replay the text whose audio had not ended). */
   moveOn(): void;
   /** A candidate failed (the session may tell its client). */
   attemptFailed?(binding: Binding, reason: string): void;
