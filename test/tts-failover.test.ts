@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { unlinkSync, writeFileSync } from "node:fs";
+import { afterId3, mpegFrame } from "../src/audio/duration/mpeg.ts";
 import { continuation } from "../src/audio/stream-continuation.ts";
 import { ElevenLabsTts } from "../src/providers/elevenlabs/tts.ts";
 import { OpenAiTts } from "../src/providers/openai/tts.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
-import { speech, type MidStreamFault } from "./fakes/http-fake.ts";
+import { mp3, speech, type MidStreamFault } from "./fakes/http-fake.ts";
 import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
 import { FAKE_OPENAI_KEY, startFakeOpenAi, type FakeOpenAi } from "./fakes/openai.ts";
 import { elevenLabsAt } from "./fakes/server-env.ts";
@@ -35,12 +36,17 @@ const faultAt = (fault: MidStreamFault["fault"]): MidStreamFault => ({ fault, af
 
 beforeAll(async () => {
   fake = startFakeOpenAi();
-  const echo = Object.assign(new OpenAiTts(fakeUpstreamOptions(FAKE_OPENAI_KEY, fake.url)), { id: "oai-echo" });
-  const catalogue = testCatalogue(["oai-echo", "fixed"]);
-  catalogue.providers[0].requiresVoice = true;
+  const adapter = (id: string) => Object.assign(new OpenAiTts(fakeUpstreamOptions(FAKE_OPENAI_KEY, fake.url)), { id });
+  // "oai-two", the same fake again, is the fallback of MP3 sessions (the fixed tone has no MP3).
+  const catalogue = testCatalogue(["oai-echo", "fixed", "oai-two"]);
+  for (const i of [0, 2]) catalogue.providers[i].requiresVoice = true;
+  for (const i of [0, 2]) catalogue.providers[i].bindings[0].formats = ["pcm", "mp3"];
   // The first provider is dearer (20 credits a character; the fallback 10): each part at its own rate.
   catalogue.providers[0].bindings[0].price = { amount: "0.00002", per: "character" };
-  server = await startTestServer({ UPSTREAM_IDLE_TIMEOUT_MS: String(UPSTREAM_TIMEOUTS.idleTimeoutMs) }, { extra: { catalogue, providers: [echo, new FixedPcmProvider("fixed", FALLBACK_CHUNKS)] } });
+  server = await startTestServer(
+    { UPSTREAM_IDLE_TIMEOUT_MS: String(UPSTREAM_TIMEOUTS.idleTimeoutMs) },
+    { extra: { catalogue, providers: [adapter("oai-echo"), new FixedPcmProvider("fixed", FALLBACK_CHUNKS), adapter("oai-two")] } },
+  );
 });
 afterAll(() => stopServerAndFakes(server, fake));
 
@@ -98,7 +104,40 @@ function decodesWhole(bytes: Uint8Array, ext: string): string {
   }
 }
 
+/** The body is MPEG frames end to end, each header where the one before ends: no frame cut short in the middle. */
+function wholeFrames(body: Uint8Array): boolean {
+  let at = afterId3(body);
+  for (let frame = mpegFrame(body, at); frame?.length; frame = mpegFrame(body, at)) at += frame.length;
+  return at === body.byteLength;
+}
+
 const occurrences = (bytes: Uint8Array, marker: string) => Buffer.from(bytes).toString("latin1").split(marker).length - 1;
+
+test("/v1/tts format=mp3, the provider's own MP3 cut off mid-frame: the next one's MP3 (same rate) follows whole frames, ffmpeg decodes it whole", async () => {
+  const { key, tenantId } = await fundedAccount(server);
+  // The fake's frames are 96 bytes: the cut falls inside one.
+  const firstMp3 = mp3(speech(FIRST.trim(), 24000), 24000).byteLength;
+  fake.midStream({ fault: "die", after: firstMp3 + 9600 + 50 });
+  const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}&voice=alloy&format=mp3&provider_order=oai-echo,oai-two`), bearer(key));
+  c.send({ type: "text", text: TEXT });
+  c.send({ type: "close" });
+  const rec = await c.closed;
+  expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
+  const body = Buffer.concat(rec.audio);
+  expect(decodesWhole(body, "mp3")).toBe("");
+  expect(wholeFrames(body)).toBe(true);
+  const probed = await ffprobe(body, "mp3");
+  expect(probed).toMatchObject({ codec: "mp3", sampleRate: 24000 });
+  // The first sentence, then the second and third again from the fallback.
+  expect(probed.seconds).toBeGreaterThan((speech(FIRST.trim(), 24000).byteLength + speech(REST, 24000).byteLength) / 2 / 24000 - 0.2);
+  // The fallback is the same fake: it heard the sentence cut off again, then the last one.
+  expect(fake.speech.slice(-4).map((r) => r.body.input)).toEqual([FIRST.trim(), "The second one is cut off in the middle.", "The second one is cut off in the middle.", "The third ends it."]);
+  const record = await lastActivity(server, tenantId);
+  expect(JSON.parse(record.parts!).map((p: { provider: string; units: number }) => [p.provider, p.units])).toEqual([
+    ["oai-echo", [...FIRST].length],
+    ["oai-two", [...REST].length],
+  ]);
+});
 
 describe("HTTP streams: the body goes on across the switch, one stream of one format", () => {
   const cases = [

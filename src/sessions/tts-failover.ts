@@ -1,4 +1,4 @@
-import { continuation, type Continuation } from "../audio/stream-continuation.ts";
+import { continuation, type Continuation, WholeMp3Frames } from "../audio/stream-continuation.ts";
 import type { Binding } from "../catalogue/types.ts";
 import { ProviderError } from "../errors.ts";
 import type { MeteredRequest } from "../ledger/meter.ts";
@@ -22,6 +22,10 @@ export class TtsFailover {
   /** Set from a failure after audio went out until the next candidate takes over: the part the failed one served. */
   private handing: { binding: Binding; upTo: number } | undefined;
   private continuation: Continuation | undefined;
+  /** The audio's shape as the client was told it (`audio_started`). */
+  private stream: AudioFormat | undefined;
+  /** An MP3 stream goes out in whole frames, so that a provider cut off mid-frame leaves none broken. */
+  private frames: WholeMp3Frames | undefined;
 
   /** A command given to the provider (text held back for a flush counts where it was given). */
   record(cmd: TtsCommand): void {
@@ -48,6 +52,7 @@ export class TtsFailover {
    */
   replayFrom(from: number, binding: Binding | undefined, audioStarted: boolean): TtsCommand[] {
     if (audioStarted && binding) this.handing = { binding, upTo: from };
+    this.frames?.drop();
     const replay: TtsCommand[] = [];
     for (const { cmd, at, answered } of this.log) {
       if (cmd.type === "flush" && answered) continue;
@@ -61,10 +66,11 @@ export class TtsFailover {
 
   /**
    * The next candidate opened `opened`: after audio went out its audio must continue the stream
-   * begun in `stream` (else it is let go and fails like a provider that cannot serve, and the next
-   * one is tried), and the part its predecessor served is closed on the meter.
+   * in the shape it began in (else it is let go and fails like a provider that cannot serve, and
+   * the next one is tried), and the part its predecessor served is closed on the meter.
    */
-  takeOver(stream: AudioFormat | undefined, opened: TtsStream, binding: Binding, meter: MeteredRequest, voice: string | undefined): void {
+  takeOver(opened: TtsStream, binding: Binding, meter: MeteredRequest, voice: string | undefined): void {
+    const { stream } = this;
     if (!this.handing || !stream) return;
     const format = opened.audioFormat;
     const next = continuation(stream, format);
@@ -78,9 +84,25 @@ export class TtsFailover {
     this.handing = undefined;
   }
 
+  /** The first audio goes out in `format`: the stream's shape from then on. */
+  began(format: AudioFormat): void {
+    this.stream = format;
+  }
+
+  /** Seconds of `bytes` of the stream, where its format tells (PCM). */
+  seconds(bytes: number): number | undefined {
+    return this.stream?.encoding === "pcm_s16le" ? bytes / 2 / this.stream.sampleRate : undefined;
+  }
+
   /** The current provider's audio in the stream's shape. */
   audio(chunk: Uint8Array): Uint8Array | Promise<Uint8Array> {
+    if (this.stream?.encoding === "mp3") return (this.frames ??= new WholeMp3Frames()).take(chunk); // only MP3 at the same rate continues MP3
     return this.continuation ? this.continuation.process(chunk) : chunk;
+  }
+
+  /** What is held of the audio (an MP3 frame's start) at a flush or the end of the provider's stream. */
+  rest(): Uint8Array {
+    return this.frames?.rest() ?? new Uint8Array(0);
   }
 
   release(): void {

@@ -1,7 +1,7 @@
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, CLOSE, ProviderError } from "../errors.ts";
 import { characters } from "../ledger/usage.ts";
-import type { AudioFormat, TtsStream } from "../providers/types.ts";
+import type { TtsStream } from "../providers/types.ts";
 import { AlignmentTimeline } from "./tts-alignment.ts";
 import { TextTally } from "./tts-text-tally.ts";
 import { TtsFailover } from "./tts-failover.ts";
@@ -41,8 +41,6 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private pending: TtsCommand[] = [];
   /** What the next candidate is given when the current one fails. */
   private readonly failover = new TtsFailover();
-  /** The audio's shape as the client was told it (`audio_started`). */
-  private format: AudioFormat | undefined;
   /** With auto_flush off, text waits here for a flush or close. */
   private held = "";
   private readySent = false;
@@ -109,7 +107,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
         this.pending = [...this.failover.replayFrom(from, this.binding, this.audioStarted), ...this.pending];
         this.held = ""; // its text is in the replayed commands
         this.text.resumeAt(from);
-        this.alignment.drop(this.audioStarted ? this.audioSeconds() : 0);
+        this.alignment.drop(this.audioStarted ? this.failover.seconds(this.audioBytes) : 0);
       },
       attemptFailed: (binding: Binding, reason: string) => this.status("failed", binding, reason),
     };
@@ -157,7 +155,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       stream.cancel();
       return;
     }
-    this.failover.takeOver(this.format, stream, binding, this.admission!.meter, voice);
+    this.failover.takeOver(stream, binding, this.admission!.meter, voice);
     this.binding = binding;
     this.stream = stream;
     this.status("connected", binding, undefined, voice);
@@ -186,6 +184,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
         this.failover.flushAnswered();
         this.failover.heard(this.text.heard);
         this.noteDelivered();
+        await this.send(this.failover.rest());
         this.deps.port.event({ type: "flushed" });
         continue;
       }
@@ -195,25 +194,24 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       }
       if (!this.audioStarted) this.startAudio();
       const continued = this.failover.audio(ev.audio);
-      const audio = continued instanceof Promise ? await continued : continued;
-      this.audioBytes += audio.byteLength;
       this.text.audioSent(this.stream!.given);
       this.noteDelivered();
-      for (let at = 0; at < audio.byteLength && !this.closed; at += MAX_AUDIO_PIECE) {
-        // While the client is behind, the provider's stream is not read: it stops producing (audio-backlog.ts).
-        const backpressure = this.deps.port.sendAudio(audio.subarray(at, at + MAX_AUDIO_PIECE));
-        if (backpressure) await this.idle.during(backpressure);
-      }
+      await this.send(continued instanceof Promise ? await continued : continued);
     }
     if (this.closed) return false;
+    await this.send(this.failover.rest());
     // A provider may only end the stream once the client closed the session and every flush was answered.
     if (!this.closeAccepted || this.text.flushesOpen) throw new ProviderError(`${this.binding!.provider.id} ended the stream before the session was over`, true);
     return true;
   }
 
-  /** Seconds of audio the client was sent, where its format tells (PCM). */
-  private audioSeconds(): number | undefined {
-    return this.format?.encoding === "pcm_s16le" ? this.audioBytes / 2 / this.format.sampleRate : undefined;
+  private async send(audio: Uint8Array): Promise<void> {
+    this.audioBytes += audio.byteLength;
+    for (let at = 0; at < audio.byteLength && !this.closed; at += MAX_AUDIO_PIECE) {
+      // While the client is behind, the provider's stream is not read: it stops producing (audio-backlog.ts).
+      const backpressure = this.deps.port.sendAudio(audio.subarray(at, at + MAX_AUDIO_PIECE));
+      if (backpressure) await this.idle.during(backpressure);
+    }
   }
 
   private noteDelivered(): void {
@@ -223,7 +221,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private startAudio(): void {
     this.audioStarted = true;
     this.firstAudioAt = performance.now();
-    this.format = this.stream!.audioFormat;
+    this.failover.began(this.stream!.audioFormat);
     const provider = this.binding!.provider.id;
     if (this.firstTextAt !== undefined) {
       this.deps.metrics.timeToFirstAudio.observe({ provider }, (this.firstAudioAt - this.firstTextAt) / 1000);

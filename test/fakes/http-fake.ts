@@ -91,16 +91,18 @@ export class MidStream {
     const chunk = 4800;
     const stream = new ReadableStream<Uint8Array>({
       pull: async (controller) => {
-        for (let i = 0; i < audio.length; i += chunk) {
+        for (let i = 0; i < audio.length; ) {
           const armed = this.armed;
           if (armed && armed.fault !== "500" && armed.sent >= armed.after) {
             this.armed = undefined;
             if (armed.fault === "hang") return new Promise(() => {});
             return controller.error(new Error("connection reset"));
           }
-          const piece = audio.subarray(i, i + chunk);
-          if (armed) armed.sent += piece.byteLength;
-          controller.enqueue(piece);
+          // A cut or a hang strikes at the byte it is set for, inside a chunk if need be.
+          const end = Math.min(i + chunk, armed && armed.fault !== "500" ? i + armed.after - armed.sent : audio.length);
+          if (armed) armed.sent += end - i;
+          controller.enqueue(audio.subarray(i, end));
+          i = end;
           await Bun.sleep(1);
         }
         controller.close();
