@@ -183,17 +183,21 @@ describe("/v1/tts over a WebSocket upstream (ElevenLabs stream-input): replayed 
   });
   afterAll(() => stopServerAndFakes(onEl, el));
 
+  /** The first sentence, a flush, the rest, close: the upstream fails two 0.2 s pieces into the rest. */
+  function flushThenFail(fault: MidStreamFault["fault"], query: string, key: string) {
+    el.midStream({ fault, after: firstBytes() + 2 * 9600 });
+    const c = connect(onEl.wsUrl(`/v1/tts?model=${TEST_MODEL}&voice=${FAKE_VOICE}&${query}`), bearer(key));
+    c.send({ type: "text", text: FIRST });
+    c.send({ type: "flush" });
+    c.send({ type: "text", text: REST });
+    c.send({ type: "close" });
+    return c.closed;
+  }
+
   for (const fault of ["die", "hang", "500"] as const) {
     test(`${fault} after the first flush was answered: the text after it goes to the fallback, 1000, billed in parts`, async () => {
       const { key, tenantId } = await fundedAccount(onEl);
-      // Two 0.2 s pieces into the text after the flush.
-      el.midStream({ fault, after: firstBytes() + 2 * 9600 });
-      const c = connect(onEl.wsUrl(`/v1/tts?model=${TEST_MODEL}&voice=${FAKE_VOICE}&provider_order=el-echo,fixed`), bearer(key));
-      c.send({ type: "text", text: FIRST });
-      c.send({ type: "flush" });
-      c.send({ type: "text", text: REST });
-      c.send({ type: "close" });
-      const rec = await c.closed;
+      const rec = await flushThenFail(fault, "provider_order=el-echo,fixed", key);
       expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
       expect(rec.events.filter((e) => e.type === "service.tts_flushed").length).toBe(1);
       expect(rec.events.filter((e) => e.type === "service.tts_provider_status").map((e) => `${e.provider}:${e.status}`)).toEqual([
@@ -215,13 +219,7 @@ describe("/v1/tts over a WebSocket upstream (ElevenLabs stream-input): replayed 
   }
 
   test("character timings go on from where the audio had got to: the last one ends with the audio, not at the switch", async () => {
-    el.midStream({ fault: "die", after: firstBytes() + 2 * 9600 });
-    const c = connect(onEl.wsUrl(`/v1/tts?model=${TEST_MODEL}&voice=${FAKE_VOICE}&alignment=true&provider_order=el-echo,el-two`), bearer(onEl.key));
-    c.send({ type: "text", text: FIRST });
-    c.send({ type: "flush" });
-    c.send({ type: "text", text: REST });
-    c.send({ type: "close" });
-    const rec = await c.closed;
+    const rec = await flushThenFail("die", "alignment=true&provider_order=el-echo,el-two", onEl.key);
     expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
     expect(rec.events.filter((e) => e.type === "service.tts_provider_status" && e.status === "connected").map((e) => e.provider)).toEqual(["el-echo", "el-two"]);
     const ends = rec.events.filter((e) => e.type === "service.tts_alignment").flatMap((e) => e.alignment.end_times as number[]);
