@@ -378,17 +378,18 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
     test("a dead request that had failed over is recovered in parts from its checkpoint: each part at its own recorded rate", async () => {
       const t = await tenant(100_000);
       const m = meter.start(requestId(), { tenantId: t }, "test");
+      m.forVoice("first-voice");
       expect(await m.cover(binding("dear"), 400)).toBe(true);
       m.delivered(binding("dear"), 20);
-      m.partServed(binding("dear"), 20);
+      m.partServed(binding("dear"), 20, "second-voice");
       m.delivered(binding("cheap"), 28); // cheap delivered 8 more before the process died
       await ledger.holds.flush();
       expect((await later(3_600_000).holds.sweep()).recovered).toBeGreaterThanOrEqual(1);
       const [record] = await records(t);
       expect(record).toMatchObject({ id: m.id, status: "interrupted", provider: "cheap", usageAmount: 28, credits: 20 * 50 + 100 });
-      expect(JSON.parse(record.parts!).map((p: { provider: string; units: number; credits: number }) => [p.provider, p.units, p.credits])).toEqual([
-        ["dear", 20, 1000],
-        ["cheap", 8, 100],
+      expect(JSON.parse(record.parts!).map((p: { provider: string; units: number; credits: number; voice: string }) => [p.provider, p.units, p.credits, p.voice])).toEqual([
+        ["dear", 20, 1000, "first-voice"],
+        ["cheap", 8, 100, "second-voice"],
       ]);
       expect(await paid(t)).toMatchObject({ paidCredits: 100_000 - 1100, paidHeld: 0 });
     });

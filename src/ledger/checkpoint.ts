@@ -31,6 +31,8 @@ export interface Checkpoint {
    * exact rate, its own units and (TTS) voice; `units` above stays the request's running total.
    */
   parts?: CheckpointPart[];
+  /** With `parts`: the voice the current binding speaks in. */
+  servingVoice?: string;
 }
 
 export type CheckpointPart = ReturnType<typeof target> & { units: number; voice?: string };
@@ -102,5 +104,10 @@ const costAt = (t: CheckpointPart, units: number) => (units > 0 ? costOf({ perUn
 function recoveredParts(cp: Checkpoint): SettlePart[] {
   const closed = cp.parts!;
   const rest = cp.units - closed.reduce((n, p) => n + p.units, 0);
-  return [...closed, ...(rest > 0 ? [{ ...cp, units: rest }] : [])].map((p) => ({ binding: billingTarget(p), units: p.units, cost: costAt(p, p.units), ...(p.voice ? { voice: p.voice } : {}) }));
+  return [...closed, ...(rest > 0 ? [{ ...cp, units: rest, voice: cp.servingVoice }] : [])].map((p) => ({
+    binding: billingTarget(p),
+    units: p.units,
+    cost: costAt(p, p.units),
+    ...(p.voice ? { voice: p.voice } : {}),
+  }));
 }

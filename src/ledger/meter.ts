@@ -106,8 +106,6 @@ export class MeteredRequest {
   private readonly request = currentRequest();
   /** TTS: the voice the request named, recorded with its activity (the voice catalogue's metrics). */
   private voice: string | undefined;
-  /** TTS: the voice now speaking (after a failover, the fallback's), recorded with its part. */
-  private servingVoice: string | undefined;
   /** The bindings that served the request before the current one (a failover mid-session). */
   private readonly parts = new ServedParts();
 
@@ -124,7 +122,7 @@ export class MeteredRequest {
   /** The voice a TTS request named: its activity record (and a crash's recovered one) carries it. */
   forVoice(voice: string | undefined): void {
     this.voice = voice;
-    this.servingVoice = voice;
+    this.parts.voice = voice;
     if (this.checkpoint) this.checkpoint.voice = voice;
   }
 
@@ -135,10 +133,10 @@ export class MeteredRequest {
    */
   partServed(binding: Binding, upTo: number, nextVoice?: string): void {
     if (this.settled) return;
-    this.parts.close(binding, upTo, this.servingVoice);
-    this.servingVoice = nextVoice ?? this.servingVoice;
+    this.parts.close(binding, upTo, nextVoice);
     if (this.checkpoint) {
       this.checkpoint.parts = this.parts.checkpointParts(target);
+      this.checkpoint.servingVoice = this.parts.voice;
       this.checkpoint.units = upTo; // until the next binding delivers more
       this.ledger.holds.note(this.id);
     }
@@ -247,7 +245,7 @@ export class MeteredRequest {
     this.settled = true;
     // Reserves still under way must land first: their credits are released by this settle.
     while (this.extending) await this.extending.catch(() => {});
-    const parts = this.parts.settleParts(end.binding, end.units, this.servingVoice);
+    const parts = this.parts.settleParts(end.binding, end.units);
     const units = parts ? parts.reduce((n, p) => n + p.units, 0) : end.units;
     const input = {
       id: this.id,

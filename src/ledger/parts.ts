@@ -30,6 +30,8 @@ export class ServedParts {
   private readonly closed: ClosedPart[] = [];
   /** Exact credits of the closed parts. */
   private closedCost: Rational = rational(0n);
+  /** TTS: the voice speaking now (after a failover, the next binding's). */
+  voice: string | undefined;
 
   /** Units the closed parts cover (the request's total when the current binding took over). */
   get units(): number {
@@ -40,9 +42,11 @@ export class ServedParts {
     return this.closed.length > 0;
   }
 
-  /** `binding` served up to `upTo` in total; a part of no units is not one (the binding failed before serving any). */
-  close(binding: Binding, upTo: number, voice: string | undefined): void {
+  /** `binding` served up to `upTo` in total, then the next one speaks `nextVoice`; a part of no units is not one (the binding failed before serving any). */
+  close(binding: Binding, upTo: number, nextVoice: string | undefined): void {
     const units = upTo - this.units;
+    const { voice } = this;
+    this.voice = nextVoice ?? voice;
     if (units <= 0) return;
     this.closed.push({ binding, upTo, ...(voice ? { voice } : {}) });
     this.closedCost = add(this.closedCost, costOf(rateOf(binding), units));
@@ -55,7 +59,8 @@ export class ServedParts {
   }
 
   /** The settle's parts once a part was closed (the last one `binding` with the units after the closed parts, if any); undefined otherwise. */
-  settleParts(binding: Binding, total: number, voice: string | undefined): (SettlePart & { binding: Binding })[] | undefined {
+  settleParts(binding: Binding, total: number): (SettlePart & { binding: Binding })[] | undefined {
+    const { voice } = this;
     if (!this.any) return undefined;
     let from = 0;
     const parts: (SettlePart & { binding: Binding })[] = this.closed.map((p) => {
