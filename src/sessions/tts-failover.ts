@@ -39,8 +39,9 @@ export class TtsFailover {
     if (open) open.answered = true;
   }
 
-  /** The audio of the first `chars` characters went out to its end: what came before is never replayed. */
+  /** The audio of the first `chars` characters went out to its end: once audio began, what came before is never replayed. */
   heard(chars: number): void {
+    if (!this.stream) return; // before any audio the next candidate is given every text again
     let drop = 0;
     while (drop < this.log.length && this.wholly(this.log[drop], chars)) drop++;
     if (drop) this.log = this.log.slice(drop);

@@ -199,9 +199,9 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       await this.send(continued instanceof Promise ? await continued : continued);
     }
     if (this.closed) return false;
-    await this.send(this.failover.rest());
     // A provider may only end the stream once the client closed the session and every flush was answered.
     if (!this.closeAccepted || this.text.flushesOpen) throw new ProviderError(`${this.binding!.provider.id} ended the stream before the session was over`, true);
+    await this.send(this.failover.rest());
     return true;
   }
 
