@@ -170,7 +170,7 @@ describe("HTTP streams: the body goes on across the switch, one stream of one fo
   }
 });
 
-describe("/v1/tts over a WebSocket upstream (ElevenLabs stream-input): replayed from the last answered flush", () => {
+describe("/v1/tts over a WebSocket upstream (ElevenLabs stream-input): replayed from the last answered flush, or the sentence its timings stopped in", () => {
   const el = startFakeElevenLabs();
   let onEl: TestServer;
   beforeAll(async () => {
@@ -217,6 +217,22 @@ describe("/v1/tts over a WebSocket upstream (ElevenLabs stream-input): replayed 
       ]);
     });
   }
+
+  test("without a flush, the provider's character timings tell where its audio stopped: the sentence it stopped in goes to the fallback", async () => {
+    const { key, tenantId } = await fundedAccount(onEl);
+    // The fake speaks the whole text at the close; it dies 2.6 s in, in the second sentence by its timings.
+    el.midStream({ fault: "die", after: firstBytes() + 2 * 9600 });
+    const c = connect(onEl.wsUrl(`/v1/tts?model=${TEST_MODEL}&voice=${FAKE_VOICE}&alignment=true&provider_order=el-echo,fixed`), bearer(key));
+    c.send({ type: "text", text: TEXT });
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
+    const record = await lastActivity(onEl, tenantId);
+    expect(JSON.parse(record.parts!).map((p: { provider: string; units: number }) => [p.provider, p.units])).toEqual([
+      ["el-echo", [...FIRST].length],
+      ["fixed", [...REST].length],
+    ]);
+  });
 
   test("character timings go on from where the audio had got to: the last one ends with the audio, not at the switch", async () => {
     const rec = await flushThenFail("die", "alignment=true&provider_order=el-echo,el-two", onEl.key);

@@ -2,7 +2,8 @@ import { continuation, type Continuation, WholeMp3Frames } from "../audio/stream
 import type { Binding } from "../catalogue/types.ts";
 import { ProviderError } from "../errors.ts";
 import type { MeteredRequest } from "../ledger/meter.ts";
-import type { AudioFormat, TtsStream } from "../providers/types.ts";
+import { sentenceStart } from "../providers/sentences.ts";
+import type { AudioFormat, CharacterTimes, TtsStream } from "../providers/types.ts";
 import { codePoints } from "../util/code-points.ts";
 import type { TtsCommand } from "./tts-events.ts";
 
@@ -26,6 +27,8 @@ export class TtsFailover {
   private stream: AudioFormat | undefined;
   /** An MP3 stream goes out in whole frames, so that a provider cut off mid-frame leaves none broken. */
   private frames: WholeMp3Frames | undefined;
+  /** The current provider: where its text starts, its audio's format and bytes, and when each character it timed ends (its own clock). */
+  private source: { from: number; format?: AudioFormat; bytes: number; ends: number[] } = { from: 0, bytes: 0, ends: [] };
 
   /** A command given to the provider (text held back for a flush counts where it was given). */
   record(cmd: TtsCommand): void {
@@ -47,13 +50,25 @@ export class TtsFailover {
     if (drop) this.log = this.log.slice(drop);
   }
 
+  /** The provider timed characters of its text (in order). */
+  aligned(times: CharacterTimes): void {
+    this.source.ends.push(...times.ends);
+  }
+
   /**
-   * The provider failed: the commands its successor is given, from the `from`-th character on
-   * (0 before any audio went out), and, when audio went out, the part `binding` served.
+   * The provider failed: where its successor starts (0 before any audio went out; after, `heard`,
+   * or the start of the sentence the provider's timings say the audio had got to when further)
+   * and the commands it is given from there; when audio went out, the part `binding` served.
    */
-  replayFrom(from: number, binding: Binding | undefined, audioStarted: boolean): TtsCommand[] {
+  replay(heard: number, binding: Binding | undefined, audioStarted: boolean): { from: number; commands: TtsCommand[] } {
+    const from = audioStarted ? Math.max(heard, this.timedSentenceStart()) : 0;
     if (audioStarted && binding) this.handing = { binding, upTo: from };
     this.frames?.drop();
+    this.source = { from, bytes: 0, ends: [] };
+    return { from, commands: this.replayFrom(from) };
+  }
+
+  private replayFrom(from: number): TtsCommand[] {
     const replay: TtsCommand[] = [];
     for (const { cmd, at, answered } of this.log) {
       if (cmd.type === "flush" && answered) continue;
@@ -81,6 +96,7 @@ export class TtsFailover {
     }
     this.continuation?.release();
     this.continuation = next;
+    this.source.format = format;
     meter.partServed(this.handing.binding, this.handing.upTo, voice);
     this.handing = undefined;
   }
@@ -88,6 +104,7 @@ export class TtsFailover {
   /** The first audio goes out in `format`: the stream's shape from then on. */
   began(format: AudioFormat): void {
     this.stream = format;
+    this.source.format = format;
   }
 
   /** Seconds of `bytes` of the stream, where its format tells (PCM). */
@@ -97,6 +114,7 @@ export class TtsFailover {
 
   /** The current provider's audio in the stream's shape. */
   audio(chunk: Uint8Array): Uint8Array | Promise<Uint8Array> {
+    this.source.bytes += chunk.byteLength;
     if (this.stream?.encoding === "mp3") return (this.frames ??= new WholeMp3Frames()).take(chunk); // only MP3 at the same rate continues MP3
     return this.continuation ? this.continuation.process(chunk) : chunk;
   }
@@ -108,6 +126,25 @@ export class TtsFailover {
 
   release(): void {
     this.continuation?.release();
+  }
+
+  /**
+   * The start of the sentence in which the current provider's audio stopped, by its character
+   * timings (PCM, whose length tells the time): 0 when it gave none.
+   */
+  private timedSentenceStart(): number {
+    const { from, format, bytes, ends } = this.source;
+    if (format?.encoding !== "pcm_s16le" || !ends.length) return 0;
+    const seconds = bytes / 2 / format.sampleRate;
+    let timed = 0;
+    while (timed < ends.length && ends[timed] <= seconds) timed++;
+    const texts = this.log.filter((e) => e.cmd.type === "text");
+    if (!texts.length) return 0;
+    const start = texts[0].at;
+    const text = texts.map((e) => (e.cmd as { text: string }).text).join("");
+    const chars = [...text];
+    const target = chars.slice(0, Math.max(0, from + timed - start)).join("").length;
+    return start + codePoints(text.slice(0, sentenceStart(text, target)));
   }
 
   /** Nothing of `e` remains to be said past `chars`: text that ends there, or an answered flush before it. */

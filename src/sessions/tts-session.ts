@@ -103,8 +103,8 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
         this.stream?.cancel();
         this.stream = undefined;
         this.state = "starting";
-        const from = this.audioStarted ? this.text.heard : 0;
-        this.pending = [...this.failover.replayFrom(from, this.binding, this.audioStarted), ...this.pending];
+        const { from, commands } = this.failover.replay(this.text.heard, this.binding, this.audioStarted);
+        this.pending = [...commands, ...this.pending];
         this.held = ""; // its text is in the replayed commands
         this.text.resumeAt(from);
         this.alignment.drop(this.audioStarted ? this.failover.seconds(this.audioBytes) : 0);
@@ -189,6 +189,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
         continue;
       }
       if (ev.type === "alignment") {
+        this.failover.aligned(ev.alignment);
         for (const timing of this.alignment.add(ev, this.audioStarted)) this.deps.port.event(timing);
         continue;
       }
