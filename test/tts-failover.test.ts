@@ -12,7 +12,7 @@ import { elevenLabsAt } from "./fakes/server-env.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
 import { fakeUpstreamOptions, UPSTREAM_TIMEOUTS } from "./helpers/http-tts.ts";
-import { openAiSdk } from "./helpers/sdk-clients.ts";
+import { elevenLabsSdk, openAiSdk } from "./helpers/sdk-clients.ts";
 import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
@@ -241,6 +241,65 @@ describe("/v1/tts over a WebSocket upstream (ElevenLabs stream-input): replayed 
     const ends = rec.events.filter((e) => e.type === "service.tts_alignment").flatMap((e) => e.alignment.end_times as number[]);
     const audioSeconds = totalBytes(rec.audio) / 2 / 24000;
     expect(Math.abs(ends.at(-1)! - audioSeconds)).toBeLessThan(0.3);
+  });
+});
+
+describe("/el: invisible to the ElevenLabs SDK", () => {
+  // /el routes a model to one provider; here that provider serves it by two bindings (20 and 10
+  // credits a character), both on the OpenAI fake, so the second takes over from the first.
+  let onEl: TestServer;
+  beforeAll(async () => {
+    const catalogue = testCatalogue(["oai-el"]);
+    const [first] = catalogue.providers[0].bindings;
+    catalogue.providers[0].requiresVoice = true;
+    catalogue.providers[0].bindings = [
+      { ...first, id: "first", price: { amount: "0.00002", per: "character" } },
+      { ...first, id: "second" },
+    ];
+    const adapter = Object.assign(new OpenAiTts(fakeUpstreamOptions(FAKE_OPENAI_KEY, fake.url)), { id: "oai-el" });
+    onEl = await startTestServer({ UPSTREAM_IDLE_TIMEOUT_MS: String(UPSTREAM_TIMEOUTS.idleTimeoutMs) }, { extra: { catalogue, providers: [adapter] } });
+  });
+  afterAll(() => onEl.stop(0));
+
+  async function expectBilledInTwoParts(tenantId: string) {
+    const record = await lastActivity(onEl, tenantId);
+    const first = [...FIRST].length;
+    const rest = [...REST].length;
+    expect(record).toMatchObject({ provider: "oai-el", status: "completed", usageAmount: first + rest, credits: first * 20 + rest * 10 });
+    expect(JSON.parse(record.parts!).map((p: { units: number; credits: number }) => [p.units, p.credits])).toEqual([
+      [first, first * 20],
+      [rest, rest * 10],
+    ]);
+  }
+
+  test("textToSpeech.stream, mp3_24000_48, the connection cut: one MP3 stream that ffmpeg decodes whole, billed in parts", async () => {
+    const { key, tenantId } = await fundedAccount(onEl);
+    fake.midStream(faultAt("die"));
+    const stream = await elevenLabsSdk(onEl, key).textToSpeech.stream("alloy", { text: TEXT, modelId: TEST_MODEL, outputFormat: "mp3_24000_48" });
+    const body = new Uint8Array(await new Response(stream).arrayBuffer());
+    expect(decodesWhole(body, "mp3")).toBe("");
+    expect(wholeFrames(body)).toBe(true);
+    const probed = await ffprobe(body, "mp3");
+    expect(probed).toMatchObject({ codec: "mp3", sampleRate: 24000, channels: 1 });
+    expect(probed.seconds).toBeGreaterThan((firstBytes() + 9600 + speech(REST, 24000).byteLength) / 2 / 24000 - 0.2);
+    await expectBilledInTwoParts(tenantId);
+  });
+
+  test("stream-input, pcm_24000, an error answer for the next sentence: only documented frames, then isFinal and 1000, billed in parts", async () => {
+    const { key, tenantId } = await fundedAccount(onEl);
+    fake.midStream(faultAt("500"));
+    const c = connect(onEl.wsUrl(`/el/v1/text-to-speech/alloy/stream-input?model_id=${TEST_MODEL}&output_format=pcm_24000`), { "xi-api-key": key });
+    c.send({ text: " " });
+    c.send({ text: TEXT });
+    c.send({ text: "" });
+    const rec = await c.closed;
+    expect(rec.close.code).toBe(1000);
+    const frames = rec.events.filter((e) => typeof e.audio === "string");
+    for (const frame of frames) expect(frame).toEqual({ audio: expect.any(String), isFinal: null, normalizedAlignment: null, alignment: null });
+    expect(rec.events.filter((e) => typeof e.audio !== "string")).toEqual([{ isFinal: true }]);
+    const bytes = frames.reduce((n, f) => n + Buffer.from(f.audio, "base64").byteLength, 0);
+    expect(bytes).toBeGreaterThan(firstBytes() + speech(REST, 24000).byteLength - 9600);
+    await expectBilledInTwoParts(tenantId);
   });
 });
 
