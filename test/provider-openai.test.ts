@@ -93,11 +93,18 @@ describe("OpenAI faults", () => {
     });
   }
 
-  test("a connection dropped after audio started: no switch, 1011, billed only what was acknowledged", async () => {
+  test("a connection dropped after audio started: the fallback speaks the sentence cut off, 1000, billed once at its rate", async () => {
     const { rec, record } = await run("drop", "provider_order=oai-echo,fixed");
+    expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
+    expect(rec.audio.length).toBeGreaterThan(0);
+    expect(statuses(rec)).toContain("fixed:connected");
+    expect(record).toMatchObject({ provider: "fixed", status: "completed", usageAmount: 12, credits: 120, parts: null });
+  });
+
+  test("a connection dropped after audio started with allow_fallbacks=false: 1011, billed only what was acknowledged", async () => {
+    const { rec, record } = await run("drop", "provider=oai-echo&allow_fallbacks=false");
     expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
     expect(rec.audio.length).toBeGreaterThan(0);
-    expect(statuses(rec)).not.toContain("fixed:connecting");
     expect(record).toMatchObject({ provider: "oai-echo", status: "failed", credits: 0 });
   });
 

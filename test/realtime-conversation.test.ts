@@ -311,7 +311,19 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: a TTS provider that fails", (
     expect(answer).toMatchObject({ provider: "flite", model: "cmu/flite", voice: "rms", status: "completed" });
   }, 30_000);
 
-  test("after its first audio: realtime.error upstream_error, then 1011", async () => {
+  test("dying after its first audio, with a next candidate: the rest of the answer is heard from it, the call goes on with nothing unusual", async () => {
+    const { rec, answer } = await converse([new BrokenProvider("dying", "fail-after-audio"), new FixedPcmProvider("fixed", 3)]);
+    expect(rec.close.code).toBe(1000);
+    expect(rec.events.some((e) => e.type === "realtime.error")).toBe(false);
+    // One answer, its audio started once (by the provider that died) and done once, with the fallback's audio after the first.
+    expect(rec.events.filter((e) => e.type === "realtime.response.audio.started")).toEqual([expect.objectContaining({ response_id: "resp_1", provider: "dying" })]);
+    expect(rec.events.filter((e) => e.type === "realtime.response.audio.done")).toEqual([expect.objectContaining({ response_id: "resp_1" })]);
+    // The dying provider marked no sentence as spoken: the whole answer went to the fallback, billed at its rate only.
+    expect(answer).toMatchObject({ provider: "fixed", status: "completed", usageAmount: "You said: thank you very much".length, parts: null });
+    expect(JSON.parse(answer!.attempts)).toEqual([{ provider: "dying", reason: "upstream returned 500" }]);
+  }, 30_000);
+
+  test("after its first audio, with no next candidate: realtime.error upstream_error, then 1011", async () => {
     const { rec } = await converse([new BrokenProvider("dying", "fail-after-audio")]);
     expect(rec.events.some((e) => e.type === "realtime.response.audio.started")).toBe(true);
     expect(rec.events.at(-1)).toMatchObject({ type: "realtime.error", code: "upstream_error" });

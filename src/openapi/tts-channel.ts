@@ -20,13 +20,16 @@ export const ttsChannel: ChannelPart = {
     audio("audio", "The audio, as it is produced"),
     event(
       "service.tts_provider_status",
-      "A provider being connected, connected, or failed (a fallback follows when one is allowed)",
+      "A provider being connected, connected, or failed (a fallback follows when one is allowed, also after audio went out: the `connected` one then serves the rest)",
       {
         provider: string(),
         model: string(),
         status: oneOfValues(["connecting", "connected", "failed"]),
       },
-      { reason: string(), voice: string("On a fallback model's provider (`fallbacks`): the voice it speaks in") },
+      {
+        voice: string("With `connected`, the voice the provider speaks in (after a failover, the one now serving); every event of a fallback model's provider (`fallbacks`) names it"),
+        reason: string(),
+      },
     ),
     event("service.tts_session_ready", "A provider accepted the session (once, across fallbacks)", { session_id: string() }),
     event("service.tts_audio_started", "Before the first audio: its shape", {

@@ -189,7 +189,8 @@ export class RealtimeProfiles {
     const [{ n }] = await db.select({ n: count() }).from(schema.realtimeProfiles).where(eq(schema.realtimeProfiles.tenantId, tenantId));
     if (Number(n) >= PROFILES_PER_TENANT) throw new ApiError("invalid_request", `a tenant keeps at most ${PROFILES_PER_TENANT} realtime profiles`);
     const now = new Date();
-    const row = { id: `rp_${crypto.randomUUID().replaceAll("-", "")}`, tenantId, name: name.trim(), pipeline: JSON.stringify(pipeline), revision: 1, createdAt: now, updatedAt: now };
+    // A time-ordered id (UUIDv7, monotonic in this process): profiles made in the same millisecond still list newest first.
+    const row = { id: `rp_${Bun.randomUUIDv7().replaceAll("-", "")}`, tenantId, name: name.trim(), pipeline: JSON.stringify(pipeline), revision: 1, createdAt: now, updatedAt: now };
     // Every write takes the database's write turn: on SQLite a bare write here could wait on the ledger worker's open transaction, which waits on this thread.
     await this.database.transaction((tx) => tx.insert(schema.realtimeProfiles).values(row));
     return view(row);

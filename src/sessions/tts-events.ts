@@ -11,8 +11,8 @@ export type TtsCommand = { type: "text"; text: string } | { type: "flush" } | { 
 export type TtsSessionEvent =
   /** A provider accepted the session (sent once, also across fallbacks). */
   | { type: "ready"; sessionId: string }
-  /** `voice`: on a fallback model's candidate, the voice it speaks in. */
-  | { type: "provider_status"; provider: string; model: string; voice?: string; status: "connecting" | "connected" | "failed"; reason?: string }
+  /** `voice`: with `connected`, the voice the provider speaks in (after a failover, the one now serving); a fallback model's candidate names it in every event. */
+  | { type: "provider_status"; provider: string; model: string; status: "connecting" | "connected" | "failed"; voice?: string; reason?: string }
   /** Before the first audio: the audio's shape as the provider produces it. */
   | { type: "audio_started"; provider: string; model: string; format: AudioFormat }
   /** The provider answered a flush: the audio of the text before it has been sent. */

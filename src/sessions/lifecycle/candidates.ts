@@ -26,9 +26,9 @@ export interface CandidateRun {
    * calling it leaves its health as it was.
    */
   serve(binding: Binding, served: () => void): Promise<void>;
-  /** The kind's rule for moving on after a retryable failure (TTS: while no audio went out). */
+  /** The kind's rule for moving on after a retryable failure (TTS: always, also after audio went out). */
   canMoveOn(): boolean;
-  /** Drops the failed candidate's state before the next is opened (TTS queues its text for replay). */
+  /** Drops the failed candidate's state before the next is opened (TTS queues for replay the text whose audio had not ended). */
   moveOn(): void;
   /** A candidate failed (the session may tell its client). */
   attemptFailed?(binding: Binding, reason: string): void;
