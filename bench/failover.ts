@@ -9,9 +9,9 @@
 //   FAULT_AFTER_S of audio (kill: cut; hang: read nothing more; 500: an error, close 1011);
 // - at FAULT_AT_MS both cloud fakes break for good (kill: the port refuses and the open
 //   connections are cut; hang: every request hangs; 500: every request is answered 500);
-// - once GET /v1/providers shows both bindings down, a second wave as large as the first opens:
-//   what reaches the dead fakes from then on (their arrival count) is sessions waiting on a
-//   provider known to be down.
+// - once GET /v1/providers shows both bindings down and the first wave has ended, a second wave as
+//   large opens: what reaches the dead fakes while it runs (their arrival count) is sessions
+//   waiting on a provider known to be down.
 // Figures: sessions that ended normally; the audio gap a /v1/tts caller waited at the switch; final
 // transcripts lost or repeated against the reference run; arrivals at the dead fakes after their
 // circuits opened; books (the activity's characters and seconds against the clients' own count).
@@ -50,6 +50,8 @@ interface Run {
   late: Outcome[];
   /** Arrivals at the broken fakes while the second wave ran. */
   deadArrivals: number;
+  /** Arrivals at the broken fakes from the circuits' opening to the first wave's end: requests of sessions begun before it opened. */
+  earlyArrivals: number;
   openedAfterMs?: number;
   books: { characters: [number, number]; seconds: [number, number] };
   midStream: boolean;
@@ -120,13 +122,17 @@ async function run(fault: string): Promise<Run> {
     }
     if (openedAfterMs === undefined) console.log(`  (health after 30 s: ${JSON.stringify(await health(url))})`);
   }
-  const deadBefore = (await arrivedAt(openai.info.control)) + (await arrivedAt(deepgram.info.control));
+  const deadNow = async () => (await arrivedAt(openai.info.control)) + (await arrivedAt(deepgram.info.control));
+  const atOpen = await deadNow();
+  const early = await first;
+  // The second wave opens once the first has ended: what reaches the dead fakes then is the second wave's alone.
+  const beforeLate = await deadNow();
   const late = await wave();
-  const outcomes = [...(await first), ...late];
-  const deadArrivals = (await arrivedAt(openai.info.control)) + (await arrivedAt(deepgram.info.control)) - deadBefore;
+  const outcomes = [...early, ...late];
+  const deadArrivals = (await deadNow()) - beforeLate;
   const books = await booksOf(url, key, outcomes);
   await Promise.all([router.stop(), openai.stop(), deepgram.stop(), assemblyai.stop(), app.stop()]);
-  return { outcomes, late, deadArrivals, openedAfterMs, books, midStream };
+  return { outcomes, late, deadArrivals, earlyArrivals: beforeLate - atOpen, openedAfterMs, books, midStream };
 }
 
 /** The health of the two bindings the faults break, as GET /v1/providers tells it. */
@@ -192,16 +198,15 @@ for (const fault of FAULTS) {
     }
     console.log(`  final transcripts against the reference (${reference.get("stt")} per /v1/stt session, ${reference.get("conversation")} per conversation): lost ${lost}, repeated ${repeated}`);
   }
-  if (fault !== "none")
-    console.log(
-      r.openedAfterMs === undefined
-        ? `  circuits: not both seen open within 30 s; then ${r.late.length} sessions opened: arrivals at the broken fakes ${r.deadArrivals}`
-        : `  circuits open ${r.openedAfterMs.toFixed(0)} ms after the break; then ${r.late.length} sessions opened: arrivals at the dead fakes ${r.deadArrivals}; their setup ${spread(
-            r.late.map((o) => o.setupMs),
-            "ms",
-            1,
-          )}`,
-    );
+  if (fault !== "none") {
+    const late = `then ${r.late.length} sessions opened: arrivals at the dead fakes ${r.deadArrivals}, their setup ${spread(
+      r.late.map((o) => o.setupMs),
+      "ms",
+      1,
+    )}`;
+    const opened = r.openedAfterMs === undefined ? "not both seen open within 30 s" : `open ${r.openedAfterMs.toFixed(0)} ms after the break`;
+    console.log(`  circuits ${opened} (then requests of the first wave's sessions at the dead fakes: ${r.earlyArrivals}); ${late}`);
+  }
   const exact = (x: [number, number]) => `${x[0]} vs ${x[1]}${x[0] === x[1] ? " (exact)" : ` (off by ${x[0] - x[1]})`}`;
   console.log(`  books: TTS characters billed ${exact(r.books.characters)}; STT seconds billed ${exact(r.books.seconds)}`);
 }
