@@ -27,8 +27,8 @@ export interface Target {
   key: string;
 }
 
-/** Frames of 100 ms, as the AssemblyAI fallback requires (50–1000 ms; docs/providers/assemblyai.md): a turn is padded to whole frames. */
-const FRAME_MS = 100;
+/** Frames of 100 ms by default, as the AssemblyAI fallback requires (50–1000 ms; docs/providers/assemblyai.md): a turn is padded to whole frames. */
+const FRAME_MS = Number(process.env.BENCH_FRAME_MS ?? 100);
 const SPEECH = speak("Thank you very much for your help.");
 const TURN = frames(concat([SPEECH, silence(600 + FRAME_MS - ((SPEECH.length / 16) % FRAME_MS))]), 16000, FRAME_MS);
 export const TURNS = Number(process.env.BENCH_TURNS ?? 3);
