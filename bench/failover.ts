@@ -184,7 +184,7 @@ for (const fault of FAULTS) {
   for (const kind of ["tts", "stt", "conversation"] as Kind[]) {
     const xs = count(r.outcomes, kind);
     const dead = xs.filter((o) => !o.survived).map((o) => o.close);
-    console.log(`  ${kind.padEnd(12)} surviving ${pct(xs)}${dead.length ? `; ended: ${[...new Set(dead)].slice(0, 3).join(" | ")}` : ""}`);
+    console.log(`  ${kind.padEnd(12)} surviving ${pct(xs)}, switched mid-session ${xs.filter((o) => o.switched).length}${dead.length ? `; ended: ${[...new Set(dead)].slice(0, 3).join(" | ")}` : ""}`);
   }
   const gaps = r.outcomes.flatMap((o) => (o.gapMs === undefined ? [] : [o.gapMs]));
   if (gaps.length) console.log(`  audio gap at a TTS switch (/v1/tts, ${gaps.length} switches): ${spread(gaps, "ms", 0)}  max ${Math.max(...gaps).toFixed(0)} ms`);

@@ -18,6 +18,8 @@ export interface Outcome {
   audioMs: number;
   /** TTS: the audio gap around a switch of provider after audio had arrived, ms. */
   gapMs?: number;
+  /** Told of another provider taking over mid-session (/v1/stt: stt.provider.switched; a conversation: an answer spoken by another TTS provider than the first). */
+  switched: boolean;
   /** From the socket's creation to the session's first event (ready / started). */
   setupMs: number;
 }
@@ -62,7 +64,7 @@ async function speakTurn(ws: WebSocket): Promise<number> {
 export async function ttsSession(target: Target, query: string): Promise<Outcome> {
   const t0 = performance.now();
   const ws = open(target, `/v1/tts?${query}`);
-  const out: Outcome = { kind: "tts", survived: false, close: "", finals: [], characters: 0, audioMs: 0, setupMs: Number.NaN };
+  const out: Outcome = { kind: "tts", survived: false, close: "", finals: [], characters: 0, audioMs: 0, setupMs: Number.NaN, switched: false };
   const audio: number[] = [];
   const sends: number[] = [];
   let flushed = 0;
@@ -98,6 +100,7 @@ export async function ttsSession(target: Target, query: string): Promise<Outcome
     // The caller waits from the later of its last audio and the sending of the first sentence whose audio had not ended.
     const waitFrom = Math.max(audio[switched.frame - 1], sends[switched.flushed] ?? 0);
     out.gapMs = audio[switched.frame] - waitFrom;
+    out.switched = true;
   }
   return out;
 }
@@ -106,12 +109,13 @@ export async function ttsSession(target: Target, query: string): Promise<Outcome
 export async function sttSession(target: Target, query: string): Promise<Outcome> {
   const t0 = performance.now();
   const ws = open(target, `/v1/stt?${query}`);
-  const out: Outcome = { kind: "stt", survived: false, close: "", finals: [], characters: 0, audioMs: 0, setupMs: Number.NaN };
+  const out: Outcome = { kind: "stt", survived: false, close: "", finals: [], characters: 0, audioMs: 0, setupMs: Number.NaN, switched: false };
   const end = closed(ws);
   ws.onmessage = (e) => {
     const ev = JSON.parse(String(e.data));
     if (ev.type === "stt.session.started") out.setupMs = performance.now() - t0;
     else if (ev.type === "stt.transcript.final" && ev.text) out.finals.push(ev.text);
+    else if (ev.type === "stt.provider.switched") out.switched = true;
   };
   await new Promise((resolve) => ws.addEventListener("open", resolve));
   for (let turn = 0; turn < TURNS && ws.readyState === WebSocket.OPEN; turn++) {
@@ -129,9 +133,10 @@ export async function sttSession(target: Target, query: string): Promise<Outcome
 export async function conversation(target: Target, profileId: string): Promise<Outcome> {
   const t0 = performance.now();
   const ws = open(target, `/v1/realtime?profile_id=${profileId}`);
-  const out: Outcome = { kind: "conversation", survived: false, close: "", finals: [], characters: 0, audioMs: 0, setupMs: Number.NaN };
+  const out: Outcome = { kind: "conversation", survived: false, close: "", finals: [], characters: 0, audioMs: 0, setupMs: Number.NaN, switched: false };
   let answered: () => void = () => {};
   let started: () => void = () => {};
+  let voices: string | undefined;
   const ready = new Promise<void>((resolve) => (started = resolve));
   const end = closed(ws);
   void end.then(() => {
@@ -147,7 +152,10 @@ export async function conversation(target: Target, profileId: string): Promise<O
     } else if (ev.type === "realtime.turn.ended" && ev.text) out.finals.push(ev.text);
     else if (ev.type === "realtime.response.text") out.characters += ev.token.length;
     else if (ev.type === "realtime.response.audio.done") answered();
-    else if (ev.type === "realtime.error") out.close = `${ev.code}: ${ev.message}`;
+    else if (ev.type === "realtime.response.audio.started") {
+      voices ??= ev.provider;
+      if (ev.provider !== voices) out.switched = true;
+    } else if (ev.type === "realtime.error") out.close = `${ev.code}: ${ev.message}`;
   };
   await ready;
   for (let turn = 0; turn < TURNS && ws.readyState === WebSocket.OPEN; turn++) {
