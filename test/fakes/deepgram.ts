@@ -4,6 +4,7 @@ import { fluxQueryProblem, fluxSocket } from "./deepgram-flux.ts";
 import { closeWhenIdle } from "./idle-close.ts";
 import { audioResponse, mp3, refusal, speech, type RefusalStatus } from "./http-fake.ts";
 import { ReceivedAudio, receivedFile, type AudioDigest } from "./received-audio.ts";
+import { declaredRate, type MidStreamFault, withMidStreamFault } from "./mid-stream-faults.ts";
 import { type ReadPace, slowReading } from "./slow-reading.ts";
 
 // A fake of Deepgram on loopback, close enough for the official SDK (`Authorization: Token <key>`
@@ -29,7 +30,8 @@ import { type ReadPace, slowReading } from "./slow-reading.ts";
 // text frame after the first audio; Aura: instead of `Metadata`), "data-error" (close 1008
 // DATA-0000 after the first audio or text), "error-frame" (Flux: a fatal `Error` frame, then
 // close 1011), "deaf" (Nova: the socket opens and is never read, so what the router sends waits in
-// its buffers). For `POST /v1/speak`, "drop", "malformed" and "stall" are the HTTP streaming faults
+// its buffers). Mid-stream faults (`midStream`, mid-stream-faults.ts) for listen sockets (Nova and
+// Flux) opened from then on: `kill`, `hang`, and `error` (Flux only: Nova has no error event). For `POST /v1/speak`, "drop", "malformed" and "stall" are the HTTP streaming faults
 // of http-fake.ts.
 
 export type DeepgramFault = "401" | "429" | "500" | "drop" | "malformed" | "data-error" | "error-frame" | "stall" | "deaf";
@@ -75,6 +77,8 @@ export interface FakeDeepgram {
   readSlowly(bytesPerSecond: number | undefined): void;
   /** From now on a listen socket (Nova or Flux) that receives nothing for `ms` is closed 1011 NET-0001, as Deepgram does after 10 s; undefined: never. */
   closeIdleStreams(ms: number | undefined): void;
+  /** From now on a listen socket (Nova or Flux) plays `fault` once it has had so much audio; undefined: none. */
+  midStream(fault: MidStreamFault | undefined): void;
   openSockets(): number;
   stop(): void;
 }
@@ -129,6 +133,8 @@ export function startFakeDeepgram(): FakeDeepgram {
   let pending: DeepgramFault | undefined;
   let readRate: number | undefined;
   let idleCloseMs: number | undefined;
+  let midStream: MidStreamFault | undefined;
+  const fluxError = (ws: FakeWs) => ws.send(JSON.stringify({ type: "Error", code: "INTERNAL_SERVER_ERROR", description: "The server encountered an internal error." }));
   /** A listen socket under Deepgram's rule for idle streams, when one is set. */
   const idleClosing = (socket: FakeSocket): FakeSocket => {
     const ms = idleCloseMs;
@@ -216,7 +222,10 @@ export function startFakeDeepgram(): FakeDeepgram {
         });
       }
       const websocket = req.headers.get("upgrade")?.toLowerCase() === "websocket";
-      if (websocket && url.pathname === "/v2/listen") return upgrade(req, srv, url, flux, fluxQueryProblem, (record, fault) => idleClosing(fluxSocket(url.searchParams, record, fault)));
+      if (websocket && url.pathname === "/v2/listen")
+        return upgrade(req, srv, url, flux, fluxQueryProblem, (record, fault) =>
+          idleClosing(withMidStreamFault(fluxSocket(url.searchParams, record, fault), midStream, declaredRate(url.searchParams), fluxError)),
+        );
       if (websocket && url.pathname === "/v1/speak") return upgrade(req, srv, url, speakSockets, auraQueryProblem, (record, fault) => auraSocket(url.searchParams, record, fault, synthesize));
       if (req.method === "POST" && url.pathname === "/v1/speak") {
         const fault = pending;
@@ -244,7 +253,7 @@ export function startFakeDeepgram(): FakeDeepgram {
         url,
         connections,
         () => undefined,
-        (record, fault) => idleClosing(novaSocket(Object.assign(record, novaState(url.searchParams, fault)))),
+        (record, fault) => idleClosing(withMidStreamFault(novaSocket(Object.assign(record, novaState(url.searchParams, fault))), midStream, declaredRate(url.searchParams))),
       );
     },
     websocket: {
@@ -330,6 +339,7 @@ export function startFakeDeepgram(): FakeDeepgram {
     fault: (f) => (pending = f),
     readSlowly: (bytesPerSecond) => (readRate = bytesPerSecond),
     closeIdleStreams: (ms) => (idleCloseMs = ms),
+    midStream: (fault) => (midStream = fault),
     openSockets: () => server.pendingWebSockets,
     stop: () => server.stop(true),
   };
