@@ -91,6 +91,15 @@ export class SttFailover {
     replay.start();
   }
 
+  get keptBytes(): number {
+    return this.kept.bytes;
+  }
+
+  /** Bytes of audio a replay has yet to send. */
+  get waitingBytes(): number {
+    return this.replay?.waitingBytes ?? 0;
+  }
+
   /** Input for the provider: false when it is to be sent straight on, true when a replay took it. */
   queued(item: Uint8Array | SttCommand): boolean {
     if (!this.replay) return false;

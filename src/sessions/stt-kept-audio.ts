@@ -14,7 +14,7 @@ type Kept = { audio: Uint8Array } | { command: SttCommand };
 export class KeptAudio {
   private items: Kept[] = [];
   /** Bytes of audio kept, and the caller's byte offset of the first of them. */
-  private bytes = 0;
+  bytes = 0;
   private startByte = 0;
   /** Bytes let go because they were past the bound, not settled. */
   droppedBytes = 0;

@@ -20,6 +20,8 @@ export interface ReplayTarget {
 export class Replay {
   private readonly t0 = performance.now();
   private sentBytes = 0;
+  /** Bytes of audio in the queue. */
+  waitingBytes: number;
   private timer: Timer | undefined;
   private stopped = false;
 
@@ -30,7 +32,9 @@ export class Replay {
     private readonly target: ReplayTarget,
     /** Nothing waits any more: the session sends straight on. */
     private readonly caughtUp: () => void,
-  ) {}
+  ) {
+    this.waitingBytes = queue.reduce((sum, item) => sum + (item instanceof Uint8Array ? item.byteLength : 0), 0);
+  }
 
   start(): void {
     this.pump();
@@ -39,6 +43,7 @@ export class Replay {
   /** Client input that came during the replay: it goes after what waits. */
   push(item: Uint8Array | SttCommand): void {
     this.queue.push(item);
+    if (item instanceof Uint8Array) this.waitingBytes += item.byteLength;
     if (!this.timer) this.pump();
   }
 
@@ -55,6 +60,7 @@ export class Replay {
         const wait = this.realtime ? this.t0 + (this.sentBytes / this.bytesPerSecond) * 1000 - performance.now() : this.target.unsent() >= UNSENT_HIGH_WATER_BYTES ? DRAIN_POLL_MS : 0;
         if (wait > 0) return void (this.timer = setTimeout(() => this.pump(), wait));
         this.sentBytes += item.byteLength;
+        this.waitingBytes -= item.byteLength;
       }
       this.target.send(item);
       this.queue.shift();

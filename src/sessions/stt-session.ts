@@ -73,10 +73,16 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
   }
 
   /**
-   * Audio not yet gone out to the provider: gathered for the turn's message, or in the stream's
-   * socket. (A recording, fed once the session started, is held for whole: none waits at the gate.)
+   * Audio not yet gone out to the provider: gathered for the turn's message, waiting behind a
+   * replay, or in the stream's socket; while the next provider opens, all that is kept for it.
+   * (A recording, fed once the session started, is held for whole: none waits at the gate.)
    */
   get bufferedAmount(): number {
+    return this.state === "ready" ? this.unsent + this.failover.waitingBytes : this.failover.keptBytes;
+  }
+
+  /** Audio given to the provider that has not yet gone out. */
+  private get unsent(): number {
     return (this.batch?.gathered ?? 0) + (this.stream?.bufferedAmount ?? 0);
   }
 
@@ -212,7 +218,7 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
     // The event goes first: the replay may take the session to its end at once (a kept close).
     const switched = this.failover.switching(binding);
     this.emit(switched ? { type: "switched", ...served, ...switched } : { type: "started", sessionId: this.setup.id, ...served });
-    this.failover.resume(binding, { send: (item) => this.send(item), unsent: () => this.bufferedAmount }, family.realtimeInput ?? false);
+    this.failover.resume(binding, { send: (item) => this.send(item), unsent: () => this.unsent }, family.realtimeInput ?? false);
   }
 
   /** The provider is let go (the input kept stays for the next). */
