@@ -31,7 +31,7 @@ import { type ReadPace, slowReading } from "./slow-reading.ts";
 // DATA-0000 after the first audio or text), "error-frame" (Flux: a fatal `Error` frame, then
 // close 1011), "deaf" (Nova: the socket opens and is never read, so what the router sends waits in
 // its buffers). Mid-stream faults (`midStream`, mid-stream-faults.ts) for listen sockets (Nova and
-// Flux) opened from then on: `kill`, `hang`, and `error` (Flux only: Nova has no error event). For `POST /v1/speak`, "drop", "malformed" and "stall" are the HTTP streaming faults
+// Flux) opened from then on: `kill`, `hang`, and `error` (Flux: an `Error` frame; Nova has no error event: close 1011 alone). For `POST /v1/speak`, "drop", "malformed" and "stall" are the HTTP streaming faults
 // of http-fake.ts.
 
 export type DeepgramFault = "401" | "429" | "500" | "drop" | "malformed" | "data-error" | "error-frame" | "stall" | "deaf";
