@@ -111,6 +111,8 @@ async function pocketsphinxAlone(key: string): Promise<Recording> {
 const FAULTS: [string, string, MidStreamFault, RegExp][] = [
   ["the upstream socket killed", NOVA, { kind: "kill", afterSeconds: UTTERANCE_MS / 1000 + 1.5 }, /^deepgram closed the stream: 1006/],
   ["the upstream hanging (silent past the idle timeout)", NOVA, { kind: "hang", afterSeconds: UTTERANCE_MS / 1000 + 1.5 }, /^deepgram said nothing for 1500 ms while it was sent audio$/],
+  // The last frame is the one that hangs it: the close then goes unanswered, and is given again to the next.
+  ["the upstream hanging at the end (the close unanswered)", NOVA, { kind: "hang", afterBytes: 2 * UTTERANCE.byteLength - 1 }, /^deepgram went silent for 1500 ms$/],
   ["an upstream error event", FLUX, { kind: "error", afterSeconds: UTTERANCE_MS / 1000 + 1.5 }, /^deepgram flux failed: INTERNAL_SERVER_ERROR/],
 ];
 
