@@ -5,11 +5,14 @@ import type { CatalogueData } from "../src/catalogue/catalogue.ts";
 import { DeepgramStt } from "../src/providers/deepgram/stt.ts";
 import type { SttProvider } from "../src/providers/types.ts";
 import { openUpstreamStreams } from "../src/providers/upstream-ws.ts";
+import { toFile } from "openai";
+import type { TranscriptionStreamEvent } from "openai/resources/audio/transcriptions";
 import { startFakeApp } from "./fakes/conversation-relay-app.ts";
 import { FAKE_DEEPGRAM_KEY, type FakeDeepgram, startFakeDeepgram } from "./fakes/deepgram.ts";
 import type { MidStreamFault } from "./fakes/mid-stream-faults.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
+import { openAiSdk } from "./helpers/sdk-clients.ts";
 import { callProfile, realtimeProfile, recordsOf, say, until } from "./helpers/realtime.ts";
 import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { concat, silence, speak } from "./helpers/speech.ts";
@@ -178,6 +181,37 @@ describe.skipIf(!localSttAvailable)("/v1/stt: a provider failing mid-session is 
     expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
     expect(rec.events.some((e) => e.type === "stt.provider.switched")).toBe(false);
   });
+});
+
+describe.skipIf(!localSttAvailable)("/oai/audio/transcriptions stream: true: the provider dying mid-file", () => {
+  test("through the OpenAI SDK: only deltas and done, the text PocketSphinx makes of the whole file, billed once", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    const sdk = openAiSdk(server, key);
+    const file = () => toFile(readFileSync(new URL("./fixtures/speech.wav", import.meta.url)), "speech.wav", { type: "audio/wav" });
+    const transcribe = async (provider: Record<string, unknown>) => {
+      const events: TranscriptionStreamEvent[] = [];
+      const stream = (await sdk.audio.transcriptions.create({
+        file: await file(),
+        model: "cmu/pocketsphinx-en-us",
+        stream: true,
+        provider: JSON.stringify(provider),
+      } as never)) as unknown as AsyncIterable<TranscriptionStreamEvent>;
+      for await (const ev of stream) events.push(ev);
+      return events;
+    };
+    const alone = await transcribe({ only: ["pocketsphinx"] });
+    const aloneRecord = await lastActivity(server, tenantId);
+    fake.midStream({ kind: "kill", afterSeconds: 1 });
+    const events = await transcribe({ order: [NOVA, "pocketsphinx"] });
+    fake.midStream(undefined);
+    expect(new Set(events.map((e) => e.type))).toEqual(new Set(["transcript.text.delta", "transcript.text.done"]));
+    expect(events.at(-1)).toEqual(alone.at(-1)!);
+    expect(events.at(-1)).toMatchObject({ type: "transcript.text.done", text: expect.stringContaining("thank you very much") });
+    const record = await lastActivity(server, tenantId);
+    expect(record.id).not.toBe(aloneRecord.id);
+    expect(record).toMatchObject({ provider: "pocketsphinx", status: "completed", usageAmount: aloneRecord.usageAmount });
+    expect(JSON.parse(record.attempts)).toEqual([{ provider: NOVA, reason: expect.stringMatching(/^deepgram closed the stream: 1006/) }]);
+  }, 30_000);
 });
 
 describe.skipIf(!localSttAvailable)("/v1/realtime: the recognizer's provider dying mid-call", () => {

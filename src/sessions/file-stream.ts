@@ -132,6 +132,8 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
             failed: (err) => session.end(sessionFailure(err)),
           });
           return;
+        case "switched":
+          return feeder?.repace(paceOf(f.plan.families.get(ev.provider)));
         case "vad":
           return feeder?.heard(ev.atMs);
         case "transcript": {
