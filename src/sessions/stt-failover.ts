@@ -24,7 +24,6 @@ export interface Switch {
   reason: string;
   /** Where the replay starts on the caller's clock: the new provider hears the audio from there on. */
   fromMs: number;
-  provider: string;
 }
 
 export class SttFailover {
@@ -68,11 +67,11 @@ export class SttFailover {
     return ev;
   }
 
-  /** How the client is told that `binding` takes over; undefined when no provider served the session before. */
-  switching(binding: Binding): Switch | undefined {
+  /** How the client is told that the next provider takes over; undefined when none served the session before. */
+  switching(): Switch | undefined {
     const previous = this.served.at(-1)?.provider;
     if (previous === undefined) return undefined;
-    return { previous, reason: this.lastFailure, fromMs: Math.round(this.kept.startMs), provider: binding.provider.id };
+    return { previous, reason: this.lastFailure, fromMs: Math.round(this.kept.startMs) };
   }
 
   /**

@@ -216,7 +216,7 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
     this.state = "ready";
     const served = { provider: binding.provider.id, model: binding.canonical, input: inputConfig(this.setup, family, interim) };
     // The event goes first: the replay may take the session to its end at once (a kept close).
-    const switched = this.failover.switching(binding);
+    const switched = this.failover.switching();
     this.emit(switched ? { type: "switched", ...served, ...switched } : { type: "started", sessionId: this.setup.id, ...served });
     this.failover.resume(binding, { send: (item) => this.send(item), unsent: () => this.unsent }, family.realtimeInput ?? false);
   }
