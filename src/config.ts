@@ -31,6 +31,8 @@ export interface Config {
   localStt: { perWorker: number; queue: number; waitMs: number };
   /** Bound on how long a provider may take to accept a session before the next candidate is tried. */
   providerConnectTimeoutMs: number;
+  /** When a binding's circuit opens and for how long (docs/routing.md#provider-health). */
+  providerHealth: { failureThreshold: number; cooldownMs: number; cooldownMaxMs: number };
   /** Longest silence inside an upstream's response or stream before it is given up. */
   upstreamIdleTimeoutMs: number;
   /** A streaming recognizer's upstream socket that carried nothing for this long gets a keep-alive. */
@@ -165,6 +167,13 @@ function voices(env: Env): VoiceCatalogueConfig {
   };
 }
 
+function providerHealth(env: Env): Config["providerHealth"] {
+  const cooldownMs = integer(env, "PROVIDER_COOLDOWN_MS", 5_000, 1);
+  const cooldownMaxMs = integer(env, "PROVIDER_COOLDOWN_MAX_MS", 60_000, 1);
+  if (cooldownMaxMs < cooldownMs) throw new Error(`config: PROVIDER_COOLDOWN_MAX_MS (${cooldownMaxMs}) must be at least PROVIDER_COOLDOWN_MS (${cooldownMs})`);
+  return { failureThreshold: integer(env, "PROVIDER_FAILURE_THRESHOLD", 3), cooldownMs, cooldownMaxMs };
+}
+
 function stripe(env: Env): Config["stripe"] {
   if (!env.STRIPE_SECRET_KEY) return undefined;
   if (!env.STRIPE_WEBHOOK_SECRET) throw new Error("config: STRIPE_WEBHOOK_SECRET is required with STRIPE_SECRET_KEY");
@@ -197,6 +206,7 @@ export function loadConfig(env: Env): Config {
     fileWorkers: integer(env, "FILE_WORKERS", 1, 1),
     localStt: localStt(env, audioWorkers),
     providerConnectTimeoutMs: integer(env, "PROVIDER_CONNECT_TIMEOUT_MS", 5_000, 1),
+    providerHealth: providerHealth(env),
     holdTtlMs: integer(env, "HOLD_TTL_MS", 60_000, 1000),
     upstreamIdleTimeoutMs: integer(env, "UPSTREAM_IDLE_TIMEOUT_MS", 10_000, 1),
     upstreamKeepAliveMs: integer(env, "UPSTREAM_KEEPALIVE_MS", 4_000, 100),

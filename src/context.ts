@@ -8,6 +8,7 @@ import type { Database } from "./db/open.ts";
 import type { Meter } from "./ledger/meter.ts";
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
+import type { ProviderHealth } from "./routing/health.ts";
 import type { ClientSecrets } from "./realtime/client-secrets.ts";
 import type { RealtimeProfiles } from "./realtime/profiles.ts";
 import type { CustomVoices } from "./voices/custom-voices.ts";
@@ -22,6 +23,8 @@ export interface AppContext {
   config: Config;
   log: Logger;
   metrics: Metrics;
+  /** Each binding's health (its circuit), for the sessions' candidates and `GET /v1/providers`. */
+  health: ProviderHealth;
   database: Database;
   catalogue: Catalogue;
   /** Every served provider's voices, built in the background and searched in memory (`GET /v1/voices`). */

@@ -44,6 +44,8 @@ export const ERRORS = {
   voice_catalogue_unavailable: { status: 503, close: 1013 },
   /** Every candidate is at capacity (the local recognizer's decoders): try again later (`retry_after` seconds). */
   provider_overloaded: { status: 503, close: 1013 },
+  /** Every candidate's circuit is open (its provider kept failing, docs/routing.md#provider-health): try again after `retry_after` seconds. */
+  provider_unavailable: { status: 503, close: 1013 },
   /** No provider serving this server can clone voices (none configured with cloning, or cloning turned off). */
   custom_voices_unavailable: { status: 503, close: 1013 },
   internal_error: { status: 500, close: 1011 },

@@ -16,6 +16,7 @@ export class Metrics {
   readonly registry = new Registry();
   private readonly pools = new Map<string, () => PoolLoad>();
   private countUpstreamStreams = () => 0;
+  private bindings: () => { provider: string; model: string; up: boolean }[] = () => [];
 
   readonly sessionsOpen = new Gauge({
     name: "voxroute_sessions_open",
@@ -31,6 +32,17 @@ export class Metrics {
     registers: [this.registry],
     collect: () => {
       this.upstreamStreams.set(this.countUpstreamStreams());
+    },
+  });
+
+  /** Read at scrape time from the router's provider health (docs/routing.md#provider-health). */
+  readonly providerUp = new Gauge({
+    name: "voxroute_provider_up",
+    help: "Whether a binding (provider × model) is taken by new sessions: 1 up or degraded, 0 down (its circuit open for a cooldown)",
+    labelNames: ["provider", "model"] as const,
+    registers: [this.registry],
+    collect: () => {
+      for (const b of this.bindings()) this.providerUp.set({ provider: b.provider, model: b.model }, b.up ? 1 : 0);
     },
   });
 
@@ -130,6 +142,11 @@ export class Metrics {
   /** A worker pool whose load is read at each scrape. */
   watchPool(name: string, load: () => PoolLoad): void {
     this.pools.set(name, load);
+  }
+
+  /** The bindings whose health `voxroute_provider_up` shows, read at each scrape. */
+  watchBindings(read: () => { provider: string; model: string; up: boolean }[]): void {
+    this.bindings = read;
   }
 
   watchUpstreamStreams(count: () => number): void {

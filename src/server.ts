@@ -23,6 +23,7 @@ import { createLogger, type Logger } from "./log.ts";
 import { feedMetrics } from "./metrics-sources.ts";
 import { Metrics } from "./metrics.ts";
 import { probeProviders } from "./providers/all.ts";
+import { ProviderHealth } from "./routing/health.ts";
 import { engineWorkerOptions, providerAdapters } from "./providers/registry.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import { AccessWatch } from "./sessions/access-watch.ts";
@@ -74,6 +75,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const sttProviders = new Map<string, SttProvider>([...adapters.stt, ...(extra?.sttProviders ?? [])].map((p) => [p.id, p]));
   const metrics = new Metrics();
   const sessions = new SessionRegistry(metrics);
+  const health = new ProviderHealth(config.providerHealth, log);
+  metrics.watchBindings(() => catalogue.bindings.map((b) => ({ provider: b.provider.id, model: b.canonical, up: health.status(b) !== "down" })));
   const accessWatch = new AccessWatch(sessions, (keyIds) => withdrawnKeys(database, keyIds), config.sessionLimits.accessCheckIntervalMs, log);
   const ledger = new Ledger(database, config.holdTtlMs);
   const meter = new Meter(ledger, log);
@@ -111,6 +114,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     config,
     log,
     metrics,
+    health,
     database,
     catalogue,
     voices,

@@ -10,6 +10,7 @@ import { startFakeApp } from "./fakes/conversation-relay-app.ts";
 import { documentedFrames, type Frame } from "./helpers/documented-frame.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { lint, problemLines } from "./helpers/redocly.ts";
+import { conversationStarted } from "./helpers/realtime.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { concat, frames, silence, speak } from "./helpers/speech.ts";
 import { bearer, type Client, connect } from "./helpers/ws-client.ts";
@@ -124,16 +125,7 @@ const STT_SAMPLES: { [K in SttWireEvent["type"]]: Extract<SttWireEvent, { type: 
 };
 
 const REALTIME_SAMPLES: { [K in RealtimeWireEvent["type"]]: Extract<RealtimeWireEvent, { type: K }>[] } = {
-  started: [
-    {
-      type: "started",
-      sessionId: "rt_1",
-      profileId: "rp_1",
-      input: { audioFormat: "pcm_16000", sampleRate: 16000 },
-      output: { encoding: "pcm_s16le", sampleRate: 16000 },
-      stt: { provider: "pocketsphinx", model: "cmu/pocketsphinx-en-us" },
-    },
-  ],
+  started: [conversationStarted("rt_1", "rp_1")],
   speech: [
     { type: "speech", turnId: "turn_1", state: "started", atMs: 300 },
     { type: "speech", turnId: "turn_1", state: "stopped", atMs: 1500 },
@@ -144,7 +136,10 @@ const REALTIME_SAMPLES: { [K in RealtimeWireEvent["type"]]: Extract<RealtimeWire
   ],
   turn_ended: [{ type: "turn_ended", turnId: "turn_1", text: "thank you" }],
   response_text: [{ type: "response_text", responseId: "resp_1", token: "You", last: false }],
-  response_audio_started: [{ type: "response_audio_started", responseId: "resp_1", provider: "flite", model: "cmu/flite" }],
+  response_audio_started: [
+    { type: "response_audio_started", responseId: "resp_1", provider: "flite", model: "cmu/flite" },
+    { type: "response_audio_started", responseId: "resp_2", provider: "espeak-ng", model: "espeak-ng/espeak-ng", voice: "en-gb" },
+  ],
   response_audio_done: [{ type: "response_audio_done", responseId: "resp_1", characters: 3, audioMs: 400 }],
   response_interrupted: [{ type: "response_interrupted", responseId: "resp_1", spokenText: "You", audioMs: 200 }],
   error: [{ type: "error", code: "application_unavailable", message: "the application cannot be reached" }],

@@ -6,6 +6,8 @@ import { servedCatalogue } from "../src/providers/served-catalogue.ts";
 import type { ProviderSpec } from "../src/catalogue/types.ts";
 import { modelsView, providersView } from "../src/catalogue/views.ts";
 import { loadConfig } from "../src/config.ts";
+import { createLogger } from "../src/log.ts";
+import { ProviderHealth } from "../src/routing/health.ts";
 import { EVERY_PROVIDER_ON } from "./fakes/server-env.ts";
 
 describe("price arithmetic", () => {
@@ -99,7 +101,8 @@ describe("GET /v1/providers and /v1/models views", () => {
   });
 
   const full = new Catalogue(servedCatalogue(loadConfig({ ELEVENLABS_API_KEY: "k", OPENAI_API_KEY: "k", ASSEMBLYAI_API_KEY: "k" })));
-  const { providers } = providersView(full) as { providers: Record<string, any> };
+  const health = new ProviderHealth({ failureThreshold: 3, cooldownMs: 5000, cooldownMaxMs: 60000 }, createLogger("silent"));
+  const { providers } = providersView(full, (b) => health.view(b)) as { providers: Record<string, any> };
 
   test("defaults: voice only when the provider has one; synchronousModel only when it differs", () => {
     expect(providers.flite.defaults).toEqual({ tts: { model: "flite", voice: "slt" } });
@@ -119,6 +122,7 @@ describe("GET /v1/providers and /v1/models views", () => {
       formats: ["mp3", "opus", "aac", "flac", "wav", "pcm"],
       instructions: { mode: "native", honored: true },
       pricing: { currency: "usd", unit: "1000 characters", unitPrice: "0.015" },
+      health: { status: "up", consecutive_failures: 0, retry_at: null, cooldown_ms: null, last_failure: null },
     });
     const tts1 = providers.openai.tts.find((m: any) => m.id === "tts-1");
     expect(tts1.instructions).toBeUndefined();
@@ -133,7 +137,7 @@ describe("GET /v1/providers and /v1/models views", () => {
       providers: [bare({ id: "free", bindings: [{ capability: "tts", id: "m", canonical: "a/m", streaming: true, synchronous: false, formats: ["pcm"] }] })],
       models: [{ canonical: "a/m", name: "M", capability: "tts", aliases: [] }],
     });
-    const entry = (providersView(unpriced).providers.free as any).tts[0];
+    const entry = (providersView(unpriced, () => undefined).providers.free as any).tts[0];
     expect("pricing" in entry).toBe(false);
   });
 

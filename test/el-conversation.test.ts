@@ -6,6 +6,7 @@ import { WsPort } from "../src/surfaces/ws-port.ts";
 import { LONG_ANSWER, startFakeApp } from "./fakes/conversation-relay-app.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
+import { conversationStarted } from "./helpers/realtime.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { spareCatalogue } from "./fakes/spare-stt.ts";
 import { POCKETSPHINX_FAMILY } from "../src/providers/local-pocketsphinx/provider.ts";
@@ -307,14 +308,7 @@ describe("/el conversation: the port", () => {
     const port = elConversationPort(new WsPort(raw as unknown as ServerWebSocket<unknown>), "pcm_16000", 10);
     await Bun.sleep(60); // six pings' time while the recognizer and the application connect
     expect(sent).toEqual([]);
-    port.event({
-      type: "started",
-      sessionId: "conv_1",
-      profileId: "p",
-      input: { audioFormat: "pcm_16000", sampleRate: 16000 },
-      output: { encoding: "pcm_s16le", sampleRate: 16000 },
-      stt: { provider: "local", model: "pocketsphinx" },
-    });
+    port.event(conversationStarted("conv_1", "p"));
     for (let i = 0; i < 100 && sent.length < 3; i++) await Bun.sleep(10);
     port.close(1000, "");
     expect(sent[0]).toEqual({

@@ -64,10 +64,12 @@ describe("embedded engines produce speech", () => {
     stream.end();
     const events: string[] = [];
     for await (const ev of stream) events.push(ev.type);
-    // three utterances before the flush, one after it
+    // three utterances before the flush, one after it, each marked spoken after its audio
     expect(events.filter((e) => e === "audio").length).toBeGreaterThanOrEqual(4);
     expect(events.indexOf("flushed")).toBeGreaterThan(2);
-    expect(events.at(-1)).toBe("audio");
+    expect(events.filter((e) => e === "spoken").length).toBe(4);
+    expect(events.indexOf("spoken")).toBeGreaterThan(events.indexOf("audio"));
+    expect(events.slice(-2)).toEqual(["audio", "spoken"]);
   });
 
   test("an unknown voice is refused as the caller's error (not retryable)", async () => {

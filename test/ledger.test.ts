@@ -29,11 +29,17 @@ const provider = (id: string, price: ProviderSpec["bindings"][number]["price"], 
 const catalogue = new Catalogue({
   providers: [
     provider("cheap", { amount: "0.0000125", per: "character" }), // 12.5 credits per character
+    provider("dear", { amount: "0.00005", per: "character" }), // 50 credits per character
     provider("odd", { amount: "0.40", per: "hour" }, "stt"), // 1000/9 credits per second
     provider("fee", { amount: "0.006", per: "minute", requestPrice: "0.002" }, "stt"), // 100/s + 2000 per request
     provider("free", undefined),
   ],
-  models: ["cheap", "odd", "fee", "free"].map((id) => ({ canonical: `${id}/${id}-model`, name: id, capability: id === "odd" || id === "fee" ? ("stt" as const) : ("tts" as const), aliases: [] })),
+  models: ["cheap", "dear", "odd", "fee", "free"].map((id) => ({
+    canonical: `${id}/${id}-model`,
+    name: id,
+    capability: id === "odd" || id === "fee" ? ("stt" as const) : ("tts" as const),
+    aliases: [],
+  })),
 });
 const binding = (id: string): Binding => catalogue.bindings.find((b) => b.provider.id === id)!;
 const log = createLogger("silent");
@@ -71,6 +77,23 @@ async function postgres(): Promise<Opened> {
 
 let requestNo = 0;
 const requestId = () => `req_${++requestNo}_${crypto.randomUUID()}`;
+
+/** What a completed request on the cheap binding settles: `units` characters at its rate. */
+const settleInput = (id: string, tenantId: string, units: number) => ({
+  id,
+  tenantId,
+  surface: "test",
+  binding: binding("cheap"),
+  status: "completed" as const,
+  outcome: "completed" as const,
+  usageUnit: "characters" as const,
+  units,
+  cost: costOf(rateOf(binding("cheap")), units),
+  startedAt: new Date(),
+  finishedAt: new Date(),
+  latencyMs: 1,
+  attempts: [],
+});
 
 function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
   describe.skipIf(skip)(`ledger on ${name}`, () => {
@@ -151,21 +174,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
     test("settling the same request twice records and debits it once", async () => {
       const t = await tenant(10_000);
       const id = requestId();
-      const input = {
-        id,
-        tenantId: t,
-        surface: "test",
-        binding: binding("cheap"),
-        status: "completed" as const,
-        outcome: "completed" as const,
-        usageUnit: "characters" as const,
-        units: 10,
-        cost: costOf(rateOf(binding("cheap")), 10),
-        startedAt: new Date(),
-        finishedAt: new Date(),
-        latencyMs: 1,
-        attempts: [],
-      };
+      const input = settleInput(id, t, 10);
       const first = await ledger.settle(input);
       const second = await ledger.settle(input);
       expect(second).toEqual(first);
@@ -177,21 +186,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
     test("the same request settled twice in one batch is recorded once; other tenants in the batch are unaffected", async () => {
       const [t1, t2] = [await tenant(10_000), await tenant(10_000)];
       const id = requestId();
-      const input = (tenantId: string, rid: string) => ({
-        id: rid,
-        tenantId,
-        surface: "test",
-        binding: binding("cheap"),
-        status: "completed" as const,
-        outcome: "completed" as const,
-        usageUnit: "characters" as const,
-        units: 8,
-        cost: costOf(rateOf(binding("cheap")), 8),
-        startedAt: new Date(),
-        finishedAt: new Date(),
-        latencyMs: 1,
-        attempts: [],
-      });
+      const input = (tenantId: string, rid: string) => settleInput(rid, tenantId, 8);
       const [a, b, c] = await Promise.all([ledger.settle(input(t1, id)), ledger.settle(input(t1, id)), ledger.settle(input(t2, requestId()))]);
       expect(a).toEqual(b);
       expect(c.credits).toBe(100);
@@ -218,21 +213,7 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       await ledger.reserve(id, t, binding("cheap"), 1_000, 0, newCheckpoint("test", undefined, Date.now(), binding("cheap")));
       expect((await paid(t)).paidHeld).toBe(1_000);
       await later(3_600_000).holds.sweep();
-      const settle = {
-        id,
-        tenantId: t,
-        surface: "test",
-        binding: binding("cheap"),
-        status: "completed" as const,
-        outcome: "completed" as const,
-        usageUnit: "characters" as const,
-        units: 40,
-        cost: costOf(rateOf(binding("cheap")), 40),
-        startedAt: new Date(),
-        finishedAt: new Date(),
-        latencyMs: 1,
-        attempts: [],
-      };
+      const settle = settleInput(id, t, 40);
       expect(await ledger.settle(settle)).toMatchObject({ status: "interrupted", credits: 0 }); // the record already written
       // A hold taken again after the record (a late reserve) is released by the settle.
       await ledger.reserve(id, t, binding("cheap"), 300, 0, newCheckpoint("test", undefined, Date.now(), binding("cheap")));
@@ -346,6 +327,46 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       expect(await m.cover(binding("cheap"), 5)).toBe(true);
       await m.settle({ binding: binding("cheap"), status: "completed", outcome: "completed", units: 5, startedAt: new Date(), latencyMs: 1, attempts: [] });
       expect((await paid(t)).paidHeld).toBe(0);
+    });
+
+    test("billing in parts: a request two bindings served is one settle and one record naming both, each part at its rate and from the sources its binding may spend", async () => {
+      const t = await tenant(10_000);
+      // A grant only "dear" may spend: it pays dear's part, never cheap's.
+      await ledger.credit(t, { credits: 1_000, type: "grant", description: "dear only", grant: { name: "dear only", expiresAt: null, targets: [{ provider: "dear", model: "*" }] } });
+      const m = meter.start(requestId(), { tenantId: t }, "test");
+      m.forVoice("first-voice");
+      expect(await m.cover(binding("dear"), 10)).toBe(true);
+      m.partServed(binding("dear"), 10, "second-voice"); // dear spoke 10 characters, then cheap took over
+      expect(await m.cover(binding("cheap"), 18)).toBe(true);
+      const settled = await m.settle({ binding: binding("cheap"), status: "completed", outcome: "completed", units: 18, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      expect(settled.credits).toBe(500 + 100);
+      const [record] = await records(t);
+      expect(record).toMatchObject({ provider: "cheap", usageAmount: 18, credits: 600, voice: "first-voice" });
+      expect(JSON.parse(record.parts!)).toEqual([
+        { provider: "dear", model: "dear/dear-model", units: 10, credits: 500, voice: "first-voice" },
+        { provider: "cheap", model: "cheap/cheap-model", units: 8, credits: 100, voice: "second-voice" },
+      ]);
+      expect((await ledger.snapshot(t)).grants.map((g) => g.remainingCredits)).toEqual([500]);
+      expect(await paid(t)).toMatchObject({ paidCredits: 10_000 - 100, paidHeld: 0 });
+    });
+
+    test("a dead request that had failed over is recovered in parts from its checkpoint: each part at its own recorded rate", async () => {
+      const t = await tenant(100_000);
+      const m = meter.start(requestId(), { tenantId: t }, "test");
+      m.forVoice("first-voice");
+      expect(await m.cover(binding("dear"), 400)).toBe(true);
+      m.delivered(binding("dear"), 20);
+      m.partServed(binding("dear"), 20, "second-voice");
+      m.delivered(binding("cheap"), 28); // cheap delivered 8 more before the process died
+      await ledger.holds.flush();
+      expect((await later(3_600_000).holds.sweep()).recovered).toBeGreaterThanOrEqual(1);
+      const [record] = await records(t);
+      expect(record).toMatchObject({ id: m.id, status: "interrupted", provider: "cheap", usageAmount: 28, credits: 20 * 50 + 100 });
+      expect(JSON.parse(record.parts!).map((p: { provider: string; units: number; credits: number; voice: string }) => [p.provider, p.units, p.credits, p.voice])).toEqual([
+        ["dear", 20, 1000, "first-voice"],
+        ["cheap", 8, 100, "second-voice"],
+      ]);
+      expect(await paid(t)).toMatchObject({ paidCredits: 100_000 - 1100, paidHeld: 0 });
     });
 
     test("a dead request's lapsed hold is settled from its last checkpoint: delivered units at its rate, status interrupted, the rest released", async () => {

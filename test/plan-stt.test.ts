@@ -5,6 +5,7 @@ import { ApiError } from "../src/errors.ts";
 import { planStt } from "../src/planning/plan-stt.ts";
 import type { SttRequest } from "../src/planning/stt-request.ts";
 import type { SttFamily, SttProvider } from "../src/providers/types.ts";
+import { familyKey } from "../src/routing/candidate.ts";
 import { NO_PREFERENCES } from "../src/routing/preferences.ts";
 import { nativeSttParam, readSttQuery } from "../src/planning/stt-fields.ts";
 
@@ -69,7 +70,7 @@ describe("planStt", () => {
     const p = plan();
     expect(p).toMatchObject({ audioFormat: "pcm_16000", sampleRate: 16000, channels: 1, bytesPerSecond: 32000, commitStrategy: "auto", turnDetection: "auto", eventFormat: "normalized" });
     expect(p.candidates.map((b) => b.provider.id)).toEqual(["plain", "rich"]);
-    expect([...p.families.keys()]).toEqual(["plain", "rich"]);
+    expect([...p.families.keys()]).toEqual([familyKey("plain", "shared/ears"), familyKey("rich", "shared/ears")]);
   });
 
   test("the model is required once, by routing; the audio format is required, naming the member", () => {

@@ -3,11 +3,10 @@ import { streamingUrl } from "../src/providers/assemblyai/streaming-stt.ts";
 import { AssemblyAiStt } from "../src/providers/assemblyai/stt.ts";
 import { ProviderError } from "../src/errors.ts";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type AssemblyAiFault } from "./fakes/assemblyai.ts";
-import { digestOf } from "./fakes/received-audio.ts";
 import { assemblyAiAt } from "./fakes/server-env.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
-import { silentWav, speechOgg, speechOggDigest, transcribeFile, transcribeSpeechOgg } from "./helpers/speech-file.ts";
+import { expectSilenceUnheard, expectUpstreamErrorUnbilled, speechOgg, speechOggDigest, transcribeSpeechOgg } from "./helpers/speech-file.ts";
 
 // AssemblyAI file transcription against its fake, through /v1/stt/transcriptions: upload, job,
 // polling, and what each failure costs (nothing).
@@ -41,22 +40,10 @@ describe("AssemblyAI through /v1/stt/transcriptions", () => {
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "assemblyai", status: "completed", usageAmount: 3 });
   });
 
-  test("a WAV of digital silence is uploaded as sent, and nothing is heard in it", async () => {
-    const res = await transcribeFile(server, server.key, "universal", silentWav, "quiet.wav");
-    expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ provider: "assemblyai", text: "", segments: [], billed_seconds: 2 });
-    expect(fake.uploads.at(-1)!.file).toEqual(digestOf([silentWav]));
-  });
+  test("a WAV of digital silence is uploaded as sent, and nothing is heard in it", () => expectSilenceUnheard(server, "universal", "assemblyai", () => fake.uploads.at(-1)!.file));
 
   for (const fault of ["429", "500"] as AssemblyAiFault[]) {
-    test(`${fault}: 502 upstream_error, nothing billed`, async () => {
-      const { key, tenantId } = await fundedAccount(server);
-      fake.fault(fault);
-      const res = await upload(key);
-      expect(res.status).toBe(502);
-      expect(await res.json()).toMatchObject({ error: "upstream_error" });
-      expect(await lastActivity(server, tenantId)).toMatchObject({ status: "failed", credits: 0 });
-    });
+    test(`${fault}: 502 upstream_error, nothing billed`, () => expectUpstreamErrorUnbilled(server, "universal", () => fake.fault(fault)));
   }
 
   test("a job AssemblyAI fails (e.g. no audio in the file) is the caller's 422 with its reason, nothing billed", async () => {

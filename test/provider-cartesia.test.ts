@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CartesiaTts } from "../src/providers/cartesia/tts.ts";
 import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
-import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { describeHttpTtsFaults, fakeUpstreamOptions, speakOnce, startCartesiaEchoServer } from "./helpers/http-tts.ts";
-import { silentWav, speechOggDigest, transcribeFile, transcribeSpeechOgg } from "./helpers/speech-file.ts";
+import { expectSilenceUnheard, expectUpstreamErrorUnbilled, speechOggDigest, transcribeSpeechOgg } from "./helpers/speech-file.ts";
 import { stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { totalBytes } from "./helpers/ws-client.ts";
 
@@ -102,18 +101,7 @@ describe("Cartesia Ink-Whisper file transcription through /v1/stt/transcriptions
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "cartesia", status: "completed", usageAmount: 3 });
   });
 
-  test("a WAV of digital silence reaches Ink-Whisper as uploaded, and nothing is heard in it", async () => {
-    const res = await transcribeFile(server, server.key, "ink-whisper", silentWav, "quiet.wav");
-    expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ provider: "cartesia", text: "", segments: [], billed_seconds: 2 });
-    expect(fake.transcriptions.at(-1)!.file).toEqual(digestOf([silentWav]));
-  });
+  test("a WAV of digital silence reaches Ink-Whisper as uploaded, and nothing is heard in it", () => expectSilenceUnheard(server, "ink-whisper", "cartesia", () => fake.transcriptions.at(-1)!.file));
 
-  test("a malformed answer is 502 upstream_error and bills nothing", async () => {
-    const { key, tenantId } = await fundedAccount(server);
-    fake.fault("malformed");
-    const res = await upload(key);
-    expect(res.status).toBe(502);
-    expect(await lastActivity(server, tenantId)).toMatchObject({ status: "failed", credits: 0 });
-  });
+  test("a malformed answer is 502 upstream_error and bills nothing", () => expectUpstreamErrorUnbilled(server, "ink-whisper", () => fake.fault("malformed")));
 });

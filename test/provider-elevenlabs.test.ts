@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ElevenLabsTts } from "../src/providers/elevenlabs/tts.ts";
 import { FAKE_ELEVENLABS_KEY, FAKE_VOICE, GEORGE, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
-import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { describeHttpTtsFaults, fakeUpstreamOptions, startElevenLabsEchoServer } from "./helpers/http-tts.ts";
-import { silentWav, speechOggDigest, transcribeFile, transcribeSpeechOgg } from "./helpers/speech-file.ts";
+import { expectSilenceUnheard, expectUpstreamErrorUnbilled, speechOggDigest, transcribeSpeechOgg } from "./helpers/speech-file.ts";
 import { stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
@@ -122,21 +121,9 @@ describe("ElevenLabs Scribe file transcription through /v1/stt/transcriptions", 
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "elevenlabs", status: "completed", usageAmount: 3 });
   });
 
-  test("a WAV of digital silence reaches Scribe as uploaded, and nothing is heard in it", async () => {
-    const res = await transcribeFile(server, server.key, "scribe_v1", silentWav, "quiet.wav");
-    expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ provider: "elevenlabs", text: "", segments: [], billed_seconds: 2 });
-    expect(fake.transcriptions.at(-1)!.file).toEqual(digestOf([silentWav]));
-  });
+  test("a WAV of digital silence reaches Scribe as uploaded, and nothing is heard in it", () => expectSilenceUnheard(server, "scribe_v1", "elevenlabs", () => fake.transcriptions.at(-1)!.file));
 
   for (const fault of ["429", "malformed"] as const) {
-    test(`${fault} from Scribe is 502 upstream_error and bills nothing`, async () => {
-      const { key, tenantId } = await fundedAccount(server);
-      fake.fault(fault);
-      const res = await upload(key);
-      expect(res.status).toBe(502);
-      expect(await res.json()).toMatchObject({ error: "upstream_error" });
-      expect(await lastActivity(server, tenantId)).toMatchObject({ status: "failed", credits: 0 });
-    });
+    test(`${fault} from Scribe is 502 upstream_error and bills nothing`, () => expectUpstreamErrorUnbilled(server, "scribe_v1", () => fake.fault(fault)));
   }
 });

@@ -69,4 +69,24 @@ describe("the openai-compatible provider", () => {
     expect(res.status).toBe(422);
     expect(await res.json()).toMatchObject({ error: "model_not_priced" });
   });
+
+  test("in a fallback chain, a model without a price is refused naming it, not skipped; so is an unpriced primary whose fallback has one", async () => {
+    const handshake = (query: string) =>
+      fetch(`${unpriced.url}/v1/tts?${query}`, {
+        headers: { ...bearer(unpriced.key), Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" },
+      });
+    const unpricedFallback = await handshake(`model=flite&voice=slt&fallbacks=${encodeURIComponent('[{"model":"kokoro","voice":"af_bella"}]')}`);
+    expect(unpricedFallback.status).toBe(422);
+    expect(await unpricedFallback.json()).toMatchObject({ error: "model_not_priced", param: "fallbacks[0].model" });
+    const unpricedPrimary = await handshake(`model=kokoro&voice=af_bella&fallbacks=${encodeURIComponent('[{"model":"flite","voice":"slt"}]')}`);
+    expect(unpricedPrimary.status).toBe(422);
+    expect(await unpricedPrimary.json()).toMatchObject({ error: "model_not_priced" });
+    const speech = await fetch(`${unpriced.url}/oai/audio/speech`, {
+      method: "POST",
+      headers: { ...bearer(unpriced.key), "content-type": "application/json" },
+      body: JSON.stringify({ model: "flite", voice: "slt", input: "Hi", fallbacks: [{ model: "kokoro", voice: "af_bella" }] }),
+    });
+    expect(speech.status).toBe(422);
+    expect(await speech.json()).toMatchObject({ error: { code: "model_not_priced", param: "fallbacks[0].model" } });
+  });
 });

@@ -2,11 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { OpenAiTts } from "../src/providers/openai/tts.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { FAKE_OPENAI_KEY, startFakeOpenAi, type FakeOpenAi, type OpenAiFault } from "./fakes/openai.ts";
-import { digestOf } from "./fakes/received-audio.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { fakeUpstreamOptions, UPSTREAM_TIMEOUTS } from "./helpers/http-tts.ts";
 import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
-import { silentWav, speechOggDigest, transcribeFile, transcribeSpeechOgg } from "./helpers/speech-file.ts";
+import { expectSilenceUnheard, speechOggDigest, transcribeSpeechOgg } from "./helpers/speech-file.ts";
 import { bearer, connect, totalBytes } from "./helpers/ws-client.ts";
 
 // The OpenAI adapter against its fake: real sessions through /v1/tts and /v1/stt/transcriptions,
@@ -94,11 +93,18 @@ describe("OpenAI faults", () => {
     });
   }
 
-  test("a connection dropped after audio started: no switch, 1011, billed only what was acknowledged", async () => {
+  test("a connection dropped after audio started: the fallback speaks the sentence cut off, 1000, billed once at its rate", async () => {
     const { rec, record } = await run("drop", "provider_order=oai-echo,fixed");
+    expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
+    expect(rec.audio.length).toBeGreaterThan(0);
+    expect(statuses(rec)).toContain("fixed:connected");
+    expect(record).toMatchObject({ provider: "fixed", status: "completed", usageAmount: 12, credits: 120, parts: null });
+  });
+
+  test("a connection dropped after audio started with allow_fallbacks=false: 1011, billed only what was acknowledged", async () => {
+    const { rec, record } = await run("drop", "provider=oai-echo&allow_fallbacks=false");
     expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
     expect(rec.audio.length).toBeGreaterThan(0);
-    expect(statuses(rec)).not.toContain("fixed:connecting");
     expect(record).toMatchObject({ provider: "oai-echo", status: "failed", credits: 0 });
   });
 
@@ -124,12 +130,7 @@ describe("OpenAI file transcription through /v1/stt/transcriptions", () => {
     expect(await lastActivity(server, tenantId)).toMatchObject({ provider: "openai", usageAmount: 3, credits: 300 });
   });
 
-  test("a WAV of digital silence reaches the API as uploaded, and nothing is heard in it", async () => {
-    const res = await transcribeFile(server, server.key, "whisper-1", silentWav, "quiet.wav");
-    expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ provider: "openai", text: "", segments: [], billed_seconds: 2 });
-    expect(fake.transcriptions.at(-1)!.file).toEqual(digestOf([silentWav]));
-  });
+  test("a WAV of digital silence reaches the API as uploaded, and nothing is heard in it", () => expectSilenceUnheard(server, "whisper-1", "openai", () => fake.transcriptions.at(-1)!.file));
 
   test("a malformed upstream answer is 502 upstream_error and bills nothing", async () => {
     const { key, tenantId } = await fundedAccount(server);

@@ -273,14 +273,14 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: the balance", () => {
 });
 
 describe.skipIf(!localSttAvailable)("/v1/realtime: a TTS provider that fails", () => {
-  /** A conversation on a server whose TEST_MODEL is served by `providers` in order; the caller asks one question. */
-  async function converse(providers: (BrokenProvider | FixedPcmProvider)[]) {
+  /** A conversation on a server whose TEST_MODEL is served by `providers` in order (then the profile's `fallbacks`); the caller asks one question. */
+  async function converse(providers: (BrokenProvider | FixedPcmProvider)[], fallbacks?: { model: string; voice: string }[]) {
     const on = await startTestServer({}, { extra: { catalogue: testCatalogue(providers.map((p) => p.id)), providers } });
     try {
       const profile = await fetch(`${on.url}/v1/realtime/profiles`, {
         method: "POST",
         headers: { ...bearer(on.key), "content-type": "application/json" },
-        body: JSON.stringify({ name: "fallback", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: TEST_MODEL }, upstream: { url: app.url("/echo") } } }),
+        body: JSON.stringify({ name: "fallback", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: TEST_MODEL, fallbacks }, upstream: { url: app.url("/echo") } } }),
       });
       const { id } = (await profile.json()) as { id: string };
       const c = await callProfile(on, id);
@@ -304,7 +304,26 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: a TTS provider that fails", (
     expect(JSON.parse(answer!.attempts)).toEqual([{ provider: "refusing", reason: "connection refused" }]);
   }, 30_000);
 
-  test("after its first audio: realtime.error upstream_error, then 1011", async () => {
+  test("before its first audio: a fallback model of the profile speaks the answer in its voice, and the started event says which", async () => {
+    const { rec, answer } = await converse([new BrokenProvider("refusing", "refuse")], [{ model: "flite", voice: "rms" }]);
+    expect(rec.close.code).toBe(1000);
+    expect(rec.events.find((e) => e.type === "realtime.response.audio.started")).toEqual(expect.objectContaining({ response_id: "resp_1", provider: "flite", model: "cmu/flite", voice: "rms" }));
+    expect(answer).toMatchObject({ provider: "flite", model: "cmu/flite", voice: "rms", status: "completed" });
+  }, 30_000);
+
+  test("dying after its first audio, with a next candidate: the rest of the answer is heard from it, the call goes on with nothing unusual", async () => {
+    const { rec, answer } = await converse([new BrokenProvider("dying", "fail-after-audio"), new FixedPcmProvider("fixed", 3)]);
+    expect(rec.close.code).toBe(1000);
+    expect(rec.events.some((e) => e.type === "realtime.error")).toBe(false);
+    // One answer, its audio started once (by the provider that died) and done once, with the fallback's audio after the first.
+    expect(rec.events.filter((e) => e.type === "realtime.response.audio.started")).toEqual([expect.objectContaining({ response_id: "resp_1", provider: "dying" })]);
+    expect(rec.events.filter((e) => e.type === "realtime.response.audio.done")).toEqual([expect.objectContaining({ response_id: "resp_1" })]);
+    // The dying provider marked no sentence as spoken: the whole answer went to the fallback, billed at its rate only.
+    expect(answer).toMatchObject({ provider: "fixed", status: "completed", usageAmount: "You said: thank you very much".length, parts: null });
+    expect(JSON.parse(answer!.attempts)).toEqual([{ provider: "dying", reason: "upstream returned 500" }]);
+  }, 30_000);
+
+  test("after its first audio, with no next candidate: realtime.error upstream_error, then 1011", async () => {
     const { rec } = await converse([new BrokenProvider("dying", "fail-after-audio")]);
     expect(rec.events.some((e) => e.type === "realtime.response.audio.started")).toBe(true);
     expect(rec.events.at(-1)).toMatchObject({ type: "realtime.error", code: "upstream_error" });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setSystemTime, test } from "bun:test";
 import { ElevenLabsClient } from "@elevenlabs/elevenlabs-js";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
@@ -86,6 +86,21 @@ describe("listing", () => {
     expect(seen).toEqual([...made].reverse());
     expect((await list("?limit=0")).body).toMatchObject({ error: "invalid_request", param: "limit" });
     expect((await list("?cursor=nope")).body).toMatchObject({ error: "invalid_request", param: "cursor" });
+  });
+});
+
+describe("listing", () => {
+  test("profiles made in the same millisecond still list newest first", async () => {
+    const { key } = await fundedAccount(server);
+    const made: string[] = [];
+    setSystemTime(new Date("2026-11-27T12:00:00.000Z"));
+    try {
+      for (let i = 0; i < 6; i++) made.push(((await (await post("/v1/realtime/profiles", { name: `same ms ${i}`, pipeline: PIPELINE }, key)).json()) as { id: string }).id);
+    } finally {
+      setSystemTime();
+    }
+    const res = await fetch(`${server.url}/v1/realtime/profiles?limit=10`, { headers: { authorization: `Bearer ${key}` } });
+    expect(((await res.json()) as { items: { id: string }[] }).items.map((p) => p.id)).toEqual([...made].reverse());
   });
 });
 

@@ -216,7 +216,7 @@ describe("profiles refuse literal non-public application hosts", () => {
       body: JSON.stringify({ name: "x", speech_engine: { ws_url: "ws://[::ffff:127.0.0.1]:9/" }, service: { stt: { model_id: "pocketsphinx" }, tts: { model_id: "flite" } } }),
     });
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ detail: { status: "invalid_request", param: "pipeline.upstream.url" } });
+    expect(await res.json()).toMatchObject({ detail: { status: "invalid_request", param: "speech_engine.ws_url" } });
   });
 });
 

@@ -4,19 +4,12 @@ import type { BindingSpec, ProviderSpec } from "../src/catalogue/types.ts";
 import { ApiError } from "../src/errors.ts";
 import { NO_PREFERENCES, preferencesFromBody, preferencesFromQuery, type ProviderPreferences } from "../src/routing/preferences.ts";
 import { resolve, type RouteRequest } from "../src/routing/resolve.ts";
+import { ttsBinding } from "./helpers/planning.ts";
 
 // One model ("shared/voice") served by four providers with different abilities, plus a few
 // single-provider models, so that every preference and need can be combined.
 
-const tts = (id: string, canonical: string, over: Partial<BindingSpec> = {}): BindingSpec => ({
-  capability: "tts",
-  id,
-  canonical,
-  streaming: true,
-  synchronous: true,
-  formats: ["pcm", "mp3"],
-  ...over,
-});
+const tts = ttsBinding;
 
 const provider = (id: string, bindings: BindingSpec[], requiresVoice = false): ProviderSpec => ({
   id,

@@ -4,6 +4,7 @@ import type { MeteredRequest } from "../src/ledger/meter.ts";
 import { createLogger } from "../src/log.ts";
 import { Metrics } from "../src/metrics.ts";
 import { ProviderError } from "../src/errors.ts";
+import { ProviderHealth } from "../src/routing/health.ts";
 import { openWithin, tryCandidates, type Attempt, type CandidateRun } from "../src/sessions/lifecycle/candidates.ts";
 import { CreditGate } from "../src/sessions/lifecycle/credit-gate.ts";
 import { type Outcome, recordEnding, type SessionEnding, type SessionRecord } from "../src/sessions/lifecycle/ending.ts";
@@ -12,7 +13,8 @@ import { type Outcome, recordEnding, type SessionEnding, type SessionRecord } fr
 // (the kinds themselves are driven through their surfaces by the other tests).
 
 const log = createLogger("silent");
-const observers = () => ({ log, metrics: new Metrics(false) });
+const HEALTH = { failureThreshold: 3, cooldownMs: 1000, cooldownMaxMs: 60000 };
+const observers = (health = new ProviderHealth(HEALTH, log)) => ({ log, metrics: new Metrics(false), health });
 const binding = (id: string) => ({ id: "m", canonical: `${id}/m`, provider: { id } }) as unknown as Binding;
 const candidates = ["a", "b", "c"].map(binding);
 
@@ -27,7 +29,10 @@ function scripted(failures: Record<string, Error>, canMoveOn = () => true) {
       const err = failures[b.provider.id];
       if (err) throw err;
     },
-    serve: async (b) => void calls.push(`serve ${b.provider.id}`),
+    serve: async (b, served) => {
+      calls.push(`serve ${b.provider.id}`);
+      served();
+    },
     canMoveOn,
     moveOn: () => void calls.push("move on"),
     attemptFailed: (b, reason) => void calls.push(`failed ${b.provider.id}: ${reason}`),
@@ -114,6 +119,65 @@ describe("candidates", () => {
   });
 });
 
+describe("candidates and provider health", () => {
+  const refused = () => new ProviderError("connection refused", true);
+  /** A health on a clock the test moves, and `down` to open a binding's circuit. */
+  function clocked() {
+    let now = 0;
+    const health = new ProviderHealth(HEALTH, log, () => now);
+    const down = (b: Binding) => {
+      for (let i = 0; i < 3; i++) health.attempt(b)!.failed(refused());
+    };
+    return { health, down, advance: (ms: number) => (now += ms) };
+  }
+  const [a, b, c] = candidates;
+
+  test("an open candidate is skipped at once: never connected, the next serves", async () => {
+    const { health, down } = clocked();
+    down(a);
+    const s = scripted({});
+    await tryCandidates(candidates, s.run, [], observers(health));
+    expect(s.calls).toEqual(["connect b", "serve b"]);
+  });
+
+  test("every candidate open: 503 provider_unavailable at once, retry_after when the first cooldown ends", async () => {
+    const { health, down, advance } = clocked();
+    down(a);
+    advance(400);
+    down(b);
+    down(c);
+    const s = scripted({});
+    await tryCandidates(candidates, s.run, [], observers(health));
+    expect(s.calls).toEqual([]);
+    expect(s.failed()).toMatchObject({ code: "provider_unavailable", status: 503, closeCode: 1013, extra: { retry_after: 1 } });
+  });
+
+  test("a failure with only open candidates left ends the session with that failure, not a 503", async () => {
+    const { health, down } = clocked();
+    down(b);
+    down(c);
+    const s = scripted({ a: refused() });
+    await tryCandidates(candidates, s.run, [], observers(health));
+    expect(s.calls).toEqual(["connect a", "failed a: connection refused"]);
+    expect((s.failed() as Error).message).toBe("connection refused");
+  });
+
+  test("failures while connecting and while serving count; the candidate that served closes its circuit", async () => {
+    const { health } = clocked();
+    const s = scripted({ a: refused() });
+    s.run.serve = async (served, done) => {
+      if (served === b) throw new ProviderError("upstream went silent", true);
+      done();
+    };
+    await tryCandidates(candidates, s.run, [], observers(health));
+    expect([a, b, c].map((x) => [health.view(x).status, health.view(x).consecutive_failures])).toEqual([
+      ["degraded", 1],
+      ["degraded", 1],
+      ["up", 0],
+    ]);
+  });
+});
+
 describe("credit gate", () => {
   /** A gate over numbers (each item costs its value; 0 is free), with a meter answering as scripted. */
   function gate(answer: (units: number) => boolean | Promise<boolean>) {
@@ -192,6 +256,30 @@ describe("credit gate", () => {
     await Bun.sleep(0);
     expect(u.exhausted()).toBe(1);
     expect(u.admitted).toEqual([]);
+  });
+
+  test("after a move to another binding, usage already covered is covered afresh (a fallback to a dearer provider is held for)", () => {
+    const covers: number[] = [];
+    const admitted: string[] = [];
+    // Each item is the whole file: its usage does not grow from one candidate to the next.
+    const g = new CreditGate<string>({
+      usageWith: () => 10,
+      cover: (units) => {
+        covers.push(units);
+        return true;
+      },
+      admit: (c) => void admitted.push(c),
+      exhausted: () => {},
+      failed: () => {},
+    });
+    g.start();
+    g.push("first");
+    g.push("same binding");
+    expect(covers).toEqual([10]);
+    g.coverAfresh();
+    g.push("fallback");
+    expect(covers).toEqual([10, 10]);
+    expect(admitted).toEqual(["first", "same binding", "fallback"]);
   });
 
   test("a stopped gate admits nothing more, even when a pending cover resolves", async () => {

@@ -290,9 +290,16 @@ describe("/v1/tts fallback", () => {
     expect(fixed.opened).toBe(before);
   });
 
-  test("no switch after audio started: 1011 upstream_error, the audio already sent stands", async () => {
-    const before = fixed.opened;
+  test("a failure after audio started switches too: the text whose audio had not ended goes to the next candidate, 1000", async () => {
     const rec = await run("provider_only=late-dying,fixed");
+    expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
+    expect(statuses(rec)).toEqual(["late-dying:connecting", "late-dying:connected", "late-dying:failed", "fixed:connecting", "fixed:connected"]);
+    expect(rec.audio.length).toBe(1 + 5); // the dying provider's one chunk, then the fallback's whole sentence
+  });
+
+  test("with allow_fallbacks=false a failure after audio started ends 1011 upstream_error, the audio already sent stands", async () => {
+    const before = fixed.opened;
+    const rec = await run("provider=late-dying&allow_fallbacks=false");
     expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
     expect(rec.audio.length).toBe(1);
     expect(fixed.opened).toBe(before);

@@ -29,7 +29,7 @@ test("an upstream body is read ahead of a client that takes nothing only up to a
   // The backlog bound, and what Bun's body reader takes ahead of us.
   expect(pulled * 1024).toBeLessThan(AUDIO_BACKLOG_BYTES + 64 * 1024);
   let chunks = 1;
-  for (let step = await iterator.next(); !step.done; step = await iterator.next()) chunks++;
+  for (let step = await iterator.next(); !step.done; step = await iterator.next()) if (step.value.type === "audio") chunks++;
   expect(chunks).toBe(total);
 });
 

@@ -15,8 +15,8 @@ function bindingFields(b: Binding) {
   };
 }
 
-function modelEntry(b: Binding) {
-  return { id: b.id, canonical: b.canonical, aliases: b.model.aliases, ...bindingFields(b) };
+function modelEntry(b: Binding, health: (b: Binding) => unknown) {
+  return { id: b.id, canonical: b.canonical, aliases: b.model.aliases, ...bindingFields(b), health: health(b) };
 }
 
 function defaultsEntry(p: ProviderSpec) {
@@ -27,7 +27,8 @@ function defaultsEntry(p: ProviderSpec) {
   };
 }
 
-export function providersView(catalogue: Catalogue) {
+/** Every provider with its bindings, each with its `health` as the router sees it now. */
+export function providersView(catalogue: Catalogue, health: (b: Binding) => unknown) {
   const providers: Record<string, unknown> = {};
   for (const p of catalogue.providers) {
     const own = catalogue.bindings.filter((b) => b.provider === p);
@@ -36,8 +37,8 @@ export function providersView(catalogue: Catalogue) {
       kind: p.kind,
       requires_voice: p.requiresVoice,
       defaults: defaultsEntry(p),
-      tts: own.filter((b) => b.capability === "tts").map(modelEntry),
-      stt: own.filter((b) => b.capability === "stt").map(modelEntry),
+      tts: own.filter((b) => b.capability === "tts").map((b) => modelEntry(b, health)),
+      stt: own.filter((b) => b.capability === "stt").map((b) => modelEntry(b, health)),
     };
   }
   return { providers };

@@ -110,6 +110,11 @@ export const activity = sqliteTable(
     attempts: text("attempts").notNull().default("[]"),
     /** TTS: the voice the request named (null when it named none, and for STT); the voice catalogue's metrics count it. */
     voice: text("voice"),
+    /**
+     * JSON array, when more than one binding served the request (a failover mid-session): each
+     * one's share in order, `[{provider, model, units, credits, voice?}]` (ledger/parts.ts); null otherwise.
+     */
+    parts: text("parts"),
   },
   (t) => [index("activity_tenant_started_idx").on(t.tenantId, t.startedAt, t.id), index("activity_voice_started_idx").on(t.voice, t.startedAt)],
 );

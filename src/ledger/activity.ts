@@ -66,6 +66,7 @@ export async function activityPage({ db, schema }: Database, q: ActivityQuery) {
       cost_usd: usdOfCredits(r.credits),
       attempts: JSON.parse(r.attempts),
       ...(r.voice ? { voice: r.voice } : {}),
+      ...(r.parts ? { parts: JSON.parse(r.parts) } : {}),
     })),
     next: rows.length > q.limit && last ? { t: last.startedAt.getTime(), id: last.id } : undefined,
   };

@@ -25,12 +25,29 @@ export interface SettleInput {
   attempts: { provider: string; reason: string }[];
   /** TTS: the voice the request named. */
   voice?: string;
+  /**
+   * When more than one binding served the request (a failover mid-session): each one's share, in
+   * order; `binding`, `units` and `cost` above are then the last part's binding and the totals.
+   */
+  parts?: SettlePart[];
+}
+
+/** The usage one binding served, at its own rate. */
+export interface SettlePart {
+  binding: BillingTarget;
+  units: number;
+  /** Exact credits these units cost at the binding's rate (its per-request price included). */
+  cost: Rational;
+  /** TTS: the voice that spoke this part. */
+  voice?: string;
 }
 
 export interface ActivityRow {
   id: string;
   credits: number;
   status: string;
+  /** With `SettleInput.parts`: the credits each part was debited, in order. */
+  partCredits?: number[];
 }
 
 export interface ReserveInput {

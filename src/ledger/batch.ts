@@ -4,6 +4,7 @@ import { asDate, asNumber, type SqlTx } from "../db/sql.ts";
 import { BALANCE_COLUMNS, type BalanceRow, balanceOf, GRANT_COLUMNS, grantOf } from "./balance-rows.ts";
 import type { ActivityRow, RecoverInput, Recovery, ReserveInput, SettleInput } from "./batch-requests.ts";
 import { recoveredSettle } from "./checkpoint.ts";
+import { partsRecord, spendHeld } from "./parts.ts";
 import { allocate, eligibleGrants, mergeAllocations, PAID, planDebits, total, type Allocation, type GrantRow } from "./sources.ts";
 
 // Holds, settles and recoveries, many requests per transaction. A batch locks the balance rows of
@@ -157,20 +158,28 @@ export class LedgerBatcher {
         release(s, input.id); // a hold taken again after the record was written (a late reserve)
         return seen;
       }
-      // carry + cost = debit + carry', with debit whole and 0 <= carry' < 1
-      const exact = add(rational(BigInt(s.bal.carryNum), BigInt(s.bal.carryDen)), input.cost);
-      const debit = Number(exact.num / exact.den);
-      const carry = rational(exact.num % exact.den, exact.den);
-      const debits = planDebits(debit, heldBy.get(input.id) ?? [], s.grants, s.bal, input.binding, now);
-      release(s, input.id);
-      for (const d of debits) {
-        if (d.source === PAID) s.bal.paidCredits -= d.credits;
-        else this.touch(s, d.source, dirtyGrants)!.remainingCredits -= d.credits;
-        entries.push([crypto.randomUUID(), input.tenantId, input.id, d.source, -d.credits, input.finishedAt]);
+      // Part by part (one part unless a failover split the request), each at its binding's rate
+      // and paid from the sources that binding may spend: carry + cost = debit + carry', with the
+      // debit whole and 0 <= carry' < 1.
+      const held = (heldBy.get(input.id) ?? []).map((a) => ({ ...a })); // what is left of it to spend
+      const partCredits: number[] = [];
+      for (const part of input.parts ?? [input]) {
+        const exact = add(rational(BigInt(s.bal.carryNum), BigInt(s.bal.carryDen)), part.cost);
+        const debit = Number(exact.num / exact.den);
+        const carry = rational(exact.num % exact.den, exact.den);
+        for (const d of planDebits(debit, held, s.grants, s.bal, part.binding, now)) {
+          if (d.source === PAID) s.bal.paidCredits -= d.credits;
+          else this.touch(s, d.source, dirtyGrants)!.remainingCredits -= d.credits;
+          spendHeld(held, d);
+          entries.push([crypto.randomUUID(), input.tenantId, input.id, d.source, -d.credits, input.finishedAt]);
+        }
+        s.bal.carryNum = Number(carry.num);
+        s.bal.carryDen = Number(carry.den);
+        partCredits.push(debit);
       }
-      s.bal.carryNum = Number(carry.num);
-      s.bal.carryDen = Number(carry.den);
+      release(s, input.id);
       s.dirty = true;
+      const debit = partCredits.reduce((a, b) => a + b, 0);
       activity.push([
         input.id,
         input.tenantId,
@@ -189,8 +198,9 @@ export class LedgerBatcher {
         debit,
         JSON.stringify(input.attempts),
         input.voice ?? null,
+        input.parts ? partsRecord(input.parts, partCredits) : null,
       ]);
-      const row = { id: input.id, credits: debit, status: input.status };
+      const row = { id: input.id, credits: debit, status: input.status, ...(input.parts ? { partCredits } : {}) };
       settled.set(input.id, row);
       return row;
     };
@@ -255,8 +265,8 @@ export class LedgerBatcher {
     if (holdDeletes.length) tx.later(`DELETE FROM holds WHERE id IN (${marks(holdDeletes.length)})`, holdDeletes.sort());
     if (activity.length) {
       tx.later(
-        "INSERT INTO activity (id, tenant_id, key_id, surface, started_at, finished_at, latency_ms, provider, model, capability, status, outcome, usage_unit, usage_amount, credits, attempts, voice) " +
-          `VALUES ${rows(activity.length, 17)}`,
+        "INSERT INTO activity (id, tenant_id, key_id, surface, started_at, finished_at, latency_ms, provider, model, capability, status, outcome, usage_unit, usage_amount, credits, attempts, voice, parts) " +
+          `VALUES ${rows(activity.length, 18)}`,
         activity.flat(),
       );
     }

@@ -1,7 +1,7 @@
-import { rational, type Rational } from "../catalogue/price.ts";
+import { add, rational, type Rational } from "../catalogue/price.ts";
 import type { Binding, Capability } from "../catalogue/types.ts";
 import { costOf, rateOf, usageUnit } from "./cost.ts";
-import type { SettleInput } from "./batch-requests.ts";
+import type { SettleInput, SettlePart } from "./batch-requests.ts";
 
 // What a request's hold row says about it, so that a request whose process died can be settled
 // by whichever process finds its hold lapsed: who pays, for which binding at which exact rate,
@@ -26,7 +26,16 @@ export interface Checkpoint {
   at: number;
   /** TTS: the voice the request named, for its activity record. */
   voice?: string;
+  /**
+   * The bindings that served before the current one (a failover mid-session), each with its
+   * exact rate, its own units and (TTS) voice; `units` above stays the request's running total.
+   */
+  parts?: CheckpointPart[];
+  /** With `parts`: the voice the current binding speaks in. */
+  servingVoice?: string;
 }
+
+export type CheckpointPart = ReturnType<typeof target> & { units: number; voice?: string };
 
 const text = (r: Rational) => `${r.num}/${r.den}`;
 const parse = (s: string): Rational => {
@@ -35,7 +44,7 @@ const parse = (s: string): Rational => {
 };
 
 /** The fields that name the binding serving the request, and its exact rate. */
-function target(binding: Binding) {
+export function target(binding: Binding) {
   const rate = rateOf(binding);
   return {
     provider: binding.provider.id,
@@ -64,7 +73,9 @@ export function retarget(cp: Checkpoint, binding: Binding): void {
  */
 export function recoveredSettle(id: string, tenantId: string, json: string): SettleInput {
   const cp = JSON.parse(json) as Checkpoint;
-  const target = { provider: { id: cp.provider }, id: cp.binding, canonical: cp.model, capability: cp.capability };
+  const target = billingTarget(cp);
+  const parts = cp.parts?.length ? recoveredParts(cp) : undefined;
+  const units = parts ? parts.reduce((n, p) => n + p.units, 0) : cp.units;
   return {
     id,
     tenantId,
@@ -74,12 +85,29 @@ export function recoveredSettle(id: string, tenantId: string, json: string): Set
     status: "interrupted",
     outcome: "shutdown",
     usageUnit: usageUnit(target),
-    units: cp.units,
-    cost: cp.units > 0 ? costOf({ perUnit: parse(cp.perUnit), perRequest: parse(cp.perRequest) }, cp.units) : rational(0n),
+    units,
+    cost: parts ? parts.reduce((c, p) => add(c, p.cost), rational(0n)) : costAt(cp, cp.units),
     startedAt: new Date(cp.startedAt),
     finishedAt: new Date(cp.at),
     latencyMs: cp.at - cp.startedAt,
     attempts: [],
     ...(cp.voice ? { voice: cp.voice } : {}),
+    ...(parts ? { parts } : {}),
   };
+}
+
+const billingTarget = (t: CheckpointPart) => ({ provider: { id: t.provider }, id: t.binding, canonical: t.model, capability: t.capability });
+/** The units at a recorded rate: nothing, not even a per-request price, for none. */
+const costAt = (t: CheckpointPart, units: number) => (units > 0 ? costOf({ perUnit: parse(t.perUnit), perRequest: parse(t.perRequest) }, units) : rational(0n));
+
+/** The closed parts, then the current binding's: the running total past them. */
+function recoveredParts(cp: Checkpoint): SettlePart[] {
+  const closed = cp.parts!;
+  const rest = cp.units - closed.reduce((n, p) => n + p.units, 0);
+  return [...closed, ...(rest > 0 ? [{ ...cp, units: rest, voice: cp.servingVoice }] : [])].map((p) => ({
+    binding: billingTarget(p),
+    units: p.units,
+    cost: costAt(p, p.units),
+    ...(p.voice ? { voice: p.voice } : {}),
+  }));
 }

@@ -3,8 +3,10 @@ import { ApiError } from "../errors.ts";
 import type { Outcome } from "./activity.ts";
 import type { Logger } from "../log.ts";
 import { currentRequest } from "../request-context.ts";
-import { newCheckpoint, retarget, type Checkpoint } from "./checkpoint.ts";
+import { add, rational } from "../catalogue/price.ts";
+import { newCheckpoint, retarget, target, type Checkpoint } from "./checkpoint.ts";
 import { ceilCredits, costOf, rateOf, usageUnit } from "./cost.ts";
+import { ServedParts } from "./parts.ts";
 import type { Ledger } from "./ledger.ts";
 import { total, type Allocation } from "./sources.ts";
 
@@ -51,11 +53,21 @@ export class Meter {
     private readonly options: MeterOptions = DEFAULT_METER_OPTIONS,
   ) {}
 
-  /** The candidates this payer may use, in order; 422 `model_not_priced` / 402 `insufficient_balance` when none. */
-  async admit(payer: Payer, candidates: Binding[]): Promise<Binding[]> {
+  /**
+   * The candidates this payer may use, in order; 422 `model_not_priced` / 402 `insufficient_balance`
+   * when none. Each model of a fallback chain (`fallback`: its index in `fallbacks`; none for the
+   * primary) must have a price: one that has none is refused, naming it, not skipped in silence.
+   */
+  async admit<B extends Binding & { fallback?: number }>(payer: Payer, candidates: B[]): Promise<B[]> {
+    const unpriced = candidates.find((c) => !candidates.some((b) => b.fallback === c.fallback && b.price));
+    if (unpriced) {
+      const member = unpriced.fallback === undefined ? undefined : `fallbacks[${unpriced.fallback}].model`;
+      if (!member) throw new ApiError("model_not_priced", "this model has no price on any allowed provider");
+      throw new ApiError("model_not_priced", `${member}: ${unpriced.canonical} has no price on any allowed provider`, { param: member });
+    }
     const priced = candidates.filter((b) => b.price);
     if (priced.length === 0) throw new ApiError("model_not_priced", "this model has no price on any allowed provider");
-    const affordable: Binding[] = [];
+    const affordable: B[] = [];
     for (const b of priced) {
       const minimum = Math.max(1, ceilCredits(costOf(rateOf(b), 1)));
       if ((await this.ledger.spendable(payer.tenantId, b)) >= minimum) affordable.push(b);
@@ -104,6 +116,8 @@ export class MeteredRequest {
   private readonly request = currentRequest();
   /** TTS: the voice the request named, recorded with its activity (the voice catalogue's metrics). */
   private voice: string | undefined;
+  /** The bindings that served the request before the current one (a failover mid-session). */
+  private readonly parts = new ServedParts();
 
   constructor(
     readonly id: string,
@@ -118,12 +132,29 @@ export class MeteredRequest {
   /** The voice a TTS request named: its activity record (and a crash's recovered one) carries it. */
   forVoice(voice: string | undefined): void {
     this.voice = voice;
+    this.parts.voice = voice;
     if (this.checkpoint) this.checkpoint.voice = voice;
   }
 
-  /** Credits that cover `units` with the carry (< 1 credit) included. */
+  /**
+   * `binding` served the request up to `upTo` units (its running total) and the next binding takes
+   * over (a failover mid-session), speaking `nextVoice` (TTS). Counts given afterwards (`cover`,
+   * `delivered`, `settle`) stay running totals: the units past `upTo` are the next binding's.
+   */
+  partServed(binding: Binding, upTo: number, nextVoice?: string): void {
+    if (this.settled) return;
+    this.parts.close(binding, upTo, nextVoice);
+    if (this.checkpoint) {
+      this.checkpoint.parts = this.parts.checkpointParts(target);
+      this.checkpoint.servingVoice = this.parts.voice;
+      this.checkpoint.units = upTo; // until the next binding delivers more
+      this.ledger.holds.note(this.id);
+    }
+  }
+
+  /** Credits that cover `units` (the running total; past the served parts on `binding`) with the carry (< 1 credit) included. */
   private needed(binding: Binding, units: number): number {
-    return ceilCredits(costOf(rateOf(binding), units)) + 1;
+    return ceilCredits(this.parts.cost(binding, units)) + 1;
   }
 
   /**
@@ -224,6 +255,8 @@ export class MeteredRequest {
     this.settled = true;
     // Reserves still under way must land first: their credits are released by this settle.
     while (this.extending) await this.extending.catch(() => {});
+    const parts = this.parts.settleParts(end.binding, end.units);
+    const units = parts ? parts.reduce((n, p) => n + p.units, 0) : end.units;
     const input = {
       id: this.id,
       tenantId: this.payer.tenantId,
@@ -233,19 +266,23 @@ export class MeteredRequest {
       status: end.status,
       outcome: end.outcome,
       usageUnit: usageUnit(end.binding),
-      units: end.units,
-      cost: costOf(rateOf(end.binding), end.units),
+      units,
+      cost: parts ? parts.reduce((c, p) => add(c, p.cost), rational(0n)) : costOf(rateOf(end.binding), end.units),
       startedAt: end.startedAt,
       finishedAt: new Date(),
       latencyMs: end.latencyMs,
       attempts: end.attempts,
       voice: this.voice,
+      ...(parts ? { parts } : {}),
     };
     for (let attempt = 1; ; attempt++) {
       try {
         const row = await this.ledger.settle(input);
         this.ledger.holds.forget(this.id);
-        this.settledWith({ binding: end.binding, units: end.units, credits: row.credits });
+        const served = parts ?? [{ binding: end.binding, units }];
+        for (const [i, part] of served.entries()) {
+          this.settledWith({ binding: part.binding, units: part.units, credits: row.partCredits?.[i] ?? (i === served.length - 1 ? row.credits : 0) });
+        }
         if (this.request) Object.assign(this.request, { provider: end.binding.provider.id, model: end.binding.canonical, credits: row.credits });
         return row;
       } catch (err) {
@@ -254,7 +291,7 @@ export class MeteredRequest {
           // settled from it (as `interrupted`) once the database takes writes again.
           if (this.checkpoint) {
             retarget(this.checkpoint, end.binding);
-            Object.assign(this.checkpoint, { units: end.units, at: Date.now() });
+            Object.assign(this.checkpoint, { units, at: Date.now() });
             this.ledger.holds.track(this.id, this.checkpoint);
             this.ledger.holds.abandon(this.id);
           }

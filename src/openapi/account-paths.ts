@@ -52,7 +52,13 @@ export const accountPaths: DocumentPart = {
         cost_usd: usd(),
         attempts: array(object({ provider: string(), reason: string() }), "Providers that failed before the one recorded"),
       },
-      { voice: string("The voice a TTS request named") },
+      {
+        voice: string("The voice a TTS request named"),
+        parts: array(
+          object({ provider: string(), model: string(), units: number(), credits: integer() }, { voice: string("TTS: the voice that spoke this part") }),
+          "Present when more than one binding served the request (a failover mid-session): each one's share, in order, at its own rate; `provider` and `model` above are then the last one's, `usage_amount` and `credits` the sums",
+        ),
+      },
     ),
     ApiKey: object({
       id: string(),

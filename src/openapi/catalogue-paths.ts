@@ -28,7 +28,24 @@ const schemas = {
     { requestPrice: string("A fixed fee in USD per request") },
     "Absent when the binding is unpriced",
   ),
-  ModelEntry: object({ id: string("The provider's model id"), canonical: string("`{author}/{modelName}`"), aliases: array(string()), ...BINDING.required }, BINDING.optional),
+  ModelEntry: object(
+    { id: string("The provider's model id"), canonical: string("`{author}/{modelName}`"), aliases: array(string()), ...BINDING.required, health: ref("BindingHealth") },
+    BINDING.optional,
+  ),
+  BindingHealth: object(
+    {
+      status: oneOfValues(
+        ["up", "degraded", "down"],
+        "`up`: no failure since its last success; `degraded`: failures below the threshold, or its cooldown over and a session probing it; `down`: its circuit is open, new sessions skip it until `retry_at`",
+      ),
+      consecutive_failures: integer("Provider failures since its last success (client mistakes do not count)"),
+      retry_at: nullable(timestamp("While down: when its cooldown ends and one session may probe it")),
+      cooldown_ms: nullable(integer("While down or half-open: the length of its latest cooldown (it doubles at each opening without a success, up to `PROVIDER_COOLDOWN_MAX_MS`)")),
+      last_failure: nullable(object({ at: timestamp(), reason: string() }, {}, "The latest provider failure counted")),
+    },
+    {},
+    "The binding's health in this server process (docs/routing.md#provider-health)",
+  ),
   ProviderCatalogue: object({
     providers: map(
       object({
@@ -111,7 +128,7 @@ export const cataloguePaths: DocumentPart = {
       get: {
         operationId: "listProviders",
         summary: "Provider catalogue",
-        description: "Every provider this deployment serves, its models, defaults and prices (docs/catalogue.md).",
+        description: "Every provider this deployment serves, its models, defaults and prices (docs/catalogue.md), and each binding's health in this process (docs/routing.md#provider-health).",
         tags: ["catalogue"],
         security: NO_KEY,
         responses: { 200: answer("The providers", json(ref("ProviderCatalogue"))), ...failures("native", {}) },

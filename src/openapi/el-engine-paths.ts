@@ -1,17 +1,31 @@
 import type { DocumentPart } from "./document-types.ts";
 import { failures } from "./error-envelopes.ts";
 import { EL_KEY_FAILURES } from "./el-speech-paths.ts";
-import { answer, json, jsonBody, pathParam, query } from "./operation.ts";
+import { answer, fallbacks, json, jsonBody, pathParam, query } from "./operation.ts";
 import { array, integer, map, object, ref, string } from "./schema.ts";
 import { EL_KEY } from "./security.ts";
+import { profileCreateFailures } from "./realtime-paths.ts";
 import { handshake } from "./websocket.ts";
 
 // ElevenLabs Speech Engines: realtime profiles seen through /el, and the conversation socket that
 // runs one (docs/compat-el.md#speech-engines-configuration-only, #conversations-convaiconversation).
 
 const stageIn = (voice: boolean) =>
-  object({ model_id: string() }, { provider: string(), provider_options: map({ type: ["string", "number", "boolean"] }), input: { type: "object" }, ...(voice ? { voice_id: string() } : {}) });
-const stageOut = (voice: boolean) => object({ model_id: string(), provider: string(), provider_options: map(string()), input: { type: "object" } }, voice ? { voice_id: string() } : {});
+  object(
+    { model_id: string() },
+    {
+      provider: string(),
+      provider_options: map({ type: ["string", "number", "boolean"] }),
+      input: { type: "object" },
+      ...(voice ? { voice_id: string() } : {}),
+      fallbacks: fallbacks(voice ? "tts" : "stt"),
+    },
+  );
+const stageOut = (voice: boolean) =>
+  object(
+    { model_id: string(), provider: string(), provider_options: map(string()), input: { type: "object" } },
+    { ...(voice ? { voice_id: string() } : {}), fallbacks: fallbacks(voice ? "tts" : "stt") },
+  );
 const engine = object({ ws_url: string("The application's WebSocket", { format: "uri" }) }, { request_headers: map(string()) });
 const empty = { type: "object" };
 
@@ -52,11 +66,7 @@ export const elEnginePaths: DocumentPart = {
         ),
         responses: {
           200: answer("The engine", json(ref("SpeechEngine"))),
-          ...failures("el", {
-            400: "`invalid_request`, `model_required`, `model_not_found` naming the field; an application address that is not public",
-            ...EL_KEY_FAILURES,
-            413: "`payload_too_large`: over 1 MiB",
-          }),
+          ...failures("el", profileCreateFailures("the field", EL_KEY_FAILURES)),
         },
       },
     },

@@ -1,6 +1,6 @@
 import type { DocumentPart, MediaType, Operation } from "./document-types.ts";
 import { failures } from "./error-envelopes.ts";
-import { answer, binary, formBody, json, jsonBody, pathParam, PREFERENCE_QUERY, query } from "./operation.ts";
+import { answer, binary, fallbacks, fallbacksQuery, fallbacksText, formBody, json, jsonBody, pathParam, PREFERENCE_QUERY, query } from "./operation.ts";
 import { array, boolean, constant, file, integer, map, nullable, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { EL_KEY } from "./security.ts";
 import { handshake, PROVIDER_OPTIONS } from "./websocket.ts";
@@ -19,6 +19,7 @@ const EL_ROUTED = {
   403: "`tenant_disabled`, `provider_not_allowed`",
   422: "`model_not_priced`",
   502: "`upstream_error`: the provider failed",
+  503: "`provider_unavailable`: every candidate's provider is known to be down, its circuit open (`Retry-After`)",
 };
 
 const VOICE_ID = pathParam("voice_id", "Passed to the provider verbatim (`:` and `@` included); no default is substituted");
@@ -58,6 +59,7 @@ function speech(operationId: string, summary: string, description: string, conte
           seed: integer(),
           previous_text: string(),
           next_text: string(),
+          fallbacks: fallbacks("tts"),
           provider_options: map({ type: ["string", "number", "boolean"] }, "Provider options (not an ElevenLabs field)"),
         },
       ),
@@ -135,6 +137,7 @@ export const elSpeechPaths: DocumentPart = {
           query("inactivity_timeout", "Seconds without a client frame before the socket closes", integer(undefined, { minimum: 1, maximum: 180, default: 20 })),
           query("authorization", "A key (`Bearer <key>` or bare), for clients that can set no header"),
           ...PREFERENCE_QUERY,
+          fallbacksQuery("tts"),
           PROVIDER_OPTIONS,
         ],
         surface: "el",
@@ -157,7 +160,7 @@ export const elSpeechPaths: DocumentPart = {
         tags: ["ElevenLabs-compatible"],
         security: EL_KEY,
         parameters: PREFERENCE_QUERY,
-        requestBody: formBody(object({ file: file(), model_id: string("A synchronous STT model") }, { language_code: string() })),
+        requestBody: formBody(object({ file: file(), model_id: string("A synchronous STT model") }, { language_code: string(), fallbacks: fallbacksText("stt") })),
         responses: {
           200: answer(
             "The transcript",
@@ -176,7 +179,7 @@ export const elSpeechPaths: DocumentPart = {
             ...EL_ROUTED,
             413: "`payload_too_large`: over `MAX_AUDIO_UPLOAD_BYTES`",
             422: "`indeterminate_audio_duration`, `validation`, `model_not_priced`",
-            503: "`provider_overloaded`: every candidate is at capacity (`Retry-After`)",
+            503: "`provider_overloaded`: every candidate is at capacity; `provider_unavailable`: every candidate's provider is known to be down, its circuit open (`Retry-After` for both)",
           }),
         },
       },

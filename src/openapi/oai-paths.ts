@@ -1,6 +1,6 @@
 import type { DocumentPart } from "./document-types.ts";
 import { failures } from "./error-envelopes.ts";
-import { answer, binary, formBody, json, jsonBody, pathParam, query } from "./operation.ts";
+import { answer, binary, fallbacks, fallbacksText, formBody, json, jsonBody, pathParam, query } from "./operation.ts";
 import { array, boolean, constant, file, integer, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { BEARER } from "./security.ts";
 import { handshake } from "./websocket.ts";
@@ -16,6 +16,7 @@ const ROUTED = {
   422: "`model_not_priced`",
   429: "`insufficient_quota`: the balance cannot pay for the request",
   502: "`upstream_error`: the provider failed before any output",
+  503: "`provider_unavailable`: every candidate's provider is known to be down, its circuit open (`Retry-After`)",
 };
 const sse = (events: string) => ({ "text/event-stream": { schema: { type: "string", description: events } } });
 const usage = object({ type: constant("duration"), seconds: integer("The billed duration: the file's, rounded up to the second") });
@@ -53,6 +54,7 @@ export const oaiPaths: DocumentPart = {
               speed: number("Only providers that honour it are candidates", { minimum: 0.25, maximum: 4 }),
               stream_format: oneOfValues(["audio", "sse"]),
               provider: ref("ProviderPreferences"),
+              fallbacks: fallbacks("tts"),
             },
           ),
           "Other OpenAI fields are ignored",
@@ -87,6 +89,7 @@ export const oaiPaths: DocumentPart = {
               response_format: oneOfValues(["json", "text", "srt", "vtt", "verbose_json"]),
               stream: oneOfValues(["true", "false"], "`true`: server-sent events (`response_format` `json` or `text`)"),
               provider: string("Provider preferences as JSON (see `ProviderPreferences`)"),
+              fallbacks: fallbacksText("stt"),
             },
           ),
         ),
@@ -127,7 +130,7 @@ export const oaiPaths: DocumentPart = {
             ...ROUTED,
             413: "`payload_too_large`: over `MAX_AUDIO_UPLOAD_BYTES`",
             422: "`indeterminate_audio_duration`, `validation`, `model_not_priced`",
-            503: "`provider_overloaded`: every candidate is at capacity (`Retry-After`)",
+            503: "`provider_overloaded`: every candidate is at capacity; `provider_unavailable`: every candidate's provider is known to be down, its circuit open (`Retry-After` for both)",
           }),
         },
       },

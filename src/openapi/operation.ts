@@ -1,5 +1,6 @@
+import { MAX_FALLBACKS } from "../planning/fallbacks.ts";
 import type { MediaType, Parameter, ResponseObject, Schema } from "./document-types.ts";
-import { oneOfValues, string } from "./schema.ts";
+import { array, object, oneOfValues, string } from "./schema.ts";
 
 // Building blocks of operations: bodies, parameters and successful answers. Errors are in
 // error-envelopes.ts.
@@ -35,6 +36,27 @@ export const query = (name: string, description: string, schema: Schema = string
 export const repeatedQuery = (name: string, description: string, items: Schema = string()): Parameter => ({ name, in: "query", description, schema: { type: "array", items }, explode: true });
 
 export const pathParam = (name: string, description: string, schema: Schema = string()): Parameter => ({ name, in: "path", description, required: true, schema });
+
+/** A chain of fallback models (docs/routing.md): each a `{model}` (STT) or `{model, voice}` (TTS). */
+export function fallbacks(capability: "stt" | "tts"): Schema {
+  const model = string("Any model of the capability, named as `model` is; checked as the primary is (a 400 names `fallbacks[i].model`)", { minLength: 1 });
+  const voice = string("The fallback model's own voice (the primary's is not inherited); a 400 names `fallbacks[i].voice`", { minLength: 1 });
+  // Another member (a `voice` on STT) is refused, not ignored.
+  const entry = { ...(capability === "tts" ? object({ model }, { voice }) : object({ model })), additionalProperties: false };
+  return { ...array(entry, "Models tried in order after the primary model's providers, each with its own voice (docs/routing.md)"), maxItems: MAX_FALLBACKS };
+}
+
+/** `fallbacks` as JSON text in a query or a form field. */
+export const fallbacksText = (capability: "stt" | "tts") =>
+  string(
+    `The fallback models as JSON text: ${capability === "tts" ? '`[{"model": "…", "voice": "…"}]`' : '`[{"model": "…"}]`'}, at most ${MAX_FALLBACKS}, tried after the primary's providers (docs/routing.md)`,
+  );
+
+/** `fallbacks` in a WebSocket's query: the JSON array, URL-encoded. */
+export const fallbacksQuery = (capability: "stt" | "tts"): Parameter => {
+  const text = fallbacksText(capability);
+  return query("fallbacks", `${text.description} URL-encoded; a bad one is refused before the upgrade.`, text);
+};
 
 /** The provider preferences of a query (docs/routing.md). */
 export const PREFERENCE_QUERY: Parameter[] = [

@@ -37,7 +37,12 @@ export const realtimeChannel: ChannelPart = {
       token: string(),
       last: boolean(),
     }),
-    numberedEvent("realtime.response.audio.started", "The answer's first audio follows", { ...RESPONSE, provider: string(), model: string() }),
+    numberedEvent(
+      "realtime.response.audio.started",
+      "The answer's first audio follows",
+      { ...RESPONSE, provider: string(), model: string() },
+      { voice: string("When a fallback model of the profile (`pipeline.tts.fallbacks`) speaks the answer: the voice it speaks in") },
+    ),
     numberedEvent("realtime.response.audio.done", "All of the answer's audio has been sent", { ...RESPONSE, characters: integer(), audio_ms: integer() }),
     numberedEvent("realtime.response.interrupted", "The caller talked over the answer: drop its audio still held", {
       ...RESPONSE,

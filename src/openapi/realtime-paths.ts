@@ -2,7 +2,7 @@ import { EXPIRES_IN } from "../realtime/client-secrets.ts";
 import { OUTPUT_FORMATS } from "../realtime/output-formats.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { failures, KEY_FAILURES } from "./error-envelopes.ts";
-import { answer, json, jsonBody, pathParam, query } from "./operation.ts";
+import { answer, fallbacks, json, jsonBody, pathParam, query } from "./operation.ts";
 import { boolean, constant, integer, map, object, oneOfValues, ref, string, timestamp } from "./schema.ts";
 import { CURSOR, LIMIT, page } from "./paging.ts";
 import { BEARER, SOCKET_KEY } from "./security.ts";
@@ -12,6 +12,17 @@ import { handshake } from "./websocket.ts";
 // conversation socket (docs/realtime.md).
 
 const OPTIONS = map({ type: ["string", "number", "boolean"] }, "Provider-native options (kept as strings): at most 50");
+
+/**
+ * Creating a realtime profile, natively or as an ElevenLabs speech engine (the same checks): its
+ * pipeline's, the surface's key checks, and the body's size. `naming`: how the surface points at
+ * the member at fault.
+ */
+export const profileCreateFailures = (naming: string, keyFailures: Record<number, string>): Record<number, string> => ({
+  400: `\`invalid_request\`, \`model_required\`, \`model_not_found\` naming ${naming}; an application address that is not public`,
+  ...keyFailures,
+  413: "`payload_too_large`: over 1 MiB",
+});
 
 /** A pipeline as a create request gives it, or (`stored`) as the profile keeps it: its empty maps filled in. */
 function pipeline(stored: boolean) {
@@ -26,7 +37,7 @@ function pipeline(stored: boolean) {
     const tts = { voice: string("The voice, passed as given"), format: oneOfValues(Object.keys(OUTPUT_FORMATS), "The audio a conversation sends its client (default `pcm_16000`)") };
     return object(
       { model: string(`A streaming ${capability.toUpperCase()} model of this deployment`), ...(stored ? kept : {}) },
-      { provider: string("Pins the provider"), ...(stored ? {} : kept), ...(capability === "tts" ? tts : {}) },
+      { provider: string("Pins the provider"), ...(stored ? {} : kept), ...(capability === "tts" ? tts : {}), fallbacks: fallbacks(capability) },
     );
   };
   const headers = { headers: map(string(), "Headers for the connection to the application") };
@@ -69,11 +80,7 @@ export const realtimePaths: DocumentPart = {
         requestBody: jsonBody(object({ name: string(undefined, { minLength: 1, maxLength: 200 }), pipeline: pipeline(false) })),
         responses: {
           201: answer("The profile", json(ref("RealtimeProfile"))),
-          ...failures("native", {
-            400: "`invalid_request`, `model_required`, `model_not_found` naming the member (`param`); an application address that is not public",
-            ...KEY_FAILURES,
-            413: "`payload_too_large`: over 1 MiB",
-          }),
+          ...failures("native", profileCreateFailures("the member (`param`)", KEY_FAILURES)),
         },
       },
       get: {

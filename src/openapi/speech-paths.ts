@@ -1,7 +1,7 @@
 import { AUDIO_FORMATS } from "../planning/stt-request.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { failures, ROUTED_KEY_FAILURES } from "./error-envelopes.ts";
-import { answer, binary, json, PREFERENCE_QUERY, query, repeatedQuery } from "./operation.ts";
+import { answer, binary, fallbacksQuery, fallbacksText, json, PREFERENCE_QUERY, query, repeatedQuery } from "./operation.ts";
 import { array, file, integer, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { BEARER, SOCKET_KEY } from "./security.ts";
 import { handshake, PROVIDER_OPTIONS } from "./websocket.ts";
@@ -23,6 +23,7 @@ const TTS_QUERY = [
   query("auto_flush", "Any value but `false` lets the router cut text into utterances itself", string(undefined, { default: "true" })),
   query("alignment", "`true`: `service.tts_alignment` events time the text's characters", oneOfValues(["true", "false"])),
   ...PREFERENCE_QUERY,
+  fallbacksQuery("tts"),
   PROVIDER_OPTIONS,
 ];
 
@@ -45,6 +46,7 @@ const STT_QUERY = [
   query("context", "Text that helps recognition, where the model family takes it"),
   query("event_format", "`provider`: the provider's own protocol relayed both ways", oneOfValues(["normalized", "provider"])),
   ...PREFERENCE_QUERY,
+  fallbacksQuery("stt"),
   PROVIDER_OPTIONS,
 ];
 
@@ -66,6 +68,7 @@ const FILE_FIELDS = {
   provider_only: string(),
   provider_ignore: string(),
   allow_fallbacks: oneOfValues(["true", "false"]),
+  fallbacks: fallbacksText("stt"),
 };
 
 export const speechPaths: DocumentPart = {
@@ -130,7 +133,7 @@ export const speechPaths: DocumentPart = {
             413: "`payload_too_large`: over `MAX_AUDIO_UPLOAD_BYTES` (`limit_bytes`)",
             422: "`indeterminate_audio_duration`: the audio cannot be measured; `validation`: the recognizer cannot read it; `model_not_priced`",
             502: "`upstream_error`: the provider failed",
-            503: "`provider_overloaded`: every candidate is at capacity (`Retry-After`)",
+            503: "`provider_overloaded`: every candidate is at capacity; `provider_unavailable`: every candidate's provider is known to be down, its circuit open (`Retry-After` for both)",
           }),
         },
       },

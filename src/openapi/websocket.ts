@@ -16,7 +16,11 @@ export interface Handshake extends Omit<Operation, "responses" | "x-websocket"> 
   refusals: Record<number, string>;
 }
 
-export function handshake({ surface, channel, docs, refusals, description, ...operation }: Handshake): Operation {
+/** Every socket is admitted with its plan's candidates (surfaces/ws-admission.ts): none usable is refused before the upgrade. */
+const UNAVAILABLE = "`provider_unavailable`: every candidate's provider is known to be down, its circuit open (`Retry-After`)";
+
+export function handshake({ surface, channel, docs, refusals: own, description, ...operation }: Handshake): Operation {
+  const refusals = { ...own, 503: own[503] ? `${own[503]}; ${UNAVAILABLE}` : UNAVAILABLE };
   return {
     ...operation,
     description: `${description}\n\n**WebSocket.** Open it with \`Upgrade: websocket\`; frames, events and close codes are in \`${docs}\`.`,

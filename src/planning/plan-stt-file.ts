@@ -2,6 +2,7 @@ import type { Catalogue } from "../catalogue/catalogue.ts";
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
 import type { SttProvider } from "../providers/types.ts";
+import { byLink, inLink, linkModel, type ModelChoice } from "../routing/candidate.ts";
 import type { ProviderPreferences } from "../routing/preferences.ts";
 import { resolve } from "../routing/resolve.ts";
 import type { StreamingPlan } from "../sessions/file-stream.ts";
@@ -19,6 +20,8 @@ export interface SttFileRequest {
   provider?: string;
   language?: string;
   preferences: ProviderPreferences;
+  /** Models tried after the primary's providers, for the file API and the streaming session alike. */
+  fallbacks?: ModelChoice[];
   /** The caller takes segments as they are recognized (`/oai`'s `stream: true`): a streaming session is planned too. */
   live?: boolean;
 }
@@ -46,9 +49,14 @@ export function planSttFile(catalogue: Catalogue, sttProvider: (id: string) => S
 /** The routed candidates whose adapter transcribes files in this build, in order, or why there are none. */
 function fileApis(catalogue: Catalogue, sttProvider: (id: string) => SttProvider | undefined, req: SttFileRequest): { candidates: Binding[] } | { refused: unknown } {
   try {
-    const routed = resolve(catalogue, { capability: "stt", model: req.model, provider: req.provider, mode: "synchronous", preferences: req.preferences });
-    const candidates = routed.filter((b) => sttProvider(b.provider.id)?.transcribe);
-    if (candidates.length === 0) throw new ApiError("no_matching_provider", `no provider in this build transcribes files with ${req.model}`);
+    const routed = resolve(catalogue, { capability: "stt", model: req.model, provider: req.provider, mode: "synchronous", preferences: req.preferences, fallbacks: req.fallbacks });
+    const candidates = byLink(routed).flatMap((link) =>
+      inLink(link[0].fallback, () => {
+        const able = link.filter((b) => sttProvider(b.provider.id)?.transcribe);
+        if (able.length === 0) throw new ApiError("no_matching_provider", `no provider in this build transcribes files with ${linkModel(link[0], req)}`);
+        return able;
+      }),
+    );
     return { candidates };
   } catch (refused) {
     return { refused };
@@ -56,11 +64,11 @@ function fileApis(catalogue: Catalogue, sttProvider: (id: string) => SttProvider
 }
 
 /** The model as a `/v1/stt` session would run it, planned and checked as that channel's are. */
-function streamingPlan(catalogue: Catalogue, sttProvider: (id: string) => SttProvider | undefined, { model, language, preferences }: SttFileRequest): StreamingPlan | undefined {
+function streamingPlan(catalogue: Catalogue, sttProvider: (id: string) => SttProvider | undefined, { model, language, preferences, fallbacks }: SttFileRequest): StreamingPlan | undefined {
   for (const audioFormat of RATES) {
     try {
       // Only final segments are sent: a recognizer need not make interim ones.
-      return { ...planStt(catalogue, sttProvider, { model, audioFormat, portable: language ? { language } : {}, options: {}, preferences }), interim: false };
+      return { ...planStt(catalogue, sttProvider, { model, audioFormat, portable: language ? { language } : {}, options: {}, preferences, fallbacks }), interim: false };
     } catch (err) {
       // Not at this rate, or not at all: the file path's routing tells why, if it cannot serve either.
       if (!(err instanceof ApiError)) throw err;

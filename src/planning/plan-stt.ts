@@ -3,6 +3,7 @@ import type { Catalogue } from "../catalogue/catalogue.ts";
 import { ApiError } from "../errors.ts";
 import { audioBytesPerSecond } from "../ledger/usage.ts";
 import type { PortableSttOption, PortableValues, SttFamily, SttProvider } from "../providers/types.ts";
+import { byLink, familyKey, inLink, linkModel } from "../routing/candidate.ts";
 import { router } from "../routing/resolve.ts";
 import { refusal } from "./members.ts";
 import { unsupported } from "./stt-families.ts";
@@ -30,7 +31,7 @@ function inRange(member: string, value: unknown, min: number, max: number): numb
 export function planStt(catalogue: Catalogue, sttProvider: (id: string) => SttProvider | undefined, req: SttRequest): SttPlan {
   const { audioFormat, portable, options } = req;
   // The model first (a request naming nothing is told that), then the request's own values, then the rest of routing.
-  const route = router(catalogue, { capability: "stt", model: req.model, provider: req.provider, inputFormat: audioFormat, mode: "streaming", preferences: req.preferences });
+  const route = router(catalogue, { capability: "stt", model: req.model, provider: req.provider, inputFormat: audioFormat, mode: "streaming", preferences: req.preferences, fallbacks: req.fallbacks });
   if (!audioFormat) throw refusal("invalid_request", "audioFormat", ` is required: one of ${AUDIO_FORMATS.join(", ")}`);
   const sampleRate = Number(audioFormat.split("_")[1]);
   const channels = inRange("channels", req.channels, 1, 8) ?? 1;
@@ -45,22 +46,28 @@ export function planStt(catalogue: Catalogue, sttProvider: (id: string) => SttPr
   const routed = route(undefined);
 
   const families = new Map<string, SttFamily>();
-  let refused: ApiError | undefined;
-  const candidates = routed.filter((b) => {
-    const provider = sttProvider(b.provider.id);
-    const family = provider?.family(b.id);
-    if (!provider || !family) return false; // configured, but no adapter for this model in this build
-    const why = unsupported(family, { explicit, portable, commitStrategy, turnDetection, eventFormat, audioFormat, sampleRate, channels, options });
-    if (why) {
-      refused ??= why;
-      return false;
-    }
-    // The family could, but this build's adapter does not stream in this mode yet.
-    if (eventFormat === "provider" ? !provider.passthrough : !provider.open) return false;
-    families.set(b.provider.id, family);
-    return true;
-  });
-  if (candidates.length === 0) throw refused ?? new ApiError("no_matching_provider", `no provider in this build streams ${req.model}`);
+  // Each model of the chain must be served as asked by one of its providers at least: a fallback that cannot is refused, naming it.
+  const candidates = byLink(routed).flatMap((link) =>
+    inLink(link[0].fallback, () => {
+      let refused: ApiError | undefined;
+      const able = link.filter((b) => {
+        const provider = sttProvider(b.provider.id);
+        const family = provider?.family(b.id);
+        if (!provider || !family) return false; // configured, but no adapter for this model in this build
+        const why = unsupported(family, { explicit, portable, commitStrategy, turnDetection, eventFormat, audioFormat, sampleRate, channels, options });
+        if (why) {
+          refused ??= why;
+          return false;
+        }
+        // The family could, but this build's adapter does not stream in this mode yet.
+        if (eventFormat === "provider" ? !provider.passthrough : !provider.open) return false;
+        families.set(familyKey(b.provider.id, b.canonical), family);
+        return true;
+      });
+      if (able.length === 0) throw refused ?? new ApiError("no_matching_provider", `no provider in this build streams ${linkModel(link[0], req)}`);
+      return able;
+    }),
+  );
 
   return {
     candidates,

@@ -1,6 +1,7 @@
 import type { Catalogue } from "../catalogue/catalogue.ts";
-import type { Binding, Mp3Format } from "../catalogue/types.ts";
+import type { Mp3Format } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
+import { byLink, type Candidate, inLink } from "../routing/candidate.ts";
 import { router } from "../routing/resolve.ts";
 import { refusal } from "./members.ts";
 import type { TtsPlan, TtsRequest } from "./tts-request.ts";
@@ -12,7 +13,7 @@ import type { TtsPlan, TtsRequest } from "./tts-request.ts";
  * every surface runs on this plan.
  */
 export function planTts(catalogue: Catalogue, req: TtsRequest): TtsPlan {
-  const route = router(catalogue, { capability: "tts", model: req.model, provider: req.provider, voice: req.voice, mode: "streaming", preferences: req.preferences });
+  const route = router(catalogue, { capability: "tts", model: req.model, provider: req.provider, voice: req.voice, mode: "streaming", preferences: req.preferences, fallbacks: req.fallbacks });
   const asked = req.format;
   const { format, candidates } = typeof asked === "string" ? { format: asked, candidates: route(asked) } : mp3Candidates(route, asked.mp3, asked.requireMp3Provider);
   return { candidates: withSpeed(candidates, req.speed), voice: req.voice, format, ...speedOfOptions(req.options, req.speed) };
@@ -24,8 +25,8 @@ export function planTts(catalogue: Catalogue, req: TtsRequest): TtsPlan {
  * names one); otherwise their PCM, which the surface encodes at the asked rate and bitrate (an
  * MP3 at another rate would break the promise).
  */
-function mp3Candidates(route: (format: "pcm" | "mp3") => Binding[], asked: Mp3Format, requireMp3Provider = false): { format: "pcm" | "mp3"; candidates: Binding[] } {
-  let native: Binding[] | undefined;
+function mp3Candidates(route: (format: "pcm" | "mp3") => Candidate[], asked: Mp3Format, requireMp3Provider = false): { format: "pcm" | "mp3"; candidates: Candidate[] } {
+  let native: Candidate[] | undefined;
   try {
     native = route("mp3");
   } catch (err) {
@@ -54,12 +55,16 @@ export function speedOfOptions(options: Record<string, string>, portable?: numbe
 
 /**
  * A speed other than 1.0 only goes to providers that honour it (fallback stays among them): those
- * that take any speed, and those whose range holds it; when none of the candidates can, a refusal
- * of `speed` rather than audio at the wrong pace.
+ * that take any speed, and those whose range holds it; when none of a model's candidates can, a
+ * refusal of `speed` (naming the fallback, for a fallback model's) rather than audio at the wrong pace.
  */
-function withSpeed(candidates: Binding[], speed: number | undefined): Binding[] {
+function withSpeed(candidates: Candidate[], speed: number | undefined): Candidate[] {
   if (speed === undefined || speed === 1) return candidates;
-  const able = candidates.filter(({ provider: { ttsSpeed: range } }) => range === true || (range && speed >= range.min && speed <= range.max));
-  if (able.length === 0) throw refusal("invalid_request", "speed", ` ${speed} cannot be honoured by ${candidates.map((b) => b.provider.id).join(", ")}: omit it or use 1.0`);
-  return able;
+  return byLink(candidates).flatMap((link) =>
+    inLink(link[0].fallback, () => {
+      const able = link.filter(({ provider: { ttsSpeed: range } }) => range === true || (range && speed >= range.min && speed <= range.max));
+      if (able.length === 0) throw refusal("invalid_request", "speed", ` ${speed} cannot be honoured by ${link.map((b) => b.provider.id).join(", ")}: omit it or use 1.0`);
+      return able;
+    }),
+  );
 }

@@ -4,13 +4,14 @@ import { NUMERIC_OPTIONS } from "./plan-stt.ts";
 import { AUDIO_FORMATS, type SttRequest } from "./stt-request.ts";
 import type { PortableValues } from "../providers/types.ts";
 import { preferencesFromQuery } from "../routing/preferences.ts";
+import { fallbacksOfText } from "./fallbacks.ts";
 
 // The STT settings as named fields: /v1/stt's query, and a realtime profile's `pipeline.stt.input`,
 // which speaks the same vocabulary. Every rule is checked before any work (HTTP 400 before the upgrade).
 
 const BOOLEANS = ["interim_results", "include_timestamps", "include_language_detection", "diarization", "formatting", "include_filler_words"] as const;
 const STRINGS = ["language", "context"] as const;
-const ROUTING = ["model", "audio_format", "provider", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks"];
+const ROUTING = ["model", "audio_format", "provider", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks", "fallbacks"];
 const KNOWN = new Set<string>([...ROUTING, "channels", "commit_strategy", "turn_detection", "keyterms", "event_format", ...NUMERIC_OPTIONS, ...BOOLEANS, ...STRINGS]);
 
 /** The query's fields, read as a query is: a realtime profile's `pipeline.stt.input` speaks the same vocabulary. */
@@ -81,5 +82,6 @@ export function readSttQuery(fields: SttFields): SttRequest {
     portable,
     options,
     preferences: preferencesFromQuery(fields),
+    fallbacks: fallbacksOfText(fields.getAll("fallbacks"), "stt"),
   };
 }

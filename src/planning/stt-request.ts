@@ -1,5 +1,6 @@
-import type { Binding, SttAudioFormat } from "../catalogue/types.ts";
+import type { SttAudioFormat } from "../catalogue/types.ts";
 import type { PortableValues } from "../providers/types.ts";
+import type { Candidate, ModelChoice } from "../routing/candidate.ts";
 import type { ProviderPreferences } from "../routing/preferences.ts";
 import type { SttSessionParams } from "../sessions/stt-events.ts";
 
@@ -9,8 +10,8 @@ export const AUDIO_FORMATS: SttAudioFormat[] = ["pcm_8000", "pcm_16000", "pcm_22
 /**
  * A streaming speech-to-text request as every surface builds it from its own wire form (the
  * `/v1/stt` query, a realtime profile's STT stage, OpenAI's transcription session, a file
- * streamed to a recognizer). The provider preferences are where fallbacks are chosen; a chain of
- * fallback models joins them here.
+ * streamed to a recognizer). The provider preferences choose among each model's providers;
+ * `fallbacks` chains other models after them.
  */
 export interface SttRequest {
   /** Bare provider id, canonical slug, alias, or `{provider}/{id}`. */
@@ -30,11 +31,13 @@ export interface SttRequest {
   /** Provider-native options, passed to the provider as they are. */
   options: Record<string, string>;
   preferences: ProviderPreferences;
+  /** Models tried after the primary's providers (`{model}` only: speech to text has no voice). */
+  fallbacks?: ModelChoice[];
 }
 
 /** A planned STT request: what an STT session (or the passthrough) is opened with. */
 export interface SttPlan extends SttSessionParams {
   /** In the order they are tried, each one whose family can honour the request. */
-  candidates: Binding[];
+  candidates: Candidate[];
   eventFormat: "normalized" | "provider";
 }

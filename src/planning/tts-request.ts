@@ -1,10 +1,11 @@
-import type { Binding, Mp3Format } from "../catalogue/types.ts";
+import type { Mp3Format } from "../catalogue/types.ts";
+import type { Candidate, ModelChoice } from "../routing/candidate.ts";
 import type { ProviderPreferences } from "../routing/preferences.ts";
 
 /**
  * A text-to-speech request as every surface builds it from its own wire form (the `/v1/tts`
  * query, OpenAI's and ElevenLabs' bodies, a realtime profile's TTS stage). The provider
- * preferences are where fallbacks are chosen; a chain of fallback models joins them here.
+ * preferences choose among each model's providers; `fallbacks` chains other models after them.
  */
 export interface TtsRequest {
   /** Bare provider id, canonical slug, alias, or `{provider}/{id}`. */
@@ -18,6 +19,8 @@ export interface TtsRequest {
   /** Provider-native options, passed to the provider as they are. */
   options: Record<string, string>;
   preferences: ProviderPreferences;
+  /** Models tried after the primary's providers, each with its own voice (at most `MAX_FALLBACKS`). */
+  fallbacks?: ModelChoice[];
 }
 
 /**
@@ -29,8 +32,9 @@ export type TtsFormatAsked = "pcm" | "mp3" | { mp3: Mp3Format; requireMp3Provide
 
 /** A planned TTS request: what a TTS session is opened with. */
 export interface TtsPlan {
-  /** In the order they are tried; not yet checked against the voice's owner or the balance. */
-  candidates: Binding[];
+  /** In the order they are tried, each with its voice; not yet checked against the voice's owner or the balance. */
+  candidates: Candidate[];
+  /** The primary model's voice (a fallback model's candidates carry their own). */
   voice?: string;
   /** What the session carries: `mp3` for the providers' own MP3, passed through untouched. */
   format: "pcm" | "mp3";

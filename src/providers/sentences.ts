@@ -121,3 +121,14 @@ export function cutBefore(text: string, max: number): number {
   const code = text.charCodeAt(max - 1);
   return code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
 }
+
+/** Where the sentence that `text[at]` is in starts: just past the last sentence end at or before `at` (0 when none). */
+export function sentenceStart(text: string, at: number): number {
+  let start = 0;
+  for (const m of text.matchAll(BOUNDARY)) {
+    const end = m.index + m[0].length;
+    if (end > at) break;
+    start = end;
+  }
+  return start;
+}

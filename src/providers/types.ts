@@ -23,9 +23,18 @@ export interface CharacterTimes {
 /**
  * `alignment` (asked with `TtsStreamRequest.alignment`) times characters of the text written, in
  * order, before the audio they describe goes out; `normalized`, where the provider says so, times
- * the text as it normalized it (numbers spelled out, …).
+ * the text as it normalized it (numbers spelled out, …). `spoken` marks the end of an utterance.
  */
-export type TtsEvent = { type: "audio"; audio: Uint8Array } | { type: "flushed" } | { type: "alignment"; alignment: CharacterTimes; normalized?: CharacterTimes };
+export type TtsEvent =
+  | { type: "audio"; audio: Uint8Array }
+  | { type: "flushed" }
+  | { type: "alignment"; alignment: CharacterTimes; normalized?: CharacterTimes }
+  /**
+   * All the audio of the first `chars` characters (code points) written has been yielded: a stream
+   * that speaks whole utterances says so after each, so that a session replaced mid-stream knows
+   * which text was heard to its end (tts-failover.ts).
+   */
+  | { type: "spoken"; chars: number };
 
 /** One streaming synthesis. Iterating yields audio as produced and ends after `end()` is honoured. */
 export interface TtsStream extends AsyncIterable<TtsEvent> {

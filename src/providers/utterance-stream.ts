@@ -78,6 +78,7 @@ export abstract class UtteranceStream implements TtsStream {
           if (this.cancelled) return;
           this.given += item.chars;
           await this.speak(item);
+          this.queue.push({ type: "spoken", chars: this.given });
         }
       }
     } catch (err) {

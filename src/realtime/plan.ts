@@ -36,7 +36,7 @@ function inputFields(input: Record<string, unknown>): SttFields {
 
 function sttRequestOf(stage: PipelineStage): SttRequest {
   const read = readSttQuery(inputFields({ audio_format: "pcm_16000", interim_results: true, ...stage.input }));
-  return { ...read, model: stage.model, provider: stage.provider || undefined, options: { ...stage.provider_options, ...read.options } };
+  return { ...read, model: stage.model, provider: stage.provider || undefined, options: { ...stage.provider_options, ...read.options }, fallbacks: stage.fallbacks };
 }
 
 export function planConversation(catalogue: Catalogue, sttProvider: (id: string) => SttProvider | undefined, pipeline: Pipeline): ConversationPlan {
@@ -45,8 +45,8 @@ export function planConversation(catalogue: Catalogue, sttProvider: (id: string)
     throw new ApiError("invalid_request", "a conversation reads normalized transcripts: pipeline.stt.input.event_format must be absent", { param: "pipeline.stt.input.event_format" });
   }
   const stt = planWithNames(() => planStt(catalogue, sttProvider, sttRequestOf(pipeline.stt)), nativeSttParam);
-  const { model, provider, voice, provider_options } = pipeline.tts;
-  const tts = planTts(catalogue, { model, provider: provider || undefined, voice: voice || undefined, format: "pcm", options: provider_options, preferences: NO_PREFERENCES });
+  const { model, provider, voice, provider_options, fallbacks } = pipeline.tts;
+  const tts = planTts(catalogue, { model, provider: provider || undefined, voice: voice || undefined, format: "pcm", options: provider_options, preferences: NO_PREFERENCES, fallbacks });
   return {
     stt,
     tts,

@@ -3,6 +3,10 @@ import type { Catalogue } from "../catalogue/catalogue.ts";
 import type { Capability } from "../catalogue/types.ts";
 import type { Database } from "../db/open.ts";
 import { ApiError } from "../errors.ts";
+import { fallbacksOf } from "../planning/fallbacks.ts";
+import type { ModelChoice } from "../routing/candidate.ts";
+import { resolve } from "../routing/resolve.ts";
+import { NO_PREFERENCES } from "../routing/preferences.ts";
 import { OUTPUT_FORMATS } from "./output-formats.ts";
 import { literalRefusal } from "./upstream-guard.ts";
 import { isObject } from "../util/is-object.ts";
@@ -11,7 +15,8 @@ import { isObject } from "../util/is-object.ts";
 // WebSocket), stored once and named by id. The interface fixes `stt.model`, `tts.model` and
 // `upstream.url`; the other members kept here are ours (see docs/realtime-profiles.md):
 // `stt.provider`, `stt.provider_options`, `stt.input`, `tts.provider`, `tts.voice`,
-// `tts.provider_options`, `tts.format`, `upstream.headers`, `upstream.partial_prompts`, `greeting`.
+// `tts.provider_options`, `tts.format`, `stt.fallbacks`, `tts.fallbacks`, `upstream.headers`,
+// `upstream.partial_prompts`, `greeting`.
 
 export interface PipelineStage {
   model: string;
@@ -21,6 +26,8 @@ export interface PipelineStage {
   format?: string;
   provider_options: Record<string, string>;
   input: Record<string, unknown>;
+  /** Models tried after the stage's own providers (`{model}` for STT, `{model, voice}` for TTS). */
+  fallbacks?: ModelChoice[];
 }
 
 export interface Pipeline {
@@ -88,7 +95,7 @@ function shortText(value: unknown, param: string): string | undefined {
 function stage(catalogue: Catalogue, value: unknown, capability: Capability): PipelineStage {
   const param = `pipeline.${capability}`;
   if (!isObject(value)) throw new ApiError("invalid_request", `${param} must be an object with a model`, { param });
-  const { model, provider: rawProvider, voice: rawVoice, provider_options, input, format } = value;
+  const { model, provider: rawProvider, voice: rawVoice, provider_options, input, format, fallbacks: rawFallbacks } = value;
   if (typeof model !== "string" || !model) throw new ApiError("model_required", `${param}.model is required`, { param: `${param}.model` });
   const provider = shortText(rawProvider, `${param}.provider`);
   const voice = shortText(rawVoice, `${param}.voice`);
@@ -97,6 +104,9 @@ function stage(catalogue: Catalogue, value: unknown, capability: Capability): Pi
     throw new ApiError("model_not_found", `${model} is not a streaming ${capability} model${provider === undefined ? "" : ` of ${provider}`} in this service`, { param: `${param}.model` });
   if (input !== undefined && (!isObject(input) || JSON.stringify(input).length > LIMITS.input))
     throw new ApiError("invalid_request", `${param}.input must be an object of at most ${LIMITS.input} bytes of JSON`, { param: `${param}.input` });
+  if (isObject(input) && input.fallbacks !== undefined)
+    throw new ApiError("invalid_request", `${param}.input.fallbacks is not read: the stage's fallbacks are ${param}.fallbacks`, { param: `${param}.input.fallbacks` });
+  const fallbacks = stageFallbacks(catalogue, rawFallbacks, capability, param);
   if (format !== undefined && (capability !== "tts" || typeof format !== "string" || !(format in OUTPUT_FORMATS)))
     throw new ApiError(
       "invalid_request",
@@ -114,7 +124,30 @@ function stage(catalogue: Catalogue, value: unknown, capability: Capability): Pi
     ...(format ? { format } : {}),
     provider_options: stringMap(provider_options, `${param}.provider_options`),
     input: input ?? {},
+    ...(fallbacks ? { fallbacks } : {}),
   };
+}
+
+/**
+ * A stage's fallback models, each routed as a conversation would route it (streaming; TTS as PCM,
+ * with its voice where its provider needs one): one that cannot serve is refused naming it
+ * (`pipeline.tts.fallbacks[1].voice`). Voices are judged against the providers' lists when a
+ * conversation starts, as the stage's own voice is.
+ */
+function stageFallbacks(catalogue: Catalogue, value: unknown, capability: Capability, param: string): ModelChoice[] | undefined {
+  const fallbacks = fallbacksOf(value, capability, `${param}.fallbacks`);
+  fallbacks?.forEach(({ model, voice }, i) => {
+    if (model.length > LIMITS.text) throw new ApiError("invalid_request", `${param}.fallbacks[${i}].model is longer than ${LIMITS.text} characters`, { param: `${param}.fallbacks[${i}].model` });
+    shortText(voice, `${param}.fallbacks[${i}].voice`);
+    try {
+      resolve(catalogue, { capability, model, voice, mode: "streaming", preferences: NO_PREFERENCES, ...(capability === "tts" ? { format: "pcm" } : {}) });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      const member = `${param}.fallbacks[${i}].${err.code === "voice_required" ? "voice" : "model"}`;
+      throw new ApiError(err.code, `${member}: ${err.message}`, { param: member }, err.status);
+    }
+  });
+  return fallbacks;
 }
 
 /**
@@ -156,7 +189,8 @@ export class RealtimeProfiles {
     const [{ n }] = await db.select({ n: count() }).from(schema.realtimeProfiles).where(eq(schema.realtimeProfiles.tenantId, tenantId));
     if (Number(n) >= PROFILES_PER_TENANT) throw new ApiError("invalid_request", `a tenant keeps at most ${PROFILES_PER_TENANT} realtime profiles`);
     const now = new Date();
-    const row = { id: `rp_${crypto.randomUUID().replaceAll("-", "")}`, tenantId, name: name.trim(), pipeline: JSON.stringify(pipeline), revision: 1, createdAt: now, updatedAt: now };
+    // A time-ordered id (UUIDv7, monotonic in this process): profiles made in the same millisecond still list newest first.
+    const row = { id: `rp_${Bun.randomUUIDv7().replaceAll("-", "")}`, tenantId, name: name.trim(), pipeline: JSON.stringify(pipeline), revision: 1, createdAt: now, updatedAt: now };
     // Every write takes the database's write turn: on SQLite a bare write here could wait on the ledger worker's open transaction, which waits on this thread.
     await this.database.transaction((tx) => tx.insert(schema.realtimeProfiles).values(row));
     return view(row);

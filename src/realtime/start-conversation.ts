@@ -1,11 +1,12 @@
-import type { Binding } from "../catalogue/types.ts";
 import type { Catalogue } from "../catalogue/catalogue.ts";
 import { ApiError } from "../errors.ts";
 import type { Meter, Payer } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
+import type { Candidate } from "../routing/candidate.ts";
 import { planVoice, type VoiceLists, type Voiced } from "../planning/plan-voice.ts";
 import type { SttProvider } from "../providers/types.ts";
+import type { ProviderHealth } from "../routing/health.ts";
 import { meteredSession } from "../sessions/admission.ts";
 import type { SessionRegistry } from "../sessions/registry.ts";
 import type { VadLanes } from "../sessions/router-turns.ts";
@@ -34,6 +35,7 @@ export interface ConversationContext extends VoiceLists {
   };
   log: Logger;
   metrics: Metrics;
+  health: ProviderHealth;
   catalogue: Catalogue;
   meter: Meter;
   sttProviders: Map<string, SttProvider>;
@@ -46,8 +48,8 @@ export interface OpenedHandshake {
   payer: Payer;
   profile: RealtimeProfile;
   plan: ConversationPlan;
-  stt: Binding[];
-  tts: Binding[];
+  stt: Candidate[];
+  tts: Candidate[];
   /** `/oai`: the session settings the client secret was minted with. */
   session?: Record<string, unknown>;
 }
@@ -58,13 +60,17 @@ function speaks(voiceLanguage: string, asked: string): boolean {
   return v === a || v.split("-")[0] === a || a.split("-")[0] === v;
 }
 
-/** The first of the candidates' voices that speaks `language` (the current voice if it does), with the candidates of its provider. */
-async function voiceFor(ctx: ConversationContext, candidates: Binding[], current: string | undefined, language: string): Promise<{ voice: string; candidates: Binding[] }> {
-  for (const binding of candidates) {
+/**
+ * The first of the primary model's voices that speaks `language` (the current voice if it does),
+ * with the candidates of its provider; the fallback models keep their own voices.
+ */
+async function voiceFor(ctx: ConversationContext, candidates: Candidate[], current: string | undefined, language: string): Promise<{ voice: string; candidates: Candidate[] }> {
+  const primary = candidates.filter((b) => b.fallback === undefined);
+  for (const binding of primary) {
     const voices = (await ctx.providers.get(binding.provider.id)?.voices()) ?? [];
     const speaking = voices.filter((v) => v.languages.some((l) => speaks(l, language)));
     const voice = speaking.find((v) => v.id === current) ?? speaking[0];
-    if (voice) return { voice: voice.id, candidates: candidates.filter((b) => b.provider.id === binding.provider.id) };
+    if (voice) return { voice: voice.id, candidates: [...primary.filter((b) => b.provider.id === binding.provider.id), ...candidates.filter((b) => b.fallback !== undefined)] };
   }
   throw new ApiError("invalid_request", `no voice of the profile's TTS model speaks ${language}`);
 }
@@ -94,7 +100,7 @@ export async function startConversation(
   if (overrides.voice) speech = await planVoice({ voice: overrides.voice, candidates: h.tts }, payer.tenantId, ctx);
   let hearings = 0;
   const output = overrides.output ?? plan.output;
-  const common = { log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface };
+  const common = { log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, health: ctx.health, surface };
   return new Conversation(
     {
       id,

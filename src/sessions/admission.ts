@@ -1,14 +1,15 @@
-import type { Binding } from "../catalogue/types.ts";
 import type { Outcome } from "../ledger/activity.ts";
 import type { Meter, MeteredRequest, Payer } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
+import type { Candidate } from "../routing/candidate.ts";
+import type { ProviderHealth } from "../routing/health.ts";
 
 // What every session (TTS, STT, STT passthrough) is given, and how it is admitted.
 
-/** The outcome of auth, routing and billing admission: the candidates in order, and the request's meter. */
+/** The outcome of auth, routing and billing admission: the candidates in order (each with its voice, TTS), and the request's meter. */
 export interface Admission {
-  candidates: Binding[];
+  candidates: Candidate[];
   meter: MeteredRequest;
 }
 
@@ -19,6 +20,8 @@ export interface SessionDeps<Provider, Port> {
   log: Logger;
   metrics: Metrics;
   connectTimeoutMs: number;
+  /** The router's provider health: open circuits are skipped, each attempt reports to it. */
+  health: ProviderHealth;
   surface: string;
   /** How the client is served: a WebSocket (the default) or a streamed HTTP body (for logs and metrics). */
   transport?: "ws" | "http";
@@ -43,7 +46,7 @@ export async function admitSession(admit: () => Promise<Admission>, fail: (err: 
 }
 
 /** A session's admission on a payer already admitted: its own meter (and activity record) under `id`; `recheck` asks the balance again. */
-export async function meteredSession(meter: Meter, id: string, payer: Payer, candidates: Binding[], surface: string, recheck = false): Promise<Admission> {
+export async function meteredSession(meter: Meter, id: string, payer: Payer, candidates: Candidate[], surface: string, recheck = false): Promise<Admission> {
   const affordable = recheck ? await meter.admit(payer, candidates) : candidates;
   const metered = meter.start(id, payer, surface);
   metered.prefetch(affordable[0]!);

@@ -7,9 +7,9 @@ import type { Close, Outcome, SessionEnding } from "./lifecycle/ending.ts";
 import { type CoreSetup, SessionCore } from "./lifecycle/session-core.ts";
 
 // A file given whole to the providers' file APIs (an embedded recognizer's among them), on the
-// lifecycle every session shares (`SessionCore`): admitted, the whole file held before any
-// provider has it (the credit gate's one item; a fallback is held for on its own binding before
-// it is tried), the candidates in order, settled once and recorded with its outcome.
+// lifecycle every session shares (`SessionCore`): admitted, the candidates in order, each given
+// the file only once the credit gate has held for the whole of it on that candidate's binding (a
+// fallback to a dearer provider too), settled once and recorded with its outcome.
 
 /** The file as a provider's file API takes it (its billed seconds held for), and the session's own setup. */
 export interface HeldFileSetup extends CoreSetup, Omit<TranscriptionRequest, "model" | "given"> {}
@@ -18,7 +18,7 @@ export type FileApiDeps = SessionDeps<SttProvider, { close(code: number, reason:
 
 export type FileApiResult = Transcription & { provider: string; model: string };
 
-/** The file, as the credit gate's one item. */
+/** The file, as the credit gate's item for each candidate. */
 type WholeFile = { seconds: number };
 
 export class FileApiSession extends SessionCore<WholeFile, HeldFileSetup, FileApiDeps> {
@@ -28,9 +28,8 @@ export class FileApiSession extends SessionCore<WholeFile, HeldFileSetup, FileAp
   private refuse!: (err: unknown) => void;
   private transcript: FileApiResult | undefined;
   private failure: ApiError | undefined;
-  /** The whole file is held for. */
-  private readonly held: Promise<void>;
-  private heldFor!: () => void;
+  /** The whole file is held for on the candidate being tried (or the session is over). */
+  private heldFor: () => void = () => {};
   /** A provider was given the file. */
   private given = false;
   /** How many seconds of it the provider's recognizer had, when it tells (else it had it whole). */
@@ -41,8 +40,6 @@ export class FileApiSession extends SessionCore<WholeFile, HeldFileSetup, FileAp
   constructor(setup: HeldFileSetup, deps: FileApiDeps) {
     super(setup, deps, { channel: "stt-file" });
     this.result = new Promise((resolve, reject) => ([this.answer, this.refuse] = [resolve, reject]));
-    this.held = new Promise((resolve) => (this.heldFor = resolve));
-    this.gate.push({ seconds: setup.seconds });
     setup.signal?.addEventListener("abort", this.left, { once: true });
     if (setup.signal?.aborted) this.left();
   }
@@ -62,28 +59,30 @@ export class FileApiSession extends SessionCore<WholeFile, HeldFileSetup, FileAp
 
   protected exhaust(): void {
     this.exhausted = true;
-    void this.cutOff(`the balance cannot pay for ${this.setup.seconds} s of audio`);
+    const fallback = this.attempts.length ? ` on ${this.tried!.provider.id}` : "";
+    void this.cutOff(`the balance cannot pay for ${this.setup.seconds} s of audio${fallback}`);
   }
 
   protected candidateRun() {
     return {
       connect: (binding: Binding) => this.hold(binding),
-      serve: (binding: Binding) => this.transcribe(binding),
+      serve: (binding: Binding, served: () => void) => this.transcribe(binding, served),
       // The file is given whole to each: the next candidate gets it as the first did.
       canMoveOn: () => true,
       moveOn: () => (this.binding = undefined),
     };
   }
 
-  /** Each candidate is held for before it is given the file (a fallback to a dearer provider too). */
-  private async hold(binding: Binding): Promise<void> {
+  /** Each candidate is held for by the credit gate, on its own binding, before it is given the file. */
+  private hold(binding: Binding): Promise<void> {
     this.tried = binding;
-    await this.held;
-    if (this.closed || (await this.admission!.meter.cover(binding, this.setup.seconds))) return;
-    await this.cutOff(`the balance cannot pay for ${this.setup.seconds} s of audio on ${binding.provider.id}`);
+    const held = new Promise<void>((resolve) => (this.heldFor = resolve));
+    this.gate.coverAfresh();
+    this.gate.push({ seconds: this.setup.seconds });
+    return held;
   }
 
-  private async transcribe(binding: Binding): Promise<void> {
+  private async transcribe(binding: Binding, served: () => void): Promise<void> {
     const { bytes, container, mimeType, language, seconds } = this.setup;
     this.binding = binding;
     this.given = true;
@@ -103,6 +102,7 @@ export class FileApiSession extends SessionCore<WholeFile, HeldFileSetup, FileAp
       // A provider that refused the file itself: the client's file, not the provider, is at fault.
       throw err instanceof ProviderError && !err.retryable ? new ApiError("validation", err.message) : err;
     }
+    served();
     if (this.closed) return;
     this.transcript = { ...result, provider: binding.provider.id, model: binding.canonical };
     await this.finish("completed", null);

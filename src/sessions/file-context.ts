@@ -2,6 +2,7 @@ import type { Catalogue } from "../catalogue/catalogue.ts";
 import type { Meter } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
+import type { ProviderHealth } from "../routing/health.ts";
 import type { SttProvider } from "../providers/types.ts";
 import type { FilePool } from "../pools/file-pool.ts";
 import type { SessionRegistry } from "./registry.ts";
@@ -15,6 +16,7 @@ export interface FileSessionContext {
   config: { providerConnectTimeoutMs: number };
   log: Logger;
   metrics: Metrics;
+  health: ProviderHealth;
   catalogue: Catalogue;
   meter: Meter;
   sttProviders: Map<string, SttProvider>;

@@ -1,4 +1,5 @@
 import type { Binding } from "../catalogue/types.ts";
+import { familyKey } from "../routing/candidate.ts";
 import type { FileSessionContext as AppContext } from "./file-context.ts";
 import { ApiError, sessionFailure } from "../errors.ts";
 import type { MeteredRequest } from "../ledger/meter.ts";
@@ -125,7 +126,7 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
       switch (ev.type) {
         case "started":
           serving = { provider: ev.provider, model: ev.model };
-          feeder = feedPaced(audio!, f.plan.bytesPerSecond, paceOf(f.plan.families.get(ev.provider)), {
+          feeder = feedPaced(audio!, f.plan.bytesPerSecond, paceOf(f.plan.families.get(familyKey(ev.provider, ev.model))), {
             send: (piece) => session.audio(piece),
             unsent: () => session.bufferedAmount,
             end: () => session.command({ type: "close" }),
@@ -133,7 +134,7 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
           });
           return;
         case "switched":
-          return feeder?.repace(paceOf(f.plan.families.get(ev.provider)));
+          return feeder?.repace(paceOf(f.plan.families.get(familyKey(ev.provider, ev.model))));
         case "vad":
           return feeder?.heard(ev.atMs);
         case "transcript": {
@@ -174,6 +175,7 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
         log: ctx.log,
         metrics: ctx.metrics,
         connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
+        health: ctx.health,
         surface: f.surface,
         transport: "http",
         vadLanes: ctx.vadLanes,

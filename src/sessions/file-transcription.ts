@@ -142,6 +142,7 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
       log: ctx.log,
       metrics: ctx.metrics,
       connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
+      health: ctx.health,
       surface: req.surface,
       transport: "http",
     },

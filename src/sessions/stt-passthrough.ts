@@ -103,7 +103,10 @@ export class SttPassthrough extends SessionCore<Frame, PassthroughSetup, Passthr
   protected candidateRun() {
     return {
       connect: (binding: Binding) => this.idle.during(this.connect(binding)),
-      serve: () => this.over,
+      serve: (_binding: Binding, served: () => void) => {
+        served(); // its upstream accepted the session
+        return this.over;
+      },
       canMoveOn: () => !this.upstream,
       moveOn: () => {},
     };

@@ -1,5 +1,6 @@
 import { AudioArrivals } from "./audio-arrivals.ts";
 import type { Binding } from "../catalogue/types.ts";
+import { familyKey } from "../routing/candidate.ts";
 import { ApiError, CLOSE, ProviderError } from "../errors.ts";
 import { audioSeconds, billedSeconds } from "../ledger/usage.ts";
 import type { SttEvent, SttStream } from "../providers/types.ts";
@@ -171,7 +172,8 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
   protected candidateRun() {
     return {
       connect: (binding: Binding) => this.idle.during(this.connect(binding)),
-      serve: async (binding: Binding) => {
+      serve: async (binding: Binding, served: () => void) => {
+        served(); // accepted: a recognizer has nothing to say before it hears speech
         await this.pump();
         if (this.closed) return;
         // A provider may only end the stream after the client closed the session.
@@ -191,7 +193,7 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
   private async connect(binding: Binding): Promise<void> {
     const provider = this.deps.provider(binding.provider.id);
     if (!provider?.open) throw new ProviderError(`provider ${binding.provider.id} has no streaming adapter in this build`, true);
-    const family = this.setup.families.get(binding.provider.id)!;
+    const family = this.setup.families.get(familyKey(binding.provider.id, binding.canonical))!;
     const interim = this.setup.interim ?? family.interimDefault;
     const { routerTurns, vadInside } = routerTurnsOf(this.setup, family);
     const abandon = (this.opening = new AbortController());

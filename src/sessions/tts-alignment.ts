@@ -14,6 +14,8 @@ type AlignmentEvent = Extract<TtsSessionEvent, { type: "alignment" }>;
 export class AlignmentTimeline {
   private held: ProviderAlignment[] = [];
   private readonly latest = { alignment: 0, normalized: 0 };
+  /** Seconds into the session's audio where the current provider's timeline begins (after a failover mid-session). */
+  private offset = 0;
 
   /** A provider's timings: the events to send now (none before the first audio). */
   add(ev: ProviderAlignment, audioStarted: boolean): AlignmentEvent[] {
@@ -29,18 +31,23 @@ export class AlignmentTimeline {
     });
   }
 
-  /** The provider is replaced before any audio: its timings go with it. */
-  drop(): void {
+  /**
+   * The provider is replaced: the timings it gave before any audio go with it; its successor's
+   * timeline begins `at` seconds into the session's audio (0 before any audio went out; after,
+   * where its audio had got to, else the latest time given).
+   */
+  drop(at?: number): void {
     this.held = [];
+    this.offset = at ?? this.latest.alignment;
   }
 
   private forward(times: CharacterTimes, line: keyof AlignmentTimeline["latest"]): CharacterTimes {
     const starts: number[] = [];
     const ends: number[] = [];
     times.chars.forEach((_, i) => {
-      const start = Math.max(times.starts[i] ?? 0, this.latest[line]);
+      const start = Math.max((times.starts[i] ?? 0) + this.offset, this.latest[line]);
       starts.push(start);
-      ends.push(Math.max(times.ends[i] ?? start, start));
+      ends.push(Math.max((times.ends[i] ?? 0) + this.offset, start));
       this.latest[line] = start;
     });
     return { chars: times.chars, starts, ends };

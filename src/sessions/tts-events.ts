@@ -11,7 +11,8 @@ export type TtsCommand = { type: "text"; text: string } | { type: "flush" } | { 
 export type TtsSessionEvent =
   /** A provider accepted the session (sent once, also across fallbacks). */
   | { type: "ready"; sessionId: string }
-  | { type: "provider_status"; provider: string; model: string; status: "connecting" | "connected" | "failed"; reason?: string }
+  /** `voice`: with `connected`, the voice the provider speaks in (after a failover, the one now serving); a fallback model's candidate names it in every event. */
+  | { type: "provider_status"; provider: string; model: string; status: "connecting" | "connected" | "failed"; voice?: string; reason?: string }
   /** Before the first audio: the audio's shape as the provider produces it. */
   | { type: "audio_started"; provider: string; model: string; format: AudioFormat }
   /** The provider answered a flush: the audio of the text before it has been sent. */
@@ -23,7 +24,7 @@ export type TtsSessionEvent =
    */
   | { type: "alignment"; alignment: CharacterTimes; normalized: CharacterTimes }
   /** Before an error close (also the cut-off at an exhausted balance). */
-  | { type: "error"; code: ErrorCode; message: string; param?: string }
+  | { type: "error"; code: ErrorCode; message: string; param?: string /** Seconds to wait before trying again (an HTTP answer's `Retry-After`). */; retryAfter?: number }
   /** Before the normal close, once usage is settled. */
   | { type: "ended"; sessionId: string; provider?: string; model?: string; characters: number; audioBytes: number };
 

@@ -1,9 +1,10 @@
-import type { Binding } from "../catalogue/types.ts";
 import { ApiError, CLOSE, ProviderError } from "../errors.ts";
 import { characters } from "../ledger/usage.ts";
 import type { TtsStream } from "../providers/types.ts";
+import { type Candidate, voiceOf } from "../routing/candidate.ts";
 import { AlignmentTimeline } from "./tts-alignment.ts";
 import { TextTally } from "./tts-text-tally.ts";
+import { TtsFailover } from "./tts-failover.ts";
 import { openWithin } from "./lifecycle/candidates.ts";
 import type { Admission } from "./admission.ts";
 import type { Outcome, SessionEnding } from "./lifecycle/ending.ts";
@@ -11,39 +12,37 @@ import { SessionCore } from "./lifecycle/session-core.ts";
 import type { TtsCommand, TtsSessionDeps, TtsSessionSetup } from "./tts-events.ts";
 
 // A streaming TTS session, independent of the surface that frames it (the lifecycle every kind
-// shares is `SessionCore`; the character tally is `TextTally`).
-// - Text is admitted only once the request's credit hold covers it (no database round trip while
-//   the current block lasts); when the balance cannot cover more, the session synthesizes what was
-//   admitted and ends with 4402 `insufficient_balance`.
-// - Commands arriving while the session is starting are kept and applied once a provider is ready.
-// - While no audio has reached the client, a provider that fails in a retryable way is replaced by
-//   the next candidate and the admitted text is replayed; once audio went out, a failure ends the
-//   session with 1011.
-// - Usage is settled (debits + one activity record) before the final event and close are sent.
-//   Until then the meter is told, as audio goes out, which text has been heard: what a crash of
-//   the server is billed (the text the provider had been given when its latest audio was sent;
-//   text written to the provider's stream and held back there, see `TtsStream.given`, is not).
-// - With an idle timeout, a session with no client frame and nothing sent to the client for that
-//   long (audio waiting for the client to read does not count) ends with 4408 `idle_timeout`.
+// shares is `SessionCore`; the character tally is `TextTally`; what a failover replays, `TtsFailover`).
+// - Text is admitted once the credit hold covers it; when the balance cannot cover more, the
+//   admitted text is spoken and the session ends 4402 `insufficient_balance`. Commands arriving
+//   while the session is starting are applied once a provider is ready.
+// - A provider failing in a retryable way is replaced by the next candidate: before any audio the
+//   admitted text is replayed to it; after, the text from the start of the sentence whose audio had
+//   not ended, its audio continuing the stream, each part billed to its provider. With no candidate
+//   left, the session ends 1011.
+// - Usage is settled before the final event and close. Until then the meter is told, as audio goes
+//   out, what a crash of the server is billed: the text the provider had been given when its
+//   latest audio was sent (held back in its stream, `TtsStream.given`, it is not).
+// - With an idle timeout, no client frame and nothing sent for that long (audio waiting for the
+//   client to read does not count) ends the session with 4408 `idle_timeout`.
 
-/**
- * Audio reaches the port in pieces of at most this. A socket holds one piece beyond the port's
- * wait for drain, so it stays far under Bun's backpressureLimit (1 MiB), past which Bun would drop
- * the events and close frame sent meanwhile (an embedded engine hands over a whole utterance at once).
- */
+// Audio reaches the port in pieces of at most this: a socket holds one piece beyond the port's wait
+// for drain, far under Bun's backpressureLimit (1 MiB) past which it would drop the events sent meanwhile.
 const MAX_AUDIO_PIECE = 64 * 1024;
 
 export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSessionDeps> {
   private stream: TtsStream | undefined;
   /** Admitted commands waiting for a provider. */
   private pending: TtsCommand[] = [];
-  /** Commands given to the current provider before any of its audio went out: replayed on fallback. */
-  private replay: TtsCommand[] = [];
+  /** What the next candidate is given when the current one fails. */
+  private readonly failover = new TtsFailover();
   /** With auto_flush off, text waits here for a flush or close. */
   private held = "";
   private readySent = false;
   private closeAccepted = false;
   private audioStarted = false;
+  /** Tells the candidate's health that it serves (its first audio). */
+  private served: (() => void) | undefined;
   private firstTextAt: number | undefined;
   private firstAudioAt: number | undefined;
   private readonly text = new TextTally();
@@ -85,30 +84,28 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.endedByClient = true;
     this.interrupted = true;
     const billed = this.text.billed("client_left", this.audioStarted, this.stream?.given);
-    void this.finish("client_left", { code: CLOSE.normal, reason: "tts_interrupted" }, () =>
-      this.deps.port.event({ type: "ended", sessionId: this.setup.id, provider: this.binding?.provider.id, model: this.binding?.canonical, characters: billed, audioBytes: this.audioBytes }),
-    );
+    void this.finish("client_left", { code: CLOSE.normal, reason: "tts_interrupted" }, () => this.ended(billed));
   }
 
   protected candidateRun() {
     return {
-      connect: (binding: Binding) => this.idle.during(this.connect(binding)),
-      serve: async () => {
+      connect: (binding: Candidate) => this.idle.during(this.connect(binding)),
+      serve: async (_binding: Candidate, served: () => void) => {
+        this.served = served;
         if (await this.pump()) await this.complete();
       },
-      // Text is replayed to the next provider only while the client has heard none of it.
-      canMoveOn: () => !this.audioStarted,
+      canMoveOn: () => true,
       moveOn: () => {
         this.stream?.cancel();
         this.stream = undefined;
         this.state = "starting";
-        this.pending = [...this.replay, ...this.pending];
-        this.replay = [];
+        const { from, commands } = this.failover.replay(this.text.heard, this.binding, this.audioStarted);
+        this.pending = [...commands, ...this.pending];
         this.held = ""; // its text is in the replayed commands
-        this.text.restart();
-        this.alignment.drop();
+        this.text.resumeAt(from);
+        this.alignment.drop(this.audioStarted ? this.failover.seconds(this.audioBytes) : 0);
       },
-      attemptFailed: (binding: Binding, reason: string) => this.status("failed", binding, reason),
+      attemptFailed: (binding: Candidate, reason: string) => this.status("failed", binding, reason),
     };
   }
 
@@ -141,12 +138,13 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     else this.apply(cmd);
   }
 
-  private async connect(binding: Binding): Promise<void> {
+  private async connect(binding: Candidate): Promise<void> {
     const provider = this.deps.provider(binding.provider.id);
     this.tried = binding;
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
     this.status("connecting", binding);
-    const { voice, format, sampleRate, speed, options, alignment } = this.setup;
+    const { format, sampleRate, speed, options, alignment } = this.setup;
+    const voice = voiceOf(binding, this.setup.voice);
     const opening = provider.open({ model: binding.id, voice, format, ...(sampleRate ? { sampleRate } : {}), ...(speed !== undefined ? { speed } : {}), options, ...(alignment ? { alignment } : {}) });
     const stream = await openWithin(opening, this.deps.connectTimeoutMs, binding.provider.id, (late) => late.cancel());
     await this.admission!.meter.reserved();
@@ -154,8 +152,11 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       stream.cancel();
       return;
     }
+    this.failover.takeOver(stream, binding, this.admission!.meter, voice);
     this.binding = binding;
     this.stream = stream;
+    // The record names the voice that serves (a fallback model speaks in its own).
+    this.admission!.meter.forVoice(voice);
     this.status("connected", binding);
     if (!this.readySent) {
       this.readySent = true;
@@ -172,47 +173,60 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     for await (const ev of this.stream!) {
       if (this.closed) return false;
       this.idle.touch();
+      if (ev.type === "spoken") {
+        this.text.spoken(ev.chars);
+        this.failover.heard(this.text.heard);
+        continue;
+      }
       if (ev.type === "flushed") {
         this.text.flushAnswered();
-        if (!this.audioStarted) this.forgetAnsweredFlush();
+        this.failover.flushAnswered();
+        this.failover.heard(this.text.heard);
         this.noteDelivered();
+        await this.send(this.failover.rest());
         this.deps.port.event({ type: "flushed" });
         continue;
       }
       if (ev.type === "alignment") {
+        this.failover.aligned(ev.alignment);
         for (const timing of this.alignment.add(ev, this.audioStarted)) this.deps.port.event(timing);
         continue;
       }
       if (!this.audioStarted) this.startAudio();
-      this.audioBytes += ev.audio.byteLength;
+      // Each candidate's first audio proves it serves (after a failover too): its health counts on it.
+      if (this.served) {
+        this.served();
+        this.served = undefined;
+      }
+      const continued = this.failover.audio(ev.audio);
       this.text.audioSent(this.stream!.given);
       this.noteDelivered();
-      for (let at = 0; at < ev.audio.byteLength && !this.closed; at += MAX_AUDIO_PIECE) {
-        // While the client is behind, the provider's stream is not read: it stops producing (audio-backlog.ts).
-        const backpressure = this.deps.port.sendAudio(ev.audio.subarray(at, at + MAX_AUDIO_PIECE));
-        if (backpressure) await this.idle.during(backpressure);
-      }
+      await this.send(continued instanceof Promise ? await continued : continued);
     }
     if (this.closed) return false;
     // A provider may only end the stream once the client closed the session and every flush was answered.
     if (!this.closeAccepted || this.text.flushesOpen) throw new ProviderError(`${this.binding!.provider.id} ended the stream before the session was over`, true);
+    await this.send(this.failover.rest());
     return true;
+  }
+
+  private async send(audio: Uint8Array): Promise<void> {
+    this.audioBytes += audio.byteLength;
+    for (let at = 0; at < audio.byteLength && !this.closed; at += MAX_AUDIO_PIECE) {
+      // While the client is behind, the provider's stream is not read: it stops producing (audio-backlog.ts).
+      const backpressure = this.deps.port.sendAudio(audio.subarray(at, at + MAX_AUDIO_PIECE));
+      if (backpressure) await this.idle.during(backpressure);
+    }
   }
 
   private noteDelivered(): void {
     this.admission!.meter.delivered(this.binding!, this.text.delivered);
   }
 
-  /** A flush answered before any audio is not replayed on a fallback: the client would get it twice. */
-  private forgetAnsweredFlush(): void {
-    const i = this.replay.findIndex((c) => c.type === "flush");
-    if (i >= 0) this.replay.splice(i, 1);
-  }
-
   private startAudio(): void {
     this.audioStarted = true;
     this.firstAudioAt = performance.now();
-    this.replay = [];
+    this.failover.began(this.stream!.audioFormat);
     const provider = this.binding!.provider.id;
     if (this.firstTextAt !== undefined) {
       this.deps.metrics.timeToFirstAudio.observe({ provider }, (this.firstAudioAt - this.firstTextAt) / 1000);
@@ -223,7 +237,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
 
   private apply(cmd: TtsCommand): void {
     const stream = this.stream!;
-    if (!this.audioStarted) this.replay.push(cmd);
+    this.failover.record(cmd);
     if (cmd.type === "text") {
       if (!this.setup.autoFlush) {
         this.held += cmd.text;
@@ -251,25 +265,20 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
 
   private async complete(): Promise<void> {
     if (this.exhausted) return this.cutOff("the balance is used up; the text admitted before was spoken");
-    await this.finish("completed", { code: CLOSE.normal, reason: "tts_complete" }, () =>
-      this.deps.port.event({
-        type: "ended",
-        sessionId: this.setup.id,
-        provider: this.binding?.provider.id,
-        model: this.binding?.canonical,
-        characters: this.text.admitted,
-        audioBytes: this.audioBytes,
-      }),
-    );
+    await this.finish("completed", { code: CLOSE.normal, reason: "tts_complete" }, () => this.ended(this.text.admitted));
   }
 
-  protected sendError(error: ApiError): void {
-    const { param } = error.extra;
-    this.deps.port.event({ type: "error", code: error.code, message: error.message, ...(param ? { param: String(param) } : {}) });
+  private ended(characters: number): void {
+    this.deps.port.event({ type: "ended", sessionId: this.setup.id, provider: this.binding?.provider.id, model: this.binding?.canonical, characters, audioBytes: this.audioBytes });
+  }
+
+  protected sendError({ code, message, extra: { param, retry_after: after } }: ApiError): void {
+    this.deps.port.event({ type: "error", code, message, ...(param ? { param: String(param) } : {}), ...(typeof after === "number" ? { retryAfter: after } : {}) });
   }
 
   protected stopWork(): void {
     this.stream?.cancel();
+    this.failover.release();
   }
 
   protected ending(outcome: Outcome): SessionEnding {
@@ -282,7 +291,9 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     };
   }
 
-  private status(status: "connecting" | "connected" | "failed", binding: Binding, reason?: string): void {
-    this.deps.port.event({ type: "provider_status", provider: binding.provider.id, model: binding.canonical, status, ...(reason ? { reason } : {}) });
+  /** `connected` names the voice the provider speaks in (after a failover, the one now serving); a fallback model's candidate names it in every event. */
+  private status(status: "connecting" | "connected" | "failed", binding: Candidate, reason?: string): void {
+    const voice = status === "connected" || binding.fallback !== undefined ? voiceOf(binding, this.setup.voice) : undefined;
+    this.deps.port.event({ type: "provider_status", provider: binding.provider.id, model: binding.canonical, status, ...(voice ? { voice } : {}), ...(reason ? { reason } : {}) });
   }
 }

@@ -17,6 +17,10 @@ export class TextTally {
   private acknowledged = 0;
   /** Characters the provider had been given when its latest audio went out. */
   private givenAtAudio = 0;
+  /** Characters whose audio a stream marked as all yielded (`spoken`). */
+  private spokenUpTo = 0;
+  /** Characters written before the current provider took over (its counts start there). */
+  private base = 0;
 
   wrote(text: string): void {
     this.written += characters(text);
@@ -39,15 +43,31 @@ export class TextTally {
     this.givenAtAudio = this.given(streamGiven);
   }
 
+  /** The stream yielded all the audio of its first `chars` characters. */
+  spoken(chars: number): void {
+    this.spokenUpTo = Math.max(this.spokenUpTo, this.base + chars);
+  }
+
+  /** Characters whose audio has gone out to its end: where a provider's successor takes over. */
+  get heard(): number {
+    return Math.max(this.acknowledged, this.spokenUpTo);
+  }
+
   /** What a crash of the server is billed: the text whose audio has gone out. */
   get delivered(): number {
     return Math.max(this.acknowledged, this.givenAtAudio);
   }
 
-  /** A new provider starts from nothing written (the admitted text is replayed to it). */
-  restart(): void {
-    this.written = 0;
+  /**
+   * A new provider takes over at `from` characters (0 before any audio went out; after, the text
+   * heard to its end): the text from there is written to it again, and its counts start there.
+   */
+  resumeAt(from: number): void {
+    this.base = from;
+    this.written = from;
     this.flushMarks = [];
+    this.acknowledged = Math.max(this.acknowledged, from);
+    this.givenAtAudio = from;
   }
 
   /**
@@ -68,6 +88,6 @@ export class TextTally {
    * written. A flush's acknowledgement covers its text whatever a stream reports.
    */
   private given(streamGiven: number | undefined): number {
-    return Math.min(this.written, streamGiven ?? this.written);
+    return Math.min(this.written, streamGiven === undefined ? this.written : this.base + streamGiven);
   }
 }

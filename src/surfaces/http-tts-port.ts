@@ -79,7 +79,8 @@ export class HttpTtsPort implements TtsPort {
   event(event: TtsSessionEvent): void {
     if (event.type === "audio_started") this.started(event.format);
     else if (event.type === "alignment") this.shape.alignment?.(event);
-    else if (event.type === "error") this.error = new ApiError(event.code, event.message, event.param ? { param: event.param } : {});
+    else if (event.type === "error")
+      this.error = new ApiError(event.code, event.message, { ...(event.param ? { param: event.param } : {}), ...(event.retryAfter ? { retry_after: event.retryAfter } : {}) });
   }
 
   sendAudio(chunk: Uint8Array): void | Promise<void> {

@@ -1,15 +1,16 @@
 import type { Principal } from "../accounts/keys.ts";
-import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
 import type { ApiError } from "../errors.ts";
 import { planVoice } from "../planning/plan-voice.ts";
+import type { Candidate } from "../routing/candidate.ts";
 import { TtsSession } from "../sessions/tts-session.ts";
 import { HttpTtsPort, type HttpAudioShape } from "./http-tts-port.ts";
 
 export interface HttpTtsRequest {
-  /** Routed candidates, not yet checked against the balance. */
-  candidates: Binding[];
+  /** Routed candidates (each with its voice), not yet checked against the balance. */
+  candidates: Candidate[];
   text: string;
+  /** The primary model's voice. */
   voice?: string;
   format: "pcm" | "mp3";
   /** The planned speed. */
@@ -47,7 +48,7 @@ export async function speakOverHttp(ctx: AppContext, principal: Principal, req: 
         return { candidates, meter };
       },
     },
-    { provider: (pid) => ctx.providers.get(pid), port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface, transport: "http" },
+    { provider: (pid) => ctx.providers.get(pid), port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, health: ctx.health, surface, transport: "http" },
   );
   // A client that stops reading, or goes away before the first byte, ends the session.
   port.onCancel(() => session.abort());

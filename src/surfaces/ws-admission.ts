@@ -4,6 +4,7 @@ import type { AppContext } from "../context.ts";
 import { ApiError, sessionFailure, type ProviderOverloaded } from "../errors.ts";
 import type { Payer } from "../ledger/meter.ts";
 import { planVoice, type Voiced } from "../planning/plan-voice.ts";
+import type { Candidate } from "../routing/candidate.ts";
 import { type Admission, meteredSession } from "../sessions/admission.ts";
 
 // One admission for every WebSocket (`/v1/tts`, `/v1/stt`, `/el` stream-input, and the realtime
@@ -14,7 +15,7 @@ import { type Admission, meteredSession } from "../sessions/admission.ts";
 //
 // What can be answered as HTTP is thrown, and the app's error handler answers it in the path's
 // envelope: a plan's 400 (a voice no candidate takes among them), a known payer who cannot pay
-// (402, or 422 for an unpriced model), every candidate at capacity (503). A refused credential
+// (402, or 422 for an unpriced model), every candidate at capacity or known to be down (503). A refused credential
 // waits for the upgrade, to be told as a close (4401/4403), unless the surface lets the socket
 // wait for a key in a frame.
 
@@ -43,7 +44,7 @@ export type SocketAdmission<P, C extends Payer = Principal> = Credited<C> & {
   /** The plan's candidate lists (`wants`), each narrowed to the candidates that take its voice. */
   voiced: Voiced[];
   /** Of each voiced list, the candidates the payer can pay for; empty without a payer or a plan. */
-  affordable: Binding[][];
+  affordable: Candidate[][];
 };
 
 /** Credential, plan, then funds: throws what is answered before the upgrade, keeps what is told after it. */
@@ -60,14 +61,22 @@ export async function admitSocket<P, C extends Payer>(ctx: AppContext, claim: So
   const voiced = await voicedFor(ctx, plan ? claim.wants(plan) : [], credited.payer?.tenantId);
   const affordable = credited.payer && plan ? await fund(ctx, credited.payer, voiced) : [];
   if (claim.overloaded) checkCapacity(affordable, claim.overloaded);
+  checkHealth(ctx, affordable);
   return { ...credited, plan, planError, voiced, affordable };
 }
 
 /** 503 `provider_overloaded` when every candidate a list leaves the payer is at capacity. */
-function checkCapacity(affordable: Binding[][], overloaded: (candidate: Binding) => ProviderOverloaded | undefined): void {
+function checkCapacity(affordable: Candidate[][], overloaded: (candidate: Binding) => ProviderOverloaded | undefined): void {
   for (const candidates of affordable) {
     const refusals = candidates.map((candidate) => overloaded(candidate));
     if (refusals.every(Boolean)) throw sessionFailure(refusals.at(-1));
+  }
+}
+
+/** 503 `provider_unavailable` when every candidate a list leaves the payer is known to be down (docs/routing.md#provider-health). */
+function checkHealth(ctx: AppContext, affordable: Binding[][]): void {
+  for (const candidates of affordable) {
+    if (candidates.length > 0 && !candidates.some((candidate) => ctx.health.usable(candidate))) throw ctx.health.unavailable(candidates);
   }
 }
 
@@ -88,8 +97,8 @@ async function voicedFor(ctx: AppContext, wanted: Voiced[], tenantId: string | u
 }
 
 /** Of each list, what the payer can pay for. */
-async function fund(ctx: AppContext, payer: Payer, voiced: Voiced[]): Promise<Binding[][]> {
-  const affordable: Binding[][] = [];
+async function fund(ctx: AppContext, payer: Payer, voiced: Voiced[]): Promise<Candidate[][]> {
+  const affordable: Candidate[][] = [];
   for (const { candidates } of voiced) affordable.push(await ctx.meter.admit(payer, candidates));
   return affordable;
 }

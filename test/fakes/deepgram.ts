@@ -1,6 +1,7 @@
 import type { ServerWebSocket } from "bun";
 import { auraQueryProblem, auraSocket } from "./deepgram-aura-ws.ts";
 import { fluxQueryProblem, fluxSocket } from "./deepgram-flux.ts";
+import { type FaultControl, serveWithFaults } from "./fault-modes.ts";
 import { closeWhenIdle } from "./idle-close.ts";
 import { audioResponse, mp3, refusal, speech, type RefusalStatus } from "./http-fake.ts";
 import { ReceivedAudio, receivedFile, type AudioDigest } from "./received-audio.ts";
@@ -30,9 +31,10 @@ import { type ReadPace, slowReading } from "./slow-reading.ts";
 // text frame after the first audio; Aura: instead of `Metadata`), "data-error" (close 1008
 // DATA-0000 after the first audio or text), "error-frame" (Flux: a fatal `Error` frame, then
 // close 1011), "deaf" (Nova: the socket opens and is never read, so what the router sends waits in
-// its buffers). Mid-stream faults (`midStream`, mid-stream-faults.ts) for listen sockets (Nova and
-// Flux) opened from then on: `kill`, `hang`, and `error` (Flux: an `Error` frame; Nova has no error event: close 1011 alone). For `POST /v1/speak`, "drop", "malformed" and "stall" are the HTTP streaming faults
-// of http-fake.ts.
+// its buffers). For `POST /v1/speak`, "drop", "malformed" and "stall" are the HTTP streaming faults
+// of http-fake.ts. Faults kept until healed: `faults.set(...)` (fault-modes.ts). Mid-stream faults
+// (`midStream`, mid-stream-faults.ts) for listen sockets (Nova and Flux) opened from then on:
+// `kill`, `hang`, and `error` (Flux: an `Error` frame; Nova has no error event: close 1011 alone).
 
 export type DeepgramFault = "401" | "429" | "500" | "drop" | "malformed" | "data-error" | "error-frame" | "stall" | "deaf";
 
@@ -73,6 +75,8 @@ export interface FakeDeepgram {
   /** HTTP requests and sockets still open: a client that forgets to cancel a response or close a socket shows here. */
   openRequests(): number;
   fault(f: DeepgramFault): void;
+  /** Faults kept until healed (fault-modes.ts): refuse, hang, status500. */
+  faults: FaultControl;
   /** Nova connections opened from now on read no more than `bytesPerSecond` (undefined: as fast as frames come). */
   readSlowly(bytesPerSecond: number | undefined): void;
   /** From now on a listen socket (Nova or Flux) that receives nothing for `ms` is closed 1011 NET-0001, as Deepgram does after 10 s; undefined: never. */
@@ -195,7 +199,7 @@ export function startFakeDeepgram(): FakeDeepgram {
     return srv.upgrade(req, { data: handler(record, fault) }) ? undefined : new Response("upgrade failed", { status: 400 });
   };
 
-  const server = Bun.serve<FakeSocket>({
+  const served = serveWithFaults(() => refuse(500), {
     port: 0,
     hostname: "127.0.0.1",
     async fetch(req, srv) {
@@ -257,8 +261,8 @@ export function startFakeDeepgram(): FakeDeepgram {
       );
     },
     websocket: {
-      open: (ws) => ws.data.open?.(ws),
-      message: (ws, frame) => ws.data.message(ws, frame),
+      open: (ws: FakeWs) => ws.data.open?.(ws),
+      message: (ws: FakeWs, frame: string | Buffer) => ws.data.message(ws, frame),
     },
   });
 
@@ -328,19 +332,20 @@ export function startFakeDeepgram(): FakeDeepgram {
   });
 
   return {
-    http: `http://127.0.0.1:${server.port}`,
-    ws: `ws://127.0.0.1:${server.port}`,
+    http: `http://127.0.0.1:${served.server().port}`,
+    ws: `ws://127.0.0.1:${served.server().port}`,
     connections,
     flux,
     speakSockets,
     prerecorded,
     speak,
-    openRequests: () => server.pendingRequests + server.pendingWebSockets,
+    openRequests: () => served.server().pendingRequests + served.server().pendingWebSockets,
     fault: (f) => (pending = f),
+    faults: served.faults,
     readSlowly: (bytesPerSecond) => (readRate = bytesPerSecond),
     closeIdleStreams: (ms) => (idleCloseMs = ms),
     midStream: (fault) => (midStream = fault),
-    openSockets: () => server.pendingWebSockets,
-    stop: () => server.stop(true),
+    openSockets: () => served.server().pendingWebSockets,
+    stop: served.stop,
   };
 }

@@ -1,6 +1,7 @@
 import type { Server, ServerWebSocket } from "bun";
 import { Mp3StreamEncoder } from "../../src/audio/mp3.ts";
 import { closeWhenIdle } from "./idle-close.ts";
+import type { MidStreamFault } from "./http-fake.ts";
 import { ReceivedAudio } from "./received-audio.ts";
 
 // The WebSocket half of the ElevenLabs fake (see elevenlabs.ts, which serves it on the same port).
@@ -101,6 +102,8 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
   const scribeSockets: ScribeSocketRecord[] = [];
   /** See `closeIdleScribe`. */
   let scribeIdleMs: number | undefined;
+  /** See `midStream`: a TTS fault once this many audio bytes went out, across sockets. */
+  let armed: (MidStreamFault & { sent: number }) | undefined;
 
   /** Upgrades a realtime request; null when the path is not a realtime one. */
   function upgrade(req: Request, server: Server<RealtimeConn>, fault: RealtimeFault | undefined): Response | undefined | null {
@@ -227,6 +230,14 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
       const share = piece.length / 2 / c.rate / Math.max(1, slice.length);
       const alignment = { chars: slice, charStartTimesMs: slice.map((_, k) => Math.round(k * share * 1000)), charDurationsMs: slice.map(() => Math.round(share * 1000)) };
       const audio = encoder ? Buffer.concat([encoder.encode(piece), ...(i === pieces - 1 ? [encoder.flush()] : [])]) : piece;
+      if (armed && armed.sent >= armed.after) {
+        const { fault } = armed;
+        armed = undefined;
+        if (fault === "die") return ws.terminate();
+        if (fault === "500") return ws.close(1011, "Internal server error");
+        return new Promise<void>(() => {}); // hang: the socket stays open, nothing more comes
+      }
+      if (armed) armed.sent += audio.length;
       if (audio.length) ws.send(JSON.stringify({ audio: Buffer.from(audio).toString("base64"), normalizedAlignment: alignment, alignment, ...(c.record.multi ? { contextId: id } : {}) }));
       if (c.fault === "drop") return ws.close(1011, "Internal server error");
       await Bun.sleep(1);
@@ -346,7 +357,11 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
   const closeIdleScribe = (ms: number | undefined) => {
     scribeIdleMs = ms;
   };
-  return { ttsSockets, scribeSockets, upgrade, websocket, closeIdleScribe };
+  /** TTS: a fault once `after` bytes of audio went out (http-fake.ts `MidStreamFault`; `500` closes 1011 as ElevenLabs does on an internal error); undefined: none. */
+  const midStream = (fault: MidStreamFault | undefined) => {
+    armed = fault && { ...fault, sent: 0 };
+  };
+  return { ttsSockets, scribeSockets, upgrade, websocket, closeIdleScribe, midStream };
 }
 
 /** One more word of the sentence for every 0.25 s of speech. */

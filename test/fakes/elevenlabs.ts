@@ -1,7 +1,7 @@
 import { startRealtime, type RealtimeConn, type RealtimeFault, type ScribeSocketRecord, type TtsSocketRecord } from "./elevenlabs-realtime.ts";
 import { elevenLabsVoices, type ClonedVoiceRecord, type ElevenLabsCloningFault } from "./elevenlabs-voices.ts";
 import { Mp3StreamEncoder } from "../../src/audio/mp3.ts";
-import { audioResponse, mp3, refusal, speech as speechAt, type RefusalStatus, type StreamFault } from "./http-fake.ts";
+import { audioResponse, type MidStreamFault, mp3, refusal, speech as speechAt, type RefusalStatus, type StreamFault } from "./http-fake.ts";
 import { receivedFile, type AudioDigest } from "./received-audio.ts";
 
 // A fake of ElevenLabs' HTTP text-to-speech and Scribe file transcription on loopback, close enough to the wire that the official
@@ -45,6 +45,8 @@ export interface FakeElevenLabs {
   /** Instant clones the fake holds, by voice id: made by `POST /v1/voices/add`, gone after their `DELETE`. */
   clonedVoices: Map<string, ClonedVoiceRecord>;
   fault(f: ElevenLabsFault): void;
+  /** TTS over stream-input: a fault once this many audio bytes went out (the socket killed, hung, or closed 1011); undefined: none. */
+  midStream(f: MidStreamFault | undefined): void;
   /** From now on a Scribe realtime socket that receives nothing for `ms` is dropped (ElevenLabs' idle limit is not documented); undefined: never. */
   closeIdleScribe(ms: number | undefined): void;
   /** Requests and sockets still open on the fake: a client that forgets to close a connection shows here. */
@@ -206,6 +208,7 @@ export function startFakeElevenLabs(): FakeElevenLabs {
     scribeSockets: realtime.scribeSockets,
     clonedVoices: voices.cloned,
     fault: (f) => (pending = f),
+    midStream: realtime.midStream,
     closeIdleScribe: realtime.closeIdleScribe,
     openRequests: () => server.pendingRequests + server.pendingWebSockets,
     openSockets: () => server.pendingWebSockets,

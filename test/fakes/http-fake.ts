@@ -60,6 +60,58 @@ export function audioResponse(audio: Uint8Array, type: string, fault?: StreamFau
   return new Response(stream, { headers: { "content-type": type } });
 }
 
+/**
+ * A fault that strikes once a fake has sent `after` bytes of audio (counted across its responses
+ * from when it was set), then clears: `die` cuts the connection in the middle of the response
+ * that crosses the mark; `hang` stops that response there (headers sent, the connection kept
+ * open, nothing more); `500` lets that response end and answers the next request with an error.
+ */
+export interface MidStreamFault {
+  after: number;
+  fault: "die" | "hang" | "500";
+}
+
+/** A fake's mid-stream fault as it counts the bytes it sends. */
+export class MidStream {
+  private armed: (MidStreamFault & { sent: number }) | undefined;
+
+  set(fault: MidStreamFault | undefined): void {
+    this.armed = fault && { ...fault, sent: 0 };
+  }
+
+  /** The mark was passed by earlier responses and the fault is an error answer: true once, for this request. */
+  refuses(): boolean {
+    if (this.armed?.fault !== "500" || this.armed.sent < this.armed.after) return false;
+    this.armed = undefined;
+    return true;
+  }
+
+  /** `audio` as a chunked response, cut or stalled where the armed fault says. */
+  response(audio: Uint8Array, type: string): Response {
+    const chunk = 4800;
+    const stream = new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        for (let i = 0; i < audio.length; ) {
+          const armed = this.armed;
+          if (armed && armed.fault !== "500" && armed.sent >= armed.after) {
+            this.armed = undefined;
+            if (armed.fault === "hang") return new Promise(() => {});
+            return controller.error(new Error("connection reset"));
+          }
+          // A cut or a hang strikes at the byte it is set for, inside a chunk if need be.
+          const end = Math.min(i + chunk, armed && armed.fault !== "500" ? i + armed.after - armed.sent : audio.length);
+          if (armed) armed.sent += end - i;
+          controller.enqueue(audio.subarray(i, end));
+          i = end;
+          await Bun.sleep(1);
+        }
+        controller.close();
+      },
+    });
+    return new Response(stream, { headers: { "content-type": type } });
+  }
+}
+
 /** The statuses a fake answers for a wrong key or an injected fault. */
 export type RefusalStatus = 401 | 429 | 500;
 

@@ -1,4 +1,5 @@
-import { audioResponse, mp3, refusal, speech as speechAt, type RefusalStatus } from "./http-fake.ts";
+import { audioResponse, MidStream, type MidStreamFault, mp3, refusal, speech as speechAt, type RefusalStatus } from "./http-fake.ts";
+import { type FaultControl, serveWithFaults } from "./fault-modes.ts";
 import { LOOPBACK_TLS } from "./loopback-tls.ts";
 import { startRealtime, type RealtimeConnection, type RealtimeFault } from "./openai-realtime.ts";
 import { receivedFile, type AudioDigest } from "./received-audio.ts";
@@ -17,7 +18,9 @@ import { receivedFile, type AudioDigest } from "./received-audio.ts";
 //   "refuse" (the server is stopped), "401", "429", "500" (an error answer), "stall" (headers, then
 //   nothing; a transcription: no answer at all until the client goes), "drop" (some audio, then the
 //   connection is cut), "malformed" (a body that is not what the content type says); for a
-//   realtime session also "error" and "failed".
+//   realtime session also "error" and "failed". Faults kept until healed: `faults.set(...)` (fault-modes.ts).
+// A speech fault in the middle of a stream, set with `midStream(...)`, strikes once after a number
+// of audio bytes (http-fake.ts `MidStreamFault`: the connection cut, the stream hung, a 500).
 
 export type OpenAiFault = "401" | "429" | "500" | RealtimeFault;
 
@@ -35,6 +38,10 @@ export interface FakeOpenAi {
   /** Realtime sessions: handshake, the client's text frames, session updates, audio received. */
   realtime: RealtimeConnection[];
   fault(f: OpenAiFault): void;
+  /** Faults kept until healed (fault-modes.ts): refuse, hang, status500. */
+  faults: FaultControl;
+  /** Speech: a fault once this many audio bytes went out (undefined: none). */
+  midStream(f: MidStreamFault | undefined): void;
   /** From now on a realtime transcription session that receives nothing for `ms` is closed 1008 (OpenAI documents no idle limit); undefined: never. */
   closeIdleRealtime(ms: number | undefined): void;
   /** Realtime sockets still open. */
@@ -79,11 +86,12 @@ export function startFakeOpenAi(options: { tls?: boolean } = {}): FakeOpenAi & {
   const speech: SpeechRequest[] = [];
   const transcriptions: FakeOpenAi["transcriptions"] = [];
   let pending: OpenAiFault | undefined;
+  const midStream = new MidStream();
   let lastSpoken = "Thank you very much for your help.";
   // Speech made once per text and format: a busy benchmark measures the router, not Flite.
   const made = new Map<string, Uint8Array>();
 
-  const server = Bun.serve({
+  const served = serveWithFaults(() => refuse(500), {
     port: 0,
     hostname: "127.0.0.1",
     idleTimeout: 0,
@@ -103,6 +111,7 @@ export function startFakeOpenAi(options: { tls?: boolean } = {}): FakeOpenAi & {
       if (req.method === "POST" && url.pathname === "/v1/audio/speech") {
         const body = (await req.json()) as Record<string, unknown>;
         speech.push({ body, authorization });
+        if (midStream.refuses()) return refuse(500);
         if (typeof body.input !== "string" || !body.input) return error(400, "input is required", "invalid_request_error");
         if (typeof body.voice !== "string") return error(400, "voice is required", "invalid_request_error");
         lastSpoken = body.input;
@@ -117,7 +126,8 @@ export function startFakeOpenAi(options: { tls?: boolean } = {}): FakeOpenAi & {
           audio = format === "pcm" ? pcm : format === "wav" ? wav(pcm, 24000) : mp3(pcm, 24000);
           made.set(key, audio);
         }
-        return audioResponse(audio, type, fault === "stall" || fault === "drop" || fault === "malformed" ? fault : undefined);
+        if (fault === "stall" || fault === "drop" || fault === "malformed") return audioResponse(audio, type, fault);
+        return midStream.response(audio, type);
       }
 
       if (req.method === "POST" && url.pathname === "/v1/audio/transcriptions") {
@@ -149,15 +159,17 @@ export function startFakeOpenAi(options: { tls?: boolean } = {}): FakeOpenAi & {
     },
   });
   return {
-    url: `${tls ? "https" : "http"}://127.0.0.1:${server.port}/v1`,
+    url: `${tls ? "https" : "http"}://127.0.0.1:${served.server().port}/v1`,
     certificate: tls?.cert,
     speech,
     transcriptions,
     realtime: realtime.connections,
     fault: (f) => (pending = f),
+    faults: served.faults,
+    midStream: (f) => midStream.set(f),
     closeIdleRealtime: realtime.closeIdle,
-    openSockets: () => server.pendingWebSockets,
-    openRequests: () => server.pendingRequests,
-    stop: () => server.stop(true),
+    openSockets: () => served.server().pendingWebSockets,
+    openRequests: () => served.server().pendingRequests,
+    stop: served.stop,
   };
 }

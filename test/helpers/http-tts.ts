@@ -109,8 +109,15 @@ export function describeHttpTtsFaults(name: string, { server, fake, echoId, voic
       });
     }
 
-    test("a connection dropped after audio started: no switch, 1011, nothing billed", async () => {
+    test("a connection dropped after audio started: the sentence cut off is heard again from the fallback, 1000, billed once at its rate", async () => {
       const { rec, record } = await run("drop", `provider_order=${echoId},fixed`);
+      expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
+      expect(rec.audio.length).toBeGreaterThan(0);
+      expect(record).toMatchObject({ provider: "fixed", status: "completed", usageAmount: 12, credits: 120, parts: null });
+    });
+
+    test("a connection dropped after audio started with allow_fallbacks=false: 1011, nothing billed", async () => {
+      const { rec, record } = await run("drop", `provider=${echoId}&allow_fallbacks=false`);
       expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
       expect(rec.audio.length).toBeGreaterThan(0);
       expect(record).toMatchObject({ provider: echoId, status: "failed", credits: 0 });

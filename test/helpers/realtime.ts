@@ -1,11 +1,22 @@
 import { expect } from "bun:test";
 import { like } from "drizzle-orm";
+import type { ConversationEvent } from "../../src/realtime/conversation/conversation-events.ts";
 import type { TestServer } from "./server.ts";
 import { frames } from "./speech.ts";
 import { bearer, type Client, connect } from "./ws-client.ts";
 
 // What the realtime conversation tests share: a profile of the embedded engines answered by an
 // application at a URL, the caller speaking in real time, and what the router billed.
+
+/** A conversation's `started` event, as the surfaces' ports take it: 16 kHz PCM in and out, PocketSphinx hearing. */
+export const conversationStarted = (sessionId: string, profileId: string): Extract<ConversationEvent, { type: "started" }> => ({
+  type: "started",
+  sessionId,
+  profileId,
+  input: { audioFormat: "pcm_16000", sampleRate: 16000 },
+  output: { encoding: "pcm_s16le", sampleRate: 16000 },
+  stt: { provider: "pocketsphinx", model: "cmu/pocketsphinx-en-us" },
+});
 
 /** A `/v1/realtime` profile: PocketSphinx hears, Flite speaks, the application at `upstreamUrl` answers. */
 export async function realtimeProfile(on: TestServer, key: string, upstreamUrl: string, extra: Record<string, unknown> = {}): Promise<string> {

@@ -21,6 +21,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
     TTS_WORKERS: "1",
     // Fake applications listen on loopback; the guard's own tests start servers with "false".
     REALTIME_ALLOW_PRIVATE_UPSTREAMS: "true",
+    // Circuits never open: fault tests meet one provider with fault after fault on one server. The
+    // provider-health tests set their own threshold.
+    PROVIDER_FAILURE_THRESHOLD: "0",
     ...env,
   });
 }

@@ -1,5 +1,7 @@
+import { expect } from "bun:test";
 import { wavHeader } from "../../src/audio/wav.ts";
 import { digestOf, type AudioDigest } from "../fakes/received-audio.ts";
+import { fundedAccount, lastActivity } from "./accounts.ts";
 import { bearer } from "./ws-client.ts";
 import type { TestServer } from "./server.ts";
 
@@ -28,4 +30,25 @@ export async function transcribeFile(server: TestServer, key: string, model: str
 /** POST /v1/stt/transcriptions of speech.ogg with `model` and language en-US, as `key`. */
 export async function transcribeSpeechOgg(server: TestServer, key: string, model: string): Promise<Response> {
   return transcribeFile(server, key, model, await speechOgg(), "speech.ogg");
+}
+
+/**
+ * Transcribes `silentWav` with `model`: `provider` answers 200 with no words and two seconds
+ * billed, and its fake (`received`: the file it had last) got the WAV byte for byte as uploaded.
+ */
+export async function expectSilenceUnheard(server: TestServer, model: string, provider: string, received: () => AudioDigest | undefined): Promise<void> {
+  const res = await transcribeFile(server, server.key, model, silentWav, "quiet.wav");
+  expect(res.status).toBe(200);
+  expect(await res.json()).toMatchObject({ provider, text: "", segments: [], billed_seconds: 2 });
+  expect(received()).toEqual(digestOf([silentWav]));
+}
+
+/** A file API that fails (`fault` sets its fake to): speech.ogg with `model` is 502 `upstream_error`, recorded failed and unbilled. */
+export async function expectUpstreamErrorUnbilled(server: TestServer, model: string, fault: () => void): Promise<void> {
+  const { key, tenantId } = await fundedAccount(server);
+  fault();
+  const res = await transcribeSpeechOgg(server, key, model);
+  expect(res.status).toBe(502);
+  expect(await res.json()).toMatchObject({ error: "upstream_error" });
+  expect(await lastActivity(server, tenantId)).toMatchObject({ status: "failed", credits: 0 });
 }

@@ -21,7 +21,8 @@ export type ConversationEvent =
   | { type: "turn_ended"; turnId: string; text: string }
   /** A token of the application's answer, as it came. */
   | { type: "response_text"; responseId: string; token: string; last: boolean }
-  | { type: "response_audio_started"; responseId: string; provider: string; model: string }
+  /** `voice`: when a fallback model (`fallbacks`) speaks the answer, the voice it speaks in. */
+  | { type: "response_audio_started"; responseId: string; provider: string; model: string; voice?: string }
   | { type: "response_audio_done"; responseId: string; characters: number; audioMs: number }
   /** The caller talked over the response: it stopped, and audio the client still holds of it should be dropped. */
   | { type: "response_interrupted"; responseId: string; spokenText: string; audioMs: number }

@@ -43,6 +43,8 @@ export class SpokenResponse {
   private firstAudioAt: number | undefined;
   private error: { code: ErrorCode; message: string } | undefined;
   private delivery: PcmDelivery | undefined;
+  /** The voice of the fallback model that connected, as its status told it (none for the primary's). */
+  private fallbackVoice: string | undefined;
   private readonly session: ReturnType<OpenTts>;
   /** Finishes the response once `quietMs` pass without a token. */
   private quiet: Timer | undefined;
@@ -125,9 +127,11 @@ export class SpokenResponse {
   }
 
   private onEvent(ev: TtsSessionEvent): void {
-    if (ev.type === "audio_started") {
+    if (ev.type === "provider_status" && ev.status === "connected") this.fallbackVoice = ev.voice;
+    else if (ev.type === "audio_started") {
       this.delivery = PcmDelivery.for(promiseOf(this.output), ev.format);
-      this.hooks.event({ type: "response_audio_started", responseId: this.id, provider: ev.provider, model: ev.model });
+      const voice = this.fallbackVoice;
+      this.hooks.event({ type: "response_audio_started", responseId: this.id, provider: ev.provider, model: ev.model, ...(voice ? { voice } : {}) });
     } else if (ev.type === "error") this.error = { code: ev.code, message: ev.message };
     else if (ev.type === "ended") this.characters = ev.characters;
   }

@@ -2,11 +2,13 @@ import type { Binding } from "../../catalogue/types.ts";
 import { sessionFailure, ProviderError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { Metrics } from "../../metrics.ts";
+import type { ProviderHealth } from "../../routing/health.ts";
 import { withTimeout } from "../../util/timeout.ts";
 
 // How every session kind goes through its candidates: each is opened within the connect timeout,
 // then served. A retryable provider failure moves on to the next candidate while the kind says
 // the client has had nothing it would get twice (`canMoveOn`); any other failure ends the session.
+// Candidates whose provider is known to be failing are skipped (routing/health.ts).
 
 /** A provider attempt that failed, as the activity record lists it. */
 export interface Attempt {
@@ -17,11 +19,16 @@ export interface Attempt {
 export interface CandidateRun {
   /** Opens the candidate (use `openWithin`); the session is ready to serve it when this resolves. */
   connect(binding: Binding): Promise<void>;
-  /** Serves the connected candidate until the session is over (or hands it to callbacks and returns). */
-  serve(binding: Binding): Promise<void>;
-  /** The kind's rule for moving on after a retryable failure (TTS: while no audio went out). */
+  /**
+   * Serves the connected candidate until the session is over (or hands it to callbacks and returns).
+   * `served` is called once the candidate has proved it serves (TTS: its first audio; a stream of
+   * audio in: accepted; a file: transcribed): its health counts on it. One that returns without
+   * calling it leaves its health as it was.
+   */
+  serve(binding: Binding, served: () => void): Promise<void>;
+  /** The kind's rule for moving on after a retryable failure (TTS: always, also after audio went out). */
   canMoveOn(): boolean;
-  /** Drops the failed candidate's state before the next is opened (TTS queues its text for replay). */
+  /** Drops the failed candidate's state before the next is opened (TTS queues for replay the text whose audio had not ended). */
   moveOn(): void;
   /** A candidate failed (the session may tell its client). */
   attemptFailed?(binding: Binding, reason: string): void;
@@ -29,29 +36,41 @@ export interface CandidateRun {
   fail(err: unknown): Promise<void>;
 }
 
-/** Counts each failed attempt by provider and the code its client would hear, and each move to the next candidate. */
-export async function tryCandidates(candidates: Binding[], run: CandidateRun, attempts: Attempt[], { log, metrics }: { log: Logger; metrics: Metrics }): Promise<void> {
+/**
+ * Counts each failed attempt by provider and the code its client would hear, and each move to the
+ * next candidate. A candidate whose circuit is open is skipped (`ProviderHealth`); each attempt tells
+ * the health how it went, whenever it fails (while connecting, before or after output). With every
+ * candidate skipped, the session fails at once: 503 `provider_unavailable`.
+ */
+export async function tryCandidates(candidates: Binding[], run: CandidateRun, attempts: Attempt[], { log, metrics, health }: { log: Logger; metrics: Metrics; health: ProviderHealth }): Promise<void> {
+  let failure: unknown;
   for (let i = 0; i < candidates.length && !run.closed(); i++) {
     const binding = candidates[i];
+    const verdict = health.attempt(binding);
+    if (!verdict) continue;
     try {
       await run.connect(binding);
-      if (run.closed()) return;
-      return await run.serve(binding);
+      if (run.closed()) return verdict.released();
+      await run.serve(binding, verdict.served);
+      return verdict.released();
     } catch (err) {
-      if (run.closed()) return;
+      if (run.closed()) return verdict.released();
+      verdict.failed(err);
       const reason = (err as Error).message;
       attempts.push({ provider: binding.provider.id, reason });
       log.warn({ provider: binding.provider.id, reason }, "provider attempt failed");
       metrics.upstreamErrors.inc({ provider: binding.provider.id, code: sessionFailure(err).code });
       run.attemptFailed?.(binding, reason);
-      if (err instanceof ProviderError && err.retryable && run.canMoveOn() && i + 1 < candidates.length) {
+      if (err instanceof ProviderError && err.retryable && run.canMoveOn() && candidates.slice(i + 1).some((b) => health.usable(b))) {
         metrics.fallbacks.inc({ provider: binding.provider.id, reason: sessionFailure(err).code });
         run.moveOn();
+        failure = err;
         continue;
       }
       return run.fail(err);
     }
   }
+  if (!run.closed()) return run.fail(failure ?? health.unavailable(candidates));
 }
 
 /** A provider's opening, bounded by the connect timeout; what it hands over too late is released. */

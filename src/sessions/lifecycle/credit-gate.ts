@@ -39,6 +39,14 @@ export class CreditGate<T> {
     this.drain();
   }
 
+  /**
+   * The session moved to another binding (a fallback): the next item is covered on it afresh,
+   * even when it adds no usage, since a dearer binding needs a larger hold for the same usage.
+   */
+  coverAfresh(): void {
+    this.covered = 0;
+  }
+
   /** Nothing more goes through (the session ended). */
   stop(): void {
     this.stopped = true;

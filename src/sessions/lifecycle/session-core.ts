@@ -8,6 +8,7 @@ import { type Attempt, type CandidateRun, tryCandidates } from "./candidates.ts"
 import { CreditGate } from "./credit-gate.ts";
 import { type Close, type EndingDeps, failureOf, type Outcome, recordEnding, type SessionEnding } from "./ending.ts";
 import { requestBinding } from "../../request-context.ts";
+import type { ProviderHealth } from "../../routing/health.ts";
 
 // The part of a session every kind shares: admission, its candidates in order, the idle timeout,
 // and ending exactly once. A kind supplies how it serves a candidate, how it tells its client of an
@@ -28,7 +29,7 @@ export interface CoreKind {
   quiet?: string;
 }
 
-export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends EndingDeps> {
+export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends EndingDeps & { health: ProviderHealth }> {
   protected state: "starting" | "ready" | "closed" = "starting";
   /** How the session ended, once it has. */
   private outcome: Outcome | undefined;
@@ -64,7 +65,8 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     });
     this.gate = new CreditGate<Item>({
       usageWith: (item) => this.usageWith(item),
-      cover: (units) => this.admission!.meter.cover(this.binding ?? this.admission!.candidates[0], units),
+      // On the binding the session would be charged to (see `recordEnding`).
+      cover: (units) => this.admission!.meter.cover(this.binding ?? this.tried ?? this.admission!.candidates[0], units),
       admit: (item, units) => this.admit(item, units),
       exhausted: () => this.exhaust(),
       failed: (err) => this.coverFailed(err),
@@ -188,6 +190,6 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
       return this.fail(err);
     }
     const run: CandidateRun = { ...this.candidateRun(), closed: () => this.closed, fail: (err) => this.fail(err) };
-    await tryCandidates(this.admission.candidates, run, this.attempts, { log: this.log, metrics: this.deps.metrics });
+    await tryCandidates(this.admission.candidates, run, this.attempts, { log: this.log, metrics: this.deps.metrics, health: this.deps.health });
   }
 }

@@ -1,7 +1,7 @@
 import type { ConversationEvent, ConversationPort } from "../../realtime/conversation/conversation-events.ts";
-import { base64Of } from "../../audio/bytes.ts";
 import { outputFormatName } from "../../realtime/output-formats.ts";
 import { unreachable } from "../../util/unreachable.ts";
+import { jsonAudioPort } from "../json-audio-port.ts";
 import type { WsPort } from "../ws-port.ts";
 
 // A conversation as ElevenLabs' conversation socket frames it (upstreams sheet 1d; docs/compat-el.md):
@@ -81,13 +81,14 @@ export function elConversationPort(port: WsPort, inputFormat: string, pingEveryM
     }
   };
 
+  const stop = () => clearInterval(pinger);
+  const framed = jsonAudioPort(port, event, (audio) => ({ type: "audio", audio_event: { audio_base_64: audio, event_id: answer } }));
   return {
-    event,
-    sendAudio: (chunk) => port.sendAudio(JSON.stringify({ type: "audio", audio_event: { audio_base_64: base64Of(chunk), event_id: answer } })),
+    ...framed,
     close: (code, reason) => {
-      clearInterval(pinger);
-      port.close(code, reason);
+      stop();
+      framed.close(code, reason);
     },
-    stop: () => clearInterval(pinger),
+    stop,
   };
 }

@@ -3,6 +3,7 @@ import type { Capability } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
 import type { TtsFormatAsked, TtsRequest } from "../../planning/tts-request.ts";
+import type { ModelChoice } from "../../routing/candidate.ts";
 import type { OutputFormat } from "./output-format.ts";
 
 /**
@@ -20,10 +21,22 @@ export function providerOfModel(catalogue: Catalogue, modelId: string | undefine
   return providers[0] ?? ""; // unknown models are reported by routing, with its codes
 }
 
-/** The typed request of an `/el` TTS call: its `model_id` (and the provider it names), the path's voice, the format, the query's provider preferences. */
-export function elevenLabsTtsRequest(catalogue: Catalogue, modelId: string | undefined, voice: string, format: TtsFormatAsked, query: URLSearchParams, options: Record<string, string>): TtsRequest {
+/**
+ * The typed request of an `/el` TTS call: its `model_id` (and the provider it names), the path's
+ * voice, the format, the query's provider preferences, the fallback models (the body's, or the
+ * query's for stream-input).
+ */
+export function elevenLabsTtsRequest(
+  catalogue: Catalogue,
+  modelId: string | undefined,
+  voice: string,
+  format: TtsFormatAsked,
+  query: URLSearchParams,
+  options: Record<string, string>,
+  fallbacks?: ModelChoice[],
+): TtsRequest {
   const provider = providerOfModel(catalogue, modelId, "tts", query);
-  return { model: modelId, provider: provider || undefined, voice, format, options, preferences: preferencesFromQuery(query) };
+  return { model: modelId, provider: provider || undefined, voice, format, options, preferences: preferencesFromQuery(query), fallbacks };
 }
 
 /**

@@ -13,7 +13,7 @@ import { publicBase } from "../public-base.ts";
 
 function serviceStage(catalogue: AppContext["catalogue"], s: PipelineStage, capability: "stt" | "tts") {
   const provider = s.provider ?? catalogue.lookup(s.model, capability).find((b) => b.streaming)?.provider.id ?? "";
-  return { model_id: s.model, provider, provider_options: s.provider_options, input: s.input, ...(s.voice ? { voice_id: s.voice } : {}) };
+  return { model_id: s.model, provider, provider_options: s.provider_options, input: s.input, ...(s.voice ? { voice_id: s.voice } : {}), ...(s.fallbacks ? { fallbacks: s.fallbacks } : {}) };
 }
 
 /**
@@ -54,9 +54,30 @@ function pipelineOf(body: Record<string, unknown>): unknown {
   const engine = body.speech_engine;
   if (!isObject(engine) || typeof engine.ws_url !== "string") throw new ApiError("invalid_request", "speech_engine.ws_url is required", { param: "speech_engine.ws_url" });
   const service = isObject(body.service) ? body.service : {};
-  const stage = (s: unknown) => (isObject(s) ? { model: s.model_id, provider: s.provider, voice: s.voice_id, provider_options: s.provider_options, input: s.input } : undefined);
+  const stage = (s: unknown) =>
+    isObject(s) ? { model: s.model_id, provider: s.provider, voice: s.voice_id, provider_options: s.provider_options, input: s.input, fallbacks: s.fallbacks } : undefined;
   if (!isObject(service.stt)) throw new ApiError("model_required", "service.stt.model_id is required: the STT model of the engine", { param: "service.stt.model_id" });
   return { stt: stage(service.stt), tts: stage(service.tts ?? body.tts), upstream: { url: engine.ws_url, headers: engine.request_headers } };
+}
+
+/**
+ * A create's pipeline, its refusals naming the members the engine's body has (`service.tts.fallbacks[0].voice`,
+ * `service.stt.model_id`, `speech_engine.ws_url`), not the profile's it was read into.
+ */
+function enginePipeline(ctx: AppContext, body: Record<string, unknown>) {
+  try {
+    return parsePipeline(ctx.catalogue, pipelineOf(body), ctx.config.realtime.allowPrivateUpstreams);
+  } catch (err) {
+    if (!(err instanceof ApiError) || typeof err.extra.param !== "string") throw err;
+    const tts = isObject(body.service) && body.service.tts !== undefined ? "service.tts" : "tts";
+    const rename = (text: string) =>
+      text
+        .replace(/\bpipeline\.upstream\.url\b/g, "speech_engine.ws_url")
+        .replace(/\bpipeline\.upstream\.headers\b/g, "speech_engine.request_headers")
+        .replace(/\bpipeline\.(stt|tts)\.(model|voice)\b(?!\.|\[)/g, (_, stage: string, member: string) => `${stage === "tts" ? tts : "service.stt"}.${member}_id`)
+        .replace(/\bpipeline\.(stt|tts)\b/g, (_, stage: string) => (stage === "tts" ? tts : "service.stt"));
+    throw new ApiError(err.code, rename(err.message), { ...err.extra, param: rename(err.extra.param) }, err.status);
+  }
 }
 
 export function elevenLabsSpeechEngineRoutes(ctx: AppContext) {
@@ -67,7 +88,7 @@ export function elevenLabsSpeechEngineRoutes(ctx: AppContext) {
       async ({ request, principal: { tenantId } }) => {
         const body = await jsonBody(request, BODY_LIMITS.profile);
         if (!isObject(body)) throw new ApiError("invalid_request", "the body must be a JSON object");
-        const profile = await ctx.profiles.create(tenantId, body.name ?? "speech engine", parsePipeline(ctx.catalogue, pipelineOf(body), ctx.config.realtime.allowPrivateUpstreams));
+        const profile = await ctx.profiles.create(tenantId, body.name ?? "speech engine", enginePipeline(ctx, body));
         return speechEngineOf(ctx, profile, request);
       },
       { parse: "none" },

@@ -1,7 +1,8 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
-import type { Binding } from "../../catalogue/types.ts";
 import { ApiError } from "../../errors.ts";
+import { fallbacksOfText } from "../../planning/fallbacks.ts";
 import { planTts, speedOfOptions } from "../../planning/plan-tts.ts";
+import type { Candidate } from "../../routing/candidate.ts";
 import { askedOfElevenLabs, elevenLabsTtsRequest, plannedOutput } from "./model.ts";
 import { parseStreamInputFormat, type OutputFormat } from "./output-format.ts";
 import { elevenLabsProviderOptions } from "./provider-options.ts";
@@ -11,12 +12,12 @@ import { elevenLabsProviderOptions } from "./provider-options.ts";
  * `auto_mode`, `enable_logging`, `enable_ssml_parsing`, `language_code`, `apply_text_normalization`
  * and `inactivity_timeout` (also given to ElevenLabs, whose own socket must stay open as long as ours).
  */
-const RESERVED_QUERY = ["model_id", "output_format", "authorization", "sync_alignment", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks"];
+const RESERVED_QUERY = ["model_id", "output_format", "authorization", "sync_alignment", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks", "fallbacks"];
 const DEFAULT_INACTIVITY_SECONDS = 20;
 const MAX_INACTIVITY_SECONDS = 180;
 
 export interface StreamInputPlan {
-  candidates: Binding[];
+  candidates: Candidate[];
   voice: string;
   format: OutputFormat["format"];
   /** The PCM `output_format` promises (the provider's is converted to it); undefined for the providers' own MP3. */
@@ -54,7 +55,7 @@ export function planStreamInput(catalogue: Catalogue, voice: string, query: URLS
   const speedAndOptions = (fields: Record<string, string>) => speedOfOptions(elevenLabsProviderOptions(query, RESERVED_QUERY, undefined, fields));
   speedAndOptions({}); // a bad enum or boolean in the query is told before the upgrade
   // The interface's contract: `mp3_*` is refused before the upgrade when every allowed provider emits only PCM, though LAME could make it.
-  const { candidates, format } = planTts(catalogue, elevenLabsTtsRequest(catalogue, modelId, voice, askedOfElevenLabs(asked, true), query, {}));
+  const { candidates, format } = planTts(catalogue, elevenLabsTtsRequest(catalogue, modelId, voice, askedOfElevenLabs(asked, true), query, {}, fallbacksOfText(query.getAll("fallbacks"), "tts")));
   const output = plannedOutput(asked, format);
   return { candidates, voice, format: output.format, pcm: output.pcm, transcode: output.transcode, inactivitySeconds, syncAlignment: sync, speedAndOptions };
 }

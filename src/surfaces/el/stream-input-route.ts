@@ -95,7 +95,7 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         // The handshake's key wins over the frame's.
         admit: async () => channelSession(ctx, id, handshakeKey(conn.request) ? admission : await withLateKey(ctx, admission, init.key), "el"),
       },
-      { provider: (pid) => ctx.providers.get(pid), port: conn.port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "el" },
+      { provider: (pid) => ctx.providers.get(pid), port: conn.port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, health: ctx.health, surface: "el" },
     );
     conn.session = session;
     ctx.sessions.add(session, "tts");

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
+import { fallbacksOfText } from "../../planning/fallbacks.ts";
 import { planSttFile } from "../../planning/plan-stt-file.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
 import { transcribeFile, type FileTranscription } from "../../sessions/file-transcription.ts";
@@ -46,7 +47,7 @@ export function elevenLabsSttRoute(ctx: AppContext) {
         return typeof v === "string" && v ? v : undefined;
       };
       for (const key of form.keys())
-        if (!["file", "model_id", "language_code", "cloud_storage_url", ...IGNORED].includes(key)) throw new ApiError("invalid_request", `${key} is not a known field`, { param: key });
+        if (!["file", "model_id", "language_code", "cloud_storage_url", "fallbacks", ...IGNORED].includes(key)) throw new ApiError("invalid_request", `${key} is not a known field`, { param: key });
       if (text("cloud_storage_url")) throw new ApiError("invalid_request", "cloud_storage_url is not offered here: send the file", { param: "cloud_storage_url" });
       const file = form.get("file");
       if (!(file instanceof Blob)) throw new ApiError("invalid_request", "file is required", { param: "file" });
@@ -58,6 +59,7 @@ export function elevenLabsSttRoute(ctx: AppContext) {
         provider: provider || undefined,
         language,
         preferences: preferencesFromQuery(new URL(request.url).searchParams),
+        fallbacks: fallbacksOfText(form.getAll("fallbacks"), "stt"),
       });
       const t = await transcribeFile(ctx, principal, {
         bytes: new Uint8Array(await file.arrayBuffer()),

@@ -1,5 +1,6 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import { ApiError } from "../../errors.ts";
+import { fallbacksOf } from "../../planning/fallbacks.ts";
 import { planTts } from "../../planning/plan-tts.ts";
 import type { TtsPlan } from "../../planning/tts-request.ts";
 import { askedOfElevenLabs, elevenLabsTtsRequest, plannedOutput } from "./model.ts";
@@ -36,6 +37,8 @@ export function planElevenLabsTts(catalogue: Catalogue, voice: string, query: UR
   const b = body as Record<string, unknown>;
   if (typeof b.text !== "string" || !b.text) throw new ApiError("invalid_request", "text is required", { param: "text" });
   if (b.text.length > MAX_TEXT_CHARACTERS) throw new ApiError("tts_text_too_large", `text is longer than ${MAX_TEXT_CHARACTERS} characters`, { param: "text" });
+  // Unreserved query keys are provider options: the chain would be sent to the provider, unread.
+  if (query.has("fallbacks")) throw new ApiError("invalid_request", "fallbacks goes in the JSON body on this endpoint (the query form is stream-input's)", { param: "fallbacks" });
   const modelId = typeof b.model_id === "string" ? b.model_id : undefined;
   const outputFormat = query.get("output_format") || "mp3_44100_128";
   const asked = parseOutputFormat(outputFormat);
@@ -45,6 +48,6 @@ export function planElevenLabsTts(catalogue: Catalogue, voice: string, query: UR
   for (const k of ["optimize_streaming_latency", "enable_logging"]) if (query.has(k)) options[k] = query.get(k)!;
 
   const providerOptions = elevenLabsProviderOptions(query, RESERVED_QUERY, b.provider_options, options);
-  const plan = planTts(catalogue, elevenLabsTtsRequest(catalogue, modelId, voice, timestamps ? asked.format : askedOfElevenLabs(asked), query, providerOptions));
+  const plan = planTts(catalogue, elevenLabsTtsRequest(catalogue, modelId, voice, timestamps ? asked.format : askedOfElevenLabs(asked), query, providerOptions, fallbacksOf(b.fallbacks, "tts")));
   return { ...plan, text: b.text, voice, outputFormat, ...plannedOutput(asked, plan.format), alignment: timestamps };
 }

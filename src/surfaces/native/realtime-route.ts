@@ -7,6 +7,7 @@ import { jsonOf, takeFrames } from "../raw-frames.ts";
 import { startConversation } from "../../realtime/start-conversation.ts";
 import { admitRealtime, ConversationSockets, openedConversation } from "../realtime-conversations.ts";
 import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
+import { errorEvent } from "./numbered-events.ts";
 import { answerProtocol } from "../ws-subprotocols.ts";
 import { nativeRealtimePort } from "./realtime-wire.ts";
 
@@ -48,7 +49,7 @@ export function realtimeRoute(ctx: AppContext) {
         // Audio sent before the conversation exists is kept, then delivered in order.
         const early: (string | Uint8Array)[] = [];
         const reject = () => {
-          conn.port.sendEvent({ type: "realtime.error", code: "invalid_realtime_frame", message: FRAME_RULE });
+          conn.port.sendEvent(errorEvent("realtime", { code: "invalid_realtime_frame", message: FRAME_RULE }));
           conn.conversation?.abort();
           conn.port.close(ERRORS.invalid_realtime_frame.close, closeReason("invalid_realtime_frame"));
         };

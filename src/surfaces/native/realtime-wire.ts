@@ -2,7 +2,7 @@ import type { ConversationEvent, ConversationPort } from "../../realtime/convers
 import { outputFormatName } from "../../realtime/output-formats.ts";
 import { unreachable } from "../../util/unreachable.ts";
 import type { WsPort } from "../ws-port.ts";
-import { eventNumbering, type WireEvent } from "./numbered-events.ts";
+import { errorEvent, eventNumbering, type WireEvent } from "./numbered-events.ts";
 
 // The `/v1/realtime` frames (docs/realtime.md#the-v1realtime-socket): every event a JSON text frame
 // with `type`, a gapless `seq` and a stable `event_id`; audio as binary frames.
@@ -11,6 +11,7 @@ import { eventNumbering, type WireEvent } from "./numbered-events.ts";
 export type RealtimeWireEvent = Exclude<ConversationEvent, { type: "vad" }>;
 
 export function realtimeWireEvent(event: RealtimeWireEvent): WireEvent {
+  if (event.type === "error") return errorEvent("realtime", event);
   switch (event.type) {
     case "started":
       return {
@@ -30,13 +31,11 @@ export function realtimeWireEvent(event: RealtimeWireEvent): WireEvent {
     case "response_text":
       return { type: "realtime.response.text", response_id: event.responseId, token: event.token, last: event.last };
     case "response_audio_started":
-      return { type: "realtime.response.audio.started", response_id: event.responseId, provider: event.provider, model: event.model };
+      return { type: "realtime.response.audio.started", response_id: event.responseId, provider: event.provider, model: event.model, ...(event.voice ? { voice: event.voice } : {}) };
     case "response_audio_done":
       return { type: "realtime.response.audio.done", response_id: event.responseId, characters: event.characters, audio_ms: event.audioMs };
     case "response_interrupted":
       return { type: "realtime.response.interrupted", response_id: event.responseId, spoken_text: event.spokenText, audio_ms: event.audioMs };
-    case "error":
-      return { type: "realtime.error", code: event.code, message: event.message };
     case "ended":
       return {
         type: "realtime.session.ended",

@@ -81,6 +81,7 @@ export function sttRoute(ctx: AppContext) {
               log: ctx.log,
               metrics: ctx.metrics,
               connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
+              health: ctx.health,
               surface: "native",
             },
           );
@@ -99,6 +100,7 @@ export function sttRoute(ctx: AppContext) {
             log: ctx.log,
             metrics: ctx.metrics,
             connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
+            health: ctx.health,
             surface: "native",
             vadLanes: ctx.vadLanes,
           },

@@ -1,13 +1,14 @@
 import type { ServerWebSocket } from "bun";
 import type { SttInputConfig, SttPort, SttSessionEvent } from "../../sessions/stt-events.ts";
 import { unreachable } from "../../util/unreachable.ts";
-import { eventNumbering, type WireEvent } from "./numbered-events.ts";
+import { errorEvent, eventNumbering, type WireEvent } from "./numbered-events.ts";
 
 /** The events `/v1/stt` frames: all but the router VAD's scores, which its sessions do not ask for (`vadScores`). */
 export type SttWireEvent = Exclude<SttSessionEvent, { type: "vad" }>;
 
 /** An STT session event as `/v1/stt` frames it, without its `event_id` and `seq` (docs/stt-websocket.md). */
 export function sttWireEvent(event: SttWireEvent): WireEvent {
+  if (event.type === "error") return errorEvent("stt", event);
   switch (event.type) {
     case "started":
       return { type: "stt.session.started", session_id: event.sessionId, provider: event.provider, model: event.model, input_config: inputFrame(event.input) };
@@ -43,8 +44,6 @@ export function sttWireEvent(event: SttWireEvent): WireEvent {
       return { type: "stt.audio.committed", turn_id: event.turnId, origin: event.origin, audio_ms: event.atMs };
     case "cleared":
       return { type: "stt.audio.cleared", turn_id: event.turnId, audio_ms: event.atMs };
-    case "error":
-      return { type: "stt.error", code: event.code, message: event.message };
     case "ended":
       return {
         type: "stt.session.ended",

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
+import { fallbacksOfText } from "../../planning/fallbacks.ts";
 import { planSttFile } from "../../planning/plan-stt-file.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
 import { transcribeFile } from "../../sessions/file-transcription.ts";
@@ -11,7 +12,7 @@ import { nativeAuth } from "./auth.ts";
 // The file comes as multipart (`file` and the fields) or as the raw body with its Content-Type,
 // the fields then in the query.
 
-const FIELDS = ["model", "language", "provider", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks"];
+const FIELDS = ["model", "language", "provider", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks", "fallbacks"];
 
 async function readRequest(request: Request, limit: number): Promise<{ bytes: Uint8Array; mimeType?: string; params: URLSearchParams }> {
   const params = new URL(request.url).searchParams;
@@ -41,6 +42,7 @@ export function transcriptionRoute(ctx: AppContext) {
         provider: params.get("provider") || undefined,
         language,
         preferences: preferencesFromQuery(params),
+        fallbacks: fallbacksOfText(params.getAll("fallbacks"), "stt"),
       });
       const t = await transcribeFile(ctx, principal, {
         bytes,

@@ -1,5 +1,6 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import { ApiError } from "../../errors.ts";
+import { fallbacksOfText } from "../../planning/fallbacks.ts";
 import { planTts } from "../../planning/plan-tts.ts";
 import type { TtsPlan, TtsRequest } from "../../planning/tts-request.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
@@ -12,7 +13,7 @@ export interface NativeTtsPlan extends TtsPlan {
   alignment: boolean;
 }
 
-const RESERVED = ["model", "provider", "voice", "format", "auto_flush", "alignment", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks"];
+const RESERVED = ["model", "provider", "voice", "format", "auto_flush", "alignment", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks", "fallbacks"];
 
 /** The `/v1/tts` query as a typed request, and the channel's own settings. Throws `ApiError`. */
 export function readTtsQuery(params: URLSearchParams): { request: TtsRequest; autoFlush: boolean; alignment: boolean } {
@@ -28,6 +29,7 @@ export function readTtsQuery(params: URLSearchParams): { request: TtsRequest; au
       format,
       options: providerOptions(params, RESERVED),
       preferences: preferencesFromQuery(params),
+      fallbacks: fallbacksOfText(params.getAll("fallbacks"), "tts"),
     },
     autoFlush: params.get("auto_flush") !== "false",
     alignment: alignment === "true",

@@ -49,7 +49,15 @@ export function ttsRoute(ctx: AppContext) {
             admit: () => channelSession(ctx, id, admission, "native"),
             idleTimeoutMs: ctx.config.sessionLimits.ttsIdleTimeoutMs,
           },
-          { provider: (id) => ctx.providers.get(id), port: nativeTtsPort(port), log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, surface: "native" },
+          {
+            provider: (id) => ctx.providers.get(id),
+            port: nativeTtsPort(port),
+            log: ctx.log,
+            metrics: ctx.metrics,
+            connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
+            health: ctx.health,
+            surface: "native",
+          },
         );
         takeFrames(raw, (frame) => {
           const verdict = parseTtsFrame(typeof frame === "string" ? jsonOf(frame) : frame);

@@ -10,8 +10,8 @@ export function ttsWireEvent(event: TtsSessionEvent): Record<string, unknown> {
     case "ready":
       return { type: "service.tts_session_ready", session_id: event.sessionId };
     case "provider_status": {
-      const { provider, model, status, reason } = event;
-      return { type: "service.tts_provider_status", provider, model, status, ...(reason ? { reason } : {}) };
+      const { provider, model, status, voice, reason } = event;
+      return { type: "service.tts_provider_status", provider, model, status, ...(voice ? { voice } : {}), ...(reason ? { reason } : {}) };
     }
     case "audio_started": {
       const { provider, model, format } = event;

@@ -1,7 +1,7 @@
-import { base64Of } from "../../audio/bytes.ts";
 import { ApiError } from "../../errors.ts";
 import type { ConversationEvent, ConversationPort } from "../../realtime/conversation/conversation-events.ts";
 import { unreachable } from "../../util/unreachable.ts";
+import { jsonAudioPort } from "../json-audio-port.ts";
 import type { InputFormat } from "./realtime-audio.ts";
 import type { OaiEvents } from "./realtime-events.ts";
 
@@ -125,17 +125,5 @@ export function oaiRealtimePort(events: OaiEvents): ConversationPort {
     }
   };
 
-  return {
-    event,
-    sendAudio: (chunk) =>
-      events.port.sendAudio(
-        JSON.stringify({
-          event_id: events.nextId(),
-          type: "response.output_audio.delta",
-          ...part(speaking),
-          delta: base64Of(chunk),
-        }),
-      ),
-    close: (code, reason) => events.port.close(code, reason),
-  };
+  return jsonAudioPort(events.port, event, (delta) => ({ event_id: events.nextId(), type: "response.output_audio.delta", ...part(speaking), delta }));
 }

@@ -122,6 +122,7 @@ export async function oaiTranscription(ctx: AppContext, id: string, payer: Payer
         log: ctx.log,
         metrics: ctx.metrics,
         connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
+        health: ctx.health,
         surface: "oai",
         vadLanes: ctx.vadLanes,
       },

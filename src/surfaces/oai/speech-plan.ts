@@ -1,5 +1,6 @@
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import { ApiError } from "../../errors.ts";
+import { fallbacksOf } from "../../planning/fallbacks.ts";
 import { planTts } from "../../planning/plan-tts.ts";
 import type { TtsPlan } from "../../planning/tts-request.ts";
 import { preferencesFromBody } from "../../routing/preferences.ts";
@@ -52,6 +53,7 @@ export function planOaiSpeech(catalogue: Catalogue, body: unknown): OaiSpeechPla
     speed: b.speed as number | undefined,
     options,
     preferences: preferencesFromBody(b.provider),
+    fallbacks: fallbacksOf(b.fallbacks, "tts"),
   });
   return { ...plan, text: b.input, responseFormat, streamFormat };
 }

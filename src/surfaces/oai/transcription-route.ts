@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
+import { fallbacksOfText } from "../../planning/fallbacks.ts";
 import { planSttFile } from "../../planning/plan-stt-file.ts";
 import { preferencesFromBody } from "../../routing/preferences.ts";
 import { transcribeFile, type FileTranscription } from "../../sessions/file-transcription.ts";
@@ -14,7 +15,7 @@ import { streamTranscription } from "./transcription-stream.ts";
 
 /** OpenAI fields that change nothing here: accepted so that SDK calls work unchanged. */
 const IGNORED = ["prompt", "temperature", "timestamp_granularities[]", "timestamp_granularities", "include[]", "include", "chunking_strategy"];
-const FIELDS = ["file", "model", "language", "response_format", "stream", "provider", ...IGNORED];
+const FIELDS = ["file", "model", "language", "response_format", "stream", "provider", "fallbacks", ...IGNORED];
 
 async function readForm(request: Request, limit: number): Promise<FormBody> {
   if (!(request.headers.get("content-type") ?? "").startsWith("multipart/form-data"))
@@ -99,7 +100,13 @@ export function oaiTranscriptionRoute(ctx: AppContext) {
       const stream = field(form, "stream") === "true";
       if (stream && !STREAM_FORMATS.includes(format)) throw new ApiError("invalid_request", `with stream, response_format must be one of ${STREAM_FORMATS.join(", ")}`, { param: "response_format" });
       const language = field(form, "language");
-      const plan = planSttFile(ctx.catalogue, (id) => ctx.sttProviders.get(id), { model, language, preferences: preferencesFromBody(providerField(form)), live: stream });
+      const plan = planSttFile(ctx.catalogue, (id) => ctx.sttProviders.get(id), {
+        model,
+        language,
+        preferences: preferencesFromBody(providerField(form)),
+        fallbacks: fallbacksOfText(form.getAll("fallbacks"), "stt"),
+        live: stream,
+      });
       const job = { bytes: new Uint8Array(await file.arrayBuffer()), mimeType: file.type || undefined, language, plan, surface: "oai" };
       if (stream) {
         return streamTranscription((onSegment) => transcribeFile(ctx, principal, { ...job, live: { onSegment }, signal: request.signal }), request.signal);

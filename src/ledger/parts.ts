@@ -1,0 +1,97 @@
+import { add, rational, type Rational } from "../catalogue/price.ts";
+import type { Binding } from "../catalogue/types.ts";
+import type { SettlePart } from "./batch-requests.ts";
+import { costOf, rateOf } from "./cost.ts";
+import type { Allocation } from "./sources.ts";
+
+// A request served in turn by several bindings (a failover in the middle of a session) is billed
+// in parts: each binding's share of the units at that binding's rate, in one settle and one
+// activity record (docs/routing.md, "Billing in parts"). Units are the request's running total
+// throughout (what `cover`, `delivered` and `settle` are given); a part closes at the total it
+// reached when the next binding took over, and the last part is what the total went on to.
+
+/** A closed part: `binding` served the request's units from the previous part's end up to `upTo`. */
+interface ClosedPart {
+  binding: Binding;
+  upTo: number;
+  voice?: string;
+}
+
+/** An activity record's `parts` entry (JSON): one per binding that served, in order. */
+export interface PartRecord {
+  provider: string;
+  model: string;
+  units: number;
+  credits: number;
+  voice?: string;
+}
+
+export class ServedParts {
+  private readonly closed: ClosedPart[] = [];
+  /** Exact credits of the closed parts. */
+  private closedCost: Rational = rational(0n);
+  /** TTS: the voice speaking now (after a failover, the next binding's). */
+  voice: string | undefined;
+
+  /** Units the closed parts cover (the request's total when the current binding took over). */
+  get units(): number {
+    return this.closed.at(-1)?.upTo ?? 0;
+  }
+
+  get any(): boolean {
+    return this.closed.length > 0;
+  }
+
+  /** `binding` served up to `upTo` in total, then the next one speaks `nextVoice`; a part of no units is not one (the binding failed before serving any). */
+  close(binding: Binding, upTo: number, nextVoice: string | undefined): void {
+    const units = upTo - this.units;
+    const { voice } = this;
+    this.voice = nextVoice ?? voice;
+    if (units <= 0) return;
+    this.closed.push({ binding, upTo, ...(voice ? { voice } : {}) });
+    this.closedCost = add(this.closedCost, costOf(rateOf(binding), units));
+  }
+
+  /** Exact credits of `total` units with the rest (past the closed parts) on `binding`. */
+  cost(binding: Binding, total: number): Rational {
+    const rest = costOf(rateOf(binding), Math.max(0, total - this.units));
+    return this.any ? add(this.closedCost, rest) : rest;
+  }
+
+  /** The settle's parts once a part was closed (the last one `binding` with the units after the closed parts, if any); undefined otherwise. */
+  settleParts(binding: Binding, total: number): (SettlePart & { binding: Binding })[] | undefined {
+    const { voice } = this;
+    if (!this.any) return undefined;
+    let from = 0;
+    const parts: (SettlePart & { binding: Binding })[] = this.closed.map((p) => {
+      const units = p.upTo - from;
+      from = p.upTo;
+      return { binding: p.binding, units, cost: costOf(rateOf(p.binding), units), ...(p.voice ? { voice: p.voice } : {}) };
+    });
+    const rest = total - from;
+    if (rest > 0) parts.push({ binding, units: rest, cost: costOf(rateOf(binding), rest), ...(voice ? { voice } : {}) });
+    return parts;
+  }
+
+  /** The closed parts as a checkpoint keeps them: each binding's exact rate and units. */
+  checkpointParts<T>(target: (binding: Binding) => T): (T & { units: number; voice?: string })[] {
+    let from = 0;
+    return this.closed.map((p) => {
+      const units = p.upTo - from;
+      from = p.upTo;
+      return { ...target(p.binding), units, ...(p.voice ? { voice: p.voice } : {}) };
+    });
+  }
+}
+
+/** The activity record's `parts` column. */
+export function partsRecord(parts: SettlePart[], credits: number[]): string {
+  const record: PartRecord[] = parts.map((p, i) => ({ provider: p.binding.provider.id, model: p.binding.canonical, units: p.units, credits: credits[i], ...(p.voice ? { voice: p.voice } : {}) }));
+  return JSON.stringify(record);
+}
+
+/** A debit paid from what the request held leaves that much less held for its next part. */
+export function spendHeld(held: Allocation[], debit: Allocation): void {
+  const h = held.find((x) => x.source === debit.source);
+  if (h) h.credits = Math.max(0, h.credits - debit.credits);
+}
