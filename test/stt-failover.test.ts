@@ -160,6 +160,14 @@ describe.skipIf(!localSttAvailable)("/v1/stt: a provider failing mid-session is 
       expect(ended).toMatchObject({ type: "stt.session.ended", provider: "pocketsphinx", audio_ms: Math.round(2 * UTTERANCE_MS), billed_seconds: 8 });
       const activity = await lastActivity(server, tenantId);
       expect(activity).toMatchObject({ provider: "pocketsphinx", status: "completed", usageAmount: 8 });
+      // Billed in parts: the failed binding the audio up to its last final, the next the rest.
+      const lastFinal = Math.max(...told.filter((e) => e.type === "stt.transcript.final").map((e) => e.audio_end_ms));
+      const parts = JSON.parse(activity.parts!) as { provider: string; model: string; units: number; credits: number }[];
+      expect(parts.map((p) => [p.provider, p.model, p.units])).toEqual([
+        [provider, "cmu/pocketsphinx-en-us", Math.ceil(lastFinal / 1000)],
+        ["pocketsphinx", "cmu/pocketsphinx-en-us", 8 - Math.ceil(lastFinal / 1000)],
+      ]);
+      expect(parts.reduce((sum, p) => sum + p.credits, 0)).toBe(activity.credits);
       const attempts = JSON.parse(activity.attempts) as { provider: string; reason: string }[];
       expect(attempts).toHaveLength(1);
       expect(attempts[0]!.provider).toBe(provider);

@@ -10,7 +10,7 @@ import { onCallerClock, Replay, type ReplayTarget } from "./stt-replay.ts";
 // told on the caller's clock. Its finals then follow the last final the client had, with nothing
 // lost or said twice; the interims of the failed provider after that final are superseded.
 
-/** A stretch of the session served by one binding, on the caller's clock (where a meter may bill each part). */
+/** A stretch of the session served by one binding, on the caller's clock (the session's log line lists them). */
 export interface ServedPart {
   provider: string;
   model: string;

@@ -182,10 +182,7 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
       },
       // Also mid-session: the next provider is given the input kept since the last final.
       canMoveOn: () => true,
-      moveOn: () => {
-        this.state = "starting";
-        this.letGo();
-      },
+      moveOn: () => this.letGo(),
       attemptFailed: (_binding: Binding, reason: string) => this.failover.failed(reason),
     };
   }
@@ -212,6 +209,8 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
     }
     await this.admission!.meter.reserved();
     if (this.closed) return stream.cancel();
+    // The binding that served before closes its part on the meter: the audio up to its last final.
+    if (this.binding) this.admission!.meter.partServed(this.binding, Math.min(this.receivedSeconds, billedSeconds(this.lastFinalEndMs / 1000)));
     this.binding = binding;
     this.stream = stream;
     this.batch = new TurnBatch<Uint8Array>((audio) => stream.send(audio), joinAudio, Math.max(640, Math.floor(this.setup.bytesPerSecond / 4)));
@@ -223,8 +222,9 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
     this.failover.resume(binding, { send: (item) => this.send(item), unsent: () => this.unsent }, family.realtimeInput ?? false);
   }
 
-  /** The provider is let go (the input kept stays for the next). */
+  /** The provider is let go (the input kept stays for the next, unless the session is over). */
   private letGo(): void {
+    if (!this.closed) this.state = "starting";
     this.failover.stop();
     this.batch?.drop();
     this.stream?.cancel();
