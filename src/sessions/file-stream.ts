@@ -133,6 +133,8 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
             failed: (err) => session.end(sessionFailure(err)),
           });
           return;
+        case "switched":
+          return feeder?.repace(paceOf(f.plan.families.get(familyKey(ev.provider, ev.model))));
         case "vad":
           return feeder?.heard(ev.atMs);
         case "transcript": {
