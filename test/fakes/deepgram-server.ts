@@ -4,7 +4,7 @@ import { startFakeDeepgram } from "./deepgram.ts";
 import { serveFaultControl } from "./fault-control-server.ts";
 
 const fake = startFakeDeepgram();
-console.log(JSON.stringify({ url: fake.http, ws: fake.ws, control: serveFaultControl(fake.faults) }));
+console.log(JSON.stringify({ url: fake.http, ws: fake.ws, control: serveFaultControl(fake.faults, fake.midStream) }));
 process.on("SIGTERM", () => {
   fake.stop();
   process.exit(0);
