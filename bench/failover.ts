@@ -19,11 +19,8 @@ import { FAKE_ASSEMBLYAI_KEY } from "../test/fakes/assemblyai.ts";
 import { FAKE_DEEPGRAM_KEY } from "../test/fakes/deepgram.ts";
 import { FAKE_OPENAI_KEY } from "../test/fakes/openai.ts";
 import { conversation, type Kind, type Outcome, sttSession, type Target, ttsSession } from "./lib/failover-clients.ts";
-import { spawnBun } from "./lib/procs.ts";
+import { spawnBun, spawnRouter } from "./lib/procs.ts";
 import { arrivals, spread } from "./lib/stats.ts";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 
 const SIZES: Record<Kind, number> = {
   tts: Number(process.env.BENCH_TTS ?? 16),
@@ -62,11 +59,7 @@ async function run(fault: string): Promise<Run> {
   const deepgram = await spawnBun(["test/fakes/deepgram-server.ts"]);
   const assemblyai = await spawnBun(["test/fakes/assemblyai-server.ts"]);
   const app = await spawnBun(["test/fakes/conversation-relay-app-server.ts"]);
-  const router = await spawnBun(["bench/bench-server.ts"], {
-    PORT: "0",
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "silent",
-    DATABASE_URL: `sqlite://${join(mkdtempSync(join(tmpdir(), "bench-failover-")), "db.sqlite")}`,
+  const router = await spawnRouter("failover", {
     OPENAI_API_KEY: FAKE_OPENAI_KEY,
     OPENAI_BASE_URL: openai.info.url,
     DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY,
