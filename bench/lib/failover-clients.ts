@@ -35,6 +35,8 @@ const SPEECH = speak("Thank you very much for your help.");
 const TURN = frames(concat([SPEECH, silence(600 + FRAME_MS - ((SPEECH.length / 16) % FRAME_MS))]), 16000, FRAME_MS);
 export const TURNS = Number(process.env.BENCH_TURNS ?? 3);
 export const SENTENCES = Array.from({ length: Number(process.env.BENCH_SENTENCES ?? 8) }, (_, i) => `This is sentence number ${i + 1} of the answer.`);
+/** A conversation whose turn gets no answer in this time is counted dead and closed (the caller hangs up). */
+const ANSWER_WAIT_MS = 30_000;
 /** Between two sentences sent to /v1/tts, as an application's answer comes. */
 const SENTENCE_PACE_MS = 500;
 
@@ -117,7 +119,8 @@ export async function sttSession(target: Target, query: string): Promise<Outcome
     else if (ev.type === "stt.transcript.final" && ev.text) out.finals.push(ev.text);
     else if (ev.type === "stt.provider.switched") out.switched = true;
   };
-  await new Promise((resolve) => ws.addEventListener("open", resolve));
+  // A socket refused before its upgrade (every candidate down: 503) never opens.
+  await Promise.race([new Promise((resolve) => ws.addEventListener("open", resolve)), end]);
   for (let turn = 0; turn < TURNS && ws.readyState === WebSocket.OPEN; turn++) {
     out.audioMs += await speakTurn(ws);
     if (ws.readyState === WebSocket.OPEN) ws.send('{"type":"stt.audio.commit"}');
@@ -137,6 +140,7 @@ export async function conversation(target: Target, profileId: string): Promise<O
   let answered: () => void = () => {};
   let started: () => void = () => {};
   let voices: string | undefined;
+  let unanswered = false;
   const ready = new Promise<void>((resolve) => (started = resolve));
   const end = closed(ws);
   void end.then(() => {
@@ -162,11 +166,14 @@ export async function conversation(target: Target, profileId: string): Promise<O
     const answer = new Promise<void>((resolve) => (answered = resolve));
     out.audioMs += await speakTurn(ws);
     if (ws.readyState === WebSocket.OPEN) ws.send('{"type":"realtime.input_audio.commit"}');
-    await answer;
+    if ((await Promise.race([answer.then(() => true), Bun.sleep(ANSWER_WAIT_MS).then(() => false)])) === false) {
+      unanswered = true;
+      ws.close();
+    }
   }
   if (ws.readyState === WebSocket.OPEN) ws.send('{"type":"realtime.session.close"}');
   const c = await end;
-  out.survived = c.code === 1000;
-  out.close = `${c.code} ${c.reason}${out.close ? ` (${out.close})` : ""}`;
+  out.survived = c.code === 1000 && !unanswered;
+  out.close = unanswered ? `a turn unanswered after ${ANSWER_WAIT_MS / 1000} s` : `${c.code} ${c.reason}${out.close ? ` (${out.close})` : ""}`;
   return out;
 }
