@@ -28,6 +28,7 @@ import { engineWorkerOptions, providerAdapters } from "./providers/registry.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import { AccessWatch } from "./sessions/access-watch.ts";
 import { SessionRegistry } from "./sessions/registry.ts";
+import { checkVoiceAliases } from "./voices/voice-alias-check.ts";
 import { VoiceCatalogue } from "./voices/voice-catalogue.ts";
 import { VoiceMetrics } from "./voices/voice-metrics.ts";
 import { VoicePreviews } from "./voices/voice-previews.ts";
@@ -57,18 +58,16 @@ export class PortTakenError extends Error {}
 
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const log = options.log ?? createLogger(config.logLevel);
-  const database = await openDatabase(config.databaseUrl);
   // What this machine can serve of the embedded engines (files present, libraries installed).
   const findings = await probeProviders(config.providers, log);
+  const served = servedCatalogue(config, findings);
+  const extra = options.extra;
+  // First: an operator's alias that reaches no served model stops the start before anything is opened.
+  const catalogue = new Catalogue({ providers: [...served.providers, ...(extra?.catalogue.providers ?? [])], models: [...served.models, ...(extra?.catalogue.models ?? [])] }, config.aliases);
+  const database = await openDatabase(config.databaseUrl);
   const pool = new EnginePool(config.ttsWorkers, engineWorkerOptions(config.providers, findings), log);
   const audioPool = new AudioPool(config.audioWorkers, { ...config.localStt, modelDir: config.providers.pocketsphinx.modelDir }, log, config.cacheDir);
   const files = new FilePool(config.fileWorkers, log);
-  const served = servedCatalogue(config, findings);
-  const extra = options.extra;
-  const catalogue = new Catalogue({
-    providers: [...served.providers, ...(extra?.catalogue.providers ?? [])],
-    models: [...served.models, ...(extra?.catalogue.models ?? [])],
-  });
   const upstream = { connectTimeoutMs: config.providerConnectTimeoutMs, idleTimeoutMs: config.upstreamIdleTimeoutMs, keepAliveMs: config.upstreamKeepAliveMs };
   const adapters = providerAdapters(config.providers, findings, { engines: pool, audio: audioPool, files, upstream });
   const providers = new Map([...adapters.tts, ...(extra?.providers ?? [])].map((p) => [p.id, p]));
@@ -147,6 +146,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
 
   let server: NonNullable<ReturnType<typeof createApp>["server"]>;
   try {
+    await checkVoiceAliases(catalogue, providers);
     // Elysia asks Bun for SO_REUSEPORT by default, with which a second server on a taken port
     // starts and silently takes a share of the traffic. Bun's own body cap answers 413 with no
     // body: bodies are capped per route instead, in the surface's envelope (surfaces/request-body.ts).

@@ -28,7 +28,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   // The wires, and what they are given.
   surfaces: ["context", "config", "planning", "sessions", "realtime", "routing", "voices", "accounts", "ledger", "catalogue", "providers", "audio"],
   context: ["config", "sessions", "realtime", "routing", "voices", "accounts", "ledger", "db", "catalogue", "providers", "pools"],
-  config: ["providers"],
+  config: ["providers", "catalogue"],
   // The typed requests and their planners.
   planning: ["sessions", "routing", "voices", "ledger", "catalogue", "providers", "audio"],
   // Sessions and the realtime domain.
