@@ -23,7 +23,16 @@ const ROOT = new URL("..", import.meta.url).pathname;
 function selfSigned(dir = tempDir("voxroute-tls-"), ...flags: string[]) {
   const run = Bun.spawnSync(["bun", "src/cli.ts", "tls", "self-signed", "--dir", dir, ...flags], { cwd: ROOT });
   const read = (name: string) => readFileSync(join(dir, name), "utf8");
-  return { exitCode: run.exitCode, stdout: run.stdout.toString(), stderr: run.stderr.toString(), dir, ca: () => read("ca.pem"), certFile: join(dir, "cert.pem"), keyFile: join(dir, "key.pem"), caFile: join(dir, "ca.pem") };
+  return {
+    exitCode: run.exitCode,
+    stdout: run.stdout.toString(),
+    stderr: run.stderr.toString(),
+    dir,
+    ca: () => read("ca.pem"),
+    certFile: join(dir, "cert.pem"),
+    keyFile: join(dir, "key.pem"),
+    caFile: join(dir, "ca.pem"),
+  };
 }
 
 /** The subject of the certificate a new TLS connection to `port` is shown (openssl, a client that is not ours). */
@@ -31,7 +40,10 @@ async function servedIssuer(port: number): Promise<string> {
   const probe = Bun.spawn(["sh", "-c", `openssl s_client -connect 127.0.0.1:${port} </dev/null 2>/dev/null | openssl x509 -noout -issuer`]);
   return (await new Response(probe.stdout).text()).trim();
 }
-const issuerOf = (pem: string) => Bun.spawnSync(["openssl", "x509", "-noout", "-issuer"], { stdin: Buffer.from(pem) }).stdout.toString().trim();
+const issuerOf = (pem: string) =>
+  Bun.spawnSync(["openssl", "x509", "-noout", "-issuer"], { stdin: Buffer.from(pem) })
+    .stdout.toString()
+    .trim();
 
 let local: ReturnType<typeof selfSigned>;
 let server: TestServer;
@@ -70,7 +82,16 @@ describe("https and wss on the router's port", () => {
     };
     expect(await node(local.caFile)).toBe("200");
     expect(await node("")).toStartWith("refused");
-    const plain = await fetch(server.url.replace("https:", "http:") + "/healthz").catch((e: Error) => e);
+    // The realtime SDK in node, as the recipe of docs/compat-oai.md runs it: trust from the environment alone.
+    const realtime = [
+      'import OpenAI from "openai"; import { OpenAIRealtimeWS } from "openai/realtime/ws";',
+      `const rt = new OpenAIRealtimeWS({ intent: "transcription" }, new OpenAI({ apiKey: ${JSON.stringify(server.key)}, baseURL: ${JSON.stringify(`${server.url}/oai`)} }));`,
+      'rt.on("session.created", (e) => { console.log(e.session.type); rt.close(); });',
+      'rt.on("error", (e) => { console.log("error", e.message); rt.close(); });',
+    ].join("\n");
+    const run = Bun.spawn(["node", "--input-type=module", "-e", realtime], { cwd: ROOT, env: { ...process.env, NODE_EXTRA_CA_CERTS: local.caFile }, stdout: "pipe" });
+    expect((await new Response(run.stdout).text()).trim()).toBe("transcription");
+    const plain = await fetch(`${server.url.replace("https:", "http:")}/healthz`).catch((e: Error) => e);
     expect(plain).toBeInstanceOf(Error); // the port speaks TLS only
   });
 
@@ -81,20 +102,24 @@ describe("https and wss on the router's port", () => {
     expect(await ffprobe(new Uint8Array(await speech.arrayBuffer()), "mp3")).toMatchObject({ codec: "mp3" });
   });
 
-  test.skipIf(!localSttAvailable)("OpenAIRealtimeWS over wss to the router itself: a transcription session transcribes real speech", async () => {
-    const { key } = await fundedAccount(server);
-    const sdk = new OpenAI({ apiKey: key, baseURL: `${server.url}/oai` });
-    const rt = new OpenAIRealtimeWS({ intent: "transcription", options: { ca: local.ca() } }, sdk);
-    const r = recorder(rt);
-    await until(() => r.of("session.created").length === 1, 15_000);
-    rt.send({ type: "session.update", session: { type: "transcription", audio: { input: { format: { type: "audio/pcm", rate: 24000 }, transcription: { model: "pocketsphinx" } } } } } as never);
-    await until(() => r.of("session.updated").length === 1, 15_000);
-    await r.append(to24k(concat([silence(300), speak("Thank you very much for your help."), silence(1000)])), 4800);
-    await until(() => r.of("conversation.item.input_audio_transcription.completed").length === 1, 15_000);
-    rt.close();
-    expect(r.of("conversation.item.input_audio_transcription.completed")[0]?.transcript).toBe("thank you very much for your help");
-    expect(r.of("error")).toEqual([]);
-  }, 30_000);
+  test.skipIf(!localSttAvailable)(
+    "OpenAIRealtimeWS over wss to the router itself: a transcription session transcribes real speech",
+    async () => {
+      const { key } = await fundedAccount(server);
+      const sdk = new OpenAI({ apiKey: key, baseURL: `${server.url}/oai` });
+      const rt = new OpenAIRealtimeWS({ intent: "transcription", options: { ca: local.ca() } }, sdk);
+      const r = recorder(rt);
+      await until(() => r.of("session.created").length === 1, 15_000);
+      rt.send({ type: "session.update", session: { type: "transcription", audio: { input: { format: { type: "audio/pcm", rate: 24000 }, transcription: { model: "pocketsphinx" } } } } } as never);
+      await until(() => r.of("session.updated").length === 1, 15_000);
+      await r.append(to24k(concat([silence(300), speak("Thank you very much for your help."), silence(1000)])), 4800);
+      await until(() => r.of("conversation.item.input_audio_transcription.completed").length === 1, 15_000);
+      rt.close();
+      expect(r.of("conversation.item.input_audio_transcription.completed")[0]?.transcript).toBe("thank you very much for your help");
+      expect(r.of("error")).toEqual([]);
+    },
+    30_000,
+  );
 });
 
 describe("new certificates", () => {
@@ -142,7 +167,17 @@ describe("new certificates", () => {
     const files = selfSigned();
     const proc = Bun.spawn(["bun", "src/main.ts"], {
       cwd: ROOT,
-      env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", TTS_WORKERS: "1", AUDIO_WORKERS: "1", DATABASE_URL: testConfig().databaseUrl, TLS_CERT_FILE: files.certFile, TLS_KEY_FILE: files.keyFile },
+      env: {
+        ...process.env,
+        PORT: "0",
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "info",
+        TTS_WORKERS: "1",
+        AUDIO_WORKERS: "1",
+        DATABASE_URL: testConfig().databaseUrl,
+        TLS_CERT_FILE: files.certFile,
+        TLS_KEY_FILE: files.keyFile,
+      },
       stdout: "pipe",
       stderr: "pipe",
     });
@@ -166,13 +201,14 @@ describe("new certificates", () => {
 describe("refused at start", () => {
   test("one file without the other, a file that cannot be read, a key that is not the certificate's", async () => {
     expect(() => loadConfig({ TLS_CERT_FILE: local.certFile })).toThrow("config: TLS_CERT_FILE and TLS_KEY_FILE go together: set both (PEM files) or neither");
-    const refused = (env: Record<string, string>) => startServer(testConfig(env)).then(
-      async (s) => {
-        await s.stop(0);
-        return "started";
-      },
-      (e: Error) => e.message,
-    );
+    const refused = (env: Record<string, string>) =>
+      startServer(testConfig(env)).then(
+        async (s) => {
+          await s.stop(0);
+          return "started";
+        },
+        (e: Error) => e.message,
+      );
     expect(await refused({ TLS_CERT_FILE: "/nonexistent/cert.pem", TLS_KEY_FILE: local.keyFile })).toStartWith("config: TLS_CERT_FILE /nonexistent/cert.pem cannot be read");
     const other = selfSigned();
     expect(await refused({ TLS_CERT_FILE: local.certFile, TLS_KEY_FILE: other.keyFile })).toStartWith(
