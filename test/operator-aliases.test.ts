@@ -7,11 +7,10 @@ import { planTts } from "../src/planning/plan-tts.ts";
 import { planVoice } from "../src/planning/plan-voice.ts";
 import { NO_PREFERENCES } from "../src/routing/preferences.ts";
 import { voiceOf } from "../src/routing/candidate.ts";
-import { startServer } from "../src/server.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
 import { elevenLabsSdk } from "./helpers/sdk-clients.ts";
-import { startTestServer, testConfig, type TestServer } from "./helpers/server.ts";
+import { startRefusal, startTestServer, type TestServer } from "./helpers/server.ts";
 import { tempDir } from "./helpers/temp-dirs.ts";
 
 // The operator's aliases (docs/catalogue.md#operator-aliases): OpenAI's and ElevenLabs' quick-start
@@ -135,14 +134,7 @@ describe("an alias inside a fallback chain", () => {
 });
 
 describe("start-up refuses aliases it cannot serve, saying which and why", () => {
-  const refusal = (env: Record<string, string>) =>
-    startServer(testConfig(env)).then(
-      async (s) => {
-        await s.stop(0);
-        return "started";
-      },
-      (e: Error) => e.message,
-    );
+  const refusal = startRefusal;
 
   test("malformed entries are config errors naming the setting and the entry", () => {
     expect(() => loadConfig({ MODEL_ALIASES: "tts-1" })).toThrow('config: MODEL_ALIASES: "tts-1" is not alias=model');

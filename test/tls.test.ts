@@ -4,13 +4,12 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { OpenAIRealtimeWS } from "openai/realtime/ws";
 import { loadConfig } from "../src/config.ts";
-import { startServer } from "../src/server.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { recorder } from "./helpers/oai-realtime.ts";
 import { until } from "./helpers/realtime.ts";
-import { startTestServer, testConfig, type TestServer } from "./helpers/server.ts";
+import { startRefusal, startTestServer, testConfig, type TestServer } from "./helpers/server.ts";
 import { concat, silence, speak, to24k } from "./helpers/speech.ts";
 import { tempDir } from "./helpers/temp-dirs.ts";
 
@@ -201,14 +200,7 @@ describe("new certificates", () => {
 describe("refused at start", () => {
   test("one file without the other, a file that cannot be read, a key that is not the certificate's", async () => {
     expect(() => loadConfig({ TLS_CERT_FILE: local.certFile })).toThrow("config: TLS_CERT_FILE and TLS_KEY_FILE go together: set both (PEM files) or neither");
-    const refused = (env: Record<string, string>) =>
-      startServer(testConfig(env)).then(
-        async (s) => {
-          await s.stop(0);
-          return "started";
-        },
-        (e: Error) => e.message,
-      );
+    const refused = startRefusal;
     expect(await refused({ TLS_CERT_FILE: "/nonexistent/cert.pem", TLS_KEY_FILE: local.keyFile })).toStartWith("config: TLS_CERT_FILE /nonexistent/cert.pem cannot be read");
     const other = selfSigned();
     expect(await refused({ TLS_CERT_FILE: local.certFile, TLS_KEY_FILE: other.keyFile })).toStartWith(
