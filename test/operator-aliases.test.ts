@@ -7,11 +7,14 @@ import { planTts } from "../src/planning/plan-tts.ts";
 import { planVoice } from "../src/planning/plan-voice.ts";
 import { NO_PREFERENCES } from "../src/routing/preferences.ts";
 import { voiceOf } from "../src/routing/candidate.ts";
+import { BrokenProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
+import { FAKE_OPENAI_KEY, type FakeOpenAi, startFakeOpenAi } from "./fakes/openai.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
 import { elevenLabsSdk } from "./helpers/sdk-clients.ts";
-import { startRefusal, startTestServer, type TestServer } from "./helpers/server.ts";
+import { startRefusal, startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { tempDir } from "./helpers/temp-dirs.ts";
+import { bearer, connect } from "./helpers/ws-client.ts";
 
 // The operator's aliases (docs/catalogue.md#operator-aliases): OpenAI's and ElevenLabs' quick-start
 // names served by the embedded engines, unchanged code against a deployment configured so; and
@@ -131,6 +134,64 @@ describe("an alias inside a fallback chain", () => {
     const refused = await planVoice(planTts(aliased.ctx.catalogue, { ...request, fallbacks: [{ model: "tts-1", voice: "echo" }] }), aliased.tenantId, aliased.ctx).catch((e) => e);
     expect(refused).toMatchObject({ code: "invalid_request", extra: { param: "fallbacks[0].voice" } });
   });
+});
+
+describe("with a cloud provider (OpenAI's fake)", () => {
+  let fake: FakeOpenAi;
+  let cloud: TestServer;
+  beforeAll(async () => {
+    fake = startFakeOpenAi();
+    cloud = await startTestServer({
+      OPENAI_API_KEY: FAKE_OPENAI_KEY,
+      OPENAI_BASE_URL: fake.url,
+      MODEL_ALIASES: "speaker=cmu/flite",
+      VOICE_ALIASES: "openai/tts-1:narrator=alloy,speaker:narrator=rms",
+    });
+  });
+  afterAll(() => stopServerAndFakes(cloud, fake));
+
+  test("the provider is asked for the voice the alias stands for; the record names it", async () => {
+    const { key, tenantId } = await fundedAccount(cloud);
+    const speech = await openAi(cloud, key).audio.speech.create({ model: "tts-1", voice: "narrator", input: "Narrated.", response_format: "mp3" });
+    expect((await speech.arrayBuffer()).byteLength).toBeGreaterThan(0);
+    expect(fake.speech.at(-1)?.body).toMatchObject({ voice: "alloy" });
+    expect(await lastActivity(cloud, tenantId)).toMatchObject({ provider: "openai", model: "openai/tts-1", voice: "alloy" });
+  });
+
+  test("a chain whose fallback is an alias, in a voice alias of its own: the primary's 500 moves to it, served and recorded as Flite's rms", async () => {
+    const { key, tenantId } = await fundedAccount(cloud);
+    fake.fault("500");
+    const speech = await openAi(cloud, key).audio.speech.create({
+      model: "tts-1",
+      voice: "narrator",
+      input: "The fallback narrates.",
+      response_format: "mp3",
+      // @ts-expect-error `fallbacks` is the router's field: the SDK sends extra body fields as they are
+      fallbacks: [{ model: "speaker", voice: "narrator" }],
+    });
+    expect((await ffprobe(new Uint8Array(await speech.arrayBuffer()), "mp3")).seconds).toBeGreaterThan(1);
+    expect(await lastActivity(cloud, tenantId)).toMatchObject({ provider: "flite", model: "cmu/flite", voice: "rms", status: "completed" });
+  });
+
+  test("an alias may not hide a name the configured provider serves: tts-1 with OpenAI configured stops the start", async () => {
+    expect(await startRefusal({ OPENAI_API_KEY: FAKE_OPENAI_KEY, OPENAI_BASE_URL: fake.url, MODEL_ALIASES: "tts-1=cmu/flite" })).toBe(
+      "config: MODEL_ALIASES: tts-1=cmu/flite: tts-1 is already the name of a served model (openai/tts-1); an alias may not hide it: choose another alias or remove it",
+    );
+  });
+});
+
+test("a session no provider ever opened still records the voice its alias stands for", async () => {
+  const broken = await startTestServer({ VOICE_ALIASES: `${TEST_MODEL}:host=real-voice` }, { extra: { catalogue: testCatalogue(["broken"]), providers: [new BrokenProvider("broken", "refuse")] } });
+  try {
+    const { key, tenantId } = await fundedAccount(broken);
+    const c = connect(broken.wsUrl(`/v1/tts?model=${TEST_MODEL}&provider=broken&voice=host`), bearer(key));
+    c.send({ type: "text", text: "Never spoken." });
+    c.send({ type: "close" });
+    await c.closed;
+    expect(await lastActivity(broken, tenantId)).toMatchObject({ provider: "broken", voice: "real-voice", status: "failed" });
+  } finally {
+    await broken.stop(0);
+  }
 });
 
 describe("start-up refuses aliases it cannot serve, saying which and why", () => {
