@@ -13,7 +13,8 @@ console.log = console.error;
 console.info = console.error;
 console.clear = () => {};
 process.stdout.write = ((chunk: string | Uint8Array) => process.stderr.write(chunk)) as typeof process.stdout.write;
-await import("@portkey-ai/gateway/build/start-server.js");
+const entry = "@portkey-ai/gateway/build/start-server.js"; // untyped: imported for its side effect, the server
+await import(entry);
 
 const url = `http://127.0.0.1:${port}`;
 // The server listens once Hono's adapter has bound the port: wait for it to answer.
