@@ -86,6 +86,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   feedMetrics(metrics, { meter, ledger, pools: { tts_engines: pool, stt_audio: audioPool, files } });
   // Keeps this process's holds and checkpoints current; settles lapsed holds of dead processes.
   ledger.holds.start(log);
+  // Other processes' spending and top-ups reach the funds view as often as withdrawn keys do.
+  ledger.funds.start(config.sessionLimits.accessCheckIntervalMs);
   const mailer = config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom) : devOutbox(config.devOutboxDir, config.mailFrom, log);
   const localProviders = catalogue.providers.filter((p) => p.kind === "local").map((p) => p.id);
   const welcome = welcomeFromConfig(config.welcomeGrantUsd, config.welcomeGrantDays, localProviders);
@@ -144,6 +146,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     await accessWatch.stop();
     await keys.stop();
     await ledger.holds.stop();
+    ledger.funds.stop();
     await pool.close();
     await audioPool.close();
     await files.close();
