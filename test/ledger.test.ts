@@ -312,6 +312,36 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       expect(await paid(t)).toMatchObject({ paidCredits: 10_000_000 - 1_500, paidHeld: 0 });
     });
 
+    test("waves of concurrent requests until the balance is spent, holds written behind while it is rich: never overspent, each served request billed once", async () => {
+      const initial = 90_050;
+      const t = await tenant(initial);
+      const { counting, reserves } = countingLedger();
+      const m = new Meter(counting, log);
+      await counting.spendable(t, binding("cheap")); // the view is warm
+      let served = 0;
+      let refused = 0;
+      // Ten characters (125 credits, 126 held with the carry allowance) each: the balance pays for 720, the last wave only in part.
+      for (let wave = 0; wave < 10; wave++) {
+        await Promise.all(
+          Array.from({ length: 100 }, async () => {
+            const r = m.start(requestId(), { tenantId: t }, "test");
+            const covered = await r.cover(binding("cheap"), 10);
+            if (covered) served++;
+            else refused++;
+            const outcome = covered ? "completed" : "failed";
+            await r.settle({ binding: binding("cheap"), status: outcome, outcome, units: covered ? 10 : 0, startedAt: new Date(), latencyMs: 1, attempts: [] });
+          }),
+        );
+      }
+      expect(reserves.behind).toBeGreaterThan(0);
+      expect(refused).toBeGreaterThan(0);
+      const balance = await paid(t);
+      expect(balance.paidHeld).toBe(0);
+      expect(balance.paidCredits).toBeGreaterThanOrEqual(0);
+      expect(balance.paidCredits).toBe(initial - served * 125);
+      expect((await records(t)).filter((r) => r.status === "completed").length).toBe(served);
+    });
+
     test("prefetch reserves the first stretch while the session connects: its first cover needs no round trip", async () => {
       const t = await tenant(10_000_000);
       const m = new Meter(new Ledger(database), log, { blockUnits: { tts: 100, stt: 10 }, firstUnits: { tts: 20, stt: 2 } }).start(requestId(), { tenantId: t }, "test");

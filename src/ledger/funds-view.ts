@@ -116,7 +116,10 @@ export class FundsView {
    */
   changed(tenantIds: Iterable<string>): void {
     const known = [...tenantIds].filter((id) => this.tenants.has(id));
-    if (known.length) setImmediate(() => known.forEach((id) => this.refresh(id)));
+    if (!known.length) return;
+    setImmediate(() => {
+      for (const id of known) this.refresh(id);
+    });
   }
 
   /** Credits were added or charged here: the next admission reads the funds afresh. */
