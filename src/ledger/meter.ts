@@ -64,12 +64,22 @@ export class Meter {
     }
     const priced = candidates.filter((b) => b.price);
     if (priced.length === 0) throw new ApiError("model_not_priced", "this model has no price on any allowed provider");
+    let affordable = await this.affordable(payer.tenantId, priced);
+    // The funds view errs low (a settle's release counts from its next read): what it turns away is judged again on funds read now.
+    if (affordable.length < priced.length) {
+      await this.ledger.funds.read(payer.tenantId);
+      affordable = await this.affordable(payer.tenantId, priced);
+    }
+    if (affordable.length === 0) throw new ApiError("insufficient_balance", "the balance cannot pay for this request");
+    return affordable;
+  }
+
+  private async affordable<B extends Binding>(tenantId: string, priced: B[]): Promise<B[]> {
     const affordable: B[] = [];
     for (const b of priced) {
       const minimum = Math.max(1, ceilCredits(costOf(rateOf(b), 1)));
-      if ((await this.ledger.spendable(payer.tenantId, b)) >= minimum) affordable.push(b);
+      if ((await this.ledger.spendable(tenantId, b)) >= minimum) affordable.push(b);
     }
-    if (affordable.length === 0) throw new ApiError("insufficient_balance", "the balance cannot pay for this request");
     return affordable;
   }
 
