@@ -1,9 +1,9 @@
-import type { Binding, Capability } from "../catalogue/types.ts";
+import type { Binding } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { ceilCredits, costOf, rateOf } from "./cost.ts";
 import type { Ledger } from "./ledger.ts";
-import { MeteredRequest } from "./metered-request.ts";
+import { MeteredRequest, type MeterOptions, type Payer, type Settled } from "./metered-request.ts";
 
 // The one entry point that every channel (native TTS and STT, compatibility surfaces, realtime)
 // uses to bill a request:
@@ -19,27 +19,7 @@ import { MeteredRequest } from "./metered-request.ts";
 // to a dearer provider by that one request's difference, and, when several processes spend one
 // tenant at the same moment, by what holds written behind took (docs/account.md).
 
-export interface MeterOptions {
-  /** How far ahead of use credits are reserved: units (characters or seconds) per block. */
-  blockUnits: Record<Capability, number>;
-  /** What a session reserves while it connects (`prefetch`): a typical first sentence or stretch of audio. */
-  firstUnits: Record<Capability, number>;
-}
-
 export const DEFAULT_METER_OPTIONS: MeterOptions = { blockUnits: { tts: 2000, stt: 60 }, firstUnits: { tts: 200, stt: 10 } };
-
-export interface Payer {
-  tenantId: string;
-  keyId?: string;
-  keyPrefix?: string;
-}
-
-/** A request's usage as it was settled: for metrics. */
-export interface Settled {
-  binding: Binding;
-  units: number;
-  credits: number;
-}
 
 export class Meter {
   private readonly observers: ((settled: Settled) => void)[] = [];

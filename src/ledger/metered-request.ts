@@ -1,4 +1,4 @@
-import type { Binding } from "../catalogue/types.ts";
+import type { Binding, Capability } from "../catalogue/types.ts";
 import { add, rational } from "../catalogue/price.ts";
 import type { Logger } from "../log.ts";
 import { currentRequest } from "../request-context.ts";
@@ -6,7 +6,6 @@ import type { Outcome } from "./activity.ts";
 import { newCheckpoint, retarget, target, type Checkpoint } from "./checkpoint.ts";
 import { ceilCredits, costOf, rateOf, usageUnit } from "./cost.ts";
 import type { Ledger } from "./ledger.ts";
-import type { MeterOptions, Payer, Settled } from "./meter.ts";
 import { ServedParts } from "./parts.ts";
 import { total, type Allocation } from "./sources.ts";
 
@@ -14,6 +13,26 @@ import { total, type Allocation } from "./sources.ts";
 // is billed from), settled once. A hold is taken before the credits are used, with a database
 // round trip, or, where the funds view allows it (Ledger.reserveBehind), counted at once and
 // written behind while the upstream works; settle waits for it either way.
+
+export interface MeterOptions {
+  /** How far ahead of use credits are reserved: units (characters or seconds) per block. */
+  blockUnits: Record<Capability, number>;
+  /** What a session reserves while it connects (`prefetch`): a typical first sentence or stretch of audio. */
+  firstUnits: Record<Capability, number>;
+}
+
+export interface Payer {
+  tenantId: string;
+  keyId?: string;
+  keyPrefix?: string;
+}
+
+/** A request's usage as it was settled: for metrics. */
+export interface Settled {
+  binding: Binding;
+  units: number;
+  credits: number;
+}
 
 /** How a request ended, as it is settled. */
 export interface RequestEnd {

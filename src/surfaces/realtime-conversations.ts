@@ -1,7 +1,7 @@
 import type { ServerWebSocket } from "bun";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
-import type { Payer } from "../ledger/meter.ts";
+import type { Payer } from "../ledger/metered-request.ts";
 import type { Conversation } from "../realtime/conversation/conversation.ts";
 import { type ConversationPlan, planConversation } from "../realtime/plan.ts";
 import type { RealtimeProfile } from "../realtime/profiles.ts";

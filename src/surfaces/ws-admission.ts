@@ -2,7 +2,7 @@ import type { Principal } from "../accounts/keys.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, sessionFailure, type ProviderOverloaded } from "../errors.ts";
-import type { Payer } from "../ledger/meter.ts";
+import type { Payer } from "../ledger/metered-request.ts";
 import { planVoice, type Voiced } from "../planning/plan-voice.ts";
 import type { Candidate } from "../routing/candidate.ts";
 import { type Admission, meteredSession } from "../sessions/admission.ts";
