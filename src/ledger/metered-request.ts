@@ -123,7 +123,8 @@ export class MeteredRequest {
    * text or audio finds the hold in place instead of waiting for a database round trip. Only for
    * accounts far richer than that first stretch: on a small balance, holding ahead of use would
    * turn away requests the balance could still pay for. What it does not get, the first `cover`
-   * asks for.
+   * asks for. Where the funds view allows it the stretch is counted at once, its hold written
+   * behind; otherwise (a view not read yet) the funds are read and the stretch reserved as before.
    */
   prefetch(binding: Binding): void {
     if (this.extending || this.held || this.settled) return;
