@@ -1,6 +1,7 @@
 import { AudioPool } from "./pools/audio-pool.ts";
 import { EnginePool } from "./pools/engine-pool.ts";
 import { FilePool } from "./pools/file-pool.ts";
+import { KeyView } from "./accounts/key-view.ts";
 import { withdrawnKeys } from "./accounts/keys.ts";
 import { devOutbox, smtpMailer } from "./accounts/mailer.ts";
 import { SandboxPayments } from "./accounts/payments/sandbox.ts";
@@ -80,11 +81,15 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const health = new ProviderHealth(config.providerHealth, log);
   metrics.watchBindings(() => catalogue.bindings.map((b) => ({ provider: b.provider.id, model: b.canonical, up: health.status(b) !== "down" })));
   const accessWatch = new AccessWatch(sessions, (keyIds) => withdrawnKeys(database, keyIds), config.sessionLimits.accessCheckIntervalMs, log);
+  const keys = new KeyView(database, config.sessionLimits.accessCheckIntervalMs);
+  keys.start();
   const ledger = new Ledger(database, config.holdTtlMs);
   const meter = new Meter(ledger, log);
   feedMetrics(metrics, { meter, ledger, pools: { tts_engines: pool, stt_audio: audioPool, files } });
   // Keeps this process's holds and checkpoints current; settles lapsed holds of dead processes.
   ledger.holds.start(log);
+  // Other processes' spending and top-ups reach the funds view as often as withdrawn keys do.
+  ledger.funds.start(config.sessionLimits.accessCheckIntervalMs);
   const mailer = config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom) : devOutbox(config.devOutboxDir, config.mailFrom, log);
   const localProviders = catalogue.providers.filter((p) => p.kind === "local").map((p) => p.id);
   const welcome = welcomeFromConfig(config.welcomeGrantUsd, config.welcomeGrantDays, localProviders);
@@ -118,6 +123,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     metrics,
     health,
     database,
+    keys,
     catalogue,
     voices,
     voicePreviews,
@@ -140,7 +146,9 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     customVoices.stop();
     await voices.stop();
     await accessWatch.stop();
+    await keys.stop();
     await ledger.holds.stop();
+    ledger.funds.stop();
     await pool.close();
     await audioPool.close();
     await files.close();

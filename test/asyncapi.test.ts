@@ -96,6 +96,17 @@ const STT_SAMPLES: { [K in SttWireEvent["type"]]: Extract<SttWireEvent, { type: 
       input: { audioFormat: "pcm_16000", sampleRate: 16000, channels: 1, language: null, interimResults: true, commitStrategy: "auto", turnDetection: "acoustic", turnDetector: "router_vad" },
     },
   ],
+  switched: [
+    {
+      type: "switched",
+      provider: "pocketsphinx",
+      model: "cmu/pocketsphinx-en-us",
+      previous: "deepgram",
+      reason: "deepgram closed the stream: 1006",
+      fromMs: 3720,
+      input: { audioFormat: "pcm_16000", sampleRate: 16000, channels: 1, language: null, interimResults: true, commitStrategy: "auto", turnDetection: "acoustic", turnDetector: "router_vad" },
+    },
+  ],
   signal: [
     { type: "signal", origin: "router", signal: "started", atMs: 320, turnId: "turn_1" },
     { type: "signal", origin: "provider", signal: "eager_end", scope: "turn", atMs: 1200, turnId: "turn_1" },

@@ -125,4 +125,33 @@ describe("the Universal-Streaming fake, through the SDK's StreamingTranscriber",
     await t.close(false);
     expect(errors[0]?.message).toContain("Internal server error");
   });
+
+  test("mid-stream faults: an Error frame once the mark is passed, none before; a killed socket closes the SDK's", async () => {
+    const chunks = spokenChunks();
+    tlsFake.midStream({ kind: "error", afterBytes: chunks[0]!.byteLength });
+    const t = transcriber();
+    const errors: Error[] = [];
+    t.on("error", (e) => errors.push(e));
+    await t.connect();
+    tlsFake.midStream(undefined);
+    t.sendAudio(chunks[0]!.buffer as ArrayBuffer);
+    await Bun.sleep(100);
+    expect(errors).toEqual([]);
+    t.sendAudio(chunks[1]!.buffer as ArrayBuffer);
+    for (let i = 0; i < 100 && !errors.length; i++) await Bun.sleep(10);
+    expect(errors[0]?.message).toContain("Internal server error");
+    await t.close(false);
+
+    tlsFake.midStream({ kind: "kill", afterBytes: chunks[0]!.byteLength });
+    const killed = transcriber();
+    const closes: number[] = [];
+    killed.on("close", (code) => closes.push(code));
+    killed.on("error", () => {});
+    await killed.connect();
+    tlsFake.midStream(undefined);
+    killed.sendAudio(chunks[0]!.buffer as ArrayBuffer);
+    killed.sendAudio(chunks[1]!.buffer as ArrayBuffer);
+    for (let i = 0; i < 100 && !closes.length; i++) await Bun.sleep(10);
+    expect(closes[0]).toBe(1006);
+  });
 });

@@ -127,3 +127,48 @@ describe("the Deepgram fake, through the official SDK", () => {
     expect(messages.indexOf(audio.at(-1)!)).toBeLessThan(messages.findIndex((m) => (m as { type?: string }).type === "Flushed"));
   });
 });
+
+describe("the Deepgram fake's mid-stream faults", () => {
+  /** A Nova or Flux socket fed `seconds` of speech in 100 ms frames; what came back, and how it closed (if it did within `waitMs`). */
+  async function listen(path: "/v1/listen" | "/v2/listen", seconds: number, waitMs: number) {
+    const query = path === "/v1/listen" ? "model=nova-3&encoding=linear16&sample_rate=16000&interim_results=true" : "model=flux-general-en&encoding=linear16&sample_rate=16000";
+    const ws = new WebSocket(`${fake.ws}${path}?${query}`, { headers: { Authorization: `Token ${FAKE_DEEPGRAM_KEY}` } } as never);
+    const messages: { type: string }[] = [];
+    let close: { code: number; reason: string } | undefined;
+    ws.onmessage = (e) => messages.push(JSON.parse(e.data as string));
+    const closed = new Promise<void>((resolve) => (ws.onclose = (e) => resolve(void (close = { code: e.code, reason: e.reason }))));
+    await new Promise((resolve) => (ws.onopen = resolve));
+    const pcm = speech("Thank you very much for your help. I would like a cup of coffee, please.", 16000);
+    for (let at = 0; at < seconds * 32_000; at += 3200) ws.send(pcm.subarray(at, at + 3200));
+    await Promise.race([closed, Bun.sleep(waitMs)]);
+    if (!close) ws.close();
+    return { messages, close };
+  }
+
+  test("kill: the socket is cut at the mark, without a close frame", async () => {
+    fake.midStream({ kind: "kill", afterSeconds: 1 });
+    const { messages, close } = await listen("/v1/listen", 3, 5000);
+    fake.midStream(undefined);
+    expect(close?.code).toBe(1006);
+    expect(messages.filter((m) => m.type === "Results")).toHaveLength(2); // an interim each 0.5 s, up to the mark
+  });
+
+  test("hang: nothing more is answered after the mark, and nothing closes", async () => {
+    fake.midStream({ kind: "hang", afterBytes: 32_000 });
+    const { messages, close } = await listen("/v1/listen", 3, 1000);
+    fake.midStream(undefined);
+    expect(close).toBeUndefined();
+    expect(messages.filter((m) => m.type === "Results")).toHaveLength(2);
+  });
+
+  test("error: Flux sends an Error frame at the mark, then closes 1011; Nova, which has no error event, closes 1011", async () => {
+    fake.midStream({ kind: "error", afterSeconds: 1 });
+    const { messages, close } = await listen("/v2/listen", 3, 5000);
+    expect(messages.at(-1)).toMatchObject({ type: "Error", code: "INTERNAL_SERVER_ERROR" });
+    expect(close?.code).toBe(1011);
+    const nova = await listen("/v1/listen", 3, 5000);
+    fake.midStream(undefined);
+    expect(nova.close?.code).toBe(1011);
+    expect(nova.messages.filter((m) => m.type === "Results")).toHaveLength(2);
+  });
+});

@@ -25,6 +25,17 @@ const EVERY_EVENT: { [K in SttSessionEvent["type"]]: Extract<SttSessionEvent, { 
       input: { audioFormat: "ulaw_8000", sampleRate: 8000, channels: 2, language: "en", interimResults: false, commitStrategy: "manual", turnDetection: "semantic", turnDetector: "provider" },
     },
   ],
+  switched: [
+    {
+      type: "switched",
+      provider: "pocketsphinx",
+      model: "cmu/pocketsphinx-en-us",
+      previous: "deepgram",
+      reason: "deepgram said nothing for 10000 ms while it was sent audio",
+      fromMs: 3720,
+      input: { audioFormat: "pcm_16000", sampleRate: 16000, channels: 1, language: null, interimResults: true, commitStrategy: "auto", turnDetection: "acoustic", turnDetector: "router_vad" },
+    },
+  ],
   signal: [
     { type: "signal", origin: "router", signal: "started", scope: "utterance", turnId: "turn_1", atMs: 1216 },
     { type: "signal", origin: "provider", signal: "eager_end", scope: "turn", turnId: "turn_2", atMs: 0 },
@@ -79,15 +90,16 @@ describe("/v1/stt frames of STT session events", () => {
     expect(frames).toEqual([
       '{"type":"stt.session.started","event_id":"stt_a.1","seq":1,"session_id":"stt_a","provider":"pocketsphinx","model":"cmu/pocketsphinx-en-us","input_config":{"audio_format":"pcm_16000","sample_rate":16000,"channels":1,"language":null,"interim_results":true,"commit_strategy":"auto","turn_detection":"acoustic","turn_detector":"router_vad","event_format":"normalized"}}',
       '{"type":"stt.session.started","event_id":"stt_a.2","seq":2,"session_id":"stt_a","provider":"deepgram","model":"deepgram/flux-general-en","input_config":{"audio_format":"ulaw_8000","sample_rate":8000,"channels":2,"language":"en","interim_results":false,"commit_strategy":"manual","turn_detection":"semantic","turn_detector":"provider","event_format":"normalized"}}',
-      '{"type":"stt.signal","event_id":"stt_a.3","seq":3,"origin":"router","signal":"started","turn_scope":"utterance","basis":["vad"],"turn_id":"turn_1","audio_ms":1216}',
-      '{"type":"stt.signal","event_id":"stt_a.4","seq":4,"origin":"provider","signal":"eager_end","turn_scope":"turn","basis":["provider"],"turn_id":"turn_2","audio_ms":0}',
-      '{"type":"stt.transcript.interim","event_id":"stt_a.5","seq":5,"turn_id":"turn_1","text":"thank you very","audio_start_ms":0,"audio_end_ms":1760}',
-      '{"type":"stt.transcript.final","event_id":"stt_a.6","seq":6,"turn_id":"turn_1","text":"say \\"ça va\\"","audio_start_ms":10,"audio_end_ms":3720}',
-      '{"type":"stt.audio.committed","event_id":"stt_a.7","seq":7,"turn_id":"turn_1","origin":"client","audio_ms":3720}',
-      '{"type":"stt.audio.cleared","event_id":"stt_a.8","seq":8,"turn_id":"turn_2","audio_ms":6400}',
-      '{"type":"stt.error","event_id":"stt_a.9","seq":9,"code":"upstream_error","message":"deepgram closed the stream"}',
-      '{"type":"stt.session.ended","event_id":"stt_a.10","seq":10,"session_id":"stt_a","provider":"pocketsphinx","model":"cmu/pocketsphinx-en-us","audio_ms":3400,"billed_seconds":4}',
-      '{"type":"stt.session.ended","event_id":"stt_a.11","seq":11,"session_id":"stt_a","audio_ms":0,"billed_seconds":0}',
+      '{"type":"stt.provider.switched","event_id":"stt_a.3","seq":3,"provider":"pocketsphinx","model":"cmu/pocketsphinx-en-us","previous_provider":"deepgram","reason":"deepgram said nothing for 10000 ms while it was sent audio","audio_ms":3720,"input_config":{"audio_format":"pcm_16000","sample_rate":16000,"channels":1,"language":null,"interim_results":true,"commit_strategy":"auto","turn_detection":"acoustic","turn_detector":"router_vad","event_format":"normalized"}}',
+      '{"type":"stt.signal","event_id":"stt_a.4","seq":4,"origin":"router","signal":"started","turn_scope":"utterance","basis":["vad"],"turn_id":"turn_1","audio_ms":1216}',
+      '{"type":"stt.signal","event_id":"stt_a.5","seq":5,"origin":"provider","signal":"eager_end","turn_scope":"turn","basis":["provider"],"turn_id":"turn_2","audio_ms":0}',
+      '{"type":"stt.transcript.interim","event_id":"stt_a.6","seq":6,"turn_id":"turn_1","text":"thank you very","audio_start_ms":0,"audio_end_ms":1760}',
+      '{"type":"stt.transcript.final","event_id":"stt_a.7","seq":7,"turn_id":"turn_1","text":"say \\"ça va\\"","audio_start_ms":10,"audio_end_ms":3720}',
+      '{"type":"stt.audio.committed","event_id":"stt_a.8","seq":8,"turn_id":"turn_1","origin":"client","audio_ms":3720}',
+      '{"type":"stt.audio.cleared","event_id":"stt_a.9","seq":9,"turn_id":"turn_2","audio_ms":6400}',
+      '{"type":"stt.error","event_id":"stt_a.10","seq":10,"code":"upstream_error","message":"deepgram closed the stream"}',
+      '{"type":"stt.session.ended","event_id":"stt_a.11","seq":11,"session_id":"stt_a","provider":"pocketsphinx","model":"cmu/pocketsphinx-en-us","audio_ms":3400,"billed_seconds":4}',
+      '{"type":"stt.session.ended","event_id":"stt_a.12","seq":12,"session_id":"stt_a","audio_ms":0,"billed_seconds":0}',
     ]);
     expect(close).toEqual({ code: 1000, reason: "stt_complete" });
   });
@@ -98,6 +110,7 @@ describe("/v1/stt frames of STT session events", () => {
     const examples = [...section.matchAll(/```json\n([\s\S]*?)```/g)].flatMap((m) => m[1].split(/\n(?=\{)/).map((text) => JSON.parse(text) as Record<string, unknown>));
     const documented = [
       EVERY_EVENT.started[0],
+      EVERY_EVENT.switched[0],
       { type: "signal", origin: "router", signal: "started", scope: "utterance", turnId: "turn_1", atMs: 1216 },
       { type: "signal", origin: "router", signal: "end", scope: "utterance", turnId: "turn_1", atMs: 3200 },
       EVERY_EVENT.transcript[0],

@@ -6,6 +6,17 @@ import { array, boolean, integer, nullable, object, oneOfValues, string } from "
 // ways instead, and none of these events is sent.
 
 const TURN = { turn_id: string("The same across a turn's signals, transcripts and commit") };
+const INPUT_CONFIG = object({
+  audio_format: string(),
+  sample_rate: integer(),
+  channels: integer(),
+  language: nullable(string()),
+  interim_results: boolean("The resolved value"),
+  commit_strategy: oneOfValues(["auto", "manual"]),
+  turn_detection: oneOfValues(["acoustic", "semantic"]),
+  turn_detector: oneOfValues(["provider", "router_vad"]),
+  event_format: oneOfValues(["normalized"]),
+});
 const AT = { audio_ms: integer("Position in the caller's audio") };
 
 export const sttChannel: ChannelPart = {
@@ -25,18 +36,20 @@ export const sttChannel: ChannelPart = {
       session_id: string(),
       provider: string(),
       model: string(),
-      input_config: object({
-        audio_format: string(),
-        sample_rate: integer(),
-        channels: integer(),
-        language: nullable(string()),
-        interim_results: boolean("The resolved value"),
-        commit_strategy: oneOfValues(["auto", "manual"]),
-        turn_detection: oneOfValues(["acoustic", "semantic"]),
-        turn_detector: oneOfValues(["provider", "router_vad"]),
-        event_format: oneOfValues(["normalized"]),
-      }),
+      input_config: INPUT_CONFIG,
     }),
+    numberedEvent(
+      "stt.provider.switched",
+      "The provider failed mid-session and the next candidate took over: it was given the audio from `audio_ms` again, and transcripts go on from there (none lost or repeated)",
+      {
+        provider: string("The provider that now serves"),
+        model: string(),
+        previous_provider: string("The provider that failed"),
+        reason: string("Why it was given up"),
+        audio_ms: integer("Where the replay starts in the caller's audio: the end of the last final transcript, commit or clear"),
+        input_config: INPUT_CONFIG,
+      },
+    ),
     numberedEvent("stt.signal", "A speech or turn decision, the provider's or the router VAD's", {
       origin: oneOfValues(["provider", "router"]),
       signal: oneOfValues(["started", "end", "eager_end", "resumed"]),

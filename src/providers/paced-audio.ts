@@ -37,6 +37,8 @@ export const AHEAD_MS = 5000;
 export interface PacedFeed {
   /** The recognizer has heard the audio up to `atMs`. */
   heard(atMs: number): void;
+  /** From now on at `pace` (another provider took the recording over); real time counts from here. */
+  repace(pace: Pace): void;
   /** Nothing more is sent; the decoding is let go. */
   stop(): void;
 }
@@ -53,7 +55,8 @@ export interface FeedTarget {
 
 /** Sends `audio` to `to` at `pace` (a piece goes once its start is due), then ends it. */
 export function feedPaced(audio: PcmPieces, bytesPerSecond: number, pace: Pace, to: FeedTarget): PacedFeed {
-  const t0 = performance.now();
+  let t0 = performance.now();
+  let sentBytes = 0;
   let heardMs = 0;
   let stopped = false;
   let wake: (() => void) | undefined;
@@ -73,7 +76,6 @@ export function feedPaced(audio: PcmPieces, bytesPerSecond: number, pace: Pace, 
     w?.();
   };
   void (async () => {
-    let sentBytes = 0;
     try {
       for await (const piece of audio) {
         const atMs = (sentBytes / bytesPerSecond) * 1000;
@@ -90,6 +92,11 @@ export function feedPaced(audio: PcmPieces, bytesPerSecond: number, pace: Pace, 
   return {
     heard: (atMs) => {
       heardMs = Math.max(heardMs, atMs);
+      woken();
+    },
+    repace: (next) => {
+      if (next === "realtime" && pace !== "realtime") t0 = performance.now() - (sentBytes / bytesPerSecond) * 1000;
+      pace = next;
       woken();
     },
     stop: () => {

@@ -74,6 +74,13 @@ export interface JsonSocketHandlers<E> {
   normalClose?(code: number): boolean;
   /** A frame sent when nothing went out for `everyMs`, for providers that drop idle sockets. */
   keepAlive?: { everyMs: number; frame: string | (() => string | Uint8Array | undefined) };
+  /**
+   * The upstream answers audio as it hears it, silence too (Deepgram Nova with interim results), and
+   * the audio comes at `bytesPerSecond`: one that said nothing for the idle timeout while it was
+   * sent at least that much audio has hung, and is given up (seen as audio goes on: a caller who
+   * stops sending is owed nothing).
+   */
+  answersAudio?: { bytesPerSecond: number };
 }
 
 /**
@@ -86,6 +93,10 @@ export interface JsonSocketHandlers<E> {
  */
 export class JsonSocketStream<E> implements AsyncIterable<E> {
   private liveness?: ReturnType<typeof setTimeout>;
+  /** For an upstream that answers audio: when audio first went unanswered by any frame, and how much since. */
+  private unansweredSince: number | undefined;
+  private unansweredBytes = 0;
+  private readonly answersAudio?: { bytesPerSecond: number };
   /** When a frame was last sent, or last seen waiting to go out: the keep-alive goes once the socket was idle for its interval. */
   private lastBusy = performance.now();
   private readonly keepAlive?: ReturnType<typeof setInterval>;
@@ -105,6 +116,7 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
     private readonly queue = new AsyncQueue<E>(),
   ) {
     liveStreams++;
+    this.answersAudio = handlers.answersAudio;
     const ka = handlers.keepAlive;
     if (ka) {
       this.keepAlive = setInterval(
@@ -121,6 +133,8 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
     ws.onmessage = (e) => {
       if (this.done) return;
       this.liveness?.refresh();
+      this.unansweredSince = undefined;
+      this.unansweredBytes = 0;
       let ev: unknown;
       try {
         ev = typeof e.data === "string" ? JSON.parse(e.data) : undefined;
@@ -154,6 +168,7 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
     this.lastBusy = performance.now();
     if (this.ws.readyState !== WebSocket.OPEN) return;
     this.ws.send(frame);
+    if (this.answersAudio && typeof frame !== "string") this.unanswered(frame.byteLength);
     this.sentBytes += typeof frame === "string" ? Buffer.byteLength(frame) : frame.byteLength;
     if (this.ws.bufferedAmount > 0) this.watchWriting();
   }
@@ -217,6 +232,14 @@ export class JsonSocketStream<E> implements AsyncIterable<E> {
       },
       Math.min(1000, this.idleMs / 4),
     );
+  }
+
+  private unanswered(bytes: number): void {
+    const now = performance.now();
+    this.unansweredSince ??= now;
+    this.unansweredBytes += bytes;
+    const heardMs = (this.unansweredBytes / this.answersAudio!.bytesPerSecond) * 1000;
+    if (now - this.unansweredSince >= this.idleMs && heardMs >= this.idleMs) this.fail(`${this.provider} said nothing for ${this.idleMs} ms while it was sent audio`);
   }
 
   private stop(): void {

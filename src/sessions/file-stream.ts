@@ -2,7 +2,7 @@ import type { Binding } from "../catalogue/types.ts";
 import { familyKey } from "../routing/candidate.ts";
 import type { FileSessionContext as AppContext } from "./file-context.ts";
 import { ApiError, sessionFailure } from "../errors.ts";
-import type { MeteredRequest } from "../ledger/meter.ts";
+import type { MeteredRequest } from "../ledger/metered-request.ts";
 import { feedPaced, type Pace, type PacedFeed, type PcmPieces } from "../providers/paced-audio.ts";
 import type { SttFamily, Transcription, TranscriptSegment } from "../providers/types.ts";
 import type { SttPort, SttSessionEvent, SttSessionParams } from "./stt-events.ts";
@@ -133,6 +133,8 @@ export function streamFile(ctx: AppContext, f: FileStream): Promise<StreamedFile
             failed: (err) => session.end(sessionFailure(err)),
           });
           return;
+        case "switched":
+          return feeder?.repace(paceOf(f.plan.families.get(familyKey(ev.provider, ev.model))));
         case "vad":
           return feeder?.heard(ev.atMs);
         case "transcript": {

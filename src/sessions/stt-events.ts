@@ -26,6 +26,11 @@ export interface SttInputConfig {
 export type SttSessionEvent =
   | { type: "started"; sessionId: string; provider: string; model: string; input: SttInputConfig }
   /**
+   * Another provider took over after `previous` failed (`reason`) in the middle of the session: it
+   * was given the audio from `fromMs` (the caller's clock) again; its events follow on that clock.
+   */
+  | { type: "switched"; provider: string; model: string; input: SttInputConfig; previous: string; reason: string; fromMs: number }
+  /**
    * The provider's stream events, each with the turn it belongs to: the same id across a turn's
    * signals, interim and final transcripts and its commit; the next turn starts after a commit or clear.
    */

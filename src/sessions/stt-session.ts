@@ -10,6 +10,8 @@ import { SessionCore } from "./lifecycle/session-core.ts";
 import { withRouterTurns } from "./router-turns.ts";
 import { joinAudio, TurnBatch } from "../util/turn-batch.ts";
 import type { SttCommand, SttSessionDeps, SttSessionEvent, SttSessionSetup } from "./stt-events.ts";
+import { inputConfig, routerTurnsOf, streamRequest } from "./stt-provider-settings.ts";
+import { SttFailover } from "./stt-failover.ts";
 
 // A streaming STT session, independent of the surface that frames it (the lifecycle every kind
 // shares is `SessionCore`).
@@ -24,6 +26,8 @@ import type { SttCommand, SttSessionDeps, SttSessionEvent, SttSessionSetup } fro
 //   audio received is noted to the meter as it comes (what a crash of the server is billed).
 // - With an idle timeout, a session with no client frame (an empty binary frame is a keep-alive)
 //   and no event sent for that long ends with 4408 `idle_timeout`, until the client closes it.
+// - A provider that fails is replaced by the next candidate, also in the middle of the session:
+//   what the client sent since the provider last settled it is said again (`SttFailover`).
 
 /** A frame that broke the contract, in its place among the client's input: what came before it is paid for first. */
 type Broken = { type: "broken"; message: string };
@@ -37,7 +41,8 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
   private batch: TurnBatch<Uint8Array> | undefined;
   /** Aborted when the session ends while a provider is still opening for it. */
   private opening: AbortController | undefined;
-  private pending: (Uint8Array | SttCommand)[] = [];
+  /** The input kept for the next provider: also what waits while one is opening. */
+  private readonly failover: SttFailover;
   private turn = 1;
   /** Audio the hold covered and that went on (the billed amount). */
   private admittedBytes = 0;
@@ -53,6 +58,7 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
   constructor(setup: SttSessionSetup, deps: SttSessionDeps) {
     super(setup, deps, { channel: "stt", quiet: "no frame from the client and no event" });
     this.arrivals = new AudioArrivals(setup.bytesPerSecond);
+    this.failover = new SttFailover(setup.bytesPerSecond, setup.bytesPerSecond / setup.sampleRate);
     this.held = new Promise((resolve) => (this.heldFor = resolve));
     if (setup.recording) this.gate.push({ type: "whole", seconds: setup.recording.seconds });
   }
@@ -68,10 +74,16 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
   }
 
   /**
-   * Audio not yet gone out to the provider: gathered for the turn's message, or in the stream's
-   * socket. (A recording, fed once the session started, is held for whole: none waits at the gate.)
+   * Audio not yet gone out to the provider: gathered for the turn's message, waiting behind a
+   * replay, or in the stream's socket; while the next provider opens, all that is kept for it.
+   * (A recording, fed once the session started, is held for whole: none waits at the gate.)
    */
   get bufferedAmount(): number {
+    return this.state === "ready" ? this.unsent + this.failover.waitingBytes : this.failover.keptBytes;
+  }
+
+  /** Audio given to the provider that has not yet gone out. */
+  private get unsent(): number {
     return (this.batch?.gathered ?? 0) + (this.stream?.bufferedAmount ?? 0);
   }
 
@@ -95,8 +107,13 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
     return this.finish("client_left", null);
   }
 
+  /** Input for the provider: kept, then sent (while none is ready, the kept input waits for one). */
   private forward(item: Uint8Array | SttCommand): void {
-    if (this.state !== "ready") return void this.pending.push(item);
+    this.failover.keep(item);
+    if (this.state === "ready" && !this.failover.queued(item)) this.send(item);
+  }
+
+  private send(item: Uint8Array | SttCommand): void {
     if (item instanceof Uint8Array) return this.batch!.push(item);
     this.batch!.flush();
     const stream = this.stream!;
@@ -163,9 +180,10 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
         if (!this.closing) throw new ProviderError(`${binding.provider.id} ended the stream before the session was closed`, true);
         await this.complete();
       },
-      // The audio a provider took is not kept to be sent again: only one that never connected is replaced.
-      canMoveOn: () => !this.stream,
-      moveOn: () => {},
+      // Also mid-session: the next provider is given the input kept since the last final.
+      canMoveOn: () => true,
+      moveOn: () => this.letGo(),
+      attemptFailed: (_binding: Binding, reason: string) => this.failover.failed(reason),
     };
   }
 
@@ -174,24 +192,9 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
     if (!provider?.open) throw new ProviderError(`provider ${binding.provider.id} has no streaming adapter in this build`, true);
     const family = this.setup.families.get(familyKey(binding.provider.id, binding.canonical))!;
     const interim = this.setup.interim ?? family.interimDefault;
-    // The router VAD reads only declared little-endian PCM.
-    const routerTurns = family.turnDetector === "none" && this.setup.audioFormat.startsWith("pcm");
-    const vadInside = routerTurns && family.routerVadInside;
+    const { routerTurns, vadInside } = routerTurnsOf(this.setup, family);
     const abandon = (this.opening = new AbortController());
-    const opening = provider.open({
-      model: binding.id,
-      audioFormat: this.setup.audioFormat,
-      channels: this.setup.channels,
-      language: this.setup.language,
-      interim,
-      commitStrategy: this.setup.commitStrategy,
-      turnDetection: this.setup.turnDetection,
-      routerVad: vadInside ? this.setup.vad : undefined,
-      vadScores: vadInside ? this.setup.vadScores : undefined,
-      portable: this.setup.portable,
-      options: this.setup.options,
-      signal: abandon.signal,
-    });
+    const opening = provider.open(streamRequest(this.setup, binding.id, family, interim, abandon.signal));
     let stream: SttStream;
     try {
       stream = await openWithin(opening, this.deps.connectTimeoutMs, binding.provider.id, (late) => late.cancel());
@@ -206,29 +209,26 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
     }
     await this.admission!.meter.reserved();
     if (this.closed) return stream.cancel();
+    // The binding that served before closes its part on the meter: the audio up to its last final.
+    if (this.binding) this.admission!.meter.partServed(this.binding, Math.min(this.receivedSeconds, billedSeconds(this.lastFinalEndMs / 1000)));
     this.binding = binding;
     this.stream = stream;
     this.batch = new TurnBatch<Uint8Array>((audio) => stream.send(audio), joinAudio, Math.max(640, Math.floor(this.setup.bytesPerSecond / 4)));
     this.state = "ready";
-    this.emit({
-      type: "started",
-      sessionId: this.setup.id,
-      provider: binding.provider.id,
-      model: binding.canonical,
-      input: {
-        audioFormat: this.setup.audioFormat,
-        sampleRate: this.setup.sampleRate,
-        channels: this.setup.channels,
-        language: this.setup.language ?? null,
-        interimResults: interim,
-        commitStrategy: this.setup.commitStrategy,
-        turnDetection: this.setup.turnDetection === "auto" ? family.turnStyles[0] : this.setup.turnDetection,
-        turnDetector: family.turnDetector === "none" ? "router_vad" : "provider",
-      },
-    });
-    const queued = this.pending;
-    this.pending = [];
-    for (const item of queued) this.forward(item);
+    const served = { provider: binding.provider.id, model: binding.canonical, input: inputConfig(this.setup, family, interim) };
+    // The event goes first: the replay may take the session to its end at once (a kept close).
+    const switched = this.failover.switching();
+    this.emit(switched ? { type: "switched", ...served, ...switched } : { type: "started", sessionId: this.setup.id, ...served });
+    this.failover.resume(binding, { send: (item) => this.send(item), unsent: () => this.unsent }, family.realtimeInput ?? false);
+  }
+
+  /** The provider is let go (the input kept stays for the next, unless the session is over). */
+  private letGo(): void {
+    if (!this.closed) this.state = "starting";
+    this.failover.stop();
+    this.batch?.drop();
+    this.stream?.cancel();
+    this.stream = undefined;
   }
 
   private async pump(): Promise<void> {
@@ -239,7 +239,8 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
   }
 
   /** A provider event, tagged with its turn; a commit or clear ends the turn. */
-  private relay(ev: SttEvent): void {
+  private relay(raw: SttEvent): void {
+    const ev = this.failover.heard(raw);
     if (ev.type === "transcript") {
       const now = performance.now();
       this.firstOutputAt ??= now;
@@ -276,8 +277,7 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
   protected stopWork(): void {
     this.heldFor(); // a recording waiting for its hold sees the session over
     this.opening?.abort();
-    this.batch?.drop();
-    this.stream?.cancel();
+    this.letGo();
   }
 
   /**
@@ -294,7 +294,7 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
       billed: outcome === "failed" ? Math.min(this.receivedSeconds, billedSeconds(this.lastFinalEndMs / 1000)) : this.receivedSeconds,
       status: failed ? "failed" : "completed",
       latencyMs: (this.firstOutputAt ?? performance.now()) - (this.firstInputAt ?? performance.now()),
-      details: { admittedBytes: this.admittedBytes },
+      details: { admittedBytes: this.admittedBytes, served: this.failover.served, keptAudioDropped: this.failover.droppedBytes || undefined },
     };
   }
 }

@@ -1,5 +1,6 @@
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
 import { refusal, speech, type RefusalStatus } from "./http-fake.ts";
+import { type MidStreamFault, withMidStreamFault } from "./mid-stream-faults.ts";
 import { ReceivedAudio } from "./received-audio.ts";
 
 // AssemblyAI Universal-Streaming v3 (`/v3/ws`), mounted on the AssemblyAI fake. Close enough for
@@ -19,6 +20,8 @@ import { ReceivedAudio } from "./received-audio.ts";
 // (`Begin`, then silence), "drop" (the connection is cut after 1 s of audio), "drop-after-turn"
 // (cut right after the first end of turn), "malformed" (a
 // non-JSON frame after the first audio), "error-frame" (an `Error` frame after the first audio).
+// Mid-stream faults (mid-stream-faults.ts: `kill`, `hang`, `error`) for the connections opened
+// while one is set.
 
 export type AssemblyAiStreamingFault = "401" | "429" | "500" | "close-4001" | "close-4029" | "stall" | "drop" | "drop-after-turn" | "malformed" | "error-frame";
 
@@ -45,6 +48,8 @@ interface Conn extends StreamingConnection {
   turn?: { startMs: number; lastSpeechMs: number; sentAtMs: number };
   spoke: boolean;
   stalled: boolean;
+  /** How its frames are taken: with the mid-stream fault set when it opened. */
+  frames: { message(ws: ServerWebSocket<Conn>, frame: string | Buffer): void };
 }
 
 /** Audio per recognized word: Flite says the sentence in about 1.7 s of speech. */
@@ -186,15 +191,20 @@ export function spokenChunks(rate = 16000, silenceMs = 1000): Uint8Array[] {
 export interface AssemblyAiStreaming {
   connections: StreamingConnection[];
   /** Answers a `/v3/ws` request: a refusal, or the upgrade. */
-  handshake(req: Request, url: URL, server: Server<Conn>, fault: AssemblyAiStreamingFault | undefined, key: string): Response | undefined;
+  handshake(req: Request, url: URL, server: Server<Conn>, fault: AssemblyAiStreamingFault | undefined, key: string, midStream?: MidStreamFault): Response | undefined;
   websocket: WebSocketHandler<Conn>;
+}
+
+function taken(ws: ServerWebSocket<Conn>, frame: string | Buffer): void {
+  if (typeof frame === "string") onText(ws, frame);
+  else onAudio(ws, new Uint8Array(frame));
 }
 
 export function assemblyAiStreaming(): AssemblyAiStreaming {
   const connections: StreamingConnection[] = [];
   return {
     connections,
-    handshake(req, url, server, fault, key) {
+    handshake(req, url, server, fault, key, midStream) {
       const authorization = req.headers.get("authorization");
       const refused = refusal(authorization === key, fault, (status: RefusalStatus) => Response.json({ error: REFUSALS[status] }, { status }));
       if (refused) return refused;
@@ -213,6 +223,9 @@ export function assemblyAiStreaming(): AssemblyAiStreaming {
         turnOrder: 0,
         spoke: false,
         stalled: fault === "stall",
+        frames: withMidStreamFault({ message: taken }, midStream, num(q, "sample_rate", 0) * (mulaw ? 1 : 2), (ws) =>
+          ws.send(JSON.stringify({ type: "Error", error_code: 3005, error: "Internal server error while transcribing" })),
+        ),
       };
       connections.push(conn);
       return server.upgrade(req, { data: conn }) ? undefined : new Response("upgrade failed", { status: 400 });
@@ -224,10 +237,7 @@ export function assemblyAiStreaming(): AssemblyAiStreaming {
         if (!(c.bytesPerMs > 0)) return ws.close(4000, CLOSE_REASONS[4000]);
         ws.send(JSON.stringify({ type: "Begin", id: crypto.randomUUID(), expires_at: Math.floor(Date.now() / 1000) + 3600 }));
       },
-      message(ws, frame) {
-        if (typeof frame === "string") onText(ws, frame);
-        else onAudio(ws, new Uint8Array(frame));
-      },
+      message: (ws, frame) => ws.data.frames.message(ws, frame),
       close(ws, code) {
         ws.data.closed = code;
       },

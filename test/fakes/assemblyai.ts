@@ -1,6 +1,7 @@
 import { assemblyAiStreaming, type AssemblyAiStreamingFault, type StreamingConnection } from "./assemblyai-streaming.ts";
 import { refusal, type RefusalStatus } from "./http-fake.ts";
 import { LOOPBACK_TLS } from "./loopback-tls.ts";
+import type { MidStreamFault } from "./mid-stream-faults.ts";
 import { receivedFile, type AudioDigest, type ReceivedFile } from "./received-audio.ts";
 
 // A fake of AssemblyAI's async transcription API on loopback, close enough for the official
@@ -40,6 +41,8 @@ export interface FakeAssemblyAi {
   uploads: { file: AudioDigest; url: string; authorization: string | null }[];
   jobs: Job[];
   fault(f: AssemblyAiFault): void;
+  /** From now on a `/v3/ws` connection plays `fault` once it has had so much audio; undefined: none. */
+  midStream(fault: MidStreamFault | undefined): void;
   stop(): void;
 }
 
@@ -54,6 +57,7 @@ export function startFakeAssemblyAi(options: { tls?: boolean } = {}): FakeAssemb
   const files = new Map<string, ReceivedFile>();
   const streaming = assemblyAiStreaming();
   let pending: AssemblyAiFault | undefined;
+  let midStream: MidStreamFault | undefined;
   const server = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
@@ -64,7 +68,7 @@ export function startFakeAssemblyAi(options: { tls?: boolean } = {}): FakeAssemb
       if (url.pathname === "/v3/ws") {
         const fault = pending === "failed" || pending === "never" ? undefined : pending;
         if (fault) pending = undefined;
-        return streaming.handshake(req, url, srv, fault, FAKE_ASSEMBLYAI_KEY);
+        return streaming.handshake(req, url, srv, fault, FAKE_ASSEMBLYAI_KEY, midStream);
       }
       const authorization = req.headers.get("authorization");
       const fault = pending === "401" || pending === "429" || pending === "500" ? pending : undefined;
@@ -113,6 +117,7 @@ export function startFakeAssemblyAi(options: { tls?: boolean } = {}): FakeAssemb
     uploads,
     jobs,
     fault: (f) => (pending = f),
+    midStream: (fault) => (midStream = fault),
     stop: () => server.stop(true),
   };
 }

@@ -5,6 +5,7 @@ import { type FaultControl, serveWithFaults } from "./fault-modes.ts";
 import { closeWhenIdle } from "./idle-close.ts";
 import { audioResponse, mp3, refusal, speech, type RefusalStatus } from "./http-fake.ts";
 import { ReceivedAudio, receivedFile, type AudioDigest } from "./received-audio.ts";
+import { declaredRate, type MidStreamFault, withMidStreamFault } from "./mid-stream-faults.ts";
 import { type ReadPace, slowReading } from "./slow-reading.ts";
 
 // A fake of Deepgram on loopback, close enough for the official SDK (`Authorization: Token <key>`
@@ -31,7 +32,9 @@ import { type ReadPace, slowReading } from "./slow-reading.ts";
 // DATA-0000 after the first audio or text), "error-frame" (Flux: a fatal `Error` frame, then
 // close 1011), "deaf" (Nova: the socket opens and is never read, so what the router sends waits in
 // its buffers). For `POST /v1/speak`, "drop", "malformed" and "stall" are the HTTP streaming faults
-// of http-fake.ts. Faults kept until healed: `faults.set(...)` (fault-modes.ts).
+// of http-fake.ts. Faults kept until healed: `faults.set(...)` (fault-modes.ts). Mid-stream faults
+// (`midStream`, mid-stream-faults.ts) for listen sockets (Nova and Flux) opened from then on:
+// `kill`, `hang`, and `error` (Flux: an `Error` frame; Nova has no error event: close 1011 alone).
 
 export type DeepgramFault = "401" | "429" | "500" | "drop" | "malformed" | "data-error" | "error-frame" | "stall" | "deaf";
 
@@ -78,6 +81,8 @@ export interface FakeDeepgram {
   readSlowly(bytesPerSecond: number | undefined): void;
   /** From now on a listen socket (Nova or Flux) that receives nothing for `ms` is closed 1011 NET-0001, as Deepgram does after 10 s; undefined: never. */
   closeIdleStreams(ms: number | undefined): void;
+  /** From now on a listen socket (Nova or Flux) plays `fault` once it has had so much audio; undefined: none. */
+  midStream(fault: MidStreamFault | undefined): void;
   openSockets(): number;
   stop(): void;
 }
@@ -132,6 +137,8 @@ export function startFakeDeepgram(): FakeDeepgram {
   let pending: DeepgramFault | undefined;
   let readRate: number | undefined;
   let idleCloseMs: number | undefined;
+  let midStream: MidStreamFault | undefined;
+  const fluxError = (ws: FakeWs) => ws.send(JSON.stringify({ type: "Error", code: "INTERNAL_SERVER_ERROR", description: "The server encountered an internal error." }));
   /** A listen socket under Deepgram's rule for idle streams, when one is set. */
   const idleClosing = (socket: FakeSocket): FakeSocket => {
     const ms = idleCloseMs;
@@ -219,7 +226,10 @@ export function startFakeDeepgram(): FakeDeepgram {
         });
       }
       const websocket = req.headers.get("upgrade")?.toLowerCase() === "websocket";
-      if (websocket && url.pathname === "/v2/listen") return upgrade(req, srv, url, flux, fluxQueryProblem, (record, fault) => idleClosing(fluxSocket(url.searchParams, record, fault)));
+      if (websocket && url.pathname === "/v2/listen")
+        return upgrade(req, srv, url, flux, fluxQueryProblem, (record, fault) =>
+          idleClosing(withMidStreamFault(fluxSocket(url.searchParams, record, fault), midStream, declaredRate(url.searchParams), fluxError)),
+        );
       if (websocket && url.pathname === "/v1/speak") return upgrade(req, srv, url, speakSockets, auraQueryProblem, (record, fault) => auraSocket(url.searchParams, record, fault, synthesize));
       if (req.method === "POST" && url.pathname === "/v1/speak") {
         const fault = pending;
@@ -247,7 +257,7 @@ export function startFakeDeepgram(): FakeDeepgram {
         url,
         connections,
         () => undefined,
-        (record, fault) => idleClosing(novaSocket(Object.assign(record, novaState(url.searchParams, fault)))),
+        (record, fault) => idleClosing(withMidStreamFault(novaSocket(Object.assign(record, novaState(url.searchParams, fault))), midStream, declaredRate(url.searchParams))),
       );
     },
     websocket: {
@@ -334,6 +344,7 @@ export function startFakeDeepgram(): FakeDeepgram {
     faults: served.faults,
     readSlowly: (bytesPerSecond) => (readRate = bytesPerSecond),
     closeIdleStreams: (ms) => (idleCloseMs = ms),
+    midStream: (fault) => (midStream = fault),
     openSockets: () => served.server().pendingWebSockets,
     stop: served.stop,
   };

@@ -90,6 +90,8 @@ export class DeepgramStt implements SttProvider {
     const stream = new JsonSocketStream<SttEvent>(this.id, await this.socket(req), this.options.idleTimeoutMs, {
       // Deepgram closes a stream that gets nothing for 10 s.
       keepAlive: { everyMs: keepAliveEvery(this.options), frame: '{"type":"KeepAlive"}' },
+      // With interim results Deepgram answers every stretch of audio (an empty transcript for silence).
+      answersAudio: req.interim ? { bytesPerSecond: Number(req.audioFormat.split("_")[1]) * (req.audioFormat.startsWith("ulaw") ? 1 : 2) * req.channels } : undefined,
       onJson(ev, s) {
         if (ev.type === "SpeechStarted") s.push({ type: "signal", origin: "provider", signal: "started", atMs: Math.round(ev.timestamp * 1000) });
         else if (ev.type === "UtteranceEnd") s.push({ type: "signal", origin: "provider", signal: "end", atMs: Math.round(ev.last_word_end * 1000) });

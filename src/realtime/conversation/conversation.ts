@@ -186,6 +186,9 @@ export class Conversation {
       case "error":
         this.log.info({ code: ev.code, reason: ev.message }, "the recognizer ended with an error");
         return this.emit({ type: "error", code: ev.code, message: ev.message });
+      case "switched":
+        // The recognizer goes on with another provider: the application and the caller see nothing of it.
+        return this.log.info({ provider: ev.provider, previous: ev.previous, reason: ev.reason }, "the recognizer switched provider");
       case "ended":
         return;
       default:

@@ -5,7 +5,8 @@ import type { SttPort, SttSessionEvent } from "../../sessions/stt-events.ts";
 // (an STT stream's language and commit strategy are fixed when it opens). The old session keeps hearing until the new one has started, so a language no provider
 // takes leaves the conversation as it was; then the old one finishes the turn it was in. Turn ids
 // stay unique across sessions (each session's turns are numbered after the last one's); the
-// usage is the sum of them all.
+// usage is the sum of them all. A session whose provider fails moves to the next itself
+// (sessions/stt-failover.ts): it goes on hearing, its turns numbered on, and tells only `switched`.
 
 /** An STT session as the conversation uses it. */
 export interface SttHandle {

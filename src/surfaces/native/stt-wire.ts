@@ -1,5 +1,5 @@
 import type { ServerWebSocket } from "bun";
-import type { SttPort, SttSessionEvent } from "../../sessions/stt-events.ts";
+import type { SttInputConfig, SttPort, SttSessionEvent } from "../../sessions/stt-events.ts";
 import { unreachable } from "../../util/unreachable.ts";
 import { errorEvent, eventNumbering, type WireEvent } from "./numbered-events.ts";
 
@@ -10,26 +10,18 @@ export type SttWireEvent = Exclude<SttSessionEvent, { type: "vad" }>;
 export function sttWireEvent(event: SttWireEvent): WireEvent {
   if (event.type === "error") return errorEvent("stt", event);
   switch (event.type) {
-    case "started": {
-      const { input } = event;
+    case "started":
+      return { type: "stt.session.started", session_id: event.sessionId, provider: event.provider, model: event.model, input_config: inputFrame(event.input) };
+    case "switched":
       return {
-        type: "stt.session.started",
-        session_id: event.sessionId,
+        type: "stt.provider.switched",
         provider: event.provider,
         model: event.model,
-        input_config: {
-          audio_format: input.audioFormat,
-          sample_rate: input.sampleRate,
-          channels: input.channels,
-          language: input.language,
-          interim_results: input.interimResults,
-          commit_strategy: input.commitStrategy,
-          turn_detection: input.turnDetection,
-          turn_detector: input.turnDetector,
-          event_format: "normalized",
-        },
+        previous_provider: event.previous,
+        reason: event.reason,
+        audio_ms: event.fromMs,
+        input_config: inputFrame(event.input),
       };
-    }
     case "signal":
       return {
         type: "stt.signal",
@@ -64,6 +56,20 @@ export function sttWireEvent(event: SttWireEvent): WireEvent {
     default:
       return unreachable(event, "STT session event");
   }
+}
+
+function inputFrame(input: SttInputConfig) {
+  return {
+    audio_format: input.audioFormat,
+    sample_rate: input.sampleRate,
+    channels: input.channels,
+    language: input.language,
+    interim_results: input.interimResults,
+    commit_strategy: input.commitStrategy,
+    turn_detection: input.turnDetection,
+    turn_detector: input.turnDetector,
+    event_format: "normalized",
+  };
 }
 
 /** A `/v1/stt` socket as an STT session's port: every event numbered gaplessly (`seq`) with a stable `event_id`. */

@@ -41,6 +41,7 @@ export function oaiTranscriptionPort(events: OaiEvents): SttPort {
       case "error":
         return events.error(new ApiError(ev.code, ev.message));
       case "started": // session.updated went out when the settings were taken
+      case "switched": // another provider took over mid-session: OpenAI's protocol has no such event, and the transcripts go on
       case "ended":
         return;
     }
