@@ -109,9 +109,9 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     };
   }
 
-  /** The voice goes into the activity record: the voice catalogue counts its uses (src/voices/voice-metrics.ts). */
+  /** The voice goes into the activity record (src/voices/voice-metrics.ts counts uses): the first candidate's, an operator's alias as the voice it stands for. */
   protected override admitted(admission: Admission): void {
-    admission.meter.forVoice(this.setup.voice);
+    admission.meter.forVoice(admission.candidates[0] ? voiceOf(admission.candidates[0], this.setup.voice) : this.setup.voice);
   }
 
   protected usageWith(cmd: TtsCommand): number | undefined {
