@@ -11,7 +11,10 @@ export type TtsCommand = { type: "text"; text: string } | { type: "flush" } | { 
 export type TtsSessionEvent =
   /** A provider accepted the session (sent once, also across fallbacks). */
   | { type: "ready"; sessionId: string }
-  /** `voice`: with `connected`, the voice the provider speaks in (after a failover, the one now serving); a fallback model's candidate names it in every event. */
+  /**
+   * An attempt at a provider, except the session's first on the model it asked for, which is told only if it fails (`ready` says it connected).
+   * `voice`: with `connected`, the voice the provider speaks in (after a failover, the one now serving); a fallback model's candidate names it in every event.
+   */
   | { type: "provider_status"; provider: string; model: string; status: "connecting" | "connected" | "failed"; voice?: string; reason?: string }
   /** Before the first audio: the audio's shape as the provider produces it. */
   | { type: "audio_started"; provider: string; model: string; format: AudioFormat }

@@ -140,9 +140,11 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
 
   private async connect(binding: Candidate): Promise<void> {
     const provider = this.deps.provider(binding.provider.id);
+    // The first attempt, on the model asked for, is told only by `ready` or its `failed` (docs/tts-websocket.md).
+    const told = this.tried !== undefined || binding.fallback !== undefined;
     this.tried = binding;
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
-    this.status("connecting", binding);
+    if (told) this.status("connecting", binding);
     const { format, sampleRate, speed, options, alignment } = this.setup;
     const voice = voiceOf(binding, this.setup.voice);
     const opening = provider.open({ model: binding.id, voice, format, ...(sampleRate ? { sampleRate } : {}), ...(speed !== undefined ? { speed } : {}), options, ...(alignment ? { alignment } : {}) });
@@ -157,7 +159,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.stream = stream;
     // The record names the voice that serves (a fallback model speaks in its own).
     this.admission!.meter.forVoice(voice);
-    this.status("connected", binding);
+    if (told) this.status("connected", binding);
     if (!this.readySent) {
       this.readySent = true;
       this.deps.port.event({ type: "ready", sessionId: this.setup.id });
