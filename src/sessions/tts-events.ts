@@ -37,6 +37,8 @@ export interface TtsPort {
   /** Resolves when the client can take more audio (backpressure). */
   sendAudio(chunk: Uint8Array): void | Promise<void>;
   close(code: number, reason: string): void;
+  /** The events and audio `fn` sends go out to the client in one write, where the transport can (a socket's cork). */
+  together?(fn: () => void): void;
 }
 
 export interface TtsSessionSetup {

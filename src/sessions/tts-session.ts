@@ -194,22 +194,37 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
         for (const timing of this.alignment.add(ev, this.audioStarted)) this.deps.port.event(timing);
         continue;
       }
-      if (!this.audioStarted) this.startAudio();
       // Each candidate's first audio proves it serves (after a failover too): its health counts on it.
       if (this.served) {
         this.served();
         this.served = undefined;
       }
-      const continued = this.failover.audio(ev.audio);
-      this.text.audioSent(this.stream!.given);
-      this.noteDelivered();
-      await this.send(continued instanceof Promise ? await continued : continued);
+      await (this.audioStarted ? this.forward(ev.audio) : this.firstAudio(ev.audio));
     }
     if (this.closed) return false;
     // A provider may only end the stream once the client closed the session and every flush was answered.
     if (!this.closeAccepted || this.text.flushesOpen) throw new ProviderError(`${this.binding!.provider.id} ended the stream before the session was over`, true);
     await this.send(this.failover.rest());
     return true;
+  }
+
+  /** `audio_started` and the first audio in one write. */
+  private firstAudio(audio: Uint8Array): Promise<void> {
+    let sent!: Promise<void>;
+    const start = () => {
+      this.startAudio();
+      sent = this.forward(audio);
+    };
+    if (this.deps.port.together) this.deps.port.together(start);
+    else start();
+    return sent;
+  }
+
+  private async forward(audio: Uint8Array): Promise<void> {
+    const continued = this.failover.audio(audio);
+    this.text.audioSent(this.stream!.given);
+    this.noteDelivered();
+    await this.send(continued instanceof Promise ? await continued : continued);
   }
 
   private async send(audio: Uint8Array): Promise<void> {
