@@ -34,6 +34,10 @@ const routerEnv = (databaseUrl: string) => ({
   DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY,
   DEEPGRAM_BASE_URL: deepgram.info.url,
 });
+// BENCH_AB_DIR: another checkout of the project (main, say), whose router joins the hot-path rounds for an A/B comparison under the same load.
+const base = process.env.BENCH_AB_DIR
+  ? await spawnBun(["bench/bench-server.ts"], routerEnv(`sqlite://${join(mkdtempSync(join(tmpdir(), "bench-upstream-ab-")), "db.sqlite")}`), process.env.BENCH_AB_DIR)
+  : undefined;
 const routers: { name: string; proc: Proc }[] = [
   {
     name: "router, SQLite",
@@ -178,38 +182,41 @@ async function openBurst(url: string, headers: Record<string, string>, pid: numb
 
 /**
  * Issue 28's items 1 and 2 as it judges them, router (SQLite) against the relay, `rounds` times
- * (the order of the two alternating): added latency as paired differences, and the main thread's
- * CPU per utterance / per whole session from /proc/<pid>/task/<pid>/schedstat.
+ * (the order of the parties rotating): added latency as paired differences, and the main thread's
+ * CPU per utterance / per whole session from /proc/<pid>/task/<pid>/schedstat. With BENCH_AB_DIR,
+ * the other checkout's router takes part in every run too, under the same load.
  */
 async function hotPath(rounds: number, n: number): Promise<void> {
-  const router = routers[0].proc;
-  const rUrl = wsOf(router.info.url);
-  const rAuth = { Authorization: `Bearer ${router.info.key}` };
-  const pUrl = wsOf(relay.info.url);
+  const parties = [
+    { name: "relay", url: wsOf(relay.info.url), auth: {} as Record<string, string>, pid: relay.proc.pid },
+    { name: "router", url: wsOf(routers[0].proc.info.url), auth: { Authorization: `Bearer ${routers[0].proc.info.key}` }, pid: routers[0].proc.proc.pid },
+    ...(base ? [{ name: "other checkout's router", url: wsOf(base.info.url), auth: { Authorization: `Bearer ${base.info.key}` }, pid: base.proc.pid }] : []),
+  ];
   for (const [name, round, target] of [
     ["open sessions, texts in one instant (item 1)", openFirst, "utterance: ≤ +150 µs, p50 ≤ +5 ms, p99 ≤ +15 ms"],
     ["sessions opened at once (item 2)", openBurst, "session: ≤ +200 µs, p50 ≤ +20 ms"],
   ] as const) {
     console.log(`${name} × ${n}; target per ${target}`);
-    await round(pUrl, {}, relay.proc.pid, n); // warm: the first round of each kind pays for compiling its path
-    await round(rUrl, rAuth, router.proc.pid, n);
-    const cpu: { router: number[]; relay: number[] } = { router: [], relay: [] };
+    for (const p of parties) await round(p.url, p.auth, p.pid, n); // warm: the first round of each pays for compiling its path
+    const cpu = parties.map((): number[] => []);
     for (let i = 0; i < rounds; i++) {
-      const relayFirst = i % 2 === 0;
-      const a = relayFirst ? await round(pUrl, {}, relay.proc.pid, n) : await round(rUrl, rAuth, router.proc.pid, n);
-      const b = relayFirst ? await round(rUrl, rAuth, router.proc.pid, n) : await round(pUrl, {}, relay.proc.pid, n);
-      const [plain, routed] = relayFirst ? [a, b] : [b, a];
-      const added = paired(routed.ttfa, plain.ttfa);
+      const runs: { ttfa: number[]; main: number }[] = [];
+      for (let k = 0; k < parties.length; k++) {
+        const at = (i + k) % parties.length;
+        const p = parties[at];
+        runs[at] = await round(p.url, p.auth, p.pid, n);
+      }
+      const [plain, routed] = runs;
+      for (const [k, r] of runs.entries()) cpu[k].push(r.main);
       console.log(
-        `  run ${i + 1}: main-thread CPU router ${routed.main.toFixed(0)} µs, relay ${plain.main.toFixed(0)} µs, added ${(routed.main - plain.main).toFixed(0)} µs   ` +
-          `first audio router ${spread(routed.ttfa)}, relay ${spread(plain.ttfa)}, added (paired) ${spread(added)}`,
+        `  run ${i + 1}: main-thread CPU ${parties.map((p, k) => `${p.name} ${runs[k].main.toFixed(0)} µs`).join(", ")}; router − relay ${(routed.main - plain.main).toFixed(0)} µs` +
+          `${base ? `, router − other ${(routed.main - runs[2].main).toFixed(0)} µs` : ""}   first audio router ${spread(routed.ttfa)}, relay ${spread(plain.ttfa)}, added (paired) ${spread(paired(routed.ttfa, plain.ttfa))}`,
       );
-      cpu.router.push(routed.main);
-      cpu.relay.push(plain.main);
       await Bun.sleep(200);
     }
     console.log(
-      `  median of ${rounds}: router ${median(cpu.router).toFixed(0)} µs, relay ${median(cpu.relay).toFixed(0)} µs, added (median of the runs' differences) ${median(paired(cpu.router, cpu.relay)).toFixed(0)} µs`,
+      `  median of ${rounds}: ${parties.map((p, k) => `${p.name} ${median(cpu[k]).toFixed(0)} µs`).join(", ")}; router − relay (median of the runs' differences) ${median(paired(cpu[1], cpu[0])).toFixed(0)} µs` +
+        `${base ? `; router − other ${median(paired(cpu[1], cpu[2])).toFixed(0)} µs` : ""}`,
     );
   }
 }
@@ -281,6 +288,7 @@ await stopAll();
 
 async function stopAll(): Promise<never> {
   for (const r of routers) await r.proc.stop();
+  await base?.stop();
   await Promise.all([relay.stop(), fake.stop(), deepgram.stop()]);
   await pg.drop();
   process.exit(0);
