@@ -200,11 +200,7 @@ describe("/v1/tts over a WebSocket upstream (ElevenLabs stream-input): replayed 
       const rec = await flushThenFail(fault, "provider_order=el-echo,fixed", key);
       expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
       expect(rec.events.filter((e) => e.type === "service.tts_flushed").length).toBe(1);
-      expect(rec.events.filter((e) => e.type === "service.tts_provider_status").map((e) => `${e.provider}:${e.status}`)).toEqual([
-        "el-echo:failed",
-        "fixed:connecting",
-        "fixed:connected",
-      ]);
+      expect(rec.events.filter((e) => e.type === "service.tts_provider_status").map((e) => `${e.provider}:${e.status}`)).toEqual(["el-echo:failed", "fixed:connecting", "fixed:connected"]);
       const first = [...FIRST].length;
       const rest = [...REST].length;
       const record = await lastActivity(onEl, tenantId);
