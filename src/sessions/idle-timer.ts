@@ -8,12 +8,6 @@ export class IdleTimer {
   private timer: Timer | undefined;
   private busy = 0;
   private stopped = false;
-  /**
-   * When the last touch was: a touch (every frame either way) only notes the time, and the timer,
-   * when it fires, waits out the rest of the quiet period from there, rather than being pushed
-   * back on each frame.
-   */
-  private touched = 0;
 
   constructor(
     private readonly ms: number,
@@ -23,7 +17,7 @@ export class IdleTimer {
   }
 
   touch(): void {
-    this.touched = performance.now();
+    this.timer?.refresh();
   }
 
   async during<T>(work: Promise<T>): Promise<T> {
@@ -48,15 +42,9 @@ export class IdleTimer {
   private arm(): void {
     if (this.stopped || this.busy || !this.ms) return;
     clearTimeout(this.timer);
-    this.touched = performance.now();
-    this.timer = setTimeout(this.expire, this.ms);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (!this.stopped) this.onIdle();
+    }, this.ms);
   }
-
-  private readonly expire = () => {
-    this.timer = undefined;
-    if (this.stopped || this.busy) return;
-    const quiet = performance.now() - this.touched;
-    if (quiet < this.ms) this.timer = setTimeout(this.expire, this.ms - quiet);
-    else this.onIdle();
-  };
 }
