@@ -192,10 +192,13 @@ async function hotPath(rounds: number, n: number): Promise<void> {
     { name: "router", url: wsOf(routers[0].proc.info.url), auth: { Authorization: `Bearer ${routers[0].proc.info.key}` }, pid: routers[0].proc.proc.pid },
     ...(base ? [{ name: "other checkout's router", url: wsOf(base.info.url), auth: { Authorization: `Bearer ${base.info.key}` }, pid: base.proc.pid }] : []),
   ];
-  for (const [name, round, target] of [
+  const items = [
     ["open sessions, texts in one instant (item 1)", openFirst, "utterance: ≤ +150 µs, p50 ≤ +5 ms, p99 ≤ +15 ms"],
     ["sessions opened at once (item 2)", openBurst, "session: ≤ +200 µs, p50 ≤ +20 ms"],
-  ] as const) {
+  ] as const;
+  // BENCH_HOT_ITEMS=1 or 2: only that item (a profile of one path).
+  const only = process.env.BENCH_HOT_ITEMS?.split(",");
+  for (const [name, round, target] of items.filter((_, i) => !only || only.includes(String(i + 1)))) {
     console.log(`${name} × ${n}; target per ${target}`);
     for (const p of parties) await round(p.url, p.auth, p.pid, n); // warm: the first round of each pays for compiling its path
     const cpu = parties.map((): number[] => []);
