@@ -6,6 +6,8 @@
 // or with the POST (direct), at 1/50/200/500 sessions, all at once (burst) and spread over 1 s.
 // "Added" is the percentile of paired differences (bench/lib/stats.ts). The router's and the
 // relay's CPU per session (upgrade, auth, admission, first audio, settle, close) is read from /proc.
+// First, issue 28's items 1 and 2 as it judges them (`hotPath` below: BENCH_ROUNDS, BENCH_HOT_ONLY,
+// BENCH_HOT_ITEMS, BENCH_AB_DIR, BENCH_PROF for a --cpu-prof-md of the SQLite router).
 // STT: event latency, from the audio frame that completes half a second (the Deepgram fake
 // answers each half second with an interim Results) to that event, through /v1/stt vs direct.
 import { FAKE_DEEPGRAM_KEY } from "../test/fakes/deepgram.ts";
