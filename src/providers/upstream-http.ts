@@ -54,12 +54,13 @@ export function upstreamErrorCode(body: string): string | undefined {
 
 /** A fetch whose failure is a ProviderError: refused/reset/timeout are retryable. */
 export async function upstreamFetch(provider: string, url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
-  const controller = new AbortController();
+  const timeout = new AbortController();
   const outer = init.signal;
-  outer?.addEventListener("abort", () => controller.abort(), { once: true });
-  const timer = setTimeout(() => controller.abort(new ProviderError(`${provider} did not answer within ${timeoutMs} ms`, true)), timeoutMs);
+  // Not a listener on the outer signal: a session's signal outlives many requests, and each would leave one behind.
+  const signal = outer ? AbortSignal.any([outer, timeout.signal]) : timeout.signal;
+  const timer = setTimeout(() => timeout.abort(new ProviderError(`${provider} did not answer within ${timeoutMs} ms`, true)), timeoutMs);
   try {
-    const res = await fetch(url, { ...init, signal: controller.signal });
+    const res = await fetch(url, { ...init, signal });
     if (!res.ok) {
       const code = upstreamErrorCode(await res.text().catch(() => ""));
       throw new ProviderError(`${provider} answered ${res.status}${code ? ` (${code})` : ""}`, retryableStatus(res.status));
@@ -67,7 +68,7 @@ export async function upstreamFetch(provider: string, url: string, init: Request
     return res;
   } catch (err) {
     if (err instanceof ProviderError) throw err;
-    if (controller.signal.reason instanceof ProviderError) throw controller.signal.reason;
+    if (timeout.signal.reason instanceof ProviderError) throw timeout.signal.reason;
     if (outer?.aborted) throw new ProviderError(`${provider} request cancelled`, false);
     throw new ProviderError(`${provider} could not be reached: ${(err as Error).message}`, true);
   } finally {
