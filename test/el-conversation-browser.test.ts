@@ -42,7 +42,7 @@ async function engine(key: string, path: string): Promise<string> {
   const res = await fetch(`${server.url}/el/v1/speech-engine`, {
     method: "POST",
     headers: { "xi-api-key": key, "content-type": "application/json" },
-    body: JSON.stringify({ name: "support", speech_engine: { ws_url: app.url(path) }, service: { stt: { model_id: "pocketsphinx" }, tts: { model_id: "flite", voice_id: "slt" } } }),
+    body: JSON.stringify({ name: "support", speech_engine: { ws_url: app.url(path), protocol: "conversation_relay" }, service: { stt: { model_id: "pocketsphinx" }, tts: { model_id: "flite", voice_id: "slt" } } }),
   });
   expect(res.status).toBe(200);
   return ((await res.json()) as { speech_engine_id: string }).speech_engine_id;

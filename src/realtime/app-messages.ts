@@ -17,6 +17,49 @@ export type RouterMessage =
   | { type: "interrupt"; utteranceUntilInterrupt: string; durationUntilInterruptMs: number }
   | { type: "error"; description: string };
 
+/** What an application sends that asks nothing of the conversation: a `pong`, a stale answer's chunk. */
+export type AppFrame = AppMessage | { invalid: string } | { pong: true } | { stale: true };
+
+/**
+ * One application protocol: what the router says (each method the frames to send, as JSON text)
+ * and how it reads what the application says. ConversationRelay's is below; ElevenLabs' Speech
+ * Engine's is `SpeechEngineWire`.
+ */
+export interface AppWire {
+  hello(): object[];
+  /** What the caller said: a partial (`last: false`) or the finished turn. */
+  prompt(text: string, last: boolean, lang?: string): object[];
+  /** The caller talked over the answer: what of it was spoken, and for how long. */
+  interrupt(spokenText: string, audioMs: number): object[];
+  refuse(description: string): object[];
+  /** Said before the router closes the socket itself. */
+  farewell(): object[];
+  /** A keepalive, when the protocol has one (answered by `pong`). */
+  ping?(): object;
+  read(frame: string | Uint8Array): AppFrame;
+}
+
+export interface AppSetup {
+  sessionId: string;
+  profileId: string;
+  customParameters?: Record<string, string>;
+  /** Spoken when the conversation starts: the first agent message of the conversation so far. */
+  greeting?: string;
+}
+
+/** ConversationRelay: `setup` first, `prompt`, `interrupt`, `error`; read with `readAppFrame`. */
+export function conversationRelayWire(setup: AppSetup): AppWire {
+  const say = (msg: RouterMessage) => [msg];
+  return {
+    hello: () => say({ type: "setup", sessionId: setup.sessionId, profileId: setup.profileId, callSid: "", from: "", to: "", direction: "inbound", customParameters: setup.customParameters ?? {} }),
+    prompt: (voicePrompt, last, lang) => say({ type: "prompt", voicePrompt, ...(lang ? { lang } : {}), last }),
+    interrupt: (utteranceUntilInterrupt, ms) => say({ type: "interrupt", utteranceUntilInterrupt, durationUntilInterruptMs: Math.round(ms) }),
+    refuse: (description) => say({ type: "error", description }),
+    farewell: () => [],
+    read: readAppFrame,
+  };
+}
+
 /** Messages the vocabulary has that the router does not carry out: each is answered with `error`. */
 const UNSUPPORTED: Record<string, string> = {
   play: "play is not supported: the router does not fetch audio from URLs an application names",
