@@ -70,6 +70,15 @@ async function until(i: number, check: (r: Recorded) => boolean, ms = 40_000): P
   }
 }
 
+/** Audio of the answer came before its interruption and none after, only the next answer's; no error. */
+function interruptedAnswer(r: Recorded, answer: number, next: number) {
+  const at = r.incoming.indexOf(`interruption ${answer}`);
+  expect(r.incoming.slice(0, at)).toContain(`audio ${answer}`);
+  expect(r.incoming.slice(at + 1)).not.toContain(`audio ${answer}`);
+  expect(r.incoming.slice(at + 1)).toContain(`audio ${next}`);
+  expect(r.errors).toEqual([]);
+}
+
 describe.skipIf(!localSttAvailable || !chromiumAvailable)("/el/v1/convai/conversation with ElevenLabs' browser SDK in Chromium", () => {
   beforeAll(async () => {
     app = startFakeApp();
@@ -173,11 +182,7 @@ describe.skipIf(!localSttAvailable || !chromiumAvailable)("/el/v1/convai/convers
     // The answer was being played when the caller talked over it; after the interruption none of
     // its audio came, only the next answer's, which the SDK's player made heard.
     expect(r.outputPeaks[2]).toBeGreaterThan(0.05);
-    const at = r.incoming.indexOf("interruption 2");
-    expect(r.incoming.slice(0, at)).toContain("audio 2");
-    expect(r.incoming.slice(at + 1)).not.toContain("audio 2");
-    expect(r.incoming.slice(at + 1)).toContain("audio 3");
-    expect(r.errors).toEqual([]);
+    interruptedAnswer(r, 2, 3);
   }, 60_000);
   test("an ElevenLabs Speech Engine app (the SDK's SpeechEngineServer, authentication on): init, then the conversation so far with the microphone's words; its streamed answer heard", async () => {
     const { key } = await fundedAccount(server);
@@ -206,7 +211,7 @@ describe.skipIf(!localSttAvailable || !chromiumAvailable)("/el/v1/convai/convers
   test("barge-in with a Speech Engine app: the microphone talks over an answer still streaming; its signal aborts, none of it comes after the interruption, the next answer is heard", async () => {
     const { key } = await fundedAccount(server);
     // The first answer streams slowly (it is still being made when the caller talks over it); later ones at once.
-    const se = await startSpeechEngineApp(key, (transcript, signal) => wordByWord(transcript.length === 2 ? LONG_ANSWER + " " + LONG_ANSWER : "Okay.", signal, transcript.length === 2 ? 300 : 0));
+    const se = await startSpeechEngineApp(key, (transcript, signal) => wordByWord(transcript.length === 2 ? `${LONG_ANSWER} ${LONG_ANSWER}` : "Okay.", signal, transcript.length === 2 ? 300 : 0));
     const i = await converse(await signedUrl(key, await engine(key, "", { ws_url: se.url })), "Hello.");
     const r = await until(i, (r) => r.interruptions.length > 0 && r.outputPeaks[3] > 0.05);
     await end(i);
@@ -224,10 +229,6 @@ describe.skipIf(!localSttAvailable || !chromiumAvailable)("/el/v1/convai/convers
     expect(heard.content.length).toBeLessThan(LONG_ANSWER.length);
     expect(second.at(-1)!.role).toBe("user");
     expect(r.messages.at(-1)).toEqual({ source: "ai", message: "Okay.", event_id: 3 });
-    const at = r.incoming.indexOf("interruption 2");
-    expect(r.incoming.slice(0, at)).toContain("audio 2");
-    expect(r.incoming.slice(at + 1)).not.toContain("audio 2");
-    expect(r.incoming.slice(at + 1)).toContain("audio 3");
-    expect(r.errors).toEqual([]);
+    interruptedAnswer(r, 2, 3);
   }, 60_000);
 });

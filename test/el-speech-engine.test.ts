@@ -157,6 +157,29 @@ describe.skipIf(!localSttAvailable)("an /el Speech Engine speaks ElevenLabs' Spe
     expect(c.answers().at(-1)).toBe("All right.");
   });
 
+  test("frames outside the protocol are answered with error naming why; the conversation goes on", async () => {
+    const app = rawApp((msg, ws) => {
+      if (msg.type === "ping") ws.send(JSON.stringify({ type: "pong" }));
+      if (msg.type !== "user_transcript") return;
+      for (const bad of ["not json", '{"type":"agent_response","content":5,"is_final":true}', '{"type":"agent_response","content":"x"}', '{"type":"end"}']) ws.send(bad);
+      answer(ws, msg.event_id, "Fine.", true);
+    });
+    const { key } = await fundedAccount(server);
+    const c = await caller(key, await engine(key, app.url));
+    c.type("hello");
+    await until(() => c.answers().length === 1 && app.got.frames.filter((f) => f.type === "error").length === 4);
+    c.ws.close();
+    await c.closed;
+    app.stop();
+    expect(app.got.frames.filter((f) => f.type === "error")).toEqual([
+      { type: "error", message: "a frame is not JSON" },
+      { type: "error", message: "agent_response needs a string content" },
+      { type: "error", message: "agent_response's is_final is a boolean" },
+      { type: "error", message: 'unknown message type "end"' },
+    ]);
+    expect(c.answers()).toEqual(["Fine."]);
+  });
+
   test("an application that stops answering pings is closed 1011 and the conversation ends", async () => {
     const app = rawApp(() => {});
     const { key } = await fundedAccount(server);

@@ -158,7 +158,14 @@ describe("/el/v1/speech-engine", () => {
     expect(await noUrl.json()).toMatchObject({ detail: { status: "invalid_request", param: "speech_engine.ws_url" } });
     const noStt = await post("/el/v1/speech-engine", { name: "x", speech_engine: { ws_url: "wss://a.example" }, tts: { model_id: "flite" } }, server.key, "xi-api-key");
     expect(await noStt.json()).toMatchObject({ detail: { status: "model_required", param: "service.stt.model_id" } });
-    const badProtocol = await post("/el/v1/speech-engine", { name: "x", speech_engine: { ws_url: "wss://a.example", protocol: "sip" }, service: { stt: { model_id: "pocketsphinx" } } }, server.key, "xi-api-key");
-    expect(await badProtocol.json()).toMatchObject({ detail: { status: "invalid_request", param: "speech_engine.protocol", message: "speech_engine.protocol must be one of conversation_relay, speech_engine" } });
+    const badProtocol = await post(
+      "/el/v1/speech-engine",
+      { name: "x", speech_engine: { ws_url: "wss://a.example", protocol: "sip" }, service: { stt: { model_id: "pocketsphinx" } } },
+      server.key,
+      "xi-api-key",
+    );
+    expect(await badProtocol.json()).toMatchObject({
+      detail: { status: "invalid_request", param: "speech_engine.protocol", message: "speech_engine.protocol must be one of conversation_relay, speech_engine" },
+    });
   });
 });

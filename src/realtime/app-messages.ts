@@ -78,8 +78,8 @@ function interruptibleOf(v: unknown): boolean | undefined {
 
 const optionalString = (v: unknown) => v === undefined || typeof v === "string";
 
-/** An application frame read, or why it cannot be taken (the `error` description sent back). */
-export function readAppFrame(frame: string | Uint8Array): AppMessage | { invalid: string } {
+/** A frame as both protocols take them: a JSON object with a string `type`, or why it is not. */
+export function jsonFrame(frame: string | Uint8Array): (Record<string, unknown> & { type: string }) | { invalid: string } {
   if (typeof frame !== "string") return { invalid: "frames are JSON text, not binary" };
   let msg: Record<string, unknown>;
   try {
@@ -88,6 +88,13 @@ export function readAppFrame(frame: string | Uint8Array): AppMessage | { invalid
     return { invalid: "a frame is not JSON" };
   }
   if (typeof msg !== "object" || msg === null || Array.isArray(msg) || typeof msg.type !== "string") return { invalid: "a frame is a JSON object with a string type" };
+  return msg as Record<string, unknown> & { type: string };
+}
+
+/** An application frame read, or why it cannot be taken (the `error` description sent back). */
+export function readAppFrame(frame: string | Uint8Array): AppMessage | { invalid: string } {
+  const msg = jsonFrame(frame);
+  if (!("type" in msg)) return msg;
   switch (msg.type) {
     case "text": {
       const interruptible = interruptibleOf(msg.interruptible);

@@ -1,4 +1,4 @@
-import type { AppFrame, AppSetup, AppWire } from "./app-messages.ts";
+import { type AppFrame, type AppSetup, type AppWire, jsonFrame } from "./app-messages.ts";
 
 // ElevenLabs' Speech Engine protocol, as its SDK's `SpeechEngineSession` speaks it (the app's
 // end; @elevenlabs/elevenlabs-js wrapper/speech-engine): the router says `init` first, then at each
@@ -61,14 +61,8 @@ export class SpeechEngineWire implements AppWire {
   }
 
   read(frame: string | Uint8Array): AppFrame {
-    if (typeof frame !== "string") return { invalid: "frames are JSON text, not binary" };
-    let msg: Record<string, unknown>;
-    try {
-      msg = JSON.parse(frame);
-    } catch {
-      return { invalid: "a frame is not JSON" };
-    }
-    if (typeof msg !== "object" || msg === null || Array.isArray(msg) || typeof msg.type !== "string") return { invalid: "a frame is a JSON object with a string type" };
+    const msg = jsonFrame(frame);
+    if (!("type" in msg)) return msg;
     if (msg.type === "pong") return { pong: true };
     if (msg.type !== "agent_response") return { invalid: `unknown message type ${JSON.stringify(msg.type).slice(0, 64)}` };
     const { content, event_id, is_final } = msg;
