@@ -40,6 +40,22 @@ describe("/v1/realtime/profiles", () => {
     expect(await hidden.json()).toMatchObject({ error: "not_found" });
   });
 
+  test("the application protocol: ConversationRelay unless speech_engine is asked; then the creating key is recorded to sign with, whatever the body says", async () => {
+    const made = async (upstream: Record<string, unknown>) =>
+      ((await (await post("/v1/realtime/profiles", { name: "p", pipeline: { ...PIPELINE, upstream } })).json()) as { pipeline: { upstream: Record<string, unknown> } }).pipeline.upstream;
+    expect(await made({ url: "wss://app.example/voice" })).toEqual({ url: "wss://app.example/voice", headers: {} });
+    const [{ id: keyId }] = await server.ctx.database.sql.query<{ id: string }>("SELECT id FROM api_keys WHERE prefix = ?", [server.key.slice(0, 12)]);
+    expect(await made({ url: "wss://app.example/voice", protocol: "speech_engine", signing_key_id: "forged" })).toEqual({
+      url: "wss://app.example/voice",
+      headers: {},
+      protocol: "speech_engine",
+      signing_key_id: keyId,
+    });
+    const bad = await post("/v1/realtime/profiles", { name: "p", pipeline: { ...PIPELINE, upstream: { url: "wss://app.example/voice", protocol: "twilio" } } });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: "invalid_request", param: "pipeline.upstream.protocol" });
+  });
+
   test("bad pipelines are refused with the field named; no key is 401", async () => {
     const bad = async (pipeline: unknown, name: unknown = "x") => {
       const res = await post("/v1/realtime/profiles", { name, pipeline });
