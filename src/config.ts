@@ -67,6 +67,8 @@ export interface Config {
     allowPrivateUpstreams: boolean;
     /** How long an application may take to start answering a finished prompt before the conversation ends (0: no limit). */
     appReplyTimeoutMs: number;
+    /** How often an application speaking a protocol with pings (ElevenLabs' Speech Engine) is pinged; one unanswered by the next is gone (0: never). */
+    appPingIntervalMs: number;
     /** How long an answer the application leaves without `last: true` may go without a token before it is finished. */
     answerQuietMs: number;
     /** A conversation ends after this long with nothing from the caller or the application and no answer made or sent (0: never). */
@@ -266,6 +268,7 @@ export function loadConfig(env: Env): Config {
     realtime: {
       allowPrivateUpstreams: flag(env, "REALTIME_ALLOW_PRIVATE_UPSTREAMS"),
       appReplyTimeoutMs: integer(env, "REALTIME_APP_REPLY_TIMEOUT_MS", 15_000, 0),
+      appPingIntervalMs: integer(env, "REALTIME_APP_PING_INTERVAL_MS", 20_000, 0),
       answerQuietMs: integer(env, "REALTIME_ANSWER_QUIET_MS", 5_000, 1),
       idleTimeoutMs: integer(env, "REALTIME_IDLE_TIMEOUT_MS", 300_000, 0),
     },

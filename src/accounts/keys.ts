@@ -64,6 +64,13 @@ export async function mintKeyIn(tx: SqlQuery, tenantId: string): Promise<{ key: 
   return { key, keyId, prefix };
 }
 
+/** A key's stored SHA-256 (hex), revoked or not; undefined for an unknown id. */
+export async function keySha256(database: Database, keyId: string): Promise<string | undefined> {
+  const k = database.schema.apiKeys;
+  const [row] = await database.db.select({ hash: k.hash }).from(k).where(eq(k.id, keyId));
+  return row?.hash;
+}
+
 /** The bearer token of an `Authorization` header, or undefined. */
 export function bearerToken(header: string | null | undefined): string | undefined {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
