@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { OpenAIRealtimeWebSocket as AgentsWebSocket, RealtimeAgent, RealtimeSession } from "@openai/agents-realtime";
 import OpenAI from "openai";
 import { OpenAIRealtimeWS } from "openai/realtime/ws";
-import { LONG_ANSWER, startFakeApp } from "./fakes/conversation-relay-app.ts";
+import { LONG_ANSWER } from "./fakes/conversation-relay-app.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
-import { FRONT_TLS, type FrontedServer, recorder, sdkThroughFront, startServerBehindTlsFront, stopServerBehindTlsFront } from "./helpers/oai-realtime.ts";
+import { FRONT_TLS, frontedServerWithApp, recorder, sdkThroughFront, USER_TURN_EVENTS, ANSWER_DONE_EVENTS } from "./helpers/oai-realtime.ts";
 import { realtimeProfile, until as waitUntil } from "./helpers/realtime.ts";
-import type { TestServer } from "./helpers/server.ts";
 import { concat, silence, speak, to24k } from "./helpers/speech.ts";
 
 // /oai/realtime's whole event stream as OpenAI sends it (GA; upstreams sheet 2c, the `openai`
@@ -15,28 +14,21 @@ import { concat, silence, speak, to24k } from "./helpers/speech.ts";
 // speech, commit and transcription, the error before a refusal's close, and the history OpenAI's
 // Agents SDK builds from it through a barge-in.
 
-const app = startFakeApp();
-let server: TestServer;
-let front: FrontedServer["front"];
-beforeAll(async () => void ({ server, front } = await startServerBehindTlsFront()));
-afterAll(async () => {
-  await stopServerBehindTlsFront({ server, front });
-  app.stop();
-});
+const f = frontedServerWithApp();
 
 const until = (check: () => boolean) => waitUntil(check, 15_000);
 const SAID = "thank you very much for your help";
 const utterance = () => concat([silence(300), speak("Thank you very much for your help."), silence(1000)]);
-const profile = (key: string, path: string) => realtimeProfile(server, key, app.url(path));
+const profile = (key: string, path: string) => realtimeProfile(f.server, key, f.app.url(path));
 
 /** The types in order, each run of deltas of one kind as one. */
 const sequence = (events: Record<string, any>[]) => events.map((e) => e.type as string).filter((type, i, all) => !(type.endsWith(".delta") && all[i - 1] === type));
 
 describe.skipIf(!localSttAvailable)("/oai/realtime events in OpenAI's order", () => {
   test("one conversation turn with OpenAIRealtimeWS: the whole sequence, ids linking items, responses and content parts", async () => {
-    const { key } = await fundedAccount(server);
+    const { key } = await fundedAccount(f.server);
     const model = await profile(key, "/echo");
-    const rt = new OpenAIRealtimeWS({ model, options: FRONT_TLS }, sdkThroughFront(front, key));
+    const rt = new OpenAIRealtimeWS({ model, options: FRONT_TLS }, sdkThroughFront(f.front, key));
     const r = recorder(rt);
     await until(() => r.of("session.created").length === 1);
     await r.append(to24k(utterance()), 4800);
@@ -47,23 +39,12 @@ describe.skipIf(!localSttAvailable)("/oai/realtime events in OpenAI's order", ()
     const streamed = ["response.output_audio.delta", "response.output_audio_transcript.delta"];
     expect(sequence(r.events.filter((e) => !streamed.includes(e.type)))).toEqual([
       "session.created",
-      "input_audio_buffer.speech_started",
-      "input_audio_buffer.speech_stopped",
-      "input_audio_buffer.committed",
-      "conversation.item.added",
-      "conversation.item.done",
-      "conversation.item.input_audio_transcription.delta",
-      "conversation.item.input_audio_transcription.completed",
+      ...USER_TURN_EVENTS,
       "response.created",
       "response.output_item.added",
       "conversation.item.added",
       "response.content_part.added",
-      "response.output_audio.done",
-      "response.output_audio_transcript.done",
-      "response.content_part.done",
-      "response.output_item.done",
-      "conversation.item.done",
-      "response.done",
+      ...ANSWER_DONE_EVENTS,
     ]);
     const index = (type: string) => r.events.findIndex((e) => e.type === type);
     const deltas = r.events.flatMap((e, i) => (streamed.includes(e.type) ? [i] : []));
@@ -107,25 +88,15 @@ describe.skipIf(!localSttAvailable)("/oai/realtime events in OpenAI's order", ()
   }, 40_000);
 
   test("a transcription session's turn: speech started and stopped, committed, the user item, then its transcription", async () => {
-    const { key } = await fundedAccount(server);
-    const rt = new OpenAIRealtimeWS({ intent: "transcription", options: FRONT_TLS }, sdkThroughFront(front, key));
+    const { key } = await fundedAccount(f.server);
+    const rt = new OpenAIRealtimeWS({ intent: "transcription", options: FRONT_TLS }, sdkThroughFront(f.front, key));
     const r = recorder(rt);
     await until(() => r.of("session.created").length === 1);
     rt.send({ type: "session.update", session: { type: "transcription", audio: { input: { transcription: { model: "pocketsphinx" } } } } });
     await r.append(to24k(utterance()), 4800);
     await until(() => r.of("conversation.item.input_audio_transcription.completed").length === 1);
     rt.close();
-    expect(sequence(r.events)).toEqual([
-      "session.created",
-      "session.updated",
-      "input_audio_buffer.speech_started",
-      "input_audio_buffer.speech_stopped",
-      "input_audio_buffer.committed",
-      "conversation.item.added",
-      "conversation.item.done",
-      "conversation.item.input_audio_transcription.delta",
-      "conversation.item.input_audio_transcription.completed",
-    ]);
+    expect(sequence(r.events)).toEqual(["session.created", "session.updated", ...USER_TURN_EVENTS]);
     const itemId = r.of("input_audio_buffer.speech_started")[0]!.item_id as string;
     expect(r.events.filter((e) => "item_id" in e).every((e) => e.item_id === itemId)).toBe(true);
     for (const e of [...r.of("conversation.item.added"), ...r.of("conversation.item.done")])
@@ -134,12 +105,12 @@ describe.skipIf(!localSttAvailable)("/oai/realtime events in OpenAI's order", ()
   }, 40_000);
 
   test("a spent ek_ secret: an invalid_client_secret error event, then the close 4401", async () => {
-    const { key } = await fundedAccount(server);
+    const { key } = await fundedAccount(f.server);
     const model = await profile(key, "/echo");
-    const secret = await new OpenAI({ apiKey: key, baseURL: `${server.url}/oai` }).realtime.clientSecrets.create({ session: { type: "realtime", model } });
-    const first = recorder(new OpenAIRealtimeWS({ model, options: FRONT_TLS }, sdkThroughFront(front, secret.value)));
+    const secret = await new OpenAI({ apiKey: key, baseURL: `${f.server.url}/oai` }).realtime.clientSecrets.create({ session: { type: "realtime", model } });
+    const first = recorder(new OpenAIRealtimeWS({ model, options: FRONT_TLS }, sdkThroughFront(f.front, secret.value)));
     await until(() => first.of("session.created").length === 1);
-    const spent = new OpenAIRealtimeWS({ model, options: FRONT_TLS }, sdkThroughFront(front, secret.value));
+    const spent = new OpenAIRealtimeWS({ model, options: FRONT_TLS }, sdkThroughFront(f.front, secret.value));
     const r = recorder(spent);
     const closed = await new Promise<{ code: number; at: number }>((resolve) => spent.socket.on("close", (code: number) => resolve({ code, at: r.events.length })));
     expect(closed.code).toBe(4401);
@@ -148,9 +119,9 @@ describe.skipIf(!localSttAvailable)("/oai/realtime events in OpenAI's order", ()
   }, 20_000);
 
   test("OpenAI's Agents SDK (RealtimeSession, WebSocket transport) holds the history through a barge-in", async () => {
-    const { key } = await fundedAccount(server);
+    const { key } = await fundedAccount(f.server);
     const model = await profile(key, "/long");
-    const transport = new AgentsWebSocket({ url: server.wsUrl(`/oai/realtime?model=${model}`), useInsecureApiKey: true });
+    const transport = new AgentsWebSocket({ url: f.server.wsUrl(`/oai/realtime?model=${model}`), useInsecureApiKey: true });
     const session = new RealtimeSession(new RealtimeAgent({ name: "voxroute", instructions: "the profile's application answers" }), { transport, model });
     const errors: unknown[] = [];
     const seen: Record<string, any>[] = [];
