@@ -66,6 +66,18 @@ describe("/oai/realtime conversation port", () => {
 });
 
 describe("/oai/realtime items the client asks about", () => {
+  test("a typed turn (conversation.item.create) is a user item of input_text after the one before, with no buffer or transcription events", () => {
+    const { sent, port } = framed();
+    for (const ev of answered) port.event(ev);
+    sent.length = 0;
+    port.event({ type: "turn_ended", turnId: "typed_1", text: "and on Sundays?", typed: true });
+    const item = { id: "item_typed_1", type: "message", role: "user", status: "completed", content: [{ type: "input_text", text: "and on Sundays?" }] };
+    expect(sent).toEqual([
+      { event_id: expect.any(String), type: "conversation.item.added", previous_item_id: "item_resp_1", item: expect.objectContaining(item) },
+      { event_id: expect.any(String), type: "conversation.item.done", previous_item_id: "item_resp_1", item: expect.objectContaining(item) },
+    ]);
+  });
+
   test("conversation.item.retrieve and .truncate: the item as it is, the truncation acknowledged; what names no answer is an error naming the parameter", () => {
     const { sent, port } = framed();
     for (const ev of answered) port.event(ev);
