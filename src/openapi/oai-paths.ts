@@ -143,7 +143,7 @@ export const oaiPaths: DocumentPart = {
         operationId: "oaiOpenRealtimeSocket",
         summary: "OpenAI's Realtime API (WebSocket)",
         description:
-          "`?model=<profile id>`: the profile as a conversation; `?intent=transcription` or no model: a transcription session of any streaming STT model; an ephemeral key (`ek_…`) opens what it was minted for. The key may also come as the subprotocol `openai-insecure-api-key.<key>` or `oai-insecure-api-key.<key>`. A bad key closes 4401 / 4403 after the upgrade.",
+          "`?model=<profile id>`: the profile as a conversation; `?intent=transcription` or no model: a transcription session of any streaming STT model; an ephemeral key (`ek_…`) opens what it was minted for. The key may also come as the subprotocol `openai-insecure-api-key.<key>` or `oai-insecure-api-key.<key>`. A bad key (or a used, expired or unknown ephemeral key) is an `error` event, then the close 4401 / 4403, after the upgrade. Events: docs/compat-oai.md (GA names, in OpenAI's order).",
         tags: ["OpenAI-compatible"],
         security: BEARER,
         parameters: [query("model", "A realtime profile's id"), query("intent", "`transcription`: a transcription session", oneOfValues(["transcription"]))],
