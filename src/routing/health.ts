@@ -29,11 +29,11 @@ export interface HealthView {
   last_failure: { at: string; reason: string } | null;
 }
 
-/** One session's attempt on a binding: the session tells how it went, once. */
+/** One session's attempt on a binding: the session tells how it went, once (a failure may follow `served`: a mid-session failure). */
 export interface HealthAttempt {
   /** The binding proved it serves (see `CandidateRun.serve`): its circuit closes. */
   served(): void;
-  /** The attempt failed: counted when the failure is the provider's (a retryable ProviderError other than capacity). */
+  /** The attempt failed, also after it served: counted when the failure is the provider's (a retryable ProviderError other than capacity). */
   failed(err: unknown): void;
   /** The attempt ended with no verdict (the session ended first): a probe's turn passes to the next session. */
   released(): void;
@@ -123,24 +123,35 @@ export class ProviderHealth {
   }
 
   private attemptOn(binding: Binding, probe: boolean): HealthAttempt {
-    let settled = false;
-    const settle = (verdict: () => void) => {
-      if (settled) return;
-      settled = true;
+    // A served attempt may still fail later (mid-session): it is then no success, and its failure
+    // counts on from the count its serving had reset (a provider that dies in every session opens).
+    let stage: "open" | "served" | "over" = "open";
+    let prior: Pick<BindingState, "failures" | "opens"> | undefined;
+    const settle = (next: "served" | "over", verdict: (asProbe: boolean) => void) => {
+      if (stage === "over" || stage === next) return;
       const before = this.status(binding);
       const s = this.state(binding);
-      if (probe) s.probing = false;
-      verdict();
+      const asProbe = probe && stage === "open";
+      if (asProbe) s.probing = false;
+      stage = next;
+      verdict(asProbe);
       this.tell(binding, before, s);
     };
     return {
       served: () =>
-        settle(() => {
+        settle("served", () => {
           const s = this.state(binding);
+          prior = { failures: s.failures, opens: s.opens };
           Object.assign(s, { failures: 0, opens: 0, openUntil: 0, cooldownMs: 0 });
         }),
-      failed: (err) => settle(() => countsAgainstProvider(err) && this.failure(binding, probe, (err as Error).message)),
-      released: () => settle(() => {}),
+      failed: (err) =>
+        settle("over", (asProbe) => {
+          if (!countsAgainstProvider(err)) return;
+          const s = this.state(binding);
+          if (prior) Object.assign(s, { failures: Math.max(s.failures, prior.failures), opens: Math.max(s.opens, prior.opens) });
+          this.failure(binding, asProbe, (err as Error).message);
+        }),
+      released: () => settle("over", () => {}),
     };
   }
 
