@@ -93,6 +93,13 @@ describe("a binding's circuit", () => {
     probe.failed(refused());
     expect(health.view(a)).toMatchObject({ status: "down", consecutive_failures: 4, cooldown_ms: 2000 });
     other.released();
+    // Another session's success after it served: its later failure counts from that success.
+    advance(2000);
+    const first = health.attempt(a)!;
+    first.served();
+    health.attempt(a)!.served();
+    first.failed(refused());
+    expect(health.view(a)).toMatchObject({ status: "degraded", consecutive_failures: 1 });
   });
 
   test("failures of sessions begun before it opened neither reopen it nor lengthen its cooldown", () => {

@@ -48,6 +48,8 @@ interface BindingState {
   cooldownMs: number;
   /** A session is probing the half-open circuit. */
   probing: boolean;
+  /** Successes so far: a served attempt that fails later undoes its own reset only when none came after it. */
+  successes: number;
   lastFailure?: { at: number; reason: string };
 }
 
@@ -118,7 +120,7 @@ export class ProviderHealth {
   private state(binding: Binding): BindingState {
     const key = keyOf(binding);
     let s = this.states.get(key);
-    if (!s) this.states.set(key, (s = { failures: 0, opens: 0, openUntil: 0, cooldownMs: 0, probing: false }));
+    if (!s) this.states.set(key, (s = { failures: 0, opens: 0, openUntil: 0, cooldownMs: 0, probing: false, successes: 0 }));
     return s;
   }
 
@@ -126,7 +128,7 @@ export class ProviderHealth {
     // A served attempt may still fail later (mid-session): it is then no success, and its failure
     // counts on from the count its serving had reset (a provider that dies in every session opens).
     let stage: "open" | "served" | "over" = "open";
-    let prior: Pick<BindingState, "failures" | "opens"> | undefined;
+    let prior: Pick<BindingState, "failures" | "opens" | "successes"> | undefined;
     const settle = (next: "served" | "over", verdict: (asProbe: boolean) => void) => {
       if (stage === "over" || stage === next) return;
       const before = this.status(binding);
@@ -141,14 +143,14 @@ export class ProviderHealth {
       served: () =>
         settle("served", () => {
           const s = this.state(binding);
-          prior = { failures: s.failures, opens: s.opens };
-          Object.assign(s, { failures: 0, opens: 0, openUntil: 0, cooldownMs: 0 });
+          prior = { failures: s.failures, opens: s.opens, successes: s.successes + 1 };
+          Object.assign(s, { failures: 0, opens: 0, openUntil: 0, cooldownMs: 0, successes: prior.successes });
         }),
       failed: (err) =>
         settle("over", (asProbe) => {
           if (!countsAgainstProvider(err)) return;
           const s = this.state(binding);
-          if (prior) Object.assign(s, { failures: Math.max(s.failures, prior.failures), opens: Math.max(s.opens, prior.opens) });
+          if (prior?.successes === s.successes) Object.assign(s, { failures: Math.max(s.failures, prior.failures), opens: Math.max(s.opens, prior.opens) });
           this.failure(binding, asProbe, (err as Error).message);
         }),
       released: () => settle("over", () => {}),
