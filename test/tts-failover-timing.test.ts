@@ -12,7 +12,8 @@ import { bearer, connect, type Client } from "./helpers/ws-client.ts";
 // replay is under way; and the health of a half-open provider reached as a fallback mid-session.
 
 const IDS = ["one", "two", "three", "four", "five", "six"];
-const providers = IDS.map((id) => new ScriptedTts(id));
+// Asked for MP3, "two" speaks it at 22.05 kHz, the others at 24 kHz.
+const providers = IDS.map((id) => new ScriptedTts(id, 5, id === "two" ? 22050 : 24000));
 const [one, two] = providers;
 const query = (...ids: string[]) => `model=${TEST_MODEL}&provider_order=${ids.join(",")}`;
 const order = (...ids: string[]) => `/v1/tts?${query(...ids)}`;
@@ -26,7 +27,9 @@ const statuses = (c: Client) => c.rec.events.filter((e) => e.type === "service.t
 describe("forged timing (circuits off)", () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer({}, { extra: { catalogue: testCatalogue(IDS), providers } });
+    const catalogue = testCatalogue(IDS);
+    for (const p of catalogue.providers) p.bindings[0].formats = ["pcm", "mp3"];
+    server = await startTestServer({}, { extra: { catalogue, providers } });
   });
   afterAll(() => server.stop(0));
 
@@ -138,6 +141,21 @@ describe("forged timing (circuits off)", () => {
     const record = await lastActivity(server, tenantId);
     expect(record).toMatchObject({ status: "completed", usageAmount: chars(FIRST + SECOND), credits: chars(FIRST + SECOND) * 10 });
     expect(await server.ctx.meter.ledger.snapshot(tenantId)).toMatchObject({ balance: { paidCredits: 405 - chars(FIRST + SECOND) * 10, paidHeld: 0 } });
+  });
+  test("format=mp3: a next candidate whose MP3 cannot continue the stream (another rate) is skipped for the one after, and that is no failure of its health", async () => {
+    const failuresOf = async (provider: string) => {
+      const { providers: all } = (await (await fetch(`${server.url}/v1/providers`)).json()) as { providers: Record<string, { tts: { health: { consecutive_failures: number } }[] }> };
+      return all[provider].tts[0].health.consecutive_failures;
+    };
+    const before = await failuresOf("two");
+    one.plan.push("die-mid-audio");
+    const c = connect(server.wsUrl(`${order("one", "two", "three")}&format=mp3`), bearer(server.key));
+    c.send({ type: "text", text: FIRST });
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
+    expect(statuses(c).filter((s) => s.endsWith(":failed"))).toEqual(["one:failed", "two:failed"]);
+    expect(await failuresOf("two")).toBe(before);
   });
 });
 

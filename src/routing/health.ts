@@ -1,5 +1,5 @@
 import type { Binding } from "../catalogue/types.ts";
-import { ApiError, ProviderError, ProviderOverloaded } from "../errors.ts";
+import { ApiError, CannotContinue, ProviderError, ProviderOverloaded } from "../errors.ts";
 import type { Logger } from "../log.ts";
 
 // Provider health, per binding (provider × model) and per router instance (docs/routing.md#provider-health):
@@ -53,9 +53,9 @@ interface BindingState {
   lastFailure?: { at: number; reason: string };
 }
 
-/** Whether a failure is the provider's: retryable and not a provider at capacity (a client's mistake or a full queue says nothing of its health). */
+/** Whether a failure is the provider's: retryable, not a provider at capacity, not one whose audio cannot continue another's stream (a client's mistake, a full queue or a format says nothing of its health). */
 export function countsAgainstProvider(err: unknown): boolean {
-  return err instanceof ProviderError && err.retryable && !(err instanceof ProviderOverloaded);
+  return err instanceof ProviderError && err.retryable && !(err instanceof ProviderOverloaded) && !(err instanceof CannotContinue);
 }
 
 const keyOf = (b: Binding) => `${b.capability}:${b.provider.id}:${b.id}`;
