@@ -1,11 +1,9 @@
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import { openDatabase } from "../src/db/open.ts";
-import { Ledger } from "../src/ledger/ledger.ts";
 import { TEST_MODEL } from "./fakes/fixed-pcm-provider.ts";
 import { secondsOfSpeech } from "./fakes/scripted-stt.ts";
-import { createKey } from "./helpers/accounts.ts";
-import { spawnServer, type ServerProcess } from "./helpers/process.ts";
+import { accountIn } from "./helpers/accounts.ts";
+import { killServer, spawnServer, type ServerProcess } from "./helpers/process.ts";
 import { until } from "./helpers/realtime.ts";
 import { tempDir } from "./helpers/temp-dirs.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
@@ -28,22 +26,6 @@ async function start(databaseUrl: string, plan: Record<string, unknown[]> = {}):
   return server;
 }
 
-async function kill(server: ServerProcess): Promise<void> {
-  server.proc.kill("SIGKILL");
-  await server.proc.exited;
-}
-
-async function account(databaseUrl: string): Promise<string> {
-  const database = await openDatabase(databaseUrl);
-  try {
-    const { key, tenantId } = await createKey(database, `crash-${crypto.randomUUID()}`);
-    await new Ledger(database).credit(tenantId, { credits: INITIAL, type: "adjustment", description: "test" });
-    return key;
-  } finally {
-    await database.close();
-  }
-}
-
 const get = async (server: ServerProcess, key: string, path: string) => (await fetch(`${server.url}${path}`, { headers: bearer(key) })).json() as Promise<any>;
 
 /** The account's activity once the restarted server has settled the dead session (bounded wait), and its books. */
@@ -64,7 +46,7 @@ const CHECKPOINT_WRITTEN_MS = 600;
 
 test("TTS: killed after the switch, the recovered hold bills the failed provider's part and the fallback's, each once", async () => {
   const url = `sqlite://${join(tempDir("crash-failover-"), "db.sqlite")}`;
-  const key = await account(url);
+  const key = await accountIn(url, INITIAL);
   const server = await start(url, { "tts-one": ["die-after-spoken"] });
   const FIRST = "The first sentence. ";
   const SECOND = "The second sentence.";
@@ -75,7 +57,7 @@ test("TTS: killed after the switch, the recovered hold bills the failed provider
   c.send({ type: "flush" });
   await until(() => c.rec.events.filter((e) => e.type === "service.tts_flushed").length === 2);
   await Bun.sleep(CHECKPOINT_WRITTEN_MS);
-  await kill(server);
+  await killServer(server);
 
   const restarted = await start(url);
   const { items, paid, held } = await recovered(restarted, key);
@@ -87,12 +69,12 @@ test("TTS: killed after the switch, the recovered hold bills the failed provider
     ["tts-two", second, second * 10],
   ]);
   expect([paid, held]).toEqual([INITIAL - (first + second) * 10, 0]);
-  await kill(restarted);
+  await killServer(restarted);
 }, 60_000);
 
 test("STT: killed after the switch, before more audio came, the recovered hold bills all the audio received, in parts", async () => {
   const url = `sqlite://${join(tempDir("crash-failover-"), "db.sqlite")}`;
-  const key = await account(url);
+  const key = await accountIn(url, INITIAL);
   const server = await start(url, { "stt-one": [{ dieAfterFinal: 2 }] });
   const c = connect(server.wsUrl("/v1/stt?model=cmu/pocketsphinx-en-us&audio_format=pcm_16000&provider_order=stt-one,stt-two"), bearer(key));
   await c.opened;
@@ -101,7 +83,7 @@ test("STT: killed after the switch, before more audio came, the recovered hold b
   // The fallback has transcribed every second the client sent: the switch is over.
   await until(() => c.rec.events.filter((e) => e.type === "stt.transcript.final").length === 5);
   await Bun.sleep(CHECKPOINT_WRITTEN_MS);
-  await kill(server);
+  await killServer(server);
 
   const restarted = await start(url);
   const { items, paid, held } = await recovered(restarted, key);
@@ -112,5 +94,5 @@ test("STT: killed after the switch, before more audio came, the recovered hold b
     ["stt-two", 3],
   ]);
   expect([paid, held]).toEqual([INITIAL - 50, 0]);
-  await kill(restarted);
+  await killServer(restarted);
 }, 60_000);

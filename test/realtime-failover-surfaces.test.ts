@@ -46,6 +46,16 @@ function breakBoth(): void {
   tts.plan.push("die-mid-audio");
 }
 
+/** The same call without faults, then with both providers breaking (its recognizer first `sttFirst`): the second shows no message type the first did not. */
+async function cleanThenBroken(call: (key: string, sttFirst: string) => Promise<Record<string, any>[]>) {
+  const { key, tenantId } = await fundedAccount(server);
+  const clean = await call(key, "pocketsphinx");
+  breakBoth();
+  const broken = await call(key, "stt-dying");
+  expect(new Set(broken.map((m) => m.type))).toEqual(new Set(clean.map((m) => m.type)));
+  return { broken, tenantId };
+}
+
 /** The call's answer and recognizer each billed once: the answer wholly by `fixed` (the dying provider finished no sentence), the caller's audio by PocketSphinx. */
 async function expectBilledOnce(sessionId: string, tenantId: string) {
   const [answer] = await recordsOf(server, `${sessionId}.resp_1`, 1);
@@ -98,11 +108,7 @@ describe.skipIf(!localSttAvailable)("/el conversation", () => {
   }
 
   test("the recognizer dies mid-turn, the answer's TTS mid-audio: the call goes on, no unknown message, each billed once", async () => {
-    const { key, tenantId } = await fundedAccount(server);
-    const clean = await call(key, await engine(key, "pocketsphinx"));
-    breakBoth();
-    const messages = await call(key, await engine(key, "stt-dying"));
-    expect(new Set(messages.map((m) => m.type))).toEqual(new Set(clean.map((m) => m.type)));
+    const { broken: messages, tenantId } = await cleanThenBroken(async (key, sttFirst) => call(key, await engine(key, sttFirst)));
     expect(messages.find((m) => m.type === "user_transcript")).toEqual({ type: "user_transcript", user_transcription_event: { user_transcript: "thank you very much for your help" } });
     expect(messages.filter((m) => m.type === "agent_response").map((m) => m.agent_response_event.agent_response)).toEqual([ANSWER]);
     await expectBilledOnce(messages[0]!.conversation_initiation_metadata_event.conversation_id, tenantId);
@@ -134,12 +140,8 @@ describe.skipIf(!localSttAvailable)("/oai/realtime with the OpenAI SDK", () => {
   }
 
   test("the recognizer dies mid-turn, the answer's TTS mid-audio: the call goes on, no error and no unknown event, each billed once", async () => {
-    const { key, tenantId } = await fundedAccount(server);
-    const clean = await call(key, await profile(key, "pocketsphinx"));
-    breakBoth();
-    const events = await call(key, await profile(key, "stt-dying"));
+    const { broken: events, tenantId } = await cleanThenBroken(async (key, sttFirst) => call(key, await profile(key, sttFirst)));
     expect(events.some((e) => e.type === "error")).toBe(false);
-    expect(new Set(events.map((e) => e.type))).toEqual(new Set(clean.map((e) => e.type)));
     expect(events.find((e) => e.type === "conversation.item.input_audio_transcription.completed")?.transcript).toBe("thank you very much for your help");
     expect(events.find((e) => e.type === "response.done")).toMatchObject({ response: { status: "completed" } });
     await expectBilledOnce(events[0]!.session.id, tenantId);

@@ -40,6 +40,19 @@ async function parts(tenantId: string) {
   return { record, units: list.map((p) => [p.provider, p.units]) };
 }
 
+/** A session: `seconds` of speech at once, then, once `switched` switches were told, 2 s more and a close; it ends normally. */
+async function thenTwoMore(key: string, seconds: number, switched: number): Promise<Recording> {
+  const c = session(key);
+  await c.opened;
+  send(c, secondsOfSpeech(seconds));
+  await until(() => switches(c.rec).length === switched);
+  send(c, secondsOfSpeech(2, seconds));
+  c.send({ type: "stt.session.close" });
+  const rec = await c.closed;
+  expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
+  return rec;
+}
+
 test("the provider dies right behind its final: that final is told once, the next provider takes over after it, seq gapless", async () => {
   const { key, tenantId } = await fundedAccount(server);
   one.plan.push({ dieAfterFinal: 2 });
@@ -66,14 +79,7 @@ test("two switches in one session, the second in the middle of a replay: every s
   one.plan.push({ dieAfterFinal: 1 });
   // The second provider fails half a second into the replay, before it settled anything.
   two.plan.push({ dieAfterBytes: 16000 });
-  const c = session(key);
-  await c.opened;
-  send(c, secondsOfSpeech(4));
-  await until(() => switches(c.rec).length === 2);
-  send(c, secondsOfSpeech(2, 4));
-  c.send({ type: "stt.session.close" });
-  const rec = await c.closed;
-  expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
+  const rec = await thenTwoMore(key, 4, 2);
   expect(rec.events.map((e) => e.seq)).toEqual(rec.events.map((_, i) => i + 1));
   expect(switches(rec)).toEqual([
     ["s-one", "s-two", 1000],
@@ -93,14 +99,7 @@ test("two switches in one session, the second in the middle of a replay: every s
 test("a 60 s turn with no final, then a failure: only the last 30 s are replayed (the rest's words lost, as documented), the session goes on", async () => {
   const { key, tenantId } = await fundedAccount(server);
   one.plan.push({ silent: true, dieAfterBytes: 60 * 32000 });
-  const c = session(key);
-  await c.opened;
-  send(c, secondsOfSpeech(60));
-  await until(() => switches(c.rec).length === 1);
-  send(c, secondsOfSpeech(2, 60));
-  c.send({ type: "stt.session.close" });
-  const rec = await c.closed;
-  expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
+  const rec = await thenTwoMore(key, 60, 1);
   expect(switches(rec)).toEqual([["s-one", "s-two", (60 - KEPT_AUDIO_SECONDS) * 1000]]);
   // The next provider was given the kept 30 s, no more, then the 2 s that came after.
   expect(two.received.at(-1)).toBe((KEPT_AUDIO_SECONDS + 2) * 32000);

@@ -96,21 +96,30 @@ describe("forged timing (circuits off)", () => {
     expect(await server.ctx.meter.ledger.snapshot(tenantId)).toMatchObject({ balance: { paidHeld: 0 } });
   });
 
-  test("the client leaves while the replay's provider is connecting: the session ends once, billed for what it was given, nothing held", async () => {
-    const { key, tenantId } = await fundedAccount(server);
+  /** "one" dies at the end of FIRST's utterance; SECOND comes; "two" is opening for the replay and held there until `open`. */
+  async function replayHeld(key: string) {
     one.plan.push("die-after-spoken");
-    let open!: () => void;
-    two.gate = new Promise((resolve) => (open = resolve));
+    const held = Promise.withResolvers<void>();
+    two.gate = held.promise;
     const connecting = two.nextOpen();
     const c = connect(server.wsUrl(order("one", "two")), bearer(key));
     c.send({ type: "text", text: FIRST });
     c.send({ type: "flush" });
     c.send({ type: "text", text: SECOND });
     await connecting;
+    const open = () => {
+      two.gate = undefined;
+      held.resolve();
+    };
+    return { c, open };
+  }
+
+  test("the client leaves while the replay's provider is connecting: the session ends once, billed for what it was given, nothing held", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    const { c, open } = await replayHeld(key);
     c.ws.close();
     await c.closed;
     const record = await lastActivity(server, tenantId);
-    two.gate = undefined;
     open();
     expect(record).toMatchObject({ outcome: "client_left", usageAmount: chars(FIRST), credits: chars(FIRST) * 10 });
     expect(await server.ctx.meter.ledger.snapshot(tenantId)).toMatchObject({ balance: { paidHeld: 0 } });
@@ -119,20 +128,11 @@ describe("forged timing (circuits off)", () => {
   test("the balance runs out while the replay's provider is connecting: what was admitted is spoken, 4402 once, billed once", async () => {
     // 40 characters and the carry allowance: FIRST + SECOND (33) are admitted, THIRD (13) is not.
     const { key, tenantId } = await fundedAccount(server, 405);
-    one.plan.push("die-after-spoken");
-    let open!: () => void;
-    two.gate = new Promise((resolve) => (open = resolve));
-    const connecting = two.nextOpen();
-    const c = connect(server.wsUrl(order("one", "two")), bearer(key));
-    c.send({ type: "text", text: FIRST });
-    c.send({ type: "flush" });
-    c.send({ type: "text", text: SECOND });
-    await connecting;
+    const { c, open } = await replayHeld(key);
     c.send({ type: "text", text: THIRD });
     c.send({ type: "close" });
     // The replay is held until the client's last frames are in (the outcome is the same either way).
     await Bun.sleep(50);
-    two.gate = undefined;
     open();
     const rec = await c.closed;
     expect(rec.close).toEqual({ code: 4402, reason: JSON.stringify({ error: "insufficient_balance" }) });
@@ -142,6 +142,7 @@ describe("forged timing (circuits off)", () => {
     expect(record).toMatchObject({ status: "completed", usageAmount: chars(FIRST + SECOND), credits: chars(FIRST + SECOND) * 10 });
     expect(await server.ctx.meter.ledger.snapshot(tenantId)).toMatchObject({ balance: { paidCredits: 405 - chars(FIRST + SECOND) * 10, paidHeld: 0 } });
   });
+
   test("format=mp3: a next candidate whose MP3 cannot continue the stream (another rate) is skipped for the one after, and that is no failure of its health", async () => {
     const failuresOf = async (provider: string) => {
       const { providers: all } = (await (await fetch(`${server.url}/v1/providers`)).json()) as { providers: Record<string, { tts: { health: { consecutive_failures: number } }[] }> };
