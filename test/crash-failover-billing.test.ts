@@ -10,7 +10,7 @@ import { bearer, connect } from "./helpers/ws-client.ts";
 
 // A server killed with SIGKILL after a session switched provider in its middle (SQLite, the
 // server in its own process): the restarted server settles the orphaned hold in parts, each part
-// once at its own binding's rate, nothing twice and nothing lost. The providers are the scripted
+// once at its own binding's rate (the failing providers are the dearer), nothing twice and nothing lost. The providers are the scripted
 // ones (fakes/scripted-tts.ts, fakes/scripted-stt.ts), failing on cue in the killed process.
 
 const INITIAL = 10_000_000;
@@ -63,12 +63,13 @@ test("TTS: killed after the switch, the recovered hold bills the failed provider
   const { items, paid, held } = await recovered(restarted, key);
   const [first, second] = [[...FIRST].length, [...SECOND].length];
   expect(items).toHaveLength(1);
-  expect(items[0]).toMatchObject({ status: "interrupted", provider: "tts-two", usage_amount: first + second, credits: (first + second) * 10 });
+  const credits = first * 20 + second * 10;
+  expect(items[0]).toMatchObject({ status: "interrupted", provider: "tts-two", usage_amount: first + second, credits });
   expect(items[0].parts.map((p: { provider: string; units: number; credits: number }) => [p.provider, p.units, p.credits])).toEqual([
-    ["tts-one", first, first * 10],
+    ["tts-one", first, first * 20],
     ["tts-two", second, second * 10],
   ]);
-  expect([paid, held]).toEqual([INITIAL - (first + second) * 10, 0]);
+  expect([paid, held]).toEqual([INITIAL - credits, 0]);
   await killServer(restarted);
 }, 60_000);
 
@@ -88,11 +89,11 @@ test("STT: killed after the switch, before more audio came, the recovered hold b
   const restarted = await start(url);
   const { items, paid, held } = await recovered(restarted, key);
   expect(items).toHaveLength(1);
-  expect(items[0]).toMatchObject({ status: "interrupted", provider: "stt-two", usage_amount: 5, credits: 50 });
-  expect(items[0].parts.map((p: { provider: string; units: number }) => [p.provider, p.units])).toEqual([
-    ["stt-one", 2],
-    ["stt-two", 3],
+  expect(items[0]).toMatchObject({ status: "interrupted", provider: "stt-two", usage_amount: 5, credits: 2 * 20 + 3 * 10 });
+  expect(items[0].parts.map((p: { provider: string; units: number; credits: number }) => [p.provider, p.units, p.credits])).toEqual([
+    ["stt-one", 2, 40],
+    ["stt-two", 3, 30],
   ]);
-  expect([paid, held]).toEqual([INITIAL - 50, 0]);
+  expect([paid, held]).toEqual([INITIAL - 70, 0]);
   await killServer(restarted);
 }, 60_000);

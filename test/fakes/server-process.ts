@@ -14,6 +14,14 @@ const stt = plan ? ["stt-one", "stt-two"].map((id) => new ScriptedStt(id)) : [];
 for (const p of [...tts, ...stt]) p.plan.push(...(plan?.[p.id] ?? []));
 const catalogue = testCatalogue(["fixed", ...tts.map((p) => p.id)]);
 if (plan) catalogue.providers.push(...scriptedSttCatalogue(stt.map((p) => p.id)).providers);
+// The first of each kind is dearer (20 credits a character, a second), so that each part shows its own price.
+for (const [id, price] of [
+  ["tts-one", { amount: "0.00002", per: "character" }],
+  ["stt-one", { amount: "0.0012", per: "minute" }],
+] as const) {
+  const binding = catalogue.providers.find((p) => p.id === id)?.bindings[0];
+  if (binding) binding.price = price;
+}
 
 const server = await startServer(loadConfig(process.env), {
   extra: { catalogue, providers: [new FixedPcmProvider("fixed", Number(process.env.FIXED_CHUNKS ?? 2)), ...tts], sttProviders: stt },
