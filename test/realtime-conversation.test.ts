@@ -73,6 +73,8 @@ describe.skipIf(!localSttAvailable)("/v1/realtime on the embedded engines", () =
     expect(tokens.at(-1)!.last).toBe(true);
     const started = ev.findIndex((e) => e.type === "realtime.response.audio.started");
     expect(ev[started]).toMatchObject({ response_id: "resp_1", provider: "flite" });
+    // The profile's own voice speaks: `voice` is told only when a fallback model's does (realtime.md).
+    expect(ev[started]).not.toHaveProperty("voice");
     const done = ev.find((e) => e.type === "realtime.response.audio.done")!;
     expect(done).toMatchObject({ response_id: "resp_1", characters: answer.length });
 
