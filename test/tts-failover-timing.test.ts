@@ -29,6 +29,12 @@ describe("forged timing (circuits off)", () => {
   beforeAll(async () => {
     const catalogue = testCatalogue(IDS);
     for (const p of catalogue.providers) p.bindings[0].formats = ["pcm", "mp3"];
+    // Each provider also serves a model of its own ("test/<id>"): a chain of six models, one provider each.
+    for (const id of IDS) {
+      const provider = catalogue.providers.find((p) => p.id === id)!;
+      provider.bindings.push({ ...provider.bindings[0], id: "own", canonical: `test/${id}` });
+      catalogue.models.push({ canonical: `test/${id}`, name: `Test ${id}`, capability: "tts", aliases: [] });
+    }
     server = await startTestServer({}, { extra: { catalogue, providers } });
   });
   afterAll(() => server.stop(0));
@@ -76,11 +82,12 @@ describe("forged timing (circuits off)", () => {
     expect(record).toMatchObject({ usageAmount: chars(FIRST + SECOND), credits: chars(FIRST + SECOND) * 10 });
   });
 
-  test("the replay's provider dies too, and the next, and every fallback: five fallbacks tried once each, 1011 once, every attempt listed", async () => {
+  test("the replay's provider dies too, and the next, and every fallback: five fallback models tried once each, 1011 once, every attempt listed", async () => {
     const { key, tenantId } = await fundedAccount(server);
     for (const p of providers) p.plan.push("die-mid-audio");
     const opened = providers.map((p) => p.given.length);
-    const c = connect(server.wsUrl(order(...IDS)), bearer(key));
+    const fallbacks = encodeURIComponent(JSON.stringify(IDS.slice(1).map((id) => ({ model: `test/${id}` }))));
+    const c = connect(server.wsUrl(`/v1/tts?model=test/one&fallbacks=${fallbacks}`), bearer(key));
     c.send({ type: "text", text: FIRST + SECOND });
     c.send({ type: "close" });
     const rec = await c.closed;
