@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { aliasesOfJson, mergeAliases, modelAliasesOfText, type OperatorAliases, voiceAliasesOfText } from "./catalogue/operator-aliases.ts";
 import type { LogLevel } from "./log.ts";
 import type { EnvReader } from "./providers/home.ts";
 import { readProviderSettings, type ProviderSettings } from "./providers/all.ts";
@@ -74,8 +76,17 @@ export interface Config {
   customVoices: { pollMs: number; refreshMs: number };
   /** The voice catalogue (`GET /v1/voices`, docs/voices.md): how often it lists providers' voices and reads their metrics. */
   voices: VoiceCatalogueConfig;
+  /** The operator's model and voice aliases (docs/catalogue.md#operator-aliases); none unless set. */
+  aliases: OperatorAliases;
+  /** PEM files that make the port serve https and wss (docs/operations.md#tls); read again on SIGHUP. */
+  tls?: TlsFiles;
   /** Each provider's settings, read by its own declaration (`providers/<id>/index.ts`) through `envReader`. */
   providers: ProviderSettings;
+}
+
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
 }
 
 export interface SessionLimits {
@@ -187,6 +198,36 @@ function localStt(env: Env, audioWorkers: number): Config["localStt"] {
   return { perWorker, queue: integer(env, "LOCAL_STT_QUEUE", perWorker * audioWorkers), waitMs: integer(env, "LOCAL_STT_QUEUE_WAIT_MS", 2000) };
 }
 
+/** MODEL_ALIASES, VOICE_ALIASES and ALIASES_FILE together; whether each reaches a served model is the catalogue's check. */
+function aliases(env: Env): OperatorAliases {
+  const file = env.ALIASES_FILE;
+  let fromFile: OperatorAliases = { models: [], voices: [] };
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch (err) {
+      throw new Error(`config: ALIASES_FILE ${file} cannot be read: ${(err as Error).message}`);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (err) {
+      throw new Error(`config: ALIASES_FILE ${file} is not JSON: ${(err as Error).message}`);
+    }
+    fromFile = aliasesOfJson(json, `ALIASES_FILE ${file}`);
+  }
+  return mergeAliases({ models: modelAliasesOfText(env.MODEL_ALIASES), voices: voiceAliasesOfText(env.VOICE_ALIASES) }, fromFile);
+}
+
+function tls(env: Env): TlsFiles | undefined {
+  const certFile = env.TLS_CERT_FILE || undefined;
+  const keyFile = env.TLS_KEY_FILE || undefined;
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) throw new Error("config: TLS_CERT_FILE and TLS_KEY_FILE go together: set both (PEM files) or neither");
+  return { certFile, keyFile };
+}
+
 /** The configuration from `env`: the entry points (main.ts, cli.ts) pass the environment; nothing below them reads it. */
 export function loadConfig(env: Env): Config {
   const logLevel = (env.LOG_LEVEL ?? "info").toLowerCase() as LogLevel;
@@ -230,6 +271,8 @@ export function loadConfig(env: Env): Config {
     },
     customVoices: { pollMs: integer(env, "CUSTOM_VOICE_POLL_MS", 2_000, 10), refreshMs: integer(env, "CUSTOM_VOICE_REFRESH_MS", 10_000, 100) },
     voices: voices(env),
+    aliases: aliases(env),
+    tls: tls(env),
     providers: readProviderSettings(envReader(env)),
   };
 }

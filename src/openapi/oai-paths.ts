@@ -28,12 +28,15 @@ export const oaiPaths: DocumentPart = {
       { only: array(string()), ignore: array(string()), order: array(string()), allow_fallbacks: boolean() },
       "Which providers may serve the request (docs/routing.md); not an OpenAI field",
     ),
-    OpenAIModel: object({
-      id: string("`{provider}/{model}`, which any `model` of /oai accepts"),
-      object: constant("model"),
-      created: integer("When the server started"),
-      owned_by: string("The provider"),
-    }),
+    OpenAIModel: object(
+      {
+        id: string("`{provider}/{model}`, or an operator's alias: what any `model` of /oai accepts"),
+        object: constant("model"),
+        created: integer("When the server started"),
+        owned_by: string("The provider (`voxroute` for an alias several providers serve)"),
+      },
+      { alias_of: string("An operator's alias only: the served model it stands for (docs/catalogue.md#operator-aliases)") },
+    ),
   },
   paths: {
     "/oai/audio/speech": {

@@ -1,6 +1,7 @@
 import type { Catalogue } from "../catalogue/catalogue.ts";
 import { ApiError } from "../errors.ts";
-import type { Meter, Payer } from "../ledger/meter.ts";
+import type { Meter } from "../ledger/meter.ts";
+import type { Payer } from "../ledger/metered-request.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import type { Candidate } from "../routing/candidate.ts";

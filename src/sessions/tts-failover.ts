@@ -1,7 +1,7 @@
 import { continuation, type Continuation, WholeMp3Frames } from "../audio/stream-continuation.ts";
 import type { Binding } from "../catalogue/types.ts";
 import { CannotContinue } from "../errors.ts";
-import type { MeteredRequest } from "../ledger/meter.ts";
+import type { MeteredRequest } from "../ledger/metered-request.ts";
 import { sentenceStart } from "../providers/sentences.ts";
 import type { AudioFormat, CharacterTimes, TtsStream } from "../providers/types.ts";
 import { codePoints } from "../util/code-points.ts";
