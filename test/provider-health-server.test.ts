@@ -157,6 +157,19 @@ describe("a circuit that opens", () => {
   });
 });
 
+describe("the provider-protocol relay", () => {
+  test("its upstream dying after it accepted the session counts against the provider (it cannot switch, but the failure is the provider's)", async () => {
+    const before = (await healthOf(brief, "deepgram", "stt", "nova-3")).consecutive_failures;
+    dg.midStream({ kind: "kill", afterBytes: 3200 });
+    const c = connect(brief.wsUrl("/v1/stt?model=nova-3&audio_format=pcm_16000&event_format=provider"), bearer(brief.key));
+    await c.opened;
+    for (let i = 0; i < 4; i++) c.ws.send(new Uint8Array(3200));
+    expect((await c.closed).close.code).toBe(1011);
+    dg.midStream(undefined);
+    expect((await healthOf(brief, "deepgram", "stt", "nova-3")).consecutive_failures).toBe(before + 1);
+  });
+});
+
 describe("a circuit after its cooldown", () => {
   test("one session probes while the others skip it; a failed probe doubles the cooldown; a served probe closes it", async () => {
     await fake.faults.set({ kind: "status500" });

@@ -72,6 +72,36 @@ describe("a binding's circuit", () => {
     expect(health.attempt(a)).toBeDefined();
   });
 
+  test("a failure after the attempt served (mid-session) counts, as if it had not served: three such sessions open the circuit; a probe that serves then fails reopens it for twice as long", () => {
+    const { health, advance } = healthOn();
+    const servedThenFailed = () => {
+      const attempt = health.attempt(a)!;
+      attempt.served();
+      attempt.failed(refused());
+      attempt.released(); // the candidate loop's end: nothing more
+    };
+    servedThenFailed();
+    expect(health.view(a)).toMatchObject({ status: "degraded", consecutive_failures: 1 });
+    servedThenFailed();
+    servedThenFailed();
+    expect(health.view(a)).toMatchObject({ status: "down", consecutive_failures: 3, cooldown_ms: 1000 });
+    advance(1000);
+    const probe = health.attempt(a)!;
+    probe.served();
+    expect(health.view(a)).toMatchObject({ status: "up", consecutive_failures: 0 });
+    const other = health.attempt(a)!; // no probe holds it any longer
+    probe.failed(refused());
+    expect(health.view(a)).toMatchObject({ status: "down", consecutive_failures: 4, cooldown_ms: 2000 });
+    other.released();
+    // Another session's success after it served: its later failure counts from that success.
+    advance(2000);
+    const first = health.attempt(a)!;
+    first.served();
+    health.attempt(a)!.served();
+    first.failed(refused());
+    expect(health.view(a)).toMatchObject({ status: "degraded", consecutive_failures: 1 });
+  });
+
   test("failures of sessions begun before it opened neither reopen it nor lengthen its cooldown", () => {
     const { health, advance } = healthOn();
     const early = [0, 1, 2, 3, 4].map(() => health.attempt(a)!);
