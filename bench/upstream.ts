@@ -6,13 +6,15 @@
 // or with the POST (direct), at 1/50/200/500 sessions, all at once (burst) and spread over 1 s.
 // "Added" is the percentile of paired differences (bench/lib/stats.ts). The router's and the
 // relay's CPU per session (upgrade, auth, admission, first audio, settle, close) is read from /proc.
+// First, issue 28's items 1 and 2 as it judges them (`hotPath` below: BENCH_ROUNDS, BENCH_HOT_ONLY,
+// BENCH_HOT_ITEMS, BENCH_AB_DIR, BENCH_PROF for a --cpu-prof-md of the SQLite router).
 // STT: event latency, from the audio frame that completes half a second (the Deepgram fake
 // answers each half second with an interim Results) to that event, through /v1/stt vs direct.
 import { FAKE_DEEPGRAM_KEY } from "../test/fakes/deepgram.ts";
 import { FAKE_OPENAI_KEY } from "../test/fakes/openai.ts";
 import { freshPostgres } from "../test/helpers/postgres.ts";
 import { cpuDuring, type Proc, spawnBun } from "./lib/procs.ts";
-import { arrivals, at, levels, PATTERNS, paired, percentile, spread } from "./lib/stats.ts";
+import { arrivals, at, levels, median, PATTERNS, paired, percentile, spread } from "./lib/stats.ts";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,8 +36,18 @@ const routerEnv = (databaseUrl: string) => ({
   DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY,
   DEEPGRAM_BASE_URL: deepgram.info.url,
 });
+// BENCH_AB_DIR: another checkout of the project (main, say), whose router joins the hot-path rounds for an A/B comparison under the same load.
+const base = process.env.BENCH_AB_DIR
+  ? await spawnBun(["bench/bench-server.ts"], routerEnv(`sqlite://${join(mkdtempSync(join(tmpdir(), "bench-upstream-ab-")), "db.sqlite")}`), process.env.BENCH_AB_DIR)
+  : undefined;
 const routers: { name: string; proc: Proc }[] = [
-  { name: "router, SQLite", proc: await spawnBun(["bench/bench-server.ts"], routerEnv(`sqlite://${join(mkdtempSync(join(tmpdir(), "bench-upstream-")), "db.sqlite")}`)) },
+  {
+    name: "router, SQLite",
+    proc: await spawnBun(
+      [...(process.env.BENCH_PROF ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []), "bench/bench-server.ts"],
+      routerEnv(`sqlite://${join(mkdtempSync(join(tmpdir(), "bench-upstream-")), "db.sqlite")}`),
+    ),
+  },
   { name: "router, Postgres", proc: await spawnBun(["bench/bench-server.ts"], routerEnv(pg.url)) },
 ];
 
@@ -107,10 +119,119 @@ async function direct(offsets: number[]): Promise<number[]> {
 const wsOf = (url: string) => `${url.replace(/^http/, "ws")}/v1/tts?model=tts-1&voice=alloy`;
 const perSession = (micros: number, n: number) => `${(micros / n).toFixed(0)} µs`;
 
+/** Item 1: n sessions opened first (not measured), then the text and close on each in one instant; main-thread CPU from there to the last close (the settle before it). */
+async function openFirst(url: string, headers: Record<string, string>, pid: number, n: number) {
+  const open = await Promise.all(
+    Array.from({ length: n }, () => {
+      const ws = new WebSocket(url, { headers } as never);
+      ws.binaryType = "arraybuffer";
+      return new Promise<WebSocket>((resolve, reject) => {
+        ws.onmessage = (e) => typeof e.data === "string" && e.data.includes("session_ready") && resolve(ws);
+        ws.onclose = (e) => reject(new Error(`closed ${e.code} ${e.reason}`));
+      });
+    }),
+  );
+  await Bun.sleep(50); // the opening's settling work (timers, GC) out of the measured round
+  const run = await cpuDuring(pid, () => speakNow(open));
+  return { ttfa: run.result, main: run.main / n };
+}
+
+/** The text and close on each open socket in one instant; per session, its time to first audio, once it closed normally. */
+function speakNow(open: WebSocket[]): Promise<number[]> {
+  return Promise.all(
+    open.map(
+      (ws) =>
+        new Promise<number>((resolve, reject) => {
+          const t0 = performance.now();
+          let first = 0;
+          ws.onmessage = (e) => {
+            if (!first && typeof e.data !== "string") first = performance.now() - t0;
+          };
+          ws.onclose = (e) => (e.code === 1000 && first ? resolve(first) : reject(new Error(`closed ${e.code} ${e.reason} after ${first ? "audio" : "no audio"}`)));
+          ws.send(JSON.stringify({ type: "text", text: TEXT }));
+          ws.send(JSON.stringify({ type: "close" }));
+        }),
+    ),
+  );
+}
+
+/** Item 2: n sessions opened at once, each sending its text and close as soon as it is open; first audio from the connect, CPU over the whole round. */
+async function openBurst(url: string, headers: Record<string, string>, pid: number, n: number) {
+  const run = await cpuDuring(pid, () =>
+    Promise.all(
+      Array.from(
+        { length: n },
+        () =>
+          new Promise<number>((resolve, reject) => {
+            const t0 = performance.now();
+            let first = 0;
+            const ws = new WebSocket(url, { headers } as never);
+            ws.binaryType = "arraybuffer";
+            ws.onopen = () => {
+              ws.send(JSON.stringify({ type: "text", text: TEXT }));
+              ws.send(JSON.stringify({ type: "close" }));
+            };
+            ws.onmessage = (e) => {
+              if (!first && typeof e.data !== "string") first = performance.now() - t0;
+            };
+            ws.onclose = (e) => (e.code === 1000 && first ? resolve(first) : reject(new Error(`closed ${e.code} ${e.reason} after ${first ? "audio" : "no audio"}`)));
+          }),
+      ),
+    ),
+  );
+  return { ttfa: run.result, main: run.main / n };
+}
+
+/**
+ * Issue 28's items 1 and 2 as it judges them, router (SQLite) against the relay, `rounds` times
+ * (the order of the parties rotating): added latency as paired differences, and the main thread's
+ * CPU per utterance / per whole session from /proc/<pid>/task/<pid>/schedstat. With BENCH_AB_DIR,
+ * the other checkout's router takes part in every run too, under the same load.
+ */
+async function hotPath(rounds: number, n: number): Promise<void> {
+  const parties = [
+    { name: "relay", url: wsOf(relay.info.url), auth: {} as Record<string, string>, pid: relay.proc.pid },
+    { name: "router", url: wsOf(routers[0].proc.info.url), auth: { Authorization: `Bearer ${routers[0].proc.info.key}` }, pid: routers[0].proc.proc.pid },
+    ...(base ? [{ name: "other checkout's router", url: wsOf(base.info.url), auth: { Authorization: `Bearer ${base.info.key}` }, pid: base.proc.pid }] : []),
+  ];
+  const items = [
+    ["open sessions, texts in one instant (item 1)", openFirst, "utterance: ≤ +150 µs, p50 ≤ +5 ms, p99 ≤ +15 ms"],
+    ["sessions opened at once (item 2)", openBurst, "session: ≤ +200 µs, p50 ≤ +20 ms"],
+  ] as const;
+  // BENCH_HOT_ITEMS=1 or 2: only that item (a profile of one path).
+  const only = process.env.BENCH_HOT_ITEMS?.split(",");
+  for (const [name, round, target] of items.filter((_, i) => !only || only.includes(String(i + 1)))) {
+    console.log(`${name} × ${n}; target per ${target}`);
+    for (const p of parties) await round(p.url, p.auth, p.pid, n); // warm: the first round of each pays for compiling its path
+    const cpu = parties.map((): number[] => []);
+    for (let i = 0; i < rounds; i++) {
+      const runs: { ttfa: number[]; main: number }[] = [];
+      for (let k = 0; k < parties.length; k++) {
+        const at = (i + k) % parties.length;
+        const p = parties[at];
+        runs[at] = await round(p.url, p.auth, p.pid, n);
+      }
+      const [plain, routed] = runs;
+      for (const [k, r] of runs.entries()) cpu[k].push(r.main);
+      console.log(
+        `  run ${i + 1}: main-thread CPU ${parties.map((p, k) => `${p.name} ${runs[k].main.toFixed(0)} µs`).join(", ")}; router − relay ${(routed.main - plain.main).toFixed(0)} µs` +
+          `${base ? `, router − other ${(routed.main - runs[2].main).toFixed(0)} µs` : ""}   first audio router ${spread(routed.ttfa)}, relay ${spread(plain.ttfa)}, added (paired) ${spread(paired(routed.ttfa, plain.ttfa))}`,
+      );
+      await Bun.sleep(200);
+    }
+    console.log(
+      `  median of ${rounds}: ${parties.map((p, k) => `${p.name} ${median(cpu[k]).toFixed(0)} µs`).join(", ")}; router − relay (median of the runs' differences) ${median(paired(cpu[1], cpu[0])).toFixed(0)} µs` +
+        `${base ? `; router − other ${median(paired(cpu[1], cpu[2])).toFixed(0)} µs` : ""}`,
+    );
+  }
+}
+
 console.log(`voxroute upstream benchmark: OpenAI TTS (fake upstream, own process); router vs plain relay vs direct; ${navigator.hardwareConcurrency} cores`);
 for (const r of routers) await sessions(wsOf(r.proc.info.url), { Authorization: `Bearer ${r.proc.info.key}` }, [0, 0, 0, 0]);
 await sessions(wsOf(relay.info.url), {}, [0, 0, 0, 0]);
 await direct([0, 0, 0, 0]);
+await hotPath(Number(process.env.BENCH_ROUNDS ?? 3), Number(process.env.BENCH_HOT_SESSIONS ?? 200));
+if (process.env.BENCH_HOT_ONLY) await stopAll();
 for (const pattern of PATTERNS) {
   for (const n of LEVELS) {
     const offsets = arrivals(n, pattern.windowMs);
@@ -168,6 +289,12 @@ for (const n of LEVELS) {
   console.log(`STT event, half a second at once × ${n}: router ${spread(r, "ms", 3)} | direct ${spread(d, "ms", 3)} | added (paired) ${spread(paired(r, d), "ms", 3)}`);
 }
 
-for (const r of routers) await r.proc.stop();
-await Promise.all([relay.stop(), fake.stop(), deepgram.stop()]);
-await pg.drop();
+await stopAll();
+
+async function stopAll(): Promise<never> {
+  for (const r of routers) await r.proc.stop();
+  await base?.stop();
+  await Promise.all([relay.stop(), fake.stop(), deepgram.stop()]);
+  await pg.drop();
+  process.exit(0);
+}

@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { aliasesOfJson, mergeAliases, modelAliasesOfText, type OperatorAliases, voiceAliasesOfText } from "./catalogue/operator-aliases.ts";
 import type { LogLevel } from "./log.ts";
 import type { EnvReader } from "./providers/home.ts";
 import { readProviderSettings, type ProviderSettings } from "./providers/all.ts";
@@ -65,6 +67,8 @@ export interface Config {
     allowPrivateUpstreams: boolean;
     /** How long an application may take to start answering a finished prompt before the conversation ends (0: no limit). */
     appReplyTimeoutMs: number;
+    /** How often an application speaking a protocol with pings (ElevenLabs' Speech Engine) is pinged; one unanswered by the next is gone (0: never). */
+    appPingIntervalMs: number;
     /** How long an answer the application leaves without `last: true` may go without a token before it is finished. */
     answerQuietMs: number;
     /** A conversation ends after this long with nothing from the caller or the application and no answer made or sent (0: never). */
@@ -74,8 +78,17 @@ export interface Config {
   customVoices: { pollMs: number; refreshMs: number };
   /** The voice catalogue (`GET /v1/voices`, docs/voices.md): how often it lists providers' voices and reads their metrics. */
   voices: VoiceCatalogueConfig;
+  /** The operator's model and voice aliases (docs/catalogue.md#operator-aliases); none unless set. */
+  aliases: OperatorAliases;
+  /** PEM files that make the port serve https and wss (docs/operations.md#tls); read again on SIGHUP. */
+  tls?: TlsFiles;
   /** Each provider's settings, read by its own declaration (`providers/<id>/index.ts`) through `envReader`. */
   providers: ProviderSettings;
+}
+
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
 }
 
 export interface SessionLimits {
@@ -187,6 +200,36 @@ function localStt(env: Env, audioWorkers: number): Config["localStt"] {
   return { perWorker, queue: integer(env, "LOCAL_STT_QUEUE", perWorker * audioWorkers), waitMs: integer(env, "LOCAL_STT_QUEUE_WAIT_MS", 2000) };
 }
 
+/** MODEL_ALIASES, VOICE_ALIASES and ALIASES_FILE together; whether each reaches a served model is the catalogue's check. */
+function aliases(env: Env): OperatorAliases {
+  const file = env.ALIASES_FILE;
+  let fromFile: OperatorAliases = { models: [], voices: [] };
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch (err) {
+      throw new Error(`config: ALIASES_FILE ${file} cannot be read: ${(err as Error).message}`);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (err) {
+      throw new Error(`config: ALIASES_FILE ${file} is not JSON: ${(err as Error).message}`);
+    }
+    fromFile = aliasesOfJson(json, `ALIASES_FILE ${file}`);
+  }
+  return mergeAliases({ models: modelAliasesOfText(env.MODEL_ALIASES), voices: voiceAliasesOfText(env.VOICE_ALIASES) }, fromFile);
+}
+
+function tls(env: Env): TlsFiles | undefined {
+  const certFile = env.TLS_CERT_FILE || undefined;
+  const keyFile = env.TLS_KEY_FILE || undefined;
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) throw new Error("config: TLS_CERT_FILE and TLS_KEY_FILE go together: set both (PEM files) or neither");
+  return { certFile, keyFile };
+}
+
 /** The configuration from `env`: the entry points (main.ts, cli.ts) pass the environment; nothing below them reads it. */
 export function loadConfig(env: Env): Config {
   const logLevel = (env.LOG_LEVEL ?? "info").toLowerCase() as LogLevel;
@@ -225,11 +268,14 @@ export function loadConfig(env: Env): Config {
     realtime: {
       allowPrivateUpstreams: flag(env, "REALTIME_ALLOW_PRIVATE_UPSTREAMS"),
       appReplyTimeoutMs: integer(env, "REALTIME_APP_REPLY_TIMEOUT_MS", 15_000, 0),
+      appPingIntervalMs: integer(env, "REALTIME_APP_PING_INTERVAL_MS", 20_000, 0),
       answerQuietMs: integer(env, "REALTIME_ANSWER_QUIET_MS", 5_000, 1),
       idleTimeoutMs: integer(env, "REALTIME_IDLE_TIMEOUT_MS", 300_000, 0),
     },
     customVoices: { pollMs: integer(env, "CUSTOM_VOICE_POLL_MS", 2_000, 10), refreshMs: integer(env, "CUSTOM_VOICE_REFRESH_MS", 10_000, 100) },
     voices: voices(env),
+    aliases: aliases(env),
+    tls: tls(env),
     providers: readProviderSettings(envReader(env)),
   };
 }

@@ -1,3 +1,4 @@
+import type { KeyView } from "./accounts/key-view.ts";
 import type { PaymentProvider } from "./accounts/payments/types.ts";
 import type { Signup } from "./accounts/signup.ts";
 import type { TopUps } from "./accounts/top-ups.ts";
@@ -26,6 +27,8 @@ export interface AppContext {
   /** Each binding's health (its circuit), for the sessions' candidates and `GET /v1/providers`. */
   health: ProviderHealth;
   database: Database;
+  /** API keys served lately, kept current every access-check interval: requests are authenticated from it. */
+  keys: KeyView;
   catalogue: Catalogue;
   /** Every served provider's voices, built in the background and searched in memory (`GET /v1/voices`). */
   voices: VoiceCatalogue;

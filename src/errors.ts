@@ -110,6 +110,13 @@ export class ProviderOverloaded extends ProviderError {
   }
 }
 
+/** A candidate whose audio cannot continue a stream another began (tts-failover.ts): skipped for the next, no failure of the provider's. */
+export class CannotContinue extends ProviderError {
+  constructor(message: string) {
+    super(message, true);
+  }
+}
+
 export class ApiError extends Error {
   readonly status: number;
   readonly closeCode: number;

@@ -24,3 +24,6 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.exit(0);
   });
 }
+
+// SIGHUP: new TLS certificate files are served to new connections (docs/operations.md#tls).
+process.on("SIGHUP", () => server.reloadTls());

@@ -2,9 +2,13 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { createKey } from "./helpers/accounts.ts";
-import { authenticate, bearerToken, hashKey } from "../src/accounts/keys.ts";
+import { bearerToken, hashKey } from "../src/accounts/keys.ts";
+import { KeyView } from "../src/accounts/key-view.ts";
 import { openDatabase, type Database } from "../src/db/open.ts";
 import { ApiError } from "../src/errors.ts";
+
+/** A key read afresh, as a request with a key this instance has not served reads it. */
+const authenticate = (database: Database, key: string | undefined) => new KeyView(database, 60_000).authenticate(key);
 import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/temp-dirs.ts";
 

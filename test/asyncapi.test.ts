@@ -131,8 +131,8 @@ const REALTIME_SAMPLES: { [K in RealtimeWireEvent["type"]]: Extract<RealtimeWire
     { type: "speech", turnId: "turn_1", state: "stopped", atMs: 1500 },
   ],
   transcript: [
-    { type: "transcript", turnId: "turn_1", final: false, text: "thank" },
-    { type: "transcript", turnId: "turn_1", final: true, text: "thank you" },
+    { type: "transcript", turnId: "turn_1", final: false, text: "thank", startMs: 300 },
+    { type: "transcript", turnId: "turn_1", final: true, text: "thank you", startMs: 300 },
   ],
   turn_ended: [{ type: "turn_ended", turnId: "turn_1", text: "thank you" }],
   response_text: [{ type: "response_text", responseId: "resp_1", token: "You", last: false }],

@@ -140,6 +140,28 @@ describe.skipIf(!localSttAvailable)("the single executable", () => {
     }
   });
 
+  test("its CLI writes a local certificate, with which it serves https (curl --cacert) and, after SIGHUP, a new one", async () => {
+    const home = join(dir, "tls");
+    mkdirSync(home);
+    const files = { ca: join(home, "data/tls/ca.pem"), cert: join(home, "data/tls/cert.pem"), key: join(home, "data/tls/key.pem") };
+    expect(cli(home, "tls", "self-signed")).toContain(`NODE_EXTRA_CA_CERTS=${files.ca}`);
+    const second = await start(home, { ...env(home), TLS_CERT_FILE: files.cert, TLS_KEY_FILE: files.key });
+    try {
+      const healthz = `https://localhost:${new URL(second.url).port}/healthz`;
+      const curl = (ca: string) => Bun.spawnSync(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", ca, healthz]).stdout.toString();
+      expect(curl(files.ca)).toBe("200");
+      copyFileSync(files.ca, join(home, "first-ca.pem"));
+      cli(home, "tls", "self-signed", "--force");
+      second.proc.kill("SIGHUP");
+      for (let i = 0; i < 100 && !readFileSync(join(home, "log"), "utf8").includes("TLS certificate reloaded"); i++) await Bun.sleep(50);
+      expect(curl(files.ca)).toBe("200");
+      expect(curl(join(home, "first-ca.pem"))).toBe("000"); // the first authority signed none of what is served now
+    } finally {
+      second.proc.kill("SIGKILL");
+      await second.proc.exited;
+    }
+  }, 60_000);
+
   test("stops cleanly on SIGTERM, leaving in its temporary directory only the native addons Bun unpacked there, and no telemetry of onnxruntime's in its cache", async () => {
     proc.kill("SIGTERM");
     expect(await proc.exited).toBe(0);

@@ -1,15 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { createKey } from "./helpers/accounts.ts";
-import { openDatabase } from "../src/db/open.ts";
-import { Ledger } from "../src/ledger/ledger.ts";
+import { accountIn } from "./helpers/accounts.ts";
 import { AUDIO_BACKLOG_BYTES } from "../src/providers/audio-backlog.ts";
 import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
 import { transcriptChars } from "./fakes/cartesia-realtime.ts";
 import { FIXED_CHUNK, TEST_MODEL } from "./fakes/fixed-pcm-provider.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
-import { spawnServer, type ServerProcess } from "./helpers/process.ts";
+import { killServer, spawnServer, type ServerProcess } from "./helpers/process.ts";
 import { RawWebSocket } from "./helpers/raw-client.ts";
 import { frames, silence } from "./helpers/speech.ts";
 import { bearer, connect, type Client } from "./helpers/ws-client.ts";
@@ -47,22 +45,6 @@ async function start(databaseUrl: string): Promise<ServerProcess> {
   });
   running.push(server);
   return server;
-}
-
-async function kill(server: ServerProcess): Promise<void> {
-  server.proc.kill("SIGKILL");
-  await server.proc.exited;
-}
-
-async function account(databaseUrl: string): Promise<string> {
-  const database = await openDatabase(databaseUrl);
-  try {
-    const { key, tenantId } = await createKey(database, `crash-${crypto.randomUUID()}`);
-    await new Ledger(database).credit(tenantId, { credits: INITIAL, type: "adjustment", description: "test" });
-    return key;
-  } finally {
-    await database.close();
-  }
 }
 
 const get = async (server: ServerProcess, key: string, path: string) => (await fetch(`${server.url}${path}`, { headers: bearer(key) })).json() as Promise<any>;
@@ -103,7 +85,7 @@ async function ttsKilledMidStream(server: ServerProcess, key: string, frameCount
     seen = (await nextEvent(c, "service.tts_flushed", seen)) + 1;
     if (i + 1 < frameCount) await Bun.sleep(500); // the client plays the audio
   }
-  await kill(server);
+  await killServer(server);
   return { sent, audioBytes: c.rec.audio.reduce((n, a) => n + a.byteLength, 0) };
 }
 
@@ -124,7 +106,7 @@ async function pausedThenKilled(server: ServerProcess, key: string, path: string
     await Bun.sleep(3000);
   }
   const audio = sent();
-  await kill(server);
+  await killServer(server);
   return audio;
 }
 
@@ -138,7 +120,7 @@ async function sttKilledMidStream(server: ServerProcess, key: string, ms: number
     bytes += f.byteLength;
     await Bun.sleep(20);
   }
-  await kill(server);
+  await killServer(server);
   return { seconds: bytes / 32_000 };
 }
 
@@ -157,7 +139,7 @@ function crashSuite(name: string, databaseUrl: () => Promise<string>, skip: bool
   describe.skipIf(skip)(`${name}: a server killed mid-stream bills what it had delivered`, () => {
     test("TTS: the text whose audio was sent is billed after the restart, at most one text frame short", async () => {
       const url = await databaseUrl();
-      const key = await account(url);
+      const key = await accountIn(url, INITIAL);
       const { sent, audioBytes } = await ttsKilledMidStream(await start(url), key, 6);
       expect(audioBytes).toBe(sent.length * CHUNKS_PER_FLUSH * FIXED_CHUNK.byteLength); // every frame was heard in full
 
@@ -170,12 +152,12 @@ function crashSuite(name: string, databaseUrl: () => Promise<string>, skip: bool
       expect(record.usage_amount).toBeGreaterThanOrEqual(delivered - sent.at(-1)!);
       expect(record.credits).toBe(record.usage_amount * 10);
       await expectBooks(restarted, key, record);
-      await kill(restarted);
+      await killServer(restarted);
     }, 60_000);
 
     test("TTS over a WebSocket upstream, client paused: the checkpoint is the text Cartesia was given, not the text written", async () => {
       const url = await databaseUrl();
-      const key = await account(url);
+      const key = await accountIn(url, INITIAL);
       const text = SENTENCE.repeat(310);
       await pausedThenKilled(await start(url), key, `/v1/tts?model=sonic-3&voice=${FAKE_CARTESIA_VOICE}`, text);
       const given = transcriptChars(cartesia.ttsSockets.at(-1)!);
@@ -186,17 +168,17 @@ function crashSuite(name: string, databaseUrl: () => Promise<string>, skip: bool
       expect(others).toEqual([]);
       expect(record).toMatchObject({ status: "interrupted", provider: "cartesia", capability: "tts", usage_unit: "characters", usage_amount: given, voice: FAKE_CARTESIA_VOICE });
       await expectBooks(restarted, key, record);
-      await kill(restarted);
+      await killServer(restarted);
     }, 300_000);
 
     test("TTS on an embedded engine, client paused: the checkpoint is the sentences the engine was given, not the text written", async () => {
       const url = await databaseUrl();
       const server = await start(url);
-      const one = connect(server.wsUrl("/v1/tts?model=flite&voice=kal"), bearer(await account(url)));
+      const one = connect(server.wsUrl("/v1/tts?model=flite&voice=kal"), bearer(await accountIn(url, INITIAL)));
       one.send({ type: "text", text: SENTENCE });
       one.send({ type: "close" });
       const sentenceBytes = (await one.closed).audio.reduce((n, a) => n + a.byteLength, 0);
-      const key = await account(url);
+      const key = await accountIn(url, INITIAL);
       const text = SENTENCE.repeat(1240);
       const sent = await pausedThenKilled(server, key, "/v1/tts?model=flite&voice=kal", text);
 
@@ -212,14 +194,14 @@ function crashSuite(name: string, databaseUrl: () => Promise<string>, skip: bool
       expect(sentences * sentenceBytes).toBeLessThanOrEqual(sent + AUDIO_BACKLOG_BYTES + 2 * sentenceBytes + 2 * 64 * 1024);
       expect(record.usage_amount).toBeLessThan(text.length / 4);
       await expectBooks(restarted, key, record);
-      await kill(restarted);
+      await killServer(restarted);
     }, 300_000);
 
     test.skipIf(!localSttAvailable)(
       "STT: the audio sent is billed after the restart, at most about a second short",
       async () => {
         const url = await databaseUrl();
-        const key = await account(url);
+        const key = await accountIn(url, INITIAL);
         const { seconds } = await sttKilledMidStream(await start(url), key, 4000);
 
         const restarted = await start(url);
@@ -230,7 +212,7 @@ function crashSuite(name: string, databaseUrl: () => Promise<string>, skip: bool
         expect(record.usage_amount).toBeGreaterThanOrEqual(Math.floor(seconds) - 1);
         expect(record.credits).toBe(record.usage_amount * 10);
         await expectBooks(restarted, key, record);
-        await kill(restarted);
+        await killServer(restarted);
       },
       60_000,
     );

@@ -9,6 +9,7 @@ import { type FakeApp, LONG_ANSWER, startFakeApp } from "./fakes/conversation-re
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { startSpeechEngineApp, wordByWord } from "./helpers/speech-engine-app.ts";
 import { concat, silence, speak } from "./helpers/speech.ts";
 
 // /el/v1/convai/conversation driven by ElevenLabs' official browser SDK (@elevenlabs/client) in
@@ -38,11 +39,12 @@ let dir: string | undefined;
 let app: FakeApp;
 const pageConsole: string[] = [];
 
-async function engine(key: string, path: string): Promise<string> {
+/** An engine whose application is the ConversationRelay fake at `path`, or the one `speechEngine` names. */
+async function engine(key: string, path: string, speechEngine: Record<string, unknown> = { ws_url: app.url(path), protocol: "conversation_relay" }): Promise<string> {
   const res = await fetch(`${server.url}/el/v1/speech-engine`, {
     method: "POST",
     headers: { "xi-api-key": key, "content-type": "application/json" },
-    body: JSON.stringify({ name: "support", speech_engine: { ws_url: app.url(path) }, service: { stt: { model_id: "pocketsphinx" }, tts: { model_id: "flite", voice_id: "slt" } } }),
+    body: JSON.stringify({ name: "support", speech_engine: speechEngine, service: { stt: { model_id: "pocketsphinx" }, tts: { model_id: "flite", voice_id: "slt" } } }),
   });
   expect(res.status).toBe(200);
   return ((await res.json()) as { speech_engine_id: string }).speech_engine_id;
@@ -66,6 +68,15 @@ async function until(i: number, check: (r: Recorded) => boolean, ms = 40_000): P
     if (check(r)) return r;
     if (Date.now() > deadline) throw new Error(`gave up waiting; the page holds ${JSON.stringify({ ...r, chunkBytes: r.chunkBytes.length })}; its console: ${pageConsole.join(" | ")}`);
   }
+}
+
+/** Audio of the answer came before its interruption and none after, only the next answer's; no error. */
+function interruptedAnswer(r: Recorded, answer: number, next: number) {
+  const at = r.incoming.indexOf(`interruption ${answer}`);
+  expect(r.incoming.slice(0, at)).toContain(`audio ${answer}`);
+  expect(r.incoming.slice(at + 1)).not.toContain(`audio ${answer}`);
+  expect(r.incoming.slice(at + 1)).toContain(`audio ${next}`);
+  expect(r.errors).toEqual([]);
 }
 
 describe.skipIf(!localSttAvailable || !chromiumAvailable)("/el/v1/convai/conversation with ElevenLabs' browser SDK in Chromium", () => {
@@ -171,10 +182,53 @@ describe.skipIf(!localSttAvailable || !chromiumAvailable)("/el/v1/convai/convers
     // The answer was being played when the caller talked over it; after the interruption none of
     // its audio came, only the next answer's, which the SDK's player made heard.
     expect(r.outputPeaks[2]).toBeGreaterThan(0.05);
-    const at = r.incoming.indexOf("interruption 2");
-    expect(r.incoming.slice(0, at)).toContain("audio 2");
-    expect(r.incoming.slice(at + 1)).not.toContain("audio 2");
-    expect(r.incoming.slice(at + 1)).toContain("audio 3");
+    interruptedAnswer(r, 2, 3);
+  }, 60_000);
+  test("an ElevenLabs Speech Engine app (the SDK's SpeechEngineServer, authentication on): init, then the conversation so far with the microphone's words; its streamed answer heard", async () => {
+    const { key } = await fundedAccount(server);
+    const se = await startSpeechEngineApp(key, (transcript, signal) => wordByWord(`You said: ${transcript.at(-1)!.content}`, signal, 50));
+    const i = await converse(await signedUrl(key, await engine(key, "", { ws_url: se.url })), "Hello.");
+    const r = await until(i, (r) => r.messages.length >= 3 && r.audioBytes[2] > 32_000 && r.modes.at(-1) === "listening");
+    await end(i);
+    await until(i, (r) => r.disconnected !== undefined);
+    await se.stop();
+
+    expect(se.seen.init).toBe(r.connected!);
+    expect(se.seen.transcripts[0]).toEqual([
+      { role: "agent", content: "Hello." },
+      { role: "user", content: "thank you very much for your help" },
+    ]);
+    expect(r.messages.slice(0, 3)).toEqual([
+      { source: "ai", message: "Hello.", event_id: 1 },
+      { source: "user", message: "thank you very much for your help", event_id: undefined },
+      { source: "ai", message: "You said: thank you very much for your help", event_id: 2 },
+    ]);
+    expect(r.outputPeaks[2]).toBeGreaterThan(0.05);
     expect(r.errors).toEqual([]);
+    expect(se.seen.errors).toEqual([]);
+  }, 60_000);
+
+  test("barge-in with a Speech Engine app: the microphone talks over an answer still streaming; its signal aborts, none of it comes after the interruption, the next answer is heard", async () => {
+    const { key } = await fundedAccount(server);
+    // The first answer streams slowly (it is still being made when the caller talks over it); later ones at once.
+    const se = await startSpeechEngineApp(key, (transcript, signal) => wordByWord(transcript.length === 2 ? `${LONG_ANSWER} ${LONG_ANSWER}` : "Okay.", signal, transcript.length === 2 ? 300 : 0));
+    const i = await converse(await signedUrl(key, await engine(key, "", { ws_url: se.url })), "Hello.");
+    const r = await until(i, (r) => r.interruptions.length > 0 && r.outputPeaks[3] > 0.05);
+    await end(i);
+    await until(i, (r) => r.disconnected !== undefined);
+    await se.stop();
+
+    expect(r.interruptions).toEqual([2]);
+    // The new transcript aborted the answer being streamed, and holds what the caller heard of it.
+    expect(se.seen.signals[0]!.aborted).toBe(true);
+    const second = se.seen.transcripts[1]!;
+    expect(second.slice(0, 2)).toEqual(se.seen.transcripts[0]!);
+    const heard = second[2]!;
+    expect(heard.role).toBe("agent");
+    expect(LONG_ANSWER.startsWith(heard.content)).toBe(true);
+    expect(heard.content.length).toBeLessThan(LONG_ANSWER.length);
+    expect(second.at(-1)!.role).toBe("user");
+    expect(r.messages.at(-1)).toEqual({ source: "ai", message: "Okay.", event_id: 3 });
+    interruptedAnswer(r, 2, 3);
   }, 60_000);
 });

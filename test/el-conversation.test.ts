@@ -37,7 +37,7 @@ async function engine(key: string, path: string, on: TestServer = server, sttInp
   const res = await fetch(`${on.url}/el/v1/speech-engine`, {
     method: "POST",
     headers: { "xi-api-key": key, "content-type": "application/json" },
-    body: JSON.stringify({ name: "support", speech_engine: { ws_url: app.url(path) }, service: { stt, tts: { model_id: "flite", voice_id: "slt" } } }),
+    body: JSON.stringify({ name: "support", speech_engine: { ws_url: app.url(path), protocol: "conversation_relay" }, service: { stt, tts: { model_id: "flite", voice_id: "slt" } } }),
   });
   expect(res.status).toBe(200);
   return ((await res.json()) as { speech_engine_id: string }).speech_engine_id;

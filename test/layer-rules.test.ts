@@ -20,15 +20,16 @@ const MAY_IMPORT: Record<string, string[]> = {
   binary: ["cli", "main"],
   main: ["config", "server"],
   cli: ["config", "accounts", "ledger", "db"],
-  server: ["app", "config", "context", "metrics-sources", "accounts", "catalogue", "db", "ledger", "pools", "providers", "realtime", "routing", "sessions", "voices"],
+  server: ["app", "listener", "config", "context", "metrics-sources", "accounts", "catalogue", "db", "ledger", "pools", "providers", "realtime", "routing", "sessions", "voices"],
   app: ["context", "openapi", "surfaces", "request-log"],
+  listener: ["config"],
   openapi: ["context", "surfaces", "realtime", "planning", "voices", "ledger"],
   "metrics-sources": ["ledger", "providers"],
   "request-log": [],
   // The wires, and what they are given.
   surfaces: ["context", "config", "planning", "sessions", "realtime", "routing", "voices", "accounts", "ledger", "catalogue", "providers", "audio"],
   context: ["config", "sessions", "realtime", "routing", "voices", "accounts", "ledger", "db", "catalogue", "providers", "pools"],
-  config: ["providers"],
+  config: ["providers", "catalogue"],
   // The typed requests and their planners.
   planning: ["sessions", "routing", "voices", "ledger", "catalogue", "providers", "audio"],
   // Sessions and the realtime domain.

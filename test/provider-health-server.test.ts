@@ -77,7 +77,10 @@ async function expectUnavailable(answer: Promise<Answer> | Answer | Response): P
 
 const ECHO = `model=${TEST_MODEL}&voice=alloy&provider_order=oai-echo,fixed`;
 const servedBy = (rec: { events: Record<string, any>[] }) => rec.events.find((e) => e.type === "service.tts_audio_started")?.provider;
-const tried = (rec: { events: Record<string, any>[] }) => rec.events.filter((e) => e.type === "service.tts_provider_status" && e.status === "connecting").map((e) => e.provider);
+/** The providers a session tried, in order: those told `failed` or `connecting` (a first attempt that connects is told by neither), then the one that served. */
+const tried = (rec: { events: Record<string, any>[] }) => [
+  ...new Set([...rec.events.filter((e) => e.type === "service.tts_provider_status" && e.status !== "connected").map((e) => e.provider), ...[servedBy(rec)].filter(Boolean)]),
+];
 
 describe("a circuit that opens", () => {
   test("three provider failures open it: the next session is served by the second candidate, and the hanging provider hears nothing of it", async () => {
@@ -154,6 +157,19 @@ describe("a circuit that opens", () => {
   });
 });
 
+describe("the provider-protocol relay", () => {
+  test("its upstream dying after it accepted the session counts against the provider (it cannot switch, but the failure is the provider's)", async () => {
+    const before = (await healthOf(brief, "deepgram", "stt", "nova-3")).consecutive_failures;
+    dg.midStream({ kind: "kill", afterBytes: 3200 });
+    const c = connect(brief.wsUrl("/v1/stt?model=nova-3&audio_format=pcm_16000&event_format=provider"), bearer(brief.key));
+    await c.opened;
+    for (let i = 0; i < 4; i++) c.ws.send(new Uint8Array(3200));
+    expect((await c.closed).close.code).toBe(1011);
+    dg.midStream(undefined);
+    expect((await healthOf(brief, "deepgram", "stt", "nova-3")).consecutive_failures).toBe(before + 1);
+  });
+});
+
 describe("a circuit after its cooldown", () => {
   test("one session probes while the others skip it; a failed probe doubles the cooldown; a served probe closes it", async () => {
     await fake.faults.set({ kind: "status500" });
@@ -172,7 +188,8 @@ describe("a circuit after its cooldown", () => {
       ["fixed", ["fixed"]],
     ]);
     expect(fake.faults.arrivals).toBe(heard + 1);
-    expect(tried(probe.rec)).toEqual(["oai-echo"]);
+    // The probe's first attempt hangs on oai-echo (the fake's arrivals show it): nothing is told of it until it fails.
+    expect([servedBy(probe.rec), tried(probe.rec)]).toEqual([undefined, []]);
     // Its client gone, the probe gives no verdict: the next session probes instead, and fails.
     probe.ws.close();
     await probe.closed;

@@ -72,6 +72,36 @@ describe("a binding's circuit", () => {
     expect(health.attempt(a)).toBeDefined();
   });
 
+  test("a failure after the attempt served (mid-session) counts, as if it had not served: three such sessions open the circuit; a probe that serves then fails reopens it for twice as long", () => {
+    const { health, advance } = healthOn();
+    const servedThenFailed = () => {
+      const attempt = health.attempt(a)!;
+      attempt.served();
+      attempt.failed(refused());
+      attempt.released(); // the candidate loop's end: nothing more
+    };
+    servedThenFailed();
+    expect(health.view(a)).toMatchObject({ status: "degraded", consecutive_failures: 1 });
+    servedThenFailed();
+    servedThenFailed();
+    expect(health.view(a)).toMatchObject({ status: "down", consecutive_failures: 3, cooldown_ms: 1000 });
+    advance(1000);
+    const probe = health.attempt(a)!;
+    probe.served();
+    expect(health.view(a)).toMatchObject({ status: "up", consecutive_failures: 0 });
+    const other = health.attempt(a)!; // no probe holds it any longer
+    probe.failed(refused());
+    expect(health.view(a)).toMatchObject({ status: "down", consecutive_failures: 4, cooldown_ms: 2000 });
+    other.released();
+    // Another session's success after it served: its later failure counts from that success.
+    advance(2000);
+    const first = health.attempt(a)!;
+    first.served();
+    health.attempt(a)!.served();
+    first.failed(refused());
+    expect(health.view(a)).toMatchObject({ status: "degraded", consecutive_failures: 1 });
+  });
+
   test("failures of sessions begun before it opened neither reopen it nor lengthen its cooldown", () => {
     const { health, advance } = healthOn();
     const early = [0, 1, 2, 3, 4].map(() => health.attempt(a)!);
@@ -82,19 +112,6 @@ describe("a binding's circuit", () => {
     advance(1000);
     early[4].failed(refused()); // half-open: only the probe's failure reopens it
     expect(health.view(a).status).toBe("degraded");
-  });
-
-  test("a provider that dies under sessions it was serving counts each of them against it, as failures before it served count", () => {
-    const { health } = healthOn();
-    const underWay = [health.attempt(a)!, health.attempt(a)!, health.attempt(a)!];
-    for (const attempt of underWay) attempt.served();
-    underWay[0].failed(refused());
-    underWay[0].failed(refused()); // one attempt fails once
-    underWay[1].failed(refused());
-    expect(health.view(a)).toMatchObject({ status: "degraded", consecutive_failures: 2 });
-    underWay[2].failed(refused());
-    expect(health.view(a)).toMatchObject({ status: "down", consecutive_failures: 3, last_failure: { reason: "connection refused" } });
-    expect(health.attempt(a)).toBeUndefined();
   });
 
   test("only the provider's failures count: a client's mistake, a provider at capacity, our own errors do not", () => {

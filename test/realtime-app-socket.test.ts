@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { type AppSignal, AppSocket, type AppSocketOptions, AppUnavailable, MAX_INVALID_IN_A_ROW } from "../src/realtime/app-socket.ts";
+import { conversationRelayWire } from "../src/realtime/app-messages.ts";
 import { startFakeApp } from "./fakes/conversation-relay-app.ts";
 import { APP_TEST_TLS, serveNamedTls } from "./fakes/named-tls.ts";
 
@@ -11,7 +12,7 @@ const app = startFakeApp();
 afterAll(() => app.stop());
 
 const OPTIONS: AppSocketOptions = { allowPrivate: true, connectTimeoutMs: 2000, replyTimeoutMs: 0 };
-const SETUP = { sessionId: "rt_1", profileId: "rp_1", customParameters: { plan: "gold" } };
+const SETUP = conversationRelayWire({ sessionId: "rt_1", profileId: "rp_1", customParameters: { plan: "gold" } });
 
 /** Opens a socket to the fake at `path`; its signals collected, and a wait for the next that matches. */
 async function open(path: string, options: Partial<AppSocketOptions> = {}) {

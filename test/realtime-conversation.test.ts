@@ -73,6 +73,8 @@ describe.skipIf(!localSttAvailable)("/v1/realtime on the embedded engines", () =
     expect(tokens.at(-1)!.last).toBe(true);
     const started = ev.findIndex((e) => e.type === "realtime.response.audio.started");
     expect(ev[started]).toMatchObject({ response_id: "resp_1", provider: "flite" });
+    // The profile's own voice speaks: `voice` is told only when a fallback model's does (realtime.md).
+    expect(ev[started]).not.toHaveProperty("voice");
     const done = ev.find((e) => e.type === "realtime.response.audio.done")!;
     expect(done).toMatchObject({ response_id: "resp_1", characters: answer.length });
 
@@ -274,13 +276,13 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: the balance", () => {
 
 describe.skipIf(!localSttAvailable)("/v1/realtime: a TTS provider that fails", () => {
   /** A conversation on a server whose TEST_MODEL is served by `providers` in order (then the profile's `fallbacks`); the caller asks one question. */
-  async function converse(providers: (BrokenProvider | FixedPcmProvider)[], fallbacks?: { model: string; voice: string }[]) {
+  async function converse(providers: (BrokenProvider | FixedPcmProvider)[], fallbacks?: { model: string; voice: string }[], voice?: string) {
     const on = await startTestServer({}, { extra: { catalogue: testCatalogue(providers.map((p) => p.id)), providers } });
     try {
       const profile = await fetch(`${on.url}/v1/realtime/profiles`, {
         method: "POST",
         headers: { ...bearer(on.key), "content-type": "application/json" },
-        body: JSON.stringify({ name: "fallback", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: TEST_MODEL, fallbacks }, upstream: { url: app.url("/echo") } } }),
+        body: JSON.stringify({ name: "fallback", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: TEST_MODEL, voice, fallbacks }, upstream: { url: app.url("/echo") } } }),
       });
       const { id } = (await profile.json()) as { id: string };
       const c = await callProfile(on, id);
@@ -296,9 +298,11 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: a TTS provider that fails", (
   }
 
   test("before its first audio: the next provider of the profile's routing speaks the answer", async () => {
-    const { rec, answer } = await converse([new BrokenProvider("refusing", "refuse"), new FixedPcmProvider("fixed", 3)]);
+    const { rec, answer } = await converse([new BrokenProvider("refusing", "refuse"), new FixedPcmProvider("fixed", 3)], undefined, "alloy");
     expect(rec.close.code).toBe(1000);
     expect(rec.events.find((e) => e.type === "realtime.response.audio.started")).toMatchObject({ response_id: "resp_1", provider: "fixed" });
+    // The profile's own voice speaks (another provider of its model): `voice` is told only when a fallback model's does.
+    expect(rec.events.find((e) => e.type === "realtime.response.audio.started")).not.toHaveProperty("voice");
     expect(rec.events.some((e) => e.type === "realtime.error")).toBe(false);
     expect(answer).toMatchObject({ provider: "fixed", status: "completed", usageAmount: "You said: thank you very much".length });
     expect(JSON.parse(answer!.attempts)).toEqual([{ provider: "refusing", reason: "connection refused" }]);

@@ -40,6 +40,22 @@ describe("/v1/realtime/profiles", () => {
     expect(await hidden.json()).toMatchObject({ error: "not_found" });
   });
 
+  test("the application protocol: ConversationRelay unless speech_engine is asked; then the creating key is recorded to sign with, whatever the body says", async () => {
+    const made = async (upstream: Record<string, unknown>) =>
+      ((await (await post("/v1/realtime/profiles", { name: "p", pipeline: { ...PIPELINE, upstream } })).json()) as { pipeline: { upstream: Record<string, unknown> } }).pipeline.upstream;
+    expect(await made({ url: "wss://app.example/voice" })).toEqual({ url: "wss://app.example/voice", headers: {} });
+    const [{ id: keyId }] = await server.ctx.database.sql.query<{ id: string }>("SELECT id FROM api_keys WHERE prefix = ?", [server.key.slice(0, 12)]);
+    expect(await made({ url: "wss://app.example/voice", protocol: "speech_engine", signing_key_id: "forged" })).toEqual({
+      url: "wss://app.example/voice",
+      headers: {},
+      protocol: "speech_engine",
+      signing_key_id: keyId,
+    });
+    const bad = await post("/v1/realtime/profiles", { name: "p", pipeline: { ...PIPELINE, upstream: { url: "wss://app.example/voice", protocol: "twilio" } } });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: "invalid_request", param: "pipeline.upstream.protocol" });
+  });
+
   test("bad pipelines are refused with the field named; no key is 401", async () => {
     const bad = async (pipeline: unknown, name: unknown = "x") => {
       const res = await post("/v1/realtime/profiles", { name, pipeline });
@@ -135,7 +151,7 @@ describe("/el/v1/speech-engine", () => {
     const raw = (await (await fetch(`${server.url}/el/v1/speech-engine/${created.engineId}`, { headers: { "xi-api-key": server.key } })).json()) as Record<string, unknown>;
     expect(raw).toMatchObject({
       speech_engine_id: created.engineId,
-      speech_engine: { ws_url: "wss://app.example/kiosk", request_headers: { "x-kiosk": "7" } },
+      speech_engine: { ws_url: "wss://app.example/kiosk", request_headers: { "x-kiosk": "7" }, protocol: "speech_engine" },
       service: { stt: { model_id: "pocketsphinx", provider: "pocketsphinx", provider_options: {}, input: {} }, tts: { model_id: "flite", provider: "flite", provider_options: {}, input: {} } },
     });
     const profile = await fetch(`${server.url}/v1/realtime/profiles/${created.engineId}`, { headers: { authorization: `Bearer ${server.key}` } });
@@ -147,7 +163,7 @@ describe("/el/v1/speech-engine", () => {
     const engine = await fetch(`${server.url}/el/v1/speech-engine/${id}`, { headers: { authorization: `Bearer ${server.key}` } });
     expect(await engine.json()).toMatchObject({
       name: "native",
-      speech_engine: { ws_url: PIPELINE.upstream.url, request_headers: PIPELINE.upstream.headers },
+      speech_engine: { ws_url: PIPELINE.upstream.url, request_headers: PIPELINE.upstream.headers, protocol: "conversation_relay" },
       service: { tts: { model_id: "flite", voice_id: "slt" } },
     });
     const missing = await fetch(`${server.url}/el/v1/speech-engine/rp_nope`, { headers: { "xi-api-key": server.key } });
@@ -158,5 +174,14 @@ describe("/el/v1/speech-engine", () => {
     expect(await noUrl.json()).toMatchObject({ detail: { status: "invalid_request", param: "speech_engine.ws_url" } });
     const noStt = await post("/el/v1/speech-engine", { name: "x", speech_engine: { ws_url: "wss://a.example" }, tts: { model_id: "flite" } }, server.key, "xi-api-key");
     expect(await noStt.json()).toMatchObject({ detail: { status: "model_required", param: "service.stt.model_id" } });
+    const badProtocol = await post(
+      "/el/v1/speech-engine",
+      { name: "x", speech_engine: { ws_url: "wss://a.example", protocol: "sip" }, service: { stt: { model_id: "pocketsphinx" } } },
+      server.key,
+      "xi-api-key",
+    );
+    expect(await badProtocol.json()).toMatchObject({
+      detail: { status: "invalid_request", param: "speech_engine.protocol", message: "speech_engine.protocol must be one of conversation_relay, speech_engine" },
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { Binding } from "../src/catalogue/types.ts";
-import type { MeteredRequest } from "../src/ledger/meter.ts";
+import type { MeteredRequest } from "../src/ledger/metered-request.ts";
 import { createLogger } from "../src/log.ts";
 import { Metrics } from "../src/metrics.ts";
 import { ProviderError } from "../src/errors.ts";

@@ -53,8 +53,9 @@ describe("/v1/tts with an embedded engine", () => {
     const rec = await c.closed;
 
     expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
-    expect(rec.order[0]).toBe("service.tts_provider_status");
-    expect(rec.order).toContain("service.tts_session_ready");
+    // The first candidate connected at once: no provider_status, the session's first frame says it is ready.
+    expect(rec.order[0]).toBe("service.tts_session_ready");
+    expect(rec.order).not.toContain("service.tts_provider_status");
     expect(rec.order.at(-1)).toBe("service.tts_session_ended");
     // Audio metadata comes before the first binary frame; a flush is acknowledged after its audio.
     const firstAudio = rec.order.indexOf("audio");
@@ -263,21 +264,21 @@ describe("/v1/tts fallback", () => {
   test("a provider that refuses is skipped for the next candidate", async () => {
     const rec = await run("provider_order=refusing,fixed");
     expect(rec.close.code).toBe(1000);
-    expect(statuses(rec)).toEqual(["refusing:connecting", "refusing:failed", "fixed:connecting", "fixed:connected"]);
+    expect(statuses(rec)).toEqual(["refusing:failed", "fixed:connecting", "fixed:connected"]);
     expect(rec.audio.length).toBe(5);
     expect(rec.events.at(-1)).toMatchObject({ type: "service.tts_session_ended", provider: "fixed" });
   });
 
   test("a provider that fails before its first audio is replaced and the text replayed", async () => {
     const rec = await run("provider_only=dying,fixed");
-    expect(statuses(rec)).toEqual(["dying:connecting", "dying:connected", "dying:failed", "fixed:connecting", "fixed:connected"]);
+    expect(statuses(rec)).toEqual(["dying:failed", "fixed:connecting", "fixed:connected"]);
     expect(rec.close.code).toBe(1000);
     expect(rec.audio.length).toBe(5);
   });
 
   test("a provider that never answers is given up after the connect timeout", async () => {
     const rec = await run("provider_only=hanging,fixed");
-    expect(statuses(rec)).toEqual(["hanging:connecting", "hanging:failed", "fixed:connecting", "fixed:connected"]);
+    expect(statuses(rec)).toEqual(["hanging:failed", "fixed:connecting", "fixed:connected"]);
     expect(rec.close.code).toBe(1000);
   });
 
@@ -285,7 +286,7 @@ describe("/v1/tts fallback", () => {
     const before = fixed.opened;
     const rec = await run("provider_order=refusing,fixed&allow_fallbacks=false");
     expect(rec.close).toEqual({ code: 1011, reason: "upstream_error" });
-    expect(statuses(rec)).toEqual(["refusing:connecting", "refusing:failed"]);
+    expect(statuses(rec)).toEqual(["refusing:failed"]);
     expect(rec.events.at(-1)).toMatchObject({ type: "service.tts_error", code: "upstream_error" });
     expect(fixed.opened).toBe(before);
   });
@@ -293,7 +294,7 @@ describe("/v1/tts fallback", () => {
   test("a failure after audio started switches too: the text whose audio had not ended goes to the next candidate, 1000", async () => {
     const rec = await run("provider_only=late-dying,fixed");
     expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
-    expect(statuses(rec)).toEqual(["late-dying:connecting", "late-dying:connected", "late-dying:failed", "fixed:connecting", "fixed:connected"]);
+    expect(statuses(rec)).toEqual(["late-dying:failed", "fixed:connecting", "fixed:connected"]);
     expect(rec.audio.length).toBe(1 + 5); // the dying provider's one chunk, then the fallback's whole sentence
   });
 

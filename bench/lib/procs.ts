@@ -13,8 +13,9 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-export async function spawnBun(args: string[], env: Record<string, string> = {}): Promise<Proc> {
-  const proc = Bun.spawn(["bun", ...args], { cwd: root, env: { ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "inherit" });
+/** `cwd`: another checkout of the project (an A/B comparison against its code). */
+export async function spawnBun(args: string[], env: Record<string, string> = {}, cwd = root): Promise<Proc> {
+  const proc = Bun.spawn(["bun", ...args], { cwd, env: { ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "inherit" });
   const reader = proc.stdout.getReader();
   let text = "";
   while (!text.includes("\n")) {

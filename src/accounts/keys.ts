@@ -2,9 +2,6 @@ import { createHash, randomBytes } from "node:crypto";
 import { and, eq, inArray, isNotNull, or } from "drizzle-orm";
 import type { Database } from "../db/open.ts";
 import type { SqlQuery } from "../db/sql.ts";
-import { SingleFlight } from "../util/single-flight.ts";
-import { ApiError } from "../errors.ts";
-import { noteRequest } from "../request-context.ts";
 
 // API keys: random, prefixed, shown once, stored only as a SHA-256 hash. A key carries 256 bits of
 // randomness, so a fast hash is enough: there is nothing to brute-force.
@@ -67,42 +64,17 @@ export async function mintKeyIn(tx: SqlQuery, tenantId: string): Promise<{ key: 
   return { key, keyId, prefix };
 }
 
+/** A key's stored SHA-256 (hex), revoked or not; undefined for an unknown id. */
+export async function keySha256(database: Database, keyId: string): Promise<string | undefined> {
+  const k = database.schema.apiKeys;
+  const [row] = await database.db.select({ hash: k.hash }).from(k).where(eq(k.id, keyId));
+  return row?.hash;
+}
+
 /** The bearer token of an `Authorization` header, or undefined. */
 export function bearerToken(header: string | null | undefined): string | undefined {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
   return m?.[1];
-}
-
-const KEY_LOOKUP =
-  "SELECT api_keys.id AS key_id, api_keys.prefix AS key_prefix, tenants.id AS tenant_id, tenants.name AS tenant_name, tenants.disabled AS disabled FROM api_keys JOIN tenants ON tenants.id = api_keys.tenant_id WHERE api_keys.hash = ? AND api_keys.revoked_at IS NULL";
-
-interface KeyRow {
-  key_id: string;
-  key_prefix: string;
-  tenant_id: string;
-  tenant_name: string;
-  /** Boolean on PostgreSQL, 0 or 1 on SQLite. */
-  disabled: boolean | number;
-}
-
-/** Key look-ups under way, by key hash: a burst of sessions with one key reads it once. */
-const lookups = new WeakMap<Database, SingleFlight<string, KeyRow | undefined>>();
-
-function keyRow(database: Database, hash: string): Promise<KeyRow | undefined> {
-  let flights = lookups.get(database);
-  if (!flights) lookups.set(database, (flights = new SingleFlight()));
-  return flights.get(hash, async () => (await database.sql.query<KeyRow>(KEY_LOOKUP, [hash]))[0]);
-}
-
-/** Who the key belongs to (noted on the request being served, for its log line); 401 for a missing or unknown key, 403 for a disabled tenant. */
-export async function authenticate(database: Database, key: string | undefined): Promise<Principal> {
-  if (!key) throw new ApiError("missing_api_key", "an API key is required");
-  const row = await keyRow(database, hashKey(key));
-  if (!row) throw new ApiError("invalid_api_key", "the API key is not valid");
-  if (row.disabled) throw new ApiError("tenant_disabled", "this account is disabled");
-  const principal = { tenantId: row.tenant_id, tenantName: row.tenant_name, keyId: row.key_id, keyPrefix: row.key_prefix };
-  noteRequest({ tenantId: principal.tenantId, keyPrefix: principal.keyPrefix });
-  return principal;
 }
 
 /** Keys checked per statement: well under every dialect's limit on bound parameters. */

@@ -47,6 +47,8 @@ export interface ModelSpec {
   name: string;
   capability: Capability;
   aliases: string[];
+  /** The operator's voice aliases on this model (alias → the voice it stands for), set by `Catalogue` from VOICE_ALIASES / ALIASES_FILE. */
+  voiceAliases?: ReadonlyMap<string, string>;
 }
 
 export interface ProviderSpec {

@@ -63,5 +63,18 @@ export function modelsView(catalogue: Catalogue) {
             ...bindingFields(b),
           })),
       }));
-  return { tts: group("tts"), stt: group("stt") };
+  return { tts: group("tts"), stt: group("stt"), ...aliasesView(catalogue) };
+}
+
+/** The operator's aliases (docs/catalogue.md#operator-aliases): each model alias once per capability it reaches. */
+function aliasesView(catalogue: Catalogue) {
+  return {
+    model_aliases: catalogue.modelAliases.flatMap((a) =>
+      (["tts", "stt"] as const)
+        .map((capability) => ({ capability, models: [...new Set(a.bindings.filter((b) => b.capability === capability).map((b) => b.canonical))] }))
+        .filter((x) => x.models.length > 0)
+        .map(({ capability, models }) => ({ id: a.alias, alias_of: a.aliasOf, capability, models })),
+    ),
+    voice_aliases: catalogue.voiceAliases.map((v) => ({ model: v.model, id: v.alias, alias_of: v.voice })),
+  };
 }

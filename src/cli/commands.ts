@@ -32,6 +32,8 @@ export interface Command {
   /** More about it, for `<command> --help`. */
   details?: string;
   options: Options;
+  /** Runs without the database (its context has only `print`). */
+  offline?: true;
   run(ctx: CommandContext, values: Values): Promise<void>;
 }
 

@@ -2,8 +2,11 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../config.ts";
 import { type Database, openDatabase } from "../db/open.ts";
 import { Ledger } from "../ledger/ledger.ts";
-import { CLI, type Command, COMMANDS } from "./commands.ts";
+import { CLI, type Command, type CommandContext, COMMANDS as DATABASE_COMMANDS } from "./commands.ts";
 import { EXIT, NotFoundError, UsageError } from "./errors.ts";
+import { tlsSelfSigned } from "./tls-command.ts";
+
+const COMMANDS: Command[] = [...DATABASE_COMMANDS, tlsSelfSigned];
 
 const HELP_FLAGS = new Set(["--help", "-h"]);
 const print = (line: string) => console.log(line);
@@ -75,8 +78,11 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
 
   let database: Database | undefined;
   try {
-    database = await openDatabase(loadConfig(env).databaseUrl);
-    await command.run({ database, ledger: new Ledger(database), print }, values);
+    if (command.offline) await command.run({ print } as CommandContext, values);
+    else {
+      database = await openDatabase(loadConfig(env).databaseUrl);
+      await command.run({ database, ledger: new Ledger(database), print }, values);
+    }
     return EXIT.ok;
   } catch (err) {
     if (err instanceof UsageError) {

@@ -1,14 +1,14 @@
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
 import type { Database } from "../db/open.ts";
-import type { SqlQuery, SqlTx } from "../db/sql.ts";
-import { BALANCE_COLUMNS, balanceOf, GRANT_COLUMNS, grantOf, type BalanceRow } from "./balance-rows.ts";
+import type { SqlTx } from "../db/sql.ts";
+import { BALANCE_COLUMNS, balanceOf, type BalanceRow } from "./balance-rows.ts";
 import { LedgerBatcher } from "./batch.ts";
 import type { ActivityRow, SettleInput } from "./batch-requests.ts";
-import { SingleFlight } from "../util/single-flight.ts";
 import type { Checkpoint } from "./checkpoint.ts";
+import { FundsView } from "./funds-view.ts";
 import { HoldKeeper } from "./hold-keeper.ts";
-import { eligibleGrants, grantActive, PAID, type Allocation, type GrantRow, type GrantTarget } from "./sources.ts";
+import { grantActive, PAID, total, type Allocation, type GrantRow, type GrantTarget } from "./sources.ts";
 
 export type { ActivityRow, SettleInput } from "./batch-requests.ts";
 
@@ -36,18 +36,13 @@ export interface Credited {
 
 /** A credit transaction's entry on one source (paid credits or a grant). */
 const TRANSACTION_ENTRY = "INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?)";
-const GRANTS_OF = `SELECT ${GRANT_COLUMNS} FROM grants WHERE tenant_id = ? AND remaining_credits > 0`;
-interface Funds {
-  balance: BalanceRow | undefined;
-  grants: GrantRow[];
-}
 const newId = () => crypto.randomUUID();
 
 export class Ledger {
   private readonly batcher: LedgerBatcher;
   readonly holds: HoldKeeper;
-  /** Funds reads under way, by tenant: a burst of one tenant's admissions reads them once. */
-  private readonly funds = new SingleFlight<string, Funds>();
+  /** Each tenant's funds as this instance knows them: admissions read no database. */
+  readonly funds: FundsView;
   private readonly writeObservers: ((seconds: number) => void)[] = [];
 
   constructor(
@@ -55,8 +50,9 @@ export class Ledger {
     holdTtlMs = 60_000,
     private readonly now: () => Date = () => new Date(),
   ) {
+    this.funds = new FundsView(database, now);
     this.batcher = new LedgerBatcher(database, holdTtlMs, now, (tenants, seconds) => {
-      this.forgetFunds(tenants);
+      this.funds.changed(new Set(tenants));
       for (const observe of this.writeObservers) observe(seconds);
     });
     this.holds = new HoldKeeper(database, this.batcher, holdTtlMs, now);
@@ -79,28 +75,9 @@ export class Ledger {
     return balanceOf(row);
   }
 
-  private async grantsOf(tx: SqlQuery, tenantId: string): Promise<GrantRow[]> {
-    return (await tx.query(GRANTS_OF, [tenantId])).map(grantOf);
-  }
-
-  /** Credits a request on `binding` could spend now (read-only: advisory, holds decide). */
-  async spendable(tenantId: string, binding: Binding): Promise<number> {
-    const { balance, grants } = await this.fundsOf(tenantId);
-    const fromGrants = eligibleGrants(grants, binding, this.now()).reduce((n, g) => n + Math.max(0, g.remainingCredits - g.heldCredits), 0);
-    return fromGrants + Math.max(0, (balance?.paidCredits ?? 0) - (balance?.paidHeld ?? 0));
-  }
-
-  private fundsOf(tenantId: string): Promise<Funds> {
-    const { sql } = this.database;
-    return this.funds.get(tenantId, async () => {
-      const [[bal], grants] = await Promise.all([sql.query(`SELECT ${BALANCE_COLUMNS} FROM balances WHERE tenant_id = ?`, [tenantId]), this.grantsOf(sql, tenantId)]);
-      return { balance: bal ? balanceOf(bal) : undefined, grants };
-    });
-  }
-
-  /** Money of these tenants changed: their next admission reads it afresh, not the read under way. */
-  private forgetFunds(tenantIds: Iterable<string>): void {
-    for (const id of tenantIds) this.funds.forget(id);
+  /** Credits a request on `binding` could spend now (advisory, holds decide), from this instance's view of the tenant's funds. */
+  spendable(tenantId: string, binding: Binding): Promise<number> {
+    return this.funds.spendable(tenantId, binding);
   }
 
   /**
@@ -110,7 +87,28 @@ export class Ledger {
    * A new hold is stored with `checkpoint`, what a recovery would settle it from.
    */
   reserve(holdId: string, tenantId: string, binding: Binding, minimum: number, ahead: number, checkpoint: Checkpoint): Promise<Allocation[]> {
-    return this.batcher.reserve({ holdId, tenantId, binding, minimum, ahead, checkpoint: JSON.stringify(checkpoint) });
+    return this.reserveAs(holdId, tenantId, binding, minimum, ahead, checkpoint, 0);
+  }
+
+  /**
+   * `credits` for the request to use at once, its hold written behind: undefined (nothing
+   * reserved) unless the funds view allows it (FundsView.mayWriteBehind). Else the reserve is
+   * under way, and says what the database added: less than `credits` only when other processes
+   * spent the tenant's credits meanwhile.
+   */
+  reserveBehind(holdId: string, tenantId: string, binding: Binding, credits: number, checkpoint: Checkpoint): Promise<Allocation[]> | undefined {
+    if (!this.funds.mayWriteBehind(tenantId, binding, credits)) return undefined;
+    return this.reserveAs(holdId, tenantId, binding, credits, 0, checkpoint, credits);
+  }
+
+  private reserveAs(holdId: string, tenantId: string, binding: Binding, minimum: number, ahead: number, checkpoint: Checkpoint, behind: number): Promise<Allocation[]> {
+    const answered = this.funds.reserving(tenantId, minimum + ahead, behind);
+    const reserved = this.batcher.reserve({ holdId, tenantId, binding, minimum, ahead, checkpoint: JSON.stringify(checkpoint) });
+    reserved.then(
+      (added) => answered(total(added)),
+      () => answered(0),
+    );
+    return reserved;
   }
 
   /**
@@ -140,7 +138,7 @@ export class Ledger {
         }),
       );
     } finally {
-      this.forgetFunds(credited);
+      this.funds.invalidate(credited);
     }
   }
 
@@ -197,14 +195,14 @@ export class Ledger {
       await tx.query(TRANSACTION_ENTRY, [newId(), tenantId, transactionId, PAID, -input.credits, now]);
       return { applied: true };
     });
-    this.forgetFunds([tenantId]);
+    this.funds.invalidate([tenantId]);
     return charged;
   }
 
   /** The balance (zero for a tenant that never had one) and every grant with credits left, expired ones included. */
   async snapshot(tenantId: string): Promise<{ balance: BalanceRow; grants: GrantRow[]; now: Date }> {
     const now = this.now();
-    const { balance, grants } = await this.fundsOf(tenantId);
+    const { balance, grants } = await this.funds.read(tenantId);
     return { balance: balance ?? { paidCredits: 0, paidHeld: 0, carryNum: 0, carryDen: 1, updatedAt: now }, grants, now };
   }
 

@@ -66,8 +66,8 @@ const schemas = {
       "Every served provider, by id",
     ),
   }),
-  ModelCatalogue: object(
-    Object.fromEntries(
+  ModelCatalogue: object({
+    ...Object.fromEntries(
       ["tts", "stt"].map((capability) => [
         capability,
         array(
@@ -81,7 +81,20 @@ const schemas = {
         ),
       ]),
     ),
-  ),
+    model_aliases: array(
+      object({
+        id: string("The alias, which any `model` accepts"),
+        alias_of: string("The served model's name it stands for, as the operator set it"),
+        capability: oneOfValues(["tts", "stt"]),
+        models: array(string("A canonical slug the alias reaches")),
+      }),
+      "The operator's model aliases (docs/catalogue.md#operator-aliases); empty unless set",
+    ),
+    voice_aliases: array(
+      object({ model: string("The canonical slug"), id: string("The alias, which `voice` accepts on this model"), alias_of: string("The voice it is spoken as") }),
+      "The operator's voice aliases, per model; empty unless set",
+    ),
+  }),
   VoiceEntry: object({
     model: named,
     voice: object({

@@ -2,7 +2,8 @@ import type { DocumentPart } from "./document-types.ts";
 import { failures } from "./error-envelopes.ts";
 import { EL_KEY_FAILURES } from "./el-speech-paths.ts";
 import { answer, fallbacks, json, jsonBody, pathParam, query } from "./operation.ts";
-import { array, integer, map, object, ref, string } from "./schema.ts";
+import { array, integer, map, object, oneOfValues, ref, string } from "./schema.ts";
+import { APP_PROTOCOLS } from "../realtime/profiles.ts";
 import { EL_KEY } from "./security.ts";
 import { profileCreateFailures } from "./realtime-paths.ts";
 import { handshake } from "./websocket.ts";
@@ -26,7 +27,11 @@ const stageOut = (voice: boolean) =>
     { model_id: string(), provider: string(), provider_options: map(string()), input: { type: "object" } },
     { ...(voice ? { voice_id: string() } : {}), fallbacks: fallbacks(voice ? "tts" : "stt") },
   );
-const engine = object({ ws_url: string("The application's WebSocket", { format: "uri" }) }, { request_headers: map(string()) });
+const protocol = oneOfValues(
+  APP_PROTOCOLS,
+  "What the router speaks to the application (not an ElevenLabs field): ElevenLabs' Speech Engine protocol, with its signed token (the default of engines made here), or ConversationRelay",
+);
+const engine = object({ ws_url: string("The application's WebSocket", { format: "uri" }) }, { request_headers: map(string()), protocol });
 const empty = { type: "object" };
 
 export const elEnginePaths: DocumentPart = {
@@ -34,7 +39,7 @@ export const elEnginePaths: DocumentPart = {
     SpeechEngine: object({
       speech_engine_id: string("The realtime profile's id (`rp_…`)"),
       name: string(),
-      speech_engine: object({ ws_url: string(), request_headers: map(string()) }),
+      speech_engine: object({ ws_url: string(), request_headers: map(string()), protocol }),
       conversation_url: string("The socket that runs it", { format: "uri" }),
       service: object({ stt: stageOut(false), tts: stageOut(true) }, {}, "The interface's extension block: the STT and TTS models"),
       asr: empty,

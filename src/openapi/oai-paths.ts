@@ -28,12 +28,15 @@ export const oaiPaths: DocumentPart = {
       { only: array(string()), ignore: array(string()), order: array(string()), allow_fallbacks: boolean() },
       "Which providers may serve the request (docs/routing.md); not an OpenAI field",
     ),
-    OpenAIModel: object({
-      id: string("`{provider}/{model}`, which any `model` of /oai accepts"),
-      object: constant("model"),
-      created: integer("When the server started"),
-      owned_by: string("The provider"),
-    }),
+    OpenAIModel: object(
+      {
+        id: string("`{provider}/{model}`, or an operator's alias: what any `model` of /oai accepts"),
+        object: constant("model"),
+        created: integer("When the server started"),
+        owned_by: string("The provider (`voxroute` for an alias several providers serve)"),
+      },
+      { alias_of: string("An operator's alias only: the served model it stands for (docs/catalogue.md#operator-aliases)") },
+    ),
   },
   paths: {
     "/oai/audio/speech": {
@@ -140,7 +143,7 @@ export const oaiPaths: DocumentPart = {
         operationId: "oaiOpenRealtimeSocket",
         summary: "OpenAI's Realtime API (WebSocket)",
         description:
-          "`?model=<profile id>`: the profile as a conversation; `?intent=transcription` or no model: a transcription session of any streaming STT model; an ephemeral key (`ek_…`) opens what it was minted for. The key may also come as the subprotocol `openai-insecure-api-key.<key>` or `oai-insecure-api-key.<key>`. A bad key closes 4401 / 4403 after the upgrade.",
+          "`?model=<profile id>`: the profile as a conversation; `?intent=transcription` or no model: a transcription session of any streaming STT model; an ephemeral key (`ek_…`) opens what it was minted for. The key may also come as the subprotocol `openai-insecure-api-key.<key>` or `oai-insecure-api-key.<key>`. A bad key (or a used, expired or unknown ephemeral key) is an `error` event, then the close 4401 / 4403, after the upgrade. Events: docs/compat-oai.md (GA names, in OpenAI's order).",
         tags: ["OpenAI-compatible"],
         security: BEARER,
         parameters: [query("model", "A realtime profile's id"), query("intent", "`transcription`: a transcription session", oneOfValues(["transcription"]))],

@@ -1,5 +1,6 @@
 import { EXPIRES_IN } from "../realtime/client-secrets.ts";
 import { OUTPUT_FORMATS } from "../realtime/output-formats.ts";
+import { APP_PROTOCOLS } from "../realtime/profiles.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { failures, KEY_FAILURES } from "./error-envelopes.ts";
 import { answer, fallbacks, json, jsonBody, pathParam, query } from "./operation.ts";
@@ -47,7 +48,12 @@ function pipeline(stored: boolean) {
       tts: stage("tts"),
       upstream: object(
         { url: string("The application's WebSocket (`ws://` or `wss://`, a public address unless the operator allows private ones)", { format: "uri", maxLength: 2048 }), ...(stored ? headers : {}) },
-        { ...(stored ? {} : headers), partial_prompts: boolean("Interim transcripts also go to the application") },
+        {
+          ...(stored ? {} : headers),
+          partial_prompts: boolean("Interim transcripts also go to the application"),
+          protocol: oneOfValues(APP_PROTOCOLS, "What the router speaks to the application: ConversationRelay (the default) or ElevenLabs' Speech Engine protocol"),
+          ...(stored ? { signing_key_id: string("With `speech_engine`: the key that created the profile, whose SHA-256 signs the connection's token") } : {}),
+        },
       ),
     },
     { greeting: string("Spoken when a conversation starts", { minLength: 1, maxLength: 2000 }) },

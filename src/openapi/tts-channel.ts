@@ -20,7 +20,7 @@ export const ttsChannel: ChannelPart = {
     audio("audio", "The audio, as it is produced"),
     event(
       "service.tts_provider_status",
-      "A provider being connected, connected, or failed (a fallback follows when one is allowed, also after audio went out: the `connected` one then serves the rest)",
+      "A provider being connected, connected, or failed (a fallback follows when one is allowed, also after audio went out: the `connected` one then serves the rest). The session's first attempt on the model it named sends only `failed`, if it fails: `service.tts_session_ready` tells that it connected",
       {
         provider: string(),
         model: string(),

@@ -35,8 +35,27 @@ export interface Voiced {
  */
 export async function planVoice<P extends Voiced>(plan: P, tenantId: string | undefined, lists: VoiceLists): Promise<P> {
   const links = byLink(plan.candidates);
-  const kept = await Promise.all(links.map((link) => voicedLink(link, voiceOf(link[0], plan.voice), linkMember(link[0].fallback, "voice"), tenantId, lists)));
+  const kept = await Promise.all(links.map((link) => byVoice(link, plan.voice, tenantId, lists)));
   return { ...plan, candidates: kept.flat() };
+}
+
+/**
+ * One model's candidates that take their voice, in order. A model's name may reach models whose
+ * operator voice aliases differ: each voice is judged on its own candidates, and the link is
+ * refused (as its first voice's) only when none is left.
+ */
+async function byVoice(link: Candidate[], primary: string | undefined, tenantId: string | undefined, lists: VoiceLists): Promise<Candidate[]> {
+  const groups = new Map<string | undefined, Candidate[]>();
+  for (const c of link) {
+    const voice = voiceOf(c, primary);
+    groups.set(voice, [...(groups.get(voice) ?? []), c]);
+  }
+  const member = linkMember(link[0].fallback, "voice");
+  const judged = await Promise.allSettled([...groups].map(([voice, candidates]) => voicedLink(candidates, voice, member, tenantId, lists)));
+  const kept = new Set(judged.flatMap((j) => (j.status === "fulfilled" ? j.value : [])));
+  const refused = judged.find((j) => j.status === "rejected");
+  if (kept.size === 0 && refused) throw refused.reason;
+  return link.filter((c) => kept.has(c));
 }
 
 /** One model's candidates that take its voice; `member` names that voice in a refusal. */

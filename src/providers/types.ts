@@ -1,5 +1,6 @@
 import type { SttAudioFormat, TtsFormat } from "../catalogue/types.ts";
 import type { ProviderOverloaded } from "../errors.ts";
+import type { VoiceCloning } from "./voice-cloning.ts";
 
 // The interfaces every provider implements, local engine or cloud adapter alike. Providers know
 // nothing of surfaces, credits or our HTTP statuses.
@@ -91,36 +92,6 @@ export interface Voice {
   labels?: Record<string, string>;
   /** Where the voice comes from (its recordings, its engine's project). */
   sourceUrls?: string[];
-}
-
-/** One speaker's recordings, as the client uploaded them. */
-export interface CloneFile {
-  name: string;
-  type: string;
-  data: Uint8Array;
-}
-
-export interface CloneRequest {
-  name: string;
-  description?: string;
-  language?: string;
-  model?: string;
-  files: CloneFile[];
-}
-
-/** What the provider made: its own id for the voice, and whether it is usable yet. */
-export interface ClonedVoice {
-  providerVoiceId: string;
-  status: "processing" | "active";
-}
-
-export interface VoiceCloning {
-  /** Throws ApiError: `custom_voices_failed` (the provider refused the audio or request: its 4xx, with the provider's message), `upstream_error` (5xx, timeouts, network). */
-  clone(req: CloneRequest): Promise<ClonedVoice>;
-  /** The provider's view of a voice it made: "active", "processing", or failed with a reason; `undefined` when it no longer has it. */
-  status(providerVoiceId: string): Promise<{ status: "active" | "processing" } | { status: "failed"; reason: string } | undefined>;
-  /** Deletes it upstream; a voice the provider no longer has counts as deleted. Throws ApiError `upstream_error` when the provider fails. */
-  remove(providerVoiceId: string): Promise<void>;
 }
 
 export interface TtsProvider {

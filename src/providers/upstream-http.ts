@@ -54,12 +54,13 @@ export function upstreamErrorCode(body: string): string | undefined {
 
 /** A fetch whose failure is a ProviderError: refused/reset/timeout are retryable. */
 export async function upstreamFetch(provider: string, url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
-  const controller = new AbortController();
+  const timeout = new AbortController();
   const outer = init.signal;
-  outer?.addEventListener("abort", () => controller.abort(), { once: true });
-  const timer = setTimeout(() => controller.abort(new ProviderError(`${provider} did not answer within ${timeoutMs} ms`, true)), timeoutMs);
+  // Not a listener on the outer signal: a session's signal outlives many requests, and each would leave one behind.
+  const signal = outer ? AbortSignal.any([outer, timeout.signal]) : timeout.signal;
+  const timer = setTimeout(() => timeout.abort(new ProviderError(`${provider} did not answer within ${timeoutMs} ms`, true)), timeoutMs);
   try {
-    const res = await fetch(url, { ...init, signal: controller.signal });
+    const res = await fetch(url, { ...init, signal });
     if (!res.ok) {
       const code = upstreamErrorCode(await res.text().catch(() => ""));
       throw new ProviderError(`${provider} answered ${res.status}${code ? ` (${code})` : ""}`, retryableStatus(res.status));
@@ -67,7 +68,7 @@ export async function upstreamFetch(provider: string, url: string, init: Request
     return res;
   } catch (err) {
     if (err instanceof ProviderError) throw err;
-    if (controller.signal.reason instanceof ProviderError) throw controller.signal.reason;
+    if (timeout.signal.reason instanceof ProviderError) throw timeout.signal.reason;
     if (outer?.aborted) throw new ProviderError(`${provider} request cancelled`, false);
     throw new ProviderError(`${provider} could not be reached: ${(err as Error).message}`, true);
   } finally {
@@ -76,42 +77,80 @@ export async function upstreamFetch(provider: string, url: string, init: Request
 }
 
 /**
- * The chunks of a response body, failing with a retryable ProviderError when the upstream sends
- * nothing for `idleMs` (a stalled or half-dead connection is never left hanging). One idle timer
- * per response, pushed back on every chunk: the per-chunk path allocates nothing.
+ * A response body read chunk by chunk with its reader, failing with a retryable ProviderError
+ * when the upstream sends nothing for `idleMs` (a stalled or half-dead connection is never left
+ * hanging). One idle timer per response, pushed back on every chunk: a chunk costs its read and
+ * nothing else (no generator steps, no closures).
  */
-export async function* bodyChunks(provider: string, res: Response, idleMs: number, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
-  const reader = res.body!.getReader();
-  let silent = false;
-  // While the consumer holds a chunk (a slow client downstream), the upstream is not being read:
-  // that wait is not the upstream's silence.
-  let held = false;
-  const timer = setTimeout(function expire() {
-    if (held) return void timer.refresh();
-    silent = true;
-    reader.cancel().catch(() => {});
-  }, idleMs);
-  try {
-    for (;;) {
-      let step: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        step = await reader.read();
-      } catch (err) {
-        if (signal?.aborted) return;
-        throw new ProviderError(`${provider} dropped the connection: ${(err as Error).message}`, true);
-      }
-      if (silent) throw new ProviderError(`${provider} went silent for ${idleMs} ms`, true);
-      if (step.done) return;
-      timer.refresh();
-      if (!step.value.byteLength) continue;
-      held = true;
-      yield step.value;
-      held = false;
-      timer.refresh();
+type BodyStreamReader = Pick<ReadableStreamDefaultReader<Uint8Array>, "read" | "cancel">;
+
+export class BodyReader {
+  private readonly reader: BodyStreamReader;
+  private readonly timer: Timer;
+  private silent = false;
+  private done = false;
+  /**
+   * Between two reads the consumer holds a chunk (a slow client downstream): the upstream is not
+   * being read, and that wait is not its silence.
+   */
+  private held = false;
+
+  constructor(
+    private readonly provider: string,
+    res: Response,
+    private readonly idleMs: number,
+    private readonly signal?: AbortSignal,
+  ) {
+    this.reader = res.body!.getReader();
+    this.timer = setTimeout(() => this.expire(), idleMs);
+  }
+
+  /** The next chunk; undefined at the body's end (or once the request was cancelled). */
+  async next(): Promise<Uint8Array | undefined> {
+    if (this.held) {
+      this.held = false;
+      this.timer.refresh();
     }
+    for (;;) {
+      let step: Awaited<ReturnType<BodyStreamReader["read"]>>;
+      try {
+        step = await this.reader.read();
+      } catch (err) {
+        if (this.signal?.aborted) return undefined;
+        throw new ProviderError(`${this.provider} dropped the connection: ${(err as Error).message}`, true);
+      }
+      if (this.silent) throw new ProviderError(`${this.provider} went silent for ${this.idleMs} ms`, true);
+      if (step.done) {
+        this.done = true;
+        return undefined;
+      }
+      this.timer.refresh();
+      if (!step.value.byteLength) continue;
+      this.held = true;
+      return step.value;
+    }
+  }
+
+  /** Stops the timer, and the body when it was not read to its end. */
+  release(): void {
+    clearTimeout(this.timer);
+    if (!this.done) this.reader.cancel().catch(() => {});
+  }
+
+  private expire(): void {
+    if (this.held) return void this.timer.refresh();
+    this.silent = true;
+    this.reader.cancel().catch(() => {});
+  }
+}
+
+/** The chunks of a response body as an async iterable (see `BodyReader`). */
+export async function* bodyChunks(provider: string, res: Response, idleMs: number, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
+  const body = new BodyReader(provider, res, idleMs, signal);
+  try {
+    for (let chunk = await body.next(); chunk; chunk = await body.next()) yield chunk;
   } finally {
-    clearTimeout(timer);
-    reader.cancel().catch(() => {});
+    body.release();
   }
 }
 

@@ -3,7 +3,7 @@ import { AUDIO_BACKLOG_BYTES, ttsEventQueue } from "./audio-backlog.ts";
 import { UtteranceCutter, type Utterance } from "./sentences.ts";
 import { ProviderError } from "../errors.ts";
 import type { AudioFormat, TtsEvent, TtsStream } from "./types.ts";
-import { bodyChunks } from "./upstream-http.ts";
+import { BodyReader, bodyChunks } from "./upstream-http.ts";
 
 /**
  * Text cut into utterances (a complete sentence as text arrives, or the text of each flush), spoken
@@ -74,7 +74,8 @@ export abstract class UtteranceStream implements TtsStream {
         if ("flush" in item) this.queue.push({ type: "flushed" });
         else if ("end" in item) this.finish();
         else {
-          await this.queue.roomFor(AUDIO_BACKLOG_BYTES);
+          const room = this.queue.roomFor(AUDIO_BACKLOG_BYTES);
+          if (room) await room;
           if (this.cancelled) return;
           this.given += item.chars;
           await this.speak(item);
@@ -98,13 +99,8 @@ export interface UtteranceAnswer {
   events(chunks: AsyncIterable<Uint8Array>, utterance: Utterance): AsyncIterable<TtsEvent>;
 }
 
-/** An answer whose body is the audio. */
-export const AUDIO_ANSWER: UtteranceAnswer = {
-  contentType: /^audio\/|^application\/octet-stream/,
-  async *events(chunks) {
-    for await (const audio of chunks) yield { type: "audio", audio };
-  },
-};
+/** The content of an answer whose body is the audio. */
+const AUDIO_CONTENT = /^audio\/|^application\/octet-stream/;
 
 /** A streaming TTS session over an HTTP API that takes whole inputs: one request per utterance, each answer's events passed on as they arrive. */
 export class UtteranceTtsStream extends UtteranceStream {
@@ -117,7 +113,8 @@ export class UtteranceTtsStream extends UtteranceStream {
     private readonly provider: string,
     private readonly idleTimeoutMs: number,
     private readonly request: SpeakRequest,
-    private readonly answer: UtteranceAnswer = AUDIO_ANSWER,
+    /** Absent: the body is the audio. */
+    private readonly answer?: UtteranceAnswer,
   ) {
     super(audioFormat, ttsEventQueue(provider));
   }
@@ -141,14 +138,30 @@ export class UtteranceTtsStream extends UtteranceStream {
 
   private async relay(res: Response, utterance: Utterance): Promise<void> {
     const type = res.headers.get("content-type") ?? "";
-    if (!this.answer.contentType.test(type)) {
+    if (!(this.answer?.contentType ?? AUDIO_CONTENT).test(type)) {
       await res.body?.cancel();
       throw new ProviderError(`${this.provider} answered ${type || "no content type"} instead of audio`, true);
     }
+    if (!this.answer) return this.relayAudio(res);
     for await (const event of this.answer.events(bodyChunks(this.provider, res, this.idleTimeoutMs, this.abort.signal), utterance)) {
       this.queue.push(event);
       // The upstream is read no faster than the client takes the audio: nothing piles up here.
-      if (event.type === "audio") await this.queue.roomFor(AUDIO_BACKLOG_BYTES);
+      const room = event.type === "audio" && this.queue.roomFor(AUDIO_BACKLOG_BYTES);
+      if (room) await room;
+    }
+  }
+
+  /** The body is the audio: each chunk goes on as it is read, with nothing in between (the per-chunk path of every HTTP TTS upstream). */
+  private async relayAudio(res: Response): Promise<void> {
+    const body = new BodyReader(this.provider, res, this.idleTimeoutMs, this.abort.signal);
+    try {
+      for (let audio = await body.next(); audio; audio = await body.next()) {
+        this.queue.push({ type: "audio", audio });
+        const room = this.queue.roomFor(AUDIO_BACKLOG_BYTES);
+        if (room) await room;
+      }
+    } finally {
+      body.release();
     }
   }
 }

@@ -17,6 +17,49 @@ export type RouterMessage =
   | { type: "interrupt"; utteranceUntilInterrupt: string; durationUntilInterruptMs: number }
   | { type: "error"; description: string };
 
+/** What an application sends that asks nothing of the conversation: a `pong`, a stale answer's chunk. */
+export type AppFrame = AppMessage | { invalid: string } | { pong: true } | { stale: true };
+
+/**
+ * One application protocol: what the router says (each method the frames to send, as JSON text)
+ * and how it reads what the application says. ConversationRelay's is below; ElevenLabs' Speech
+ * Engine's is `SpeechEngineWire`.
+ */
+export interface AppWire {
+  hello(): object[];
+  /** What the caller said: a partial (`last: false`) or the finished turn. */
+  prompt(text: string, last: boolean, lang?: string): object[];
+  /** The caller talked over the answer: what of it was spoken, and for how long. */
+  interrupt(spokenText: string, audioMs: number): object[];
+  refuse(description: string): object[];
+  /** Said before the router closes the socket itself. */
+  farewell(): object[];
+  /** A keepalive, when the protocol has one (answered by `pong`). */
+  ping?(): object;
+  read(frame: string | Uint8Array): AppFrame;
+}
+
+export interface AppSetup {
+  sessionId: string;
+  profileId: string;
+  customParameters?: Record<string, string>;
+  /** Spoken when the conversation starts: the first agent message of the conversation so far. */
+  greeting?: string;
+}
+
+/** ConversationRelay: `setup` first, `prompt`, `interrupt`, `error`; read with `readAppFrame`. */
+export function conversationRelayWire(setup: AppSetup): AppWire {
+  const say = (msg: RouterMessage) => [msg];
+  return {
+    hello: () => say({ type: "setup", sessionId: setup.sessionId, profileId: setup.profileId, callSid: "", from: "", to: "", direction: "inbound", customParameters: setup.customParameters ?? {} }),
+    prompt: (voicePrompt, last, lang) => say({ type: "prompt", voicePrompt, ...(lang ? { lang } : {}), last }),
+    interrupt: (utteranceUntilInterrupt, ms) => say({ type: "interrupt", utteranceUntilInterrupt, durationUntilInterruptMs: Math.round(ms) }),
+    refuse: (description) => say({ type: "error", description }),
+    farewell: () => [],
+    read: readAppFrame,
+  };
+}
+
 /** Messages the vocabulary has that the router does not carry out: each is answered with `error`. */
 const UNSUPPORTED: Record<string, string> = {
   play: "play is not supported: the router does not fetch audio from URLs an application names",
@@ -35,8 +78,8 @@ function interruptibleOf(v: unknown): boolean | undefined {
 
 const optionalString = (v: unknown) => v === undefined || typeof v === "string";
 
-/** An application frame read, or why it cannot be taken (the `error` description sent back). */
-export function readAppFrame(frame: string | Uint8Array): AppMessage | { invalid: string } {
+/** A frame as both protocols take them: a JSON object with a string `type`, or why it is not. */
+export function jsonFrame(frame: string | Uint8Array): (Record<string, unknown> & { type: string }) | { invalid: string } {
   if (typeof frame !== "string") return { invalid: "frames are JSON text, not binary" };
   let msg: Record<string, unknown>;
   try {
@@ -45,6 +88,13 @@ export function readAppFrame(frame: string | Uint8Array): AppMessage | { invalid
     return { invalid: "a frame is not JSON" };
   }
   if (typeof msg !== "object" || msg === null || Array.isArray(msg) || typeof msg.type !== "string") return { invalid: "a frame is a JSON object with a string type" };
+  return msg as Record<string, unknown> & { type: string };
+}
+
+/** An application frame read, or why it cannot be taken (the `error` description sent back). */
+export function readAppFrame(frame: string | Uint8Array): AppMessage | { invalid: string } {
+  const msg = jsonFrame(frame);
+  if (!("type" in msg)) return msg;
   switch (msg.type) {
     case "text": {
       const interruptible = interruptibleOf(msg.interruptible);

@@ -16,7 +16,11 @@ import { isObject } from "../util/is-object.ts";
 // `upstream.url`; the other members kept here are ours (see docs/realtime-profiles.md):
 // `stt.provider`, `stt.provider_options`, `stt.input`, `tts.provider`, `tts.voice`,
 // `tts.provider_options`, `tts.format`, `stt.fallbacks`, `tts.fallbacks`, `upstream.headers`,
-// `upstream.partial_prompts`, `greeting`.
+// `upstream.partial_prompts`, `upstream.protocol`, `upstream.signing_key_id`, `greeting`.
+
+/** What the router speaks to the application (docs/realtime.md#application-protocols). */
+export const APP_PROTOCOLS = ["conversation_relay", "speech_engine"] as const;
+export type AppProtocol = (typeof APP_PROTOCOLS)[number];
 
 export interface PipelineStage {
   model: string;
@@ -33,7 +37,15 @@ export interface PipelineStage {
 export interface Pipeline {
   stt: PipelineStage;
   tts: PipelineStage;
-  upstream: { url: string; headers: Record<string, string>; partial_prompts?: boolean };
+  upstream: {
+    url: string;
+    headers: Record<string, string>;
+    partial_prompts?: boolean;
+    /** Absent: ConversationRelay. */
+    protocol?: AppProtocol;
+    /** `speech_engine`: the API key that created the profile, whose SHA-256 signs the connection's token. */
+    signing_key_id?: string;
+  };
   /** Spoken when a conversation starts. */
   greeting?: string;
 }
@@ -170,14 +182,27 @@ export function parsePipeline(catalogue: Catalogue, value: unknown, allowPrivate
   const { partial_prompts, greeting } = { partial_prompts: upstream.partial_prompts, greeting: value.greeting };
   if (partial_prompts !== undefined && typeof partial_prompts !== "boolean")
     throw new ApiError("invalid_request", "pipeline.upstream.partial_prompts must be a boolean", { param: "pipeline.upstream.partial_prompts" });
+  const protocol = upstream.protocol;
+  if (protocol !== undefined && !APP_PROTOCOLS.includes(protocol as AppProtocol))
+    throw new ApiError("invalid_request", `pipeline.upstream.protocol must be one of ${APP_PROTOCOLS.join(", ")}`, { param: "pipeline.upstream.protocol" });
   if (greeting !== undefined && (typeof greeting !== "string" || !greeting.trim() || greeting.length > LIMITS.greeting))
     throw new ApiError("invalid_request", `pipeline.greeting must be a string of 1 to ${LIMITS.greeting} characters`, { param: "pipeline.greeting" });
   return {
     stt: stage(catalogue, value.stt, "stt"),
     tts: stage(catalogue, value.tts, "tts"),
-    upstream: { url: upstream.url, headers: headers(upstream.headers), ...(partial_prompts !== undefined ? { partial_prompts } : {}) },
+    upstream: {
+      url: upstream.url,
+      headers: headers(upstream.headers),
+      ...(partial_prompts !== undefined ? { partial_prompts } : {}),
+      ...(protocol !== undefined ? { protocol: protocol as AppProtocol } : {}),
+    },
     ...(greeting !== undefined ? { greeting } : {}),
   };
+}
+
+/** The pipeline as the key creating it keeps it: a Speech Engine application's token is signed with that key. */
+export function createdWith(pipeline: Pipeline, keyId: string): Pipeline {
+  return pipeline.upstream.protocol === "speech_engine" ? { ...pipeline, upstream: { ...pipeline.upstream, signing_key_id: keyId } } : pipeline;
 }
 
 export class RealtimeProfiles {

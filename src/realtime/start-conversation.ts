@@ -1,6 +1,7 @@
 import type { Catalogue } from "../catalogue/catalogue.ts";
 import { ApiError } from "../errors.ts";
-import type { Meter, Payer } from "../ledger/meter.ts";
+import type { Meter } from "../ledger/meter.ts";
+import type { Payer } from "../ledger/metered-request.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import type { Candidate } from "../routing/candidate.ts";
@@ -12,13 +13,14 @@ import type { SessionRegistry } from "../sessions/registry.ts";
 import type { VadLanes } from "../sessions/router-turns.ts";
 import { SttSession } from "../sessions/stt-session.ts";
 import { TtsSession } from "../sessions/tts-session.ts";
-import { AppSocket } from "./app-socket.ts";
 import { Conversation } from "./conversation/conversation.ts";
 import type { ConversationPort } from "./conversation/conversation-events.ts";
 import type { HearingSettings } from "./conversation/hearing.ts";
 import type { OutputFormat } from "./output-formats.ts";
 import { type ConversationPlan, planConversation } from "./plan.ts";
 import type { RealtimeProfile } from "./profiles.ts";
+import { openApplication } from "./open-application.ts";
+import type { Database } from "../db/open.ts";
 
 // A conversation of an admitted profile, built from its plan: the recognizer, each answer's
 // speech and the application socket, metered on the payer. Every realtime surface
@@ -31,8 +33,9 @@ import type { RealtimeProfile } from "./profiles.ts";
 export interface ConversationContext extends VoiceLists {
   config: {
     providerConnectTimeoutMs: number;
-    realtime: { allowPrivateUpstreams: boolean; appReplyTimeoutMs: number; answerQuietMs: number; idleTimeoutMs: number };
+    realtime: { allowPrivateUpstreams: boolean; appReplyTimeoutMs: number; appPingIntervalMs: number; answerQuietMs: number; idleTimeoutMs: number };
   };
+  database: Database;
   log: Logger;
   metrics: Metrics;
   health: ProviderHealth;
@@ -151,13 +154,7 @@ export async function startConversation(
       speakIn: async (language) => {
         speech = await voiceFor(ctx, h.tts, speech.voice, language);
       },
-      openApp: (onSignal) =>
-        AppSocket.open(
-          profile.pipeline.upstream,
-          { sessionId: id, profileId: profile.id },
-          { allowPrivate: ctx.config.realtime.allowPrivateUpstreams, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, replyTimeoutMs: ctx.config.realtime.appReplyTimeoutMs },
-          onSignal,
-        ),
+      openApp: (onSignal) => openApplication(ctx, profile.pipeline.upstream, { sessionId: id, profileId: profile.id, greeting: overrides.greeting ?? plan.greeting }, onSignal),
       answerQuietMs: ctx.config.realtime.answerQuietMs,
       idleTimeoutMs: ctx.config.realtime.idleTimeoutMs,
     },

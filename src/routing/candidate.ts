@@ -16,9 +16,13 @@ export const MAX_FALLBACKS = 5;
  */
 export type Candidate = Binding & { voice?: string; fallback?: number };
 
-/** The voice a candidate is opened with: a fallback model's own, else the request's (`primary`). */
+/**
+ * The voice a candidate is opened with: a fallback model's own, else the request's (`primary`),
+ * as the operator's voice alias on its model says (docs/catalogue.md#operator-aliases).
+ */
 export function voiceOf(candidate: Candidate, primary: string | undefined): string | undefined {
-  return candidate.fallback === undefined ? primary : candidate.voice;
+  const named = candidate.fallback === undefined ? primary : candidate.voice;
+  return (named !== undefined && candidate.model.voiceAliases?.get(named)) || named;
 }
 
 /** The request member naming a link of the chain: `voice` / `model` for the primary, `fallbacks[i].voice` for a fallback. */

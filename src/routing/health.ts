@@ -1,5 +1,5 @@
 import type { Binding } from "../catalogue/types.ts";
-import { ApiError, ProviderError, ProviderOverloaded } from "../errors.ts";
+import { ApiError, CannotContinue, ProviderError, ProviderOverloaded } from "../errors.ts";
 import type { Logger } from "../log.ts";
 
 // Provider health, per binding (provider × model) and per router instance (docs/routing.md#provider-health):
@@ -29,11 +29,11 @@ export interface HealthView {
   last_failure: { at: string; reason: string } | null;
 }
 
-/** One session's attempt on a binding: the session tells how it went, once; a failure may follow its success (a mid-session failure). */
+/** One session's attempt on a binding: the session tells how it went, once (a failure may follow `served`: a mid-session failure). */
 export interface HealthAttempt {
   /** The binding proved it serves (see `CandidateRun.serve`): its circuit closes. */
   served(): void;
-  /** The attempt failed: counted when the failure is the provider's (a retryable ProviderError other than capacity). */
+  /** The attempt failed, also after it served: counted when the failure is the provider's (a retryable ProviderError other than capacity). */
   failed(err: unknown): void;
   /** The attempt ended with no verdict (the session ended first): a probe's turn passes to the next session. */
   released(): void;
@@ -48,12 +48,14 @@ interface BindingState {
   cooldownMs: number;
   /** A session is probing the half-open circuit. */
   probing: boolean;
+  /** Successes so far: a served attempt that fails later undoes its own reset only when none came after it. */
+  successes: number;
   lastFailure?: { at: number; reason: string };
 }
 
-/** Whether a failure is the provider's: retryable and not a provider at capacity (a client's mistake or a full queue says nothing of its health). */
+/** Whether a failure is the provider's: retryable, not a provider at capacity, not one whose audio cannot continue another's stream (a client's mistake, a full queue or a format says nothing of its health). */
 export function countsAgainstProvider(err: unknown): boolean {
-  return err instanceof ProviderError && err.retryable && !(err instanceof ProviderOverloaded);
+  return err instanceof ProviderError && err.retryable && !(err instanceof ProviderOverloaded) && !(err instanceof CannotContinue);
 }
 
 const keyOf = (b: Binding) => `${b.capability}:${b.provider.id}:${b.id}`;
@@ -118,39 +120,40 @@ export class ProviderHealth {
   private state(binding: Binding): BindingState {
     const key = keyOf(binding);
     let s = this.states.get(key);
-    if (!s) this.states.set(key, (s = { failures: 0, opens: 0, openUntil: 0, cooldownMs: 0, probing: false }));
+    if (!s) this.states.set(key, (s = { failures: 0, opens: 0, openUntil: 0, cooldownMs: 0, probing: false, successes: 0 }));
     return s;
   }
 
   private attemptOn(binding: Binding, probe: boolean): HealthAttempt {
-    let settled = false;
-    let failed = false;
-    const change = (verdict: () => void) => {
+    // A served attempt may still fail later (mid-session): it is then no success, and its failure
+    // counts on from the count its serving had reset (a provider that dies in every session opens).
+    let stage: "open" | "served" | "over" = "open";
+    let prior: Pick<BindingState, "failures" | "opens" | "successes"> | undefined;
+    const settle = (next: "served" | "over", verdict: (asProbe: boolean) => void) => {
+      if (stage === "over" || stage === next) return;
       const before = this.status(binding);
-      verdict();
-      this.tell(binding, before, this.state(binding));
+      const s = this.state(binding);
+      const asProbe = probe && stage === "open";
+      if (asProbe) s.probing = false;
+      stage = next;
+      verdict(asProbe);
+      this.tell(binding, before, s);
     };
-    const settle = (verdict: () => void) => {
-      if (settled) return;
-      settled = true;
-      if (probe) this.state(binding).probing = false;
-      change(verdict);
-    };
-    const fail = (err: unknown, asProbe: boolean) => countsAgainstProvider(err) && this.failure(binding, asProbe, (err as Error).message);
     return {
       served: () =>
-        settle(() => {
+        settle("served", () => {
           const s = this.state(binding);
-          Object.assign(s, { failures: 0, opens: 0, openUntil: 0, cooldownMs: 0 });
+          prior = { failures: s.failures, opens: s.opens, successes: s.successes + 1 };
+          Object.assign(s, { failures: 0, opens: 0, openUntil: 0, cooldownMs: 0, successes: prior.successes });
         }),
-      failed: (err) => {
-        if (failed) return;
-        failed = true;
-        // After it served, a failure in the middle of the session counts as any other (its probe, if it was one, has closed the circuit).
-        if (settled) change(() => fail(err, false));
-        else settle(() => fail(err, probe));
-      },
-      released: () => settle(() => {}),
+      failed: (err) =>
+        settle("over", (asProbe) => {
+          if (!countsAgainstProvider(err)) return;
+          const s = this.state(binding);
+          if (prior?.successes === s.successes) Object.assign(s, { failures: Math.max(s.failures, prior.failures), opens: Math.max(s.opens, prior.opens) });
+          this.failure(binding, asProbe, (err as Error).message);
+        }),
+      released: () => settle("over", () => {}),
     };
   }
 

@@ -1,5 +1,6 @@
 import type { Outcome } from "../ledger/activity.ts";
-import type { Meter, MeteredRequest, Payer } from "../ledger/meter.ts";
+import type { Meter } from "../ledger/meter.ts";
+import type { MeteredRequest, Payer } from "../ledger/metered-request.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import type { Candidate } from "../routing/candidate.ts";

@@ -2,7 +2,7 @@ import type { Binding } from "../catalogue/types.ts";
 import { familyKey } from "../routing/candidate.ts";
 import type { FileSessionContext as AppContext } from "./file-context.ts";
 import { ApiError, sessionFailure } from "../errors.ts";
-import type { MeteredRequest } from "../ledger/meter.ts";
+import type { MeteredRequest } from "../ledger/metered-request.ts";
 import { feedPaced, type Pace, type PacedFeed, type PcmPieces } from "../providers/paced-audio.ts";
 import type { SttFamily, Transcription, TranscriptSegment } from "../providers/types.ts";
 import type { SttPort, SttSessionEvent, SttSessionParams } from "./stt-events.ts";

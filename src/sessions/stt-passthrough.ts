@@ -33,6 +33,8 @@ export class SttPassthrough extends SessionCore<Frame, PassthroughSetup, Passthr
   private upstream: RawUpstream | undefined;
   /** The upstream closed of itself: the router has nothing more to tell it. */
   private upstreamGone = false;
+  /** Tells the provider's health that its upstream failed after it served. */
+  private upstreamFailed: ((err: unknown) => void) | undefined;
   /** How the router closes the upstream when the session ends (absent: the client closed). */
   private goodbye: Close | undefined;
   private receivedBytes = 0;
@@ -103,8 +105,9 @@ export class SttPassthrough extends SessionCore<Frame, PassthroughSetup, Passthr
   protected candidateRun() {
     return {
       connect: (binding: Binding) => this.idle.during(this.connect(binding)),
-      serve: (_binding: Binding, served: () => void) => {
+      serve: (_binding: Binding, served: () => void, failed: (err: unknown) => void) => {
         served(); // its upstream accepted the session
+        this.upstreamFailed = failed;
         return this.over;
       },
       canMoveOn: () => !this.upstream,
@@ -134,6 +137,8 @@ export class SttPassthrough extends SessionCore<Frame, PassthroughSetup, Passthr
     upstream.onClose((code, reason) => {
       this.upstreamGone = true;
       const normal = code === CLOSE.normal;
+      // Cut off or an internal error while the session ran: the provider's failure, counted on its health.
+      if (!this.closed && [CLOSE.noStatus, CLOSE.abnormal, 1011].includes(code)) this.upstreamFailed?.(new ProviderError(`${binding.provider.id} closed the stream: ${code}`, true));
       void this.finish(normal ? "completed" : "failed", { code: code === CLOSE.noStatus || code === CLOSE.abnormal ? ERRORS.upstream_error.close : code, reason });
     });
     this.upstream = upstream;

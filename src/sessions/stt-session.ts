@@ -13,13 +13,11 @@ import type { SttCommand, SttSessionDeps, SttSessionEvent, SttSessionSetup } fro
 import { inputConfig, routerTurnsOf, streamRequest } from "./stt-provider-settings.ts";
 import { SttFailover } from "./stt-failover.ts";
 
-// A streaming STT session, independent of the surface that frames it (the lifecycle every kind
-// shares is `SessionCore`).
+// A streaming STT session, independent of the surface that frames it (the shared lifecycle: `SessionCore`).
 // - Audio is forwarded as it came (no resampling, no transcoding; frames that arrive in one loop
-//   turn go upstream as one message, `TurnBatch`); audio sent while the session
-//   is starting is kept and delivered in order once the provider is ready.
-// - A turn id stays the same across a turn's interim and final transcripts and its commit, and
-//   moves on after the commit.
+//   turn go upstream as one message, `TurnBatch`); audio sent while the session is starting is
+//   kept and delivered in order once the provider is ready.
+// - A turn id stays the same across a turn's interim and final transcripts and its commit, then moves on.
 // - Audio seconds received are paid for as they arrive (a credit hold, no database round trip
 //   while the block lasts); when the balance runs dry, the audio already received is finalized
 //   and the session ends with 4402. Usage is settled also when the client just goes away; the
@@ -209,8 +207,10 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
     }
     await this.admission!.meter.reserved();
     if (this.closed) return stream.cancel();
-    // The binding that served before closes its part on the meter: the audio up to its last final.
+    // The binding that served before closes its part on the meter (the audio up to its last final);
+    // the audio received after it is the new one's, noted at once: a crash before more audio bills it.
     if (this.binding) this.admission!.meter.partServed(this.binding, Math.min(this.receivedSeconds, billedSeconds(this.lastFinalEndMs / 1000)));
+    if (this.binding) this.admission!.meter.delivered(binding, this.receivedSeconds);
     this.binding = binding;
     this.stream = stream;
     this.batch = new TurnBatch<Uint8Array>((audio) => stream.send(audio), joinAudio, Math.max(640, Math.floor(this.setup.bytesPerSecond / 4)));

@@ -11,7 +11,10 @@ export type TtsCommand = { type: "text"; text: string } | { type: "flush" } | { 
 export type TtsSessionEvent =
   /** A provider accepted the session (sent once, also across fallbacks). */
   | { type: "ready"; sessionId: string }
-  /** `voice`: with `connected`, the voice the provider speaks in (after a failover, the one now serving); a fallback model's candidate names it in every event. */
+  /**
+   * An attempt at a provider, except the session's first on the model it asked for, which is told only if it fails (`ready` says it connected).
+   * `voice`: with `connected`, the voice the provider speaks in (after a failover, the one now serving); a fallback model's candidate names it in every event.
+   */
   | { type: "provider_status"; provider: string; model: string; status: "connecting" | "connected" | "failed"; voice?: string; reason?: string }
   /** Before the first audio: the audio's shape as the provider produces it. */
   | { type: "audio_started"; provider: string; model: string; format: AudioFormat }
@@ -34,6 +37,8 @@ export interface TtsPort {
   /** Resolves when the client can take more audio (backpressure). */
   sendAudio(chunk: Uint8Array): void | Promise<void>;
   close(code: number, reason: string): void;
+  /** The events and audio `fn` sends go out to the client in one write, where the transport can (a socket's cork). */
+  together?(fn: () => void): void;
 }
 
 export interface TtsSessionSetup {

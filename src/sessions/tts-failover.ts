@@ -1,7 +1,7 @@
 import { continuation, type Continuation, WholeMp3Frames } from "../audio/stream-continuation.ts";
 import type { Binding } from "../catalogue/types.ts";
-import { ProviderError } from "../errors.ts";
-import type { MeteredRequest } from "../ledger/meter.ts";
+import { CannotContinue } from "../errors.ts";
+import type { MeteredRequest } from "../ledger/metered-request.ts";
 import { sentenceStart } from "../providers/sentences.ts";
 import type { AudioFormat, CharacterTimes, TtsStream } from "../providers/types.ts";
 import { codePoints } from "../util/code-points.ts";
@@ -92,7 +92,7 @@ export class TtsFailover {
     const next = continuation(stream, format);
     if (!next) {
       opened.cancel();
-      throw new ProviderError(`${binding.provider.id} produces ${format.encoding} at ${format.sampleRate} Hz, which cannot continue this ${stream.encoding} stream at ${stream.sampleRate} Hz`, true);
+      throw new CannotContinue(`${binding.provider.id} produces ${format.encoding} at ${format.sampleRate} Hz, which cannot continue this ${stream.encoding} stream at ${stream.sampleRate} Hz`);
     }
     this.continuation?.release();
     this.continuation = next;

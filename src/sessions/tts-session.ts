@@ -5,6 +5,7 @@ import { type Candidate, voiceOf } from "../routing/candidate.ts";
 import { AlignmentTimeline } from "./tts-alignment.ts";
 import { TextTally } from "./tts-text-tally.ts";
 import { TtsFailover } from "./tts-failover.ts";
+import { TtsAudioOut } from "./tts-audio-out.ts";
 import { openWithin } from "./lifecycle/candidates.ts";
 import type { Admission } from "./admission.ts";
 import type { Outcome, SessionEnding } from "./lifecycle/ending.ts";
@@ -26,10 +27,6 @@ import type { TtsCommand, TtsSessionDeps, TtsSessionSetup } from "./tts-events.t
 // - With an idle timeout, no client frame and nothing sent for that long (audio waiting for the
 //   client to read does not count) ends the session with 4408 `idle_timeout`.
 
-// Audio reaches the port in pieces of at most this: a socket holds one piece beyond the port's wait
-// for drain, far under Bun's backpressureLimit (1 MiB) past which it would drop the events sent meanwhile.
-const MAX_AUDIO_PIECE = 64 * 1024;
-
 export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSessionDeps> {
   private stream: TtsStream | undefined;
   /** Admitted commands waiting for a provider. */
@@ -47,7 +44,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private firstAudioAt: number | undefined;
   private readonly text = new TextTally();
   private readonly alignment = new AlignmentTimeline();
-  private audioBytes = 0;
+  private readonly out = new TtsAudioOut(this.deps.port, this.idle, () => this.closed);
   /** Stopped by a barge-in: what was spoken is what the listener wanted, so the record is `completed`. */
   private interrupted = false;
 
@@ -103,15 +100,15 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
         this.pending = [...commands, ...this.pending];
         this.held = ""; // its text is in the replayed commands
         this.text.resumeAt(from);
-        this.alignment.drop(this.audioStarted ? this.failover.seconds(this.audioBytes) : 0);
+        this.alignment.drop(this.audioStarted ? this.failover.seconds(this.out.bytes) : 0);
       },
       attemptFailed: (binding: Candidate, reason: string) => this.status("failed", binding, reason),
     };
   }
 
-  /** The voice goes into the activity record: the voice catalogue counts its uses (src/voices/voice-metrics.ts). */
+  /** The voice goes into the activity record (src/voices/voice-metrics.ts counts uses): the first candidate's, an operator's alias as the voice it stands for. */
   protected override admitted(admission: Admission): void {
-    admission.meter.forVoice(this.setup.voice);
+    admission.meter.forVoice(admission.candidates[0] ? voiceOf(admission.candidates[0], this.setup.voice) : this.setup.voice);
   }
 
   protected usageWith(cmd: TtsCommand): number | undefined {
@@ -140,9 +137,11 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
 
   private async connect(binding: Candidate): Promise<void> {
     const provider = this.deps.provider(binding.provider.id);
+    // The first attempt, on the model asked for, is told only by `ready` or its `failed` (docs/tts-websocket.md).
+    const told = this.tried !== undefined || binding.fallback !== undefined;
     this.tried = binding;
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
-    this.status("connecting", binding);
+    if (told) this.status("connecting", binding);
     const { format, sampleRate, speed, options, alignment } = this.setup;
     const voice = voiceOf(binding, this.setup.voice);
     const opening = provider.open({ model: binding.id, voice, format, ...(sampleRate ? { sampleRate } : {}), ...(speed !== undefined ? { speed } : {}), options, ...(alignment ? { alignment } : {}) });
@@ -157,7 +156,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.stream = stream;
     // The record names the voice that serves (a fallback model speaks in its own).
     this.admission!.meter.forVoice(voice);
-    this.status("connected", binding);
+    if (told) this.status("connected", binding);
     if (!this.readySent) {
       this.readySent = true;
       this.deps.port.event({ type: "ready", sessionId: this.setup.id });
@@ -183,7 +182,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
         this.failover.flushAnswered();
         this.failover.heard(this.text.heard);
         this.noteDelivered();
-        await this.send(this.failover.rest());
+        await this.out.send(this.failover.rest());
         this.deps.port.event({ type: "flushed" });
         continue;
       }
@@ -192,31 +191,33 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
         for (const timing of this.alignment.add(ev, this.audioStarted)) this.deps.port.event(timing);
         continue;
       }
-      if (!this.audioStarted) this.startAudio();
       // Each candidate's first audio proves it serves (after a failover too): its health counts on it.
       if (this.served) {
         this.served();
         this.served = undefined;
       }
-      const continued = this.failover.audio(ev.audio);
-      this.text.audioSent(this.stream!.given);
-      this.noteDelivered();
-      await this.send(continued instanceof Promise ? await continued : continued);
+      // `audio_started` goes out with the first audio, in one write.
+      const sending = this.audioStarted ? this.forward(ev.audio) : this.out.together(() => this.firstAudio(ev.audio));
+      if (sending) await sending;
     }
     if (this.closed) return false;
     // A provider may only end the stream once the client closed the session and every flush was answered.
     if (!this.closeAccepted || this.text.flushesOpen) throw new ProviderError(`${this.binding!.provider.id} ended the stream before the session was over`, true);
-    await this.send(this.failover.rest());
+    await this.out.send(this.failover.rest());
     return true;
   }
 
-  private async send(audio: Uint8Array): Promise<void> {
-    this.audioBytes += audio.byteLength;
-    for (let at = 0; at < audio.byteLength && !this.closed; at += MAX_AUDIO_PIECE) {
-      // While the client is behind, the provider's stream is not read: it stops producing (audio-backlog.ts).
-      const backpressure = this.deps.port.sendAudio(audio.subarray(at, at + MAX_AUDIO_PIECE));
-      if (backpressure) await this.idle.during(backpressure);
-    }
+  /** Synchronous (no promise) while the audio needs no conversion and the client keeps up: the per-chunk path. */
+  private forward(audio: Uint8Array): void | Promise<void> {
+    const continued = this.failover.audio(audio);
+    this.text.audioSent(this.stream!.given);
+    this.noteDelivered();
+    return continued instanceof Promise ? continued.then((a) => this.out.send(a)) : this.out.send(continued);
+  }
+
+  private firstAudio(audio: Uint8Array): void | Promise<void> {
+    this.startAudio();
+    return this.forward(audio);
   }
 
   private noteDelivered(): void {
@@ -269,7 +270,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   }
 
   private ended(characters: number): void {
-    this.deps.port.event({ type: "ended", sessionId: this.setup.id, provider: this.binding?.provider.id, model: this.binding?.canonical, characters, audioBytes: this.audioBytes });
+    this.deps.port.event({ type: "ended", sessionId: this.setup.id, provider: this.binding?.provider.id, model: this.binding?.canonical, characters, audioBytes: this.out.bytes });
   }
 
   protected sendError({ code, message, extra: { param, retry_after: after } }: ApiError): void {
@@ -287,7 +288,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       billed: this.text.billed(outcome, this.audioStarted, this.stream?.given),
       status: outcome === "completed" || this.interrupted || (outcome === "cut_off" && this.text.admitted > 0) ? "completed" : "failed",
       latencyMs: (this.firstAudioAt ?? performance.now()) - (this.firstTextAt ?? this.firstAudioAt ?? performance.now()),
-      details: { characters: this.text.admitted, audioBytes: this.audioBytes },
+      details: { characters: this.text.admitted, audioBytes: this.out.bytes },
     };
   }
 

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { authenticate, bearerToken } from "../accounts/keys.ts";
+import { bearerToken } from "../accounts/keys.ts";
 import type { AppContext } from "../context.ts";
 
 /** Where a surface reads a request's API key. */
@@ -16,5 +16,5 @@ export const bearerKey: KeyReader = (request) => bearerToken(request.headers.get
  * the socket after the upgrade.
  */
 export function authPlugin(ctx: AppContext, keyOf: KeyReader) {
-  return new Elysia().resolve({ as: "scoped" }, async ({ request }) => ({ principal: await authenticate(ctx.database, keyOf(request)) }));
+  return new Elysia().resolve({ as: "scoped" }, async ({ request }) => ({ principal: await ctx.keys.authenticate(keyOf(request)) }));
 }

@@ -1,5 +1,5 @@
 import { ApiError } from "../errors.ts";
-import type { CloneFile } from "../providers/types.ts";
+import type { CloneFile } from "../providers/voice-cloning.ts";
 import type { FormBody } from "./request-body.ts";
 
 // The multipart form of a voice clone, as `/v1/custom-voices` and `/el/v1/voices/add` take it.

@@ -1,8 +1,7 @@
 import type { ServerWebSocket } from "bun";
-import { authenticate } from "../accounts/keys.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
-import type { Payer } from "../ledger/meter.ts";
+import type { Payer } from "../ledger/metered-request.ts";
 import type { Conversation } from "../realtime/conversation/conversation.ts";
 import { type ConversationPlan, planConversation } from "../realtime/plan.ts";
 import type { RealtimeProfile } from "../realtime/profiles.ts";
@@ -48,7 +47,7 @@ export type RealtimeAdmission = SocketAdmission<ProfilePlan, RealtimePayer>;
  * named, or a transcription session where a profile must be named, is as invalid as an unknown one.
  */
 async function payerOf(ctx: AppContext, { secret, profileId, key, transcription }: Opening): Promise<RealtimePayer> {
-  if (!secret) return { ...(await authenticate(ctx.database, key)), profileId };
+  if (!secret) return { ...(await ctx.keys.authenticate(key)), profileId };
   const redeemed = await ctx.clientSecrets.redeem(secret);
   if (profileId && profileId !== redeemed.profileId) throw new ApiError("invalid_client_secret", "the client secret opens another profile");
   if (!redeemed.profileId && !transcription) throw new ApiError("invalid_client_secret", "the client secret opens a transcription session, not a profile");

@@ -1,8 +1,8 @@
-import { authenticate, type Principal } from "../accounts/keys.ts";
+import type { Principal } from "../accounts/keys.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, sessionFailure, type ProviderOverloaded } from "../errors.ts";
-import type { Payer } from "../ledger/meter.ts";
+import type { Payer } from "../ledger/metered-request.ts";
 import { planVoice, type Voiced } from "../planning/plan-voice.ts";
 import type { Candidate } from "../routing/candidate.ts";
 import { type Admission, meteredSession } from "../sessions/admission.ts";
@@ -113,12 +113,12 @@ export function admitChannel<P extends Voiced>(
   plan: () => P,
   overloaded?: (candidate: Binding) => ProviderOverloaded | undefined,
 ): Promise<SocketAdmission<P>> {
-  return admitSocket(ctx, { credential: () => authenticate(ctx.database, key), plan, wants: (p) => [p], closesAfterUpgrade: notBadRequest, overloaded });
+  return admitSocket(ctx, { credential: () => ctx.keys.authenticate(key), plan, wants: (p) => [p], closesAfterUpgrade: notBadRequest, overloaded });
 }
 
 /** A channel whose handshake carried no key, once one comes in a frame (`/el` stream-input's init frame): that key's owner pays for the handshake's plan. */
 export async function withLateKey<P>(ctx: AppContext, admission: SocketAdmission<P>, key: string | undefined): Promise<SocketAdmission<P>> {
-  const payer = await authenticate(ctx.database, key);
+  const payer = await ctx.keys.authenticate(key);
   // The voice's owner, which the handshake could not know, is judged now.
   const voiced = await voicedFor(ctx, admission.voiced, payer.tenantId);
   return { ...admission, payer, credentialError: undefined, voiced, affordable: admission.plan ? await fund(ctx, payer, voiced) : [] };

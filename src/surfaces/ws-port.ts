@@ -38,6 +38,12 @@ export class WsPort {
     resolve?.();
   }
 
+  /** The frames `fn` sends go out in one write (uWS corks only inside its own callbacks; audio from an upstream arrives outside them). */
+  together(fn: () => void): void {
+    if (this.raw.readyState === OPEN) this.raw.cork(fn);
+    else fn();
+  }
+
   close(code: number, reason: string): void {
     if (this.raw.readyState === OPEN) this.raw.close(code, reason);
     this.drain();

@@ -5,7 +5,8 @@ import type { Database } from "../db/open.ts";
 import { ApiError } from "../errors.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Logger } from "../log.ts";
-import type { CloneFile, TtsProvider, VoiceCloning } from "../providers/types.ts";
+import type { TtsProvider } from "../providers/types.ts";
+import type { CloneFile, VoiceCloning } from "../providers/voice-cloning.ts";
 
 // Cloned voices (docs/voices.md#cloned-voices): made through the provider's own cloning API,
 // owned by the tenant that made them, charged their provider's clone fee once when they become

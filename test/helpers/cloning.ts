@@ -6,7 +6,7 @@ import { loadConfig } from "../../src/config.ts";
 import { ApiError } from "../../src/errors.ts";
 import { providerAdapters } from "../../src/providers/registry.ts";
 import type { CloningOptions } from "../../src/providers/cloning-http.ts";
-import type { CloneFile, CloneRequest, VoiceCloning } from "../../src/providers/types.ts";
+import type { CloneFile, CloneRequest, VoiceCloning } from "../../src/providers/voice-cloning.ts";
 import { SLOW_CLONE_MS, type CloningFault } from "../fakes/cloning.ts";
 import { speak, wavFile } from "./speech.ts";
 

@@ -1,5 +1,6 @@
-import { expect } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import OpenAI from "openai";
+import { type FakeApp, startFakeApp } from "../fakes/conversation-relay-app.ts";
 import { APP_TEST_TLS } from "../fakes/named-tls.ts";
 import { startTestServer, type TestServer } from "./server.ts";
 import { tlsFront } from "./tls-front.ts";
@@ -27,6 +28,38 @@ export async function stopServerBehindTlsFront({ server, front }: FrontedServer)
   expect(server.ctx.sessions.size).toBe(0);
   await server.stop(0);
 }
+
+/** For a test file: the router behind its front, and a ConversationRelay application for its profiles; started before the file's tests, stopped after. */
+export function frontedServerWithApp(): FrontedServer & { app: FakeApp } {
+  const fixture = { app: startFakeApp() } as FrontedServer & { app: FakeApp };
+  beforeAll(async () => void Object.assign(fixture, await startServerBehindTlsFront()));
+  afterAll(async () => {
+    await stopServerBehindTlsFront(fixture);
+    fixture.app.stop();
+  });
+  return fixture;
+}
+
+/** The types of a caller's turn, in OpenAI's order: speech, commit, the user item, its transcription (one delta). */
+export const USER_TURN_EVENTS = [
+  "input_audio_buffer.speech_started",
+  "input_audio_buffer.speech_stopped",
+  "input_audio_buffer.committed",
+  "conversation.item.added",
+  "conversation.item.done",
+  "conversation.item.input_audio_transcription.delta",
+  "conversation.item.input_audio_transcription.completed",
+];
+
+/** The types that end an answer, in OpenAI's order, whether it was spoken to its end or cut while it was made. */
+export const ANSWER_DONE_EVENTS = [
+  "response.output_audio.done",
+  "response.output_audio_transcript.done",
+  "response.content_part.done",
+  "response.output_item.done",
+  "conversation.item.done",
+  "response.done",
+];
 
 /** An OpenAI SDK client with `apiKey` whose realtime sockets go through the front. */
 export const sdkThroughFront = (front: FrontedServer["front"], apiKey: string) => new OpenAI({ apiKey, baseURL: `https://127.0.0.1:${front.port}/oai` });

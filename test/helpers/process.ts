@@ -34,6 +34,12 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
   return { url, wsUrl: (path) => url.replace(/^http/, "ws") + path, proc };
 }
 
+/** Kills the server with SIGKILL (it cleans up nothing) and waits until it is gone. */
+export async function killServer(server: ServerProcess): Promise<void> {
+  server.proc.kill("SIGKILL");
+  await server.proc.exited;
+}
+
 /** CPU time (user + system) the process has used so far, in seconds. */
 export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");

@@ -42,6 +42,17 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   return { ...server, key, tenantId, wsUrl: (path) => server.url.replace(/^http/, "ws") + path };
 }
 
+/** Why a server with `env` does not start (its error's message), or "started" (then stopped). */
+export function startRefusal(env: Record<string, string>): Promise<string> {
+  return startServer(testConfig(env)).then(
+    async (s) => {
+      await s.stop(0);
+      return "started";
+    },
+    (e: Error) => e.message,
+  );
+}
+
 /** Stops the server, then the fakes it was pointed at: a test file's afterAll. */
 export async function stopServerAndFakes(server: TestServer, ...fakes: { stop(): unknown }[]) {
   await server.stop(0);

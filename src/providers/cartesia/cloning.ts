@@ -1,6 +1,6 @@
 import { ApiError } from "../../errors.ts";
 import { answerJson, cloneTimeout, cloningExchange, cloningFailure, lookupTimeout, unexpectedAnswer, upstreamFailure, type CloningOptions, type UpstreamAnswer } from "../cloning-http.ts";
-import type { ClonedVoice, CloneRequest, VoiceCloning } from "../types.ts";
+import type { ClonedVoice, CloneRequest, VoiceCloning } from "../voice-cloning.ts";
 import { cartesiaHeaders } from "./api.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { answerJson, cloneTimeout, cloningExchange, cloningFailure, lookupTimeout, unexpectedAnswer, upstreamFailure, type CloningOptions, type UpstreamAnswer } from "../cloning-http.ts";
-import type { ClonedVoice, CloneRequest, VoiceCloning } from "../types.ts";
+import type { ClonedVoice, CloneRequest, VoiceCloning } from "../voice-cloning.ts";
 
 /**
  * ElevenLabs instant voice cloning: `POST /v1/voices/add` (multipart `name`, `files` once per

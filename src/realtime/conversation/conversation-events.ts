@@ -16,9 +16,10 @@ export type ConversationEvent =
   | { type: "speech"; turnId: string; state: "started" | "stopped"; atMs: number }
   /** The router VAD's speech probability (0–1) of the caller's audio up to `atMs`, a few a second, when the surface asked for it. */
   | { type: "vad"; score: number; atMs: number }
-  | { type: "transcript"; turnId: string; final: boolean; text: string }
-  /** The caller's turn is over; its words went to the application as the prompt. */
-  | { type: "turn_ended"; turnId: string; text: string }
+  /** `startMs`: where in the caller's audio the words began. */
+  | { type: "transcript"; turnId: string; final: boolean; text: string; startMs: number }
+  /** The caller's turn is over; its words went to the application as the prompt. `typed`: the client typed it (no audio was heard). */
+  | { type: "turn_ended"; turnId: string; text: string; typed?: true }
   /** A token of the application's answer, as it came. */
   | { type: "response_text"; responseId: string; token: string; last: boolean }
   /** `voice`: when a fallback model (`fallbacks`) speaks the answer, the voice it speaks in. */

@@ -167,7 +167,7 @@ export class Conversation {
         return;
       case "transcript":
         if (!ev.text.trim()) return;
-        this.emit({ type: "transcript", turnId: ev.turnId, final: ev.final, text: ev.text });
+        this.emit({ type: "transcript", turnId: ev.turnId, final: ev.final, text: ev.text, startMs: ev.startMs });
         // Words heard over the response stop it too, for recognizers that send no speech signal.
         this.bargeIn();
         this.answers.prime();
@@ -200,7 +200,7 @@ export class Conversation {
     const text = typed ?? this.turnWords.join(" ");
     if (typed === undefined) this.turnWords = [];
     if (!text || this.ending) return;
-    this.emit({ type: "turn_ended", turnId, text });
+    this.emit({ type: "turn_ended", turnId, text, ...(typed === undefined ? {} : { typed: true as const }) });
     this.answers.prompted();
     this.app?.prompt(text, true, this.stt.language);
   }

@@ -127,7 +127,8 @@ export class SpokenResponse {
   }
 
   private onEvent(ev: TtsSessionEvent): void {
-    if (ev.type === "provider_status" && ev.status === "connected") this.fallbackVoice = ev.voice;
+    // Only a fallback model's candidate names its voice from `connecting` on (`connected` always does).
+    if (ev.type === "provider_status" && ev.status === "connecting") this.fallbackVoice = ev.voice;
     else if (ev.type === "audio_started") {
       this.delivery = PcmDelivery.for(promiseOf(this.output), ev.format);
       const voice = this.fallbackVoice;

@@ -23,9 +23,10 @@ export interface CandidateRun {
    * Serves the connected candidate until the session is over (or hands it to callbacks and returns).
    * `served` is called once the candidate has proved it serves (TTS: its first audio; a stream of
    * audio in: accepted; a file: transcribed): its health counts on it. One that returns without
-   * calling it leaves its health as it was.
+   * calling it leaves its health as it was. `failed` tells a failure the kind does not throw (a relay
+   * whose upstream dies after it was accepted ends the session itself).
    */
-  serve(binding: Binding, served: () => void): Promise<void>;
+  serve(binding: Binding, served: () => void, failed: (err: unknown) => void): Promise<void>;
   /** The kind's rule for moving on after a retryable failure (TTS: always, also after audio went out). */
   canMoveOn(): boolean;
   /** Drops the failed candidate's state before the next is opened (TTS queues for replay the text whose audio had not ended). */
@@ -51,7 +52,7 @@ export async function tryCandidates(candidates: Binding[], run: CandidateRun, at
     try {
       await run.connect(binding);
       if (run.closed()) return verdict.released();
-      await run.serve(binding, verdict.served);
+      await run.serve(binding, verdict.served, verdict.failed);
       return verdict.released();
     } catch (err) {
       if (run.closed()) return verdict.released();

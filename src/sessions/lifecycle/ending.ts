@@ -51,7 +51,7 @@ export interface EndingDeps {
   surface: string;
   /** How the client is served: a WebSocket (the default) or a streamed HTTP body. */
   transport?: "ws" | "http";
-  port: { close(code: number, reason: string): void };
+  port: { close(code: number, reason: string): void; together?(fn: () => void): void };
 }
 
 /**
@@ -90,6 +90,11 @@ export async function recordEnding(session: SessionRecord, end: SessionEnding, d
   );
   deps.metrics.requests.inc({ surface: deps.surface, provider: provider ?? "none", status: end.outcome });
   deps.metrics.sessionDuration.observe({ surface: deps.surface, transport, outcome: end.outcome }, durationMs / 1000);
+  if (deps.port.together) deps.port.together(() => sayLast(deps, close, lastWords));
+  else sayLast(deps, close, lastWords);
+}
+
+function sayLast(deps: EndingDeps, close: Close | null, lastWords: (() => void) | undefined): void {
   lastWords?.();
   if (close) deps.port.close(close.code, close.reason);
 }

@@ -39,6 +39,7 @@ export function keysRoutes(ctx: AppContext) {
         const name = params.key;
         if (name.length > 200) throw new ApiError("invalid_request", "key must be a key's id or prefix", { param: "key" });
         await revokeOwnKey(ctx.database, principal.tenantId, name);
+        ctx.keys.forgetTenant(principal.tenantId);
         set.status = 204;
         return null;
       },

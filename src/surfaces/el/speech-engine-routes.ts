@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
-import { parsePipeline, type PipelineStage, type RealtimeProfile } from "../../realtime/profiles.ts";
+import { createdWith, parsePipeline, type PipelineStage, type RealtimeProfile } from "../../realtime/profiles.ts";
 import { BODY_LIMITS, jsonBody } from "../request-body.ts";
 import { elAuth } from "./auth.ts";
 import { isObject } from "../../util/is-object.ts";
@@ -9,7 +9,9 @@ import { publicBase } from "../public-base.ts";
 
 // ElevenLabs Speech Engines are our realtime profiles seen through /el: the engine's `ws_url` and
 // `request_headers` are the profile's application upstream, and the STT and TTS models are the
-// extension block `service` (docs/compat-el.md). Creating an engine creates a profile.
+// extension block `service` (docs/compat-el.md). Creating an engine creates a profile, speaking
+// ElevenLabs' Speech Engine protocol to the application unless `speech_engine.protocol` says
+// `conversation_relay`.
 
 function serviceStage(catalogue: AppContext["catalogue"], s: PipelineStage, capability: "stt" | "tts") {
   const provider = s.provider ?? catalogue.lookup(s.model, capability).find((b) => b.streaming)?.provider.id ?? "";
@@ -27,7 +29,7 @@ export function speechEngineOf(ctx: AppContext, p: RealtimeProfile, request: Req
   return {
     speech_engine_id: p.id,
     name: p.name,
-    speech_engine: { ws_url: p.pipeline.upstream.url, request_headers: p.pipeline.upstream.headers },
+    speech_engine: { ws_url: p.pipeline.upstream.url, request_headers: p.pipeline.upstream.headers, protocol: p.pipeline.upstream.protocol ?? "conversation_relay" },
     conversation_url: `${base}/el/v1/convai/conversation?agent_id=${encodeURIComponent(p.id)}`,
     service: { stt: serviceStage(ctx.catalogue, p.pipeline.stt, "stt"), tts: serviceStage(ctx.catalogue, p.pipeline.tts, "tts") },
     asr: {},
@@ -57,7 +59,7 @@ function pipelineOf(body: Record<string, unknown>): unknown {
   const stage = (s: unknown) =>
     isObject(s) ? { model: s.model_id, provider: s.provider, voice: s.voice_id, provider_options: s.provider_options, input: s.input, fallbacks: s.fallbacks } : undefined;
   if (!isObject(service.stt)) throw new ApiError("model_required", "service.stt.model_id is required: the STT model of the engine", { param: "service.stt.model_id" });
-  return { stt: stage(service.stt), tts: stage(service.tts ?? body.tts), upstream: { url: engine.ws_url, headers: engine.request_headers } };
+  return { stt: stage(service.stt), tts: stage(service.tts ?? body.tts), upstream: { url: engine.ws_url, headers: engine.request_headers, protocol: engine.protocol ?? "speech_engine" } };
 }
 
 /**
@@ -74,6 +76,7 @@ function enginePipeline(ctx: AppContext, body: Record<string, unknown>) {
       text
         .replace(/\bpipeline\.upstream\.url\b/g, "speech_engine.ws_url")
         .replace(/\bpipeline\.upstream\.headers\b/g, "speech_engine.request_headers")
+        .replace(/\bpipeline\.upstream\.protocol\b/g, "speech_engine.protocol")
         .replace(/\bpipeline\.(stt|tts)\.(model|voice)\b(?!\.|\[)/g, (_, stage: string, member: string) => `${stage === "tts" ? tts : "service.stt"}.${member}_id`)
         .replace(/\bpipeline\.(stt|tts)\b/g, (_, stage: string) => (stage === "tts" ? tts : "service.stt"));
     throw new ApiError(err.code, rename(err.message), { ...err.extra, param: rename(err.extra.param) }, err.status);
@@ -85,10 +88,10 @@ export function elevenLabsSpeechEngineRoutes(ctx: AppContext) {
     .use(elAuth(ctx))
     .post(
       "/v1/speech-engine",
-      async ({ request, principal: { tenantId } }) => {
+      async ({ request, principal: { tenantId, keyId } }) => {
         const body = await jsonBody(request, BODY_LIMITS.profile);
         if (!isObject(body)) throw new ApiError("invalid_request", "the body must be a JSON object");
-        const profile = await ctx.profiles.create(tenantId, body.name ?? "speech engine", enginePipeline(ctx, body));
+        const profile = await ctx.profiles.create(tenantId, body.name ?? "speech engine", createdWith(enginePipeline(ctx, body), keyId));
         return speechEngineOf(ctx, profile, request);
       },
       { parse: "none" },

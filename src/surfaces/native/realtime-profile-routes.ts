@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
-import { parsePipeline } from "../../realtime/profiles.ts";
+import { createdWith, parsePipeline } from "../../realtime/profiles.ts";
 import { cursor, integer, pageBody, query } from "../account/query.ts";
 import { BODY_LIMITS, jsonBody } from "../request-body.ts";
 import { nativeAuth } from "./auth.ts";
@@ -11,11 +11,11 @@ export function realtimeProfileRoutes(ctx: AppContext) {
     .use(nativeAuth(ctx))
     .post(
       "/v1/realtime/profiles",
-      async ({ request, principal: { tenantId }, set }) => {
+      async ({ request, principal: { tenantId, keyId }, set }) => {
         const body = await jsonBody(request, BODY_LIMITS.profile);
         const b = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
         set.status = 201;
-        return ctx.profiles.create(tenantId, b.name, parsePipeline(ctx.catalogue, b.pipeline, ctx.config.realtime.allowPrivateUpstreams));
+        return ctx.profiles.create(tenantId, b.name, createdWith(parsePipeline(ctx.catalogue, b.pipeline, ctx.config.realtime.allowPrivateUpstreams), keyId));
       },
       { parse: "none" },
     )

@@ -47,5 +47,6 @@ export function nativeTtsPort(socket: WsPort): TtsPort {
     event: (event) => socket.sendEvent(ttsWireEvent(event)),
     sendAudio: (chunk) => socket.sendAudio(chunk),
     close: (code, reason) => socket.close(code, reason),
+    together: (fn) => socket.together(fn),
   };
 }

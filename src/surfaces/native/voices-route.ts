@@ -1,5 +1,4 @@
 import { Elysia } from "elysia";
-import { authenticate } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { absolutePreview, type VoiceEntry } from "../../voices/voice-entry.ts";
@@ -19,7 +18,7 @@ const PREVIEW_MAX_AGE_S = 86_400;
 /** The caller's own voices when it sent a key (which must then be valid: 401 / 403 otherwise); none without one. */
 async function ownVoices(ctx: AppContext, request: Request): Promise<readonly VoiceEntry[]> {
   if (!request.headers.has("authorization")) return [];
-  const principal = await authenticate(ctx.database, nativeKey(request));
+  const principal = await ctx.keys.authenticate(nativeKey(request));
   return ctx.voices.ownVoicesOf(principal.tenantId);
 }
 

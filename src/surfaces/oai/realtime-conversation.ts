@@ -31,7 +31,8 @@ export function heardFrom(session: Record<string, unknown>, now: HeardAs): Heard
  * holds frames that came before).
  */
 export async function oaiConversation(ctx: AppContext, id: string, h: OpenedHandshake, conn: ConversationConnection, events: OaiEvents) {
-  const conversation = await startConversation(ctx, id, h, oaiRealtimePort(events), "oai", { output: OPENAI_OUTPUT });
+  const port = oaiRealtimePort(events);
+  const conversation = await startConversation(ctx, id, h, port, "oai", { output: OPENAI_OUTPUT });
   if (conn.gone) return void conversation.abort();
   conn.conversation = conversation;
   let heard: HeardAs = { format: PCM_24K, manualCommits: h.plan.stt.commitStrategy === "manual" };
@@ -86,6 +87,10 @@ export async function oaiConversation(ctx: AppContext, id: string, h: OpenedHand
         if (item.role === "user" && typeof text === "string") return conversation.type(text);
         return events.unsupported(msg, "takes only user messages with input_text here");
       }
+      case "conversation.item.retrieve":
+        return port.items.retrieve(msg);
+      case "conversation.item.truncate":
+        return port.items.truncate(msg);
       case "response.create":
         return events.unsupported(msg, "is not taken: the profile's application answers each turn");
       default:

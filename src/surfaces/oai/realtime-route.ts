@@ -38,7 +38,12 @@ export function oaiRealtimeRoute(ctx: AppContext) {
         const early: (string | Uint8Array)[] = [];
         let handle: ((frame: string | Uint8Array) => void) | undefined;
         takeFrames(raw, (frame) => (handle ? handle(frame) : void early.push(frame)));
-        if (admission.credentialError) return conn.port.close(admission.credentialError.closeCode, closeReason(admission.credentialError.code));
+        const refused = admission.credentialError;
+        // As OpenAI does, the refusal is an error event before the close.
+        if (refused) {
+          events.error(refused);
+          return conn.port.close(refused.closeCode, closeReason(refused.code));
+        }
         const { payer } = admission;
         const opening = admission.plan ? oaiConversation(ctx, id, openedConversation(admission), conn, events) : oaiTranscription(ctx, id, payer, conn, events, payer.session);
         void opening.then((opened) => {

@@ -1,42 +1,29 @@
 import { ApiError } from "../../errors.ts";
 import type { SttPort, SttSessionEvent } from "../../sessions/stt-events.ts";
 import type { OaiEvents } from "./realtime-events.ts";
+import { Items } from "./realtime-items.ts";
+import { HeardTurns } from "./realtime-turns.ts";
 
 // An STT session as OpenAI's Realtime API frames a transcription session (upstreams sheet 2c;
-// docs/compat-oai.md): each turn is an input item, with speech started/stopped from the router's
-// or the provider's turn detector, a transcription delta per final segment, and the whole
-// transcript when the turn is committed. Deltas only ever add (clients concatenate them), so
-// interim transcripts, which a recognizer may still revise, are not sent.
+// docs/compat-oai.md): each turn is a user item, with speech started/stopped from the router's
+// or the provider's turn detector, and its transcription once the turn is committed, in OpenAI's
+// order (realtime-turns.ts).
 
 export function oaiTranscriptionPort(events: OaiEvents): SttPort {
-  const itemOf = (turnId: string) => `item_${turnId}`;
-  /** Each open turn's final segments so far. */
-  const turns = new Map<string, string>();
-  let lastItem: string | null = null;
+  const turns = new HeardTurns(events, new Items(events));
 
   const event = (ev: SttSessionEvent): void => {
     switch (ev.type) {
       case "signal":
-        if (ev.signal === "started") return events.send({ type: "input_audio_buffer.speech_started", audio_start_ms: ev.atMs, item_id: itemOf(ev.turnId) });
-        if (ev.signal === "end") return events.send({ type: "input_audio_buffer.speech_stopped", audio_end_ms: ev.atMs, item_id: itemOf(ev.turnId) });
+        if (ev.signal === "started" || ev.signal === "end") turns.speech(ev.turnId, ev.signal === "started" ? "started" : "stopped", ev.atMs);
         return;
-      case "transcript": {
-        const text = ev.text.trim();
-        if (!ev.final || !text) return;
-        const before = turns.get(ev.turnId) ?? "";
-        turns.set(ev.turnId, before ? `${before} ${text}` : text);
-        return events.send({ type: "conversation.item.input_audio_transcription.delta", item_id: itemOf(ev.turnId), content_index: 0, delta: before ? ` ${text}` : text });
-      }
-      case "committed": {
-        const item = itemOf(ev.turnId);
-        const transcript = turns.get(ev.turnId) ?? "";
-        turns.delete(ev.turnId);
-        events.send({ type: "input_audio_buffer.committed", item_id: item, previous_item_id: lastItem });
-        lastItem = item;
-        return events.send({ type: "conversation.item.input_audio_transcription.completed", item_id: item, content_index: 0, transcript });
-      }
+      case "transcript":
+        if (ev.final) turns.heard(ev.turnId, ev.text);
+        return;
+      case "committed":
+        return turns.committed(ev.turnId);
       case "cleared":
-        turns.clear();
+        turns.cleared();
         return events.send({ type: "input_audio_buffer.cleared" });
       case "error":
         return events.error(new ApiError(ev.code, ev.message));

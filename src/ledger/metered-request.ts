@@ -1,0 +1,297 @@
+import type { Binding, Capability } from "../catalogue/types.ts";
+import { add, rational } from "../catalogue/price.ts";
+import type { Logger } from "../log.ts";
+import { currentRequest } from "../request-context.ts";
+import type { Outcome } from "./activity.ts";
+import { newCheckpoint, retarget, target, type Checkpoint } from "./checkpoint.ts";
+import { ceilCredits, costOf, rateOf, usageUnit } from "./cost.ts";
+import type { Ledger } from "./ledger.ts";
+import { ServedParts } from "./parts.ts";
+import { total, type Allocation } from "./sources.ts";
+
+// One request's credits: held ahead of use, the usage it delivered noted (the checkpoint a crash
+// is billed from), settled once. A hold is taken before the credits are used, with a database
+// round trip, or, where the funds view allows it (Ledger.reserveBehind), counted at once and
+// written behind while the upstream works; settle waits for it either way.
+
+export interface MeterOptions {
+  /** How far ahead of use credits are reserved: units (characters or seconds) per block. */
+  blockUnits: Record<Capability, number>;
+  /** What a session reserves while it connects (`prefetch`): a typical first sentence or stretch of audio. */
+  firstUnits: Record<Capability, number>;
+}
+
+export interface Payer {
+  tenantId: string;
+  keyId?: string;
+  keyPrefix?: string;
+}
+
+/** A request's usage as it was settled: for metrics. */
+export interface Settled {
+  binding: Binding;
+  units: number;
+  credits: number;
+}
+
+/** How a request ended, as it is settled. */
+export interface RequestEnd {
+  binding: Binding;
+  status: "completed" | "failed";
+  outcome: Outcome;
+  units: number;
+  startedAt: Date;
+  /** Time to first output (audio or transcript), or the whole duration when there was none. */
+  latencyMs: number;
+  attempts: { provider: string; reason: string }[];
+}
+
+const SETTLE_TRIES = 5;
+/** How many times its first stretch an account must be able to pay before a session reserves it ahead. */
+const RICH_ACCOUNT = 100;
+
+export class MeteredRequest {
+  /** Credits held so far (the hold row in the database says from which sources). */
+  private held = 0;
+  private extending: Promise<boolean> | undefined;
+  /** Holds written behind, still under way: counted in `held` already; settle waits for them. */
+  private behind: Promise<void> | undefined;
+  private settled = false;
+  /** What the hold row says about the request; made with the first reserve. */
+  private checkpoint: Checkpoint | undefined;
+  private readonly startedAt = Date.now();
+  /** The HTTP request (or WebSocket upgrade) this usage belongs to: its log line names the provider and the credits. */
+  private readonly request = currentRequest();
+  /** TTS: the voice the request named, recorded with its activity (the voice catalogue's metrics). */
+  private voice: string | undefined;
+  /** The bindings that served the request before the current one (a failover mid-session). */
+  private readonly parts = new ServedParts();
+
+  constructor(
+    readonly id: string,
+    readonly payer: Payer,
+    private readonly surface: string,
+    private readonly ledger: Ledger,
+    private readonly log: Logger,
+    private readonly options: MeterOptions,
+    private readonly settledWith: (settled: Settled) => void,
+  ) {}
+
+  /** The voice a TTS request named: its activity record (and a crash's recovered one) carries it. */
+  forVoice(voice: string | undefined): void {
+    this.voice = voice;
+    this.parts.voice = voice;
+    if (this.checkpoint) this.checkpoint.voice = voice;
+  }
+
+  /**
+   * `binding` served the request up to `upTo` units (its running total) and the next binding takes
+   * over (a failover mid-session), speaking `nextVoice` (TTS). Counts given afterwards (`cover`,
+   * `delivered`, `settle`) stay running totals: the units past `upTo` are the next binding's.
+   */
+  partServed(binding: Binding, upTo: number, nextVoice?: string): void {
+    if (this.settled) return;
+    this.parts.close(binding, upTo, nextVoice);
+    if (this.checkpoint) {
+      this.checkpoint.parts = this.parts.checkpointParts(target);
+      this.checkpoint.servingVoice = this.parts.voice;
+      this.checkpoint.units = upTo; // until the next binding delivers more
+      this.ledger.holds.note(this.id);
+    }
+  }
+
+  /** Credits that cover `units` (the running total; past the served parts on `binding`) with the carry (< 1 credit) included. */
+  private needed(binding: Binding, units: number): number {
+    return ceilCredits(this.parts.cost(binding, units)) + 1;
+  }
+
+  /**
+   * Makes sure the hold covers `units` in total on `binding`. Synchronous (no database) while the
+   * current block lasts; otherwise reserves the next block. False: the balance cannot cover it.
+   */
+  cover(binding: Binding, units: number): boolean | Promise<boolean> {
+    const needed = this.needed(binding, units);
+    if (needed <= this.held) return true;
+    // As `extend` does, a request that comes back for more takes a block ahead.
+    const wanted = this.held > 0 ? this.needed(binding, units + this.options.blockUnits[binding.capability]) : needed;
+    if (!this.extending && this.writeBehind(binding, wanted - this.held)) return true;
+    return this.extend(binding, units, this.held > 0);
+  }
+
+  /**
+   * Reserves ahead of the first use, while the session is still connecting, so that its first
+   * text or audio finds the hold in place instead of waiting for a database round trip. Only for
+   * accounts far richer than that first stretch: on a small balance, holding ahead of use would
+   * turn away requests the balance could still pay for. What it does not get, the first `cover`
+   * asks for. Where the funds view allows it the stretch is counted at once, its hold written
+   * behind; otherwise (a view not read yet) the funds are read and the stretch reserved as before.
+   */
+  prefetch(binding: Binding): void {
+    if (this.extending || this.held || this.settled) return;
+    const minimum = this.needed(binding, this.options.firstUnits[binding.capability]);
+    if (this.writeBehind(binding, minimum)) return;
+    const tenant = this.payer.tenantId;
+    const run = async () =>
+      (await this.ledger.spendable(tenant, binding)) >= RICH_ACCOUNT * minimum && this.take(await this.ledger.reserve(this.id, tenant, binding, minimum, 0, this.checkpointOn(binding)), minimum);
+    const prefetching = run().catch((err) => {
+      this.log.warn({ err, request: this.id }, "reserving ahead of the first use failed");
+      return false;
+    });
+    this.extending = prefetching;
+    void prefetching.then(() => {
+      if (this.extending === prefetching) this.extending = undefined;
+    });
+  }
+
+  /**
+   * Settles once a reserve under way (the prefetch) has landed, however it went: a session that
+   * says it is ready only then finds its first text or audio covered without a round trip.
+   */
+  async reserved(): Promise<void> {
+    await this.extending?.catch(() => {});
+  }
+
+  /**
+   * Counts `credits` as held at once, their hold written behind, when the ledger allows it (a
+   * warm view of an account far richer than what its requests hold behind); false: the hold is
+   * to be taken first. What the database could not hold is taken back from the count and logged.
+   */
+  private writeBehind(binding: Binding, credits: number): boolean {
+    if (this.settled) return false;
+    const reserving = this.ledger.reserveBehind(this.id, this.payer.tenantId, binding, credits, this.checkpointOn(binding));
+    if (!reserving) return false;
+    this.held += credits;
+    const landed = reserving.then(
+      (added) => {
+        const got = total(added);
+        this.held += got - credits;
+        if (got && !this.settled) this.ledger.holds.track(this.id, this.checkpoint!);
+        if (got < credits) this.log.warn({ request: this.id, tenantId: this.payer.tenantId, credits, held: got }, "a hold written behind got less than was used: other processes spent the credits");
+      },
+      (err) => {
+        this.held -= credits;
+        this.log.error({ err, request: this.id, credits }, "a hold written behind failed");
+      },
+    );
+    const behind = this.behind ? Promise.all([this.behind, landed]).then(() => {}) : landed;
+    this.behind = behind;
+    void behind.then(() => {
+      if (this.behind === behind) this.behind = undefined;
+    });
+    return true;
+  }
+
+  /** Resolves once the holds written behind so far are in the database (or failed). */
+  async written(): Promise<void> {
+    while (this.behind) await this.behind;
+  }
+
+  private async extend(binding: Binding, units: number, blockAhead: boolean): Promise<boolean> {
+    while (this.extending || this.behind) await (this.extending ?? this.behind);
+    if (this.settled) return false; // a finished request reserves nothing more
+    if (this.needed(binding, units) <= this.held) return true;
+    const minimum = this.needed(binding, units) - this.held;
+    // A request that comes back for more is a long session, and from then on reserves a block
+    // ahead so its next frames need no round trip.
+    const ahead = blockAhead ? this.needed(binding, units + this.options.blockUnits[binding.capability]) - this.held - minimum : 0;
+    this.extending = this.ledger.reserve(this.id, this.payer.tenantId, binding, minimum, ahead, this.checkpointOn(binding)).then((added) => this.take(added, minimum));
+    try {
+      return await this.extending;
+    } finally {
+      this.extending = undefined;
+    }
+  }
+
+  private checkpointOn(binding: Binding): Checkpoint {
+    this.checkpoint ??= { ...newCheckpoint(this.surface, this.payer.keyId, this.startedAt, binding), ...(this.voice ? { voice: this.voice } : {}) };
+    return this.checkpoint;
+  }
+
+  /** Counts what a reserve added to the hold; true when it is at least `minimum`. */
+  private take(added: Allocation[], minimum: number): boolean {
+    const got = total(added);
+    this.held += got;
+    // From here on the hold exists: the hold keeper keeps it alive and its checkpoint current.
+    if (got && !this.settled) this.ledger.holds.track(this.id, this.checkpoint!);
+    return got >= minimum;
+  }
+
+  /**
+   * The usage delivered so far on `binding`, in total (characters whose audio went out, seconds of
+   * audio received). Synchronous and cheap: written to the hold soon after, so that a server that
+   * dies before `settle` is billed this much when its hold is recovered. Only covered usage counts.
+   */
+  delivered(binding: Binding, units: number): void {
+    const cp = this.checkpoint;
+    if (!cp || this.settled || (cp.units === units && cp.binding === binding.id && cp.provider === binding.provider.id)) return;
+    retarget(cp, binding);
+    cp.units = units;
+    cp.at = Date.now();
+    this.ledger.holds.note(this.id);
+  }
+
+  /** The request ended (`outcome`) before it was served: it is recorded, unbilled, and its hold released. */
+  async unserved(binding: Binding, startedAt: Date, outcome: Outcome): Promise<void> {
+    await this.settle({ binding, status: "failed", outcome, units: 0, startedAt, latencyMs: 0, attempts: [] }).catch(() => {}); // logged by settle
+  }
+
+  /**
+   * Writes the request's debits and its one activity record, releasing the rest of its hold.
+   * Retried on database errors; settling twice is harmless (the request id is the record's id).
+   */
+  async settle(end: RequestEnd): Promise<{ credits: number }> {
+    if (this.settled) throw new Error(`request ${this.id} settled twice`);
+    this.settled = true;
+    // Reserves still under way must land first: their credits are released by this settle.
+    while (this.extending || this.behind) await (this.extending ?? this.behind)!.catch(() => {});
+    const parts = this.parts.settleParts(end.binding, end.units);
+    const units = parts ? parts.reduce((n, p) => n + p.units, 0) : end.units;
+    const input = {
+      id: this.id,
+      tenantId: this.payer.tenantId,
+      keyId: this.payer.keyId,
+      surface: this.surface,
+      binding: end.binding,
+      status: end.status,
+      outcome: end.outcome,
+      usageUnit: usageUnit(end.binding),
+      units,
+      cost: parts ? parts.reduce((c, p) => add(c, p.cost), rational(0n)) : costOf(rateOf(end.binding), end.units),
+      startedAt: end.startedAt,
+      finishedAt: new Date(),
+      latencyMs: end.latencyMs,
+      attempts: end.attempts,
+      voice: this.voice,
+      ...(parts ? { parts } : {}),
+    };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const row = await this.ledger.settle(input);
+        this.ledger.holds.forget(this.id);
+        const served = parts ?? [{ binding: end.binding, units }];
+        for (const [i, part] of served.entries()) {
+          this.settledWith({ binding: part.binding, units: part.units, credits: row.partCredits?.[i] ?? (i === served.length - 1 ? row.credits : 0) });
+        }
+        if (this.request) Object.assign(this.request, { provider: end.binding.provider.id, model: end.binding.canonical, credits: row.credits });
+        return row;
+      } catch (err) {
+        if (attempt >= SETTLE_TRIES) {
+          // The usage goes into the hold's checkpoint, and the hold is left to lapse: it is then
+          // settled from it (as `interrupted`) once the database takes writes again.
+          if (this.checkpoint) {
+            retarget(this.checkpoint, end.binding);
+            Object.assign(this.checkpoint, { units, at: Date.now() });
+            this.ledger.holds.track(this.id, this.checkpoint);
+            this.ledger.holds.abandon(this.id);
+          }
+          this.log.error(
+            { err, usage: { ...input, cost: undefined, binding: `${input.binding.provider.id}/${input.binding.id}` } },
+            "usage could not be recorded now; it is kept as the hold's checkpoint",
+          );
+          throw err;
+        }
+        await Bun.sleep(50 * 2 ** attempt);
+      }
+    }
+  }
+}
