@@ -70,16 +70,18 @@ export async function ttsSession(target: Target, query: string): Promise<Outcome
   const audio: number[] = [];
   const sends: number[] = [];
   let flushed = 0;
-  let primary: string | undefined;
+  /** The provider whose audio the client is hearing (told by audio_started, then by each connected status). */
+  let serving: string | undefined;
   let switched: { frame: number; flushed: number } | undefined;
   const end = closed(ws);
   ws.onmessage = (e) => {
     if (typeof e.data !== "string") return void audio.push(performance.now());
     const ev = JSON.parse(e.data);
     if (ev.type === "service.tts_flushed") flushed++;
+    else if (ev.type === "service.tts_audio_started") serving ??= ev.provider;
     else if (ev.type === "service.tts_provider_status" && ev.status === "connected") {
-      primary ??= ev.provider;
-      if (ev.provider !== primary && !switched && audio.length) switched = { frame: audio.length, flushed };
+      if (serving !== undefined && ev.provider !== serving && !switched && audio.length) switched = { frame: audio.length, flushed };
+      serving = ev.provider;
     } else if (ev.type === "service.tts_session_ready") {
       out.setupMs = performance.now() - t0;
       void (async () => {
