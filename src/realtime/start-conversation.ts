@@ -1,16 +1,9 @@
-import type { Catalogue } from "../catalogue/catalogue.ts";
 import { ApiError } from "../errors.ts";
-import type { Meter } from "../ledger/meter.ts";
 import type { Payer } from "../ledger/metered-request.ts";
-import type { Logger } from "../log.ts";
-import type { Metrics } from "../metrics.ts";
 import type { Candidate } from "../routing/candidate.ts";
 import { planVoice, type VoiceLists, type Voiced } from "../planning/plan-voice.ts";
-import type { SttProvider } from "../providers/types.ts";
-import type { ProviderHealth } from "../routing/health.ts";
 import { meteredSession } from "../sessions/admission.ts";
-import type { SessionRegistry } from "../sessions/registry.ts";
-import type { VadLanes } from "../sessions/router-turns.ts";
+import type { SessionServices } from "../sessions/file-context.ts";
 import { SttSession } from "../sessions/stt-session.ts";
 import { TtsSession } from "../sessions/tts-session.ts";
 import { Conversation } from "./conversation/conversation.ts";
@@ -30,20 +23,12 @@ import type { Database } from "../db/open.ts";
  * What a conversation takes of the app (the surfaces' `AppContext` has all of it), named here so
  * that this room need not import the context, which imports it.
  */
-export interface ConversationContext extends VoiceLists {
+export interface ConversationContext extends VoiceLists, SessionServices {
   config: {
     providerConnectTimeoutMs: number;
     realtime: { allowPrivateUpstreams: boolean; appReplyTimeoutMs: number; appPingIntervalMs: number; answerQuietMs: number; idleTimeoutMs: number };
   };
   database: Database;
-  log: Logger;
-  metrics: Metrics;
-  health: ProviderHealth;
-  catalogue: Catalogue;
-  meter: Meter;
-  sttProviders: Map<string, SttProvider>;
-  vadLanes: VadLanes;
-  sessions: SessionRegistry;
 }
 
 /** What a conversation starts from: who pays, the profile and its plan, and the candidates the payer can pay for. */

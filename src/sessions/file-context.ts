@@ -8,20 +8,24 @@ import type { FilePool } from "../pools/file-pool.ts";
 import type { SessionRegistry } from "./registry.ts";
 import type { VadLanes } from "./router-turns.ts";
 
-/**
- * What transcribing a file takes of the app (the surfaces' `AppContext` has all of it), named
- * here so that the sessions need not import the surfaces' context, which imports them.
- */
-export interface FileSessionContext {
-  config: { providerConnectTimeoutMs: number };
+/** What every session of the app needs of it, whatever its kind (the surfaces' `AppContext` has all of it). */
+export interface SessionServices {
   log: Logger;
   metrics: Metrics;
   health: ProviderHealth;
   catalogue: Catalogue;
   meter: Meter;
   sttProviders: Map<string, SttProvider>;
-  /** Measures and decodes uploaded audio files off the event loop. */
-  files: FilePool;
   vadLanes: VadLanes;
   sessions: SessionRegistry;
+}
+
+/**
+ * What transcribing a file takes of the app, named here so that the sessions need not import the
+ * surfaces' context, which imports them.
+ */
+export interface FileSessionContext extends SessionServices {
+  config: { providerConnectTimeoutMs: number };
+  /** Measures and decodes uploaded audio files off the event loop. */
+  files: FilePool;
 }
