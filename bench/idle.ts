@@ -3,12 +3,10 @@
 // an upstream socket), the router's resident memory read from /proc before and after, every
 // party in its own process. Open files are capped at 20,000 a process here: a cloud STT session
 // holds two (client and upstream), so STT stops short of 10,000 and is extrapolated per session.
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { FAKE_DEEPGRAM_KEY } from "../test/fakes/deepgram.ts";
 import { TEST_MODEL } from "../test/fakes/fixed-pcm-provider.ts";
-import { spawnBun } from "./lib/procs.ts";
+import { spawnBun, spawnRouter } from "./lib/procs.ts";
 
 const TTS_SESSIONS = Number(process.env.BENCH_IDLE_TTS ?? 10_000);
 const STT_SESSIONS = Number(process.env.BENCH_IDLE_STT ?? 9_000);
@@ -17,11 +15,7 @@ const OPENING_AT_ONCE = 500;
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 
 const deepgram = await spawnBun(["test/fakes/deepgram-server.ts"]);
-const router = await spawnBun(["bench/bench-server.ts"], {
-  PORT: "0",
-  HOST: "127.0.0.1",
-  LOG_LEVEL: "silent",
-  DATABASE_URL: `sqlite://${join(mkdtempSync(join(tmpdir(), "bench-idle-")), "db.sqlite")}`,
+const router = await spawnRouter("idle", {
   DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY,
   DEEPGRAM_BASE_URL: deepgram.info.url,
   // Idle is what is measured: the sessions must not time out meanwhile.

@@ -1,4 +1,6 @@
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 // Other processes of a benchmark (router, relay, fake upstreams): started, their first line read
 // (a JSON object with their URL), and their CPU time read from /proc.
@@ -30,6 +32,12 @@ export async function spawnBun(args: string[], env: Record<string, string> = {},
       await proc.exited;
     },
   };
+}
+
+/** The router (bench/bench-server.ts) on loopback with a fresh SQLite database named after the benchmark, logging nothing, with `env` added. */
+export function spawnRouter(name: string, env: Record<string, string>): Promise<Proc> {
+  const database = `sqlite://${join(mkdtempSync(join(tmpdir(), `bench-${name}-`)), "db.sqlite")}`;
+  return spawnBun(["bench/bench-server.ts"], { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", DATABASE_URL: database, ...env });
 }
 
 /** CPU time of a process so far, in µs: its main thread (the event loop) and all its threads. */
