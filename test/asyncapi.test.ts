@@ -142,6 +142,10 @@ const REALTIME_SAMPLES: { [K in RealtimeWireEvent["type"]]: Extract<RealtimeWire
   ],
   response_audio_done: [{ type: "response_audio_done", responseId: "resp_1", characters: 3, audioMs: 400 }],
   response_interrupted: [{ type: "response_interrupted", responseId: "resp_1", spokenText: "You", audioMs: 200 }],
+  provider_switched: [
+    { type: "provider_switched", stage: "stt", provider: "pocketsphinx", model: "cmu/pocketsphinx-en-us", previous: "deepgram", reason: "upstream returned 500" },
+    { type: "provider_switched", stage: "tts", responseId: "resp_1", provider: "flite", model: "cmu/flite", voice: "slt", previous: "cartesia", reason: "upstream returned 500" },
+  ],
   error: [{ type: "error", code: "application_unavailable", message: "the application cannot be reached" }],
   ended: [
     { type: "ended", sessionId: "rt_1", reason: "client_closed", usage: { sttSeconds: 2, ttsCharacters: 3 } },

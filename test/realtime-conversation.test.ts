@@ -274,6 +274,12 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: the balance", () => {
   }, 30_000);
 });
 
+/** The call's `realtime.provider.switched` events, once its events' `seq` is checked gapless. */
+function switchesOf(rec: { events: Record<string, any>[] }) {
+  expect(rec.events.map((e) => e.seq)).toEqual(rec.events.map((_, i) => i + 1));
+  return rec.events.filter((e) => e.type === "realtime.provider.switched");
+}
+
 describe.skipIf(!localSttAvailable)("/v1/realtime: a TTS provider that fails", () => {
   /** A conversation on a server whose TEST_MODEL is served by `providers` in order (then the profile's `fallbacks`); the caller asks one question. */
   async function converse(providers: (BrokenProvider | FixedPcmProvider)[], fallbacks?: { model: string; voice: string }[], voice?: string) {
@@ -304,6 +310,8 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: a TTS provider that fails", (
     // The profile's own voice speaks (another provider of its model): `voice` is told only when a fallback model's does.
     expect(rec.events.find((e) => e.type === "realtime.response.audio.started")).not.toHaveProperty("voice");
     expect(rec.events.some((e) => e.type === "realtime.error")).toBe(false);
+    // Nothing had been spoken: `audio.started` named the provider that serves, and no switch is told.
+    expect(switchesOf(rec)).toEqual([]);
     expect(answer).toMatchObject({ provider: "fixed", status: "completed", usageAmount: "You said: thank you very much".length });
     expect(JSON.parse(answer!.attempts)).toEqual([{ provider: "refusing", reason: "connection refused" }]);
   }, 30_000);
@@ -315,9 +323,28 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: a TTS provider that fails", (
     expect(answer).toMatchObject({ provider: "flite", model: "cmu/flite", voice: "rms", status: "completed" });
   }, 30_000);
 
-  test("dying after its first audio, with a next candidate: the rest of the answer is heard from it, the call goes on with nothing unusual", async () => {
-    const { rec, answer } = await converse([new BrokenProvider("dying", "fail-after-audio"), new FixedPcmProvider("fixed", 3)]);
+  test("dying after its first audio, with a next candidate: the rest of the answer is heard from it, the client told once which provider and voice now speak", async () => {
+    const { rec, answer } = await converse([new BrokenProvider("dying", "fail-after-audio"), new FixedPcmProvider("fixed", 3)], undefined, "alloy");
     expect(rec.close.code).toBe(1000);
+    const sessionId = rec.events[0]!.session_id;
+    expect(switchesOf(rec)).toEqual([
+      {
+        type: "realtime.provider.switched",
+        event_id: expect.stringMatching(new RegExp(`^${sessionId}\\.\\d+$`)),
+        seq: expect.any(Number),
+        stage: "tts",
+        response_id: "resp_1",
+        provider: "fixed",
+        model: TEST_MODEL,
+        voice: "alloy",
+        previous_provider: "dying",
+        reason: "upstream returned 500",
+      },
+    ]);
+    // Told between the answer's first audio (the dying provider's) and the next provider's.
+    const order = rec.order.filter((t) => t !== "realtime.response.text");
+    const at = order.indexOf("realtime.provider.switched");
+    expect(order.slice(at - 2, at + 2)).toEqual(["realtime.response.audio.started", "audio", "realtime.provider.switched", "audio"]);
     expect(rec.events.some((e) => e.type === "realtime.error")).toBe(false);
     // One answer, its audio started once (by the provider that died) and done once, with the fallback's audio after the first.
     expect(rec.events.filter((e) => e.type === "realtime.response.audio.started")).toEqual([expect.objectContaining({ response_id: "resp_1", provider: "dying" })]);
@@ -386,6 +413,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: an STT provider that fails", 
   test("before its first transcript: the next recognizer of the profile's routing hears the caller", async () => {
     const { rec, stt } = await converse(new BrokenStt("refusing-stt", "refuse"));
     expect(rec.close.code).toBe(1000);
+    expect(switchesOf(rec)).toEqual([]);
     expect(rec.events[0]).toMatchObject({ type: "realtime.session.started", stt: { provider: "pocketsphinx" } });
     expect(rec.events.find((e) => e.type === "realtime.turn.ended")).toMatchObject({ text: "thank you very much" });
     expect(stt).toMatchObject({ provider: "pocketsphinx", status: "completed" });
@@ -398,6 +426,13 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: an STT provider that fails", 
     expect(rec.events.some((e) => e.type === "realtime.error")).toBe(false);
     expect(rec.events.find((e) => e.type === "realtime.turn.ended")).toMatchObject({ text: "thank you very much" });
     expect(rec.close.code).toBe(1000);
+    // The client is told once, after the dying recognizer's interim, which one hears the caller now.
+    expect(switchesOf(rec)).toEqual([
+      expect.objectContaining({ stage: "stt", provider: "pocketsphinx", model: "cmu/pocketsphinx-en-us", previous_provider: "dying-stt", reason: "upstream returned 500" }),
+    ]);
+    expect(switchesOf(rec)[0]).not.toHaveProperty("response_id");
+    const types = rec.events.map((e) => e.type);
+    expect(types.indexOf("realtime.provider.switched")).toBeGreaterThan(types.indexOf("realtime.transcript.interim"));
     expect(stt).toMatchObject({ provider: "pocketsphinx", status: "completed" });
     expect(JSON.parse(stt!.attempts)).toEqual([{ provider: "dying-stt", reason: "upstream returned 500" }]);
   }, 30_000);

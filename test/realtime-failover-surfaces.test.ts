@@ -74,7 +74,7 @@ describe.skipIf(!localSttAvailable)("/el conversation", () => {
       headers: { "xi-api-key": key, "content-type": "application/json" },
       body: JSON.stringify({
         name: "failover",
-        speech_engine: { ws_url: app.url("/echo") },
+        speech_engine: { ws_url: app.url("/echo"), protocol: "conversation_relay" },
         service: { stt: { model_id: "pocketsphinx", input: { provider_order: `${sttFirst},pocketsphinx` } }, tts: { model_id: TEST_MODEL } },
       }),
     });

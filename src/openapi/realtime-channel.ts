@@ -49,6 +49,18 @@ export const realtimeChannel: ChannelPart = {
       spoken_text: string("What the caller had time to hear"),
       audio_ms: integer(),
     }),
+    numberedEvent(
+      "realtime.provider.switched",
+      "A stage's provider failed mid-call after it had served, and the next candidate took over: the recognizer goes on hearing the caller (`stt`), the answer goes on from the start of the sentence it broke off in (`tts`)",
+      {
+        stage: oneOfValues(["stt", "tts"]),
+        provider: string("The provider that now serves"),
+        model: string(),
+        previous_provider: string("The provider that failed"),
+        reason: string("Why it was given up"),
+      },
+      { response_id: string("`tts`: the answer whose speech switched"), voice: string("`tts`: the voice the answer goes on in, when one is named") },
+    ),
     numberedEvent("realtime.error", "Before an error close", { code: string("The router's error code"), message: string() }),
     numberedEvent(
       "realtime.session.ended",

@@ -27,6 +27,12 @@ export type ConversationEvent =
   | { type: "response_audio_done"; responseId: string; characters: number; audioMs: number }
   /** The caller talked over the response: it stopped, and audio the client still holds of it should be dropped. */
   | { type: "response_interrupted"; responseId: string; spokenText: string; audioMs: number }
+  /**
+   * A stage that had served failed mid-call, and the next candidate took over: the recognizer
+   * (`stt`) once the conversation started, an answer's speech (`tts`) after its audio went out, in
+   * `voice` when one is named. A switch before a stage served is told by `started` or `response_audio_started`.
+   */
+  | ({ type: "provider_switched"; provider: string; model: string; previous: string; reason: string } & ({ stage: "stt" } | { stage: "tts"; responseId: string; voice?: string }))
   | { type: "error"; code: ErrorCode; message: string }
   /** Before the close: what the conversation used, and the application's hand-off when it ended it. */
   | { type: "ended"; sessionId: string; reason: EndReason; handoffData?: string; usage: ConversationUsage };

@@ -186,9 +186,12 @@ export class Conversation {
       case "error":
         this.log.info({ code: ev.code, reason: ev.message }, "the recognizer ended with an error");
         return this.emit({ type: "error", code: ev.code, message: ev.message });
-      case "switched":
-        // The recognizer goes on with another provider: the application and the caller see nothing of it.
-        return this.log.info({ provider: ev.provider, previous: ev.previous, reason: ev.reason }, "the recognizer switched provider");
+      case "switched": {
+        // The application sees nothing of it; before the conversation started, `started` names the provider that now serves.
+        this.log.info({ provider: ev.provider, previous: ev.previous, reason: ev.reason }, "the recognizer switched provider");
+        if (!this.started) return void (this.sttStarted = { provider: ev.provider, model: ev.model });
+        return this.emit({ type: "provider_switched", stage: "stt", provider: ev.provider, model: ev.model, previous: ev.previous, reason: ev.reason });
+      }
       case "ended":
         return;
       default:

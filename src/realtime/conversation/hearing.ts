@@ -6,7 +6,7 @@ import type { SttPort, SttSessionEvent } from "../../sessions/stt-events.ts";
 // takes leaves the conversation as it was; then the old one finishes the turn it was in. Turn ids
 // stay unique across sessions (each session's turns are numbered after the last one's); the
 // usage is the sum of them all. A session whose provider fails moves to the next itself
-// (sessions/stt-failover.ts): it goes on hearing, its turns numbered on, and tells only `switched`.
+// (sessions/stt-failover.ts): it goes on hearing, its turns numbered on, and tells `switched`.
 
 /** An STT session as the conversation uses it. */
 export interface SttHandle {
@@ -124,7 +124,8 @@ export class Hearing {
             else if (ev.type === "error") trial?.failed(ev.message);
             return;
           }
-          if (this.replaced.has(session) && ev.type === "error") return;
+          // A replaced session only finishes its last turn: its failure, or its failover, is not the conversation's.
+          if (this.replaced.has(session) && (ev.type === "error" || ev.type === "switched")) return;
           if (!("turnId" in ev)) return this.listener.event(ev);
           const turn = base + Number(ev.turnId.slice("turn_".length));
           this.lastTurn = Math.max(this.lastTurn, turn);

@@ -45,6 +45,10 @@ export class SpokenResponse {
   private delivery: PcmDelivery | undefined;
   /** The voice of the fallback model that connected, as its status told it (none for the primary's). */
   private fallbackVoice: string | undefined;
+  /** Its audio began (`audio_started`): a provider has spoken some of it. */
+  private speaking = false;
+  /** The provider speaking it failed after its audio began: told once the next candidate connects. */
+  private failure: { previous: string; reason: string } | undefined;
   private readonly session: ReturnType<OpenTts>;
   /** Finishes the response once `quietMs` pass without a token. */
   private quiet: Timer | undefined;
@@ -127,14 +131,30 @@ export class SpokenResponse {
   }
 
   private onEvent(ev: TtsSessionEvent): void {
-    // Only a fallback model's candidate names its voice from `connecting` on (`connected` always does).
-    if (ev.type === "provider_status" && ev.status === "connecting") this.fallbackVoice = ev.voice;
+    if (ev.type === "provider_status") this.onStatus(ev);
     else if (ev.type === "audio_started") {
+      this.speaking = true;
       this.delivery = PcmDelivery.for(promiseOf(this.output), ev.format);
       const voice = this.fallbackVoice;
       this.hooks.event({ type: "response_audio_started", responseId: this.id, provider: ev.provider, model: ev.model, ...(voice ? { voice } : {}) });
     } else if (ev.type === "error") this.error = { code: ev.code, message: ev.message };
     else if (ev.type === "ended") this.characters = ev.characters;
+  }
+
+  /** Before the first audio, the candidate that serves is told by `response_audio_started`; after it, a failover by `provider_switched`. */
+  private onStatus(ev: Extract<TtsSessionEvent, { type: "provider_status" }>): void {
+    // Only a fallback model's candidate names its voice from `connecting` on (`connected` always does).
+    if (!this.speaking) {
+      if (ev.status === "connecting") this.fallbackVoice = ev.voice;
+      return;
+    }
+    // The first failure after the audio began is the provider that was speaking; others may fail before one connects.
+    if (ev.status === "failed") this.failure ??= { previous: ev.provider, reason: ev.reason ?? "" };
+    if (ev.status !== "connected" || !this.failure) return;
+    const { previous, reason } = this.failure;
+    this.failure = undefined;
+    if (this.stopped) return;
+    this.hooks.event({ type: "provider_switched", stage: "tts", responseId: this.id, provider: ev.provider, model: ev.model, ...(ev.voice ? { voice: ev.voice } : {}), previous, reason });
   }
 
   private onAudio(chunk: Uint8Array): void | Promise<void> {

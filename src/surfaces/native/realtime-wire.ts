@@ -36,6 +36,17 @@ export function realtimeWireEvent(event: RealtimeWireEvent): WireEvent {
       return { type: "realtime.response.audio.done", response_id: event.responseId, characters: event.characters, audio_ms: event.audioMs };
     case "response_interrupted":
       return { type: "realtime.response.interrupted", response_id: event.responseId, spoken_text: event.spokenText, audio_ms: event.audioMs };
+    case "provider_switched":
+      return {
+        type: "realtime.provider.switched",
+        stage: event.stage,
+        ...(event.stage === "tts" ? { response_id: event.responseId } : {}),
+        provider: event.provider,
+        model: event.model,
+        ...(event.stage === "tts" && event.voice ? { voice: event.voice } : {}),
+        previous_provider: event.previous,
+        reason: event.reason,
+      };
     case "ended":
       return {
         type: "realtime.session.ended",

@@ -113,6 +113,8 @@ export function oaiRealtimePort(events: OaiEvents): ConversationPort & { items: 
         if (item) items.replace(assistantItem(item.id, "incomplete", ev.spokenText));
         return send({ type: "conversation.item.truncated", item_id: itemOf(ev.responseId), content_index: 0, audio_end_ms: ev.audioMs });
       }
+      case "provider_switched": // OpenAI's Realtime API has no such event: the transcripts and the answer's audio just go on
+        return;
       case "vad": // OpenAI's Realtime API has no speech probability event (and /oai does not ask for one)
         return;
       case "error":
