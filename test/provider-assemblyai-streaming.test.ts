@@ -9,6 +9,7 @@ import { assemblyAiAt } from "./fakes/server-env.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { describeSttFaults } from "./helpers/stt-faults.ts";
+import { concat, silence, speak } from "./helpers/speech.ts";
 import { bearer, connect, type Client } from "./helpers/ws-client.ts";
 
 // AssemblyAI Universal-Streaming against its fake, through /v1/stt. The streaming URL is derived
@@ -126,6 +127,55 @@ describe("AssemblyAI Universal-Streaming through /v1/stt", () => {
     // The rest of the sentence is a turn of its own that AssemblyAI ends; manual mode does not commit it.
     expect(ev.filter((e) => e.type === "stt.transcript.final").at(-1)).toMatchObject({ turn_id: "turn_3" });
     expect(ev.find((e) => e.type === "stt.signal" && e.signal === "end")).toMatchObject({ origin: "provider", turn_id: "turn_3" });
+  });
+
+  test("20 ms frames (telephony's) are gathered into 50–1000 ms messages: the finals and times of 100 ms frames; commits send a short tail padded, its silence off the clock", async () => {
+    const pcm = (samples: Int16Array) => new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength);
+    const speech = speak("Thank you very much for your help.");
+    // 3.2 s each: 3200 / 60 leaves a 20 ms tail of 20 ms frames at the commit (padded by 30 ms).
+    const part = pcm(concat([silence(300), speech, silence(2900)]).slice(0, 16 * 3200));
+    expect(speech.length / 16).toBeLessThan(2500);
+    const run = async (frameMs: number, tails: number) => {
+      const c = connect(server.wsUrl(`/v1/stt?${ENGLISH}&commit_strategy=manual`), bearer(server.key));
+      await c.opened;
+      const send = (audio: Uint8Array) => {
+        for (let at = 0; at < audio.byteLength; at += 32 * frameMs) c.ws.send(audio.subarray(at, at + 32 * frameMs));
+      };
+      const commit = async () => {
+        const n = c.rec.events.filter((e) => e.type === "stt.audio.committed").length;
+        c.send({ type: "stt.audio.commit" });
+        await until(() => c.rec.events.filter((e) => e.type === "stt.audio.committed").length > n);
+      };
+      send(part);
+      await commit();
+      // 400 ms of silence: one frame, or twenty 20 ms tails each committed (each padded by 30 ms).
+      if (!tails) send(pcm(silence(400)));
+      for (let i = 0; i < tails; i++) {
+        c.ws.send(pcm(silence(20)));
+        await commit();
+      }
+      send(part);
+      c.send({ type: "stt.session.close" });
+      const rec = await c.closed;
+      expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
+      const sizes = fake.streaming.at(-1)!.audio.map((a) => a.byteLength / 32);
+      expect(sizes.every((ms) => ms >= 50 && ms <= 1000)).toBe(true);
+      return rec.events;
+    };
+    const big = await run(100, 0);
+    const small = await run(20, 20);
+    const timed = (ev: Record<string, any>[]) => ev.filter((e) => ["stt.transcript.final", "stt.signal", "stt.audio.committed"].includes(e.type));
+    const [a, b] = [timed(big), timed(small)];
+    expect(b.filter((e) => e.type === "stt.transcript.final").map((e) => e.text)).toEqual(Array(2).fill("thank you very much for your help"));
+    expect(b.filter((e) => e.type !== "stt.audio.committed").map((e) => [e.type, e.text, e.signal])).toEqual(a.filter((e) => e.type !== "stt.audio.committed").map((e) => [e.type, e.text, e.signal]));
+    // The same times, within what the fake's loudness windows (60 ms against 100 ms messages) move
+    // them; unmapped, the 600 ms of padding would show in the second turn.
+    const times = (ev: Record<string, any>[]) => ev.filter((e) => e.type !== "stt.audio.committed").flatMap((e) => (e.type === "stt.transcript.final" ? [e.audio_start_ms, e.audio_end_ms] : [e.audio_ms]));
+    times(b).forEach((t, i) => expect(Math.abs(t - times(a)[i]!)).toBeLessThanOrEqual(150));
+    expect(times(b).at(-1)!).toBeLessThanOrEqual(6800);
+    // Each commit answered at the client's audio so far, the padding not counted; billed for the client's audio.
+    expect(b.filter((e) => e.type === "stt.audio.committed").map((e) => e.audio_ms).slice(1)).toEqual(Array.from({ length: 20 }, (_, i) => 3220 + 20 * i));
+    expect(small.at(-1)).toMatchObject({ type: "stt.session.ended", audio_ms: 6800, billed_seconds: 7 });
   });
 
   test("clear: ForceEndpoint, the turn's final dropped, then stt.audio.cleared", async () => {
