@@ -170,11 +170,17 @@ describe("AssemblyAI Universal-Streaming through /v1/stt", () => {
     expect(b.filter((e) => e.type !== "stt.audio.committed").map((e) => [e.type, e.text, e.signal])).toEqual(a.filter((e) => e.type !== "stt.audio.committed").map((e) => [e.type, e.text, e.signal]));
     // The same times, within what the fake's loudness windows (60 ms against 100 ms messages) move
     // them; unmapped, the 600 ms of padding would show in the second turn.
-    const times = (ev: Record<string, any>[]) => ev.filter((e) => e.type !== "stt.audio.committed").flatMap((e) => (e.type === "stt.transcript.final" ? [e.audio_start_ms, e.audio_end_ms] : [e.audio_ms]));
-    times(b).forEach((t, i) => expect(Math.abs(t - times(a)[i]!)).toBeLessThanOrEqual(150));
+    const times = (ev: Record<string, any>[]) =>
+      ev.filter((e) => e.type !== "stt.audio.committed").flatMap((e) => (e.type === "stt.transcript.final" ? [e.audio_start_ms, e.audio_end_ms] : [e.audio_ms]));
+    for (const [i, t] of times(b).entries()) expect(Math.abs(t - times(a)[i]!)).toBeLessThanOrEqual(150);
     expect(times(b).at(-1)!).toBeLessThanOrEqual(6800);
     // Each commit answered at the client's audio so far, the padding not counted; billed for the client's audio.
-    expect(b.filter((e) => e.type === "stt.audio.committed").map((e) => e.audio_ms).slice(1)).toEqual(Array.from({ length: 20 }, (_, i) => 3220 + 20 * i));
+    expect(
+      b
+        .filter((e) => e.type === "stt.audio.committed")
+        .map((e) => e.audio_ms)
+        .slice(1),
+    ).toEqual(Array.from({ length: 20 }, (_, i) => 3220 + 20 * i));
     expect(small.at(-1)).toMatchObject({ type: "stt.session.ended", audio_ms: 6800, billed_seconds: 7 });
   });
 
