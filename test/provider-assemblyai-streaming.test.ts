@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ASSEMBLYAI } from "../src/providers/assemblyai/catalogue.ts";
+import { AudioMessages } from "../src/providers/assemblyai/audio-messages.ts";
 import { AssemblyAiStt } from "../src/providers/assemblyai/stt.ts";
 import { ProviderError } from "../src/errors.ts";
 import { spokenChunks } from "./fakes/assemblyai-streaming.ts";
@@ -349,5 +350,46 @@ describe("a refused AssemblyAI session with a fallback candidate", () => {
         ),
     ).toMatchObject({ retryable: true });
     await noSocketsLeft();
+  });
+});
+
+describe("AudioMessages: the client's audio in AssemblyAI's 50–1000 ms messages", () => {
+  const gather = (format: string) => {
+    const sent: Uint8Array[] = [];
+    return { sent, messages: new AudioMessages(format, (audio) => sent.push(audio)) };
+  };
+
+  test("a frame over 1000 ms is split; what is under 50 ms waits for the next frame, and is padded only at a flush", () => {
+    const { sent, messages } = gather("pcm_16000");
+    messages.push(new Uint8Array(32 * 1500).fill(1));
+    expect(sent.map((m) => m.byteLength / 32)).toEqual([1000, 500]);
+    messages.push(new Uint8Array(32 * 1020).fill(2));
+    expect(sent.map((m) => m.byteLength / 32)).toEqual([1000, 500, 1000]);
+    messages.push(new Uint8Array(32 * 10).fill(3));
+    expect(sent).toHaveLength(3); // 30 ms gathered
+    messages.flush();
+    const tail = sent.at(-1)!;
+    expect(tail.byteLength / 32).toBe(50);
+    expect([...tail.subarray(0, 32 * 20)].every((b) => b === 2)).toBe(true);
+    expect([...tail.subarray(32 * 20, 32 * 30)].every((b) => b === 3)).toBe(true);
+    expect([...tail.subarray(32 * 30)].every((b) => b === 0)).toBe(true);
+    // 2530 ms of the client's audio, then 20 ms of padding: later times lose it.
+    expect(messages.clock.clientTime(2530)).toBe(2530);
+    expect(messages.clock.clientTime(2600)).toBe(2580);
+    messages.flush();
+    expect(sent).toHaveLength(4); // nothing gathered, nothing sent
+  });
+
+  test("µ-law pads with its own silence (0xFF); an odd rate rounds the minimum up to whole samples", () => {
+    const ulaw = gather("ulaw_8000");
+    ulaw.messages.push(new Uint8Array(8 * 20));
+    ulaw.messages.flush();
+    expect(ulaw.sent[0]!.byteLength).toBe(400);
+    expect(ulaw.sent[0]![399]).toBe(0xff);
+    const odd = gather("pcm_22050");
+    odd.messages.push(new Uint8Array(2 * 1102));
+    expect(odd.sent).toHaveLength(0); // 49.98 ms
+    odd.messages.push(new Uint8Array(2));
+    expect(odd.sent[0]!.byteLength).toBe(2 * 1103);
   });
 });
