@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ASSEMBLYAI } from "../src/providers/assemblyai/catalogue.ts";
+import { AudioMessages } from "../src/providers/assemblyai/audio-messages.ts";
 import { AssemblyAiStt } from "../src/providers/assemblyai/stt.ts";
 import { ProviderError } from "../src/errors.ts";
 import { spokenChunks } from "./fakes/assemblyai-streaming.ts";
@@ -9,6 +10,7 @@ import { assemblyAiAt } from "./fakes/server-env.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { describeSttFaults } from "./helpers/stt-faults.ts";
+import { concat, silence, speak } from "./helpers/speech.ts";
 import { bearer, connect, type Client } from "./helpers/ws-client.ts";
 
 // AssemblyAI Universal-Streaming against its fake, through /v1/stt. The streaming URL is derived
@@ -126,6 +128,61 @@ describe("AssemblyAI Universal-Streaming through /v1/stt", () => {
     // The rest of the sentence is a turn of its own that AssemblyAI ends; manual mode does not commit it.
     expect(ev.filter((e) => e.type === "stt.transcript.final").at(-1)).toMatchObject({ turn_id: "turn_3" });
     expect(ev.find((e) => e.type === "stt.signal" && e.signal === "end")).toMatchObject({ origin: "provider", turn_id: "turn_3" });
+  });
+
+  test("20 ms frames (telephony's) are gathered into 50–1000 ms messages: the finals and times of 100 ms frames; commits send a short tail padded, its silence off the clock", async () => {
+    const pcm = (samples: Int16Array) => new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength);
+    const speech = speak("Thank you very much for your help.");
+    // 3.2 s each: 3200 / 60 leaves a 20 ms tail of 20 ms frames at the commit (padded by 30 ms).
+    const part = pcm(concat([silence(300), speech, silence(2900)]).slice(0, 16 * 3200));
+    expect(speech.length / 16).toBeLessThan(2500);
+    const run = async (frameMs: number, tails: number) => {
+      const c = connect(server.wsUrl(`/v1/stt?${ENGLISH}&commit_strategy=manual`), bearer(server.key));
+      await c.opened;
+      const send = (audio: Uint8Array) => {
+        for (let at = 0; at < audio.byteLength; at += 32 * frameMs) c.ws.send(audio.subarray(at, at + 32 * frameMs));
+      };
+      const commit = async () => {
+        const n = c.rec.events.filter((e) => e.type === "stt.audio.committed").length;
+        c.send({ type: "stt.audio.commit" });
+        await until(() => c.rec.events.filter((e) => e.type === "stt.audio.committed").length > n);
+      };
+      send(part);
+      await commit();
+      // 400 ms of silence: one frame, or twenty 20 ms tails each committed (each padded by 30 ms).
+      if (!tails) send(pcm(silence(400)));
+      for (let i = 0; i < tails; i++) {
+        c.ws.send(pcm(silence(20)));
+        await commit();
+      }
+      send(part);
+      c.send({ type: "stt.session.close" });
+      const rec = await c.closed;
+      expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
+      const sizes = fake.streaming.at(-1)!.audio.map((a) => a.byteLength / 32);
+      expect(sizes.every((ms) => ms >= 50 && ms <= 1000)).toBe(true);
+      return rec.events;
+    };
+    const big = await run(100, 0);
+    const small = await run(20, 20);
+    const timed = (ev: Record<string, any>[]) => ev.filter((e) => ["stt.transcript.final", "stt.signal", "stt.audio.committed"].includes(e.type));
+    const [a, b] = [timed(big), timed(small)];
+    expect(b.filter((e) => e.type === "stt.transcript.final").map((e) => e.text)).toEqual(Array(2).fill("thank you very much for your help"));
+    expect(b.filter((e) => e.type !== "stt.audio.committed").map((e) => [e.type, e.text, e.signal])).toEqual(a.filter((e) => e.type !== "stt.audio.committed").map((e) => [e.type, e.text, e.signal]));
+    // The same times, within what the fake's loudness windows (60 ms against 100 ms messages) move
+    // them; unmapped, the 600 ms of padding would show in the second turn.
+    const times = (ev: Record<string, any>[]) =>
+      ev.filter((e) => e.type !== "stt.audio.committed").flatMap((e) => (e.type === "stt.transcript.final" ? [e.audio_start_ms, e.audio_end_ms] : [e.audio_ms]));
+    for (const [i, t] of times(b).entries()) expect(Math.abs(t - times(a)[i]!)).toBeLessThanOrEqual(150);
+    expect(times(b).at(-1)!).toBeLessThanOrEqual(6800);
+    // Each commit answered at the client's audio so far, the padding not counted; billed for the client's audio.
+    expect(
+      b
+        .filter((e) => e.type === "stt.audio.committed")
+        .map((e) => e.audio_ms)
+        .slice(1),
+    ).toEqual(Array.from({ length: 20 }, (_, i) => 3220 + 20 * i));
+    expect(small.at(-1)).toMatchObject({ type: "stt.session.ended", audio_ms: 6800, billed_seconds: 7 });
   });
 
   test("clear: ForceEndpoint, the turn's final dropped, then stt.audio.cleared", async () => {
@@ -293,5 +350,46 @@ describe("a refused AssemblyAI session with a fallback candidate", () => {
         ),
     ).toMatchObject({ retryable: true });
     await noSocketsLeft();
+  });
+});
+
+describe("AudioMessages: the client's audio in AssemblyAI's 50–1000 ms messages", () => {
+  const gather = (format: string) => {
+    const sent: Uint8Array[] = [];
+    return { sent, messages: new AudioMessages(format, (audio) => sent.push(audio)) };
+  };
+
+  test("a frame over 1000 ms is split; what is under 50 ms waits for the next frame, and is padded only at a flush", () => {
+    const { sent, messages } = gather("pcm_16000");
+    messages.push(new Uint8Array(32 * 1500).fill(1));
+    expect(sent.map((m) => m.byteLength / 32)).toEqual([1000, 500]);
+    messages.push(new Uint8Array(32 * 1020).fill(2));
+    expect(sent.map((m) => m.byteLength / 32)).toEqual([1000, 500, 1000]);
+    messages.push(new Uint8Array(32 * 10).fill(3));
+    expect(sent).toHaveLength(3); // 30 ms gathered
+    messages.flush();
+    const tail = sent.at(-1)!;
+    expect(tail.byteLength / 32).toBe(50);
+    expect([...tail.subarray(0, 32 * 20)].every((b) => b === 2)).toBe(true);
+    expect([...tail.subarray(32 * 20, 32 * 30)].every((b) => b === 3)).toBe(true);
+    expect([...tail.subarray(32 * 30)].every((b) => b === 0)).toBe(true);
+    // 2530 ms of the client's audio, then 20 ms of padding: later times lose it.
+    expect(messages.clock.clientTime(2530)).toBe(2530);
+    expect(messages.clock.clientTime(2600)).toBe(2580);
+    messages.flush();
+    expect(sent).toHaveLength(4); // nothing gathered, nothing sent
+  });
+
+  test("µ-law pads with its own silence (0xFF); an odd rate rounds the minimum up to whole samples", () => {
+    const ulaw = gather("ulaw_8000");
+    ulaw.messages.push(new Uint8Array(8 * 20));
+    ulaw.messages.flush();
+    expect(ulaw.sent[0]!.byteLength).toBe(400);
+    expect(ulaw.sent[0]![399]).toBe(0xff);
+    const odd = gather("pcm_22050");
+    odd.messages.push(new Uint8Array(2 * 1102));
+    expect(odd.sent).toHaveLength(0); // 49.98 ms
+    odd.messages.push(new Uint8Array(2));
+    expect(odd.sent[0]!.byteLength).toBe(2 * 1103);
   });
 });

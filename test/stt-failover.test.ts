@@ -2,11 +2,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { pcmOfWav } from "../src/audio/wav.ts";
 import type { CatalogueData } from "../src/catalogue/catalogue.ts";
+import { AssemblyAiStt } from "../src/providers/assemblyai/stt.ts";
 import { DeepgramStt } from "../src/providers/deepgram/stt.ts";
 import type { SttProvider } from "../src/providers/types.ts";
 import { openUpstreamStreams } from "../src/providers/upstream-ws.ts";
 import { toFile } from "openai";
 import type { TranscriptionStreamEvent } from "openai/resources/audio/transcriptions";
+import { FAKE_ASSEMBLYAI_KEY, type FakeAssemblyAi, startFakeAssemblyAi } from "./fakes/assemblyai.ts";
 import { startFakeApp } from "./fakes/conversation-relay-app.ts";
 import { FAKE_DEEPGRAM_KEY, type FakeDeepgram, startFakeDeepgram } from "./fakes/deepgram.ts";
 import type { MidStreamFault } from "./fakes/mid-stream-faults.ts";
@@ -29,6 +31,7 @@ import { bearer, connect, type Recording } from "./helpers/ws-client.ts";
 
 const NOVA = "dg-nova"; // Deepgram Nova, as a provider of PocketSphinx's model
 const FLUX = "dg-flux"; // Deepgram Flux, the same (Flux has an error event; Nova closes instead)
+const AAI = "aai-us"; // AssemblyAI Universal-Streaming, the same (it takes only 50–1000 ms audio messages)
 /** The silence watch of the upstream (UPSTREAM_IDLE_TIMEOUT_MS of the adapters), short for the hang tests. */
 const UPSTREAM_IDLE_MS = 1500;
 
@@ -51,24 +54,29 @@ function relayCatalogue(): CatalogueData {
       },
     ],
   });
-  return { providers: [provider(NOVA, "nova-3"), provider(FLUX, "flux-general-en")], models: [] };
+  return { providers: [provider(NOVA, "nova-3"), provider(FLUX, "flux-general-en"), provider(AAI, "universal-streaming-english")], models: [] };
 }
 
-/** Deepgram's adapter under another provider id. */
-function relay(id: string, fake: FakeDeepgram): SttProvider {
-  const deepgram = new DeepgramStt({ apiKey: FAKE_DEEPGRAM_KEY, baseUrl: fake.http, connectTimeoutMs: 5000, idleTimeoutMs: UPSTREAM_IDLE_MS });
-  return { id, family: (model) => deepgram.family(model), open: (req) => deepgram.open(req) };
+const options = (baseUrl: string, apiKey: string) => ({ apiKey, baseUrl, connectTimeoutMs: 5000, idleTimeoutMs: UPSTREAM_IDLE_MS });
+
+/** A provider's adapter under another provider id. */
+function relay(id: string, stt: Pick<SttProvider, "family"> & { open: NonNullable<SttProvider["open"]> }): SttProvider {
+  return { id, family: (model) => stt.family(model), open: (req) => stt.open(req) };
 }
 
 let fake: FakeDeepgram;
+let assemblyAi: FakeAssemblyAi;
 let server: TestServer;
 const app = startFakeApp();
 beforeAll(async () => {
   fake = startFakeDeepgram();
-  server = await startTestServer({}, { extra: { catalogue: relayCatalogue(), providers: [], sttProviders: [relay(NOVA, fake), relay(FLUX, fake)] } });
+  assemblyAi = startFakeAssemblyAi();
+  const deepgram = new DeepgramStt(options(fake.http, FAKE_DEEPGRAM_KEY));
+  const sttProviders = [relay(NOVA, deepgram), relay(FLUX, deepgram), relay(AAI, new AssemblyAiStt(options(assemblyAi.url, FAKE_ASSEMBLYAI_KEY)))];
+  server = await startTestServer({}, { extra: { catalogue: relayCatalogue(), providers: [], sttProviders } });
 });
 afterAll(async () => {
-  await stopServerAndFakes(server, fake);
+  await stopServerAndFakes(server, fake, assemblyAi);
   app.stop();
 });
 
@@ -83,12 +91,12 @@ const finals = (rec: Recording) =>
   rec.events.filter((e) => e.type === "stt.transcript.final").map(({ turn_id, text, audio_start_ms, audio_end_ms }) => ({ turn_id, text, audio_start_ms, audio_end_ms }));
 
 /**
- * One session: an utterance, a commit (the provider's final ends the first turn), the utterance
- * again in real time; `fault` strikes in the middle of the second. Then close.
+ * One session in 20 ms frames: an utterance, a commit (the provider's final ends the first turn),
+ * the utterance again in real time; `fault` strikes in the middle of the second. Then close.
  */
-async function session(provider: string, fault: MidStreamFault | undefined, key: string): Promise<Recording> {
+async function session(provider: string, fault: MidStreamFault | undefined, key: string, fallback = "pocketsphinx"): Promise<Recording> {
   fake.midStream(fault);
-  const c = connect(server.wsUrl(`/v1/stt?model=cmu/pocketsphinx-en-us&audio_format=pcm_16000&provider_order=${provider},pocketsphinx`), bearer(key));
+  const c = connect(server.wsUrl(`/v1/stt?model=cmu/pocketsphinx-en-us&audio_format=pcm_16000&provider_order=${provider},${fallback}`), bearer(key));
   await until(() => c.rec.events.some((e) => e.type === "stt.session.started"));
   fake.midStream(undefined);
   sendAudio(c, UTTERANCE);
@@ -177,6 +185,24 @@ describe.skipIf(!localSttAvailable)("/v1/stt: a provider failing mid-session is 
       expect(openUpstreamStreams()).toBe(0);
     }, 30_000);
   }
+
+  test("AssemblyAI taking over 20 ms frames (it takes 50–1000 ms messages only): the session goes on, the replay transcribed on the caller's clock", async () => {
+    const { key } = await fundedAccount(server);
+    const rec = await session(NOVA, FAULTS[0]![2], key, AAI);
+    expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
+    expect(rec.events.some((e) => e.type === "stt.error")).toBe(false);
+    expect(rec.events.map((e) => e.seq)).toEqual(rec.events.map((_, i) => i + 1));
+    const at = rec.events.findIndex((e) => e.type === "stt.provider.switched");
+    expect(rec.events[at]).toMatchObject({ provider: AAI, previous_provider: NOVA, audio_ms: Math.round(UTTERANCE_MS) });
+    const after = rec.events.slice(at).filter((e) => e.type === "stt.transcript.final");
+    expect(after.map((f) => f.text)).toEqual(["thank you very much for your help"]);
+    // The fake hears the speech from the start of the replayed utterance on (its first loud message).
+    expect(after[0]!.audio_start_ms).toBeGreaterThanOrEqual(Math.round(UTTERANCE_MS));
+    expect(after[0]!.audio_end_ms).toBeLessThanOrEqual(Math.round(2 * UTTERANCE_MS));
+    const sizes = assemblyAi.streaming.at(-1)!.audio.map((a) => a.byteLength / 32);
+    expect(sizes.every((ms) => ms >= 50 && ms <= 1000)).toBe(true);
+    expect(rec.events.at(-1)).toMatchObject({ type: "stt.session.ended", provider: AAI, audio_ms: Math.round(2 * UTTERANCE_MS), billed_seconds: 8 });
+  }, 30_000);
 
   test("without fallbacks (allow_fallbacks=false) the same fault ends the session: stt.error, then 1011", async () => {
     const { key } = await fundedAccount(server);

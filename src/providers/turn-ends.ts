@@ -47,20 +47,25 @@ export class TurnEnds {
   }
 }
 
-/** The SttStream of such an adapter: audio counted and relayed, commits and clears through `ends`, one frame to end. */
+/**
+ * The SttStream of such an adapter: audio relayed by the adapter, commits and clears through
+ * `ends`, one frame to end; `flush` sends audio the adapter holds back before any of those.
+ */
 export function turnEndingStream(
   stream: JsonSocketStream<SttEvent>,
   ends: TurnEnds,
-  adapter: { endFrame: string; turnOpen(): boolean; audioMs(): number; sent(bytes: number): void; ending(): void },
+  adapter: { endFrame: string; turnOpen(): boolean; audioMs(): number; send(audio: Uint8Array): void; flush?(): void; ending(): void },
 ): SttStream {
+  const request = (kind: TurnCommand) => {
+    adapter.flush?.();
+    ends.request(kind, adapter.turnOpen(), adapter.audioMs());
+  };
   return {
-    send: (audio) => {
-      adapter.sent(audio.byteLength);
-      stream.send(audio);
-    },
-    commit: () => ends.request("commit", adapter.turnOpen(), adapter.audioMs()),
-    clear: () => ends.request("clear", adapter.turnOpen(), adapter.audioMs()),
+    send: (audio) => adapter.send(audio),
+    commit: () => request("commit"),
+    clear: () => request("clear"),
     end: () => {
+      adapter.flush?.();
       adapter.ending();
       stream.send(adapter.endFrame);
       stream.expectAnswer();

@@ -4,6 +4,7 @@ import type { RawUpstream, SttEvent, SttFamily, SttStream, SttStreamRequest } fr
 import { TurnEnds, turnEndingStream } from "../turn-ends.ts";
 import { type HttpProviderOptions, keepAliveEvery } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
+import { AudioMessages } from "./audio-messages.ts";
 
 /**
  * Universal-Streaming v3: AssemblyAI decides turns itself, semantically by default (an
@@ -137,6 +138,9 @@ export async function openUniversalStreaming(options: AssemblyAiStreamingOptions
   let turnOpen = false;
   let ending = false;
   const audioMs = () => Math.round(sentBytes / bytesPerMs);
+  const messages = new AudioMessages(req.audioFormat, (audio) => stream.send(audio));
+  /** AssemblyAI's time (ms) on the client's clock: the padding of short tails taken out. */
+  const clientTime = (ms: unknown) => Math.round(messages.clock.clientTime(Number(ms) || 0));
 
   const endOfTurn = (ev: WireJson, startMs: number, endMs: number) => {
     turnOpen = false;
@@ -156,12 +160,12 @@ export async function openUniversalStreaming(options: AssemblyAiStreamingOptions
       if (isError(ev)) return s.fail(errorOf(ev).message, retryable(ev.error_code));
       if (ev.type === "SpeechStarted") {
         turnOpen = true;
-        s.push({ type: "signal", origin: "provider", signal: "started", scope, atMs: Math.round(Number(ev.timestamp) || 0) });
+        s.push({ type: "signal", origin: "provider", signal: "started", scope, atMs: clientTime(ev.timestamp) });
       } else if (ev.type === "Termination") s.finish();
       else if (ev.type === "Turn") {
         const words: Word[] = Array.isArray(ev.words) ? ev.words : [];
-        const startMs = words[0]?.start ?? audioMs();
-        const endMs = words.at(-1)?.end ?? startMs;
+        const startMs = words.length ? clientTime(words[0]!.start) : audioMs();
+        const endMs = words.length ? clientTime(words.at(-1)!.end) : startMs;
         if (!ev.end_of_turn) {
           turnOpen = true;
           if (req.interim && ev.transcript && !ends.clearing) s.push({ type: "transcript", final: false, text: ev.transcript, startMs, endMs });
@@ -175,7 +179,11 @@ export async function openUniversalStreaming(options: AssemblyAiStreamingOptions
     endFrame: '{"type":"Terminate"}',
     turnOpen: () => turnOpen,
     audioMs,
-    sent: (bytes) => (sentBytes += bytes),
+    send: (audio) => {
+      sentBytes += audio.byteLength;
+      messages.push(audio);
+    },
+    flush: () => messages.flush(),
     ending: () => (ending = true),
   });
 }

@@ -118,7 +118,10 @@ export function fluxStream(ws: WebSocket, req: SttStreamRequest, options: HttpPr
     endFrame: '{"type":"CloseStream"}',
     turnOpen: () => inTurn,
     audioMs: sentMs,
-    sent: (bytes) => (sentBytes += bytes),
+    send: (audio) => {
+      sentBytes += audio.byteLength;
+      stream.send(audio);
+    },
     ending: () => (ending = true),
   });
 }
