@@ -5,15 +5,16 @@
 import { loadConfig } from "../../src/config.ts";
 import { startServer } from "../../src/server.ts";
 import { FixedPcmProvider, testCatalogue } from "./fixed-pcm-provider.ts";
-import { ScriptedStt, scriptedSttCatalogue } from "./scripted-stt.ts";
-import { ScriptedTts } from "./scripted-tts.ts";
 
 const plan = process.env.SCRIPTED_PLAN ? (JSON.parse(process.env.SCRIPTED_PLAN) as Record<string, never[]>) : undefined;
-const tts = plan ? ["tts-one", "tts-two"].map((id) => new ScriptedTts(id)) : [];
-const stt = plan ? ["stt-one", "stt-two"].map((id) => new ScriptedStt(id)) : [];
+// Loaded only with a plan: the scripted fakes bring the test speech helpers, whose Flite keeps a
+// temporary folder of its own, which a process under test for its temporary files must not have.
+const scripted = plan ? { tts: await import("./scripted-tts.ts"), stt: await import("./scripted-stt.ts") } : undefined;
+const tts = scripted ? ["tts-one", "tts-two"].map((id) => new scripted.tts.ScriptedTts(id)) : [];
+const stt = scripted ? ["stt-one", "stt-two"].map((id) => new scripted.stt.ScriptedStt(id)) : [];
 for (const p of [...tts, ...stt]) p.plan.push(...(plan?.[p.id] ?? []));
 const catalogue = testCatalogue(["fixed", ...tts.map((p) => p.id)]);
-if (plan) catalogue.providers.push(...scriptedSttCatalogue(stt.map((p) => p.id)).providers);
+if (scripted) catalogue.providers.push(...scripted.stt.scriptedSttCatalogue(stt.map((p) => p.id)).providers);
 // The first of each kind is dearer (20 credits a character, a second), so that each part shows its own price.
 for (const [id, price] of [
   ["tts-one", { amount: "0.00002", per: "character" }],
