@@ -25,8 +25,10 @@ export class TtsFailover {
   private continuation: Continuation | undefined;
   /** The audio's shape as the client was told it (`audio_started`). */
   private stream: AudioFormat | undefined;
-  /** An MP3 stream goes out in whole frames, so that a provider cut off mid-frame leaves none broken. */
+  /** An MP3 stream that another candidate may continue goes out in whole frames, so that a provider cut off mid-frame leaves none broken. */
   private frames: WholeMp3Frames | undefined;
+  /** A next candidate exists: the stream may have to be continued by another provider. */
+  private switchable = false;
   /** The current provider: where its text starts, its audio's format and bytes, and when each character it timed ends (its own clock). */
   private source: { from: number; format?: AudioFormat; bytes: number; ends: number[] } = { from: 0, bytes: 0, ends: [] };
 
@@ -101,9 +103,10 @@ export class TtsFailover {
     this.handing = undefined;
   }
 
-  /** The first audio goes out in `format`: the stream's shape from then on. */
-  began(format: AudioFormat): void {
+  /** The first audio goes out in `format`: the stream's shape from then on; `switchable`: another candidate may take it over. */
+  began(format: AudioFormat, switchable: boolean): void {
     this.stream = format;
+    this.switchable = switchable;
     this.source.format = format;
   }
 
@@ -115,7 +118,8 @@ export class TtsFailover {
   /** The current provider's audio in the stream's shape. */
   audio(chunk: Uint8Array): Uint8Array | Promise<Uint8Array> {
     this.source.bytes += chunk.byteLength;
-    if (this.stream?.encoding === "mp3") return (this.frames ??= new WholeMp3Frames()).take(chunk); // only MP3 at the same rate continues MP3
+    // Only MP3 at the same rate continues MP3; with no candidate to continue it, the provider's MP3 passes as it comes.
+    if (this.stream?.encoding === "mp3" && this.switchable) return (this.frames ??= new WholeMp3Frames()).take(chunk);
     return this.continuation ? this.continuation.process(chunk) : chunk;
   }
 

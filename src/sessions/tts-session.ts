@@ -227,7 +227,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private startAudio(): void {
     this.audioStarted = true;
     this.firstAudioAt = performance.now();
-    this.failover.began(this.stream!.audioFormat);
+    this.failover.began(this.stream!.audioFormat, this.admission!.candidates.length > 1);
     const provider = this.binding!.provider.id;
     if (this.firstTextAt !== undefined) {
       this.deps.metrics.timeToFirstAudio.observe({ provider }, (this.firstAudioAt - this.firstTextAt) / 1000);
