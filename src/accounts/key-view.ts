@@ -2,6 +2,7 @@ import type { Database } from "../db/open.ts";
 import { ApiError } from "../errors.ts";
 import { noteRequest } from "../request-context.ts";
 import { SingleFlight } from "../util/single-flight.ts";
+import { type PrincipalLimits, readLimits } from "../limits/types.ts";
 import { hashKey, type Principal } from "./keys.ts";
 
 // The keys this instance served lately, by hash, so that a request is authenticated without a
@@ -12,7 +13,7 @@ import { hashKey, type Principal } from "./keys.ts";
 // read on the request's path. Unknown keys are not kept: a key minted a moment ago works at once.
 
 const KEY_COLUMNS =
-  "api_keys.hash AS hash, api_keys.id AS key_id, api_keys.prefix AS key_prefix, tenants.id AS tenant_id, tenants.name AS tenant_name, tenants.disabled AS disabled FROM api_keys JOIN tenants ON tenants.id = api_keys.tenant_id";
+  "api_keys.hash AS hash, api_keys.id AS key_id, api_keys.prefix AS key_prefix, tenants.id AS tenant_id, tenants.name AS tenant_name, tenants.disabled AS disabled, tenants.limits AS tenant_limits, api_keys.limits AS key_limits FROM api_keys JOIN tenants ON tenants.id = api_keys.tenant_id";
 /** Hashes read again per statement: well under every dialect's limit on bound parameters. */
 const CHECK_BATCH = 1000;
 /** Keys not used for this many checks are dropped from the view. */
@@ -26,6 +27,10 @@ interface KeyRow {
   tenant_name: string;
   /** Boolean on PostgreSQL, 0 or 1 on SQLite. */
   disabled: boolean | number;
+  tenant_limits: string | null;
+  key_limits: string | null;
+  /** The two columns parsed, once per read of the row. */
+  limits?: PrincipalLimits;
 }
 
 interface Entry {
@@ -71,7 +76,8 @@ export class KeyView {
     if (row.disabled) throw new ApiError("tenant_disabled", "this account is disabled");
     const kept = this.entries.get(hash);
     if (kept) kept.usedAt = now;
-    const principal = { tenantId: row.tenant_id, tenantName: row.tenant_name, keyId: row.key_id, keyPrefix: row.key_prefix };
+    row.limits ??= { tenant: readLimits(row.tenant_limits), key: readLimits(row.key_limits) };
+    const principal = { tenantId: row.tenant_id, tenantName: row.tenant_name, keyId: row.key_id, keyPrefix: row.key_prefix, limits: row.limits };
     noteRequest({ tenantId: principal.tenantId, keyPrefix: principal.keyPrefix });
     return principal;
   }

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { and, eq, inArray, isNotNull, or } from "drizzle-orm";
 import type { Database } from "../db/open.ts";
 import type { SqlQuery } from "../db/sql.ts";
+import type { PrincipalLimits } from "../limits/types.ts";
 
 // API keys: random, prefixed, shown once, stored only as a SHA-256 hash. A key carries 256 bits of
 // randomness, so a fast hash is enough: there is nothing to brute-force.
@@ -15,6 +16,8 @@ export interface Principal {
   keyId: string;
   /** The key's shown prefix (`vxr_AbCdEfGh`): what logs and listings name a key by. */
   keyPrefix: string;
+  /** The tenant's and the key's limits, as the key view last read them (absent where a principal is made without a key). */
+  limits?: PrincipalLimits;
 }
 
 export function hashKey(key: string): string {

@@ -12,6 +12,8 @@ export const tenants = pgTable("tenants", {
   /** Set for accounts made by e-mail signup. */
   email: text("email").unique(),
   disabled: boolean("disabled").notNull().default(false),
+  /** The tenant's limits as JSON (`src/limits/types.ts`); null for none. */
+  limits: text("limits"),
   createdAt: ms("created_at").notNull(),
 });
 
@@ -26,6 +28,8 @@ export const apiKeys = pgTable(
     prefix: text("prefix").notNull(),
     /** SHA-256 of the whole key, hex; the key itself is never stored. */
     hash: text("hash").notNull().unique(),
+    /** The key's own limits as JSON (`src/limits/types.ts`), applied inside its tenant's; null for none. */
+    limits: text("limits"),
     createdAt: ms("created_at").notNull(),
     revokedAt: ms("revoked_at"),
   },

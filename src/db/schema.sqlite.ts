@@ -11,6 +11,8 @@ export const tenants = sqliteTable("tenants", {
   /** Set for accounts made by e-mail signup. */
   email: text("email").unique(),
   disabled: integer("disabled", { mode: "boolean" }).notNull().default(false),
+  /** The tenant's limits as JSON (`src/limits/types.ts`); null for none. */
+  limits: text("limits"),
   createdAt: ms("created_at").notNull(),
 });
 
@@ -25,6 +27,8 @@ export const apiKeys = sqliteTable(
     prefix: text("prefix").notNull(),
     /** SHA-256 of the whole key, hex; the key itself is never stored. */
     hash: text("hash").notNull().unique(),
+    /** The key's own limits as JSON (`src/limits/types.ts`), applied inside its tenant's; null for none. */
+    limits: text("limits"),
     createdAt: ms("created_at").notNull(),
     revokedAt: ms("revoked_at"),
   },
