@@ -37,6 +37,12 @@ export const ERRORS = {
    */
   custom_voices_failed: { status: 422, close: 1008 },
   websocket_upgrade_required: { status: 426, close: 1008 },
+  /** The tenant's or key's `requests_per_minute` is reached (docs/limits.md): `Retry-After` says when a request will pass. */
+  rate_limited: { status: 429, close: 1013 },
+  /** The tenant's or key's `max_sessions` are all in flight: `Retry-After` says when to try again. */
+  concurrency_limited: { status: 429, close: 1013 },
+  /** The key's `usd_per_day` or `usd_per_month` is spent: retrying today will not pass (`x-should-retry: false`); a session reaching it mid-way ends as one out of balance does. */
+  budget_exceeded: { status: 429, close: 4402 },
   not_implemented: { status: 501, close: 1008 },
   upstream_error: { status: 502, close: 1011 },
   service_unavailable: { status: 503, close: 1001 },
