@@ -98,7 +98,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const mailer = config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom) : devOutbox(config.devOutboxDir, config.mailFrom, log);
   const localProviders = catalogue.providers.filter((p) => p.kind === "local").map((p) => p.id);
   const welcome = welcomeFromConfig(config.welcomeGrantUsd, config.welcomeGrantDays, localProviders);
-  const signup = new Signup({ database, ledger, mailer, log, welcome });
+  const signup = new Signup({ database, ledger, mailer, log, welcome, tenantLimits: config.defaultTenantLimits });
   // The public address is known once listening (PORT=0 picks one); links are made later, per request.
   let publicUrl = config.publicUrl ?? "";
   const payments = config.stripe
