@@ -114,6 +114,20 @@ describe("spend against the budget", () => {
     expect(balance).toMatchObject({ paidCredits: 10_000_000 - 300, paidHeld: 0 });
   });
 
+  test("a file whose whole duration the budget cannot hold is refused 429 budget_exceeded, unbilled", async () => {
+    // pocketsphinx: 10 credits a second; the 2.7 s recording needs 31, the budget leaves 20.
+    const { key, tenantId } = await budgeted({ usd_per_day: 0.00002 });
+    const res = await fetch(`${server.url}/v1/stt/transcriptions?model=pocketsphinx`, {
+      method: "POST",
+      headers: { ...bearer(key), "content-type": "audio/wav" },
+      body: await Bun.file(new URL("./fixtures/speech.wav", import.meta.url)).arrayBuffer(),
+    });
+    expect(res.status).toBe(429);
+    expect(res.headers.get("x-should-retry")).toBe("false");
+    expect(await res.json()).toMatchObject({ error: "budget_exceeded" });
+    expect((await activityOf(tenantId)).reduce((n, a) => n + a.credits, 0)).toBe(0);
+  });
+
   test("this instance's own settles count at once: the next session is refused before the spend is read again", async () => {
     const { key, tenantId } = await budgeted({ usd_per_day: 0.000301 }); // 30 characters and the carry allowance
     expect((await speak(key, 30)).close.code).toBe(1000);
