@@ -1,5 +1,3 @@
-import type { Payer } from "./metered-request.ts";
-
 // A key's budget (and its tenant's, when set) caps the credits its requests may hold: what a
 // request may take is the lesser of the account's funds and what is left of the budget. The
 // limits room keeps each budget's spend (limits/spend-view.ts); the ledger only asks it.
@@ -14,6 +12,13 @@ export interface Budget {
 export interface PayerBudgets {
   tenant: Budget;
   key: Budget;
+}
+
+/** Who a request's budgets are of (a `Payer`). */
+export interface BudgetHolder {
+  tenantId: string;
+  keyId?: string;
+  limits?: PayerBudgets;
 }
 
 /** One request's view of the budgets over it. */
@@ -32,7 +37,7 @@ export interface SpendCap {
 
 export interface SpendCaps {
   /** The cap over a payer's requests (`ready` says when its spend is read); undefined when no budget applies. */
-  capOf(payer: Payer): SpendCap | undefined;
+  capOf(payer: BudgetHolder): SpendCap | undefined;
 }
 
 /** Whether a payer has any budget at all: the one check a request without one pays. */

@@ -1,6 +1,5 @@
 import type { Database } from "../db/open.ts";
-import type { Payer } from "../ledger/metered-request.ts";
-import type { Budget, SpendCap, SpendCaps } from "../ledger/spend-caps.ts";
+import type { Budget, BudgetHolder, SpendCap, SpendCaps } from "../ledger/spend-caps.ts";
 import { creditsOfBudget, periodsOf, spendOf } from "./spend.ts";
 
 // Each budgeted key's (and tenant's) spend as this instance last read it, plus what this instance
@@ -51,7 +50,7 @@ export class SpendView implements SpendCaps {
     clearInterval(this.timer);
   }
 
-  capOf(payer: Payer): SpendCap | undefined {
+  capOf(payer: BudgetHolder): SpendCap | undefined {
     const { tenant, key } = payer.limits ?? { tenant: {}, key: {} };
     const capped: [Holder, Budget, string][] = [];
     if (payer.keyId && (key.usd_per_day !== undefined || key.usd_per_month !== undefined)) capped.push([this.holder(payer.tenantId, payer.keyId), key, "the key's"]);
