@@ -95,6 +95,20 @@ describe("over budget: refused before any upgrade, hold or provider call", () =>
     expect(err).toBeInstanceOf(ElevenLabsError);
     expect(err).toMatchObject({ statusCode: 429, body: { detail: { status: "budget_exceeded", message: expect.stringContaining("per day") } } });
   });
+
+  test("/v1/realtime opened with a client secret: the budget of the key that minted it applies, HTTP 429 before the upgrade", async () => {
+    const { key, keyId, tenantId } = await budgeted({});
+    const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, { method: "POST", headers: { ...bearer(key), "content-type": "application/json" }, body: JSON.stringify(body) });
+    const pipeline = { stt: { model: "pocketsphinx" }, tts: { model: "flite", voice: "slt" }, upstream: { url: "wss://app.example/voice" } };
+    const { id: profileId } = (await (await post("/v1/realtime/profiles", { name: "line", pipeline })).json()) as { id: string };
+    const { client_secret } = (await (await post("/v1/realtime/client-secrets", { profile_id: profileId })).json()) as { client_secret: string };
+    await writeLimits(server.ctx.database.sql, tenantId, keyId, { usd_per_month: 0 });
+    const res = await fetch(`${server.url}/v1/realtime?client_secret=${client_secret}`, {
+      headers: { Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" },
+    });
+    expect(res.status).toBe(429);
+    expect(await res.json()).toMatchObject({ error: "budget_exceeded" });
+  });
 });
 
 describe("spend against the budget", () => {
