@@ -10,6 +10,7 @@ import { creditsOfBudget, periodsOf, spendOf } from "./spend.ts";
 // across a fleet the cap is exact to within what the others spent in the last interval.
 
 /** Holders not used for this many check intervals (and holding nothing) are dropped. */
+const READ = Promise.resolve();
 const UNUSED_CHECKS = 30;
 
 interface Holder {
@@ -75,10 +76,12 @@ export class SpendView implements SpendCaps {
           ? `${whose} budget of ${budget.usd_per_day} USD per day is spent: it renews at 00:00 UTC`
           : `${whose} budget of ${budget.usd_per_month} USD per month is spent: it renews on the 1st at 00:00 UTC`;
       },
-      ready: async () => {
-        for (const h of holders) while (!h.read) await this.load(h);
-      },
+      ready: () => (holders.every((h) => h.read) ? READ : this.readAll(holders)),
     };
+  }
+
+  private async readAll(holders: Holder[]): Promise<void> {
+    for (const h of holders) while (!h.read) await this.load(h);
   }
 
   /** Credits the holder's requests may still hold within `budget`. */
