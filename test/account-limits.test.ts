@@ -3,6 +3,8 @@ import { writeLimits } from "../src/limits/limit-values.ts";
 import type { LiveUsage } from "../src/limits/live-usage.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { createKey } from "./helpers/accounts.ts";
+import { codeFor } from "./helpers/browser.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -96,6 +98,24 @@ describe("GET /account/limits", () => {
       expect(body.keys).toEqual([expect.objectContaining({ id: keyId, sessions: 2, requests_last_minute: 7 })]);
     } finally {
       server.ctx.liveUsage = undefined;
+    }
+  });
+});
+
+describe("the operator's defaults", () => {
+  test("an account made by e-mail signup starts with DEFAULT_TENANT_* as its limits", async () => {
+    const outbox = tempDir("voxroute-outbox-");
+    const own = await startTestServer({ DEV_OUTBOX_DIR: outbox, DEFAULT_TENANT_USD_PER_MONTH: "20", DEFAULT_TENANT_REQUESTS_PER_MINUTE: "300" });
+    try {
+      const email = `defaults-${crypto.randomUUID().slice(0, 8)}@example.com`;
+      const post = (path: string, body: unknown) => fetch(`${own.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      expect((await post("/account/agent-signup", { email })).status).toBe(200);
+      const { api_key } = (await (await post("/account/agent-signup/verify", { email, code: await codeFor(outbox, email) })).json()) as { api_key: string };
+      const limits = (await (await fetch(`${own.url}/account/limits`, { headers: bearer(api_key) })).json()) as any;
+      expect(limits.tenant.limits).toEqual({ usd_per_month: 20, requests_per_minute: 300 });
+      expect(limits.keys).toEqual([expect.objectContaining({ prefix: api_key.slice(0, 12), limits: {} })]);
+    } finally {
+      await own.stop(0);
     }
   });
 });
