@@ -10,6 +10,7 @@ import { topUpRoutes } from "./surfaces/account/top-up-routes.ts";
 import { paymentRoutes } from "./surfaces/payments/payment-routes.ts";
 import { usageRoutes } from "./surfaces/account/usage-routes.ts";
 import { keysRoutes } from "./surfaces/account/keys-routes.ts";
+import { limitsRoutes } from "./surfaces/account/limits-routes.ts";
 import { catalogueRoutes } from "./surfaces/native/catalogue-routes.ts";
 import { customVoiceRoutes } from "./surfaces/native/custom-voices-routes.ts";
 import { voicesRoute } from "./surfaces/native/voices-route.ts";
@@ -77,6 +78,7 @@ export function createApp(ctx: AppContext) {
     transcriptionRoute,
     usageRoutes,
     keysRoutes,
+    limitsRoutes,
     signupRoutes,
     topUpRoutes,
     paymentRoutes,

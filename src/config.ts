@@ -54,6 +54,8 @@ export interface Config {
   maxAudioUploadBytes: number;
   /** Sessions that end when they should: idle limits, the init deadline of keyless sockets, and withdrawn access. */
   sessionLimits: SessionLimits;
+  /** Limits written into every new tenant's (DEFAULT_TENANT_*, docs/limits.md#setting-limits); an unset one is no limit. */
+  defaultTenantLimits: { max_sessions?: number; requests_per_minute?: number; usd_per_day?: number; usd_per_month?: number };
   /** Promotional credits for a new signup, limited to the embedded engines. */
   welcomeGrantUsd: string;
   welcomeGrantDays: number;
@@ -171,6 +173,16 @@ function sessionLimits(env: Env): SessionLimits {
   };
 }
 
+function defaultTenantLimits(env: Env): Config["defaultTenantLimits"] {
+  const set = (name: string) => env[name] !== undefined && env[name] !== "";
+  return {
+    ...(set("DEFAULT_TENANT_MAX_SESSIONS") ? { max_sessions: integer(env, "DEFAULT_TENANT_MAX_SESSIONS", 0) } : {}),
+    ...(set("DEFAULT_TENANT_REQUESTS_PER_MINUTE") ? { requests_per_minute: integer(env, "DEFAULT_TENANT_REQUESTS_PER_MINUTE", 0) } : {}),
+    ...(set("DEFAULT_TENANT_USD_PER_DAY") ? { usd_per_day: Number(decimal(env, "DEFAULT_TENANT_USD_PER_DAY", "0")) } : {}),
+    ...(set("DEFAULT_TENANT_USD_PER_MONTH") ? { usd_per_month: Number(decimal(env, "DEFAULT_TENANT_USD_PER_MONTH", "0")) } : {}),
+  };
+}
+
 function voices(env: Env): VoiceCatalogueConfig {
   return {
     refreshMs: integer(env, "VOICE_CATALOGUE_REFRESH_MS", 600_000, 100),
@@ -260,6 +272,7 @@ export function loadConfig(env: Env): Config {
     trustProxyHops: trustProxyHops(env),
     maxAudioUploadBytes: integer(env, "MAX_AUDIO_UPLOAD_BYTES", 25 * 1024 * 1024, 1),
     sessionLimits: sessionLimits(env),
+    defaultTenantLimits: defaultTenantLimits(env),
     welcomeGrantUsd: decimal(env, "WELCOME_GRANT_USD", "1"),
     welcomeGrantDays: integer(env, "WELCOME_GRANT_DAYS", 30, 1),
     publicUrl: env.PUBLIC_URL?.replace(/\/+$/, "") || undefined,

@@ -7,6 +7,8 @@ import type { Catalogue } from "./catalogue/catalogue.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/open.ts";
 import type { Meter } from "./ledger/meter.ts";
+import type { LiveUsage } from "./limits/live-usage.ts";
+import type { SpendView } from "./limits/spend-view.ts";
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import type { ProviderHealth } from "./routing/health.ts";
@@ -43,6 +45,10 @@ export interface AppContext {
   sessions: SessionRegistry;
   /** The one entry point for billing a request. */
   meter: Meter;
+  /** Budgeted keys' and tenants' spend, kept current every access-check interval (docs/limits.md#budgets). */
+  spend: SpendView;
+  /** The live session and request counters, when they run: what `GET /account/limits` shows of current use. */
+  liveUsage?: LiveUsage;
   signup: Signup;
   topUps: TopUps;
   payments: PaymentProvider | undefined;

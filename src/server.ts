@@ -20,6 +20,7 @@ import type { AppContext } from "./context.ts";
 import { openDatabase } from "./db/open.ts";
 import { Ledger } from "./ledger/ledger.ts";
 import { Meter } from "./ledger/meter.ts";
+import { SpendView } from "./limits/spend-view.ts";
 import { type Listen, Listener } from "./listener.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { feedMetrics } from "./metrics-sources.ts";
@@ -85,6 +86,10 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   keys.start();
   const ledger = new Ledger(database, config.holdTtlMs);
   const meter = new Meter(ledger, log);
+  // Budgets' spend, read again as often as the funds (docs/limits.md#budgets).
+  const spend = new SpendView(database);
+  spend.start(config.sessionLimits.accessCheckIntervalMs);
+  meter.capSpend(spend);
   feedMetrics(metrics, { meter, ledger, pools: { tts_engines: pool, stt_audio: audioPool, files } });
   // Keeps this process's holds and checkpoints current; settles lapsed holds of dead processes.
   ledger.holds.start(log);
@@ -93,7 +98,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const mailer = config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom) : devOutbox(config.devOutboxDir, config.mailFrom, log);
   const localProviders = catalogue.providers.filter((p) => p.kind === "local").map((p) => p.id);
   const welcome = welcomeFromConfig(config.welcomeGrantUsd, config.welcomeGrantDays, localProviders);
-  const signup = new Signup({ database, ledger, mailer, log, welcome });
+  const signup = new Signup({ database, ledger, mailer, log, welcome, tenantLimits: config.defaultTenantLimits });
   // The public address is known once listening (PORT=0 picks one); links are made later, per request.
   let publicUrl = config.publicUrl ?? "";
   const payments = config.stripe
@@ -130,6 +135,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     providers,
     sessions,
     meter,
+    spend,
     signup,
     topUps,
     payments,
@@ -149,6 +155,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     await keys.stop();
     await ledger.holds.stop();
     ledger.funds.stop();
+    spend.stop();
     await pool.close();
     await audioPool.close();
     await files.close();

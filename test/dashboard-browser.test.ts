@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { CHROMIUM, chromiumFor, enterCode, phoneTab, requestCode, screenshot, shows, signIn, tabKey } from "./helpers/browser.ts";
+import { writeLimits } from "../src/limits/limit-values.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -164,6 +165,34 @@ describe.skipIf(!chromiumAvailable)("the dashboard in Chromium", () => {
     await keys.getByRole("button", { name: `Revoke ${key.slice(0, 12)}…` }).click();
     await shows(keys.getByRole("row").filter({ hasText: key.slice(0, 12) }), "revoked");
     expect((await fetch(`${server.url}/account/balance`, { headers: bearer(key) })).status).toBe(401);
+  }, 30_000);
+
+  test("keys: each with its limits and spend beside it; one made with a budget and a session limit shows them, one above the account's is refused", async () => {
+    const tabsKey = await tabKey(page);
+    const [{ tenant_id }] = await server.ctx.database.sql.query<{ tenant_id: string }>("SELECT tenant_id FROM api_keys WHERE prefix = ?", [tabsKey.slice(0, 12)]);
+    await writeLimits(server.ctx.database.sql, tenant_id!, undefined, { usd_per_month: 20 });
+    await page.goto(`${server.url}/dashboard`);
+    await shows(page.getByTestId("account-limits"), /Account limits: \$20\.00 a month\. Used: \$[\d.]+ today · \$[\d.]+ this month/);
+    const keys = page.getByTestId("keys");
+    await shows(keys.getByRole("row").filter({ hasText: tabsKey.slice(0, 12) }), /none\$[\d.]+ today/);
+
+    await page.getByLabel("Budget per month (USD)").fill("25");
+    await page.getByRole("button", { name: "Create a key" }).click();
+    await shows(page.getByRole("alert"), "usd_per_month may not be above the account's own (20) (invalid_request)");
+    expect(await page.getByTestId("new-key").count()).toBe(0);
+
+    await page.getByLabel("Budget per month (USD)").fill("");
+    await page.getByLabel("Budget per day (USD)").fill("0.5");
+    await page.getByLabel("Sessions at once").fill("2");
+    await page.getByRole("button", { name: "Create a key" }).click();
+    const key = await page.getByTestId("new-key").inputValue();
+    const row = keys.getByRole("row").filter({ hasText: key.slice(0, 12) });
+    await shows(row.getByRole("cell").nth(3), "$0.50 a day · 2 sessions at once");
+    await shows(row.getByRole("cell").nth(4), "$0.00 today · $0.00 this month");
+    expect(await page.getByLabel("Budget per day (USD)").inputValue()).toBe("");
+    await page.getByRole("button", { name: "Done" }).click();
+    const [{ limits }] = await server.ctx.database.sql.query<{ limits: string }>("SELECT limits FROM api_keys WHERE prefix = ?", [key.slice(0, 12)]);
+    expect(JSON.parse(limits!)).toEqual({ usd_per_day: 0.5, max_sessions: 2 });
   }, 30_000);
 
   test("every form control of every page has a name a screen reader reads, and the skip link leads to the content", async () => {

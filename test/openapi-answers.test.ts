@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FAKE_ELEVENLABS_KEY, startFakeElevenLabs } from "./fakes/elevenlabs.ts";
+import { writeLimits } from "../src/limits/limit-values.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { answerOf, documentedAnswers } from "./helpers/documented-answer.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
@@ -102,6 +103,10 @@ describe("answers are as the document says", () => {
       ["GET", "/account/keys", "/account/keys", { headers: bearer() }],
       ["POST", "/account/keys", "/account/keys", post({})],
       ["POST", "/account/keys", "/account/keys", post({ name: "ci" })],
+      ["POST", "/account/keys", "/account/keys", post({ usd_per_day: 2, usd_per_month: null, max_sessions: 3 })],
+      ["POST", "/account/keys", "/account/keys", post({ usd_per_day: -2 })],
+      ["GET", "/account/limits", "/account/limits", { headers: bearer() }],
+      ["GET", "/account/limits?x=1", "/account/limits", { headers: bearer() }],
       ["DELETE", `/account/keys/${minted.key_prefix}`, "/account/keys/{key}", { method: "DELETE", headers: bearer() }],
       ["DELETE", `/account/keys/${minted.key_prefix}`, "/account/keys/{key}", { method: "DELETE", headers: bearer() }],
       ["GET", checkout, "/sandbox/checkout/{id}"],
@@ -142,6 +147,8 @@ describe("answers are as the document says", () => {
 
   test("speech on every surface, and what an empty account is told", async () => {
     const { key: broke } = await fundedAccount(server, 0);
+    const spent = await fundedAccount(server);
+    await writeLimits(server.ctx.database.sql, spent.tenantId, undefined, { usd_per_day: 0 });
     const speech = { model: "flite", voice: "slt", input: "Hello there." };
     const el = (k: string, body: unknown = { text: "Hello there.", model_id: "flite" }) => post(body, k);
     const found = await check([
@@ -152,6 +159,7 @@ describe("answers are as the document says", () => {
       ["POST", "/oai/audio/speech", "/oai/audio/speech", post({ input: "Hello." })],
       ["POST", "/oai/audio/speech", "/oai/audio/speech", post(speech, "vxr_nobody")],
       ["POST", "/oai/audio/speech", "/oai/audio/speech", post(speech, broke)],
+      ["POST", "/oai/audio/speech", "/oai/audio/speech", post(speech, spent.key)],
       ["POST", "/oai/audio/speech", "/oai/audio/speech", post({ ...speech, input: "x".repeat(5000) })],
       ["POST", "/el/v1/text-to-speech/slt?output_format=pcm_16000", "/el/v1/text-to-speech/{voice_id}", el(key)],
       ["POST", "/el/v1/text-to-speech/slt/stream", "/el/v1/text-to-speech/{voice_id}/stream", el(key)],
@@ -162,6 +170,7 @@ describe("answers are as the document says", () => {
       ["POST", "/el/v1/text-to-speech/slt", "/el/v1/text-to-speech/{voice_id}", { method: "POST", body: "{}" }],
       ["POST", "/el/v1/text-to-speech/slt", "/el/v1/text-to-speech/{voice_id}", el("vxr_nobody")],
       ["POST", "/el/v1/text-to-speech/slt", "/el/v1/text-to-speech/{voice_id}", el(broke)],
+      ["POST", "/el/v1/text-to-speech/slt", "/el/v1/text-to-speech/{voice_id}", el(spent.key)],
       ["POST", "/el/v1/text-to-speech/slt", "/el/v1/text-to-speech/{voice_id}", el(key, { text: "Hi." })],
       ["GET", "/el/v1/models", "/el/v1/models", { headers: { "xi-api-key": key } }],
       ["GET", "/el/v1/user", "/el/v1/user", { headers: { "xi-api-key": key } }],

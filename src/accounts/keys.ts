@@ -2,7 +2,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { and, eq, inArray, isNotNull, or } from "drizzle-orm";
 import type { Database } from "../db/open.ts";
 import type { SqlQuery } from "../db/sql.ts";
-import type { PrincipalLimits } from "../limits/types.ts";
+import { limitsColumn } from "../limits/limit-values.ts";
+import type { Limits, PrincipalLimits } from "../limits/types.ts";
 
 // API keys: random, prefixed, shown once, stored only as a SHA-256 hash. A key carries 256 bits of
 // randomness, so a fast hash is enough: there is nothing to brute-force.
@@ -28,18 +29,27 @@ export function newId(): string {
   return crypto.randomUUID();
 }
 
-/** Finds or creates the tenant by name (and e-mail, for signup accounts); true when it is new. */
-export function ensureTenant(database: Database, name: string, email?: string): Promise<{ tenantId: string; created: boolean }> {
-  return database.sql.transaction((tx) => ensureTenantIn(tx, name, email));
+/**
+ * Finds or creates the tenant by name (and e-mail, for signup accounts); true when it is new. A new
+ * tenant starts with `limits` (the operator's DEFAULT_TENANT_*).
+ */
+export function ensureTenant(database: Database, name: string, email?: string, limits: Limits = {}): Promise<{ tenantId: string; created: boolean }> {
+  return database.sql.transaction((tx) => ensureTenantIn(tx, name, email, limits));
 }
 
 /** `ensureTenant` inside the caller's transaction. */
-export async function ensureTenantIn(tx: SqlQuery, name: string, email?: string): Promise<{ tenantId: string; created: boolean }> {
+export async function ensureTenantIn(tx: SqlQuery, name: string, email?: string, limits: Limits = {}): Promise<{ tenantId: string; created: boolean }> {
   const byName = async () => (await tx.query<{ id: string }>("SELECT id FROM tenants WHERE name = ?", [name]))[0];
   const existing = await byName();
   if (existing) return { tenantId: existing.id, created: false };
   const id = newId();
-  const inserted = await tx.query("INSERT INTO tenants (id, name, email, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id", [id, name, email ?? null, new Date()]);
+  const inserted = await tx.query("INSERT INTO tenants (id, name, email, limits, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id", [
+    id,
+    name,
+    email ?? null,
+    limitsColumn(limits),
+    new Date(),
+  ]);
   if (inserted.length) return { tenantId: id, created: true };
   return { tenantId: (await byName())!.id, created: false };
 }
@@ -48,8 +58,8 @@ export async function ensureTenantIn(tx: SqlQuery, name: string, email?: string)
  * Mints a key for the tenant, created if need be, inside the caller's transaction (the CLI funds
  * the key in the same one); the returned `key` is the only time it exists in clear.
  */
-export async function createKeyIn(tx: SqlQuery, tenantName: string): Promise<{ key: string; keyId: string; tenantId: string }> {
-  const { tenantId } = await ensureTenantIn(tx, tenantName);
+export async function createKeyIn(tx: SqlQuery, tenantName: string, newTenantLimits: Limits = {}): Promise<{ key: string; keyId: string; tenantId: string }> {
+  const { tenantId } = await ensureTenantIn(tx, tenantName, undefined, newTenantLimits);
   return { ...(await mintKeyIn(tx, tenantId)), tenantId };
 }
 

@@ -2,6 +2,8 @@ import { and, desc, eq, gte, isNotNull, isNull, max, or } from "drizzle-orm";
 import type { Database } from "../db/open.ts";
 import { asNumber } from "../db/sql.ts";
 import { ApiError } from "../errors.ts";
+import { limitsColumn, looserThanTenant } from "../limits/limit-values.ts";
+import { type Limits, readLimits } from "../limits/types.ts";
 import { mintKeyIn } from "./keys.ts";
 
 // A tenant's own keys, as `/account/keys` manages them: listed by prefix (the CLI's `keys list` too),
@@ -49,18 +51,23 @@ export async function listOwnKeys({ db, schema }: Database, tenantId: string): P
 }
 
 /**
- * A new key for the tenant: the only time it exists in clear. 400 past the live-key limit. The
- * count and the insert are one transaction that holds the tenant's row (PostgreSQL) or the one
- * writer (SQLite), so creations at once are counted one after the other, in any process.
+ * A new key for the tenant, with its own `limits`: the only time it exists in clear. 400 past the
+ * live-key limit, or for a limit above the tenant's. The count and the insert are one transaction
+ * that holds the tenant's row (PostgreSQL) or the one writer (SQLite), so creations at once are
+ * counted one after the other, in any process.
  */
-export function createOwnKey(database: Database, tenantId: string) {
+export function createOwnKey(database: Database, tenantId: string, limits: Limits = {}) {
   const forUpdate = database.dialect === "postgres" ? " FOR UPDATE" : "";
   return database.sql.transaction(async (tx) => {
-    await tx.query(`SELECT id FROM tenants WHERE id = ?${forUpdate}`, [tenantId]);
+    const [tenant] = await tx.query<{ limits: string | null }>(`SELECT limits FROM tenants WHERE id = ?${forUpdate}`, [tenantId]);
+    const looser = looserThanTenant(limits, readLimits(tenant?.limits));
+    if (looser) throw new ApiError("invalid_request", `${looser} may not be above the account's own (${readLimits(tenant?.limits)[looser]})`, { param: looser });
     const [{ live }] = await tx.query<{ live: unknown }>("SELECT count(*) AS live FROM api_keys WHERE tenant_id = ? AND revoked_at IS NULL", [tenantId]);
     if (asNumber(live) >= LIVE_KEYS_PER_TENANT) throw new ApiError("invalid_request", `an account holds at most ${LIVE_KEYS_PER_TENANT} live keys: revoke one first`);
     const { key, keyId, prefix } = await mintKeyIn(tx, tenantId);
-    return { api_key: key, id: keyId, key_prefix: prefix };
+    const column = limitsColumn(limits);
+    if (column) await tx.query("UPDATE api_keys SET limits = ? WHERE id = ?", [column, keyId]);
+    return { api_key: key, id: keyId, key_prefix: prefix, limits };
   });
 }
 

@@ -6,6 +6,7 @@ import type { Logger } from "../log.ts";
 import { creditsOfUsd } from "../ledger/amounts.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { GrantTarget } from "../ledger/sources.ts";
+import type { Limits } from "../limits/types.ts";
 import { ensureTenant, mintKey, newId } from "./keys.ts";
 import type { Mailer } from "./mailer.ts";
 
@@ -51,6 +52,8 @@ export interface SignupDeps {
   mailer: Mailer;
   log: Logger;
   welcome: Welcome;
+  /** What a new account's limits start as (DEFAULT_TENANT_*). */
+  tenantLimits?: Limits;
   limits?: SignupLimits;
   now?: () => Date;
 }
@@ -171,7 +174,7 @@ export class Signup {
     if (outcome === "voided") throw new ApiError("invalid_request", "too many wrong codes; this code is void, request a new one", { param: "code" });
     if (outcome === "wrong") throw new ApiError("invalid_request", "the code is not right", { param: "code" });
 
-    const { tenantId, created } = await ensureTenant(database, email, email);
+    const { tenantId, created } = await ensureTenant(database, email, email, this.deps.tenantLimits);
     // Every time: it happens once per account (keyed), also when a first attempt failed halfway.
     await this.welcome(tenantId);
     const { key, prefix } = await mintKey(database, tenantId);

@@ -8,6 +8,7 @@ import { CREDITS_PER_USD, creditsOfUsd, MAX_CREDIT_USD } from "../ledger/amounts
 import { balanceView } from "../ledger/balance.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { GrantTarget } from "../ledger/sources.ts";
+import type { Limits } from "../limits/types.ts";
 import { creditsText, usdText } from "./amounts.ts";
 import { NotFoundError, UsageError } from "./errors.ts";
 import { table } from "./table.ts";
@@ -16,11 +17,13 @@ import { table } from "./table.ts";
 export const CLI = Bun.isStandaloneExecutable ? "voxroute" : "bun run cli";
 
 type Options = NonNullable<Parameters<typeof parseArgs>[0]>["options"];
-type Values = Record<string, string | string[] | boolean | undefined>;
+export type Values = Record<string, string | string[] | boolean | undefined>;
 
 export interface CommandContext {
   database: Database;
   ledger: Ledger;
+  /** What a tenant made here starts with (DEFAULT_TENANT_*). */
+  newTenantLimits: Limits;
   print(line: string): void;
 }
 
@@ -37,11 +40,11 @@ export interface Command {
   run(ctx: CommandContext, values: Values): Promise<void>;
 }
 
-const TENANT = { tenant: { type: "string" } } as const;
-const JSON_FLAG = { json: { type: "boolean" } } as const;
+export const TENANT = { tenant: { type: "string" } } as const;
+export const JSON_FLAG = { json: { type: "boolean" } } as const;
 const DAY_MS = 86_400_000;
 
-const required = (values: Values, flag: string): string => {
+export const required = (values: Values, flag: string): string => {
   const value = values[flag];
   if (typeof value !== "string" || !value.trim()) throw new UsageError(`--${flag} is required`);
   return value.trim();
@@ -61,7 +64,7 @@ function usd(values: Values): number {
   return credits;
 }
 
-async function tenantId({ database }: CommandContext, values: Values): Promise<string> {
+export async function tenantId({ database }: CommandContext, values: Values): Promise<string> {
   const name = required(values, "tenant");
   const t = await tenantByName(database, name);
   if (!t) throw new NotFoundError(`no tenant named "${name}" (${CLI} tenants list)`);
@@ -92,7 +95,7 @@ function expiry(values: Values): Date | null {
   return days ? new Date(Date.now() + days * DAY_MS) : null;
 }
 
-const json = (ctx: CommandContext, value: unknown) => ctx.print(JSON.stringify(value, null, 2));
+export const json = (ctx: CommandContext, value: unknown) => ctx.print(JSON.stringify(value, null, 2));
 
 export const COMMANDS: Command[] = [
   {
@@ -165,7 +168,7 @@ export const COMMANDS: Command[] = [
       const credits = values.usd === undefined ? 0 : usd(values);
       // One transaction: a credit that fails leaves no key behind that nobody was shown.
       const { key, tenantId } = await ctx.ledger.withCredits(async (tx, credit) => {
-        const made = await createKeyIn(tx, name);
+        const made = await createKeyIn(tx, name, ctx.newTenantLimits);
         if (credits) await credit(made.tenantId, { credits, type: "adjustment", description: `operator funded a new key with ${usdText(credits)}` });
         return made;
       });

@@ -4,9 +4,10 @@ import { type Database, openDatabase } from "../db/open.ts";
 import { Ledger } from "../ledger/ledger.ts";
 import { CLI, type Command, type CommandContext, COMMANDS as DATABASE_COMMANDS } from "./commands.ts";
 import { EXIT, NotFoundError, UsageError } from "./errors.ts";
+import { LIMITS_COMMANDS } from "./limits-commands.ts";
 import { tlsSelfSigned } from "./tls-command.ts";
 
-const COMMANDS: Command[] = [...DATABASE_COMMANDS, tlsSelfSigned];
+const COMMANDS: Command[] = [...DATABASE_COMMANDS, ...LIMITS_COMMANDS, tlsSelfSigned];
 
 const HELP_FLAGS = new Set(["--help", "-h"]);
 const print = (line: string) => console.log(line);
@@ -80,8 +81,9 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
   try {
     if (command.offline) await command.run({ print } as CommandContext, values);
     else {
-      database = await openDatabase(loadConfig(env).databaseUrl);
-      await command.run({ database, ledger: new Ledger(database), print }, values);
+      const config = loadConfig(env);
+      database = await openDatabase(config.databaseUrl);
+      await command.run({ database, ledger: new Ledger(database), newTenantLimits: config.defaultTenantLimits, print }, values);
     }
     return EXIT.ok;
   } catch (err) {

@@ -4,6 +4,7 @@ import type { Logger } from "../log.ts";
 import { ceilCredits, costOf, rateOf } from "./cost.ts";
 import type { Ledger } from "./ledger.ts";
 import { MeteredRequest, type MeterOptions, type Payer, type Settled } from "./metered-request.ts";
+import { hasBudget, type SpendCaps } from "./spend-caps.ts";
 
 // The one entry point that every channel (native TTS and STT, compatibility surfaces, realtime)
 // uses to bill a request:
@@ -23,6 +24,8 @@ export const DEFAULT_METER_OPTIONS: MeterOptions = { blockUnits: { tts: 2000, st
 
 export class Meter {
   private readonly observers: ((settled: Settled) => void)[] = [];
+  /** Keys' and tenants' budgets (docs/limits.md#budgets); none until the server gives them. */
+  private caps: SpendCaps | undefined;
 
   constructor(
     readonly ledger: Ledger,
@@ -51,22 +54,47 @@ export class Meter {
       affordable = await this.affordable(payer.tenantId, priced);
     }
     if (affordable.length === 0) throw new ApiError("insufficient_balance", "the balance cannot pay for this request");
-    return affordable;
+    return this.withinBudget(payer, affordable);
+  }
+
+  /** Budgets cap what the payer's requests hold: 429 `budget_exceeded` when what is left of one cannot pay a first unit. */
+  private async withinBudget<B extends Binding>(payer: Payer, affordable: B[]): Promise<B[]> {
+    const cap = hasBudget(payer.limits) ? this.caps?.capOf(payer) : undefined;
+    if (!cap) return affordable;
+    await cap.ready();
+    const room = cap.room();
+    const within = affordable.filter((b) => room >= minimumOf(b));
+    if (within.length === 0) throw new ApiError("budget_exceeded", cap.reason());
+    return within;
+  }
+
+  /** The budgets the payers' requests are held within. */
+  capSpend(caps: SpendCaps): void {
+    this.caps = caps;
   }
 
   private async affordable<B extends Binding>(tenantId: string, priced: B[]): Promise<B[]> {
     const affordable: B[] = [];
     for (const b of priced) {
-      const minimum = Math.max(1, ceilCredits(costOf(rateOf(b), 1)));
-      if ((await this.ledger.spendable(tenantId, b)) >= minimum) affordable.push(b);
+      if ((await this.ledger.spendable(tenantId, b)) >= minimumOf(b)) affordable.push(b);
     }
     return affordable;
   }
 
   start(id: string, payer: Payer, surface: string): MeteredRequest {
-    return new MeteredRequest(id, payer, surface, this.ledger, this.log, this.options, (settled) => {
-      for (const observe of this.observers) observe(settled);
-    });
+    const cap = hasBudget(payer.limits) ? this.caps?.capOf(payer) : undefined;
+    return new MeteredRequest(
+      id,
+      payer,
+      surface,
+      this.ledger,
+      this.log,
+      this.options,
+      (settled) => {
+        for (const observe of this.observers) observe(settled);
+      },
+      cap,
+    );
   }
 
   /** Calls `observe` with every request's usage once it is settled. */
@@ -74,3 +102,6 @@ export class Meter {
     this.observers.push(observe);
   }
 }
+
+/** The least a request on `b` can cost: one unit, at least a credit. */
+const minimumOf = (b: Binding) => Math.max(1, ceilCredits(costOf(rateOf(b), 1)));

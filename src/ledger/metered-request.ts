@@ -8,6 +8,7 @@ import { ceilCredits, costOf, rateOf, usageUnit } from "./cost.ts";
 import type { Ledger } from "./ledger.ts";
 import { ServedParts } from "./parts.ts";
 import { total, type Allocation } from "./sources.ts";
+import type { PayerBudgets, SpendCap } from "./spend-caps.ts";
 
 // One request's credits: held ahead of use, the usage it delivered noted (the checkpoint a crash
 // is billed from), settled once. A hold is taken before the credits are used, with a database
@@ -25,6 +26,8 @@ export interface Payer {
   tenantId: string;
   keyId?: string;
   keyPrefix?: string;
+  /** The key's and the tenant's limits (their budgets cap what the payer's requests hold). */
+  limits?: PayerBudgets;
 }
 
 /** A request's usage as it was settled: for metrics. */
@@ -66,6 +69,8 @@ export class MeteredRequest {
   private voice: string | undefined;
   /** The bindings that served the request before the current one (a failover mid-session). */
   private readonly parts = new ServedParts();
+  /** Why a cover was refused by a budget, not the balance: the session ends `budget_exceeded`. */
+  budgetSpent: string | undefined;
 
   constructor(
     readonly id: string,
@@ -75,6 +80,8 @@ export class MeteredRequest {
     private readonly log: Logger,
     private readonly options: MeterOptions,
     private readonly settledWith: (settled: Settled) => void,
+    /** The budgets over the payer: what the hold may grow by is within their room. */
+    private readonly cap?: SpendCap,
   ) {}
 
   /** The voice a TTS request named: its activity record (and a crash's recovered one) carries it. */
@@ -112,8 +119,9 @@ export class MeteredRequest {
   cover(binding: Binding, units: number): boolean | Promise<boolean> {
     const needed = this.needed(binding, units);
     if (needed <= this.held) return true;
+    if (!this.withinBudget(needed - this.held)) return false;
     // As `extend` does, a request that comes back for more takes a block ahead.
-    const wanted = this.held > 0 ? this.needed(binding, units + this.options.blockUnits[binding.capability]) : needed;
+    const wanted = this.held > 0 ? Math.min(this.needed(binding, units + this.options.blockUnits[binding.capability]), this.held + this.room()) : needed;
     if (!this.extending && this.writeBehind(binding, wanted - this.held)) return true;
     return this.extend(binding, units, this.held > 0);
   }
@@ -129,6 +137,7 @@ export class MeteredRequest {
   prefetch(binding: Binding): void {
     if (this.extending || this.held || this.settled) return;
     const minimum = this.needed(binding, this.options.firstUnits[binding.capability]);
+    if (this.room() < minimum) return; // the first cover asks, and is refused when the budget cannot pay it
     if (this.writeBehind(binding, minimum)) return;
     const tenant = this.payer.tenantId;
     const run = async () =>
@@ -160,16 +169,16 @@ export class MeteredRequest {
     if (this.settled) return false;
     const reserving = this.ledger.reserveBehind(this.id, this.payer.tenantId, binding, credits, this.checkpointOn(binding));
     if (!reserving) return false;
-    this.held += credits;
+    this.hold(credits);
     const landed = reserving.then(
       (added) => {
         const got = total(added);
-        this.held += got - credits;
+        this.hold(got - credits);
         if (got && !this.settled) this.ledger.holds.track(this.id, this.checkpoint!);
         if (got < credits) this.log.warn({ request: this.id, tenantId: this.payer.tenantId, credits, held: got }, "a hold written behind got less than was used: other processes spent the credits");
       },
       (err) => {
-        this.held -= credits;
+        this.hold(-credits);
         this.log.error({ err, request: this.id, credits }, "a hold written behind failed");
       },
     );
@@ -191,15 +200,34 @@ export class MeteredRequest {
     if (this.settled) return false; // a finished request reserves nothing more
     if (this.needed(binding, units) <= this.held) return true;
     const minimum = this.needed(binding, units) - this.held;
+    if (!this.withinBudget(minimum)) return false;
     // A request that comes back for more is a long session, and from then on reserves a block
     // ahead so its next frames need no round trip.
-    const ahead = blockAhead ? this.needed(binding, units + this.options.blockUnits[binding.capability]) - this.held - minimum : 0;
+    const ahead = blockAhead ? Math.min(this.needed(binding, units + this.options.blockUnits[binding.capability]) - this.held - minimum, this.room() - minimum) : 0;
     this.extending = this.ledger.reserve(this.id, this.payer.tenantId, binding, minimum, ahead, this.checkpointOn(binding)).then((added) => this.take(added, minimum));
     try {
       return await this.extending;
     } finally {
       this.extending = undefined;
     }
+  }
+
+  /** The hold grew (or shrank) by `credits`: the budget's view counts them as held by the payer. */
+  private hold(credits: number): void {
+    this.held += credits;
+    this.cap?.held(credits);
+  }
+
+  /** What the budgets over the payer leave for this request's hold to grow by. */
+  private room(): number {
+    return this.cap ? this.cap.room() : Infinity;
+  }
+
+  /** Whether the budgets leave `credits` more to hold; noted when they do not. */
+  private withinBudget(credits: number): boolean {
+    if (credits <= this.room()) return true;
+    this.budgetSpent = this.cap!.reason();
+    return false;
   }
 
   private checkpointOn(binding: Binding): Checkpoint {
@@ -210,7 +238,7 @@ export class MeteredRequest {
   /** Counts what a reserve added to the hold; true when it is at least `minimum`. */
   private take(added: Allocation[], minimum: number): boolean {
     const got = total(added);
-    this.held += got;
+    this.hold(got);
     // From here on the hold exists: the hold keeper keeps it alive and its checkpoint current.
     if (got && !this.settled) this.ledger.holds.track(this.id, this.checkpoint!);
     return got >= minimum;
@@ -268,6 +296,8 @@ export class MeteredRequest {
       try {
         const row = await this.ledger.settle(input);
         this.ledger.holds.forget(this.id);
+        this.cap?.spent(row.credits, end.startedAt);
+        this.hold(-this.held);
         const served = parts ?? [{ binding: end.binding, units }];
         for (const [i, part] of served.entries()) {
           this.settledWith({ binding: part.binding, units: part.units, credits: row.partCredits?.[i] ?? (i === served.length - 1 ? row.credits : 0) });
@@ -284,6 +314,7 @@ export class MeteredRequest {
             this.ledger.holds.track(this.id, this.checkpoint);
             this.ledger.holds.abandon(this.id);
           }
+          this.hold(-this.held); // the recovered hold's record counts as spend once it is written
           this.log.error(
             { err, usage: { ...input, cost: undefined, binding: `${input.binding.provider.id}/${input.binding.id}` } },
             "usage could not be recorded now; it is kept as the hold's checkpoint",

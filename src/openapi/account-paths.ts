@@ -4,6 +4,7 @@ import { failures, KEY_FAILURES } from "./error-envelopes.ts";
 import { answer, json, jsonBody, pathParam, query } from "./operation.ts";
 import { array, boolean, constant, integer, nullable, number, object, oneOfValues, ref, string, timestamp } from "./schema.ts";
 import { CURSOR, LIMIT, page } from "./paging.ts";
+import { KEY_LIMITS_BODY } from "./limits-paths.ts";
 import { BEARER, NO_KEY } from "./security.ts";
 
 // `/account/*` (docs/account.md): signup by e-mail code, balance, activity, usage, transactions,
@@ -210,12 +211,17 @@ export const accountPaths: DocumentPart = {
       post: {
         operationId: "createKey",
         summary: "Create an API key (shown only here)",
-        description: "No body, or `{}`. An account holds at most 100 live keys.",
+        description: "No body, `{}`, or the key's own limits (docs/limits.md#setting-limits). An account holds at most 100 live keys.",
         tags: ["account"],
         security: BEARER,
+        requestBody: { ...jsonBody(KEY_LIMITS_BODY), required: false },
         responses: {
-          201: answer("The key", json(object({ api_key: string("The full key: shown only here"), id: string(), key_prefix: string() }))),
-          ...failures("native", { 400: "`invalid_request`: a body other than `{}`, or 100 live keys already", ...KEY_FAILURES, ...TOO_LARGE }),
+          201: answer("The key", json(object({ api_key: string("The full key: shown only here"), id: string(), key_prefix: string(), limits: ref("Limits") }))),
+          ...failures("native", {
+            400: "`invalid_request` (`param` naming the member): a member other than the key's limits, a bad value, a limit above the account's own; or 100 live keys already",
+            ...KEY_FAILURES,
+            ...TOO_LARGE,
+          }),
         },
       },
     },

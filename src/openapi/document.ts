@@ -1,5 +1,6 @@
 import { version } from "../../package.json";
 import { accountPaths } from "./account-paths.ts";
+import { limitsPaths } from "./limits-paths.ts";
 import { cataloguePaths } from "./catalogue-paths.ts";
 import { customVoicePaths } from "./custom-voice-paths.ts";
 import type { DocumentPart } from "./document-types.ts";
@@ -47,7 +48,21 @@ const DESCRIPTION = `One API for text to speech and speech to text, routed to em
 - **Billing.** TTS per character, STT per second of audio rounded up; 1 credit = 0.000001 USD.`;
 
 function parts(options: DocumentOptions): DocumentPart[] {
-  return [cataloguePaths, speechPaths, customVoicePaths, realtimePaths, accountPaths, paymentPaths(options.payments), elSpeechPaths, elVoicePaths, elEnginePaths, elUserPaths, oaiPaths, opsPaths];
+  return [
+    cataloguePaths,
+    speechPaths,
+    customVoicePaths,
+    realtimePaths,
+    accountPaths,
+    limitsPaths,
+    paymentPaths(options.payments),
+    elSpeechPaths,
+    elVoicePaths,
+    elEnginePaths,
+    elUserPaths,
+    oaiPaths,
+    opsPaths,
+  ];
 }
 
 export function openApiDocument(options: DocumentOptions = {}) {

@@ -1,5 +1,5 @@
 import type { DocumentPart } from "./document-types.ts";
-import { failures } from "./error-envelopes.ts";
+import { BUDGET_EXCEEDED, failures } from "./error-envelopes.ts";
 import { EL_KEY_FAILURES } from "./el-speech-paths.ts";
 import { answer, fallbacks, json, jsonBody, pathParam, query } from "./operation.ts";
 import { array, integer, map, object, oneOfValues, ref, string } from "./schema.ts";
@@ -115,6 +115,7 @@ export const elEnginePaths: DocumentPart = {
           400: "`invalid_request`: no `agent_id`, an engine that no longer plans",
           401: "A plain GET without the upgrade: `missing_api_key` or `invalid_api_key`",
           402: "`insufficient_balance`: the account cannot pay for the engine's models",
+          429: BUDGET_EXCEEDED,
           403: "A plain GET without the upgrade: `tenant_disabled`",
           404: "`not_found`: no such engine of this account",
           422: "`model_not_priced`",

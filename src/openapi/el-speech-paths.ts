@@ -1,5 +1,5 @@
 import type { DocumentPart, MediaType, Operation } from "./document-types.ts";
-import { failures } from "./error-envelopes.ts";
+import { BUDGET_EXCEEDED, failures } from "./error-envelopes.ts";
 import { answer, binary, fallbacks, fallbacksQuery, fallbacksText, formBody, json, jsonBody, pathParam, PREFERENCE_QUERY, query } from "./operation.ts";
 import { array, boolean, constant, file, integer, map, nullable, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { EL_KEY } from "./security.ts";
@@ -18,6 +18,7 @@ const EL_ROUTED = {
   402: "`insufficient_balance`",
   403: "`tenant_disabled`, `provider_not_allowed`",
   422: "`model_not_priced`",
+  429: BUDGET_EXCEEDED,
   502: "`upstream_error`: the provider failed",
   503: "`provider_unavailable`: every candidate's provider is known to be down, its circuit open (`Retry-After`)",
 };
@@ -151,7 +152,7 @@ export const elSpeechPaths: DocumentPart = {
           402: "`insufficient_balance`: the handshake's key is valid and its account cannot pay",
           422: "`model_not_priced`",
           426: "`websocket_upgrade_required`: a plain GET without the upgrade",
-          429: "`too_many_concurrent_requests`: too many keyless sockets of this client address wait for their init frame (`Retry-After`)",
+          429: `\`too_many_concurrent_requests\`: too many keyless sockets of this client address wait for their init frame (\`Retry-After\`); ${BUDGET_EXCEEDED}`,
         },
       }),
     },

@@ -60,6 +60,9 @@ export const ROUTED_KEY_FAILURES: Record<number, string> = {
   403: "`tenant_disabled`; `provider_not_allowed`: the provider preferences exclude every provider of the model",
 };
 
+/** A spent budget (docs/limits.md#budgets): 429 with `x-should-retry: false`, as retrying today will not pass. */
+export const BUDGET_EXCEEDED = "`budget_exceeded`: the key's or the account's `usd_per_day` or `usd_per_month` is spent (`x-should-retry: false`: retrying before it renews will not pass)";
+
 const SHUTTING_DOWN = "`service_unavailable`: the server is shutting down; retry on another instance";
 
 function failure(surface: Surface, status: number, description: string): ResponseObject {

@@ -1,5 +1,5 @@
 import type { DocumentPart } from "./document-types.ts";
-import { failures } from "./error-envelopes.ts";
+import { BUDGET_EXCEEDED, failures } from "./error-envelopes.ts";
 import { answer, binary, fallbacks, fallbacksText, formBody, json, jsonBody, pathParam, query } from "./operation.ts";
 import { array, boolean, constant, file, integer, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { BEARER } from "./security.ts";
@@ -14,7 +14,7 @@ const ROUTED = {
   ...KEY,
   403: "`tenant_disabled`, `provider_not_allowed` (`permission_error`)",
   422: "`model_not_priced`",
-  429: "`insufficient_quota`: the balance cannot pay for the request",
+  429: `\`insufficient_quota\`: the balance cannot pay for the request; ${BUDGET_EXCEEDED} (\`rate_limit_error\`)`,
   502: "`upstream_error`: the provider failed before any output",
   503: "`provider_unavailable`: every candidate's provider is known to be down, its circuit open (`Retry-After`)",
 };
@@ -155,7 +155,7 @@ export const oaiPaths: DocumentPart = {
           401: "A plain GET without the upgrade: `missing_api_key` or `invalid_api_key`",
           403: "A plain GET without the upgrade: `tenant_disabled`",
           422: "`model_not_priced`",
-          429: "`insufficient_quota`: the account cannot pay for the conversation",
+          429: `\`insufficient_quota\`: the account cannot pay for the conversation; ${BUDGET_EXCEEDED}`,
           501: "`not_implemented`: a plain GET without the upgrade",
         },
       }),

@@ -2,7 +2,7 @@ import { EXPIRES_IN } from "../realtime/client-secrets.ts";
 import { OUTPUT_FORMATS } from "../realtime/output-formats.ts";
 import { APP_PROTOCOLS } from "../realtime/profiles.ts";
 import type { DocumentPart } from "./document-types.ts";
-import { failures, KEY_FAILURES } from "./error-envelopes.ts";
+import { BUDGET_EXCEEDED, failures, KEY_FAILURES } from "./error-envelopes.ts";
 import { answer, fallbacks, json, jsonBody, pathParam, query } from "./operation.ts";
 import { boolean, constant, integer, map, object, oneOfValues, ref, string, timestamp } from "./schema.ts";
 import { CURSOR, LIMIT, page } from "./paging.ts";
@@ -146,6 +146,7 @@ export const realtimePaths: DocumentPart = {
         refusals: {
           400: "`invalid_request`: neither `client_secret` nor `profile_id`, a profile that no longer plans",
           402: "`insufficient_balance`: the account cannot pay for the STT or the TTS model",
+          429: BUDGET_EXCEEDED,
           404: "`not_found`: no such profile of this tenant",
           422: "`model_not_priced`",
           426: "`websocket_upgrade_required`: a plain GET without the upgrade",

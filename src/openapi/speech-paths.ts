@@ -1,6 +1,6 @@
 import { AUDIO_FORMATS } from "../planning/stt-request.ts";
 import type { DocumentPart } from "./document-types.ts";
-import { failures, ROUTED_KEY_FAILURES } from "./error-envelopes.ts";
+import { BUDGET_EXCEEDED, failures, ROUTED_KEY_FAILURES } from "./error-envelopes.ts";
 import { answer, binary, fallbacksQuery, fallbacksText, json, PREFERENCE_QUERY, query, repeatedQuery } from "./operation.ts";
 import { array, file, integer, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { BEARER, SOCKET_KEY } from "./security.ts";
@@ -13,6 +13,7 @@ const BILLING_REFUSALS = {
   402: "`insufficient_balance`: the key is valid and its account cannot pay for any allowed provider",
   422: "`model_not_priced`: the model has no price on any allowed provider",
   426: "`websocket_upgrade_required`: a plain GET without the upgrade",
+  429: BUDGET_EXCEEDED,
 };
 
 const TTS_QUERY = [
@@ -130,6 +131,7 @@ export const speechPaths: DocumentPart = {
             400: `${ROUTING_REFUSALS}, \`invalid_request\`: no audio, multipart without \`file\`, an unknown parameter`,
             ...ROUTED_KEY_FAILURES,
             402: "`insufficient_balance`: the balance cannot pay for the whole file",
+            429: BUDGET_EXCEEDED,
             413: "`payload_too_large`: over `MAX_AUDIO_UPLOAD_BYTES` (`limit_bytes`)",
             422: "`indeterminate_audio_duration`: the audio cannot be measured; `validation`: the recognizer cannot read it; `model_not_priced`",
             502: "`upstream_error`: the provider failed",

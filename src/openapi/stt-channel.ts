@@ -24,7 +24,7 @@ export const sttChannel: ChannelPart = {
   address: "/v1/stt",
   title: "Streaming speech to text",
   description:
-    "Audio in as binary frames, forwarded unchanged; normalized `stt.*` events out, each with a stable `event_id` and a gapless `seq`. Ends with `stt.session.ended` and close 1000 `stt_complete`; an unreadable text frame closes 1003 `invalid_stt_frame`, a bad key 4401, a disabled account or excluded providers 4403, an empty balance 4402, an idle socket 4408, a provider failure 1011, an embedded recognizer at capacity 1013 `provider_overloaded`, every provider gone down since the handshake 1013 `provider_unavailable`. With `event_format=provider` the provider's own protocol passes both ways instead.",
+    "Audio in as binary frames, forwarded unchanged; normalized `stt.*` events out, each with a stable `event_id` and a gapless `seq`. Ends with `stt.session.ended` and close 1000 `stt_complete`; an unreadable text frame closes 1003 `invalid_stt_frame`, a bad key 4401, a disabled account or excluded providers 4403, an empty balance or a spent budget 4402 (`insufficient_balance`, `budget_exceeded`), an idle socket 4408, a provider failure 1011, an embedded recognizer at capacity 1013 `provider_overloaded`, every provider gone down since the handshake 1013 `provider_unavailable`. With `event_format=provider` the provider's own protocol passes both ways instead.",
   receives: [
     audio("audio", "Caller audio in `audio_format`"),
     command("stt.audio.commit", "End the turn now (with `commit_strategy=manual`, the only way it ends)"),

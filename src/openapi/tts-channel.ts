@@ -10,7 +10,7 @@ export const ttsChannel: ChannelPart = {
   address: "/v1/tts",
   title: "Streaming text to speech",
   description:
-    "Text in as JSON commands, audio out as binary frames (16-bit little-endian PCM, or MP3 with `format=mp3`) with JSON `service.*` events. Ends with `service.tts_session_ended` and close 1000 `tts_complete`; a malformed frame closes 1003 `invalid_tts_frame`, a text over 2000 characters 1009, a bad key 4401, a disabled account or excluded providers 4403, an empty balance 4402, an idle socket 4408, a provider failure 1011 `upstream_error`, every provider gone down since the handshake 1013 `provider_unavailable`.",
+    "Text in as JSON commands, audio out as binary frames (16-bit little-endian PCM, or MP3 with `format=mp3`) with JSON `service.*` events. Ends with `service.tts_session_ended` and close 1000 `tts_complete`; a malformed frame closes 1003 `invalid_tts_frame`, a text over 2000 characters 1009, a bad key 4401, a disabled account or excluded providers 4403, an empty balance or a spent budget 4402 (`insufficient_balance`, `budget_exceeded`), an idle socket 4408, a provider failure 1011 `upstream_error`, every provider gone down since the handshake 1013 `provider_unavailable`.",
   receives: [
     command("text", "Text to speak: at most 2000 characters a frame", { text: string(undefined, { maxLength: 2000 }) }, { text: "Hello there." }),
     command("flush", "Speak what was sent so far; answered `service.tts_flushed`"),

@@ -21,6 +21,8 @@ export async function notImplemented(ctx: AppContext, principal: Principal, path
  */
 export function errorHeaders(err: ApiError): Record<string, string> {
   noteRequest({ error: err.code });
+  // A spent budget is a 429 that retrying today cannot pass, whatever the status rule says of 429s.
+  if (err.code === "budget_exceeded") return { "x-should-retry": "false" };
   if (typeof err.extra.retry_after === "number") return { "retry-after": String(err.extra.retry_after) };
   return {};
 }

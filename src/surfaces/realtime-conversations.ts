@@ -1,5 +1,6 @@
 import type { ServerWebSocket } from "bun";
 import type { AppContext } from "../context.ts";
+import { limitsOfKey } from "../limits/key-limits.ts";
 import { ApiError } from "../errors.ts";
 import type { Payer } from "../ledger/metered-request.ts";
 import type { Conversation } from "../realtime/conversation/conversation.ts";
@@ -51,7 +52,9 @@ async function payerOf(ctx: AppContext, { secret, profileId, key, transcription 
   const redeemed = await ctx.clientSecrets.redeem(secret);
   if (profileId && profileId !== redeemed.profileId) throw new ApiError("invalid_client_secret", "the client secret opens another profile");
   if (!redeemed.profileId && !transcription) throw new ApiError("invalid_client_secret", "the client secret opens a transcription session, not a profile");
-  return { tenantId: redeemed.tenantId, keyId: redeemed.keyId, profileId: redeemed.profileId, ...(redeemed.session ? { session: redeemed.session } : {}) };
+  // Its minting key's budgets apply (read with the secret's redemption, already a database write).
+  const limits = await limitsOfKey(ctx.database.sql, redeemed.keyId);
+  return { tenantId: redeemed.tenantId, keyId: redeemed.keyId, limits, profileId: redeemed.profileId, ...(redeemed.session ? { session: redeemed.session } : {}) };
 }
 
 /** A realtime socket's admission: who pays, then the profile they named, its plan, and what they can pay for of it. */

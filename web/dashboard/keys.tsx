@@ -3,6 +3,7 @@ import { api, describeFailure } from "../api.ts";
 import { when } from "../format.ts";
 import type { Session } from "../session.ts";
 import { useApi } from "../use-api.ts";
+import { AccountLimits, type LimitsReport, limitsText, NewKeyFields, type NewKeyLimits, newKeyBody, useText } from "./key-limits.tsx";
 
 interface Key {
   id: string;
@@ -12,9 +13,15 @@ interface Key {
   last_used_at: string | null;
 }
 
-/** `/account/keys`: listed by prefix, created (the key shown once, here), revoked after a confirmation. */
+/** `/account/keys`: listed by prefix with their limits and use, created (the key shown once, here, with its own limits if given), revoked after a confirmation. */
 export function Keys({ session }: { session: Session }) {
-  const { data, error, reload } = useApi<{ items: Key[] }>("/account/keys", session.key);
+  const { data, error, reload: reloadKeys } = useApi<{ items: Key[] }>("/account/keys", session.key);
+  const limits = useApi<LimitsReport>("/account/limits", session.key);
+  const reload = () => {
+    reloadKeys();
+    limits.reload();
+  };
+  const [newLimits, setNewLimits] = useState<NewKeyLimits>({});
   const [created, setCreated] = useState<string>();
   const [confirming, setConfirming] = useState<string>();
   const [failure, setFailure] = useState("");
@@ -27,7 +34,12 @@ export function Keys({ session }: { session: Session }) {
     }
     reload();
   };
-  const create = () => act(async () => setCreated((await api<{ api_key: string }>("/account/keys", { method: "POST", key: session.key })).api_key));
+  const create = () =>
+    act(async () => {
+      setCreated((await api<{ api_key: string }>("/account/keys", { method: "POST", key: session.key, body: newKeyBody(newLimits) })).api_key);
+      setNewLimits({});
+    });
+  const use = (k: Key) => limits.data?.keys.find((l) => l.id === k.id);
   const revoke = (k: Key) =>
     act(async () => {
       await api(`/account/keys/${encodeURIComponent(k.id)}`, { method: "DELETE", key: session.key });
@@ -36,6 +48,8 @@ export function Keys({ session }: { session: Session }) {
 
   return (
     <>
+      <AccountLimits report={limits.data} />
+      <NewKeyFields values={newLimits} onInput={setNewLimits} />
       <button type="button" onClick={create}>
         Create a key
       </button>
@@ -56,7 +70,7 @@ export function Keys({ session }: { session: Session }) {
         </div>
       )}
       <p class="error" role="alert">
-        {error || failure}
+        {error || limits.error || failure}
       </p>
       <div class="scroll">
         <table class="fit" data-testid="keys">
@@ -66,6 +80,8 @@ export function Keys({ session }: { session: Session }) {
               <th scope="col">Key</th>
               <th scope="col">Created</th>
               <th scope="col">Last used</th>
+              <th scope="col">Limits</th>
+              <th scope="col">Used</th>
               <th scope="col">State</th>
             </tr>
           </thead>
@@ -78,6 +94,8 @@ export function Keys({ session }: { session: Session }) {
                 </td>
                 <td data-label="Created">{when(k.created_at)}</td>
                 <td data-label="Last used">{when(k.last_used_at)}</td>
+                <td data-label="Limits">{use(k) ? limitsText(use(k)!.limits) : "—"}</td>
+                <td data-label="Used">{use(k) ? useText(use(k)!) : "—"}</td>
                 <td data-label="State">
                   {k.revoked_at ? (
                     `revoked ${when(k.revoked_at)}`

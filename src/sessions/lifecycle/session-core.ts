@@ -146,8 +146,11 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
 
   /** The balance ran out and what was admitted has been delivered: end with 4402. */
   protected cutOff(message: string): Promise<void> {
-    this.sendError(new ApiError("insufficient_balance", message));
-    return this.finish("cut_off", { code: ERRORS.insufficient_balance.close, reason: closeReason("insufficient_balance") });
+    // A budget ends a session as the balance does (4402), under its own code.
+    const spent = this.admission?.meter.budgetSpent;
+    const code = spent ? "budget_exceeded" : "insufficient_balance";
+    this.sendError(new ApiError(code, spent ?? message));
+    return this.finish("cut_off", { code: ERRORS[code].close, reason: closeReason(code) });
   }
 
   /**
