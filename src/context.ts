@@ -7,6 +7,7 @@ import type { Catalogue } from "./catalogue/catalogue.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/open.ts";
 import type { Meter } from "./ledger/meter.ts";
+import type { Limiter } from "./limits/limiter.ts";
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import type { ProviderHealth } from "./routing/health.ts";
@@ -51,6 +52,8 @@ export interface AppContext {
   clientSecrets: ClientSecrets;
   /** Tenants' cloned voices, and where requests for them may go. */
   customVoices: CustomVoices;
+  /** Tenants' and keys' `max_sessions` and `requests_per_minute`, counted here or in Redis (docs/limits.md). */
+  limits: Limiter;
   /** False once shutdown began: /healthz turns 503 so balancers stop sending traffic. */
   accepting: () => boolean;
 }

@@ -19,6 +19,8 @@ import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
 import { openDatabase } from "./db/open.ts";
 import { Ledger } from "./ledger/ledger.ts";
+import { Limiter } from "./limits/limiter.ts";
+import { RedisCounters } from "./limits/redis-counters.ts";
 import { Meter } from "./ledger/meter.ts";
 import { type Listen, Listener } from "./listener.ts";
 import { createLogger, type Logger } from "./log.ts";
@@ -85,7 +87,10 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   keys.start();
   const ledger = new Ledger(database, config.holdTtlMs);
   const meter = new Meter(ledger, log);
-  feedMetrics(metrics, { meter, ledger, pools: { tts_engines: pool, stt_audio: audioPool, files } });
+  const counting = config.limitCounters;
+  const limits = new Limiter({ ...counting, redis: counting.redisUrl ? new RedisCounters(counting.redisUrl, counting.leaseTtlMs) : undefined, log });
+  feedMetrics(metrics, { meter, ledger, pools: { tts_engines: pool, stt_audio: audioPool, files }, limits });
+  await limits.start();
   // Keeps this process's holds and checkpoints current; settles lapsed holds of dead processes.
   ledger.holds.start(log);
   // Other processes' spending and top-ups reach the funds view as often as withdrawn keys do.
@@ -139,6 +144,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     sttProviders,
     files,
     vadLanes: audioPool,
+    limits,
     accepting: () => accepting,
   };
 
@@ -152,6 +158,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     await pool.close();
     await audioPool.close();
     await files.close();
+    limits.stop();
     await database.close();
   };
 

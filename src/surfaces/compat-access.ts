@@ -21,6 +21,9 @@ export async function notImplemented(ctx: AppContext, principal: Principal, path
  */
 export function errorHeaders(err: ApiError): Record<string, string> {
   noteRequest({ error: err.code });
-  if (typeof err.extra.retry_after === "number") return { "retry-after": String(err.extra.retry_after) };
-  return {};
+  const headers: Record<string, string> = {};
+  if (typeof err.extra.retry_after === "number") headers["retry-after"] = String(err.extra.retry_after);
+  // Milliseconds, which the OpenAI SDK reads before Retry-After's whole seconds.
+  if (typeof err.extra.retry_after_ms === "number") headers["retry-after-ms"] = String(err.extra.retry_after_ms);
+  return headers;
 }
