@@ -123,16 +123,17 @@ export class Limiter implements LiveUsage {
   }
 
   private async admitShared(redis: RedisCounters, holders: Holder[], want: Want, id: string): Promise<Lease | undefined> {
-    let refusal: Refusal | undefined;
+    let answer: { refusal: Refusal | undefined } | undefined;
     if (want.session) this.local.await(holders, 1);
     try {
-      refusal = await this.withinTimeout(redis.admit(holders, want, id));
+      answer = { refusal: await this.withinTimeout(redis.admit(holders, want, id)) };
     } catch (err) {
       this.markDown(err);
-      return this.admitHere(holders, want, id);
     } finally {
       if (want.session) this.local.await(holders, -1);
     }
+    if (!answer) return this.admitHere(holders, want, id);
+    const { refusal } = answer;
     if (refusal) throw this.refusal(refusal);
     this.local.take(holders, want, id);
     return this.lease(holders, want, id);
