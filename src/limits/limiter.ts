@@ -4,7 +4,7 @@ import { type Holder, limiting, type Refusal, type Want } from "./counters.ts";
 import type { LiveUse, LiveUsage } from "./live-usage.ts";
 import { LocalCounters } from "./local-counters.ts";
 import type { RedisCounters } from "./redis-counters.ts";
-import type { PrincipalLimits } from "./types.ts";
+import type { Limits, PrincipalLimits } from "./types.ts";
 
 // `max_sessions` and `requests_per_minute` of a tenant and of its key, both checked at each
 // admission (docs/limits.md). Without Redis the counts are this instance's. With Redis they are
@@ -48,6 +48,8 @@ const NO_OBSERVER: LimiterObserver = { refused: () => {}, redisUp: () => {} };
 
 class TimedOut extends Error {}
 
+const unlimited = (limits: Limits) => limits.requests_per_minute === undefined && limits.max_sessions === undefined;
+
 export class Limiter implements LiveUsage {
   readonly local = new LocalCounters();
   private readonly leases = new Map<string, { id: string; holders: Holder[] }>();
@@ -88,10 +90,10 @@ export class Limiter implements LiveUsage {
    */
   admit(who: Limited, want: Want): undefined | Lease | Promise<Lease | undefined> {
     const limits = who.limits;
-    if (!limits) return undefined;
+    if (!limits || (unlimited(limits.tenant) && unlimited(limits.key))) return undefined;
     const holders: Holder[] = [];
-    if (limits.tenant.requests_per_minute !== undefined || limits.tenant.max_sessions !== undefined) holders.push({ scope: "tenant", id: who.tenantId, limits: limits.tenant });
-    if (who.keyId && (limits.key.requests_per_minute !== undefined || limits.key.max_sessions !== undefined)) holders.push({ scope: "key", id: who.keyId, limits: limits.key });
+    if (!unlimited(limits.tenant)) holders.push({ scope: "tenant", id: who.tenantId, limits: limits.tenant });
+    if (who.keyId && !unlimited(limits.key)) holders.push({ scope: "key", id: who.keyId, limits: limits.key });
     const counted = holders.filter((h) => limiting(h, want));
     if (counted.length === 0) return undefined;
     const sure = this.local.check(counted, want);
