@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ElevenLabsError } from "@elevenlabs/elevenlabs-js";
-import OpenAI from "openai";
+import OpenAI, { toFile } from "openai";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { createKey } from "./helpers/accounts.ts";
 import { setKeyLimits, setTenantLimits } from "./helpers/limits.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { silence, wavFile } from "./helpers/speech.ts";
 import { upgradeRequest } from "./helpers/upgrade-request.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 import type { Limits } from "../src/limits/types.ts";
@@ -79,6 +80,17 @@ describe("max_sessions", () => {
     expect((await (await client.audio.speech.create({ model: "flite", voice: "slt", input: "Hello." })).arrayBuffer()).byteLength).toBeGreaterThan(1000);
   });
 
+  test("/oai: a streamed transcription over the limit is refused before its file is measured or held for", async () => {
+    const { key } = await limitedKey({}, { max_sessions: 1 });
+    const held = await heldSession(key);
+    const client = new OpenAI({ apiKey: key, baseURL: `${server.url}/oai`, maxRetries: 0 });
+    const file = await toFile(wavFile(silence(500)), "quiet.wav", { type: "audio/wav" });
+    const refused = await client.audio.transcriptions.create({ file, model: "pocketsphinx", stream: true }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((refused as InstanceType<typeof OpenAI.RateLimitError>).code).toBe("concurrency_limited");
+    held.ws.close();
+  });
+
   test("/el: text-to-speech over the limit is ElevenLabs' 429 too_many_concurrent_requests, as its SDK raises it", async () => {
     const { ElevenLabsClient } = await import("@elevenlabs/elevenlabs-js");
     const { key } = await limitedKey({}, { max_sessions: 1 });
@@ -146,9 +158,19 @@ test("refusals are counted in /metrics by kind and scope", async () => {
   expect(text).toMatch(/voxroute_limit_refusals_total\{kind="rate",scope="tenant"\} [1-9]/);
 });
 
-test("a key with no limits is never refused", async () => {
-  const { key } = await limitedKey({});
-  const held = await Promise.all(Array.from({ length: 5 }, () => heldSession(key)));
-  expect((await upgradeRequest(ttsUrl(), bearer(key))).status).toBe(101);
-  for (const h of held) h.ws.close();
+test("every WebSocket surface refuses before its upgrade, in its envelope; another tenant without limits is upgraded", async () => {
+  const { key } = await limitedKey({ max_sessions: 0 });
+  const sockets: [string, Record<string, string>, (body: any) => unknown][] = [
+    ["/v1/stt?model=pocketsphinx/en-us", bearer(key), (b) => b.error],
+    ["/v1/realtime?profile_id=none", bearer(key), (b) => b.error],
+    ["/oai/realtime?intent=transcription", bearer(key), (b) => b.error.code],
+    ["/el/v1/text-to-speech/slt/stream-input?model_id=flite", { "xi-api-key": key }, (b) => b.detail.status],
+    ["/el/v1/convai/conversation?agent_id=none", { "xi-api-key": key }, (b) => b.detail.status],
+  ];
+  for (const [path, headers, code] of sockets) {
+    const refused = await upgradeRequest(server.wsUrl(path), headers);
+    expect({ path, status: refused.status, code: code(json(refused)) }).toEqual({ path, status: 429, code: path.startsWith("/el") ? "too_many_concurrent_requests" : "concurrency_limited" });
+  }
+  const other = await limitedKey({});
+  expect((await upgradeRequest(ttsUrl(), bearer(other.key))).status).toBe(101);
 });
