@@ -112,11 +112,6 @@ export class Limiter implements LiveUsage {
     return this.use("key", keyId);
   }
 
-  /** Leases this instance holds. */
-  get held(): number {
-    return this.leases.size;
-  }
-
   private admitHere(holders: Holder[], want: Want, id: string): Lease | undefined {
     if (this.options.redis && this.options.failClosed) throw new ApiError("service_unavailable", "the request counters cannot be reached: retry later", { retry_after: 1 });
     const refusal = this.local.admit(holders, want, id);
