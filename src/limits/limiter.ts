@@ -98,7 +98,8 @@ export class Limiter implements LiveUsage {
     if (counted.length === 0) return undefined;
     const sure = this.local.check(counted, want);
     if (sure) throw this.refusal(sure);
-    const id = crypto.randomUUID();
+    // A lease's id; a request alone holds nothing.
+    const id = want.session ? crypto.randomUUID() : "";
     const redis = this.options.redis;
     if (!redis || !this.redisUp) return this.admitHere(counted, want, id);
     return this.admitShared(redis, counted, want, id);
