@@ -9,6 +9,7 @@ import { ManyVoicesProvider, manyVoicesCatalogue } from "../test/fakes/many-voic
 
 // RELAY_UPSTREAM_URL: also serve the STT model `relay-1` over that relay upstream (bench:stt).
 // BENCH_VOICES: also serve a provider with that many voices (bench:voices).
+// BENCH_LIMITED_TENANT: JSON limits of a second tenant (bench:tenants), whose key is printed as `limitedKey`.
 const relay = process.env.RELAY_UPSTREAM_URL;
 const voices = Number(process.env.BENCH_VOICES ?? 0);
 const parts = [testCatalogue(["fixed"]), ...(relay ? [relayCatalogue()] : []), ...(voices ? [manyVoicesCatalogue()] : [])];
@@ -18,7 +19,15 @@ const server = await startServer(loadConfig(process.env), {
 });
 const { key, tenantId } = await createKey(server.ctx.database, "bench");
 await server.ctx.meter.ledger.credit(tenantId, { credits: 1_000_000_000, type: "adjustment", description: "bench" });
-console.log(JSON.stringify({ url: server.url, key }));
+const limitedKey = process.env.BENCH_LIMITED_TENANT ? await limitedTenant(process.env.BENCH_LIMITED_TENANT) : undefined;
+console.log(JSON.stringify({ url: server.url, key, ...(limitedKey ? { limitedKey } : {}) }));
+
+async function limitedTenant(limits: string): Promise<string> {
+  const limited = await createKey(server.ctx.database, "limited");
+  await server.ctx.meter.ledger.credit(limited.tenantId, { credits: 1_000_000_000, type: "adjustment", description: "bench" });
+  await server.ctx.database.sql.transaction((tx) => tx.query("UPDATE tenants SET limits = ? WHERE id = ?", [limits, limited.tenantId]));
+  return limited.key;
+}
 process.on("SIGTERM", async () => {
   await server.stop(0);
   process.exit(0);

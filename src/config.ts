@@ -86,6 +86,19 @@ export interface Config {
   tls?: TlsFiles;
   /** Each provider's settings, read by its own declaration (`providers/<id>/index.ts`) through `envReader`. */
   providers: ProviderSettings;
+  /** Where `max_sessions` and `requests_per_minute` are counted (docs/limits.md): this instance, or Redis for the fleet. */
+  limitCounters: LimitCountersConfig;
+}
+
+export interface LimitCountersConfig {
+  /** redis:// or rediss:// URL of the counters shared by every instance; unset: each instance counts its own. */
+  redisUrl?: string;
+  /** A session's lease lapses this long after its last refresh (refreshed every third of it): a killed instance's sessions stop counting by then. */
+  leaseTtlMs: number;
+  /** How long an admission waits for Redis before counting on this instance alone. */
+  redisTimeoutMs: number;
+  /** With Redis not answering, refuse requests that have limits (503) instead of counting per instance. */
+  failClosed: boolean;
 }
 
 export interface TlsFiles {
@@ -290,5 +303,11 @@ export function loadConfig(env: Env): Config {
     aliases: aliases(env),
     tls: tls(env),
     providers: readProviderSettings(envReader(env)),
+    limitCounters: {
+      redisUrl: env.REDIS_URL || undefined,
+      leaseTtlMs: integer(env, "LIMITS_LEASE_TTL_MS", 30_000, 300),
+      redisTimeoutMs: integer(env, "LIMITS_REDIS_TIMEOUT_MS", 250, 1),
+      failClosed: flag(env, "LIMITS_FAIL_CLOSED"),
+    },
   };
 }

@@ -7,8 +7,8 @@ import type { Catalogue } from "./catalogue/catalogue.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/open.ts";
 import type { Meter } from "./ledger/meter.ts";
-import type { LiveUsage } from "./limits/live-usage.ts";
 import type { SpendView } from "./limits/spend-view.ts";
+import type { Limiter } from "./limits/limiter.ts";
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import type { ProviderHealth } from "./routing/health.ts";
@@ -47,8 +47,6 @@ export interface AppContext {
   meter: Meter;
   /** Budgeted keys' and tenants' spend, kept current every access-check interval (docs/limits.md#budgets). */
   spend: SpendView;
-  /** The live session and request counters, when they run: what `GET /account/limits` shows of current use. */
-  liveUsage?: LiveUsage;
   signup: Signup;
   topUps: TopUps;
   payments: PaymentProvider | undefined;
@@ -57,6 +55,8 @@ export interface AppContext {
   clientSecrets: ClientSecrets;
   /** Tenants' cloned voices, and where requests for them may go. */
   customVoices: CustomVoices;
+  /** Tenants' and keys' `max_sessions` and `requests_per_minute`, counted here or in Redis (docs/limits.md). */
+  limits: Limiter;
   /** False once shutdown began: /healthz turns 503 so balancers stop sending traffic. */
   accepting: () => boolean;
 }

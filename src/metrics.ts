@@ -100,6 +100,18 @@ export class Metrics {
     ["surface", "code"] as const,
   );
 
+  readonly limitRefusals = this.counter(
+    "voxroute_limit_refusals_total",
+    "Requests and session opens refused by a tenant's or key's limits (docs/limits.md), by kind (rate, concurrency) and scope (tenant, key)",
+    ["kind", "scope"] as const,
+  );
+
+  readonly limitsRedisUp = new Gauge({
+    name: "voxroute_limits_redis_up",
+    help: "Whether the limits' shared counters in Redis answer: 1 yes, 0 no (the instance counts on its own, or refuses with LIMITS_FAIL_CLOSED) or no REDIS_URL",
+    registers: [this.registry],
+  });
+
   readonly ledgerWrites = new Histogram({
     name: "voxroute_ledger_write_seconds",
     help: "One ledger transaction (a batch of settles, holds and credits) from start to commit",

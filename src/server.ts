@@ -19,6 +19,8 @@ import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
 import { openDatabase } from "./db/open.ts";
 import { Ledger } from "./ledger/ledger.ts";
+import { Limiter } from "./limits/limiter.ts";
+import { RedisCounters } from "./limits/redis-counters.ts";
 import { Meter } from "./ledger/meter.ts";
 import { SpendView } from "./limits/spend-view.ts";
 import { type Listen, Listener } from "./listener.ts";
@@ -90,7 +92,10 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const spend = new SpendView(database);
   spend.start(config.sessionLimits.accessCheckIntervalMs);
   meter.capSpend(spend);
-  feedMetrics(metrics, { meter, ledger, pools: { tts_engines: pool, stt_audio: audioPool, files } });
+  const counting = config.limitCounters;
+  const limits = new Limiter({ ...counting, redis: counting.redisUrl ? new RedisCounters(counting.redisUrl, counting.leaseTtlMs) : undefined, log });
+  feedMetrics(metrics, { meter, ledger, pools: { tts_engines: pool, stt_audio: audioPool, files }, limits });
+  await limits.start();
   // Keeps this process's holds and checkpoints current; settles lapsed holds of dead processes.
   ledger.holds.start(log);
   // Other processes' spending and top-ups reach the funds view as often as withdrawn keys do.
@@ -145,6 +150,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     sttProviders,
     files,
     vadLanes: audioPool,
+    limits,
     accepting: () => accepting,
   };
 
@@ -159,6 +165,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     await pool.close();
     await audioPool.close();
     await files.close();
+    limits.stop();
     await database.close();
   };
 

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeLimits } from "../src/limits/limit-values.ts";
-import type { LiveUsage } from "../src/limits/live-usage.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { createKey } from "./helpers/accounts.ts";
 import { codeFor } from "./helpers/browser.ts";
@@ -78,26 +77,28 @@ describe("GET /account/limits", () => {
       body: {
         day: today,
         month: today.slice(0, 7),
-        tenant: { limits: { usd_per_month: 5, requests_per_minute: 100 }, spent_today_usd: 0.00025, spent_this_month_usd: 0.00025 },
-        keys: [{ id: keyId, prefix: key.slice(0, 12), limits: {}, spent_today_usd: 0.00025, spent_this_month_usd: 0.00025 }],
+        // The session's open, the POST, the DELETE and this GET; the key has no limits of its own, so nothing counts for it.
+        tenant: { limits: { usd_per_month: 5, requests_per_minute: 100 }, spent_today_usd: 0.00025, spent_this_month_usd: 0.00025, sessions: 0, requests_last_minute: 4 },
+        keys: [{ id: keyId, prefix: key.slice(0, 12), limits: {}, spent_today_usd: 0.00025, spent_this_month_usd: 0.00025, sessions: 0, requests_last_minute: 0 }],
       },
     });
     expect(await call("GET", "/account/limits?x=1", key)).toMatchObject({ status: 400, body: { error: "invalid_request", param: "x" } });
   });
 
-  test("with the live counters running, each holder's sessions and requests in the last minute are shown", async () => {
+  test("the live counters show each holder's sessions and requests in the last minute", async () => {
     const { key, keyId, tenantId } = await account();
-    const live: LiveUsage = {
-      tenant: async (id) => ({ sessions: id === tenantId ? 3 : 0, requests_last_minute: 40 }),
-      key: async (id) => ({ sessions: id === keyId ? 2 : 0, requests_last_minute: 7 }),
-    };
-    server.ctx.liveUsage = live;
+    await writeLimits(server.ctx.database.sql, tenantId, undefined, { max_sessions: 5, requests_per_minute: 100 });
+    await writeLimits(server.ctx.database.sql, tenantId, keyId, { max_sessions: 3 });
+    server.ctx.keys.forgetTenant(tenantId);
+    const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}`), bearer(key));
+    await c.opened;
     try {
       const { body } = await call("GET", "/account/limits", key);
-      expect(body.tenant).toMatchObject({ sessions: 3, requests_last_minute: 40 });
-      expect(body.keys).toEqual([expect.objectContaining({ id: keyId, sessions: 2, requests_last_minute: 7 })]);
+      expect(body.tenant).toMatchObject({ sessions: 1, requests_last_minute: 2 });
+      expect(body.keys).toEqual([expect.objectContaining({ id: keyId, sessions: 1 })]);
     } finally {
-      server.ctx.liveUsage = undefined;
+      c.send({ type: "close" });
+      await c.closed;
     }
   });
 });

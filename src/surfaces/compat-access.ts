@@ -23,6 +23,9 @@ export function errorHeaders(err: ApiError): Record<string, string> {
   noteRequest({ error: err.code });
   // A spent budget is a 429 that retrying today cannot pass, whatever the status rule says of 429s.
   if (err.code === "budget_exceeded") return { "x-should-retry": "false" };
-  if (typeof err.extra.retry_after === "number") return { "retry-after": String(err.extra.retry_after) };
-  return {};
+  const headers: Record<string, string> = {};
+  if (typeof err.extra.retry_after === "number") headers["retry-after"] = String(err.extra.retry_after);
+  // Milliseconds, which the OpenAI SDK reads before Retry-After's whole seconds.
+  if (typeof err.extra.retry_after_ms === "number") headers["retry-after-ms"] = String(err.extra.retry_after_ms);
+  return headers;
 }

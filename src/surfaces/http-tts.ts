@@ -1,6 +1,7 @@
 import type { Principal } from "../accounts/keys.ts";
 import type { AppContext } from "../context.ts";
 import type { ApiError } from "../errors.ts";
+import { STREAMED_ANSWER } from "../limits/counters.ts";
 import { planVoice } from "../planning/plan-voice.ts";
 import type { Candidate } from "../routing/candidate.ts";
 import { TtsSession } from "../sessions/tts-session.ts";
@@ -25,11 +26,18 @@ export interface HttpTtsRequest {
 /**
  * One text to speech as an HTTP response, for the compatibility surfaces: a voice no candidate
  * takes is 400, then admitted by the meter (402/422 before anything starts), then the same TTS session as `/v1/tts` (routing, fallback
- * while no audio went out, metering) with the audio streamed back as produced.
+ * while no audio went out, metering) with the audio streamed back as produced. The answer counts
+ * against its tenant's and key's `max_sessions` while it streams (429 `concurrency_limited` first).
  */
 export async function speakOverHttp(ctx: AppContext, principal: Principal, req: HttpTtsRequest, shape: HttpAudioShape, errorResponse: (err: ApiError) => Response, surface: string): Promise<Response> {
-  const voiced = await planVoice(req, principal.tenantId, ctx);
-  const candidates = await ctx.meter.admit(principal, voiced.candidates);
+  const lease = await ctx.limits.admit(principal, STREAMED_ANSWER);
+  let candidates: Candidate[];
+  try {
+    candidates = await ctx.meter.admit(principal, (await planVoice(req, principal.tenantId, ctx)).candidates);
+  } catch (err) {
+    lease?.release();
+    throw err;
+  }
   const id = `tts_${crypto.randomUUID()}`;
   const port = new HttpTtsPort(shape, errorResponse);
   const session = new TtsSession(
@@ -61,6 +69,7 @@ export async function speakOverHttp(ctx: AppContext, principal: Principal, req: 
     { once: true },
   );
   ctx.sessions.add(session, "tts");
+  if (lease) void session.finished.finally(lease.release);
   session.command({ type: "text", text: req.text });
   session.command({ type: "close" });
   return port.response;

@@ -3,6 +3,8 @@ import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, sessionFailure, type ProviderOverloaded } from "../errors.ts";
 import type { Payer } from "../ledger/metered-request.ts";
+import { SESSION_OPEN } from "../limits/counters.ts";
+import type { Lease } from "../limits/limiter.ts";
 import { planVoice, type Voiced } from "../planning/plan-voice.ts";
 import type { Candidate } from "../routing/candidate.ts";
 import { type Admission, meteredSession } from "../sessions/admission.ts";
@@ -45,11 +47,28 @@ export type SocketAdmission<P, C extends Payer = Principal> = Credited<C> & {
   voiced: Voiced[];
   /** Of each voiced list, the candidates the payer can pay for; empty without a payer or a plan. */
   affordable: Candidate[][];
+  /** The socket counted against its tenant's and key's `max_sessions`: released when it closes (WsConnections). */
+  lease?: Lease;
 };
 
-/** Credential, plan, then funds: throws what is answered before the upgrade, keeps what is told after it. */
+/** A lease whose socket did not open within this long (its upgrade failed) is released. */
+const UPGRADE_GRACE_MS = 10_000;
+
+/** Credential, limits, plan, then funds: throws what is answered before the upgrade, keeps what is told after it. */
 export async function admitSocket<P, C extends Payer>(ctx: AppContext, claim: SocketClaim<P, C>): Promise<SocketAdmission<P, C>> {
   const credited = await creditOf(claim.credential);
+  const lease = credited.payer ? await ctx.limits.admit(credited.payer, SESSION_OPEN) : undefined;
+  try {
+    const admitted = await planAndFund(ctx, claim, credited);
+    lease?.releaseUnlessOpened(UPGRADE_GRACE_MS);
+    return { ...admitted, lease };
+  } catch (err) {
+    lease?.release();
+    throw err;
+  }
+}
+
+async function planAndFund<P, C extends Payer>(ctx: AppContext, claim: SocketClaim<P, C>, credited: Credited<C>): Promise<SocketAdmission<P, C>> {
   let plan: P | undefined;
   let planError: unknown;
   try {
@@ -119,6 +138,8 @@ export function admitChannel<P extends Voiced>(
 /** A channel whose handshake carried no key, once one comes in a frame (`/el` stream-input's init frame): that key's owner pays for the handshake's plan. */
 export async function withLateKey<P>(ctx: AppContext, admission: SocketAdmission<P>, key: string | undefined): Promise<SocketAdmission<P>> {
   const payer = await ctx.keys.authenticate(key);
+  // Kept on the handshake's admission, which the socket's close releases.
+  admission.lease = await ctx.limits.admit(payer, SESSION_OPEN);
   // The voice's owner, which the handshake could not know, is judged now.
   const voiced = await voicedFor(ctx, admission.voiced, payer.tenantId);
   return { ...admission, payer, credentialError: undefined, voiced, affordable: admission.plan ? await fund(ctx, payer, voiced) : [] };

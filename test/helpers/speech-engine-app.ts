@@ -1,4 +1,4 @@
-import { createServer } from "node:net";
+import { freePort } from "./free-port.ts";
 import { SpeechEngineServer, type SpeechEngineSession, type TranscriptMessage } from "@elevenlabs/elevenlabs-js/wrapper/speech-engine/index.js";
 
 // An ElevenLabs Speech Engine application as its builders write one: the SDK's own
@@ -11,16 +11,6 @@ export interface SeenByApp {
   /** Each transcript's abort signal: fired when the next transcript came during its answer. */
   signals: AbortSignal[];
   errors: string[];
-}
-
-/** A free loopback port: SpeechEngineServer listens where it is told. */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startSpeechEngineApp(apiKey: string, reply: (transcript: TranscriptMessage[], signal: AbortSignal) => AsyncIterable<string>) {

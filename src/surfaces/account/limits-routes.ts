@@ -10,7 +10,7 @@ export function limitsRoutes(ctx: AppContext) {
     "/account/limits",
     async ({ request, principal }) => {
       query(request, []);
-      return limitsReport(ctx.database, principal.tenantId, ctx.liveUsage);
+      return limitsReport(ctx.database, principal.tenantId, ctx.limits);
     },
     { detail: { summary: "The account's limits and each live key's, with spend today and this month (UTC) and, where counted, sessions and requests now" } },
   );

@@ -4,6 +4,7 @@ import { ApiError } from "../../errors.ts";
 import { fallbacksOfText } from "../../planning/fallbacks.ts";
 import { planSttFile } from "../../planning/plan-stt-file.ts";
 import { preferencesFromBody } from "../../routing/preferences.ts";
+import { STREAMED_ANSWER } from "../../limits/counters.ts";
 import { transcribeFile, type FileTranscription } from "../../sessions/file-transcription.ts";
 import { formBody, type FormBody } from "../request-body.ts";
 import { toSrt, toVtt, type TimedText } from "../subtitles.ts";
@@ -109,7 +110,9 @@ export function oaiTranscriptionRoute(ctx: AppContext) {
       });
       const job = { bytes: new Uint8Array(await file.arrayBuffer()), mimeType: file.type || undefined, language, plan, surface: "oai" };
       if (stream) {
-        return streamTranscription((onSegment) => transcribeFile(ctx, principal, { ...job, live: { onSegment }, signal: request.signal }), request.signal);
+        // A streamed answer counts against `max_sessions` until its transcript is done.
+        const lease = await ctx.limits.admit(principal, STREAMED_ANSWER);
+        return streamTranscription((onSegment) => transcribeFile(ctx, principal, { ...job, live: { onSegment }, signal: request.signal }).finally(() => lease?.release()), request.signal);
       }
       return render(format, await transcribeFile(ctx, principal, { ...job, signal: request.signal }));
     },

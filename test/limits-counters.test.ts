@@ -1,0 +1,56 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { type Counters, type Holder, ONE_REQUEST, SESSION_OPEN } from "../src/limits/counters.ts";
+import { LocalCounters } from "../src/limits/local-counters.ts";
+import { RedisCounters } from "../src/limits/redis-counters.ts";
+import type { Limits } from "../src/limits/types.ts";
+import { redisAvailable } from "./helpers/redis.ts";
+
+// The two places the counts are kept answer alike (docs/limits.md): a refusal takes nothing from
+// any holder, a tenant's window is shared by its keys, a released lease frees its place.
+
+const redis = redisAvailable ? new RedisCounters(process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379", 30_000, `voxroute-test:${crypto.randomUUID()}:`) : undefined;
+await redis?.connect();
+afterAll(() => redis?.close());
+
+const places: [string, () => Counters | undefined][] = [
+  ["this instance's memory", () => new LocalCounters()],
+  ["Redis", () => redis],
+];
+
+const holder = (scope: Holder["scope"], limits: Limits, id = crypto.randomUUID()): Holder => ({ scope, id, limits });
+
+for (const [name, make] of places) {
+  describe.skipIf(!make())(name, () => {
+    test("a request the key refuses takes nothing from its tenant's window", async () => {
+      const counters = make()!;
+      const tenant = holder("tenant", { requests_per_minute: 2 });
+      const key = holder("key", { requests_per_minute: 1 });
+      expect(await counters.admit([tenant, key], ONE_REQUEST, crypto.randomUUID())).toBeUndefined();
+      const refused = await counters.admit([tenant, key], ONE_REQUEST, crypto.randomUUID());
+      expect(refused).toMatchObject({ kind: "rate", scope: "key" });
+      // One token a minute: the next comes in at most 60 s.
+      expect(refused!.retryAfterMs).toBeGreaterThan(50_000);
+      expect(refused!.retryAfterMs).toBeLessThanOrEqual(60_000);
+      // Another key of the tenant still has the tenant's second token, and then the tenant is spent.
+      expect(await counters.admit([tenant, holder("key", {})], ONE_REQUEST, crypto.randomUUID())).toBeUndefined();
+      expect(await counters.admit([tenant, holder("key", {})], ONE_REQUEST, crypto.randomUUID())).toMatchObject({ kind: "rate", scope: "tenant" });
+    });
+
+    test("sessions: the limit's count held, then a release frees one place", async () => {
+      const counters = make()!;
+      const tenant = holder("tenant", { max_sessions: 2 });
+      const leases = [crypto.randomUUID(), crypto.randomUUID()];
+      for (const id of leases) expect(await counters.admit([tenant], SESSION_OPEN, id)).toBeUndefined();
+      expect(await counters.admit([tenant], SESSION_OPEN, crypto.randomUUID())).toMatchObject({ kind: "concurrency", scope: "tenant" });
+      expect((await counters.use("tenant", tenant.id)).sessions).toBe(2);
+      await counters.release({ id: leases[0]!, holders: [tenant] });
+      expect(await counters.admit([tenant], SESSION_OPEN, crypto.randomUUID())).toBeUndefined();
+    });
+
+    test("a limit of 0 refuses everything", async () => {
+      const counters = make()!;
+      expect(await counters.admit([holder("key", { requests_per_minute: 0 })], ONE_REQUEST, crypto.randomUUID())).toMatchObject({ kind: "rate", retryAfterMs: 60_000 });
+      expect(await counters.admit([holder("key", { max_sessions: 0 })], SESSION_OPEN, crypto.randomUUID())).toMatchObject({ kind: "concurrency" });
+    });
+  });
+}
