@@ -212,6 +212,8 @@ async function hotPath(rounds: number, n: number): Promise<void> {
     console.log(`${name} × ${n}; target per ${target}`);
     for (const p of parties) await round(p.url, p.auth, p.pid, n); // warm: the first round of each pays for compiling its path
     const cpu = parties.map((): number[] => []);
+    /** Each party's added latency over the relay, p50 and p99 of every run. */
+    const added = parties.map(() => ({ p50: [] as number[], p99: [] as number[] }));
     for (let i = 0; i < rounds; i++) {
       const runs: { ttfa: number[]; main: number }[] = [];
       for (let k = 0; k < parties.length; k++) {
@@ -220,7 +222,12 @@ async function hotPath(rounds: number, n: number): Promise<void> {
         runs[at] = await round(p.url, p.auth, p.pid, n);
       }
       const [plain, routed] = runs;
-      for (const [k, r] of runs.entries()) cpu[k].push(r.main);
+      for (const [k, r] of runs.entries()) {
+        cpu[k].push(r.main);
+        const over = paired(r.ttfa, plain.ttfa);
+        added[k].p50.push(percentile(over, 50));
+        added[k].p99.push(percentile(over, 99));
+      }
       console.log(
         `  run ${i + 1}: main-thread CPU ${parties.map((p, k) => `${p.name} ${runs[k].main.toFixed(0)} µs`).join(", ")}; router − relay ${(routed.main - plain.main).toFixed(0)} µs` +
           `${base ? `, router − other ${(routed.main - runs[2].main).toFixed(0)} µs` : ""}   first audio router ${spread(routed.ttfa)}, relay ${spread(plain.ttfa)}, added (paired) ${spread(paired(routed.ttfa, plain.ttfa))}` +
@@ -233,7 +240,11 @@ async function hotPath(rounds: number, n: number): Promise<void> {
     }
     console.log(
       `  median of ${rounds}: ${parties.map((p, k) => `${p.name} ${median(cpu[k]).toFixed(0)} µs`).join(", ")}; router − relay (median of the runs' differences) ${median(paired(cpu[1], cpu[0])).toFixed(0)} µs` +
-        `${base ? `; router − other ${median(paired(cpu[1], cpu[2])).toFixed(0)} µs` : ""}`,
+        `${base ? `; router − other ${median(paired(cpu[1], cpu[2])).toFixed(0)} µs` : ""}; first audio added over the relay (median of the runs' p50 / p99): ` +
+        parties
+          .slice(1)
+          .map((p, k) => `${p.name} ${median(added[k + 1].p50).toFixed(1)} / ${median(added[k + 1].p99).toFixed(1)} ms`)
+          .join(", "),
     );
   }
 }
