@@ -41,12 +41,12 @@ export function spawnRouter(name: string, env: Record<string, string>): Promise<
 }
 
 /** Several routers (bench/bench-server.ts) serving one port (`REUSE_PORT`, the kernel spreading connections) on one database: several event loops, as docs/deployment.md runs them. */
-export async function spawnRouters(n: number, env: Record<string, string>, cwd = root): Promise<Proc[]> {
+export async function spawnRouters(n: number, env: Record<string, string>): Promise<Proc[]> {
   const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
   const port = String(probe.port);
   probe.stop(true);
   const routers: Proc[] = [];
-  for (let i = 0; i < n; i++) routers.push(await spawnBun(["bench/bench-server.ts"], { ...env, PORT: port, REUSE_PORT: "true" }, cwd));
+  for (let i = 0; i < n; i++) routers.push(await spawnBun(["bench/bench-server.ts"], { ...env, PORT: port, REUSE_PORT: "true" }));
   return routers;
 }
 
