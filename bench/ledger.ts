@@ -60,7 +60,12 @@ async function run(name: string, url: string, instances: number, tenantsCount = 
 }
 
 console.log(`voxroute ledger benchmark: each request = hold + settle (debits, carry, activity record); ${navigator.hardwareConcurrency} cores`);
-await run("SQLite (file, WAL)", `sqlite://${join(mkdtempSync(join(tmpdir(), "bench-ledger-")), "db.sqlite")}`, 1);
+const sqliteFile = () => `sqlite://${join(mkdtempSync(join(tmpdir(), "bench-ledger-")), "db.sqlite")}`;
+await run("SQLite (file, WAL)", sqliteFile(), 1);
+// Several processes on one SQLite file (REUSE_PORT, docs/deployment.md): their batches take turns on the file's one writer.
+const sqlite2 = sqliteFile();
+await run("SQLite (file, WAL), two instances", sqlite2, 2);
+await run("SQLite (file, WAL), two instances, one hot tenant", sqlite2, 2, 1);
 const pg1 = await freshPostgres();
 await run("PostgreSQL, one instance", pg1.url, 1);
 await run("PostgreSQL, one instance, one hot tenant", pg1.url, 1, 1);

@@ -7,13 +7,14 @@
 // "Added" is the percentile of paired differences (bench/lib/stats.ts). The router's and the
 // relay's CPU per session (upgrade, auth, admission, first audio, settle, close) is read from /proc.
 // First, issue 28's items 1 and 2 as it judges them (`hotPath` below: BENCH_ROUNDS, BENCH_HOT_ONLY,
-// BENCH_HOT_ITEMS, BENCH_AB_DIR, BENCH_PROF for a --cpu-prof-md of the SQLite router).
+// BENCH_HOT_ITEMS, BENCH_AB_DIR, BENCH_PROF for a --cpu-prof-md of the SQLite router, BENCH_PROCS for
+// the router as several processes on one port).
 // STT: event latency, from the audio frame that completes half a second (the Deepgram fake
 // answers each half second with an interim Results) to that event, through /v1/stt vs direct.
 import { FAKE_DEEPGRAM_KEY } from "../test/fakes/deepgram.ts";
 import { FAKE_OPENAI_KEY } from "../test/fakes/openai.ts";
 import { freshPostgres } from "../test/helpers/postgres.ts";
-import { cpuDuring, type Proc, spawnBun } from "./lib/procs.ts";
+import { cpuDuring, type Proc, spawnBun, spawnRouters } from "./lib/procs.ts";
 import { arrivals, at, levels, median, PATTERNS, paired, percentile, spread } from "./lib/stats.ts";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -50,6 +51,10 @@ const routers: { name: string; proc: Proc }[] = [
   },
   { name: "router, Postgres", proc: await spawnBun(["bench/bench-server.ts"], routerEnv(pg.url)) },
 ];
+// BENCH_PROCS=N (2 or more): the SQLite router also as N processes on one port and one SQLite file
+// (REUSE_PORT: several event loops), joining the hot-path rounds; its CPU is their main threads' sum.
+const procs = Number(process.env.BENCH_PROCS ?? 1);
+const several = procs > 1 ? await spawnRouters(procs, routerEnv(`sqlite://${join(mkdtempSync(join(tmpdir(), "bench-upstream-procs-")), "db.sqlite")}`)) : [];
 
 interface Round {
   ttfa: number[];
@@ -120,7 +125,7 @@ const wsOf = (url: string) => `${url.replace(/^http/, "ws")}/v1/tts?model=tts-1&
 const perSession = (micros: number, n: number) => `${(micros / n).toFixed(0)} µs`;
 
 /** Item 1: n sessions opened first (not measured), then the text and close on each in one instant; main-thread CPU from there to the last close (the settle before it). */
-async function openFirst(url: string, headers: Record<string, string>, pid: number, n: number) {
+async function openFirst(url: string, headers: Record<string, string>, pid: number | number[], n: number) {
   const open = await Promise.all(
     Array.from({ length: n }, () => {
       const ws = new WebSocket(url, { headers } as never);
@@ -156,7 +161,7 @@ function speakNow(open: WebSocket[]): Promise<number[]> {
 }
 
 /** Item 2: n sessions opened at once, each sending its text and close as soon as it is open; first audio from the connect, CPU over the whole round. */
-async function openBurst(url: string, headers: Record<string, string>, pid: number, n: number) {
+async function openBurst(url: string, headers: Record<string, string>, pid: number | number[], n: number) {
   const run = await cpuDuring(pid, () =>
     Promise.all(
       Array.from(
@@ -191,8 +196,11 @@ async function openBurst(url: string, headers: Record<string, string>, pid: numb
 async function hotPath(rounds: number, n: number): Promise<void> {
   const parties = [
     { name: "relay", url: wsOf(relay.info.url), auth: {} as Record<string, string>, pid: relay.proc.pid },
-    { name: "router", url: wsOf(routers[0].proc.info.url), auth: { Authorization: `Bearer ${routers[0].proc.info.key}` }, pid: routers[0].proc.proc.pid },
+    { name: "router", url: wsOf(routers[0].proc.info.url), auth: { Authorization: `Bearer ${routers[0].proc.info.key}` }, pid: routers[0].proc.proc.pid as number | number[] },
     ...(base ? [{ name: "other checkout's router", url: wsOf(base.info.url), auth: { Authorization: `Bearer ${base.info.key}` }, pid: base.proc.pid }] : []),
+    ...(several.length
+      ? [{ name: `router × ${several.length} processes`, url: wsOf(several[0].info.url), auth: { Authorization: `Bearer ${several[0].info.key}` }, pid: several.map((p) => p.proc.pid) }]
+      : []),
   ];
   const items = [
     ["open sessions, texts in one instant (item 1)", openFirst, "utterance: ≤ +150 µs, p50 ≤ +5 ms, p99 ≤ +15 ms"],
@@ -204,6 +212,8 @@ async function hotPath(rounds: number, n: number): Promise<void> {
     console.log(`${name} × ${n}; target per ${target}`);
     for (const p of parties) await round(p.url, p.auth, p.pid, n); // warm: the first round of each pays for compiling its path
     const cpu = parties.map((): number[] => []);
+    /** Each party's added latency over the relay, p50 and p99 of every run. */
+    const added = parties.map(() => ({ p50: [] as number[], p99: [] as number[] }));
     for (let i = 0; i < rounds; i++) {
       const runs: { ttfa: number[]; main: number }[] = [];
       for (let k = 0; k < parties.length; k++) {
@@ -212,16 +222,29 @@ async function hotPath(rounds: number, n: number): Promise<void> {
         runs[at] = await round(p.url, p.auth, p.pid, n);
       }
       const [plain, routed] = runs;
-      for (const [k, r] of runs.entries()) cpu[k].push(r.main);
+      for (const [k, r] of runs.entries()) {
+        cpu[k].push(r.main);
+        const over = paired(r.ttfa, plain.ttfa);
+        added[k].p50.push(percentile(over, 50));
+        added[k].p99.push(percentile(over, 99));
+      }
       console.log(
         `  run ${i + 1}: main-thread CPU ${parties.map((p, k) => `${p.name} ${runs[k].main.toFixed(0)} µs`).join(", ")}; router − relay ${(routed.main - plain.main).toFixed(0)} µs` +
-          `${base ? `, router − other ${(routed.main - runs[2].main).toFixed(0)} µs` : ""}   first audio router ${spread(routed.ttfa)}, relay ${spread(plain.ttfa)}, added (paired) ${spread(paired(routed.ttfa, plain.ttfa))}`,
+          `${base ? `, router − other ${(routed.main - runs[2].main).toFixed(0)} µs` : ""}   first audio router ${spread(routed.ttfa)}, relay ${spread(plain.ttfa)}, added (paired) ${spread(paired(routed.ttfa, plain.ttfa))}` +
+          parties
+            .slice(2)
+            .map((p, k) => `; ${p.name}: ${spread(runs[k + 2].ttfa)}, added over relay (paired) ${spread(paired(runs[k + 2].ttfa, plain.ttfa))}`)
+            .join(""),
       );
       await Bun.sleep(200);
     }
     console.log(
       `  median of ${rounds}: ${parties.map((p, k) => `${p.name} ${median(cpu[k]).toFixed(0)} µs`).join(", ")}; router − relay (median of the runs' differences) ${median(paired(cpu[1], cpu[0])).toFixed(0)} µs` +
-        `${base ? `; router − other ${median(paired(cpu[1], cpu[2])).toFixed(0)} µs` : ""}`,
+        `${base ? `; router − other ${median(paired(cpu[1], cpu[2])).toFixed(0)} µs` : ""}; first audio added over the relay (median of the runs' p50 / p99): ` +
+        parties
+          .slice(1)
+          .map((p, k) => `${p.name} ${median(added[k + 1].p50).toFixed(1)} / ${median(added[k + 1].p99).toFixed(1)} ms`)
+          .join(", "),
     );
   }
 }
@@ -293,6 +316,7 @@ await stopAll();
 
 async function stopAll(): Promise<never> {
   for (const r of routers) await r.proc.stop();
+  for (const r of several) await r.stop();
   await base?.stop();
   await Promise.all([relay.stop(), fake.stop(), deepgram.stop()]);
   await pg.drop();

@@ -40,8 +40,23 @@ export function spawnRouter(name: string, env: Record<string, string>): Promise<
   return spawnBun(["bench/bench-server.ts"], { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", DATABASE_URL: database, ...env });
 }
 
-/** CPU time of a process so far, in µs: its main thread (the event loop) and all its threads. */
-export function cpuMicros(pid: number): { main: number; all: number } {
+/** Several routers (bench/bench-server.ts) serving one port (`REUSE_PORT`, the kernel spreading connections) on one database: several event loops, as docs/deployment.md runs them. */
+export async function spawnRouters(n: number, env: Record<string, string>): Promise<Proc[]> {
+  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = String(probe.port);
+  probe.stop(true);
+  const routers: Proc[] = [];
+  for (let i = 0; i < n; i++) routers.push(await spawnBun(["bench/bench-server.ts"], { ...env, PORT: port, REUSE_PORT: "true" }));
+  return routers;
+}
+
+/** CPU time of processes so far, in µs, summed: their main threads (the event loops) and all their threads. */
+export function cpuMicros(pids: number | number[]): { main: number; all: number } {
+  if (Array.isArray(pids)) {
+    const each = pids.map((pid) => cpuMicros(pid));
+    return { main: each.reduce((n, c) => n + c.main, 0), all: each.reduce((n, c) => n + c.all, 0) };
+  }
+  const pid = pids;
   const main = Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ")[0]) / 1000;
   // utime and stime, fields 14 and 15, in clock ticks (100 per second on Linux).
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
@@ -49,8 +64,8 @@ export function cpuMicros(pid: number): { main: number; all: number } {
   return { main, all };
 }
 
-/** CPU a process spent while `fn` ran, in µs. */
-export async function cpuDuring<T>(pid: number, fn: () => Promise<T>): Promise<{ result: T; main: number; all: number }> {
+/** CPU a process (or several, summed) spent while `fn` ran, in µs. */
+export async function cpuDuring<T>(pid: number | number[], fn: () => Promise<T>): Promise<{ result: T; main: number; all: number }> {
   const before = cpuMicros(pid);
   const result = await fn();
   const after = cpuMicros(pid);

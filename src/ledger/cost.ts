@@ -1,6 +1,6 @@
 import { parseDecimal, rational, type Rational } from "../catalogue/price.ts";
 import { creditsPerBaseUnit } from "../catalogue/pricing.ts";
-import type { Binding, Capability } from "../catalogue/types.ts";
+import type { Binding, Capability, PriceSpec } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
 
 // What a request costs, exactly, in credits (1 credit = 0.000001 USD): the binding's rate per
@@ -11,16 +11,21 @@ export interface Rate {
   perRequest: Rational;
 }
 
-/** Rates are fixed per binding: computed once (it is on the per-frame path). */
-const rates = new WeakMap<Binding, Rate>();
+/**
+ * Rates are fixed per price: computed once (it is on the per-frame path). Keyed by the catalogue's
+ * price, not the binding: a request's candidates are copies of the catalogue's bindings (with
+ * their voice), new for every session, and each would parse its decimal price again.
+ */
+const rates = new WeakMap<PriceSpec, Rate>();
 
 export function rateOf(binding: Binding): Rate {
-  let rate = rates.get(binding);
+  const { price } = binding;
+  if (!price) throw new ApiError("model_not_priced", `${binding.provider.id}/${binding.id} has no price`);
+  let rate = rates.get(price);
   if (rate) return rate;
-  if (!binding.price) throw new ApiError("model_not_priced", `${binding.provider.id}/${binding.id} has no price`);
-  const perRequest = binding.price.requestPrice ? parseDecimal(binding.price.requestPrice) : rational(0n);
-  rate = { perUnit: creditsPerBaseUnit(binding.price), perRequest: rational(perRequest.num * 1_000_000n, perRequest.den) };
-  rates.set(binding, rate);
+  const perRequest = price.requestPrice ? parseDecimal(price.requestPrice) : rational(0n);
+  rate = { perUnit: creditsPerBaseUnit(price), perRequest: rational(perRequest.num * 1_000_000n, perRequest.den) };
+  rates.set(price, rate);
   return rate;
 }
 

@@ -43,7 +43,8 @@ export interface CandidateRun {
  * the health how it went, whenever it fails (while connecting, before or after output). With every
  * candidate skipped, the session fails at once: 503 `provider_unavailable`.
  */
-export async function tryCandidates(candidates: Binding[], run: CandidateRun, attempts: Attempt[], { log, metrics, health }: { log: Logger; metrics: Metrics; health: ProviderHealth }): Promise<void> {
+export async function tryCandidates(candidates: Binding[], run: CandidateRun, attempts: Attempt[], observers: { log: Logger; metrics: Metrics; health: ProviderHealth }): Promise<void> {
+  const { metrics, health } = observers; // the log is read only when an attempt fails: a session makes its logger when first used
   let failure: unknown;
   for (let i = 0; i < candidates.length && !run.closed(); i++) {
     const binding = candidates[i];
@@ -59,7 +60,7 @@ export async function tryCandidates(candidates: Binding[], run: CandidateRun, at
       verdict.failed(err);
       const reason = (err as Error).message;
       attempts.push({ provider: binding.provider.id, reason });
-      log.warn({ provider: binding.provider.id, reason }, "provider attempt failed");
+      observers.log.warn({ provider: binding.provider.id, reason }, "provider attempt failed");
       metrics.upstreamErrors.inc({ provider: binding.provider.id, code: sessionFailure(err).code });
       run.attemptFailed?.(binding, reason);
       if (err instanceof ProviderError && err.retryable && run.canMoveOn() && candidates.slice(i + 1).some((b) => health.usable(b))) {

@@ -45,7 +45,10 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
   protected endedByClient = false;
   protected readonly startedAt = new Date();
   protected readonly attempts: Attempt[] = [];
-  protected readonly log: Logger;
+  /** The session's logger, once made (`log`). */
+  private logger: Logger | undefined;
+  /** What the session's log lines carry: the request's binding is read at the upgrade, while its scope is current. */
+  private readonly logBindings: Record<string, unknown>;
   protected readonly idle: IdleTimer;
   /** Client input in arrival order, admitted as the credit hold covers it. */
   protected readonly gate: CreditGate<Item>;
@@ -56,7 +59,7 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     protected readonly deps: Deps,
     kind: CoreKind,
   ) {
-    this.log = deps.log.child({ session: setup.id, channel: kind.channel, ...requestBinding() });
+    this.logBindings = { session: setup.id, channel: kind.channel, ...requestBinding() };
     const idleMs = setup.idleTimeoutMs ?? 0;
     this.idle = new IdleTimer(idleMs, () => {
       // Going quiet is the client's doing: billed as if it had left.
@@ -73,6 +76,15 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     });
     // Deferred a tick: the kind's own fields are set only once this constructor has returned.
     this.finished = Promise.resolve().then(() => this.run());
+  }
+
+  /**
+   * The session's logger, made when first used: a session that goes well logs only as it ends, so
+   * a child logger (its bindings serialized and redacted) is not made on the open path of every session.
+   */
+  protected get log(): Logger {
+    this.logger ??= this.deps.log.child(this.logBindings);
+    return this.logger;
   }
 
   /** Who pays for the session, once admitted. */
@@ -193,6 +205,15 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
       return this.fail(err);
     }
     const run: CandidateRun = { ...this.candidateRun(), closed: () => this.closed, fail: (err) => this.fail(err) };
-    await tryCandidates(this.admission.candidates, run, this.attempts, { log: this.log, metrics: this.deps.metrics, health: this.deps.health });
+    const session = this;
+    const observers = {
+      metrics: this.deps.metrics,
+      health: this.deps.health,
+      // Read only when an attempt fails.
+      get log() {
+        return session.log;
+      },
+    };
+    await tryCandidates(this.admission.candidates, run, this.attempts, observers);
   }
 }
