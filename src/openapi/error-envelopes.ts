@@ -63,6 +63,13 @@ export const ROUTED_KEY_FAILURES: Record<number, string> = {
 /** A spent budget (docs/limits.md#budgets): 429 with `x-should-retry: false`, as retrying today will not pass. */
 export const BUDGET_EXCEEDED = "`budget_exceeded`: the key's or the account's `usd_per_day` or `usd_per_month` is spent (`x-should-retry: false`: retrying before it renews will not pass)";
 
+/** The tenant's and key's counted limits (docs/limits.md#concurrency-and-rate), as each surface names them: on every authenticated operation. */
+const LIMITED: Record<Surface, string> = {
+  native: "`rate_limited`: the account's or key's `requests_per_minute` is reached; `concurrency_limited`: its `max_sessions` are in flight (sessions and streamed answers); both with `Retry-After`",
+  oai: "type `rate_limit_error`, code `rate_limited`: the account's or key's `requests_per_minute` is reached; code `concurrency_limited`: its `max_sessions` are in flight (sessions and streamed answers); both with `Retry-After` and `retry-after-ms`, which the OpenAI SDK waits before its retry",
+  el: "`rate_limit_exceeded`: the account's or key's `requests_per_minute` is reached; `too_many_concurrent_requests`: its `max_sessions` are in flight (sessions and streamed answers); both with `Retry-After`",
+};
+
 const SHUTTING_DOWN = "`service_unavailable`: the server is shutting down; retry on another instance";
 
 function failure(surface: Surface, status: number, description: string): ResponseObject {
@@ -75,9 +82,11 @@ function failure(surface: Surface, status: number, description: string): Respons
 /**
  * An operation's failures in its surface's envelope, by status, each described by the codes it
  * carries and when. Every routed request may also fail 500 `internal_error`, and 503 while the
- * server shuts down (surfaces/request-gate.ts): both are added.
+ * server shuts down (surfaces/request-gate.ts): both are added, and an authenticated one (a 401
+ * listed) 429 past its account's or key's counted limits.
  */
 export function failures(surface: Surface, statuses: Record<number, string>): Record<string, ResponseObject> {
-  const all: Record<number, string> = { ...statuses, 500: "`internal_error`", 503: statuses[503] ? `${statuses[503]}; or ${SHUTTING_DOWN}` : SHUTTING_DOWN };
+  const limited: Record<number, string> = statuses[401] ? { 429: statuses[429] ? `${LIMITED[surface]}; ${statuses[429]}` : LIMITED[surface] } : {};
+  const all: Record<number, string> = { ...statuses, ...limited, 500: "`internal_error`", 503: statuses[503] ? `${statuses[503]}; or ${SHUTTING_DOWN}` : SHUTTING_DOWN };
   return Object.fromEntries(Object.entries(all).map(([status, description]) => [status, failure(surface, Number(status), description)]));
 }
