@@ -19,6 +19,7 @@ import type { Catalogue } from "../../catalogue/catalogue.ts";
 import { nativeSttPort } from "./stt-wire.ts";
 import { WsConnections } from "../ws-connections.ts";
 import { jsonOf, takeFrames } from "../raw-frames.ts";
+import { TurnCorkedSender } from "../turn-corked-sender.ts";
 
 const UNPLANNED: SttSessionParams = {
   families: new Map(),
@@ -58,6 +59,7 @@ export function sttRoute(ctx: AppContext) {
         const id = `stt_${crypto.randomUUID()}`;
         const admit = () => channelSession(ctx, id, admission, "native");
         if (p?.eventFormat === "provider") {
+          const toClient = new TurnCorkedSender(raw);
           const relay = new SttPassthrough(
             {
               id,
@@ -77,7 +79,7 @@ export function sttRoute(ctx: AppContext) {
             },
             {
               provider: (pid) => ctx.sttProviders.get(pid),
-              port: { send: (frame) => raw.readyState === 1 && raw.send(frame), close: (code, reason) => raw.readyState === 1 && raw.close(code, reason) },
+              port: toClient,
               log: ctx.log,
               metrics: ctx.metrics,
               connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
