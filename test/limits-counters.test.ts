@@ -4,6 +4,7 @@ import { LocalCounters } from "../src/limits/local-counters.ts";
 import { RedisCounters } from "../src/limits/redis-counters.ts";
 import type { Limits } from "../src/limits/types.ts";
 import { redisAvailable } from "./helpers/redis.ts";
+import { testConfig } from "./helpers/server.ts";
 
 // The two places the counts are kept answer alike (docs/limits.md): a refusal takes nothing from
 // any holder, a tenant's window is shared by its keys, a released lease frees its place.
@@ -54,3 +55,10 @@ for (const [name, make] of places) {
     });
   });
 }
+
+test("a REDIS_URL that is not a Redis URL stops the start, naming the variable; a Redis URL is taken", () => {
+  for (const bad of ["127.0.0.1:6379", "localhost:6379", "http://127.0.0.1:6379", "redis://:@/"]) {
+    expect(() => testConfig({ REDIS_URL: bad })).toThrow(`config: REDIS_URL must be a redis:// or rediss:// URL, got "${bad}"`);
+  }
+  expect(testConfig({ REDIS_URL: "rediss://user:secret@cache.internal:6380/2" }).limitCounters.redisUrl).toBe("rediss://user:secret@cache.internal:6380/2");
+});
