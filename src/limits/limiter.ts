@@ -192,6 +192,9 @@ export class Limiter implements LiveUsage {
   /** Refreshes the leases in Redis, or, while it is down, asks whether it is back (then the leases counted here alone are added to the fleet's). */
   private async tick(): Promise<void> {
     const redis = this.options.redis!;
+    // Those ended over a TTL ago have lapsed in Redis by themselves: however long it is away, the list holds one TTL of ended sessions at most.
+    const lapsed = performance.now() - this.options.leaseTtlMs;
+    for (const [id, { at }] of this.unheard) if (at < lapsed) this.unheard.delete(id);
     try {
       if (!this.redisUp) await this.withinTimeout(redis.ping());
       await this.withinTimeout(redis.refresh([...this.leases.values()]));
@@ -209,12 +212,7 @@ export class Limiter implements LiveUsage {
   /** The leases that ended while Redis did not answer, released there now: else they would count until their TTL. */
   private async releaseUnheard(redis: RedisCounters): Promise<void> {
     if (this.unheard.size === 0) return;
-    const now = performance.now();
-    const ended: LeaseRecord[] = [];
-    for (const [id, { lease, at }] of this.unheard) {
-      if (now - at < this.options.leaseTtlMs) ended.push(lease);
-      else this.unheard.delete(id);
-    }
+    const ended = [...this.unheard.values()].map(({ lease }) => lease);
     await this.withinTimeout(Promise.all(ended.map((lease) => redis.release(lease))));
     for (const lease of ended) this.unheard.delete(lease.id);
   }
