@@ -4,13 +4,14 @@
 // SQLite, and this client. TTS falls back to a second cloud provider, the ElevenLabs fake
 // (`eleven_flash_v2_5`) in its own process, as a cloud voice's fallback is in a deployment; with
 // BENCH_TTS_FALLBACK=flite, to the embedded Flite (voice `rms`) in the router's engine pool, the
-// chain that keeps a call alive with no cloud provider left.
+// chain that keeps a call alive with no cloud provider left. Both TTS fakes stream speech at
+// BENCH_SPEECH_SPEED times real time, so that a fault finds every /v1/tts stream under way.
 // One run per fault: none (the reference), kill, hang, 500. Each run starts fresh processes and
 // opens a first wave of sessions spread over 1 s — /v1/tts (sentences paced as an answer comes),
 // /v1/stt and /v1/realtime conversations (turns of speech in real time, each committed) — then:
 // - every Deepgram listen socket opened from the run's start plays the fault once it has had
 //   FAULT_AFTER_S of audio (kill: cut; hang: read nothing more; 500: an error, close 1011);
-// - at FAULT_AT_MS both cloud fakes break for good (kill: the port refuses and the open
+// - at FAULT_AT_MS the OpenAI and Deepgram fakes break for good (kill: the port refuses and the open
 //   connections are cut; hang: every request hangs; 500: every request is answered 500);
 // - once GET /v1/providers shows both bindings down and the first wave has ended, a second wave as
 //   large opens: what reaches the dead fakes while it runs (their arrival count) is sessions
