@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Server, ServerWebSocket } from "bun";
 import { TurnCorkedSender } from "../src/surfaces/turn-corked-sender.ts";
+import { countWrites, type Writes } from "./helpers/counted-writes.ts";
 
 // A real Bun server and client: the server socket's sends and corks are counted where they happen.
 
 interface Counted {
   sender: TurnCorkedSender;
-  writes: { corked: number; alone: number };
+  writes: Writes;
 }
 
 let server: Server<Counted>;
@@ -19,26 +20,9 @@ beforeAll(() => {
     fetch: (req, srv) => (srv.upgrade(req, { data: {} as Counted }) ? undefined : new Response("upgrade", { status: 426 })),
     websocket: {
       open(ws) {
-        const writes = { corked: 0, alone: 0 };
         const raw = ws as ServerWebSocket<Counted>;
-        const send = raw.send.bind(raw);
-        const cork = raw.cork.bind(raw);
-        let inCork = false;
-        raw.send = ((frame: string | Uint8Array) => {
-          if (!inCork) writes.alone++;
-          return send(frame);
-        }) as typeof raw.send;
-        raw.cork = ((fn: (ws: ServerWebSocket<Counted>) => unknown) => {
-          writes.corked++;
-          inCork = true;
-          try {
-            return cork(fn);
-          } finally {
-            inCork = false;
-          }
-        }) as typeof raw.cork;
+        ws.data.writes = countWrites(raw);
         ws.data.sender = new TurnCorkedSender(raw as ServerWebSocket<unknown>);
-        ws.data.writes = writes;
         opened(ws.data);
       },
       message() {},
