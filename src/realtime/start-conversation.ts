@@ -5,6 +5,7 @@ import { planVoice, type VoiceLists, type Voiced } from "../planning/plan-voice.
 import { meteredSession } from "../sessions/admission.ts";
 import type { SessionServices } from "../sessions/file-context.ts";
 import { SttSession } from "../sessions/stt-session.ts";
+import type { TtsSessionSetup } from "../sessions/tts-events.ts";
 import { TtsSession } from "../sessions/tts-session.ts";
 import { Conversation } from "./conversation/conversation.ts";
 import type { ConversationPort } from "./conversation/conversation-events.ts";
@@ -118,26 +119,32 @@ export async function startConversation(
         return session;
       },
       // Each response is admitted anew: the balance may have run down since the conversation began.
-      openTts: (responseId, ttsPort) => {
+      // An answer whose tokens name a language is spoken by a voice that speaks it, the conversation's
+      // voice being kept when none does; the voice is settled at admission, before the session connects.
+      openTts: (responseId, ttsPort, answer) => {
         const ttsId = `${id}.${responseId}`;
-        const session = new TtsSession(
-          {
-            id: ttsId,
-            voice: speech.voice,
-            format: "pcm",
-            sampleRate: output.sampleRate,
-            autoFlush: true,
-            speed: plan.tts.speed,
-            options: plan.tts.options,
-            admit: () => meteredSession(ctx.meter, ttsId, payer, speech.candidates, surface, true),
+        const setup: TtsSessionSetup = {
+          id: ttsId,
+          voice: speech.voice,
+          format: "pcm",
+          sampleRate: output.sampleRate,
+          autoFlush: true,
+          speed: plan.tts.speed,
+          options: plan.tts.options,
+          admit: async () => {
+            const spoken = answer ? await voiceFor(ctx, h.tts, speech.voice, answer.language).catch((err: Error) => (answer.refused(err.message), speech)) : speech;
+            setup.voice = spoken.voice;
+            return meteredSession(ctx.meter, ttsId, payer, spoken.candidates, surface, true);
           },
-          { ...common, provider: (pid) => ctx.providers.get(pid), port: ttsPort },
-        );
+        };
+        const session = new TtsSession(setup, { ...common, provider: (pid) => ctx.providers.get(pid), port: ttsPort });
         ctx.sessions.add(session, "tts");
         return session;
       },
       speakIn: async (language) => {
-        speech = await voiceFor(ctx, h.tts, speech.voice, language);
+        const chosen = await voiceFor(ctx, h.tts, speech.voice, language);
+        speech = chosen;
+        return chosen.voice;
       },
       openApp: (onSignal) => openApplication(ctx, profile.pipeline.upstream, { sessionId: id, profileId: profile.id, greeting: overrides.greeting ?? plan.greeting }, onSignal),
       answerQuietMs: ctx.config.realtime.answerQuietMs,

@@ -14,6 +14,9 @@
 // - `/polyglot`: after `setup` asks for German speech and German transcription, then (once the
 //   router answered the German transcription with `error`) for British English transcription;
 //   answers each finished prompt with "Guten Tag.".
+// - `/bilingual`: answers each finished prompt three times with "Guten Tag.": tagged `lang: "de-DE"`,
+//   untagged, and tagged with a language no voice speaks (`tlh`);
+// - `/digits`: answers each finished prompt with `sendDigits` (valid, then not) and "Done.".
 // Every frame received is recorded with the headers of its connection.
 
 export interface AppConnection {
@@ -77,6 +80,15 @@ export function startFakeApp({ record = true } = {}): FakeApp {
         if (path === "/malformed") {
           for (const frame of MALFORMED) ws.send(frame);
           return;
+        }
+        if (path === "/bilingual") {
+          for (const lang of ["de-DE", undefined, "tlh"]) ws.send(JSON.stringify({ type: "text", token: "Guten Tag.", last: true, ...(lang ? { lang } : {}) }));
+          return;
+        }
+        if (path === "/digits") {
+          ws.send(JSON.stringify({ type: "sendDigits", digits: "1234#" }));
+          ws.send(JSON.stringify({ type: "sendDigits", digits: "call me" }));
+          return void ws.send(JSON.stringify({ type: "text", token: "Done.", last: true }));
         }
         if (path === "/end") return void ws.send(JSON.stringify({ type: "end", handoffData: JSON.stringify({ reason: "done", heard: msg.voicePrompt }) }));
         if (path === "/goodbye") {

@@ -45,7 +45,7 @@ export class Conversation {
   ) {
     this.log = deps.log.child({ realtime: setup.id, ...requestBinding() });
     this.answers = new Answers(
-      { openTts: setup.openTts, output: setup.output, quietMs: setup.answerQuietMs, log: this.log },
+      { openTts: (id, port, language) => setup.openTts(id, port, language === undefined ? undefined : { language, refused: (why) => this.app?.refuse(`lang ${language}: ${why}`) }), output: setup.output, quietMs: setup.answerQuietMs, log: this.log },
       {
         event: (ev) => this.emit(ev),
         sendAudio: (chunk) => this.sendAudio(chunk),
@@ -226,7 +226,7 @@ export class Conversation {
       case "end":
         return this.windDown("application_ended", signal.handoffData);
       case "language":
-        return void switchLanguages({ hearing: this.stt, speakIn: (language) => this.setup.speakIn(language), app: () => this.app, log: this.log }, signal.ttsLanguage, signal.transcriptionLanguage);
+        return void switchLanguages({ hearing: this.stt, speakIn: (language) => this.setup.speakIn(language), app: () => this.app, event: (ev) => this.emit(ev), log: this.log }, signal.ttsLanguage, signal.transcriptionLanguage);
       case "closed":
         this.log.info({ code: signal.code, reason: signal.reason }, "the application closed its socket");
         if (!this.answers.unfinished) return this.windDown("application_closed");

@@ -11,8 +11,8 @@ import type { ConversationEvent } from "./conversation-events.ts";
 // Audio goes out as fast as it is made, so the client holds what it has yet to play: the response
 // counts as playing until its audio has had time to play in real time from its first byte.
 
-/** What a response needs of the text-to-speech room: a TTS session for this id, speaking to `port`. */
-export type OpenTts = (id: string, port: TtsPort) => { command(cmd: { type: "text"; text: string } | { type: "close" }): void; interrupt(): void; abort(): void };
+/** What a response needs of the text-to-speech room: a TTS session for this id, speaking to `port` (in `language`, when the answer names one). */
+export type OpenTts = (id: string, port: TtsPort, language?: string) => { command(cmd: { type: "text"; text: string } | { type: "close" }): void; interrupt(): void; abort(): void };
 
 export type ResponseEnd =
   /** Spoken to its end, or stopped by a barge-in: the characters billed. */
@@ -60,8 +60,9 @@ export class SpokenResponse {
     private readonly output: OutputFormat,
     private readonly quietMs: number,
     private readonly hooks: ResponseHooks,
+    language?: string,
   ) {
-    this.session = openTts(id, { event: (ev) => this.onEvent(ev), sendAudio: (chunk) => this.onAudio(chunk), close: (code, reason) => this.onClose(code, reason) });
+    this.session = openTts(id, { event: (ev) => this.onEvent(ev), sendAudio: (chunk) => this.onAudio(chunk), close: (code, reason) => this.onClose(code, reason) }, language);
   }
 
   add(token: string, last: boolean, interruptible = true, preemptible = false): void {

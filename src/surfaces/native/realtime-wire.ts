@@ -47,6 +47,8 @@ export function realtimeWireEvent(event: RealtimeWireEvent): WireEvent {
         previous_provider: event.previous,
         reason: event.reason,
       };
+    case "language_switched":
+      return { type: "realtime.language.switched", stage: event.stage, language: event.language, ...(event.stage === "tts" ? { voice: event.voice } : {}) };
     case "ended":
       return {
         type: "realtime.session.ended",
