@@ -34,9 +34,34 @@ describe("the application socket", () => {
   test("says setup first, with the session, the profile, its custom parameters and the profile's headers", async () => {
     const { socket, connection } = await open("/silent");
     await until(() => connection().received.length > 0);
-    expect(connection().received[0]).toEqual({ type: "setup", sessionId: "rt_1", profileId: "rp_1", callSid: "", from: "", to: "", direction: "inbound", customParameters: { plan: "gold" } });
+    // Every field of Twilio's setup is there; the call's are empty, as there is no call.
+    expect(connection().received[0]).toEqual({
+      type: "setup",
+      sessionId: "rt_1",
+      profileId: "rp_1",
+      callSid: "",
+      accountSid: "",
+      parentCallSid: "",
+      from: "",
+      to: "",
+      forwardedFrom: "",
+      callerName: "",
+      callType: "",
+      callStatus: "",
+      direction: "inbound",
+      customParameters: { plan: "gold" },
+    });
     expect(connection().headers["x-app-key"]).toBe("k1");
     expect(connection().headers.host).toBe(`127.0.0.1:${app.port}`);
+    socket.close();
+  });
+
+  test("a surface that carries a call fills setup's call fields with it", async () => {
+    const call = { callSid: "CA1", from: "+15550100", to: "+15550101", callType: "PSTN", callStatus: "in-progress" };
+    const wire = conversationRelayWire({ sessionId: "rt_2", profileId: "rp_1", call });
+    const socket = await AppSocket.open({ url: app.url("/silent") }, wire, OPTIONS, () => {});
+    await until(() => app.connections.at(-1)!.received.length > 0);
+    expect(app.connections.at(-1)!.received[0]).toMatchObject({ type: "setup", sessionId: "rt_2", ...call, accountSid: "", direction: "inbound", customParameters: {} });
     socket.close();
   });
 
@@ -81,7 +106,7 @@ describe("the application socket", () => {
       "text needs a string token",
       'unknown message type "dance"',
       "play is not supported: the router does not fetch audio from URLs an application names",
-      "sendDigits is not supported: the router has no telephone line to send digits on",
+      "sendDigits needs digits: 1 to 64 of 0-9, *, #, A-D and w",
       "a frame is a JSON object with a string type",
       'text\'s interruptible is a boolean, "none", "dtmf", "speech" or "any"',
       "end's handoffData is a string",

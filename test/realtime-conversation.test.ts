@@ -548,6 +548,22 @@ describe("/v1/realtime: the application's faults", () => {
     expect(appConn.received.filter((m) => m.type === "error")).toHaveLength(10);
   }, 20_000);
 
+  test("sendDigits: /v1/realtime has no telephone line, and the application hears so (digits that are not digits, why); the conversation goes on", async () => {
+    const { key } = await fundedAccount(server);
+    const c = await callProfile(server, await createProfile(key, "/digits"), key);
+    await say(c, concat([silence(300), speak("Hello there."), silence(900)]));
+    await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.done"));
+    c.send({ type: "realtime.session.close" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1000, reason: "conversation_complete" });
+    const appConn = app.connections.find((a) => (a.received[0] as { sessionId?: string }).sessionId === rec.events[0]!.session_id)!;
+    expect(appConn.received.filter((m) => m.type === "error").map((m) => m.description)).toEqual([
+      "sendDigits: this conversation has no telephone line to send digits on",
+      "sendDigits needs digits: 1 to 64 of 0-9, *, #, A-D and w",
+    ]);
+    expect(rec.events.filter((e) => e.type === "realtime.response.text").map((e) => e.token)).toEqual(["Done."]);
+  }, 20_000);
+
   test("a silent application is given up after the reply timeout: application_timeout, 1011", async () => {
     const quick = await startTestServer({ REALTIME_APP_REPLY_TIMEOUT_MS: "500" });
     try {

@@ -39,7 +39,7 @@ const MALFORMED = [
   '{"type":"text"}',
   '{"type":"dance"}',
   '{"type":"play","source":"http://169.254.169.254/"}',
-  '{"type":"sendDigits","digits":"1"}',
+  '{"type":"sendDigits","digits":"1; hang up"}',
   "[1,2]",
   '{"type":"text","token":"x","interruptible":"sometimes"}',
   '{"type":"end","handoffData":{"a":1}}',

@@ -15,6 +15,8 @@ export interface ConversationSetup {
   output: OutputFormat;
   /** Spoken as the first response once the application is connected. */
   greeting?: string;
+  /** The surface carries a telephone call: the application's `sendDigits` become `send_digits` events (else it hears that there is no line). */
+  phoneLine?: boolean;
   /** Interim transcripts go to the application as `prompt` with `last: false`. */
   partialPrompts: boolean;
   /** Opens the caller's STT session (it admits itself and takes audio at once). */

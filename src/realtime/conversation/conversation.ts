@@ -227,6 +227,9 @@ export class Conversation {
         return this.windDown("application_ended", signal.handoffData);
       case "language":
         return void switchLanguages({ hearing: this.stt, speakIn: (language) => this.setup.speakIn(language), app: () => this.app, event: (ev) => this.emit(ev), log: this.log }, signal.ttsLanguage, signal.transcriptionLanguage);
+      case "sendDigits":
+        if (this.setup.phoneLine) return this.emit({ type: "send_digits", digits: signal.digits });
+        return this.app?.refuse("sendDigits: this conversation has no telephone line to send digits on");
       case "closed":
         this.log.info({ code: signal.code, reason: signal.reason }, "the application closed its socket");
         if (!this.answers.unfinished) return this.windDown("application_closed");
