@@ -118,6 +118,17 @@ describe("the application socket", () => {
     socket.close();
   });
 
+  test("Twilio's mid-call config and hints are refused by name: a conversation's settings are its profile's", async () => {
+    const { socket, signals, connection } = await open("/configures");
+    await until(() => connection().received.length === 3);
+    expect(connection().received.slice(1).map((m) => m.description)).toEqual([
+      "config is not supported: a conversation's settings are its profile's",
+      "hints is not supported: a conversation's recognizer settings are its profile's",
+    ]);
+    expect(signals).toEqual([]);
+    socket.close();
+  });
+
   test("an application that does not answer a finished prompt in time is reported silent; partials start no clock", async () => {
     const { socket, signals, next } = await open("/silent", { replyTimeoutMs: 150 });
     socket.prompt("are you", false);

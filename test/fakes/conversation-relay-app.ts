@@ -16,7 +16,8 @@
 //   answers each finished prompt with "Guten Tag.".
 // - `/bilingual`: answers each finished prompt three times with "Guten Tag.": tagged `lang: "de-DE"`,
 //   untagged, and tagged with a language no voice speaks (`tlh`);
-// - `/digits`: answers each finished prompt with `sendDigits` (valid, then not) and "Done.".
+// - `/digits`: answers each finished prompt with `sendDigits` (valid, then not) and "Done.";
+// - `/configures`: after `setup` sends Twilio's mid-call `config` and `hints` messages.
 // Every frame received is recorded with the headers of its connection.
 
 export interface AppConnection {
@@ -70,6 +71,10 @@ export function startFakeApp({ record = true } = {}): FakeApp {
         if (record) ws.data.received.push(msg);
         const { path } = ws.data;
         if (msg.type === "setup" && path === "/closing") return ws.close(1000, "goodbye");
+        if (msg.type === "setup" && path === "/configures") {
+          ws.send(JSON.stringify({ type: "config", interruptible: "none", partialPrompts: true }));
+          return void ws.send(JSON.stringify({ type: "hints", hints: "voxroute" }));
+        }
         if (path === "/polyglot") {
           if (msg.type === "setup") ws.send(JSON.stringify({ type: "language", ttsLanguage: "de-DE", transcriptionLanguage: "de-DE" }));
           if (msg.type === "error" && String(msg.description).startsWith("transcriptionLanguage de-DE")) ws.send(JSON.stringify({ type: "language", transcriptionLanguage: "en-GB" }));
