@@ -121,10 +121,11 @@ describe("the application socket", () => {
   test("Twilio's mid-call config and hints are refused by name: a conversation's settings are its profile's", async () => {
     const { socket, signals, connection } = await open("/configures");
     await until(() => connection().received.length === 3);
-    expect(connection().received.slice(1).map((m) => m.description)).toEqual([
-      "config is not supported: a conversation's settings are its profile's",
-      "hints is not supported: a conversation's recognizer settings are its profile's",
-    ]);
+    expect(
+      connection()
+        .received.slice(1)
+        .map((m) => m.description),
+    ).toEqual(["config is not supported: a conversation's settings are its profile's", "hints is not supported: a conversation's recognizer settings are its profile's"]);
     expect(signals).toEqual([]);
     socket.close();
   });

@@ -14,6 +14,7 @@ import type { OutputFormat } from "./output-formats.ts";
 import { type ConversationPlan, planConversation } from "./plan.ts";
 import type { RealtimeProfile } from "./profiles.ts";
 import { openApplication } from "./open-application.ts";
+import type { CallIdentity } from "./app-messages.ts";
 import type { Database } from "../db/open.ts";
 
 // A conversation of an admitted profile, built from its plan: the recognizer, each answer's
@@ -72,6 +73,8 @@ export interface ConversationOverrides {
   output?: OutputFormat;
   /** The surface shows the caller's speech probability (ElevenLabs' `vad_score`): the router VAD tells it where it decides the turns. */
   vadScores?: boolean;
+  /** The telephone call the surface carries: told to the application in `setup`, and the application's `sendDigits` become `send_digits` events. */
+  call?: { identity: Partial<CallIdentity>; customParameters: Record<string, string> };
 }
 
 /** A conversation of the profile the handshake found, told to `port`; its sessions are metered on `surface`. */
@@ -132,7 +135,12 @@ export async function startConversation(
           speed: plan.tts.speed,
           options: plan.tts.options,
           admit: async () => {
-            const spoken = answer ? await voiceFor(ctx, h.tts, speech.voice, answer.language).catch((err: Error) => (answer.refused(err.message), speech)) : speech;
+            const spoken = answer
+              ? await voiceFor(ctx, h.tts, speech.voice, answer.language).catch((err: Error) => {
+                  answer.refused(err.message);
+                  return speech;
+                })
+              : speech;
             setup.voice = spoken.voice;
             return meteredSession(ctx.meter, ttsId, payer, spoken.candidates, surface, true);
           },
@@ -146,7 +154,19 @@ export async function startConversation(
         speech = chosen;
         return chosen.voice;
       },
-      openApp: (onSignal) => openApplication(ctx, profile.pipeline.upstream, { sessionId: id, profileId: profile.id, greeting: overrides.greeting ?? plan.greeting }, onSignal),
+      phoneLine: overrides.call !== undefined,
+      openApp: (onSignal) =>
+        openApplication(
+          ctx,
+          profile.pipeline.upstream,
+          {
+            sessionId: id,
+            profileId: profile.id,
+            greeting: overrides.greeting ?? plan.greeting,
+            ...(overrides.call ? { call: overrides.call.identity, customParameters: overrides.call.customParameters } : {}),
+          },
+          onSignal,
+        ),
       answerQuietMs: ctx.config.realtime.answerQuietMs,
       idleTimeoutMs: ctx.config.realtime.idleTimeoutMs,
     },

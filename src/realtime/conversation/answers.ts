@@ -138,7 +138,11 @@ export class Answers {
 
   private newResponse(language?: string): SpokenResponse {
     const { openTts, output, quietMs } = this.settings;
-    const hooks = { event: (ev: ConversationEvent) => this.hooks.event(ev), sendAudio: (chunk: Uint8Array) => this.hooks.sendAudio(chunk), ended: (response: SpokenResponse, end: ResponseEnd) => this.ended(response, end) };
+    const hooks = {
+      event: (ev: ConversationEvent) => this.hooks.event(ev),
+      sendAudio: (chunk: Uint8Array) => this.hooks.sendAudio(chunk),
+      ended: (response: SpokenResponse, end: ResponseEnd) => this.ended(response, end),
+    };
     return new SpokenResponse(`resp_${++this.responses}`, openTts, output, quietMs, hooks, language);
   }
 

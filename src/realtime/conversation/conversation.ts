@@ -45,7 +45,12 @@ export class Conversation {
   ) {
     this.log = deps.log.child({ realtime: setup.id, ...requestBinding() });
     this.answers = new Answers(
-      { openTts: (id, port, language) => setup.openTts(id, port, language === undefined ? undefined : { language, refused: (why) => this.app?.refuse(`lang ${language}: ${why}`) }), output: setup.output, quietMs: setup.answerQuietMs, log: this.log },
+      {
+        openTts: (id, port, language) => setup.openTts(id, port, language === undefined ? undefined : { language, refused: (why) => this.app?.refuse(`lang ${language}: ${why}`) }),
+        output: setup.output,
+        quietMs: setup.answerQuietMs,
+        log: this.log,
+      },
       {
         event: (ev) => this.emit(ev),
         sendAudio: (chunk) => this.sendAudio(chunk),
@@ -226,7 +231,11 @@ export class Conversation {
       case "end":
         return this.windDown("application_ended", signal.handoffData);
       case "language":
-        return void switchLanguages({ hearing: this.stt, speakIn: (language) => this.setup.speakIn(language), app: () => this.app, event: (ev) => this.emit(ev), log: this.log }, signal.ttsLanguage, signal.transcriptionLanguage);
+        return void switchLanguages(
+          { hearing: this.stt, speakIn: (language) => this.setup.speakIn(language), app: () => this.app, event: (ev) => this.emit(ev), log: this.log },
+          signal.ttsLanguage,
+          signal.transcriptionLanguage,
+        );
       case "sendDigits":
         if (this.setup.phoneLine) return this.emit({ type: "send_digits", digits: signal.digits });
         return this.app?.refuse("sendDigits: this conversation has no telephone line to send digits on");
