@@ -73,7 +73,7 @@ describe("the application socket", () => {
     const texts = signals.filter((s) => s.type === "text");
     expect(texts.map((t) => (t.type === "text" ? t.token : "")).join("")).toBe("You said: I would like a coffee");
     expect(texts.map((t) => t.type === "text" && t.last)).toEqual([false, false, false, false, false, false, true]);
-    expect(texts.every((t) => t.type === "text" && t.interruptible && !t.preemptible)).toBe(true);
+    expect(texts.every((t) => t.type === "text" && t.interruptible === "any" && !t.preemptible)).toBe(true);
     expect(connection().received.slice(1)).toEqual([
       { type: "prompt", voicePrompt: "I would like", lang: "en-US", last: false },
       { type: "prompt", voicePrompt: "I would like a coffee", lang: "en-US", last: true },
@@ -84,6 +84,14 @@ describe("the application socket", () => {
     socket.close();
     await until(() => connection().closed !== undefined);
     expect(connection().closed?.code).toBe(1000);
+  });
+
+  test("a key the caller pressed is told as dtmf", async () => {
+    const { socket, connection } = await open("/silent");
+    socket.dtmf("5");
+    await until(() => connection().received.length === 2);
+    expect(connection().received[1]).toEqual({ type: "dtmf", digit: "5" });
+    socket.close();
   });
 
   test("end hands its data on", async () => {

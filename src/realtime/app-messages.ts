@@ -2,10 +2,13 @@
 // section 7, Twilio's and Telnyx's references): what the router reads from the application, and
 // what it sends. All frames are JSON text.
 
+/** What may stop an answer being spoken: the caller's speech, a key the caller presses, either, or nothing. */
+export type Interruptible = "none" | "dtmf" | "speech" | "any";
+
 /** What the application asks of the router. */
 export type AppMessage =
   /** Text to speak, as an LLM streams it; `last` closes the response. */
-  | { type: "text"; token: string; last: boolean; lang?: string; interruptible: boolean; preemptible: boolean }
+  | { type: "text"; token: string; last: boolean; lang?: string; interruptible: Interruptible; preemptible: boolean }
   | { type: "language"; ttsLanguage?: string; transcriptionLanguage?: string }
   /** Digits to play to the far end of a telephone line (`0`–`9`, `*`, `#`, `A`–`D`, `w` for a half-second pause). */
   | { type: "sendDigits"; digits: string }
@@ -17,6 +20,7 @@ export type RouterMessage =
   | ({ type: "setup"; sessionId: string; profileId: string; customParameters: Record<string, string> } & CallIdentity)
   | { type: "prompt"; voicePrompt: string; lang?: string; last: boolean }
   | { type: "interrupt"; utteranceUntilInterrupt: string; durationUntilInterruptMs: number }
+  | { type: "dtmf"; digit: string }
   | { type: "error"; description: string };
 
 /** What an application sends that asks nothing of the conversation: a `pong`, a stale answer's chunk. */
@@ -33,6 +37,8 @@ export interface AppWire {
   prompt(text: string, last: boolean, lang?: string): object[];
   /** The caller talked over the answer: what of it was spoken, and for how long. */
   interrupt(spokenText: string, audioMs: number): object[];
+  /** The caller pressed a key, where the protocol tells keys. */
+  dtmf?(digit: string): object[];
   refuse(description: string): object[];
   /** Said before the router closes the socket itself. */
   farewell(): object[];
@@ -78,6 +84,7 @@ export function conversationRelayWire(setup: AppSetup): AppWire {
     hello: () => say({ type: "setup", sessionId: setup.sessionId, profileId: setup.profileId, ...NO_CALL, ...setup.call, customParameters: setup.customParameters ?? {} }),
     prompt: (voicePrompt, last, lang) => say({ type: "prompt", voicePrompt, ...(lang ? { lang } : {}), last }),
     interrupt: (utteranceUntilInterrupt, ms) => say({ type: "interrupt", utteranceUntilInterrupt, durationUntilInterruptMs: Math.round(ms) }),
+    dtmf: (digit) => say({ type: "dtmf", digit }),
     refuse: (description) => say({ type: "error", description }),
     farewell: () => [],
     read: readAppFrame,
@@ -94,13 +101,13 @@ const UNSUPPORTED: Record<string, string> = {
 const DIGITS = /^[0-9*#A-Dw]{1,64}$/;
 
 /**
- * Twilio accepts `interruptible` as a boolean or as what may interrupt: "none" and "dtmf" (no
- * speech barge-in here), "speech" and "any". Absent: interruptible, as in both references.
+ * Twilio accepts `interruptible` as what may interrupt ("none", "dtmf", "speech", "any") or as a
+ * boolean: true is "any", false "none". Absent: "any", as in both references.
  */
-function interruptibleOf(v: unknown): boolean | undefined {
-  if (v === undefined || v === true || v === "speech" || v === "any") return true;
-  if (v === false || v === "none" || v === "dtmf") return false;
-  return undefined;
+function interruptibleOf(v: unknown): Interruptible | undefined {
+  if (v === undefined || v === true) return "any";
+  if (v === false) return "none";
+  return v === "none" || v === "dtmf" || v === "speech" || v === "any" ? v : undefined;
 }
 
 const optionalString = (v: unknown) => v === undefined || typeof v === "string";

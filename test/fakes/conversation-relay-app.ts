@@ -17,7 +17,8 @@
 // - `/bilingual`: answers each finished prompt three times with "Guten Tag.": tagged `lang: "de-DE"`,
 //   untagged, and tagged with a language no voice speaks (`tlh`);
 // - `/digits`: answers each finished prompt with `sendDigits` (valid, then not) and "Done.";
-// - `/configures`: after `setup` sends Twilio's mid-call `config` and `hints` messages.
+// - `/configures`: after `setup` sends Twilio's mid-call `config` and `hints` messages;
+// - `/keypad/<mode>`: after `setup` says "Press one for sales." with `interruptible: <mode>`.
 // Every frame received is recorded with the headers of its connection.
 
 export interface AppConnection {
@@ -71,6 +72,8 @@ export function startFakeApp({ record = true } = {}): FakeApp {
         if (record) ws.data.received.push(msg);
         const { path } = ws.data;
         if (msg.type === "setup" && path === "/closing") return ws.close(1000, "goodbye");
+        if (msg.type === "setup" && path.startsWith("/keypad/"))
+          return void ws.send(JSON.stringify({ type: "text", token: "Press one for sales.", last: true, interruptible: path.slice("/keypad/".length) }));
         if (msg.type === "setup" && path === "/configures") {
           ws.send(JSON.stringify({ type: "config", interruptible: "none", partialPrompts: true }));
           return void ws.send(JSON.stringify({ type: "hints", hints: "voxroute" }));

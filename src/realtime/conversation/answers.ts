@@ -87,10 +87,10 @@ export class Answers {
     if (!this.primed && !this.closing && !this.stopped) this.primed = this.newResponse();
   }
 
-  /** The caller spoke over what is being said (generated or still playing): it stops, if it may be stopped. Says what the caller heard of it. */
-  interrupt(): { responseId: string; spokenText: string; audioMs: number } | undefined {
+  /** The caller spoke (or pressed a key) over what is being said (generated or still playing): it stops, if it may be stopped so. Says what the caller heard of it. */
+  interrupt(by: "speech" | "dtmf" = "speech"): { responseId: string; spokenText: string; audioMs: number } | undefined {
     const playing = [this.previous, this.current].filter((r): r is SpokenResponse => r?.playing === true);
-    if (!playing.length || !playing.every((r) => r.interruptible)) return;
+    if (!playing.length || !playing.every((r) => r.interruptibleBy(by))) return;
     const [heard] = playing.map((r) => ({ responseId: r.id, ...r.interrupt() }));
     this.previous = undefined;
     if (this.current) this.discarding = !this.current.complete;

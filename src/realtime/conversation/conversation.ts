@@ -102,6 +102,14 @@ export class Conversation {
     if (!this.closed) this.bargeIn();
   }
 
+  /** The caller pressed a key (a surface with a telephone line): it stops an answer that keys may stop, and the application is told. */
+  dtmf(digit: string): void {
+    this.stillHere();
+    if (this.closed) return;
+    this.bargeIn("dtmf");
+    this.app?.dtmf(digit);
+  }
+
   /** The client sent something that asks nothing of the conversation (ElevenLabs' `user_activity`): it is not idle. */
   stillHere(): void {
     this.idle?.touch();
@@ -154,7 +162,7 @@ export class Conversation {
     this.emit({ type: "started", sessionId: id, profileId, input, output, stt: this.sttStarted });
     const idleMs = this.setup.idleTimeoutMs;
     this.idle = new IdleTimer(idleMs, () => this.fail(new ApiError("idle_timeout", `nothing from the caller or the application, and no answer made or sent, for ${idleMs / 1000} s`)));
-    if (greeting) this.answers.take({ type: "text", token: greeting, last: true, interruptible: true, preemptible: false });
+    if (greeting) this.answers.take({ type: "text", token: greeting, last: true, interruptible: "any", preemptible: false });
   }
 
   private onStt(ev: SttSessionEvent): void {
@@ -249,9 +257,9 @@ export class Conversation {
     }
   }
 
-  /** The caller spoke over what is being said (generated or still playing): it stops, if it may be stopped. */
-  private bargeIn(): void {
-    const heard = this.answers.interrupt();
+  /** The caller spoke (or pressed a key) over what is being said (generated or still playing): it stops, if it may be stopped so. */
+  private bargeIn(by: "speech" | "dtmf" = "speech"): void {
+    const heard = this.answers.interrupt(by);
     if (!heard) return;
     this.emit({ type: "response_interrupted", ...heard });
     this.app?.interrupt(heard.spokenText, heard.audioMs);
