@@ -7,7 +7,7 @@ import { Conversation } from "../src/realtime/conversation/conversation.ts";
 import type { SttPort } from "../src/sessions/stt-events.ts";
 import { startFakeApp } from "./fakes/conversation-relay-app.ts";
 
-// Keys the caller presses, for a surface that carries a telephone call (`/v1/realtime` has no
+// Keys the caller presses, and digits the application sends, for a surface that carries a telephone call (`/v1/realtime` has no
 // keypad): the application hears each as ConversationRelay's `dtmf`, and an answer stops for a key
 // or for speech as its tokens' `interruptible` allows ("dtmf", "speech", "any", "none"). The
 // application is the ConversationRelay fake on a real socket; the recognizer and the answer's
@@ -16,7 +16,7 @@ import { startFakeApp } from "./fakes/conversation-relay-app.ts";
 const app = startFakeApp();
 afterAll(() => app.stop());
 
-async function call(mode: string) {
+async function call(mode: string, path = `/keypad/${mode}`) {
   const events: ConversationEvent[] = [];
   let stt: SttPort | undefined;
   const sessionId = `rt_${mode}`;
@@ -27,6 +27,7 @@ async function call(mode: string) {
       input: { audioFormat: "pcm_16000", sampleRate: 16000 },
       output: { encoding: "pcm_s16le", sampleRate: 16000 },
       partialPrompts: false,
+      phoneLine: true,
       openStt: (port) => {
         stt = port;
         return { audio() {}, command() {}, abort() {} };
@@ -34,7 +35,7 @@ async function call(mode: string) {
       openTts: () => ({ command() {}, interrupt() {}, abort() {} }),
       speakIn: async () => "",
       openApp: (onSignal) =>
-        AppSocket.open({ url: app.url(`/keypad/${mode}`) }, conversationRelayWire({ sessionId, profileId: "rp_1" }), { allowPrivate: true, connectTimeoutMs: 2000, replyTimeoutMs: 0 }, onSignal),
+        AppSocket.open({ url: app.url(path) }, conversationRelayWire({ sessionId, profileId: "rp_1" }), { allowPrivate: true, connectTimeoutMs: 2000, replyTimeoutMs: 0 }, onSignal),
       answerQuietMs: 5000,
       idleTimeoutMs: 0,
     },
@@ -47,7 +48,7 @@ async function call(mode: string) {
     model: "p/m",
     input: { audioFormat: "pcm_16000", sampleRate: 16000, channels: 1, language: null, interimResults: true, commitStrategy: "auto", turnDetection: "acoustic", turnDetector: "router_vad" },
   });
-  for (let i = 0; i < 200 && !events.some((e) => e.type === "response_text"); i++) await Bun.sleep(5);
+  for (let i = 0; i < 200 && !events.some((e) => e.type === "response_text" || e.type === "send_digits"); i++) await Bun.sleep(5);
   const received = () => app.connections.find((c) => c.received[0]?.sessionId === sessionId)!.received;
   const speaks = () => stt!.event({ type: "signal", origin: "router", signal: "started", atMs: 500, turnId: "turn_1" });
   const interrupted = () => events.filter((e) => e.type === "response_interrupted");
@@ -55,7 +56,7 @@ async function call(mode: string) {
     for (let i = 0; i < 200 && received().length < count; i++) await Bun.sleep(5);
     return received().slice(1);
   };
-  return { conversation, speaks, interrupted, heard };
+  return { conversation, events, speaks, interrupted, heard };
 }
 
 describe("keys the caller presses", () => {
@@ -93,5 +94,15 @@ describe("keys the caller presses", () => {
     any.conversation.dtmf("3");
     expect(any.interrupted()).toHaveLength(1);
     any.conversation.abort();
+  });
+});
+
+describe("digits the application sends", () => {
+  test("on a conversation with a telephone line, sendDigits is the send_digits event the surface plays; nothing is refused", async () => {
+    const c = await call("digits", "/dialer");
+    expect(c.events.filter((e) => e.type === "send_digits")).toEqual([{ type: "send_digits", digits: "1234#" }]);
+    await Bun.sleep(20);
+    expect(await c.heard(1)).toEqual([]);
+    c.conversation.abort();
   });
 });

@@ -18,7 +18,8 @@
 //   untagged, and tagged with a language no voice speaks (`tlh`);
 // - `/digits`: answers each finished prompt with `sendDigits` (valid, then not) and "Done.";
 // - `/configures`: after `setup` sends Twilio's mid-call `config` and `hints` messages;
-// - `/keypad/<mode>`: after `setup` says "Press one for sales." with `interruptible: <mode>`.
+// - `/keypad/<mode>`: after `setup` says "Press one for sales." with `interruptible: <mode>`;
+// - `/dialer`: after `setup` asks for the digits "1234#" to be sent.
 // Every frame received is recorded with the headers of its connection.
 
 export interface AppConnection {
@@ -72,6 +73,7 @@ export function startFakeApp({ record = true } = {}): FakeApp {
         if (record) ws.data.received.push(msg);
         const { path } = ws.data;
         if (msg.type === "setup" && path === "/closing") return ws.close(1000, "goodbye");
+        if (msg.type === "setup" && path === "/dialer") return void ws.send(JSON.stringify({ type: "sendDigits", digits: "1234#" }));
         if (msg.type === "setup" && path.startsWith("/keypad/"))
           return void ws.send(JSON.stringify({ type: "text", token: "Press one for sales.", last: true, interruptible: path.slice("/keypad/".length) }));
         if (msg.type === "setup" && path === "/configures") {
