@@ -146,6 +146,10 @@ const REALTIME_SAMPLES: { [K in RealtimeWireEvent["type"]]: Extract<RealtimeWire
     { type: "provider_switched", stage: "stt", provider: "pocketsphinx", model: "cmu/pocketsphinx-en-us", previous: "deepgram", reason: "upstream returned 500" },
     { type: "provider_switched", stage: "tts", responseId: "resp_1", provider: "flite", model: "cmu/flite", voice: "slt", previous: "cartesia", reason: "upstream returned 500" },
   ],
+  language_switched: [
+    { type: "language_switched", stage: "stt", language: "en-GB" },
+    { type: "language_switched", stage: "tts", language: "de-DE", voice: "de-DE" },
+  ],
   error: [{ type: "error", code: "application_unavailable", message: "the application cannot be reached" }],
   ended: [
     { type: "ended", sessionId: "rt_1", reason: "client_closed", usage: { sttSeconds: 2, ttsCharacters: 3 } },
