@@ -12,9 +12,10 @@ export type AppMessage =
 
 /** What the router tells the application. */
 export type RouterMessage =
-  | { type: "setup"; sessionId: string; profileId: string; callSid: string; from: string; to: string; direction: "inbound"; customParameters: Record<string, string> }
+  | { type: "setup"; sessionId: string; profileId: string; callSid: string; from: string; to: string; direction: string; customParameters: Record<string, string> }
   | { type: "prompt"; voicePrompt: string; lang?: string; last: boolean }
   | { type: "interrupt"; utteranceUntilInterrupt: string; durationUntilInterruptMs: number }
+  | { type: "dtmf"; digit: string }
   | { type: "error"; description: string };
 
 /** What an application sends that asks nothing of the conversation: a `pong`, a stale answer's chunk. */
@@ -32,6 +33,8 @@ export interface AppWire {
   /** The caller talked over the answer: what of it was spoken, and for how long. */
   interrupt(spokenText: string, audioMs: number): object[];
   refuse(description: string): object[];
+  /** A key the caller pressed on a phone call, where the protocol has a message for it. */
+  dtmf?(digit: string): object[];
   /** Said before the router closes the socket itself. */
   farewell(): object[];
   /** A keepalive, when the protocol has one (answered by `pong`). */
@@ -39,10 +42,20 @@ export interface AppWire {
   read(frame: string | Uint8Array): AppFrame;
 }
 
+/** A phone call as the carrier's webhook named it: Twilio's `CallSid` or Telnyx's call id, the numbers, and `inbound`. */
+export interface PhoneCall {
+  callSid: string;
+  from: string;
+  to: string;
+  direction: string;
+}
+
 export interface AppSetup {
   sessionId: string;
   profileId: string;
   customParameters?: Record<string, string>;
+  /** A phone call's identifiers (docs/telephony.md); absent, the phone fields of `setup` are empty. */
+  call?: PhoneCall;
   /** Spoken when the conversation starts: the first agent message of the conversation so far. */
   greeting?: string;
 }
@@ -51,10 +64,22 @@ export interface AppSetup {
 export function conversationRelayWire(setup: AppSetup): AppWire {
   const say = (msg: RouterMessage) => [msg];
   return {
-    hello: () => say({ type: "setup", sessionId: setup.sessionId, profileId: setup.profileId, callSid: "", from: "", to: "", direction: "inbound", customParameters: setup.customParameters ?? {} }),
+    hello: () =>
+      say({
+        type: "setup",
+        sessionId: setup.sessionId,
+        profileId: setup.profileId,
+        callSid: "",
+        from: "",
+        to: "",
+        direction: "inbound",
+        ...setup.call,
+        customParameters: setup.customParameters ?? {},
+      }),
     prompt: (voicePrompt, last, lang) => say({ type: "prompt", voicePrompt, ...(lang ? { lang } : {}), last }),
     interrupt: (utteranceUntilInterrupt, ms) => say({ type: "interrupt", utteranceUntilInterrupt, durationUntilInterruptMs: Math.round(ms) }),
     refuse: (description) => say({ type: "error", description }),
+    dtmf: (digit) => say({ type: "dtmf", digit }),
     farewell: () => [],
     read: readAppFrame,
   };

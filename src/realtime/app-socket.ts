@@ -127,6 +127,11 @@ export class AppSocket {
     this.send([this.wire.ping!()]);
   }
 
+  /** A key the caller pressed; nothing where the protocol has no message for it. */
+  dtmf(digit: string): void {
+    if (this.wire.dtmf) this.send(this.wire.dtmf(digit));
+  }
+
   private send(frames: object[]): void {
     for (const msg of frames) if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(msg));
   }

@@ -14,6 +14,7 @@ import { type ConversationPlan, planConversation } from "./plan.ts";
 import type { RealtimeProfile } from "./profiles.ts";
 import { openApplication } from "./open-application.ts";
 import type { Database } from "../db/open.ts";
+import type { PhoneCall } from "./app-messages.ts";
 
 // A conversation of an admitted profile, built from its plan: the recognizer, each answer's
 // speech and the application socket, metered on the payer. Every realtime surface
@@ -71,6 +72,9 @@ export interface ConversationOverrides {
   output?: OutputFormat;
   /** The surface shows the caller's speech probability (ElevenLabs' `vad_score`): the router VAD tells it where it decides the turns. */
   vadScores?: boolean;
+  /** A phone call's identifiers and custom parameters, told to the application in `setup`. */
+  call?: PhoneCall;
+  customParameters?: Record<string, string>;
 }
 
 /** A conversation of the profile the handshake found, told to `port`; its sessions are metered on `surface`. */
@@ -139,7 +143,19 @@ export async function startConversation(
       speakIn: async (language) => {
         speech = await voiceFor(ctx, h.tts, speech.voice, language);
       },
-      openApp: (onSignal) => openApplication(ctx, profile.pipeline.upstream, { sessionId: id, profileId: profile.id, greeting: overrides.greeting ?? plan.greeting }, onSignal),
+      openApp: (onSignal) =>
+        openApplication(
+          ctx,
+          profile.pipeline.upstream,
+          {
+            sessionId: id,
+            profileId: profile.id,
+            greeting: overrides.greeting ?? plan.greeting,
+            ...(overrides.call ? { call: overrides.call } : {}),
+            ...(overrides.customParameters ? { customParameters: overrides.customParameters } : {}),
+          },
+          onSignal,
+        ),
       answerQuietMs: ctx.config.realtime.answerQuietMs,
       idleTimeoutMs: ctx.config.realtime.idleTimeoutMs,
     },

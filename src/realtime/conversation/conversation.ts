@@ -97,6 +97,12 @@ export class Conversation {
     if (!this.closed) this.bargeIn();
   }
 
+  /** A key the caller pressed on a phone call: the application hears it (ConversationRelay's `dtmf`). */
+  dtmf(digit: string): void {
+    this.stillHere();
+    if (!this.closed) this.app?.dtmf(digit);
+  }
+
   /** The client sent something that asks nothing of the conversation (ElevenLabs' `user_activity`): it is not idle. */
   stillHere(): void {
     this.idle?.touch();
