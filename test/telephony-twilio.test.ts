@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { like } from "drizzle-orm";
 import { startFakeApp } from "./fakes/conversation-relay-app.ts";
-import { fromPhoneAudio, toPhoneAudio } from "./fakes/phone-caller.ts";
+import { fromPhoneAudio } from "./fakes/phone-caller.ts";
 import { twilioCall, twilioRings, twilioStream } from "./fakes/twilio-caller.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { realtimeProfile, recordsOf, until } from "./helpers/realtime.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { concat, silence, speak } from "./helpers/speech.ts";
+import { appCallOf, PHONE_TURN, phoneLink, spokenSeconds } from "./helpers/phone-calls.ts";
+import { speak } from "./helpers/speech.ts";
 import { bearer } from "./helpers/ws-client.ts";
 
 // A Twilio number pointed at a realtime profile (docs/telephony.md): the fake Twilio signs and
@@ -27,29 +28,18 @@ afterAll(() => {
   app.stop();
 });
 
-async function link(key: string, profileId: string, body: Record<string, unknown> = { carrier: "twilio", twilio_auth_token: AUTH_TOKEN }) {
-  const res = await fetch(`${server.url}/v1/realtime/profiles/${profileId}/phone-links`, {
-    method: "POST",
-    headers: { ...bearer(key), "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
-}
+const link = (key: string, profileId: string, body: Record<string, unknown> = { carrier: "twilio", twilio_auth_token: AUTH_TOKEN }) => phoneLink(server, key, profileId, body);
 
-const TURN = toPhoneAudio(concat([silence(300), speak("Thank you very much."), silence(900)]));
-
-/** Seconds of 16 kHz PCM that are speech (10 ms windows above -40 dBFS), first to last. */
-function spokenSeconds(pcm: Int16Array): number {
-  let [first, last] = [-1, -1];
-  for (let i = 0; i + 160 <= pcm.length; i += 160) {
-    let energy = 0;
-    for (let j = 0; j < 160; j++) energy += pcm[i + j]! ** 2;
-    if (Math.sqrt(energy / 160) / 32768 > 0.01) {
-      if (first < 0) first = i;
-      last = i + 160;
-    }
-  }
-  return first < 0 ? 0 : (last - first) / 16000;
+/** A Twilio call to a new profile answered by the application at `path`, its stream begun. */
+async function ringing(path: string) {
+  const { key, tenantId } = await fundedAccount(server);
+  const profileId = await realtimeProfile(server, key, app.url(path));
+  const { body } = await link(key, profileId);
+  const call = twilioCall();
+  const answer = await twilioRings(body.webhook_url, AUTH_TOKEN, call);
+  const stream = twilioStream(answer, call);
+  await stream.begin(answer.stream!.parameters);
+  return { key, tenantId, profileId, webhookUrl: body.webhook_url as string, call, answer, stream };
 }
 
 describe("phone links", () => {
@@ -116,9 +106,9 @@ describe.skipIf(!localSttAvailable)("a Twilio call", () => {
 
     const stream = twilioStream(answer, call);
     await stream.begin(answer.stream!.parameters);
-    await stream.play(TURN);
+    await stream.play(PHONE_TURN);
     await until(() => stream.sent("mark").length === 1, 20_000);
-    const conn = app.connections.find((c) => (c.received[0] as { callSid?: string })?.callSid === call.callSid)!;
+    const conn = appCallOf(app, call.callSid)!;
     expect(conn.received[0]).toMatchObject({ type: "setup", profileId, callSid: call.callSid, from: call.from, to: call.to, direction: "inbound", customParameters: { campaign: "spring" } });
     expect(JSON.stringify(conn.received[0])).not.toContain(credential);
     const prompt = conn.received.find((m) => m.type === "prompt" && m.last === true) as { voicePrompt: string };
@@ -149,18 +139,12 @@ describe.skipIf(!localSttAvailable)("a Twilio call", () => {
   }, 60_000);
 
   test("the caller talks over a long answer: clear, and the application's interrupt", async () => {
-    const { key } = await fundedAccount(server);
-    const profileId = await realtimeProfile(server, key, app.url("/long"));
-    const { body } = await link(key, profileId);
-    const call = twilioCall();
-    const answer = await twilioRings(body.webhook_url, AUTH_TOKEN, call);
-    const stream = twilioStream(answer, call);
-    await stream.begin(answer.stream!.parameters);
-    await stream.play(TURN);
+    const { call, stream } = await ringing("/long");
+    await stream.play(PHONE_TURN);
     await until(() => stream.rec.media.length > 25, 20_000);
-    await stream.play(TURN);
+    await stream.play(PHONE_TURN);
     await until(() => stream.sent("clear").length === 1, 20_000);
-    const conn = app.connections.find((c) => (c.received[0] as { callSid?: string })?.callSid === call.callSid)!;
+    const conn = appCallOf(app, call.callSid)!;
     await until(() => conn.received.some((m) => m.type === "interrupt"));
     expect(stream.sent("clear")[0]).toEqual({ event: "clear", streamSid: stream.ids.streamId });
     stream.stop();
@@ -168,14 +152,8 @@ describe.skipIf(!localSttAvailable)("a Twilio call", () => {
   }, 60_000);
 
   test("the application's end closes the stream normally", async () => {
-    const { key } = await fundedAccount(server);
-    const profileId = await realtimeProfile(server, key, app.url("/goodbye"));
-    const { body } = await link(key, profileId);
-    const call = twilioCall();
-    const answer = await twilioRings(body.webhook_url, AUTH_TOKEN, call);
-    const stream = twilioStream(answer, call);
-    await stream.begin(answer.stream!.parameters);
-    void stream.play(TURN);
+    const { stream } = await ringing("/goodbye");
+    void stream.play(PHONE_TURN);
     const rec = await stream.closed;
     expect(rec.close!.code).toBe(1000);
     expect(stream.sent("mark").length).toBe(1);
@@ -219,14 +197,8 @@ describe("refusals", () => {
   });
 
   test("a replayed credential, a stream without start, garbage frames: closed, nothing billed", async () => {
-    const { key, tenantId } = await fundedAccount(server);
-    const profileId = await realtimeProfile(server, key, app.url("/echo"));
-    const { body } = await link(key, profileId);
-    const call = twilioCall();
-    const answer = await twilioRings(body.webhook_url, AUTH_TOKEN, call);
-    const first = twilioStream(answer, call);
-    await first.begin(answer.stream!.parameters);
-    await until(() => app.connections.some((c) => (c.received[0] as { callSid?: string })?.callSid === call.callSid));
+    const { tenantId, webhookUrl, call, answer, stream: first } = await ringing("/echo");
+    await until(() => appCallOf(app, call.callSid) !== undefined);
     const replay = twilioStream(answer, call);
     await replay.begin(answer.stream!.parameters);
     expect((await replay.closed).close!.code).toBe(4401);
@@ -239,7 +211,7 @@ describe("refusals", () => {
     expect((await silent.closed).close!.code).toBe(1008);
 
     const freshCall = twilioCall();
-    const fresh = await twilioRings(body.webhook_url, AUTH_TOKEN, freshCall);
+    const fresh = await twilioRings(webhookUrl, AUTH_TOKEN, freshCall);
     const garbage = twilioStream(fresh, freshCall);
     await new Promise((r) => (garbage.ws.onopen = r));
     garbage.send("this is not a carrier frame");
@@ -247,7 +219,7 @@ describe("refusals", () => {
     // The garbage stream never spent its credential: it still opens a call once.
     const later = twilioStream(fresh, freshCall);
     await later.begin(fresh.stream!.parameters);
-    await until(() => app.connections.some((c) => (c.received[0] as { callSid?: string })?.callSid === freshCall.callSid));
+    await until(() => appCallOf(app, freshCall.callSid) !== undefined);
     later.stop();
     await later.closed;
 
