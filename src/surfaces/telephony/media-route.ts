@@ -4,6 +4,7 @@ import type { AppContext } from "../../context.ts";
 import { ApiError, CLOSE, closeReason, ERRORS } from "../../errors.ts";
 import { startConversation } from "../../realtime/start-conversation.ts";
 import { CallerAudio } from "../oai/realtime-audio.ts";
+import { nativeError } from "../error-responses.ts";
 import { takeFrames } from "../raw-frames.ts";
 import { admitRealtime, type ConversationConnection, ConversationSockets, openedConversation } from "../realtime-conversations.ts";
 import { CREDENTIAL_PARAMETER } from "./call-markup.ts";
@@ -128,5 +129,6 @@ export function telephonyMediaRoutes(ctx: AppContext) {
     };
   }
 
-  return new Elysia().ws(`${MEDIA_PATH}/twilio`, route("twilio")).ws(`${MEDIA_PATH}/telnyx`, route("telnyx"));
+  const upgradeFirst = () => nativeError(new ApiError("websocket_upgrade_required", "the carrier connects with a WebSocket upgrade"));
+  return new Elysia().get(`${MEDIA_PATH}/twilio`, upgradeFirst).get(`${MEDIA_PATH}/telnyx`, upgradeFirst).ws(`${MEDIA_PATH}/twilio`, route("twilio")).ws(`${MEDIA_PATH}/telnyx`, route("telnyx"));
 }
