@@ -89,7 +89,7 @@ export function telephonyMediaRoutes(ctx: AppContext) {
         const state: CallState = { conn, early: [], started: false, release: [] };
         const queryCredential = ws.data.query.credential;
         const deadline = setTimeout(() => {
-          if (!conn.conversation && !conn.gone) conn.port.close(ERRORS.invalid_media_frame.close, closeReason("invalid_media_frame"));
+          if (!state.started && !conn.gone) conn.port.close(ERRORS.invalid_media_frame.close, closeReason("invalid_media_frame"));
         }, START_WITHIN_MS);
         const refuse = (why: string) => {
           ctx.log.info({ carrier, reason: why }, "call stream closed: a frame the carrier does not send");
@@ -104,7 +104,11 @@ export function telephonyMediaRoutes(ctx: AppContext) {
               if (state.started) return;
               state.started = true;
               clearTimeout(deadline);
-              return void begin(carrier, state, ev, queryCredential);
+              return void begin(carrier, state, ev, queryCredential).catch((err: unknown) => {
+                const error = err instanceof ApiError ? err : new ApiError("internal_error");
+                ctx.log.info({ carrier, callId: ev.callId, code: error.code, reason: String(err) }, "call ended");
+                conn.port.close(error.closeCode, closeReason(error.code));
+              });
             case "media":
               if (!state.started) return refuse("media before start");
               if (state.hear) return state.hear(ev.payload);

@@ -14,6 +14,8 @@ export function phoneCallPort(port: WsPort, reply: CarrierReply, log: Logger): C
   let carry = new Uint8Array(0);
   /** Moves on at each barge-in: frames of the interrupted answer still waiting for the socket are not sent. */
   let answer = 0;
+  /** Whether the conversation said how it ended (`ended`); a failure closes without it. */
+  let told = false;
   const sendFrame = (frame: Uint8Array) => port.sendAudio(JSON.stringify(reply.media(frame)));
   return {
     event(event) {
@@ -29,6 +31,7 @@ export function phoneCallPort(port: WsPort, reply: CarrierReply, log: Logger): C
         case "error":
           return log.info({ code: event.code, reason: event.message }, "call error");
         case "ended":
+          told = true;
           return log.info({ reason: event.reason, usage: event.usage }, "call ended");
         default:
           return;
@@ -41,6 +44,9 @@ export function phoneCallPort(port: WsPort, reply: CarrierReply, log: Logger): C
       const current = answer;
       for (let at = 0; at < whole && current === answer; at += FRAME_BYTES) await sendFrame(bytes.subarray(at, at + FRAME_BYTES));
     },
-    close: (code, reason) => port.close(code, reason),
+    close: (code, reason) => {
+      if (!told) log.info({ reason: "error", code, closeReason: reason }, "call ended");
+      port.close(code, reason);
+    },
   };
 }
