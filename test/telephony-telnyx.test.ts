@@ -34,6 +34,16 @@ async function linked(path: string, publicKey = account.publicKey) {
   return { tenantId, profileId, webhookUrl: made.body.webhook_url as string };
 }
 
+/** A Telnyx call to a new profile answered by the application at `path`, its stream begun. */
+async function ringing(path: string) {
+  const { webhookUrl } = await linked(path);
+  const call = telnyxCall();
+  const answer = await telnyxRings(webhookUrl, account, call);
+  const stream = telnyxStream(answer, call);
+  await stream.begin({});
+  return { call, answer, stream };
+}
+
 describe.skipIf(!localSttAvailable)("a Telnyx call", () => {
   test("TeXML connects a bidirectional PCMU stream; the answer comes back as µ-law with a mark, DTMF reaches the application, stop bills once", async () => {
     const { tenantId, profileId, webhookUrl } = await linked("/goodbye");
@@ -76,11 +86,7 @@ describe.skipIf(!localSttAvailable)("a Telnyx call", () => {
   }, 60_000);
 
   test("the caller hangs up in the middle of a long answer: clear on barge-in, then stop ends the call", async () => {
-    const { webhookUrl } = await linked("/long");
-    const call = telnyxCall();
-    const answer = await telnyxRings(webhookUrl, account, call);
-    const stream = telnyxStream(answer, call);
-    await stream.begin({});
+    const { call, stream } = await ringing("/long");
     await stream.play(PHONE_TURN);
     await until(() => stream.rec.media.length > 25, 20_000);
     await stream.play(PHONE_TURN);
@@ -106,11 +112,7 @@ describe("refusals", () => {
   });
 
   test("a replayed credential is closed 4401; a frame that is not JSON closes 1008", async () => {
-    const { webhookUrl } = await linked("/echo");
-    const call = telnyxCall();
-    const answer = await telnyxRings(webhookUrl, account, call);
-    const first = telnyxStream(answer, call);
-    await first.begin({});
+    const { call, answer, stream: first } = await ringing("/echo");
     await until(() => appCallOf(app, call.callSid) !== undefined);
     const replay = telnyxStream(answer, call);
     await replay.begin({});
