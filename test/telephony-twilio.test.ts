@@ -5,6 +5,7 @@ import { fromPhoneAudio } from "./fakes/phone-caller.ts";
 import { twilioCall, twilioRings, twilioStream } from "./fakes/twilio-caller.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
+import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
 import { realtimeProfile, recordsOf, until } from "./helpers/realtime.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { appCallOf, PHONE_TURN, phoneLink, spokenSeconds } from "./helpers/phone-calls.ts";
@@ -251,6 +252,25 @@ describe("refusals", () => {
       expect(answer.stream!.url).toBe("wss://phones.example.com/v1/telephony/media/twilio");
     } finally {
       proxied.stop(0);
+    }
+  });
+});
+
+describe.skipIf(!postgresAvailable)("on PostgreSQL", () => {
+  test("a link is made, its signed webhook answered with a stream, and once revoked refused", async () => {
+    const fresh = await freshPostgres();
+    const pg = await startTestServer({ DATABASE_URL: fresh.url });
+    try {
+      const profileId = await realtimeProfile(pg, pg.key, app.url("/echo"));
+      const made = await phoneLink(pg, pg.key, profileId, { carrier: "twilio", twilio_auth_token: AUTH_TOKEN });
+      expect(made.status).toBe(201);
+      expect((await twilioRings(made.body.webhook_url, AUTH_TOKEN, twilioCall())).stream).toBeDefined();
+      expect((await twilioRings(made.body.webhook_url, "another-token", twilioCall())).status).toBe(403);
+      expect((await fetch(`${pg.url}/v1/realtime/phone-links/${made.body.id}`, { method: "DELETE", headers: bearer(pg.key) })).status).toBe(200);
+      expect((await twilioRings(made.body.webhook_url, AUTH_TOKEN, twilioCall())).status).toBe(403);
+    } finally {
+      pg.stop(0);
+      await fresh.drop();
     }
   });
 });
