@@ -58,7 +58,7 @@ export function callWebhookRoute(ctx: AppContext) {
   return new Elysia().post(
     `${WEBHOOK_PATH}/:token`,
     async ({ request, params }) => {
-      const body = await textBody(request, BODY_LIMITS.account);
+      const body = await textBody(request, BODY_LIMITS.telephony);
       const link = await ctx.phoneLinks.byToken(params.token);
       const base = publicBase(ctx, request);
       const { pathname, search } = new URL(request.url);

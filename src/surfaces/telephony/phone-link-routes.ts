@@ -18,7 +18,7 @@ export function phoneLinkRoutes(ctx: AppContext) {
       "/v1/realtime/profiles/:profile_id/phone-links",
       async ({ request, params, principal, set }) => {
         const profile = await ctx.profiles.get(principal.tenantId, params.profile_id);
-        const { carrier, credential } = readLinkBody(await jsonBody(request, BODY_LIMITS.account));
+        const { carrier, credential } = readLinkBody(await jsonBody(request, BODY_LIMITS.telephony));
         const { link, token } = await ctx.phoneLinks.create(principal, profile.id, carrier, credential);
         set.status = 201;
         return { ...link, webhook_url: `${publicBase(ctx, request)}${WEBHOOK_PATH}/${token}` };
@@ -29,5 +29,5 @@ export function phoneLinkRoutes(ctx: AppContext) {
       const profile = await ctx.profiles.get(principal.tenantId, params.profile_id);
       return pageBody({ items: await ctx.phoneLinks.list(principal.tenantId, profile.id) });
     })
-    .delete("/v1/realtime/phone-links/:id", async ({ params, principal }) => ({ ...(await ctx.phoneLinks.revoke(principal.tenantId, params.id)), deleted: true }));
+    .delete("/v1/realtime/phone-links/:id", async ({ params, principal }) => ({ ...(await ctx.phoneLinks.revoke(principal.tenantId, params.id)), deleted: true }), { parse: "none" });
 }
