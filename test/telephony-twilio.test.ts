@@ -214,6 +214,11 @@ describe("refusals", () => {
     silent.send({ event: "connected", protocol: "Call", version: "1.0.0" });
     expect((await silent.closed).close!.code).toBe(1008);
 
+    const early = twilioStream(answer, call);
+    await new Promise((r) => (early.ws.onopen = r));
+    void early.play(PHONE_TURN.subarray(0, 160));
+    expect((await early.closed).close!.code).toBe(1008);
+
     const freshCall = twilioCall();
     const fresh = await twilioRings(webhookUrl, AUTH_TOKEN, freshCall);
     const garbage = twilioStream(fresh, freshCall);
