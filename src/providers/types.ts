@@ -107,7 +107,11 @@ export interface TtsProvider {
   voiceNames?(): Promise<ReadonlySet<string>>;
   /** Voice cloning through the provider's own API, where it has one. */
   readonly cloning?: VoiceCloning;
+  /** How it takes a pronunciation rule's phonemes: `ssml`, inline `<phoneme>` tags; absent, not at all (docs/pronunciation.md). */
+  readonly phonemes?: PhonemeSupport;
 }
+
+export type PhonemeSupport = "ssml";
 
 // ---- Speech to text ----
 
