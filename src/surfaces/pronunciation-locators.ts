@@ -1,4 +1,7 @@
+import type { Principal } from "../accounts/keys.ts";
+import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
+import type { Admission } from "../sessions/admission.ts";
 import { MAX_LOCATORS, type Locator } from "../pronunciation/dictionaries.ts";
 import { isObject } from "../util/is-object.ts";
 
@@ -39,4 +42,11 @@ export function locatorsOfBody(value: unknown, param: string): Locator[] {
     value.map((item, i) => (isObject(item) ? locator(item.pronunciation_dictionary_id, item.version_id, `${param}[${i}]`) : locator(item, undefined, `${param}[${i}]`))),
     param,
   );
+}
+
+/** A session's admission with the payer's dictionaries the request names, read before the meter starts (none named: none read). */
+export async function withLexicon(ctx: AppContext, admit: () => Promise<Admission>, payer: Pick<Principal, "tenantId"> | undefined, locators: Locator[] | undefined): Promise<Admission> {
+  if (!payer || !locators?.length) return admit();
+  const lexicon = await ctx.pronunciation.lexicon(payer.tenantId, locators);
+  return { ...(await admit()), lexicon };
 }
