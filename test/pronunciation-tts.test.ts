@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
-import { transcribe } from "./helpers/realtime.ts";
+import { startFakeApp, type FakeApp } from "./fakes/conversation-relay-app.ts";
+import { callProfile, realtimeProfile, transcribe, until } from "./helpers/realtime.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect, type Recording } from "./helpers/ws-client.ts";
 
@@ -10,10 +11,15 @@ import { bearer, connect, type Recording } from "./helpers/ws-client.ts";
 // cuts, so a word split across text frames is still matched; billing counts the caller's text.
 
 let server: TestServer;
+let app: FakeApp;
 beforeAll(async () => {
   server = await startTestServer();
+  app = startFakeApp();
 });
-afterAll(() => server.stop(0));
+afterAll(() => {
+  app.stop();
+  server.stop(0);
+});
 
 async function dictionary(key: string, rules: unknown[]): Promise<{ id: string; version_id: string; rules_count: number }> {
   const res = await fetch(`${server.url}/v1/pronunciation-dictionaries`, {
@@ -80,4 +86,33 @@ describe("pronunciation dictionaries on /v1", () => {
     expect(said).toBe(written);
     expect(plain).not.toContain("box");
   });
+
+  test("a realtime profile's pipeline.tts.pronunciation_dictionaries: kept as locators, its greeting said with them; not a member of the STT stage", async () => {
+    const { key } = await fundedAccount(server);
+    const made = await dictionary(key, [VOXROUTE]);
+    const greet = async (greeting: string, tts: Record<string, unknown>) => {
+      const c = await callProfile(server, await realtimeProfile(server, key, app.url("/echo"), { greeting, tts: { model: "flite", voice: "slt", ...tts } }), key);
+      await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.done"));
+      c.ws.close();
+      return Buffer.concat(c.rec.audio);
+    };
+    const said = await greet("The voxroute server.", { pronunciation_dictionaries: [made.id] });
+    const written = await greet("The vox root server.", {});
+    expect(said.byteLength).toBeGreaterThan(16_000);
+    expect(said.equals(written)).toBe(true);
+
+    const res = await fetch(`${server.url}/v1/realtime/profiles`, {
+      method: "POST",
+      headers: { ...bearer(key), "content-type": "application/json" },
+      body: JSON.stringify({ name: "p", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: "flite", voice: "slt", pronunciation_dictionaries: [{ pronunciation_dictionary_id: made.id, version_id: made.version_id }] }, upstream: { url: app.url("/echo") } } }),
+    });
+    expect(res.status).toBe(201);
+    expect(((await res.json()) as { pipeline: { tts: Record<string, unknown> } }).pipeline.tts.pronunciation_dictionaries).toEqual([{ pronunciation_dictionary_id: made.id, version_id: made.version_id }]);
+    const stt = await fetch(`${server.url}/v1/realtime/profiles`, {
+      method: "POST",
+      headers: { ...bearer(key), "content-type": "application/json" },
+      body: JSON.stringify({ name: "p", pipeline: { stt: { model: "pocketsphinx", pronunciation_dictionaries: [made.id] }, tts: { model: "flite", voice: "slt" }, upstream: { url: app.url("/echo") } } }),
+    });
+    expect(stt.status).toBe(400);
+  }, 30_000);
 });

@@ -2,6 +2,7 @@ import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
 import type { Database } from "../db/open.ts";
 import { ApiError } from "../errors.ts";
 import { type DictionaryVersion, Lexicon } from "./lexicon.ts";
+import { type Locator, MAX_LOCATORS } from "./locators.ts";
 import { MAX_RULES, type Rule } from "./rules.ts";
 
 // The tenant's pronunciation dictionaries (docs/pronunciation.md). A change of the rules makes a
@@ -12,15 +13,6 @@ export type DictionaryRow = Database["schema"]["pronunciationDictionaries"]["$in
 export interface Dictionary extends DictionaryRow {
   rules: Rule[];
 }
-
-/** A request's reference to a dictionary: its latest version unless one is named. */
-export interface Locator {
-  id: string;
-  versionId?: string;
-}
-
-/** Dictionaries one request may name (ElevenLabs allows three). */
-export const MAX_LOCATORS = 3;
 
 const newId = () => crypto.randomUUID().replaceAll("-", "").slice(0, 20);
 

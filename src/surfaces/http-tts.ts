@@ -6,7 +6,7 @@ import { planVoice } from "../planning/plan-voice.ts";
 import type { Candidate } from "../routing/candidate.ts";
 import { TtsSession } from "../sessions/tts-session.ts";
 import type { Lexicon } from "../pronunciation/lexicon.ts";
-import type { Locator } from "../pronunciation/dictionaries.ts";
+import type { Locator } from "../pronunciation/locators.ts";
 import { HttpTtsPort, type HttpAudioShape } from "./http-tts-port.ts";
 
 export interface HttpTtsRequest {

@@ -1,6 +1,5 @@
 import { bearerToken } from "../../accounts/keys.ts";
-import type { Locator } from "../../pronunciation/dictionaries.ts";
-import { locatorsOfBody } from "../pronunciation-locators.ts";
+import { type Locator, locatorsOfBody } from "../../pronunciation/locators.ts";
 import { ApiError } from "../../errors.ts";
 import type { TtsCommand } from "../../sessions/tts-events.ts";
 import { FRAME_TOO_LARGE, overFrameLimit } from "../native/tts-frames.ts";

@@ -4,8 +4,7 @@ import { fallbacksOfText } from "../../planning/fallbacks.ts";
 import { planTts } from "../../planning/plan-tts.ts";
 import type { TtsPlan, TtsRequest } from "../../planning/tts-request.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
-import type { Locator } from "../../pronunciation/dictionaries.ts";
-import { locatorsOfQuery } from "../pronunciation-locators.ts";
+import { type Locator, locatorsOfQuery } from "../../pronunciation/locators.ts";
 import { providerOptions } from "../provider-options.ts";
 
 /** A `/v1/tts` session's plan: the typed request's, and what only this channel has. */

@@ -4,8 +4,7 @@ import { fallbacksOf } from "../../planning/fallbacks.ts";
 import { planTts } from "../../planning/plan-tts.ts";
 import type { TtsPlan } from "../../planning/tts-request.ts";
 import { preferencesFromBody } from "../../routing/preferences.ts";
-import type { Locator } from "../../pronunciation/dictionaries.ts";
-import { locatorsOfBody } from "../pronunciation-locators.ts";
+import { type Locator, locatorsOfBody } from "../../pronunciation/locators.ts";
 
 /** OpenAI's own limit on `input`; longer text is 413 `tts_text_too_large`. */
 export const MAX_INPUT_CHARACTERS = 4096;
