@@ -104,14 +104,26 @@ describe("pronunciation dictionaries on /v1", () => {
     const res = await fetch(`${server.url}/v1/realtime/profiles`, {
       method: "POST",
       headers: { ...bearer(key), "content-type": "application/json" },
-      body: JSON.stringify({ name: "p", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: "flite", voice: "slt", pronunciation_dictionaries: [{ pronunciation_dictionary_id: made.id, version_id: made.version_id }] }, upstream: { url: app.url("/echo") } } }),
+      body: JSON.stringify({
+        name: "p",
+        pipeline: {
+          stt: { model: "pocketsphinx" },
+          tts: { model: "flite", voice: "slt", pronunciation_dictionaries: [{ pronunciation_dictionary_id: made.id, version_id: made.version_id }] },
+          upstream: { url: app.url("/echo") },
+        },
+      }),
     });
     expect(res.status).toBe(201);
-    expect(((await res.json()) as { pipeline: { tts: Record<string, unknown> } }).pipeline.tts.pronunciation_dictionaries).toEqual([{ pronunciation_dictionary_id: made.id, version_id: made.version_id }]);
+    expect(((await res.json()) as { pipeline: { tts: Record<string, unknown> } }).pipeline.tts.pronunciation_dictionaries).toEqual([
+      { pronunciation_dictionary_id: made.id, version_id: made.version_id },
+    ]);
     const stt = await fetch(`${server.url}/v1/realtime/profiles`, {
       method: "POST",
       headers: { ...bearer(key), "content-type": "application/json" },
-      body: JSON.stringify({ name: "p", pipeline: { stt: { model: "pocketsphinx", pronunciation_dictionaries: [made.id] }, tts: { model: "flite", voice: "slt" }, upstream: { url: app.url("/echo") } } }),
+      body: JSON.stringify({
+        name: "p",
+        pipeline: { stt: { model: "pocketsphinx", pronunciation_dictionaries: [made.id] }, tts: { model: "flite", voice: "slt" }, upstream: { url: app.url("/echo") } },
+      }),
     });
     expect(stt.status).toBe(400);
   }, 30_000);

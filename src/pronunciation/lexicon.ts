@@ -49,6 +49,10 @@ export class Lexicon {
     this.version = dictionaries.map((d) => `${d.id}@${d.versionId}`).join(",");
   }
 
+  get hasPhonemes(): boolean {
+    return this.compiled.some((c) => c.rule.type === "phoneme");
+  }
+
   get empty(): boolean {
     return this.compiled.length === 0;
   }

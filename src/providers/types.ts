@@ -73,6 +73,8 @@ export interface TtsStreamRequest {
   options: Record<string, string>;
   /** The caller wants character timings: a provider that can time its speech emits `alignment` events. */
   alignment?: boolean;
+  /** The text carries SSML `<phoneme>` tags (pronunciation rules; only for a provider whose `phonemes` is `ssml`). */
+  ssml?: boolean;
 }
 
 /** One of a provider's voices, with what the provider says of it (the voice catalogue, src/voices/, shows it). */

@@ -148,7 +148,16 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     const pronounced = lexicon && !lexicon.empty ? lexicon : undefined;
     pronounced?.check(binding.provider.id, provider.phonemes);
     const voice = voiceOf(binding, this.setup.voice);
-    const opening = provider.open({ model: binding.id, voice, format, ...(sampleRate ? { sampleRate } : {}), ...(speed !== undefined ? { speed } : {}), options, ...(alignment ? { alignment } : {}) });
+    const opening = provider.open({
+      model: binding.id,
+      voice,
+      format,
+      ...(sampleRate ? { sampleRate } : {}),
+      ...(speed !== undefined ? { speed } : {}),
+      options,
+      ...(alignment ? { alignment } : {}),
+      ...(pronounced?.hasPhonemes && provider.phonemes ? { ssml: true } : {}),
+    });
     const opened = await openWithin(opening, this.deps.connectTimeoutMs, binding.provider.id, (late) => late.cancel());
     const stream = pronounced ? new PronouncedStream(opened, pronounced, provider.phonemes) : opened;
     await this.admission!.meter.reserved();
