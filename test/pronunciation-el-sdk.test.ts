@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ElevenLabsClient, type ElevenLabsError } from "@elevenlabs/elevenlabs-js";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
+import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 
 // ElevenLabs' pronunciation dictionaries through its own SDK, pointed at /el: made from rules and
@@ -122,4 +123,21 @@ describe("pronunciation dictionaries with the ElevenLabs SDK", () => {
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { detail: { message: string } }).detail.message).toContain("rules[0].alias");
   });
+});
+
+describe.skipIf(!postgresAvailable)("pronunciation dictionaries on PostgreSQL", () => {
+  test("the same round trip on the PostgreSQL tables", async () => {
+    const pg = await freshPostgres();
+    const on = await startTestServer({ DATABASE_URL: pg.url });
+    try {
+      const client = new ElevenLabsClient({ apiKey: on.key, baseUrl: `${on.url}/el`, maxRetries: 0 });
+      const made = await client.pronunciationDictionaries.createFromRules({ name: "pg", rules: [{ type: "alias", stringToReplace: "voxroute", alias: "vox root" }] });
+      const added = await client.pronunciationDictionaries.rules.add(made.id, { rules: [{ type: "phoneme", stringToReplace: "tomato", phoneme: "təˈmɑːtoʊ", alphabet: "ipa" }] });
+      expect((await client.pronunciationDictionaries.list()).pronunciationDictionaries.map((d) => [d.id, d.latestVersionId, d.latestVersionRulesNum])).toEqual([[made.id, added.versionId, 2]]);
+      expect(await new Response(await client.pronunciationDictionaries.download(made.id, made.versionId)).text()).not.toContain("tomato");
+    } finally {
+      await on.stop(0);
+      await pg.drop();
+    }
+  }, 30_000);
 });
