@@ -128,3 +128,23 @@ describe("pronunciation dictionaries on /v1", () => {
     expect(stt.status).toBe(400);
   }, 30_000);
 });
+
+describe("pronunciation dictionaries on /el stream-input", () => {
+  test("the init frame's pronunciation_dictionary_locators apply to the text that follows, split across frames", async () => {
+    const { key } = await fundedAccount(server);
+    const made = await dictionary(key, [VOXROUTE]);
+    const stream = async (texts: string[], locators?: unknown) => {
+      const c = connect(server.wsUrl("/el/v1/text-to-speech/slt/stream-input?model_id=flite&output_format=pcm_16000"), { "xi-api-key": key });
+      c.send({ text: " ", ...(locators ? { pronunciation_dictionary_locators: locators } : {}) });
+      for (const text of texts) c.send({ text });
+      c.send({ text: "" });
+      const rec = await c.closed;
+      expect(rec.close.code).toBe(1000);
+      return Buffer.concat(rec.events.filter((e) => typeof e.audio === "string").map((e) => Buffer.from(e.audio, "base64")));
+    };
+    const said = await stream(["Welcome to voxr", "oute, friends. "], [{ pronunciation_dictionary_id: made.id, version_id: made.version_id }]);
+    const written = await stream(["Welcome to vox root, friends. "]);
+    expect(said.byteLength).toBeGreaterThan(16_000);
+    expect(said.equals(written)).toBe(true);
+  });
+});
