@@ -148,3 +148,25 @@ describe("pronunciation dictionaries on /el stream-input", () => {
     expect(said.equals(written)).toBe(true);
   });
 });
+
+describe("pronunciation dictionaries on /oai/audio/speech", () => {
+  test("the body's pronunciation_dictionaries (ids or locators) apply; a malformed one is 400", async () => {
+    const { key } = await fundedAccount(server);
+    const made = await dictionary(key, [VOXROUTE]);
+    const speech = (input: string, extra: Record<string, unknown> = {}) =>
+      fetch(`${server.url}/oai/audio/speech`, {
+        method: "POST",
+        headers: { ...bearer(key), "content-type": "application/json" },
+        body: JSON.stringify({ model: "flite", voice: "slt", input, response_format: "pcm", ...extra }),
+      });
+    const said = Buffer.from(await (await speech("The voxroute server.", { pronunciation_dictionaries: [made.id] })).arrayBuffer());
+    const located = Buffer.from(await (await speech("The voxroute server.", { pronunciation_dictionaries: [{ pronunciation_dictionary_id: made.id, version_id: made.version_id }] })).arrayBuffer());
+    const written = Buffer.from(await (await speech("The vox root server.")).arrayBuffer());
+    expect(said.byteLength).toBeGreaterThan(16_000);
+    expect(said.equals(written)).toBe(true);
+    expect(located.equals(written)).toBe(true);
+    const bad = await speech("Hi.", { pronunciation_dictionaries: "not-a-list" });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { param: string } }).error.param).toBe("pronunciation_dictionaries");
+  });
+});

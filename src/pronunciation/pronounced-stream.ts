@@ -9,6 +9,17 @@ import type { Lexicon, Piece, PhonemeSupport } from "./lexicon.ts";
 // back is in the caller's characters: `given` and `spoken` count the text the caller wrote, and
 // `alignment` times the caller's text, a replaced string spread over its replacement's span.
 
+/**
+ * How a session opens a provider with the request's dictionaries: refused (400) when the provider
+ * cannot say a phoneme rule; told that the text carries SSML where phoneme tags go to it; its
+ * stream wrapped. Nothing changes when no dictionary is named.
+ */
+export function pronunciationFor(lexicon: Lexicon | undefined, provider: string, phonemes: PhonemeSupport): { request: { ssml?: true }; wrap: (stream: TtsStream) => TtsStream } {
+  if (!lexicon || lexicon.empty) return { request: {}, wrap: (stream) => stream };
+  lexicon.check(provider, phonemes);
+  return { request: lexicon.hasPhonemes && phonemes ? { ssml: true } : {}, wrap: (stream) => new PronouncedStream(stream, lexicon, phonemes) };
+}
+
 export class PronouncedStream implements TtsStream {
   private readonly cutter = new UtteranceCutter();
   /** Utterances handed on: characters said (the provider's count) and written (the caller's), running totals. */
