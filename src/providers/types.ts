@@ -73,6 +73,8 @@ export interface TtsStreamRequest {
   options: Record<string, string>;
   /** The caller wants character timings: a provider that can time its speech emits `alignment` events. */
   alignment?: boolean;
+  /** The text carries SSML `<phoneme>` tags (pronunciation rules; only for a provider whose `phonemes` is `ssml`). */
+  ssml?: boolean;
 }
 
 /** One of a provider's voices, with what the provider says of it (the voice catalogue, src/voices/, shows it). */
@@ -107,7 +109,11 @@ export interface TtsProvider {
   voiceNames?(): Promise<ReadonlySet<string>>;
   /** Voice cloning through the provider's own API, where it has one. */
   readonly cloning?: VoiceCloning;
+  /** How it takes a pronunciation rule's phonemes: `ssml`, inline `<phoneme>` tags; absent, not at all (docs/pronunciation.md). */
+  readonly phonemes?: PhonemeSupport;
 }
+
+export type PhonemeSupport = "ssml";
 
 // ---- Speech to text ----
 
