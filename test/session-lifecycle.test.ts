@@ -106,10 +106,19 @@ describe("candidates", () => {
     expect(served).toBe(2);
   });
 
+  test("an embedded engine's opening is not held to the connect timeout: busy is not down", async () => {
+    let hand!: (v: string) => void;
+    const local = { ...binding("flite"), provider: { id: "flite", kind: "local" } } as unknown as Binding;
+    const opening = openWithin(new Promise<string>((r) => (hand = r)), 1, local, () => {});
+    await Bun.sleep(20);
+    hand("stream");
+    expect(await opening).toBe("stream");
+  });
+
   test("an opening past the connect timeout fails retryably, and what it hands over late is released", async () => {
     let hand!: (v: string) => void;
     const released: string[] = [];
-    const opening = openWithin(new Promise<string>((r) => (hand = r)), 10, "slowpoke", (late) => released.push(late));
+    const opening = openWithin(new Promise<string>((r) => (hand = r)), 10, binding("slowpoke"), (late) => released.push(late));
     const err = await opening.catch((e) => e);
     expect(err).toBeInstanceOf(ProviderError);
     expect(err).toMatchObject({ retryable: true, message: "slowpoke did not accept the session in time" });

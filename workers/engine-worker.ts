@@ -1,5 +1,10 @@
 // An engine worker: hosts the embedded TTS engines off the main thread. Each session opened here
 // is served in order: one `say` (an utterance) at a time, audio handed back as it is produced.
+// Synthesis is what takes time, so each `say` waits its turn in one queue, first come first served
+// across the worker's sessions; everything else (opening a session, ending or dropping one, the
+// voice list) is handled at once, between two utterances. A session opened while many utterances
+// are queued is thus accepted at once and its first utterance waits its turn behind them, instead
+// of the session waiting for all of them before it may queue anything.
 
 import { parentPort, workerData } from "node:worker_threads";
 import { exactBuffer } from "../src/audio/bytes.ts";
@@ -39,8 +44,11 @@ interface Session {
   seconds: number;
 }
 const sessions = new Map<number, Session>();
-// Messages for one session are handled strictly in order, even across the async `open`.
+// Messages handled at once are handled strictly in order, even across the async `open`.
 let chain: Promise<void> = Promise.resolve();
+/** The utterances waiting for synthesis, in arrival order; a session's `end` waits behind its own. */
+const turns: ToWorker[] = [];
+let turning = false;
 
 const post = (msg: FromWorker, transfer: ArrayBuffer[] = []) => parentPort!.postMessage(msg, transfer);
 
@@ -117,6 +125,24 @@ async function handle(msg: ToWorker) {
   }
 }
 
+/** One turn per macrotask, so that messages arriving meanwhile are handled between two utterances. */
+function takeTurns() {
+  if (turning) return;
+  turning = true;
+  setImmediate(function next() {
+    const msg = turns.shift();
+    if (!msg) return void (turning = false);
+    chain = chain.then(() => handle(msg)).then(() => void setImmediate(next));
+  });
+}
+
 parentPort!.on("message", (msg: ToWorker) => {
-  chain = chain.then(() => handle(msg));
+  const waits = msg.op === "say" || (msg.op === "end" && turns.some((t) => t.sid === msg.sid));
+  if (msg.op === "drop") turns.splice(0, turns.length, ...turns.filter((t) => t.sid !== msg.sid));
+  if (!waits) {
+    chain = chain.then(() => handle(msg));
+    return;
+  }
+  turns.push(msg);
+  takeTurns();
 });
