@@ -108,8 +108,7 @@ describe("candidates", () => {
 
   test("an embedded engine's opening is not held to the connect timeout: busy is not down", async () => {
     let hand!: (v: string) => void;
-    const local = { ...binding("flite"), provider: { id: "flite", kind: "local" } } as unknown as Binding;
-    const opening = openWithin(new Promise<string>((r) => (hand = r)), 1, local, () => {});
+    const opening = openWithin(new Promise<string>((r) => (hand = r)), 1, { id: "flite", embedded: true }, () => {});
     await Bun.sleep(20);
     hand("stream");
     expect(await opening).toBe("stream");
@@ -118,7 +117,7 @@ describe("candidates", () => {
   test("an opening past the connect timeout fails retryably, and what it hands over late is released", async () => {
     let hand!: (v: string) => void;
     const released: string[] = [];
-    const opening = openWithin(new Promise<string>((r) => (hand = r)), 10, binding("slowpoke"), (late) => released.push(late));
+    const opening = openWithin(new Promise<string>((r) => (hand = r)), 10, { id: "slowpoke" }, (late) => released.push(late));
     const err = await opening.catch((e) => e);
     expect(err).toBeInstanceOf(ProviderError);
     expect(err).toMatchObject({ retryable: true, message: "slowpoke did not accept the session in time" });

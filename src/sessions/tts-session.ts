@@ -145,7 +145,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     const { format, sampleRate, speed, options, alignment } = this.setup;
     const voice = voiceOf(binding, this.setup.voice);
     const opening = provider.open({ model: binding.id, voice, format, ...(sampleRate ? { sampleRate } : {}), ...(speed !== undefined ? { speed } : {}), options, ...(alignment ? { alignment } : {}) });
-    const stream = await openWithin(opening, this.deps.connectTimeoutMs, binding, (late) => late.cancel());
+    const stream = await openWithin(opening, this.deps.connectTimeoutMs, provider, (late) => late.cancel());
     await this.admission!.meter.reserved();
     if (this.closed) {
       stream.cancel();

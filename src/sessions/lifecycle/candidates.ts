@@ -77,11 +77,10 @@ export async function tryCandidates(candidates: Binding[], run: CandidateRun, at
 
 /**
  * A provider's opening, bounded by the connect timeout; what it hands over too late is released.
- * An embedded engine's is not bounded: it is no network that may hang, and its worker pool is
- * never slow to accept because it is down, only because it is busy (its sessions wait their turn,
- * docs/routing.md); a worker that dies fails its sessions at once.
+ * An embedded engine's is not: a busy engine is not a down one (docs/routing.md), and a worker that
+ * dies fails its sessions at once.
  */
-export function openWithin<T>(opening: Promise<T>, ms: number, binding: Binding, release: (late: T) => void): Promise<T> {
-  if (binding.provider.kind === "local") return opening;
-  return withTimeout(opening, ms, `${binding.provider.id} did not accept the session in time`, release);
+export function openWithin<T>(opening: Promise<T>, ms: number, provider: { readonly id: string; readonly embedded?: boolean }, release: (late: T) => void): Promise<T> {
+  if (provider.embedded) return opening;
+  return withTimeout(opening, ms, `${provider.id} did not accept the session in time`, release);
 }
