@@ -17,7 +17,7 @@ import { createPicoEngine } from "../src/providers/local-pico/engine.ts";
 import { phraseAnchors } from "../src/providers/timing/phrase-anchors.ts";
 import { utteranceTimes } from "../src/providers/timing/utterance-times.ts";
 import type { EngineName, EngineWorkerOptions, FromWorker, ToWorker } from "./engine-protocol.ts";
-import { Turns } from "./turns.ts";
+import { Turns } from "../src/util/round-robin-turns.ts";
 
 const options = workerData as EngineWorkerOptions;
 /** Audio is coalesced to at least this many bytes per message (64 ms at 16 kHz). */
