@@ -98,6 +98,11 @@ export interface Voice {
 
 export interface TtsProvider {
   readonly id: string;
+  /**
+   * An engine of this process's own worker pools: slow to accept only when busy (its sessions wait
+   * their turn there), never because it is down, so its opening is not held to the connect timeout.
+   */
+  readonly embedded?: boolean;
   /** Resolves once the provider accepted the session (handshake done); rejects with `ProviderError`. */
   open(req: TtsStreamRequest): Promise<TtsStream>;
   voices(): Promise<Voice[]>;
@@ -273,6 +278,11 @@ export const oneFamily =
 
 export interface SttProvider {
   readonly id: string;
+  /**
+   * An engine of this process's own worker pools: slow to accept only when busy (its sessions wait
+   * their turn there), never because it is down, so its opening is not held to the connect timeout.
+   */
+  readonly embedded?: boolean;
   /** The model's family; undefined for a model this build's adapter does not serve. */
   family(model: string): SttFamily | undefined;
   /** Streaming recognition, for providers that offer it. */

@@ -156,7 +156,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       ...(alignment ? { alignment } : {}),
       ...pronounced.request,
     });
-    const stream = pronounced.wrap(await openWithin(opening, this.deps.connectTimeoutMs, binding.provider.id, (late) => late.cancel()));
+    const stream = pronounced.wrap(await openWithin(opening, this.deps.connectTimeoutMs, provider, (late) => late.cancel()));
     await this.admission!.meter.reserved();
     if (this.closed) {
       stream.cancel();
