@@ -5,7 +5,7 @@ import { openAiAt } from "./fakes/server-env.ts";
 import { twilioCall, twilioRings, twilioStream } from "./fakes/twilio-caller.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
-import { appCallOf, PHONE_TURN, phoneLink } from "./helpers/phone-calls.ts";
+import { phoneLink, talkOver } from "./helpers/phone-calls.ts";
 import { realtimeProfile, until } from "./helpers/realtime.ts";
 import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 
@@ -38,12 +38,7 @@ test.skipIf(!localSttAvailable)(
     const answer = await twilioRings(body.webhook_url, AUTH_TOKEN, call);
     const stream = twilioStream(answer, call);
     await stream.begin(answer.stream!.parameters);
-    await stream.play(PHONE_TURN);
-    await until(() => stream.rec.media.length > 25, 20_000);
-    await stream.play(PHONE_TURN);
-    await until(() => stream.sent("clear").length === 1, 20_000);
-    const conn = appCallOf(app, call.callSid)!;
-    await until(() => conn.received.some((m) => m.type === "interrupt"));
+    const conn = await talkOver(app, call.callSid, stream);
     // The caller's second turn ends and reaches the application, which answers it nothing: any media after `clear` would be the interrupted answer's.
     await until(() => conn.received.filter((m) => m.type === "prompt" && m.last === true).length === 2, 20_000);
     await Bun.sleep(300);
