@@ -9,6 +9,7 @@ import { takeFrames } from "../raw-frames.ts";
 import { admitRealtime, type ConversationConnection, ConversationSockets, openedConversation } from "../realtime-conversations.ts";
 import { CREDENTIAL_PARAMETER } from "./call-markup.ts";
 import { type CallGrant, MEDIA_PATH } from "./call-webhook-route.ts";
+import { ChunkOrder } from "./chunk-order.ts";
 import type { CarrierEvent, MediaWire } from "./media-wire.ts";
 import { phoneCallPort } from "./phone-call-port.ts";
 import { telnyxMediaWire } from "./telnyx-media-wire.ts";
@@ -21,6 +22,7 @@ import { twilioMediaWire } from "./twilio-media-wire.ts";
 // Then the profile's conversation runs as on `/v1/realtime`: caller µ-law to the recognizer
 // (converted only when its model does not take µ-law), answers back as µ-law, DTMF to the
 // application, and the carrier's `stop` (the caller hung up) ends it, each part billing what it used.
+// Caller frames are taken in their `chunk` order (chunk-order.ts).
 
 export const START_WITHIN_MS = 5000;
 
@@ -86,6 +88,7 @@ export function telephonyMediaRoutes(ctx: AppContext) {
       open(ws: { raw: unknown; data: { query: Record<string, string | undefined> } }) {
         const { raw, conn } = connections.open(ws, "call");
         const state: CallState = { conn, early: [], started: false, release: [] };
+        const inOrder = new ChunkOrder((payload) => (state.hear ? state.hear(payload) : void state.early.push(payload)));
         const queryCredential = ws.data.query.credential;
         const deadline = setTimeout(() => {
           if (!state.started && !conn.gone) conn.port.close(ERRORS.invalid_media_frame.close, closeReason("invalid_media_frame"));
@@ -110,8 +113,7 @@ export function telephonyMediaRoutes(ctx: AppContext) {
               });
             case "media":
               if (!state.started) return refuse("media before start");
-              if (state.hear) return state.hear(ev.payload);
-              return void state.early.push(ev.payload);
+              return inOrder.take(ev.payload, ev.chunk);
             case "dtmf":
               return conn.conversation?.dtmf(ev.digit);
             case "stop":
