@@ -28,6 +28,8 @@ export type OpenAiFault = "401" | "429" | "500" | RealtimeFault;
 export interface SpeechRequest {
   body: Record<string, unknown>;
   authorization: string | null;
+  /** The W3C trace context the router sent (tracing on). */
+  traceparent: string | null;
 }
 
 export interface FakeOpenAi {
@@ -111,7 +113,7 @@ export function startFakeOpenAi(options: { tls?: boolean; speechSpeed?: number }
 
       if (req.method === "POST" && url.pathname === "/v1/audio/speech") {
         const body = (await req.json()) as Record<string, unknown>;
-        speech.push({ body, authorization });
+        speech.push({ body, authorization, traceparent: req.headers.get("traceparent") });
         if (midStream.refuses()) return refuse(500);
         if (typeof body.input !== "string" || !body.input) return error(400, "input is required", "invalid_request_error");
         if (typeof body.voice !== "string") return error(400, "voice is required", "invalid_request_error");

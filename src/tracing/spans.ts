@@ -1,0 +1,69 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
+// The router's spans, as the rest of the code sees them. With tracing off (no OTLP endpoint set)
+// no tracer is installed: every helper here returns undefined or calls straight through, and the
+// OpenTelemetry SDK is never loaded (tracing/otel.ts is imported only when tracing is on).
+
+export type SpanValue = string | number | boolean | undefined;
+export type SpanFields = Record<string, SpanValue>;
+
+/** One span: what the router notes on it, and its W3C ids for logs and for the next hop. */
+export interface TraceSpan {
+  readonly traceId: string;
+  readonly spanId: string;
+  set(fields: SpanFields): void;
+  rename(name: string): void;
+  event(name: string, fields?: SpanFields): void;
+  /** Marks the span failed (status ERROR) with `reason` — a code or a message, never a secret. */
+  fail(reason: string): void;
+  end(): void;
+  child(name: string, fields?: SpanFields): TraceSpan;
+  /** The `traceparent` header that makes the next hop this span's child. */
+  traceparent(): string;
+}
+
+export interface Tracer {
+  /** A root span: a child of the client's `traceparent` when it sent a valid one. */
+  root(name: string, traceparent: string | null, fields: SpanFields): TraceSpan;
+  shutdown(): Promise<void>;
+}
+
+let tracer: Tracer | undefined;
+const active = new AsyncLocalStorage<TraceSpan>();
+
+export function installTracer(installed: Tracer | undefined): void {
+  tracer = installed;
+}
+
+export function tracingOn(): boolean {
+  return tracer !== undefined;
+}
+
+/** A root span made the active span for the rest of the current async work (a request's). */
+export function enterRoot(name: string, traceparent: string | null, fields: SpanFields): TraceSpan | undefined {
+  if (!tracer) return undefined;
+  const span = tracer.root(name, traceparent, fields);
+  active.enterWith(span);
+  return span;
+}
+
+/** The span the current work belongs to, if tracing is on. */
+export function activeSpan(): TraceSpan | undefined {
+  return tracer && active.getStore();
+}
+
+/** A child of the active span (none with tracing off, or outside any span). */
+export function startSpan(name: string, fields?: SpanFields): TraceSpan | undefined {
+  return tracer && active.getStore()?.child(name, fields);
+}
+
+/** Runs `work` with `span` as the active span (straight through when there is none). */
+export function withSpan<T>(span: TraceSpan | undefined, work: () => T): T {
+  return span ? active.run(span, work) : work();
+}
+
+/** `headers` with the active span's `traceparent` added (the same object when there is none). */
+export function withTraceparent<H extends Record<string, string>>(headers: H): H {
+  const span = activeSpan();
+  return span ? { ...headers, traceparent: span.traceparent() } : headers;
+}

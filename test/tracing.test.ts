@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { FAKE_OPENAI_KEY, startFakeOpenAi, type FakeOpenAi } from "./fakes/openai.ts";
+import { type ReceivedSpan, startFakeOtlpReceiver, type FakeOtlpReceiver } from "./fakes/otlp-receiver.ts";
+import { fundedAccount } from "./helpers/accounts.ts";
+import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
+import { bearer, connect } from "./helpers/ws-client.ts";
+
+// OpenTelemetry traces, as a collector receives them over OTLP/HTTP: the span tree of a request
+// and of a WebSocket session (with a failover), the client's trace continued, the provider given
+// the trace context, and no key or secret in any attribute.
+
+let receiver: FakeOtlpReceiver;
+let fake: FakeOpenAi;
+let server: TestServer;
+/** Every key a test used: none may appear in what is exported. */
+const keys: string[] = [];
+
+beforeAll(async () => {
+  receiver = startFakeOtlpReceiver();
+  fake = startFakeOpenAi();
+  server = await startTestServer({
+    OPENAI_API_KEY: FAKE_OPENAI_KEY,
+    OPENAI_BASE_URL: fake.url,
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_SERVICE_NAME: "voxroute-under-test",
+    OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test,team=voice%2Cops",
+    OTEL_TRACES_SAMPLER: "parentbased_always_on",
+    OTEL_BSP_SCHEDULE_DELAY: "20",
+  });
+});
+afterAll(() => stopServerAndFakes(server, fake, receiver));
+
+const hex = (bytes: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("hex");
+
+/** `spans` as `name(children…)` from `root` down, children in start order (ids and times left out). */
+function tree(spans: ReceivedSpan[], root: ReceivedSpan): string {
+  const children = spans.filter((s) => s.parentSpanId === root.spanId).sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+  return children.length ? `${root.name}(${children.map((c) => tree(spans, c)).join(" ")})` : root.name;
+}
+
+const only = (spans: ReceivedSpan[], name: string) => {
+  const found = spans.filter((s) => s.name === name);
+  expect(found.map((s) => s.name)).toEqual([name]);
+  return found[0]!;
+};
+
+describe("traces", () => {
+  test("an HTTP TTS request: its root continues the client's trace, children for admission, routing, the provider attempt, the hold and the settle; the provider gets the attempt's traceparent", async () => {
+    const { key, tenantId } = await fundedAccount(server);
+    keys.push(key);
+    const traceId = hex(16);
+    const parent = hex(8);
+    const res = await fetch(`${server.url}/oai/audio/speech`, {
+      method: "POST",
+      headers: { ...bearer(key), "content-type": "application/json", traceparent: `00-${traceId}-${parent}-01` },
+      body: JSON.stringify({ model: "tts-1", voice: "alloy", input: "A traced sentence.", response_format: "pcm" }),
+    });
+    expect(res.status).toBe(200);
+    expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+    const spans = await receiver.waitFor(traceId, "POST /oai/audio/speech");
+    const root = only(spans, "POST /oai/audio/speech");
+    expect(root.parentSpanId).toBe(parent);
+    expect(root.resource).toMatchObject({ "service.name": "voxroute-under-test", "deployment.environment": "test", team: "voice,ops" });
+    expect(root.attributes).toMatchObject({
+      "http.request.method": "POST",
+      "http.route": "/oai/audio/speech",
+      "http.response.status_code": 200,
+      "voxroute.surface": "oai",
+      "voxroute.tenant_id": tenantId,
+      "voxroute.key_prefix": key.slice(0, (root.attributes["voxroute.key_prefix"] as string).length),
+      "voxroute.provider": "openai",
+      "voxroute.request_id": res.headers.get("x-request-id"),
+    });
+    expect(tree(spans, root)).toBe("POST /oai/audio/speech(admission(ledger.hold) routing(provider.attempt) ledger.settle)");
+    const attempt = only(spans, "provider.attempt");
+    expect(attempt.attributes).toMatchObject({ "voxroute.provider": "openai", "voxroute.model": "openai/tts-1" });
+    expect(attempt.events.map((e) => e.name)).toEqual(["connected", "first_output", "end"]);
+    expect(only(spans, "routing").attributes).toMatchObject({ "voxroute.chosen": "openai/openai/tts-1" });
+    expect(fake.speech.at(-1)!.traceparent).toBe(`00-${traceId}-${attempt.spanId}-01`);
+  });
+
+  test("a WebSocket TTS session with a failover: one root to its close, a failed attempt then the one that served", async () => {
+    const { key } = await fundedAccount(server);
+    keys.push(key);
+    fake.fault("500");
+    const chain = encodeURIComponent(JSON.stringify([{ model: "flite", voice: "rms" }]));
+    const traceId = hex(16);
+    const c = connect(server.wsUrl(`/v1/tts?model=tts-1&voice=alloy&fallbacks=${chain}`), { ...bearer(key), traceparent: `00-${traceId}-${hex(8)}-01` });
+    c.send({ type: "text", text: "The fallback speaks." });
+    c.send({ type: "close" });
+    expect((await c.closed).close).toEqual({ code: 1000, reason: "tts_complete" });
+    const spans = await receiver.waitFor(traceId, "WebSocket /v1/tts");
+    const root = only(spans, "WebSocket /v1/tts");
+    expect(root.attributes).toMatchObject({ "websocket.close_code": 1000, "voxroute.outcome": "completed", "voxroute.surface": "native", "voxroute.provider": "flite" });
+    expect(tree(spans, root)).toBe("WebSocket /v1/tts(admission(ledger.hold) routing(provider.attempt provider.attempt) ledger.settle)");
+    const [failed, served] = spans.filter((s) => s.name === "provider.attempt").sort((a, b) => (a.start < b.start ? -1 : 1));
+    expect({ provider: failed!.attributes["voxroute.provider"], status: failed!.status, error: failed!.attributes["error.type"] }).toEqual({ provider: "openai", status: 2, error: "upstream_error" });
+    expect({ provider: served!.attributes["voxroute.provider"], status: served!.status, events: served!.events.map((e) => e.name) }).toEqual({
+      provider: "flite",
+      status: 0,
+      events: ["connected", "first_output", "end"],
+    });
+    expect(only(spans, "routing").events).toEqual([{ name: "failover", attributes: { "voxroute.provider": "openai", reason: "upstream_error" } }]);
+  });
+
+  test("no key, token or secret in anything exported", async () => {
+    expect(receiver.bodies.length).toBeGreaterThan(0);
+    const sent = receiver.bodies.join("\n");
+    for (const secret of [...keys, FAKE_OPENAI_KEY]) expect(sent).not.toContain(secret);
+    for (const span of receiver.spans)
+      for (const value of [...Object.values(span.attributes), ...span.events.flatMap((e) => Object.values(e.attributes))]) expect(String(value)).not.toMatch(/^(vx|sk)-[A-Za-z0-9_-]{12,}/);
+  });
+});
