@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Writable } from "node:stream";
+import { createLogger } from "../src/log.ts";
 import { FAKE_OPENAI_KEY, startFakeOpenAi, type FakeOpenAi } from "./fakes/openai.ts";
 import { type ReceivedSpan, startFakeOtlpReceiver, type FakeOtlpReceiver } from "./fakes/otlp-receiver.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
+import { speechOgg } from "./helpers/speech-file.ts";
 import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -14,19 +17,29 @@ let fake: FakeOpenAi;
 let server: TestServer;
 /** Every key a test used: none may appear in what is exported. */
 const keys: string[] = [];
+const logged: Record<string, unknown>[] = [];
+const sink = new Writable({
+  write: (chunk, _enc, done) => {
+    logged.push(JSON.parse(String(chunk)));
+    done();
+  },
+});
 
 beforeAll(async () => {
   receiver = startFakeOtlpReceiver();
   fake = startFakeOpenAi();
-  server = await startTestServer({
-    OPENAI_API_KEY: FAKE_OPENAI_KEY,
-    OPENAI_BASE_URL: fake.url,
-    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-    OTEL_SERVICE_NAME: "voxroute-under-test",
-    OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test,team=voice%2Cops",
-    OTEL_TRACES_SAMPLER: "parentbased_always_on",
-    OTEL_BSP_SCHEDULE_DELAY: "20",
-  });
+  server = await startTestServer(
+    {
+      OPENAI_API_KEY: FAKE_OPENAI_KEY,
+      OPENAI_BASE_URL: fake.url,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_SERVICE_NAME: "voxroute-under-test",
+      OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test,team=voice%2Cops",
+      OTEL_TRACES_SAMPLER: "parentbased_always_on",
+      OTEL_BSP_SCHEDULE_DELAY: "20",
+    },
+    { log: createLogger("info", sink) },
+  );
 });
 afterAll(() => stopServerAndFakes(server, fake, receiver));
 
@@ -77,6 +90,7 @@ describe("traces", () => {
     expect(attempt.events.map((e) => e.name)).toEqual(["connected", "first_output", "end"]);
     expect(only(spans, "routing").attributes).toMatchObject({ "voxroute.chosen": "openai/openai/tts-1" });
     expect(fake.speech.at(-1)!.traceparent).toBe(`00-${traceId}-${attempt.spanId}-01`);
+    expect(logged.find((l) => l.msg === "request" && l.request_id === res.headers.get("x-request-id"))).toMatchObject({ trace_id: traceId, span_id: root.spanId });
   });
 
   test("a WebSocket TTS session with a failover: one root to its close, a failed attempt then the one that served", async () => {
@@ -100,7 +114,34 @@ describe("traces", () => {
       status: 0,
       events: ["connected", "first_output", "end"],
     });
+    // The session's lines (its failed attempt, its close) carry its trace, beside its request id.
+    const lines = logged.filter((l) => l.trace_id === traceId).map((l) => ({ msg: l.msg, span: l.span_id, request: typeof l.request_id }));
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        { msg: "request", span: root.spanId, request: "string" },
+        { msg: "provider attempt failed", span: root.spanId, request: "string" },
+        { msg: "session closed", span: root.spanId, request: "string" },
+      ]),
+    );
     expect(only(spans, "routing").events).toEqual([{ name: "failover", attributes: { "voxroute.provider": "openai", reason: "upstream_error" } }]);
+  });
+
+  test("a file transcription: measuring, then the provider attempt's recognition, whose traceparent the provider gets", async () => {
+    const { key } = await fundedAccount(server);
+    keys.push(key);
+    const traceId = hex(16);
+    const form = new FormData();
+    form.set("model", "whisper-1");
+    form.set("file", new Blob([await speechOgg()]), "speech.ogg");
+    const res = await fetch(`${server.url}/v1/stt/transcriptions`, { method: "POST", headers: { ...bearer(key), traceparent: `00-${traceId}-${hex(8)}-01` }, body: form });
+    expect(res.status).toBe(200);
+    const spans = await receiver.waitFor(traceId, "POST /v1/stt/transcriptions");
+    const root = only(spans, "POST /v1/stt/transcriptions");
+    expect(root.attributes).toMatchObject({ "http.response.status_code": 200, "voxroute.surface": "native", "voxroute.provider": "openai" });
+    expect(tree(spans, root)).toBe("POST /v1/stt/transcriptions(file.measure admission routing(provider.attempt(file.recognize)) ledger.settle)");
+    expect(only(spans, "file.measure").attributes).toMatchObject({ "voxroute.container": "Ogg", "voxroute.seconds": 2.76 });
+    expect(only(spans, "file.recognize").attributes["voxroute.heard_seconds"]).toBeGreaterThan(2);
+    expect(fake.transcriptions.at(-1)!.traceparent).toBe(`00-${traceId}-${only(spans, "file.recognize").spanId}-01`);
   });
 
   test("no key, token or secret in anything exported", async () => {

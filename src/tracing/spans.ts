@@ -67,3 +67,22 @@ export function withTraceparent<H extends Record<string, string>>(headers: H): H
   const span = activeSpan();
   return span ? { ...headers, traceparent: span.traceparent() } : headers;
 }
+
+/**
+ * `work` in a child span of the active span named `name`, ended when it settles (failed with the
+ * error's code when it throws); `about` adds what its result tells. Straight through with tracing off.
+ */
+export async function inSpan<T>(name: string, work: () => Promise<T>, about?: (result: T) => SpanFields): Promise<T> {
+  const span = startSpan(name);
+  if (!span) return work();
+  try {
+    const result = await active.run(span, work);
+    if (about) span.set(about(result));
+    return result;
+  } catch (err) {
+    span.fail((err as { code?: string }).code ?? (err as Error).name);
+    throw err;
+  } finally {
+    span.end();
+  }
+}

@@ -37,7 +37,7 @@ export interface FakeOpenAi {
   /** Requests received, as the fake parsed them. */
   speech: SpeechRequest[];
   /** `file`: the digest of the uploaded file's bytes as they arrived. */
-  transcriptions: { fields: Record<string, string>; file?: AudioDigest; authorization: string | null }[];
+  transcriptions: { fields: Record<string, string>; file?: AudioDigest; authorization: string | null; traceparent: string | null }[];
   /** Realtime sessions: handshake, the client's text frames, session updates, audio received. */
   realtime: RealtimeConnection[];
   fault(f: OpenAiFault): void;
@@ -140,7 +140,7 @@ export function startFakeOpenAi(options: { tls?: boolean; speechSpeed?: number }
         for (const [k, v] of form) if (typeof v === "string") fields[k] = v;
         const file = form.get("file");
         const received = file instanceof Blob ? receivedFile(await file.bytes()) : undefined;
-        transcriptions.push({ fields, file: received?.digest, authorization });
+        transcriptions.push({ fields, file: received?.digest, authorization, traceparent: req.headers.get("traceparent") });
         if (!received) return error(400, "file is required", "invalid_request_error");
         // Never answered: the request stays open until its client goes.
         if (fault === "stall") return new Promise<Response>((resolve) => req.signal.addEventListener("abort", () => resolve(new Response(null))));
