@@ -3,7 +3,11 @@ import { Writable } from "node:stream";
 import { createLogger } from "../src/log.ts";
 import { FAKE_OPENAI_KEY, startFakeOpenAi, type FakeOpenAi } from "./fakes/openai.ts";
 import { type ReceivedSpan, startFakeOtlpReceiver, type FakeOtlpReceiver } from "./fakes/otlp-receiver.ts";
+import { startFakeApp } from "./fakes/conversation-relay-app.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
+import { localSttAvailable } from "./helpers/local-stt.ts";
+import { realtimeProfile, say, until } from "./helpers/realtime.ts";
+import { concat, silence, speak } from "./helpers/speech.ts";
 import { speechOgg } from "./helpers/speech-file.ts";
 import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
@@ -15,6 +19,7 @@ import { bearer, connect } from "./helpers/ws-client.ts";
 let receiver: FakeOtlpReceiver;
 let fake: FakeOpenAi;
 let server: TestServer;
+const app = startFakeApp();
 /** Every key a test used: none may appear in what is exported. */
 const keys: string[] = [];
 const logged: Record<string, unknown>[] = [];
@@ -41,7 +46,7 @@ beforeAll(async () => {
     { log: createLogger("info", sink) },
   );
 });
-afterAll(() => stopServerAndFakes(server, fake, receiver));
+afterAll(() => stopServerAndFakes(server, fake, receiver, app));
 
 const hex = (bytes: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("hex");
 
@@ -143,6 +148,40 @@ describe("traces", () => {
     expect(only(spans, "file.recognize").attributes["voxroute.heard_seconds"]).toBeGreaterThan(2);
     expect(fake.transcriptions.at(-1)!.traceparent).toBe(`00-${traceId}-${only(spans, "file.recognize").spanId}-01`);
   });
+
+  test.skipIf(!localSttAvailable)(
+    "a realtime turn: end of speech, prompt, first token, first audio on the turn's span; the application's handshake carries the conversation's traceparent",
+    async () => {
+      const { key } = await fundedAccount(server);
+      keys.push(key);
+      const profileId = await realtimeProfile(server, key, app.url("/echo"));
+      const traceId = hex(16);
+      const c = connect(server.wsUrl(`/v1/realtime?profile_id=${profileId}`), { ...bearer(key), traceparent: `00-${traceId}-${hex(8)}-01` });
+      await c.opened;
+      await say(c, concat([silence(300), speak("Thank you very much for your help."), silence(900)]));
+      await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.done"));
+      c.send({ type: "realtime.session.close" });
+      expect((await c.closed).close).toEqual({ code: 1000, reason: "conversation_complete" });
+      const spans = await receiver.waitFor(traceId, "WebSocket /v1/realtime");
+      const root = only(spans, "WebSocket /v1/realtime");
+      expect(root.attributes).toMatchObject({ "websocket.close_code": 1000, "voxroute.end_reason": "client_closed", "voxroute.surface": "native" });
+      const turn = only(spans, "realtime.turn");
+      expect(turn.parentSpanId).toBe(root.spanId);
+      expect(turn.events.map((e) => e.name)).toEqual(["end_of_speech", "prompt", "first_token", "first_audio"]);
+      // The recognizer's session under the conversation, and so the answer's: it is opened as the caller starts speaking, before the turn ends.
+      const sessions = spans.filter((s) => s.name.startsWith("session."));
+      expect(
+        sessions
+          .map((s) => ({ name: s.name, parent: s.parentSpanId === root.spanId ? "conversation" : s.parentSpanId === turn.spanId ? "turn" : "other" }))
+          .sort((a, b) => a.name.localeCompare(b.name)),
+      ).toEqual([
+        { name: "session.stt", parent: "conversation" },
+        { name: "session.tts", parent: "conversation" },
+      ]);
+      const handshake = app.connections.find((a) => a.headers.traceparent?.includes(traceId))!;
+      expect(handshake.headers.traceparent).toBe(`00-${traceId}-${root.spanId}-01`);
+    },
+  );
 
   test("no key, token or secret in anything exported", async () => {
     expect(receiver.bodies.length).toBeGreaterThan(0);

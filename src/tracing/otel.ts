@@ -33,6 +33,7 @@ function samplerOf(settings: TracingSettings): Sampler {
 }
 
 class OtelSpan implements TraceSpan {
+  private claimed = false;
   constructor(
     private readonly tracer: ReturnType<TracerProvider["getTracer"]>,
     private readonly span: Span,
@@ -61,6 +62,11 @@ class OtelSpan implements TraceSpan {
   child(name: string, fields?: SpanFields): TraceSpan {
     const parent = trace.setSpan(context.active(), this.span);
     return new OtelSpan(this.tracer, this.tracer.startSpan(name, { attributes: fields && defined(fields) }, parent));
+  }
+  claim() {
+    if (this.claimed) return false;
+    this.claimed = true;
+    return true;
   }
   traceparent() {
     const carrier: Record<string, string> = {};

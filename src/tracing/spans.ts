@@ -20,6 +20,11 @@ export interface TraceSpan {
   child(name: string, fields?: SpanFields): TraceSpan;
   /** The `traceparent` header that makes the next hop this span's child. */
   traceparent(): string;
+  /**
+   * True for the first caller only: the one that ends a request's root span and names how it went
+   * (the session it upgraded to, or a conversation); the sessions a conversation opens get spans of their own.
+   */
+  claim(): boolean;
 }
 
 export interface Tracer {
@@ -55,6 +60,13 @@ export function activeSpan(): TraceSpan | undefined {
 /** A child of the active span (none with tracing off, or outside any span). */
 export function startSpan(name: string, fields?: SpanFields): TraceSpan | undefined {
   return tracer && active.getStore()?.child(name, fields);
+}
+
+/** A session's span: the active root when it is the first to claim it, else a `session` child of the active span. */
+export function sessionSpan(name: string): { span: TraceSpan; child: boolean } | undefined {
+  const active = activeSpan();
+  if (!active) return undefined;
+  return active.claim() ? { span: active, child: false } : { span: active.child(name), child: true };
 }
 
 /** Runs `work` with `span` as the active span (straight through when there is none). */
