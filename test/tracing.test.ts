@@ -9,6 +9,7 @@ import { localSttAvailable } from "./helpers/local-stt.ts";
 import { realtimeProfile, say, until } from "./helpers/realtime.ts";
 import { concat, silence, speak } from "./helpers/speech.ts";
 import { speechOgg } from "./helpers/speech-file.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -111,7 +112,7 @@ describe("traces", () => {
     const spans = await receiver.waitFor(traceId, "WebSocket /v1/tts");
     const root = only(spans, "WebSocket /v1/tts");
     expect(root.attributes).toMatchObject({ "websocket.close_code": 1000, "voxroute.outcome": "completed", "voxroute.surface": "native", "voxroute.provider": "flite" });
-    expect(tree(spans, root)).toBe("WebSocket /v1/tts(admission(ledger.hold) routing(provider.attempt provider.attempt) ledger.settle)");
+    expect(tree(spans, root)).toBe("WebSocket /v1/tts(handshake.admission admission(ledger.hold) routing(provider.attempt provider.attempt) ledger.settle)");
     const [failed, served] = spans.filter((s) => s.name === "provider.attempt").sort((a, b) => (a.start < b.start ? -1 : 1));
     expect({ provider: failed!.attributes["voxroute.provider"], status: failed!.status, error: failed!.attributes["error.type"] }).toEqual({ provider: "openai", status: 2, error: "upstream_error" });
     expect({ provider: served!.attributes["voxroute.provider"], status: served!.status, events: served!.events.map((e) => e.name) }).toEqual({
@@ -182,6 +183,23 @@ describe("traces", () => {
       expect(handshake.headers.traceparent).toBe(`00-${traceId}-${root.spanId}-01`);
     },
   );
+
+  // Only the API package may be loaded: prom-client loads it for its own use, and it does nothing without an SDK.
+  test("with no endpoint set, nothing is traced and the SDK is never loaded, even for a request that sends a traceparent", () => {
+    const dir = tempDir("voxroute-untraced-");
+    const script = `
+      import { loadConfig } from "./src/config.ts";
+      import { startServer } from "./src/server.ts";
+      const server = await startServer(loadConfig({ PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", DATABASE_URL: "sqlite://${dir}/db.sqlite", PICO_VOICES_URL: "" }));
+      const headers = { traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" };
+      const statuses = [(await fetch(server.url + "/healthz", { headers })).status, (await fetch(server.url + "/v1/nowhere", { headers })).status];
+      await server.stop(0);
+      console.log(JSON.stringify({ statuses, tracing: server.ctx.config.tracing ?? null, loaded: Object.keys(require.cache).filter((k) => k.includes("@opentelemetry") && !k.includes("@opentelemetry/api/")) }));
+      process.exit(0);`;
+    const run = Bun.spawnSync(["bun", "-e", script], { cwd: new URL("..", import.meta.url).pathname, env: { PATH: process.env.PATH! }, stderr: "pipe" });
+    expect(run.stderr.toString()).toBe("");
+    expect(JSON.parse(run.stdout.toString().trim().split("\n").at(-1)!)).toEqual({ statuses: [200, 404], tracing: null, loaded: [] });
+  });
 
   test("no key, token or secret in anything exported", async () => {
     expect(receiver.bodies.length).toBeGreaterThan(0);
