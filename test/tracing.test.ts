@@ -150,6 +150,23 @@ describe("traces", () => {
     expect(fake.transcriptions.at(-1)!.traceparent).toBe(`00-${traceId}-${only(spans, "file.recognize").spanId}-01`);
   });
 
+  test("a WebSocket STT session to a WebSocket provider: the provider's handshake carries the attempt's traceparent", async () => {
+    const { key } = await fundedAccount(server);
+    keys.push(key);
+    const traceId = hex(16);
+    const c = connect(server.wsUrl("/v1/stt?model=gpt-4o-mini-transcribe&audio_format=ulaw_8000"), { ...bearer(key), traceparent: `00-${traceId}-${hex(8)}-01` });
+    await c.opened;
+    c.ws.send(new Uint8Array(8000).fill(0xff));
+    c.send({ type: "stt.session.close" });
+    expect((await c.closed).close.code).toBe(1000);
+    const spans = await receiver.waitFor(traceId, "WebSocket /v1/stt");
+    const root = only(spans, "WebSocket /v1/stt");
+    expect(root.attributes).toMatchObject({ "websocket.close_code": 1000, "voxroute.provider": "openai", "voxroute.model": "openai/gpt-4o-mini-transcribe" });
+    expect(tree(spans, root)).toBe("WebSocket /v1/stt(handshake.admission admission(ledger.hold) routing(provider.attempt) ledger.settle)");
+    const handshake = fake.realtime.find((r) => r.traceparent?.includes(traceId))!;
+    expect(handshake.traceparent).toBe(`00-${traceId}-${only(spans, "provider.attempt").spanId}-01`);
+  });
+
   test.skipIf(!localSttAvailable)(
     "a realtime turn: end of speech, prompt, first token, first audio on the turn's span; the application's handshake carries the conversation's traceparent",
     async () => {

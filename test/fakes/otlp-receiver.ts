@@ -45,6 +45,8 @@ export interface FakeOtlpReceiver {
   spans: ReceivedSpan[];
   /** Every request body as it arrived, for scanning for what must never be sent. */
   bodies: string[];
+  /** How many spans arrived (also when they are not kept). */
+  received(): number;
   /** Resolves with the spans of `traceId` once one named `name` arrived in it. */
   waitFor(traceId: string | undefined, name: string): Promise<ReceivedSpan[]>;
   stop(): void;
@@ -61,7 +63,9 @@ function readValue(v: AnyValue): unknown {
 
 const plain = (attributes: KeyValue[] = []) => Object.fromEntries(attributes.map((a) => [a.key, readValue(a.value)]));
 
-export function startFakeOtlpReceiver(): FakeOtlpReceiver {
+/** `keep: false` (a benchmark's): spans are decoded and counted, not kept. */
+export function startFakeOtlpReceiver({ keep = true } = {}): FakeOtlpReceiver {
+  let count = 0;
   const spans: ReceivedSpan[] = [];
   const bodies: string[] = [];
   const waiting: (() => void)[] = [];
@@ -73,25 +77,27 @@ export function startFakeOtlpReceiver(): FakeOtlpReceiver {
       if (req.method !== "POST" || url.pathname !== "/v1/traces") return new Response("not found", { status: 404 });
       if (!req.headers.get("content-type")?.startsWith("application/json")) return new Response("unsupported media type", { status: 415 });
       const text = await req.text();
-      bodies.push(text);
+      if (keep) bodies.push(text);
       const body = JSON.parse(text) as ExportTraceServiceRequest;
       for (const rs of body.resourceSpans ?? []) {
         const resource = plain(rs.resource?.attributes);
         for (const ss of rs.scopeSpans ?? [])
           for (const s of ss.spans ?? []) {
-            spans.push({
-              traceId: s.traceId,
-              spanId: s.spanId,
-              parentSpanId: s.parentSpanId || undefined,
-              name: s.name,
-              start: BigInt(s.startTimeUnixNano),
-              end: BigInt(s.endTimeUnixNano),
-              attributes: plain(s.attributes),
-              events: (s.events ?? []).map((e) => ({ name: e.name, attributes: plain(e.attributes) })),
-              status: s.status?.code ?? 0,
-              statusMessage: s.status?.message,
-              resource,
-            });
+            count++;
+            if (keep)
+              spans.push({
+                traceId: s.traceId,
+                spanId: s.spanId,
+                parentSpanId: s.parentSpanId || undefined,
+                name: s.name,
+                start: BigInt(s.startTimeUnixNano),
+                end: BigInt(s.endTimeUnixNano),
+                attributes: plain(s.attributes),
+                events: (s.events ?? []).map((e) => ({ name: e.name, attributes: plain(e.attributes) })),
+                status: s.status?.code ?? 0,
+                statusMessage: s.status?.message,
+                resource,
+              });
           }
       }
       for (const wake of waiting.splice(0)) wake();
@@ -103,6 +109,7 @@ export function startFakeOtlpReceiver(): FakeOtlpReceiver {
     url: `http://127.0.0.1:${server.port}`,
     spans,
     bodies,
+    received: () => count,
     async waitFor(traceId, name) {
       while (!inTrace(traceId).some((s) => s.name === name)) await new Promise<void>((resolve) => waiting.push(resolve));
       return inTrace(traceId);
