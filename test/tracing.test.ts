@@ -218,6 +218,30 @@ describe("traces", () => {
     expect(JSON.parse(run.stdout.toString().trim().split("\n").at(-1)!)).toEqual({ statuses: [200, 404], tracing: null, loaded: [] });
   });
 
+  test.skipIf(!localSttAvailable)("a barge-in is an event: of the turn whose answer it stopped, or of the conversation once that answer was made", async () => {
+    const { key } = await fundedAccount(server);
+    keys.push(key);
+    const profileId = await realtimeProfile(server, key, app.url("/long"));
+    const traceId = hex(16);
+    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${profileId}`), { ...bearer(key), traceparent: `00-${traceId}-${hex(8)}-01` });
+    await c.opened;
+    await say(c, concat([silence(300), speak("What are your opening hours?"), silence(900)]));
+    await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.started"));
+    await Bun.sleep(1000); // the answer plays at the client
+    await say(c, concat([speak("Thank you, that is all."), silence(900)]));
+    await until(() => c.rec.events.filter((e) => e.type === "realtime.turn.ended").length === 2);
+    c.send({ type: "realtime.session.close" });
+    await c.closed;
+    const spans = await receiver.waitFor(traceId, "WebSocket /v1/realtime");
+    const [first, second] = spans.filter((s) => s.name === "realtime.turn").sort((a, b) => (a.start < b.start ? -1 : 1));
+    expect(first!.events.map((e) => e.name).slice(0, 4)).toEqual(["end_of_speech", "prompt", "first_token", "first_audio"]);
+    const root = only(spans, "WebSocket /v1/realtime");
+    const bargeIns = [root, first!].flatMap((s) => s.events.filter((e) => e.name === "barge_in").map((e) => e.attributes["voxroute.response_id"]));
+    expect(bargeIns).toEqual(["resp_1"]);
+    expect(first!.end <= second!.start).toBe(true);
+    expect(second!.events.map((e) => e.name).slice(0, 2)).toEqual(["end_of_speech", "prompt"]);
+  });
+
   test("no key, token or secret in anything exported", async () => {
     expect(receiver.bodies.length).toBeGreaterThan(0);
     const sent = receiver.bodies.join("\n");

@@ -5,7 +5,8 @@ import type { ConversationEvent } from "./conversation-events.ts";
 // request and ended with its close, and a `realtime.turn` span per caller turn, read from the
 // events the conversation tells its client: the end of speech (or the turn's end, for a typed
 // turn or a client's commit), the prompt to the application, its first token, the answer's first
-// audio, its end. A barge-in is an event of the turn whose answer it stopped, which it ends.
+// audio, the answer made. A barge-in is an event of the turn whose answer it stopped while it was
+// made (it ends the turn), or of the conversation when the answer was made and still playing.
 
 export class TurnSpans {
   private turn: TraceSpan | undefined;
@@ -44,7 +45,8 @@ export class TurnSpans {
       case "response_audio_done":
         return this.close({ "voxroute.audio_ms": event.audioMs, "voxroute.characters": event.characters });
       case "response_interrupted":
-        this.turn?.event("barge_in", { "voxroute.audio_ms": event.audioMs });
+        // An answer already made may still be playing: its turn is over, the barge-in is the conversation's.
+        (this.turn ?? this.root).event("barge_in", { "voxroute.response_id": event.responseId, "voxroute.audio_ms": event.audioMs });
         return this.close({ "voxroute.interrupted": true });
       case "ended":
         this.close({});
