@@ -47,8 +47,13 @@ export function enterRequest(requestId: string, request: Request): RequestRecord
   const path = new URL(request.url).pathname;
   const record: RequestRecord = { requestId, method: request.method, path, upgrade, startedAt: performance.now(), pending: [] };
   // A client's `traceparent` makes this request a child of its span (tracing on only).
+  // Named by its route once answered (request-log.ts); a socket closed before that keeps its path.
   if (tracingOn())
-    record.span = enterRoot(upgrade ? "WebSocket" : request.method, request.headers.get("traceparent"), { "http.request.method": request.method, "url.path": path, "voxroute.request_id": requestId });
+    record.span = enterRoot(upgrade ? `WebSocket ${path}` : request.method, request.headers.get("traceparent"), {
+      "http.request.method": request.method,
+      "url.path": path,
+      "voxroute.request_id": requestId,
+    });
   scope.enterWith(record);
   return record;
 }

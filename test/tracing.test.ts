@@ -242,6 +242,16 @@ describe("traces", () => {
     expect(second!.events.map((e) => e.name).slice(0, 2)).toEqual(["end_of_speech", "prompt"]);
   });
 
+  test("a WebSocket closed with no session behind it (its key refused after the upgrade) still ends its span", async () => {
+    const traceId = hex(16);
+    const c = connect(server.wsUrl("/v1/realtime?profile_id=rtp_nothing"), { ...bearer("vxr_not_a_key_at_all"), traceparent: `00-${traceId}-${hex(8)}-01` });
+    const { close } = await c.closed;
+    expect(close.code).toBeGreaterThanOrEqual(4000);
+    const spans = await receiver.waitFor(traceId, "WebSocket /v1/realtime");
+    expect(spans.map((s) => s.name).sort()).toEqual(["WebSocket /v1/realtime", "handshake.admission"]);
+    expect(only(spans, "handshake.admission").attributes["error.type"]).toBe("invalid_api_key");
+  });
+
   test("no key, token or secret in anything exported", async () => {
     expect(receiver.bodies.length).toBeGreaterThan(0);
     const sent = receiver.bodies.join("\n");
