@@ -7,7 +7,7 @@ import { startFakeApp } from "./fakes/conversation-relay-app.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { realtimeProfile, say, until } from "./helpers/realtime.ts";
-import { concat, silence, speak } from "./helpers/speech.ts";
+import { concat, silence, speak, wavFile } from "./helpers/speech.ts";
 import { speechOgg } from "./helpers/speech-file.ts";
 import { tempDir } from "./helpers/temp-dirs.ts";
 import { startTestServer, stopServerAndFakes, type TestServer } from "./helpers/server.ts";
@@ -148,6 +148,23 @@ describe("traces", () => {
     expect(only(spans, "file.measure").attributes).toMatchObject({ "voxroute.container": "Ogg", "voxroute.seconds": 2.76 });
     expect(only(spans, "file.recognize").attributes["voxroute.heard_seconds"]).toBeGreaterThan(2);
     expect(fake.transcriptions.at(-1)!.traceparent).toBe(`00-${traceId}-${only(spans, "file.recognize").spanId}-01`);
+  });
+
+  test.skipIf(!localSttAvailable)("a streamed file transcription: measured, decoded, then recognized by a streaming session", async () => {
+    const { key } = await fundedAccount(server);
+    keys.push(key);
+    const traceId = hex(16);
+    const form = new FormData();
+    form.set("model", "pocketsphinx");
+    form.set("stream", "true");
+    form.set("file", new Blob([wavFile(concat([speak("Thank you very much for your help."), silence(600)]))]), "speech.wav");
+    const res = await fetch(`${server.url}/oai/audio/transcriptions`, { method: "POST", headers: { ...bearer(key), traceparent: `00-${traceId}-${hex(8)}-01` }, body: form });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain("transcript.text.done");
+    const spans = await receiver.waitFor(traceId, "POST /oai/audio/transcriptions");
+    const root = only(spans, "POST /oai/audio/transcriptions");
+    expect(tree(spans, root)).toBe("POST /oai/audio/transcriptions(file.measure admission file.decode routing(provider.attempt) ledger.settle)");
+    expect(only(spans, "file.decode").attributes).toMatchObject({ "voxroute.decodable": true });
   });
 
   test("a WebSocket STT session to a WebSocket provider: the provider's handshake carries the attempt's traceparent", async () => {
