@@ -6,7 +6,7 @@ import { type ReceivedSpan, startFakeOtlpReceiver, type FakeOtlpReceiver } from 
 import { startFakeApp } from "./fakes/conversation-relay-app.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
-import { realtimeProfile, say, until } from "./helpers/realtime.ts";
+import { realtimeProfile, say, talkOverAnswer, until } from "./helpers/realtime.ts";
 import { concat, silence, speak, wavFile } from "./helpers/speech.ts";
 import { speechOgg } from "./helpers/speech-file.ts";
 import { tempDir } from "./helpers/temp-dirs.ts";
@@ -55,6 +55,17 @@ const hex = (bytes: number) => Buffer.from(crypto.getRandomValues(new Uint8Array
 function tree(spans: ReceivedSpan[], root: ReceivedSpan): string {
   const children = spans.filter((s) => s.parentSpanId === root.spanId).sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
   return children.length ? `${root.name}(${children.map((c) => tree(spans, c)).join(" ")})` : root.name;
+}
+
+/** A caller on a new profile whose application is the fake at `path`, in a trace of its own (its id). */
+async function tracedCall(path: string) {
+  const { key } = await fundedAccount(server);
+  keys.push(key);
+  const profileId = await realtimeProfile(server, key, app.url(path));
+  const traceId = hex(16);
+  const c = connect(server.wsUrl(`/v1/realtime?profile_id=${profileId}`), { ...bearer(key), traceparent: `00-${traceId}-${hex(8)}-01` });
+  await c.opened;
+  return { c, traceId };
 }
 
 const only = (spans: ReceivedSpan[], name: string) => {
@@ -187,12 +198,7 @@ describe("traces", () => {
   test.skipIf(!localSttAvailable)(
     "a realtime turn: end of speech, prompt, first token, first audio on the turn's span; the application's handshake carries the conversation's traceparent",
     async () => {
-      const { key } = await fundedAccount(server);
-      keys.push(key);
-      const profileId = await realtimeProfile(server, key, app.url("/echo"));
-      const traceId = hex(16);
-      const c = connect(server.wsUrl(`/v1/realtime?profile_id=${profileId}`), { ...bearer(key), traceparent: `00-${traceId}-${hex(8)}-01` });
-      await c.opened;
+      const { c, traceId } = await tracedCall("/echo");
       await say(c, concat([silence(300), speak("Thank you very much for your help."), silence(900)]));
       await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.done"));
       c.send({ type: "realtime.session.close" });
@@ -236,17 +242,8 @@ describe("traces", () => {
   });
 
   test.skipIf(!localSttAvailable)("a barge-in is an event: of the turn whose answer it stopped, or of the conversation once that answer was made", async () => {
-    const { key } = await fundedAccount(server);
-    keys.push(key);
-    const profileId = await realtimeProfile(server, key, app.url("/long"));
-    const traceId = hex(16);
-    const c = connect(server.wsUrl(`/v1/realtime?profile_id=${profileId}`), { ...bearer(key), traceparent: `00-${traceId}-${hex(8)}-01` });
-    await c.opened;
-    await say(c, concat([silence(300), speak("What are your opening hours?"), silence(900)]));
-    await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.started"));
-    await Bun.sleep(1000); // the answer plays at the client
-    await say(c, concat([speak("Thank you, that is all."), silence(900)]));
-    await until(() => c.rec.events.filter((e) => e.type === "realtime.turn.ended").length === 2);
+    const { c, traceId } = await tracedCall("/long");
+    await talkOverAnswer(c);
     c.send({ type: "realtime.session.close" });
     await c.closed;
     const spans = await receiver.waitFor(traceId, "WebSocket /v1/realtime");
