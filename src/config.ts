@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { aliasesOfJson, mergeAliases, modelAliasesOfText, type OperatorAliases, voiceAliasesOfText } from "./catalogue/operator-aliases.ts";
 import type { LogLevel } from "./log.ts";
+import { type TracingSettings, tracingSettings } from "./tracing/settings.ts";
 import type { EnvReader } from "./providers/home.ts";
 import { readProviderSettings, type ProviderSettings } from "./providers/all.ts";
 
@@ -84,6 +85,8 @@ export interface Config {
   aliases: OperatorAliases;
   /** PEM files that make the port serve https and wss (docs/operations.md#tls); read again on SIGHUP. */
   tls?: TlsFiles;
+  /** OpenTelemetry traces over OTLP/HTTP; absent (tracing off) unless an OTLP endpoint is set. */
+  tracing?: TracingSettings;
   /** Each provider's settings, read by its own declaration (`providers/<id>/index.ts`) through `envReader`. */
   providers: ProviderSettings;
   /** Where `max_sessions` and `requests_per_minute` are counted (docs/limits.md): this instance, or Redis for the fleet. */
@@ -312,6 +315,7 @@ export function loadConfig(env: Env): Config {
     voices: voices(env),
     aliases: aliases(env),
     tls: tls(env),
+    tracing: tracingSettings(env),
     providers: readProviderSettings(envReader(env)),
     limitCounters: {
       redisUrl: redisUrl(env),

@@ -40,6 +40,7 @@ import { VoiceCatalogue } from "./voices/voice-catalogue.ts";
 import { VoiceMetrics } from "./voices/voice-metrics.ts";
 import { VoicePreviews } from "./voices/voice-previews.ts";
 import { VoiceSightings } from "./voices/voice-sightings.ts";
+import { startTracing } from "./tracing/start.ts";
 
 export interface ServerOptions {
   /** Extra catalogue entries and their adapters (tests and benchmarks plug in their own providers). */
@@ -67,6 +68,8 @@ export class PortTakenError extends Error {}
 
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const log = options.log ?? createLogger(config.logLevel);
+  // Tracing off: the OpenTelemetry SDK is not even loaded.
+  const stopTracing = config.tracing ? await startTracing(config.tracing) : undefined;
   // What this machine can serve of the embedded engines (files present, libraries installed).
   const findings = await probeProviders(config.providers, log);
   const served = servedCatalogue(config, findings);
@@ -171,6 +174,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     await files.close();
     limits.stop();
     await database.close();
+    await stopTracing?.();
   };
 
   let listener: Listener;

@@ -11,8 +11,8 @@ import { dirname, join, normalize } from "node:path";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
-/** Importable from every room: the error table, the request's context, logs, metrics, small utilities, project paths. */
-const SHARED = ["errors", "request-context", "log", "metrics", "util", "project-file"];
+/** Importable from every room: the error table, the request's context, logs, metrics, traces, small utilities, project paths. */
+const SHARED = ["errors", "request-context", "log", "metrics", "util", "project-file", "tracing"];
 
 /** Room → the rooms (besides SHARED) it may import. Top to bottom: a room imports only rooms below it. */
 const MAY_IMPORT: Record<string, string[]> = {
