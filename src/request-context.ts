@@ -38,10 +38,10 @@ export function requestIdFor(request: Request): string {
   return sent && ACCEPTABLE.test(sent) ? sent : `req_${crypto.randomUUID()}`;
 }
 
-/** Makes a new record of `request`, as `requestId`, the current request for the rest of its work. */
-export function enterRequest(requestId: string, request: Request): RequestRecord {
+/** Makes a new record of `request` (at `path`, when its URL was already read), as `requestId`, the current request for the rest of its work. */
+export function enterRequest(requestId: string, request: Request, path = new URL(request.url).pathname): RequestRecord {
   const upgrade = request.headers.get("upgrade")?.toLowerCase() === "websocket";
-  const record = { requestId, method: request.method, path: new URL(request.url).pathname, upgrade, startedAt: performance.now(), pending: [] };
+  const record = { requestId, method: request.method, path, upgrade, startedAt: performance.now(), pending: [] };
   scope.enterWith(record);
   return record;
 }
