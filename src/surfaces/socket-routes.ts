@@ -53,9 +53,16 @@ export function serveSockets(ctx: AppContext, routes: SocketRoute<any>[], servin
   for (const plain of routes) {
     const route = { ...plain, socket: guarded(ctx, plain.socket) };
     const GET: Handler = (request, server) => (request.headers.get("upgrade") === "websocket" ? handshake(ctx, serving, route, request, server) : serving.app(request, server));
-    // Also with a trailing slash, which the app's router took for the same route.
     served[route.path] = { GET };
-    served[`${route.path}/`] = { GET };
+    // Also with a trailing slash, which the app's router took for the same route (the app drops a
+    // route's trailing slash from Bun's routes, so it is matched as the path's subtree, and only it is the channel).
+    const segments = route.path.split("/").length + 1;
+    served[`${route.path}/*`] = {
+      GET: (request, server) => {
+        const path = new URL(request.url).pathname;
+        return path.endsWith("/") && path.split("/").length === segments ? GET(request, server) : serving.app(request, server);
+      },
+    };
   }
   return served;
 }
