@@ -19,6 +19,9 @@ import { ttsRoute } from "./surfaces/native/tts-route.ts";
 import { realtimeProfileRoutes } from "./surfaces/native/realtime-profile-routes.ts";
 import { realtimeClientSecretRoute } from "./surfaces/native/realtime-client-secret-route.ts";
 import { realtimeRoute } from "./surfaces/native/realtime-route.ts";
+import { callWebhookRoute } from "./surfaces/telephony/call-webhook-route.ts";
+import { telephonyMediaRoutes } from "./surfaces/telephony/media-route.ts";
+import { phoneLinkRoutes } from "./surfaces/telephony/phone-link-routes.ts";
 import { elevenLabsRoutes } from "./surfaces/el/routes.ts";
 import { oaiRoutes } from "./surfaces/oai/routes.ts";
 import { opsRoutes } from "./surfaces/ops-routes.ts";
@@ -84,6 +87,9 @@ export function createApp(ctx: AppContext) {
     realtimeProfileRoutes,
     realtimeClientSecretRoute,
     realtimeRoute,
+    phoneLinkRoutes,
+    callWebhookRoute,
+    telephonyMediaRoutes,
     customVoiceRoutes,
     oaiRoutes,
     elevenLabsRoutes,

@@ -144,6 +144,16 @@ function integer(env: Env, name: string, fallback: number, min = 0): number {
   return value;
 }
 
+/** The schemes Bun's Redis client takes; anything else (a bare host:port, http://) would fail the start deep in the client or count alone forever. */
+const REDIS_SCHEMES = ["redis:", "rediss:", "valkey:", "valkeys:", "redis+tls:", "redis+unix:", "redis+tls+unix:"];
+
+function redisUrl(env: Env): string | undefined {
+  const raw = env.REDIS_URL;
+  if (!raw) return undefined;
+  if (!REDIS_SCHEMES.includes(URL.parse(raw)?.protocol ?? "")) throw new Error(`config: REDIS_URL must be a redis:// or rediss:// URL, got "${raw}"`);
+  return raw;
+}
+
 function decimal(env: Env, name: string, fallback: string): string {
   const raw = env[name] ?? fallback;
   if (!/^\d+(\.\d{1,6})?$/.test(raw)) throw new Error(`config: ${name} must be a USD amount with at most 6 decimals, got "${raw}"`);
@@ -304,7 +314,7 @@ export function loadConfig(env: Env): Config {
     tls: tls(env),
     providers: readProviderSettings(envReader(env)),
     limitCounters: {
-      redisUrl: env.REDIS_URL || undefined,
+      redisUrl: redisUrl(env),
       leaseTtlMs: integer(env, "LIMITS_LEASE_TTL_MS", 30_000, 300),
       redisTimeoutMs: integer(env, "LIMITS_REDIS_TIMEOUT_MS", 250, 1),
       failClosed: flag(env, "LIMITS_FAIL_CLOSED"),

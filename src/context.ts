@@ -13,6 +13,7 @@ import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import type { ProviderHealth } from "./routing/health.ts";
 import type { ClientSecrets } from "./realtime/client-secrets.ts";
+import type { PhoneLinks } from "./realtime/phone-links.ts";
 import type { RealtimeProfiles } from "./realtime/profiles.ts";
 import type { CustomVoices } from "./voices/custom-voices.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
@@ -53,6 +54,8 @@ export interface AppContext {
   profiles: RealtimeProfiles;
   /** Single-use credentials for `/v1/realtime`; its socket calls `redeem`. */
   clientSecrets: ClientSecrets;
+  /** Carriers' numbers pointed at profiles (docs/telephony.md). */
+  phoneLinks: PhoneLinks;
   /** Tenants' cloned voices, and where requests for them may go. */
   customVoices: CustomVoices;
   /** Tenants' and keys' `max_sessions` and `requests_per_minute`, counted here or in Redis (docs/limits.md). */

@@ -10,6 +10,7 @@ import { Signup, welcomeFromConfig } from "./accounts/signup.ts";
 import { TopUps } from "./accounts/top-ups.ts";
 import { createApp } from "./app.ts";
 import { ClientSecrets } from "./realtime/client-secrets.ts";
+import { PhoneLinks } from "./realtime/phone-links.ts";
 import { RealtimeProfiles } from "./realtime/profiles.ts";
 import { ownVoiceEntries } from "./voices/custom-voice-view.ts";
 import { CustomVoices } from "./voices/custom-voices.ts";
@@ -146,6 +147,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     payments,
     profiles,
     clientSecrets,
+    phoneLinks: new PhoneLinks(database),
     customVoices,
     sttProviders,
     files,

@@ -59,6 +59,15 @@ describe("POST /account/keys with limits", () => {
     expect(await call("POST", "/account/keys", key, { usd_per_month: 11 })).toMatchObject({ status: 400, body: { error: "invalid_request", param: "usd_per_month" } });
     expect((await call("POST", "/account/keys", key, { usd_per_month: 10 })).status).toBe(201);
   });
+
+  test("a budget with a float's rounding noise (0.1 + 0.2) is stored to the credit, and is not above an account's budget of 0.3", async () => {
+    const { key, tenantId } = await account();
+    await writeLimits(server.ctx.database.sql, tenantId, undefined, { usd_per_day: 0.3 });
+    const made = await call("POST", "/account/keys", key, { usd_per_day: 0.1 + 0.2 });
+    expect(made).toMatchObject({ status: 201, body: { limits: { usd_per_day: 0.3 } } });
+    const [stored] = await server.ctx.database.sql.query<{ limits: string }>("SELECT limits FROM api_keys WHERE id = ?", [made.body.id]);
+    expect(JSON.parse(stored!.limits)).toEqual({ usd_per_day: 0.3 });
+  });
 });
 
 describe("GET /account/limits", () => {

@@ -4,6 +4,7 @@ import { LocalCounters } from "../src/limits/local-counters.ts";
 import { RedisCounters } from "../src/limits/redis-counters.ts";
 import type { Limits } from "../src/limits/types.ts";
 import { redisAvailable } from "./helpers/redis.ts";
+import { testConfig } from "./helpers/server.ts";
 
 // The two places the counts are kept answer alike (docs/limits.md): a refusal takes nothing from
 // any holder, a tenant's window is shared by its keys, a released lease frees its place.
@@ -54,3 +55,25 @@ for (const [name, make] of places) {
     });
   });
 }
+
+test("this instance's windows hold for every holder however many were drawn on lately (the map of windows is pruned, not the limits)", () => {
+  let now = 0;
+  const counters = new LocalCounters(() => now);
+  // Many holders drawn on within one minute: their windows are not full, so all of them are kept.
+  for (let i = 0; i < 12_000; i++) expect(counters.admit([holder("key", { requests_per_minute: 5 })], ONE_REQUEST, "")).toBeUndefined();
+  const limited = holder("key", { requests_per_minute: 1 });
+  expect(counters.admit([limited], ONE_REQUEST, "")).toBeUndefined();
+  expect(counters.admit([limited], ONE_REQUEST, "")).toMatchObject({ kind: "rate", scope: "key" });
+  expect(counters.use("key", limited.id).requests_last_minute).toBe(1);
+  // A minute on, every window is full again (the sweep may drop them all); the limit still counts.
+  now += 60_000;
+  expect(counters.admit([limited], ONE_REQUEST, "")).toBeUndefined();
+  expect(counters.admit([limited], ONE_REQUEST, "")).toMatchObject({ kind: "rate", scope: "key" });
+});
+
+test("a REDIS_URL that is not a Redis URL stops the start, naming the variable; a Redis URL is taken", () => {
+  for (const bad of ["127.0.0.1:6379", "localhost:6379", "http://127.0.0.1:6379", "redis://:@/"]) {
+    expect(() => testConfig({ REDIS_URL: bad })).toThrow(`config: REDIS_URL must be a redis:// or rediss:// URL, got "${bad}"`);
+  }
+  expect(testConfig({ REDIS_URL: "rediss://user:secret@cache.internal:6380/2" }).limitCounters.redisUrl).toBe("rediss://user:secret@cache.internal:6380/2");
+});

@@ -102,6 +102,24 @@ describe("max_sessions", () => {
     expect((refused as ElevenLabsError).body).toMatchObject({ detail: { status: "too_many_concurrent_requests" } });
     held.ws.close();
   });
+
+  test("/el stream-input keyed in its init frame: a socket closed while that key is admitted holds no session afterwards", async () => {
+    // The window shows when the late key's admission happened: only then is the count of sessions final.
+    const { key, keyId } = await limitedKey({}, { max_sessions: 1, requests_per_minute: 100 });
+    const client = connect(server.wsUrl("/el/v1/text-to-speech/slt/stream-input?model_id=flite"));
+    await client.opened;
+    client.ws.send(JSON.stringify({ text: " ", xi_api_key: key }));
+    client.ws.send(JSON.stringify({ text: "Hello there. ", flush: true }));
+    client.ws.close();
+    await client.closed;
+    let use = await server.ctx.limits.key(keyId);
+    for (let i = 0; i < 50 && use.requests_last_minute === 0; i++) {
+      await Bun.sleep(100);
+      use = await server.ctx.limits.key(keyId);
+    }
+    expect(use.requests_last_minute).toBe(1);
+    expect(use.sessions).toBe(0);
+  });
 });
 
 describe("requests_per_minute", () => {

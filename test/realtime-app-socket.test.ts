@@ -34,9 +34,34 @@ describe("the application socket", () => {
   test("says setup first, with the session, the profile, its custom parameters and the profile's headers", async () => {
     const { socket, connection } = await open("/silent");
     await until(() => connection().received.length > 0);
-    expect(connection().received[0]).toEqual({ type: "setup", sessionId: "rt_1", profileId: "rp_1", callSid: "", from: "", to: "", direction: "inbound", customParameters: { plan: "gold" } });
+    // Every field of Twilio's setup is there; the call's are empty, as there is no call.
+    expect(connection().received[0]).toEqual({
+      type: "setup",
+      sessionId: "rt_1",
+      profileId: "rp_1",
+      callSid: "",
+      accountSid: "",
+      parentCallSid: "",
+      from: "",
+      to: "",
+      forwardedFrom: "",
+      callerName: "",
+      callType: "",
+      callStatus: "",
+      direction: "inbound",
+      customParameters: { plan: "gold" },
+    });
     expect(connection().headers["x-app-key"]).toBe("k1");
     expect(connection().headers.host).toBe(`127.0.0.1:${app.port}`);
+    socket.close();
+  });
+
+  test("a surface that carries a call fills setup's call fields with it", async () => {
+    const call = { callSid: "CA1", from: "+15550100", to: "+15550101", callType: "PSTN", callStatus: "in-progress" };
+    const wire = conversationRelayWire({ sessionId: "rt_2", profileId: "rp_1", call });
+    const socket = await AppSocket.open({ url: app.url("/silent") }, wire, OPTIONS, () => {});
+    await until(() => app.connections.at(-1)!.received.length > 0);
+    expect(app.connections.at(-1)!.received[0]).toMatchObject({ type: "setup", sessionId: "rt_2", ...call, accountSid: "", direction: "inbound", customParameters: {} });
     socket.close();
   });
 
@@ -48,7 +73,7 @@ describe("the application socket", () => {
     const texts = signals.filter((s) => s.type === "text");
     expect(texts.map((t) => (t.type === "text" ? t.token : "")).join("")).toBe("You said: I would like a coffee");
     expect(texts.map((t) => t.type === "text" && t.last)).toEqual([false, false, false, false, false, false, true]);
-    expect(texts.every((t) => t.type === "text" && t.interruptible && !t.preemptible)).toBe(true);
+    expect(texts.every((t) => t.type === "text" && t.interruptible === "any" && !t.preemptible)).toBe(true);
     expect(connection().received.slice(1)).toEqual([
       { type: "prompt", voicePrompt: "I would like", lang: "en-US", last: false },
       { type: "prompt", voicePrompt: "I would like a coffee", lang: "en-US", last: true },
@@ -59,6 +84,14 @@ describe("the application socket", () => {
     socket.close();
     await until(() => connection().closed !== undefined);
     expect(connection().closed?.code).toBe(1000);
+  });
+
+  test("a key the caller pressed is told as dtmf", async () => {
+    const { socket, connection } = await open("/silent");
+    socket.dtmf("5");
+    await until(() => connection().received.length === 2);
+    expect(connection().received[1]).toEqual({ type: "dtmf", digit: "5" });
+    socket.close();
   });
 
   test("end hands its data on", async () => {
@@ -81,7 +114,7 @@ describe("the application socket", () => {
       "text needs a string token",
       'unknown message type "dance"',
       "play is not supported: the router does not fetch audio from URLs an application names",
-      "sendDigits is not supported: the router has no telephone line to send digits on",
+      "sendDigits needs digits: 1 to 64 of 0-9, *, #, A-D and w",
       "a frame is a JSON object with a string type",
       'text\'s interruptible is a boolean, "none", "dtmf", "speech" or "any"',
       "end's handoffData is a string",
@@ -90,6 +123,18 @@ describe("the application socket", () => {
     // The valid frame after them arrives on a socket the router already closed: it is not taken.
     expect(signals.filter((s) => s.type !== "closed")).toEqual([]);
     expect(connection().closed).toEqual({ code: 1008, reason: "too many invalid messages" });
+    socket.close();
+  });
+
+  test("Twilio's mid-call config and hints are refused by name: a conversation's settings are its profile's", async () => {
+    const { socket, signals, connection } = await open("/configures");
+    await until(() => connection().received.length === 3);
+    expect(
+      connection()
+        .received.slice(1)
+        .map((m) => m.description),
+    ).toEqual(["config is not supported: a conversation's settings are its profile's", "hints is not supported: a conversation's recognizer settings are its profile's"]);
+    expect(signals).toEqual([]);
     socket.close();
   });
 

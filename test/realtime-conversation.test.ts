@@ -215,6 +215,11 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: language", () => {
     const rec = await c.closed;
     expect(rec.close.code).toBe(1000);
     expect(appConn.received.find((m) => m.type === "prompt")).toEqual({ type: "prompt", voicePrompt: "thank you very much for your help", lang: "en-GB", last: true });
+    // The client is told each half that took effect, and nothing of the refused one.
+    expect(rec.events.filter((e) => e.type === "realtime.language.switched").map(({ stage, language, voice }) => ({ stage, language, voice }))).toEqual([
+      { stage: "tts", language: "de-DE", voice: "de-DE" },
+      { stage: "stt", language: "en-GB", voice: undefined },
+    ]);
     // The answer is Pico's German voice: as long as it makes "Guten Tag." (its samples vary a little
     // from run to run), and not as long as its American voice makes it.
     const pico = async (voice: string) => {
@@ -233,6 +238,33 @@ describe.skipIf(!localSttAvailable)("/v1/realtime: language", () => {
     expect(stt.map((r) => r.id).sort()).toEqual([`${sessionId}.stt`, `${sessionId}.stt_2`, `${sessionId}.stt_3`]);
     expect(stt.find((r) => r.id.endsWith(".stt_2"))).toMatchObject({ tenantId, status: "failed", usageAmount: 0 });
     expect(rec.events.at(-1)!.usage.stt_seconds).toBe(stt.reduce((n, r) => n + r.usageAmount, 0));
+  }, 30_000);
+});
+
+describe.skipIf(!localSttAvailable)("/v1/realtime: an answer in another language", () => {
+  test("an answer whose tokens name a lang is spoken by a voice that speaks it; the next is back in the profile's voice; a lang no voice speaks is refused and spoken as usual", async () => {
+    const { key } = await fundedAccount(server);
+    const profileId = await createProfile(key, "/bilingual", { tts: { model: "svox/pico", voice: "en-US" } });
+    const c = await callProfile(server, profileId, key);
+    await say(c, concat([silence(300), speak("Good morning."), silence(900)]));
+    await until(() => c.rec.events.filter((e) => e.type === "realtime.response.audio.done").length === 3);
+    c.send({ type: "realtime.session.close" });
+    const rec = await c.closed;
+    expect(rec.close.code).toBe(1000);
+    const sessionId = rec.events[0]!.session_id;
+    const appConn = app.connections.find((a) => (a.received[0] as { sessionId?: string }).sessionId === sessionId)!;
+    expect(appConn.received.filter((m) => m.type === "error")).toEqual([{ type: "error", description: "lang tlh: no voice of the profile's TTS model speaks tlh" }]);
+    // No language event: the conversation's own language did not change.
+    expect(rec.events.some((e) => e.type === "realtime.language.switched")).toBe(false);
+    const pico = async (voice: string) => {
+      const t = connect(server.wsUrl(`/v1/tts?model=svox%2Fpico&voice=${voice}`), bearer(key));
+      t.send({ type: "text", text: "Guten Tag." });
+      t.send({ type: "close" });
+      return Buffer.concat((await t.closed).audio).byteLength;
+    };
+    const [german, american] = [await pico("de-DE"), await pico("en-US")];
+    expect(german).not.toBe(american);
+    expect(Buffer.concat(rec.audio).byteLength).toBe(german + 2 * american);
   }, 30_000);
 });
 
@@ -514,6 +546,22 @@ describe("/v1/realtime: the application's faults", () => {
     await until(() => appConn.closed !== undefined);
     expect(appConn.closed).toEqual({ code: 1008, reason: "too many invalid messages" });
     expect(appConn.received.filter((m) => m.type === "error")).toHaveLength(10);
+  }, 20_000);
+
+  test("sendDigits: /v1/realtime has no telephone line, and the application hears so (digits that are not digits, why); the conversation goes on", async () => {
+    const { key } = await fundedAccount(server);
+    const c = await callProfile(server, await createProfile(key, "/digits"), key);
+    await say(c, concat([silence(300), speak("Hello there."), silence(900)]));
+    await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.done"));
+    c.send({ type: "realtime.session.close" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1000, reason: "conversation_complete" });
+    const appConn = app.connections.find((a) => (a.received[0] as { sessionId?: string }).sessionId === rec.events[0]!.session_id)!;
+    expect(appConn.received.filter((m) => m.type === "error").map((m) => m.description)).toEqual([
+      "sendDigits: this conversation has no telephone line to send digits on",
+      "sendDigits needs digits: 1 to 64 of 0-9, *, #, A-D and w",
+    ]);
+    expect(rec.events.filter((e) => e.type === "realtime.response.text").map((e) => e.token)).toEqual(["Done."]);
   }, 20_000);
 
   test("a silent application is given up after the reply timeout: application_timeout, 1011", async () => {

@@ -56,7 +56,7 @@ describe("a conversation's recognizer switching provider", () => {
         partialPrompts: false,
         openStt: stt.open,
         openTts: () => ({ command() {}, interrupt() {}, abort() {} }),
-        speakIn: async () => {},
+        speakIn: async () => "",
         openApp: () => app.promise,
         answerQuietMs: 1000,
         idleTimeoutMs: 0,

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import type { ServerWebSocket } from "bun";
 import type { SttSessionEvent } from "../src/sessions/stt-events.ts";
 import { nativeSttPort, type SttWireEvent, sttWireEvent } from "../src/surfaces/native/stt-wire.ts";
+import { countWrites, type Writes } from "./helpers/counted-writes.ts";
 
 // Every STT session event through the `/v1/stt` port, over a real socket: the exact bytes the
 // client gets, numbered on the socket; and the frames docs/stt-websocket.md shows are what the
@@ -61,17 +62,26 @@ afterAll(() => {
   for (const s of servers) s.stop(true);
 });
 
-/** A real socket whose server side is a `NativeSttPort` for session `stt_a`, fed every event, then close. */
-async function framesThrough(): Promise<{ frames: string[]; close: { code: number; reason: string } }> {
+/**
+ * A real socket whose server side is a `NativeSttPort` for session `stt_a`, fed every event, then
+ * close: in the socket's open callback, or (`later`) from outside its callbacks, as a provider's events come.
+ */
+async function framesThrough(later = false): Promise<{ frames: string[]; close: { code: number; reason: string }; writes: Writes }> {
+  let writes!: Writes;
   const server = Bun.serve({
     port: 0,
     fetch: (req, srv) => (srv.upgrade(req) ? undefined : new Response("upgrade", { status: 400 })),
     websocket: {
       open(raw) {
+        writes = countWrites(raw);
         const port = nativeSttPort(raw as ServerWebSocket<unknown>, "stt_a");
-        for (const event of events) port.event(event);
-        port.close(1000, "stt_complete");
-        port.event({ type: "error", code: "upstream_error", message: "after the close: not sent" });
+        const feed = () => {
+          for (const event of events) port.event(event);
+          port.close(1000, "stt_complete");
+          port.event({ type: "error", code: "upstream_error", message: "after the close: not sent" });
+        };
+        if (later) setTimeout(feed, 0);
+        else feed();
       },
       message() {},
     },
@@ -81,7 +91,7 @@ async function framesThrough(): Promise<{ frames: string[]; close: { code: numbe
   const frames: string[] = [];
   ws.onmessage = (e) => frames.push(typeof e.data === "string" ? e.data : "<binary>");
   const close = await new Promise<{ code: number; reason: string }>((resolve) => (ws.onclose = (e) => resolve({ code: e.code, reason: e.reason })));
-  return { frames, close };
+  return { frames, close, writes };
 }
 
 describe("/v1/stt frames of STT session events", () => {
@@ -102,6 +112,14 @@ describe("/v1/stt frames of STT session events", () => {
       '{"type":"stt.session.ended","event_id":"stt_a.12","seq":12,"session_id":"stt_a","audio_ms":0,"billed_seconds":0}',
     ]);
     expect(close).toEqual({ code: 1000, reason: "stt_complete" });
+  });
+
+  test("a burst of events in one loop turn, outside the socket's callbacks: the first written at once, the rest in one corked write, in order", async () => {
+    const inCallback = await framesThrough();
+    const { frames, close, writes } = await framesThrough(true);
+    expect(frames).toEqual(inCallback.frames);
+    expect(close).toEqual({ code: 1000, reason: "stt_complete" });
+    expect(writes).toEqual({ alone: 1, corked: 1 });
   });
 
   test("the examples in docs/stt-websocket.md are the frames of the events they describe", async () => {

@@ -18,6 +18,8 @@ export interface Outcome {
   audioMs: number;
   /** TTS: the audio gap around a switch of provider after audio had arrived, ms. */
   gapMs?: number;
+  /** TTS: when the client was told another provider took over (performance.now()). */
+  switchedAt?: number;
   /** Told of another provider taking over mid-session (/v1/stt: stt.provider.switched; a conversation: an answer spoken by another TTS provider than the first). */
   switched: boolean;
   /** From the socket's creation to the session's first event (ready / started). */
@@ -72,7 +74,7 @@ export async function ttsSession(target: Target, query: string): Promise<Outcome
   let flushed = 0;
   /** The provider whose audio the client is hearing (told by audio_started, then by each connected status). */
   let serving: string | undefined;
-  let switched: { frame: number; flushed: number } | undefined;
+  let switched: { frame: number; flushed: number; at: number } | undefined;
   const end = closed(ws);
   ws.onmessage = (e) => {
     if (typeof e.data !== "string") return void audio.push(performance.now());
@@ -80,7 +82,7 @@ export async function ttsSession(target: Target, query: string): Promise<Outcome
     if (ev.type === "service.tts_flushed") flushed++;
     else if (ev.type === "service.tts_audio_started") serving ??= ev.provider;
     else if (ev.type === "service.tts_provider_status" && ev.status === "connected") {
-      if (serving !== undefined && ev.provider !== serving && !switched && audio.length) switched = { frame: audio.length, flushed };
+      if (serving !== undefined && ev.provider !== serving && !switched && audio.length) switched = { frame: audio.length, flushed, at: performance.now() };
       serving = ev.provider;
     } else if (ev.type === "service.tts_session_ready") {
       out.setupMs = performance.now() - t0;
@@ -104,6 +106,7 @@ export async function ttsSession(target: Target, query: string): Promise<Outcome
     // The caller waits from the later of its last audio and the sending of the first sentence whose audio had not ended.
     const waitFrom = Math.max(audio[switched.frame - 1], sends[switched.flushed] ?? 0);
     out.gapMs = audio[switched.frame] - waitFrom;
+    out.switchedAt = switched.at;
     out.switched = true;
   }
   return out;

@@ -240,6 +240,29 @@ export const realtimeClientSecrets = pgTable(
   (t) => [index("realtime_client_secrets_expires_idx").on(t.expiresAt)],
 );
 
+/** Phone numbers pointed at a profile (docs/telephony.md): the webhook's token (hashed) and the carrier's credential its signatures are checked with. */
+export const realtimePhoneLinks = pgTable(
+  "realtime_phone_links",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    /** The key that made it: the calls' credentials are minted on it, so revoking the key silences the link. */
+    keyId: text("key_id").notNull(),
+    profileId: text("profile_id").notNull(),
+    /** `twilio` or `telnyx`. */
+    carrier: text("carrier").notNull(),
+    /** SHA-256 of the token in the webhook URL, hex. */
+    tokenHash: text("token_hash").notNull(),
+    /** Twilio's auth token or Telnyx's public key: kept to check signatures, never returned. */
+    credential: text("credential").notNull(),
+    createdAt: ms("created_at").notNull(),
+    revokedAt: ms("revoked_at"),
+  },
+  (t) => [uniqueIndex("realtime_phone_links_token_idx").on(t.tokenHash), index("realtime_phone_links_profile_idx").on(t.tenantId, t.profileId)],
+);
+
 /** Voices a tenant cloned through a provider's API (docs/voices.md#cloned-voices); only the tenant sees and uses them. */
 export const customVoices = pgTable(
   "custom_voices",

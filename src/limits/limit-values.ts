@@ -21,13 +21,16 @@ export function limitProblem(name: LimitName, value: unknown): string | undefine
   return Math.abs(value * 1e6 - Math.round(value * 1e6)) < 1e-6 ? undefined : `${name} is in USD with at most 6 decimals`;
 }
 
+/** A valid value as stored: a budget to the credit (0.1 + 0.2 is 0.3, as it is billed), a count as it is. */
+export const storedLimit = (value: number) => Math.round(value * 1e6) / 1e6;
+
 /** A limit as typed on a command line: `none` clears it; else its problem is thrown. */
 export function limitOfText(name: LimitName, text: string): number | null {
   if (text.trim().toLowerCase() === "none") return null;
   const value = /^\s*\d+(\.\d+)?\s*$/.test(text) ? Number(text) : NaN;
   const problem = limitProblem(name, value);
   if (problem) throw new Error(`${problem} (or none), got "${text}"`);
-  return value;
+  return storedLimit(value);
 }
 
 /** The first of the key's limits above its tenant's, if any. */

@@ -1,6 +1,6 @@
 import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { type Holder, limiting, type Refusal, type Want } from "./counters.ts";
+import { type Holder, type LeaseRecord, limiting, type Refusal, type Want } from "./counters.ts";
 import type { LiveUse, LiveUsage } from "./live-usage.ts";
 import { LocalCounters } from "./local-counters.ts";
 import type { RedisCounters } from "./redis-counters.ts";
@@ -52,7 +52,9 @@ const unlimited = (limits: Limits) => limits.requests_per_minute === undefined &
 
 export class Limiter implements LiveUsage {
   readonly local = new LocalCounters();
-  private readonly leases = new Map<string, { id: string; holders: Holder[] }>();
+  private readonly leases = new Map<string, LeaseRecord>();
+  /** Leases that ended while Redis did not answer, and when: taken out of it once it answers (older than the TTL, they have lapsed there already). */
+  private readonly unheard = new Map<string, { lease: LeaseRecord; at: number }>();
   private redisUp = true;
   private timer: Timer | undefined;
   private observer = NO_OBSERVER;
@@ -148,7 +150,13 @@ export class Limiter implements LiveUsage {
       clearTimeout(unopened);
       if (!this.leases.delete(id)) return;
       this.local.release(record);
-      if (this.redisUp) this.options.redis?.release(record).catch((err) => this.markDown(err));
+      const redis = this.options.redis;
+      if (!redis) return;
+      if (!this.redisUp) return void this.unheard.set(id, { lease: record, at: performance.now() });
+      redis.release(record).catch((err) => {
+        this.unheard.set(id, { lease: record, at: performance.now() });
+        this.markDown(err);
+      });
     };
     return {
       id,
@@ -184,9 +192,13 @@ export class Limiter implements LiveUsage {
   /** Refreshes the leases in Redis, or, while it is down, asks whether it is back (then the leases counted here alone are added to the fleet's). */
   private async tick(): Promise<void> {
     const redis = this.options.redis!;
+    // Those ended over a TTL ago have lapsed in Redis by themselves: however long it is away, the list holds one TTL of ended sessions at most.
+    const lapsed = performance.now() - this.options.leaseTtlMs;
+    for (const [id, { at }] of this.unheard) if (at < lapsed) this.unheard.delete(id);
     try {
       if (!this.redisUp) await this.withinTimeout(redis.ping());
       await this.withinTimeout(redis.refresh([...this.leases.values()]));
+      await this.releaseUnheard(redis);
       if (!this.redisUp) {
         this.redisUp = true;
         this.observer.redisUp(true);
@@ -195,6 +207,14 @@ export class Limiter implements LiveUsage {
     } catch (err) {
       this.markDown(err);
     }
+  }
+
+  /** The leases that ended while Redis did not answer, released there now: else they would count until their TTL. */
+  private async releaseUnheard(redis: RedisCounters): Promise<void> {
+    if (this.unheard.size === 0) return;
+    const ended = [...this.unheard.values()].map(({ lease }) => lease);
+    await this.withinTimeout(Promise.all(ended.map((lease) => redis.release(lease))));
+    for (const lease of ended) this.unheard.delete(lease.id);
   }
 
   private markDown(err: unknown): void {

@@ -2,6 +2,8 @@ import { type Counters, type Holder, holderKey, type LeaseRecord, type Refusal, 
 import type { LiveUse } from "./live-usage.ts";
 
 const MINUTE_MS = 60_000;
+/** Windows kept before full ones (as good as none) are swept out. */
+const KEPT_WINDOWS = 10_000;
 /** A session refused for concurrency is told to try again after this long: when a session ends cannot be known. */
 export const CONCURRENCY_RETRY_MS = 1_000;
 
@@ -25,6 +27,7 @@ export function bucketWait(tokens: number, capacity: number): number {
  */
 export class LocalCounters implements Counters {
   private readonly buckets = new Map<string, Bucket>();
+  private sweepAt = KEPT_WINDOWS;
   private readonly sessions = new Map<string, Set<string>>();
   /** Admissions sent to Redis and not answered yet, per holder. */
   private readonly pending = new Map<string, number>();
@@ -55,7 +58,7 @@ export class LocalCounters implements Counters {
     for (const holder of holders) {
       const name = holderKey(holder.scope, holder.id);
       const rpm = holder.limits.requests_per_minute;
-      if (want.request && rpm !== undefined) this.bucket(name, rpm, now).tokens -= 1;
+      if (want.request && rpm !== undefined) this.draw(name, rpm, now);
       if (want.session && holder.limits.max_sessions !== undefined) {
         let held = this.sessions.get(name);
         if (!held) this.sessions.set(name, (held = new Set()));
@@ -97,19 +100,24 @@ export class LocalCounters implements Counters {
     return { sessions: this.sessions.get(name)?.size ?? 0, requests_last_minute: Math.max(0, Math.round(drawn)) };
   }
 
-  /** The holder's bucket refilled to `now` (a changed limit takes effect at once, its tokens kept within it). */
+  /** The holder's bucket refilled to `now` (a changed limit takes effect at once, its tokens kept within it); a full one, not kept, for a holder without one. */
   private bucket(name: string, capacity: number, now: number): Bucket {
-    let bucket = this.buckets.get(name);
-    if (!bucket) {
-      bucket = { tokens: capacity, at: now, capacity };
-      this.buckets.set(name, bucket);
-      return bucket;
-    }
+    const bucket = this.buckets.get(name);
+    if (!bucket) return { tokens: capacity, at: now, capacity };
     bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) * capacity) / MINUTE_MS);
     bucket.at = now;
     bucket.capacity = capacity;
-    // A full bucket is no bucket: the map keeps only holders drawn on lately.
-    if (bucket.tokens >= capacity && this.buckets.size > 10_000) this.buckets.delete(name);
     return bucket;
+  }
+
+  /** Takes a token from the holder's bucket, kept from then on; past KEPT_WINDOWS kept, the full ones are swept out (a full bucket is as good as none). */
+  private draw(name: string, capacity: number, now: number): void {
+    const bucket = this.bucket(name, capacity, now);
+    bucket.tokens -= 1;
+    this.buckets.set(name, bucket);
+    if (this.buckets.size <= this.sweepAt) return;
+    for (const [other, kept] of this.buckets) if (this.bucket(other, kept.capacity, now).tokens >= kept.capacity) this.buckets.delete(other);
+    // Swept again once the map doubles: a sweep's cost is spread over the draws that filled it.
+    this.sweepAt = Math.max(KEPT_WINDOWS, 2 * this.buckets.size);
   }
 }

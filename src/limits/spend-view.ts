@@ -1,6 +1,6 @@
 import type { Database } from "../db/open.ts";
 import type { Budget, BudgetHolder, SpendCap, SpendCaps } from "../ledger/spend-caps.ts";
-import { creditsOfBudget, periodsOf, spendOf } from "./spend.ts";
+import { creditsOfBudget, periodsOf, spendOf, storedLimitsOf } from "./spend.ts";
 
 // Each budgeted key's (and tenant's) spend as this instance last read it, plus what this instance
 // settled since and what its requests hold now: a request's cover is judged without a database
@@ -17,6 +17,8 @@ interface Holder {
   tenantId: string;
   keyId: string | undefined;
   read: { day: number; month: number; dayCredits: number; monthCredits: number } | undefined;
+  /** The holder's budget as read with its spend: a change reaches the requests already running (until the first read, the payer's). */
+  budget: Budget | undefined;
   reading: Promise<void> | undefined;
   again: boolean;
   /** Settles of this instance, by the answer's number, until a read that began after them. */
@@ -59,7 +61,7 @@ export class SpendView implements SpendCaps {
     if (!capped.length) return undefined;
     const holders = capped.map(([h]) => h);
     return {
-      room: () => Math.min(...capped.map(([h, budget]) => this.room(h, budget))),
+      room: () => Math.min(...capped.map(([h, budget]) => this.room(h, h.budget ?? budget))),
       held: (credits) => {
         for (const h of holders) h.held += credits;
       },
@@ -69,8 +71,9 @@ export class SpendView implements SpendCaps {
         for (const h of holders) if (credits > 0) h.local.push({ seq, day, month, credits });
       },
       reason: () => {
-        let [h, budget, whose] = capped[0]!;
-        for (const c of capped) if (this.room(c[0], c[1]) < this.room(h, budget)) [h, budget, whose] = c;
+        const now = capped.map(([h, budget, whose]) => [h, h.budget ?? budget, whose] as const);
+        let [h, budget, whose] = now[0]!;
+        for (const c of now) if (this.room(c[0], c[1]) < this.room(h, budget)) [h, budget, whose] = c;
         const daily = budget.usd_per_day !== undefined && this.spend(h).day + h.held >= creditsOfBudget(budget.usd_per_day);
         return daily
           ? `${whose} budget of ${budget.usd_per_day} USD per day is spent: it renews at 00:00 UTC`
@@ -109,7 +112,7 @@ export class SpendView implements SpendCaps {
   private holder(tenantId: string, keyId: string | undefined): Holder {
     const id = keyId ? `k:${keyId}` : `t:${tenantId}`;
     let h = this.holders.get(id);
-    if (!h) this.holders.set(id, (h = { tenantId, keyId, read: undefined, reading: undefined, again: false, local: [], held: 0, usedAt: performance.now() }));
+    if (!h) this.holders.set(id, (h = { tenantId, keyId, read: undefined, budget: undefined, reading: undefined, again: false, local: [], held: 0, usedAt: performance.now() }));
     return h;
   }
 
@@ -122,9 +125,10 @@ export class SpendView implements SpendCaps {
     const seq = this.seq;
     h.reading = (async () => {
       const now = this.now();
-      const spend = await spendOf(this.database.sql, h.tenantId, h.keyId, now);
+      const [spend, limits] = await Promise.all([spendOf(this.database.sql, h.tenantId, h.keyId, now), storedLimitsOf(this.database.sql, h.tenantId, h.keyId)]);
       const { day, month } = periodsOf(now);
       h.read = { day, month, dayCredits: spend.day, monthCredits: spend.month };
+      h.budget = { usd_per_day: limits.usd_per_day, usd_per_month: limits.usd_per_month };
       h.local = h.local.filter((x) => x.seq > seq);
     })().finally(() => {
       h.reading = undefined;

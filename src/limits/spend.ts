@@ -1,5 +1,6 @@
 import type { SqlQuery } from "../db/sql.ts";
 import { CREDITS_PER_USD } from "../ledger/amounts.ts";
+import { type Limits, readLimits } from "./types.ts";
 
 // What a key (or a tenant) spent today and this month, from the activity records: each request
 // counts on the UTC day and month it started (as /account/usage counts it), with the credits it
@@ -28,6 +29,14 @@ export async function spendOf(sql: SqlQuery, tenantId: string, keyId: string | u
   const text = keyId ? `${SPEND} AND key_id = ? GROUP BY key_id` : SPEND.replace("key_id, ", "");
   const [row] = await sql.query<{ day: unknown; month: unknown }>(text, keyId ? [dayStart, tenantId, monthStart, keyId] : [dayStart, tenantId, monthStart]);
   return { day: Number(row?.day ?? 0), month: Number(row?.month ?? 0) };
+}
+
+/** A key's limits as stored now, or (without `keyId`) its tenant's. */
+export async function storedLimitsOf(sql: SqlQuery, tenantId: string, keyId: string | undefined): Promise<Limits> {
+  const [row] = keyId
+    ? await sql.query<{ limits: string | null }>("SELECT limits FROM api_keys WHERE id = ? AND tenant_id = ?", [keyId, tenantId])
+    : await sql.query<{ limits: string | null }>("SELECT limits FROM tenants WHERE id = ?", [tenantId]);
+  return readLimits(row?.limits);
 }
 
 /** A tenant's spend and each of its keys' that spent this month. */

@@ -13,6 +13,7 @@ import { oaiPaths } from "./oai-paths.ts";
 import { opsPaths } from "./ops-paths.ts";
 import { paymentPaths } from "./payment-paths.ts";
 import { realtimePaths } from "./realtime-paths.ts";
+import { telephonyPaths } from "./telephony-paths.ts";
 import { SECURITY_SCHEMES } from "./security.ts";
 import { speechPaths } from "./speech-paths.ts";
 
@@ -53,6 +54,7 @@ function parts(options: DocumentOptions): DocumentPart[] {
     speechPaths,
     customVoicePaths,
     realtimePaths,
+    telephonyPaths,
     accountPaths,
     limitsPaths,
     paymentPaths(options.payments),

@@ -61,6 +61,12 @@ export const realtimeChannel: ChannelPart = {
       },
       { response_id: string("`tts`: the answer whose speech switched"), voice: string("`tts`: the voice the answer goes on in, when one is named") },
     ),
+    numberedEvent(
+      "realtime.language.switched",
+      "The application's `language` message took effect: the caller is now heard in `language` (`stt`), or later answers are spoken in it (`tts`)",
+      { stage: oneOfValues(["stt", "tts"]), language: string("As the application named it") },
+      { voice: string("`tts`: the voice that speaks it") },
+    ),
     numberedEvent("realtime.error", "Before an error close", { code: string("The router's error code"), message: string() }),
     numberedEvent(
       "realtime.session.ended",

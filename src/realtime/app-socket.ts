@@ -99,6 +99,11 @@ export class AppSocket {
     this.send(this.wire.interrupt(utteranceUntilInterrupt, durationUntilInterruptMs));
   }
 
+  /** The caller pressed a key; said where the protocol tells keys. */
+  dtmf(digit: string): void {
+    if (this.wire.dtmf) this.send(this.wire.dtmf(digit));
+  }
+
   /** A valid message the router cannot carry out here: the application hears why. */
   refuse(description: string): void {
     this.send(this.wire.refuse(description));

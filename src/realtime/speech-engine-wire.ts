@@ -76,7 +76,7 @@ export class SpeechEngineWire implements AppWire {
       this.endAnswer(this.answer);
       this.answered = true;
     }
-    return { type: "text", token: content, last: is_final, interruptible: true, preemptible: false };
+    return { type: "text", token: content, last: is_final, interruptible: "any", preemptible: false };
   }
 
   private endAnswer(said: string): void {

@@ -5,6 +5,7 @@ import { planVoice, type VoiceLists, type Voiced } from "../planning/plan-voice.
 import { meteredSession } from "../sessions/admission.ts";
 import type { SessionServices } from "../sessions/file-context.ts";
 import { SttSession } from "../sessions/stt-session.ts";
+import type { TtsSessionSetup } from "../sessions/tts-events.ts";
 import { TtsSession } from "../sessions/tts-session.ts";
 import { Conversation } from "./conversation/conversation.ts";
 import type { ConversationPort } from "./conversation/conversation-events.ts";
@@ -13,6 +14,7 @@ import type { OutputFormat } from "./output-formats.ts";
 import { type ConversationPlan, planConversation } from "./plan.ts";
 import type { RealtimeProfile } from "./profiles.ts";
 import { openApplication } from "./open-application.ts";
+import type { CallIdentity } from "./app-messages.ts";
 import type { Database } from "../db/open.ts";
 
 // A conversation of an admitted profile, built from its plan: the recognizer, each answer's
@@ -71,6 +73,8 @@ export interface ConversationOverrides {
   output?: OutputFormat;
   /** The surface shows the caller's speech probability (ElevenLabs' `vad_score`): the router VAD tells it where it decides the turns. */
   vadScores?: boolean;
+  /** The telephone call the surface carries: told to the application in `setup`, and the application's `sendDigits` become `send_digits` events. */
+  call?: { identity: Partial<CallIdentity>; customParameters: Record<string, string> };
 }
 
 /** A conversation of the profile the handshake found, told to `port`; its sessions are metered on `surface`. */
@@ -118,28 +122,51 @@ export async function startConversation(
         return session;
       },
       // Each response is admitted anew: the balance may have run down since the conversation began.
-      openTts: (responseId, ttsPort) => {
+      // An answer whose tokens name a language is spoken by a voice that speaks it, the conversation's
+      // voice being kept when none does; the voice is settled at admission, before the session connects.
+      openTts: (responseId, ttsPort, answer) => {
         const ttsId = `${id}.${responseId}`;
-        const session = new TtsSession(
-          {
-            id: ttsId,
-            voice: speech.voice,
-            format: "pcm",
-            sampleRate: output.sampleRate,
-            autoFlush: true,
-            speed: plan.tts.speed,
-            options: plan.tts.options,
-            admit: () => meteredSession(ctx.meter, ttsId, payer, speech.candidates, surface, true),
+        const setup: TtsSessionSetup = {
+          id: ttsId,
+          voice: speech.voice,
+          format: "pcm",
+          sampleRate: output.sampleRate,
+          autoFlush: true,
+          speed: plan.tts.speed,
+          options: plan.tts.options,
+          admit: async () => {
+            const spoken = answer
+              ? await voiceFor(ctx, h.tts, speech.voice, answer.language).catch((err: Error) => {
+                  answer.refused(err.message);
+                  return speech;
+                })
+              : speech;
+            setup.voice = spoken.voice;
+            return meteredSession(ctx.meter, ttsId, payer, spoken.candidates, surface, true);
           },
-          { ...common, provider: (pid) => ctx.providers.get(pid), port: ttsPort },
-        );
+        };
+        const session = new TtsSession(setup, { ...common, provider: (pid) => ctx.providers.get(pid), port: ttsPort });
         ctx.sessions.add(session, "tts");
         return session;
       },
       speakIn: async (language) => {
-        speech = await voiceFor(ctx, h.tts, speech.voice, language);
+        const chosen = await voiceFor(ctx, h.tts, speech.voice, language);
+        speech = chosen;
+        return chosen.voice;
       },
-      openApp: (onSignal) => openApplication(ctx, profile.pipeline.upstream, { sessionId: id, profileId: profile.id, greeting: overrides.greeting ?? plan.greeting }, onSignal),
+      phoneLine: overrides.call !== undefined,
+      openApp: (onSignal) =>
+        openApplication(
+          ctx,
+          profile.pipeline.upstream,
+          {
+            sessionId: id,
+            profileId: profile.id,
+            greeting: overrides.greeting ?? plan.greeting,
+            ...(overrides.call ? { call: overrides.call.identity, customParameters: overrides.call.customParameters } : {}),
+          },
+          onSignal,
+        ),
       answerQuietMs: ctx.config.realtime.answerQuietMs,
       idleTimeoutMs: ctx.config.realtime.idleTimeoutMs,
     },

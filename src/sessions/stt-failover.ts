@@ -32,6 +32,8 @@ export class SttFailover {
   private offsetMs = 0;
   private replay: Replay | undefined;
   private lastFailure = "";
+  /** False once the session is served by its last candidate: no provider could be given the input again. */
+  private keeping = true;
   readonly served: ServedPart[] = [];
 
   constructor(
@@ -43,6 +45,7 @@ export class SttFailover {
 
   /** Client input that went to the provider (or waits for one). */
   keep(item: Uint8Array | SttCommand): void {
+    if (!this.keeping) return;
     if (item instanceof Uint8Array) this.kept.audio(item);
     else this.kept.command(item);
   }
@@ -76,9 +79,10 @@ export class SttFailover {
 
   /**
    * `binding` is ready: it is given what was kept (after a switch in real time when its family
-   * asks), then the input that comes meanwhile, before the session sends straight on.
+   * asks), then the input that comes meanwhile, before the session sends straight on. With no
+   * candidate after it in the session's plan, nothing is kept from then on.
    */
-  resume(binding: Binding, target: ReplayTarget, realtime: boolean): void {
+  resume(binding: Binding, candidates: Binding[], target: ReplayTarget, realtime: boolean): void {
     this.stop();
     const after = this.served.length > 0;
     this.offsetMs = this.kept.startMs;
@@ -87,6 +91,11 @@ export class SttFailover {
       if (this.replay === replay) this.replay = undefined;
     });
     this.replay = replay;
+    // The first place is the safe one should a binding appear twice.
+    if (candidates.indexOf(binding) === candidates.length - 1) {
+      this.keeping = false;
+      this.kept.clear();
+    }
     replay.start();
   }
 

@@ -5,14 +5,54 @@ import type { SttCommand } from "./stt-events.ts";
 // clear ends what the provider still owes), and the client's commands not yet answered, in the
 // order they came. Bounded: past `KEPT_AUDIO_SECONDS` of audio the oldest is let go (its words are
 // lost should the provider fail before it settles them). See docs/routing.md.
+//
+// The audio lives in one byte ring (a frame costs one copy into it; letting go of the oldest bytes
+// moves an index), with where each frame ended, so a replay gives the frames as they came; a
+// command is noted at the byte offset it came after. The ring grows by doubling up to the bound,
+// so a session whose provider settles its audio promptly holds a few seconds, not thirty.
 
 /** The most audio kept for a replay. */
 export const KEPT_AUDIO_SECONDS = 30;
+/** The ring's first size, in seconds of audio. */
+const FIRST_RING_SECONDS = 2;
 
-type Kept = { audio: Uint8Array } | { command: SttCommand };
+/** A ring of the caller's byte offsets where kept frames end, oldest first. */
+class FrameEnds {
+  private ends = new Float64Array(64);
+  private head = 0;
+  count = 0;
+
+  push(end: number): void {
+    if (this.count === this.ends.length) {
+      const grown = new Float64Array(this.ends.length * 2);
+      for (let k = 0; k < this.count; k++) grown[k] = this.at(k);
+      this.ends = grown;
+      this.head = 0;
+    }
+    this.ends[(this.head + this.count++) % this.ends.length] = end;
+  }
+
+  /** The `k`th oldest end. */
+  at(k: number): number {
+    return this.ends[(this.head + k) % this.ends.length]!;
+  }
+
+  /** Forgets the frames that end at or before `byte`. */
+  dropTo(byte: number): void {
+    while (this.count && this.ends[this.head]! <= byte) {
+      this.head = (this.head + 1) % this.ends.length;
+      this.count--;
+    }
+  }
+}
 
 export class KeptAudio {
-  private items: Kept[] = [];
+  /** The kept audio, from `head` on, wrapping at the ring's end. */
+  private ring = new Uint8Array(0);
+  private head = 0;
+  private ends = new FrameEnds();
+  /** Unanswered commands, each at the caller's byte offset it came after, in order. */
+  private commands: { at: number; command: SttCommand }[] = [];
   /** Bytes of audio kept, and the caller's byte offset of the first of them. */
   bytes = 0;
   private startByte = 0;
@@ -30,17 +70,20 @@ export class KeptAudio {
 
   /** A frame as it went to the provider (copied: a stream may take the buffer it is given). */
   audio(frame: Uint8Array): void {
-    this.items.push({ audio: frame.slice() });
-    this.bytes += frame.byteLength;
-    if (this.bytes > this.maxBytes) {
-      const over = this.bytes - this.maxBytes;
+    const over = this.bytes + frame.byteLength - this.maxBytes;
+    if (over > 0) {
       this.droppedBytes += over;
-      this.drop(over);
+      const ofFrame = Math.max(0, over - this.bytes);
+      this.drop(over - ofFrame);
+      this.startByte += ofFrame; // a frame longer than the bound: only its end is kept
+      frame = frame.subarray(ofFrame);
     }
+    this.write(frame);
+    this.ends.push(this.startByte + this.bytes);
   }
 
   command(command: SttCommand): void {
-    this.items.push({ command });
+    this.commands.push({ at: this.startByte + this.bytes, command });
   }
 
   /** The provider will say nothing more of the audio before `ms` (the caller's clock). */
@@ -51,8 +94,8 @@ export class KeptAudio {
 
   /** The provider answered the oldest commit or clear still waiting (providers answer them in order). */
   answered(): void {
-    const i = this.items.findIndex((item) => "command" in item && item.command.type !== "close");
-    if (i >= 0) this.items.splice(i, 1);
+    const i = this.commands.findIndex((c) => c.command.type !== "close");
+    if (i >= 0) this.commands.splice(i, 1);
   }
 
   /** Where the kept audio starts on the caller's clock, in ms: a replay's times are shifted by it. */
@@ -60,26 +103,69 @@ export class KeptAudio {
     return (this.startByte * 1000) / this.bytesPerSecond;
   }
 
-  /** What a replay says, in order. */
+  /** What a replay says, in order: the frames as they came (the oldest cut where the kept audio starts), commands where they came; those whose audio before them was let go come first. */
   replay(): (Uint8Array | SttCommand)[] {
-    return this.items.map((item) => ("audio" in item ? item.audio.slice() : item.command));
+    const items: (Uint8Array | SttCommand)[] = [];
+    let c = 0;
+    let from = this.startByte;
+    for (let k = 0; k < this.ends.count; k++) {
+      const end = this.ends.at(k);
+      while (c < this.commands.length && this.commands[c]!.at <= from) items.push(this.commands[c++]!.command);
+      items.push(this.copy(from, end));
+      from = end;
+    }
+    while (c < this.commands.length) items.push(this.commands[c++]!.command);
+    return items;
   }
 
-  /** Lets go of the oldest `n` bytes of audio; commands keep their place ahead of what is left. */
+  /** Nothing is kept any more (no provider could take the session over): the ring is let go. */
+  clear(): void {
+    this.drop(this.bytes);
+    this.ring = new Uint8Array(0);
+    this.head = 0;
+    this.ends = new FrameEnds();
+    this.commands = [];
+  }
+
+  /** Lets go of the oldest `n` bytes of audio; commands stay, ahead of what is left. */
   private drop(n: number): void {
+    if (n <= 0) return;
     this.startByte += n;
     this.bytes -= n;
-    const ahead: Kept[] = [];
-    let i = 0;
-    for (; i < this.items.length && n > 0; i++) {
-      const item = this.items[i]!;
-      if (!("audio" in item)) ahead.push(item);
-      else if (item.audio.byteLength <= n) n -= item.audio.byteLength;
-      else {
-        this.items[i] = { audio: item.audio.subarray(n) };
-        break;
-      }
-    }
-    this.items = [...ahead, ...this.items.slice(i)];
+    this.head = (this.head + n) % this.ring.length;
+    this.ends.dropTo(this.startByte);
+  }
+
+  /** Copies `frame` after the kept audio (it fits within the bound). */
+  private write(frame: Uint8Array): void {
+    const n = frame.byteLength;
+    if (!n) return;
+    if (this.bytes + n > this.ring.length) this.grow(this.bytes + n);
+    const size = this.ring.length;
+    const tail = (this.head + this.bytes) % size;
+    const first = Math.min(n, size - tail);
+    this.ring.set(first === n ? frame : frame.subarray(0, first), tail);
+    if (first < n) this.ring.set(frame.subarray(first), 0);
+    this.bytes += n;
+  }
+
+  private grow(needed: number): void {
+    const size = Math.min(this.maxBytes, Math.max(needed, this.ring.length * 2, FIRST_RING_SECONDS * this.bytesPerSecond));
+    const grown = new Uint8Array(size);
+    if (this.bytes) grown.set(this.copy(this.startByte, this.startByte + this.bytes));
+    this.ring = grown;
+    this.head = 0;
+  }
+
+  /** A copy of the kept audio from byte `from` to `end` (the caller's offsets). */
+  private copy(from: number, end: number): Uint8Array {
+    const out = new Uint8Array(end - from);
+    if (!out.length) return out;
+    const size = this.ring.length;
+    const at = (this.head + (from - this.startByte)) % size;
+    const first = Math.min(out.length, size - at);
+    out.set(this.ring.subarray(at, at + first));
+    if (first < out.length) out.set(this.ring.subarray(0, out.length - first), first);
+    return out;
   }
 }

@@ -219,7 +219,7 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
     // The event goes first: the replay may take the session to its end at once (a kept close).
     const switched = this.failover.switching();
     this.emit(switched ? { type: "switched", ...served, ...switched } : { type: "started", sessionId: this.setup.id, ...served });
-    this.failover.resume(binding, { send: (item) => this.send(item), unsent: () => this.unsent }, family.realtimeInput ?? false);
+    this.failover.resume(binding, this.admission!.candidates, { send: (item) => this.send(item), unsent: () => this.unsent }, family.realtimeInput ?? false);
   }
 
   /** The provider is let go (the input kept stays for the next, unless the session is over). */

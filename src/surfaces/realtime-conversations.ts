@@ -6,6 +6,7 @@ import type { Payer } from "../ledger/metered-request.ts";
 import type { Conversation } from "../realtime/conversation/conversation.ts";
 import { type ConversationPlan, planConversation } from "../realtime/plan.ts";
 import type { RealtimeProfile } from "../realtime/profiles.ts";
+import { phonePlan } from "../realtime/phone-profile.ts";
 import type { OpenedHandshake } from "../realtime/start-conversation.ts";
 import { admitSocket, type SocketAdmission } from "./ws-admission.ts";
 import { keepConnection, type SocketData, takeConnection } from "./ws-connections.ts";
@@ -27,6 +28,8 @@ export interface Opening {
   profileId?: string | null;
   key?: string;
   transcription?: boolean;
+  /** A phone call: the profile planned for µ-law at 8 kHz (realtime/phone-profile.ts). */
+  phone?: boolean;
 }
 
 /** Who pays for a realtime socket, and what it opens: a profile, or (none) a transcription session with the settings a secret was minted with. */
@@ -64,7 +67,9 @@ export function admitRealtime(ctx: AppContext, opening: Opening): Promise<Realti
     plan: async (payer) => {
       if (!payer?.profileId) return undefined;
       const profile = await ctx.profiles.get(payer.tenantId, payer.profileId);
-      return { profile, conversation: planConversation(ctx.catalogue, (id) => ctx.sttProviders.get(id), profile.pipeline) };
+      const sttProvider = (id: string) => ctx.sttProviders.get(id);
+      if (opening.phone) return phonePlan(ctx.catalogue, sttProvider, profile);
+      return { profile, conversation: planConversation(ctx.catalogue, sttProvider, profile.pipeline) };
     },
     wants: ({ conversation: { stt, tts } }) => [{ candidates: stt.candidates }, tts],
   });
@@ -92,7 +97,7 @@ export interface ConversationConnection {
 export type ConversationSocket = SocketData<ConversationConnection> & { admission: RealtimeAdmission };
 
 /** A socket that opened: its connection (kept until it closes) and its session id, `<idPrefix>_<32 hex>`. */
-export function openConversation(ws: ServerWebSocket<ConversationSocket>, idPrefix: string): { conn: ConversationConnection; id: string } {
+export function openConversation(ws: ServerWebSocket<SocketData<ConversationConnection>>, idPrefix: string): { conn: ConversationConnection; id: string } {
   const conn: ConversationConnection = { port: new WsPort(ws), gone: false };
   keepConnection(ws, conn);
   return { conn, id: `${idPrefix}_${crypto.randomUUID().replaceAll("-", "")}` };
@@ -100,13 +105,13 @@ export function openConversation(ws: ServerWebSocket<ConversationSocket>, idPref
 
 /** Bun's `message`, `drain` and `close` for a conversation socket. */
 export const conversationSocket = {
-  message(ws: ServerWebSocket<ConversationSocket>, frame: string | Uint8Array): void {
+  message(ws: ServerWebSocket<SocketData<ConversationConnection>>, frame: string | Uint8Array): void {
     ws.data.connection?.onFrame?.(frame);
   },
-  drain(ws: ServerWebSocket<ConversationSocket>): void {
+  drain(ws: ServerWebSocket<SocketData<ConversationConnection>>): void {
     ws.data.connection?.port.drain();
   },
-  close(ws: ServerWebSocket<ConversationSocket>): void {
+  close(ws: ServerWebSocket<SocketData<ConversationConnection>>): void {
     const conn = takeConnection(ws);
     if (!conn) return;
     conn.gone = true;

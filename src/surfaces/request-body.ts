@@ -19,6 +19,8 @@ export const BODY_LIMITS = {
   profile: 1 * MiB,
   /** Realtime client secrets: a profile id and a number, or OpenAI's session settings (its instructions and tools may be long). */
   clientSecret: 1 * MiB,
+  /** Phone links (a carrier and its credential) and the carriers' form-encoded call webhooks: a few hundred bytes. */
+  telephony: 64 * KiB,
   /** Stripe's signed webhook events, verified on the raw body. */
   webhook: 1 * MiB,
 } as const;

@@ -47,6 +47,8 @@ export type SocketAdmission<P, C extends Payer = Principal> = Credited<C> & {
   affordable: Candidate[][];
   /** The socket counted against its tenant's and key's `max_sessions`: released when it closes (ws-connections.ts). */
   lease?: Lease;
+  /** The socket closed (ws-connections.ts): a lease taken after that (a late key's) is released at once. */
+  closed?: boolean;
 };
 
 /** A lease whose socket did not open within this long (its upgrade failed) is released. */
@@ -136,8 +138,10 @@ export function admitChannel<P extends Voiced>(
 /** A channel whose handshake carried no key, once one comes in a frame (`/el` stream-input's init frame): that key's owner pays for the handshake's plan. */
 export async function withLateKey<P>(ctx: AppContext, admission: SocketAdmission<P>, key: string | undefined): Promise<SocketAdmission<P>> {
   const payer = await ctx.keys.authenticate(key);
-  // Kept on the handshake's admission, which the socket's close releases.
-  admission.lease = await ctx.limits.admit(payer, SESSION_OPEN);
+  // Kept on the handshake's admission, which the socket's close releases; a socket gone while it was taken has nothing left to release it.
+  const lease = await ctx.limits.admit(payer, SESSION_OPEN);
+  if (admission.closed) lease?.release();
+  else admission.lease = lease;
   // The voice's owner, which the handshake could not know, is judged now.
   const voiced = await voicedFor(ctx, admission.voiced, payer.tenantId);
   return { ...admission, payer, credentialError: undefined, voiced, affordable: admission.plan ? await fund(ctx, payer, voiced) : [] };

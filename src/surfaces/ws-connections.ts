@@ -3,7 +3,7 @@ import type { Lease } from "../limits/limiter.ts";
 
 /** A socket's data as its route keeps it: the handshake's admission (surfaces/ws-admission.ts) and, once open, what the route keeps for it. */
 export interface SocketData<C> {
-  admission?: { lease?: Lease };
+  admission?: { lease?: Lease; closed?: boolean };
   connection?: C;
 }
 
@@ -15,7 +15,11 @@ export function keepConnection<C>(ws: ServerWebSocket<SocketData<C>>, connection
 
 /** The socket closed: its connection, forgotten, and its session no longer counted against its limits. */
 export function takeConnection<C>(ws: ServerWebSocket<SocketData<C>>): C | undefined {
-  ws.data.admission?.lease?.release();
+  const { admission } = ws.data;
+  if (admission) {
+    admission.closed = true;
+    admission.lease?.release();
+  }
   const connection = ws.data.connection;
   ws.data.connection = undefined;
   return connection;

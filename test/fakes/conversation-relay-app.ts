@@ -14,6 +14,12 @@
 // - `/polyglot`: after `setup` asks for German speech and German transcription, then (once the
 //   router answered the German transcription with `error`) for British English transcription;
 //   answers each finished prompt with "Guten Tag.".
+// - `/bilingual`: answers each finished prompt three times with "Guten Tag.": tagged `lang: "de-DE"`,
+//   untagged, and tagged with a language no voice speaks (`tlh`);
+// - `/digits`: answers each finished prompt with `sendDigits` (valid, then not) and "Done.";
+// - `/configures`: after `setup` sends Twilio's mid-call `config` and `hints` messages;
+// - `/keypad/<mode>`: after `setup` says "Press one for sales." with `interruptible: <mode>`;
+// - `/dialer`: after `setup` asks for the digits "1234#" to be sent.
 // Every frame received is recorded with the headers of its connection.
 
 export interface AppConnection {
@@ -36,7 +42,7 @@ const MALFORMED = [
   '{"type":"text"}',
   '{"type":"dance"}',
   '{"type":"play","source":"http://169.254.169.254/"}',
-  '{"type":"sendDigits","digits":"1"}',
+  '{"type":"sendDigits","digits":"1; hang up"}',
   "[1,2]",
   '{"type":"text","token":"x","interruptible":"sometimes"}',
   '{"type":"end","handoffData":{"a":1}}',
@@ -67,6 +73,13 @@ export function startFakeApp({ record = true } = {}): FakeApp {
         if (record) ws.data.received.push(msg);
         const { path } = ws.data;
         if (msg.type === "setup" && path === "/closing") return ws.close(1000, "goodbye");
+        if (msg.type === "setup" && path === "/dialer") return void ws.send(JSON.stringify({ type: "sendDigits", digits: "1234#" }));
+        if (msg.type === "setup" && path.startsWith("/keypad/"))
+          return void ws.send(JSON.stringify({ type: "text", token: "Press one for sales.", last: true, interruptible: path.slice("/keypad/".length) }));
+        if (msg.type === "setup" && path === "/configures") {
+          ws.send(JSON.stringify({ type: "config", interruptible: "none", partialPrompts: true }));
+          return void ws.send(JSON.stringify({ type: "hints", hints: "voxroute" }));
+        }
         if (path === "/polyglot") {
           if (msg.type === "setup") ws.send(JSON.stringify({ type: "language", ttsLanguage: "de-DE", transcriptionLanguage: "de-DE" }));
           if (msg.type === "error" && String(msg.description).startsWith("transcriptionLanguage de-DE")) ws.send(JSON.stringify({ type: "language", transcriptionLanguage: "en-GB" }));
@@ -77,6 +90,15 @@ export function startFakeApp({ record = true } = {}): FakeApp {
         if (path === "/malformed") {
           for (const frame of MALFORMED) ws.send(frame);
           return;
+        }
+        if (path === "/bilingual") {
+          for (const lang of ["de-DE", undefined, "tlh"]) ws.send(JSON.stringify({ type: "text", token: "Guten Tag.", last: true, ...(lang ? { lang } : {}) }));
+          return;
+        }
+        if (path === "/digits") {
+          ws.send(JSON.stringify({ type: "sendDigits", digits: "1234#" }));
+          ws.send(JSON.stringify({ type: "sendDigits", digits: "call me" }));
+          return void ws.send(JSON.stringify({ type: "text", token: "Done.", last: true }));
         }
         if (path === "/end") return void ws.send(JSON.stringify({ type: "end", handoffData: JSON.stringify({ reason: "done", heard: msg.voicePrompt }) }));
         if (path === "/goodbye") {

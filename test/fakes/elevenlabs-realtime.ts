@@ -1,7 +1,7 @@
 import type { Server, ServerWebSocket } from "bun";
 import { Mp3StreamEncoder } from "../../src/audio/mp3.ts";
 import { closeWhenIdle } from "./idle-close.ts";
-import type { MidStreamFault } from "./http-fake.ts";
+import { type MidStreamFault, pauseAfter } from "./http-fake.ts";
 import { ReceivedAudio } from "./received-audio.ts";
 
 // The WebSocket half of the ElevenLabs fake (see elevenlabs.ts, which serves it on the same port).
@@ -96,8 +96,8 @@ const SENTENCE = ["Thank", "you", "very", "much", "for", "your", "help"];
 const AUDIO_FORMATS = ["pcm_8000", "pcm_16000", "pcm_22050", "pcm_24000", "pcm_44100", "pcm_48000", "ulaw_8000"];
 const SINGLE_CONTEXT = "";
 
-/** `speaks(voiceId)`: whether the fake has that voice; `pcm(text, rate)`: real speech as 16-bit PCM at that rate. */
-export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: string, rate: number) => Uint8Array) {
+/** `speaks(voiceId)`: whether the fake has that voice; `pcm(text, rate)`: real speech as 16-bit PCM at that rate (now, or once made); `speed`: TTS audio streamed at that many times real time. */
+export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: string, rate: number) => Uint8Array | Promise<Uint8Array>, speed?: number) {
   const ttsSockets: TtsSocketRecord[] = [];
   const scribeSockets: ScribeSocketRecord[] = [];
   /** See `closeIdleScribe`. */
@@ -217,7 +217,8 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
     const c = ws.data;
     if (!text.trim() || ws.readyState !== 1) return;
     if (c.fault === "malformed") return void ws.send("<html>upstream gateway error</html>");
-    const speech = pcm(text.trim(), c.rate);
+    const made = pcm(text.trim(), c.rate);
+    const speech = made instanceof Promise ? await made : made;
     // MP3 is encoded piece by piece as it goes out, as a streaming synthesizer would.
     const encoder = c.codec === "mp3" ? new Mp3StreamEncoder(c.rate, 128) : undefined;
     const pieceBytes = c.rate * 0.2 * 2;
@@ -240,7 +241,7 @@ export function startRealtime(speaks: (voiceId: string) => boolean, pcm: (text: 
       if (armed) armed.sent += audio.length;
       if (audio.length) ws.send(JSON.stringify({ audio: Buffer.from(audio).toString("base64"), normalizedAlignment: alignment, alignment, ...(c.record.multi ? { contextId: id } : {}) }));
       if (c.fault === "drop") return ws.close(1011, "Internal server error");
-      await Bun.sleep(1);
+      await Bun.sleep(pauseAfter(piece.length, c.rate * 2, speed));
     }
   }
 

@@ -3,6 +3,7 @@ import { elevenLabsVoices, type ClonedVoiceRecord, type ElevenLabsCloningFault }
 import { Mp3StreamEncoder } from "../../src/audio/mp3.ts";
 import { audioResponse, type MidStreamFault, mp3, refusal, speech as speechAt, type RefusalStatus, type StreamFault } from "./http-fake.ts";
 import { receivedFile, type AudioDigest } from "./received-audio.ts";
+import type { SpeechMaker } from "./speech-thread.ts";
 
 // A fake of ElevenLabs' HTTP text-to-speech and Scribe file transcription on loopback, close enough to the wire that the official
 // `@elevenlabs/elevenlabs-js` SDK works against it: `POST /v1/text-to-speech/{voice_id}/stream`
@@ -119,11 +120,18 @@ function timestamped(text: string, codec: string, rate: number, streamed: boolea
   return Response.json({ audio_base64: audio, alignment: whole((c) => c.alignment), normalized_alignment: whole((c) => c.normalized_alignment) });
 }
 
-export function startFakeElevenLabs(): FakeElevenLabs {
+/**
+ * `speechSpeed`: speech over the input-streaming sockets streams at that many times real time (else
+ * as fast as it goes); `speechMaker`: their speech of a new text is made there (speech-thread.ts),
+ * not on the fake's event loop.
+ */
+export function startFakeElevenLabs(options: { speechSpeed?: number; speechMaker?: SpeechMaker } = {}): FakeElevenLabs {
   const requests: ElevenLabsRequest[] = [];
   const transcriptions: FakeElevenLabs["transcriptions"] = [];
   let pending: ElevenLabsFault | undefined;
   const made = new Map<string, Uint8Array>();
+  /** Speech of a text being made by `speechMaker`, asked for once however many sockets want it. */
+  const making = new Map<string, Promise<Uint8Array>>();
   const premade: Record<string, unknown>[] = [GEORGE];
   /** Real speech for `text` in an output format (`pcm_<rate>`, `mp3_<rate>…`), made once per text and format. */
   const spoken = (text: string, format: string) => {
@@ -140,7 +148,21 @@ export function startFakeElevenLabs(): FakeElevenLabs {
   const voices = elevenLabsVoices(premade);
   const realtime = startRealtime(
     (id) => id === FAKE_VOICE || voices.cloned.has(id),
-    (text, rate) => spoken(text, `pcm_${rate}`),
+    (text, rate) => {
+      const key = `pcm_${rate}\n${text}`;
+      const ready = made.get(key);
+      if (ready || !options.speechMaker) return ready ?? spoken(text, `pcm_${rate}`);
+      let pcm = making.get(key);
+      if (!pcm) {
+        pcm = options.speechMaker(text, rate).then((audio) => {
+          made.set(key, audio);
+          return audio;
+        });
+        making.set(key, pcm);
+      }
+      return pcm;
+    },
+    options.speechSpeed,
   );
   const server = Bun.serve<RealtimeConn>({
     port: 0,

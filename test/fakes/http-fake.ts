@@ -86,8 +86,8 @@ export class MidStream {
     return true;
   }
 
-  /** `audio` as a chunked response, cut or stalled where the armed fault says. */
-  response(audio: Uint8Array, type: string): Response {
+  /** `audio` as a chunked response, cut or stalled where the armed fault says; `pause`: after each chunk, by its bytes (1 ms unless told). */
+  response(audio: Uint8Array, type: string, pause: (bytes: number) => number = () => 1): Response {
     const chunk = 4800;
     const stream = new ReadableStream<Uint8Array>({
       pull: async (controller) => {
@@ -102,8 +102,9 @@ export class MidStream {
           const end = Math.min(i + chunk, armed && armed.fault !== "500" ? i + armed.after - armed.sent : audio.length);
           if (armed) armed.sent += end - i;
           controller.enqueue(audio.subarray(i, end));
+          const sent = end - i;
           i = end;
-          await Bun.sleep(1);
+          await Bun.sleep(pause(sent));
         }
         controller.close();
       },
@@ -111,6 +112,17 @@ export class MidStream {
     return new Response(stream, { headers: { "content-type": type } });
   }
 }
+
+/**
+ * The pause after sending `bytes` of audio: with `speed`, what streams the audio at that many times
+ * real time (a provider that sends speech as it synthesizes it); without, 1 ms (as fast as it goes).
+ */
+export function pauseAfter(bytes: number, bytesPerSecond: number, speed: number | undefined): number {
+  return speed ? (1000 * bytes) / bytesPerSecond / speed : 1;
+}
+
+/** `FAKE_SPEECH_SPEED` of a fake run as its own process: its speech streamed at that many times real time (see `pauseAfter`). */
+export const speechSpeedFromEnv = (): number | undefined => Number(process.env.FAKE_SPEECH_SPEED) || undefined;
 
 /** The statuses a fake answers for a wrong key or an injected fault. */
 export type RefusalStatus = 401 | 429 | 500;

@@ -1,4 +1,4 @@
-import { audioResponse, MidStream, type MidStreamFault, mp3, refusal, speech as speechAt, type RefusalStatus } from "./http-fake.ts";
+import { audioResponse, MidStream, type MidStreamFault, mp3, pauseAfter, refusal, speech as speechAt, type RefusalStatus } from "./http-fake.ts";
 import { type FaultControl, serveWithFaults } from "./fault-modes.ts";
 import { LOOPBACK_TLS } from "./loopback-tls.ts";
 import { startRealtime, type RealtimeConnection, type RealtimeFault } from "./openai-realtime.ts";
@@ -12,7 +12,8 @@ import { receivedFile, type AudioDigest } from "./received-audio.ts";
 // transcription records the digest of the file it received. Errors use OpenAI's error object. Realtime
 // transcription sessions (`/v1/realtime?intent=transcription`) are in openai-realtime.ts.
 // `startFakeOpenAi({ tls: true })` serves HTTPS/WSS with the loopback self-signed certificate
-// (the SDK's realtime clients only connect to wss:).
+// (the SDK's realtime clients only connect to wss:). `speechSpeed`: PCM and WAV speech streams at
+// that many times real time (a benchmark's provider synthesizing as it sends), else as fast as it goes.
 //
 // Faults, set with `fault(...)`, apply to the next request only:
 //   "refuse" (the server is stopped), "401", "429", "500" (an error answer), "stall" (headers, then
@@ -80,7 +81,7 @@ const refuse = (status: RefusalStatus) =>
       ? error(429, "Rate limit reached.", "requests", "rate_limit_exceeded")
       : error(500, "The server had an error while processing your request.", "server_error");
 
-export function startFakeOpenAi(options: { tls?: boolean } = {}): FakeOpenAi & { certificate?: string } {
+export function startFakeOpenAi(options: { tls?: boolean; speechSpeed?: number } = {}): FakeOpenAi & { certificate?: string } {
   const realtime = startRealtime();
   const tls = options.tls ? LOOPBACK_TLS : undefined;
   const speech: SpeechRequest[] = [];
@@ -127,7 +128,8 @@ export function startFakeOpenAi(options: { tls?: boolean } = {}): FakeOpenAi & {
           made.set(key, audio);
         }
         if (fault === "stall" || fault === "drop" || fault === "malformed") return audioResponse(audio, type, fault);
-        return midStream.response(audio, type);
+        const speed = format === "mp3" ? undefined : options.speechSpeed;
+        return midStream.response(audio, type, (bytes) => pauseAfter(bytes, 24000 * 2, speed));
       }
 
       if (req.method === "POST" && url.pathname === "/v1/audio/transcriptions") {

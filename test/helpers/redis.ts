@@ -31,9 +31,12 @@ export interface PrivateRedis {
   port: number;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Stops it answering (SIGSTOP) without losing what it holds; `resume` lets it answer again. */
+  pause(): void;
+  resume(): void;
 }
 
-/** A redis-server of the test's own (no persistence), on a free port; `stop` kills it, `start` brings it back on the same port. */
+/** A redis-server of the test's own (no persistence), on a free port; `stop` kills it, `start` brings it back on the same port, `pause` freezes it. */
 export async function privateRedis(): Promise<PrivateRedis> {
   const port = await freePort();
   let proc: ReturnType<typeof Bun.spawn> | undefined;
@@ -58,6 +61,8 @@ export async function privateRedis(): Promise<PrivateRedis> {
     url,
     port,
     start,
+    pause: () => proc?.kill("SIGSTOP"),
+    resume: () => proc?.kill("SIGCONT"),
     stop: async () => {
       proc?.kill("SIGKILL");
       await proc?.exited;

@@ -38,6 +38,8 @@ export class Answers {
   private current: SpokenResponse | undefined;
   /** The next answer's TTS session, opened ahead and waiting for its first token. */
   private primed: SpokenResponse | undefined;
+  /** Opened ahead, then given up for an answer in another language. */
+  private readonly givenUp = new WeakSet<SpokenResponse>();
   /** The last answer generated in full: its audio may still be playing at the client. */
   private previous: SpokenResponse | undefined;
   /** Tokens of the next answer, waiting for the current one to be spoken. */
@@ -85,10 +87,10 @@ export class Answers {
     if (!this.primed && !this.closing && !this.stopped) this.primed = this.newResponse();
   }
 
-  /** The caller spoke over what is being said (generated or still playing): it stops, if it may be stopped. Says what the caller heard of it. */
-  interrupt(): { responseId: string; spokenText: string; audioMs: number } | undefined {
+  /** The caller spoke (or pressed a key) over what is being said (generated or still playing): it stops, if it may be stopped so. Says what the caller heard of it. */
+  interrupt(by: "speech" | "dtmf" = "speech"): { responseId: string; spokenText: string; audioMs: number } | undefined {
     const playing = [this.previous, this.current].filter((r): r is SpokenResponse => r?.playing === true);
-    if (!playing.length || !playing.every((r) => r.interruptible)) return;
+    if (!playing.length || !playing.every((r) => r.interruptibleBy(by))) return;
     const [heard] = playing.map((r) => ({ responseId: r.id, ...r.interrupt() }));
     this.previous = undefined;
     if (this.current) this.discarding = !this.current.complete;
@@ -120,26 +122,34 @@ export class Answers {
     this.speak(text);
   }
 
+  /** An answer whose first token names a `lang` is spoken in it: the session opened ahead (in the conversation's voice) is given up. */
   private speak(first: Text): void {
-    const response = this.primed ?? this.newResponse();
+    if (first.lang && this.primed) {
+      this.givenUp.add(this.primed);
+      this.primed.abort();
+      this.primed = undefined;
+    }
+    const response = this.primed ?? this.newResponse(first.lang);
     this.primed = undefined;
     this.current = response;
     this.hooks.making(response.made);
     response.add(first.token, first.last, first.interruptible, first.preemptible);
   }
 
-  private newResponse(): SpokenResponse {
+  private newResponse(language?: string): SpokenResponse {
     const { openTts, output, quietMs } = this.settings;
-    return new SpokenResponse(`resp_${++this.responses}`, openTts, output, quietMs, {
-      event: (ev) => this.hooks.event(ev),
-      sendAudio: (chunk) => this.hooks.sendAudio(chunk),
-      ended: (response, end) => this.ended(response, end),
-    });
+    const hooks = {
+      event: (ev: ConversationEvent) => this.hooks.event(ev),
+      sendAudio: (chunk: Uint8Array) => this.hooks.sendAudio(chunk),
+      ended: (response: SpokenResponse, end: ResponseEnd) => this.ended(response, end),
+    };
+    return new SpokenResponse(`resp_${++this.responses}`, openTts, output, quietMs, hooks, language);
   }
 
   private ended(response: SpokenResponse, end: ResponseEnd): void {
     if (this.current === response) this.current = undefined;
     if (this.stopped) return;
+    if (this.givenUp.has(response)) return;
     if (response === this.primed) {
       // Lost before its first token (a provider that closes idle sockets, a balance run down): the answer opens a new one.
       this.primed = undefined;

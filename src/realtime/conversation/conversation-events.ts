@@ -33,6 +33,10 @@ export type ConversationEvent =
    * `voice` when one is named. A switch before a stage served is told by `started` or `response_audio_started`.
    */
   | ({ type: "provider_switched"; provider: string; model: string; previous: string; reason: string } & ({ stage: "stt" } | { stage: "tts"; responseId: string; voice?: string }))
+  /** The application's `language` took effect: the caller is heard in `language` (`stt`), or later answers are spoken in it, by `voice` (`tts`). */
+  | ({ type: "language_switched"; language: string } & ({ stage: "stt" } | { stage: "tts"; voice: string }))
+  /** The application asked for digits to be played on the telephone line (only where `ConversationSetup.phoneLine`). */
+  | { type: "send_digits"; digits: string }
   | { type: "error"; code: ErrorCode; message: string }
   /** Before the close: what the conversation used, and the application's hand-off when it ended it. */
   | { type: "ended"; sessionId: string; reason: EndReason; handoffData?: string; usage: ConversationUsage };

@@ -45,7 +45,12 @@ export class Conversation {
   ) {
     this.log = deps.log.child({ realtime: setup.id, ...requestBinding() });
     this.answers = new Answers(
-      { openTts: setup.openTts, output: setup.output, quietMs: setup.answerQuietMs, log: this.log },
+      {
+        openTts: (id, port, language) => setup.openTts(id, port, language === undefined ? undefined : { language, refused: (why) => this.app?.refuse(`lang ${language}: ${why}`) }),
+        output: setup.output,
+        quietMs: setup.answerQuietMs,
+        log: this.log,
+      },
       {
         event: (ev) => this.emit(ev),
         sendAudio: (chunk) => this.sendAudio(chunk),
@@ -95,6 +100,14 @@ export class Conversation {
   cancelAnswer(): void {
     this.stillHere();
     if (!this.closed) this.bargeIn();
+  }
+
+  /** The caller pressed a key (a surface with a telephone line): it stops an answer that keys may stop, and the application is told. */
+  dtmf(digit: string): void {
+    this.stillHere();
+    if (this.closed) return;
+    this.bargeIn("dtmf");
+    this.app?.dtmf(digit);
   }
 
   /** The client sent something that asks nothing of the conversation (ElevenLabs' `user_activity`): it is not idle. */
@@ -149,7 +162,7 @@ export class Conversation {
     this.emit({ type: "started", sessionId: id, profileId, input, output, stt: this.sttStarted });
     const idleMs = this.setup.idleTimeoutMs;
     this.idle = new IdleTimer(idleMs, () => this.fail(new ApiError("idle_timeout", `nothing from the caller or the application, and no answer made or sent, for ${idleMs / 1000} s`)));
-    if (greeting) this.answers.take({ type: "text", token: greeting, last: true, interruptible: true, preemptible: false });
+    if (greeting) this.answers.take({ type: "text", token: greeting, last: true, interruptible: "any", preemptible: false });
   }
 
   private onStt(ev: SttSessionEvent): void {
@@ -226,7 +239,14 @@ export class Conversation {
       case "end":
         return this.windDown("application_ended", signal.handoffData);
       case "language":
-        return void switchLanguages({ hearing: this.stt, speakIn: (language) => this.setup.speakIn(language), app: () => this.app, log: this.log }, signal.ttsLanguage, signal.transcriptionLanguage);
+        return void switchLanguages(
+          { hearing: this.stt, speakIn: (language) => this.setup.speakIn(language), app: () => this.app, event: (ev) => this.emit(ev), log: this.log },
+          signal.ttsLanguage,
+          signal.transcriptionLanguage,
+        );
+      case "sendDigits":
+        if (this.setup.phoneLine) return this.emit({ type: "send_digits", digits: signal.digits });
+        return this.app?.refuse("sendDigits: this conversation has no telephone line to send digits on");
       case "closed":
         this.log.info({ code: signal.code, reason: signal.reason }, "the application closed its socket");
         if (!this.answers.unfinished) return this.windDown("application_closed");
@@ -237,9 +257,9 @@ export class Conversation {
     }
   }
 
-  /** The caller spoke over what is being said (generated or still playing): it stops, if it may be stopped. */
-  private bargeIn(): void {
-    const heard = this.answers.interrupt();
+  /** The caller spoke (or pressed a key) over what is being said (generated or still playing): it stops, if it may be stopped so. */
+  private bargeIn(by: "speech" | "dtmf" = "speech"): void {
+    const heard = this.answers.interrupt(by);
     if (!heard) return;
     this.emit({ type: "response_interrupted", ...heard });
     this.app?.interrupt(heard.spokenText, heard.audioMs);

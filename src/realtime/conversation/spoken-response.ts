@@ -2,6 +2,7 @@ import { type PcmPromise, PcmDelivery } from "../../audio/pcm-delivery.ts";
 import { CLOSE, type ErrorCode } from "../../errors.ts";
 import type { TtsPort, TtsSessionEvent } from "../../sessions/tts-events.ts";
 import type { OutputFormat } from "../output-formats.ts";
+import type { Interruptible } from "../app-messages.ts";
 import type { ConversationEvent } from "./conversation-events.ts";
 
 // One answer of the application, spoken: its own TTS session (its own credit hold, fallback and
@@ -11,8 +12,8 @@ import type { ConversationEvent } from "./conversation-events.ts";
 // Audio goes out as fast as it is made, so the client holds what it has yet to play: the response
 // counts as playing until its audio has had time to play in real time from its first byte.
 
-/** What a response needs of the text-to-speech room: a TTS session for this id, speaking to `port`. */
-export type OpenTts = (id: string, port: TtsPort) => { command(cmd: { type: "text"; text: string } | { type: "close" }): void; interrupt(): void; abort(): void };
+/** What a response needs of the text-to-speech room: a TTS session for this id, speaking to `port` (in `language`, when the answer names one). */
+export type OpenTts = (id: string, port: TtsPort, language?: string) => { command(cmd: { type: "text"; text: string } | { type: "close" }): void; interrupt(): void; abort(): void };
 
 export type ResponseEnd =
   /** Spoken to its end, or stopped by a barge-in: the characters billed. */
@@ -29,8 +30,8 @@ export interface ResponseHooks {
 export class SpokenResponse {
   /** The text given so far (what an interruption reports as spoken: there are no word timings). */
   private text = "";
-  /** A token with `interruptible: false` makes the whole response play to its end. */
-  interruptible = true;
+  /** What may stop the response: each token's `interruptible` narrows it (one sent "none" makes it play to its end). */
+  private stoppableBy = { speech: true, dtmf: true };
   /** The application allowed its next response to cut this one off. */
   preemptible = false;
   /** The application sent `last: true`: no more tokens belong to this response. */
@@ -60,14 +61,16 @@ export class SpokenResponse {
     private readonly output: OutputFormat,
     private readonly quietMs: number,
     private readonly hooks: ResponseHooks,
+    language?: string,
   ) {
-    this.session = openTts(id, { event: (ev) => this.onEvent(ev), sendAudio: (chunk) => this.onAudio(chunk), close: (code, reason) => this.onClose(code, reason) });
+    this.session = openTts(id, { event: (ev) => this.onEvent(ev), sendAudio: (chunk) => this.onAudio(chunk), close: (code, reason) => this.onClose(code, reason) }, language);
   }
 
-  add(token: string, last: boolean, interruptible = true, preemptible = false): void {
+  add(token: string, last: boolean, interruptible: Interruptible = "any", preemptible = false): void {
     if (this.complete) return;
     this.text += token;
-    if (!interruptible) this.interruptible = false;
+    if (interruptible === "none" || interruptible === "dtmf") this.stoppableBy.speech = false;
+    if (interruptible === "none" || interruptible === "speech") this.stoppableBy.dtmf = false;
     this.preemptible = preemptible;
     this.hooks.event({ type: "response_text", responseId: this.id, token, last });
     if (token) this.session.command({ type: "text", text: token });
@@ -84,6 +87,10 @@ export class SpokenResponse {
   /** No more tokens will come: what was given is spoken, and the response ends (told as an empty last token). */
   finish(): void {
     this.add("", true);
+  }
+
+  interruptibleBy(by: "speech" | "dtmf"): boolean {
+    return this.stoppableBy[by];
   }
 
   /** Settles once the TTS session has closed: nothing more of the response is being made. */

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { createOwnKey, listOwnKeys, revokeOwnKey } from "../../accounts/own-keys.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
-import { limitProblem } from "../../limits/limit-values.ts";
+import { limitProblem, storedLimit } from "../../limits/limit-values.ts";
 import type { Limits } from "../../limits/types.ts";
 import { isObject } from "../../util/is-object.ts";
 import { nativeAuth } from "../native/auth.ts";
@@ -30,7 +30,7 @@ async function keyLimits(request: Request): Promise<Limits> {
     if (value === null) continue;
     const problem = limitProblem(known, value);
     if (problem) throw new ApiError("invalid_request", problem, { param: name });
-    limits[known] = value as number;
+    limits[known] = storedLimit(value as number);
   }
   return limits;
 }

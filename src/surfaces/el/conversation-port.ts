@@ -71,6 +71,8 @@ export function elConversationPort(port: WsPort, inputFormat: string, pingEveryM
         // Three decimals: finer is noise, and the frame goes out four times a second.
         return port.sendEvent({ type: "vad_score", vad_score_event: { vad_score: Math.round(ev.score * 1000) / 1000 } });
       case "provider_switched": // ElevenLabs' protocol has no such event: the call just goes on
+      case "language_switched":
+      case "send_digits": // never told: the conversation has no telephone line
       case "response_audio_done":
       case "speech":
       case "transcript":

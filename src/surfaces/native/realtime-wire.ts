@@ -7,8 +7,8 @@ import { errorEvent, eventNumbering, type WireEvent } from "./numbered-events.ts
 // The `/v1/realtime` frames (docs/realtime.md#the-v1realtime-socket): every event a JSON text frame
 // with `type`, a gapless `seq` and a stable `event_id`; audio as binary frames.
 
-/** The events `/v1/realtime` frames: all but the router VAD's scores, which its conversations do not ask for (`vadScores`). */
-export type RealtimeWireEvent = Exclude<ConversationEvent, { type: "vad" }>;
+/** The events `/v1/realtime` frames: all but the router VAD's scores, which its conversations do not ask for (`vadScores`), and digits for a telephone line it does not have. */
+export type RealtimeWireEvent = Exclude<ConversationEvent, { type: "vad" | "send_digits" }>;
 
 export function realtimeWireEvent(event: RealtimeWireEvent): WireEvent {
   if (event.type === "error") return errorEvent("realtime", event);
@@ -47,6 +47,8 @@ export function realtimeWireEvent(event: RealtimeWireEvent): WireEvent {
         previous_provider: event.previous,
         reason: event.reason,
       };
+    case "language_switched":
+      return { type: "realtime.language.switched", stage: event.stage, language: event.language, ...(event.stage === "tts" ? { voice: event.voice } : {}) };
     case "ended":
       return {
         type: "realtime.session.ended",
@@ -65,7 +67,7 @@ export function nativeRealtimePort(port: WsPort, sessionId: string): Conversatio
   const numbered = eventNumbering(sessionId);
   return {
     event(event) {
-      if (event.type !== "vad") port.sendEvent(numbered(realtimeWireEvent(event)));
+      if (event.type !== "vad" && event.type !== "send_digits") port.sendEvent(numbered(realtimeWireEvent(event)));
     },
     sendAudio: (chunk) => port.sendAudio(chunk),
     close: (code, reason) => port.close(code, reason),

@@ -18,6 +18,7 @@ import { nativeSttPort } from "./stt-wire.ts";
 import { keepConnection, type SocketData, takeConnection } from "../ws-connections.ts";
 import { jsonOf } from "../raw-frames.ts";
 import type { SocketRoute } from "../socket-routes.ts";
+import { TurnCorkedSender } from "../turn-corked-sender.ts";
 
 const UNPLANNED: SttSessionParams = {
   families: new Map(),
@@ -98,7 +99,7 @@ export function sttSocket(ctx: AppContext): SocketRoute<SttSocket> {
             },
             {
               provider,
-              port: { send: (frame) => raw.readyState === 1 && raw.send(frame), close: (code, reason) => raw.readyState === 1 && raw.close(code, reason) },
+              port: new TurnCorkedSender(raw),
               log: ctx.log,
               metrics: ctx.metrics,
               connectTimeoutMs: ctx.config.providerConnectTimeoutMs,

@@ -1,6 +1,7 @@
 import type { ServerWebSocket } from "bun";
 import type { SttInputConfig, SttPort, SttSessionEvent } from "../../sessions/stt-events.ts";
 import { unreachable } from "../../util/unreachable.ts";
+import { TurnCorkedSender } from "../turn-corked-sender.ts";
 import { errorEvent, eventNumbering, type WireEvent } from "./numbered-events.ts";
 
 /** The events `/v1/stt` frames: all but the router VAD's scores, which its sessions do not ask for (`vadScores`). */
@@ -72,16 +73,17 @@ function inputFrame(input: SttInputConfig) {
   };
 }
 
-/** A `/v1/stt` socket as an STT session's port: every event numbered gaplessly (`seq`) with a stable `event_id`. */
+/**
+ * A `/v1/stt` socket as an STT session's port: every event numbered gaplessly (`seq`) with a stable
+ * `event_id`; the events of one loop turn after its first (a provider's burst) share one write.
+ */
 export function nativeSttPort(raw: ServerWebSocket<unknown>, sessionId: string): SttPort {
   const numbered = eventNumbering(sessionId);
-  const open = () => raw.readyState === 1;
+  const toClient = new TurnCorkedSender(raw);
   return {
     event(event) {
-      if (event.type === "vad") return;
-      const frame = numbered(sttWireEvent(event));
-      if (open()) raw.send(JSON.stringify(frame));
+      if (event.type !== "vad") toClient.send(JSON.stringify(numbered(sttWireEvent(event))));
     },
-    close: (code, reason) => open() && raw.close(code, reason),
+    close: (code, reason) => toClient.close(code, reason),
   };
 }

@@ -114,6 +114,8 @@ export function oaiRealtimePort(events: OaiEvents): ConversationPort & { items: 
         return send({ type: "conversation.item.truncated", item_id: itemOf(ev.responseId), content_index: 0, audio_end_ms: ev.audioMs });
       }
       case "provider_switched": // OpenAI's Realtime API has no such event: the transcripts and the answer's audio just go on
+      case "language_switched": // nor this one (its applications cannot switch languages)
+      case "send_digits": // never told: the conversation has no telephone line
         return;
       case "vad": // OpenAI's Realtime API has no speech probability event (and /oai does not ask for one)
         return;
