@@ -12,6 +12,7 @@ import { keysRoutes } from "./surfaces/account/keys-routes.ts";
 import { limitsRoutes } from "./surfaces/account/limits-routes.ts";
 import { catalogueRoutes } from "./surfaces/native/catalogue-routes.ts";
 import { customVoiceRoutes } from "./surfaces/native/custom-voices-routes.ts";
+import { pronunciationRoutes } from "./surfaces/native/pronunciation-routes.ts";
 import { voicesRoute } from "./surfaces/native/voices-route.ts";
 import { sttRoute } from "./surfaces/native/stt-route.ts";
 import { transcriptionRoute } from "./surfaces/native/transcription-route.ts";
@@ -91,6 +92,7 @@ export function createApp(ctx: AppContext) {
     callWebhookRoute,
     telephonyMediaRoutes,
     customVoiceRoutes,
+    pronunciationRoutes,
     oaiRoutes,
     elevenLabsRoutes,
   ]);

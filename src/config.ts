@@ -31,7 +31,7 @@ export interface Config {
    * and reused), and how many sessions may wait for one, for how long, before they are refused.
    */
   localStt: { perWorker: number; queue: number; waitMs: number };
-  /** Bound on how long a provider may take to accept a session before the next candidate is tried. */
+  /** Bound on how long a network provider may take to accept a session before the next candidate is tried (embedded engines queue instead). */
   providerConnectTimeoutMs: number;
   /** When a binding's circuit opens and for how long (docs/routing.md#provider-health). */
   providerHealth: { failureThreshold: number; cooldownMs: number; cooldownMaxMs: number };

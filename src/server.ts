@@ -14,6 +14,7 @@ import { PhoneLinks } from "./realtime/phone-links.ts";
 import { RealtimeProfiles } from "./realtime/profiles.ts";
 import { ownVoiceEntries } from "./voices/custom-voice-view.ts";
 import { CustomVoices } from "./voices/custom-voices.ts";
+import { PronunciationDictionaries } from "./pronunciation/dictionaries.ts";
 import { Catalogue, type CatalogueData } from "./catalogue/catalogue.ts";
 import { servedCatalogue } from "./providers/served-catalogue.ts";
 import type { Config } from "./config.ts";
@@ -149,6 +150,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     clientSecrets,
     phoneLinks: new PhoneLinks(database),
     customVoices,
+    pronunciation: new PronunciationDictionaries(database),
     sttProviders,
     files,
     vadLanes: audioPool,

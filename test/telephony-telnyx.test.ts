@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeApp } from "./fakes/conversation-relay-app.ts";
+import { heardDigits } from "./fakes/dtmf-ear.ts";
 import { fromPhoneAudio } from "./fakes/phone-caller.ts";
 import { telnyxAccount, telnyxCall, telnyxRings, telnyxStream } from "./fakes/telnyx-caller.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
-import { appCallOf, PHONE_TURN, phoneLink, spokenSeconds } from "./helpers/phone-calls.ts";
+import { appCallOf, DIALED_FRAMES, PHONE_TURN, phoneLink, spokenSeconds } from "./helpers/phone-calls.ts";
 import { realtimeProfile, recordsOf, until } from "./helpers/realtime.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { speak } from "./helpers/speech.ts";
@@ -99,6 +100,15 @@ describe.skipIf(!localSttAvailable)("a Telnyx call", () => {
     expect(records.length).toBe(1);
   }, 60_000);
 });
+
+test("the application's sendDigits: the caller hears DTMF tones in 20 ms media frames (a Goertzel receiver, fakes/dtmf-ear.ts)", async () => {
+  const { stream } = await ringing("/dialer");
+  await until(() => stream.rec.media.length >= DIALED_FRAMES, 10_000);
+  expect(stream.rec.media.every((m) => m.length === 160)).toBe(true);
+  expect(heardDigits(Buffer.concat(stream.rec.media)).digits).toBe("1234#");
+  stream.stop();
+  await stream.closed;
+}, 30_000);
 
 describe("refusals", () => {
   test("another key's signature, a stale timestamp, no signature: 403", async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { like } from "drizzle-orm";
 import { startFakeApp } from "./fakes/conversation-relay-app.ts";
+import { heardDigits } from "./fakes/dtmf-ear.ts";
 import { fromPhoneAudio } from "./fakes/phone-caller.ts";
 import { twilioCall, twilioRings, twilioStream } from "./fakes/twilio-caller.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
@@ -8,7 +9,7 @@ import { localSttAvailable } from "./helpers/local-stt.ts";
 import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
 import { realtimeProfile, recordsOf, until } from "./helpers/realtime.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { appCallOf, PHONE_TURN, phoneLink, spokenSeconds } from "./helpers/phone-calls.ts";
+import { appCallOf, DIALED_FRAMES, PHONE_TURN, phoneLink, spokenSeconds, talkOver } from "./helpers/phone-calls.ts";
 import { speak } from "./helpers/speech.ts";
 import { bearer } from "./helpers/ws-client.ts";
 
@@ -141,12 +142,7 @@ describe.skipIf(!localSttAvailable)("a Twilio call", () => {
 
   test("the caller talks over a long answer: clear, and the application's interrupt", async () => {
     const { call, stream } = await ringing("/long");
-    await stream.play(PHONE_TURN);
-    await until(() => stream.rec.media.length > 25, 20_000);
-    await stream.play(PHONE_TURN);
-    await until(() => stream.sent("clear").length === 1, 20_000);
-    const conn = appCallOf(app, call.callSid)!;
-    await until(() => conn.received.some((m) => m.type === "interrupt"));
+    await talkOver(app, call.callSid, stream);
     expect(stream.sent("clear")[0]).toEqual({ event: "clear", streamSid: stream.ids.streamId });
     // Sent faster than it plays, the first answer was all at Twilio already: `clear` drops what is left of it, and nothing of it follows.
     const afterClear = stream.rec.frames.slice(stream.rec.frames.findIndex((f) => f.event === "clear"));
@@ -166,6 +162,35 @@ describe.skipIf(!localSttAvailable)("a Twilio call", () => {
     const expected = spokenSeconds(speak("Goodbye."));
     expect(Math.abs(heard - expected)).toBeLessThan(expected * 0.15);
   }, 60_000);
+});
+
+// The application's sendDigits: DTMF tones in the call's audio, heard by a Goertzel receiver written from ITU-T Q.23 (fakes/dtmf-ear.ts).
+describe("digits the application sends", () => {
+  test("the caller hears them as DTMF tones in 20 ms media frames", async () => {
+    const { stream } = await ringing("/dialer");
+    await until(() => stream.rec.media.length >= DIALED_FRAMES, 10_000);
+    expect(stream.rec.media.every((m) => m.length === 160)).toBe(true);
+    expect(stream.sent("media").every((f) => f.streamSid === stream.ids.streamId)).toBe(true);
+    expect(heardDigits(Buffer.concat(stream.rec.media)).digits).toBe("1234#");
+    stream.stop();
+    await stream.closed;
+  }, 30_000);
+
+  test.skipIf(!localSttAvailable)(
+    "digits sent before an answer play before it, whole; the answer's mark follows its own audio",
+    async () => {
+      const { stream } = await ringing("/digits");
+      await stream.play(PHONE_TURN);
+      await until(() => stream.sent("mark").length === 1, 20_000);
+      expect(heardDigits(Buffer.concat(stream.rec.media.slice(0, DIALED_FRAMES))).digits).toBe("1234#");
+      expect(heardDigits(Buffer.concat(stream.rec.media)).digits).toBe("1234#");
+      expect(stream.rec.media.length).toBeGreaterThan(DIALED_FRAMES + 10);
+      expect(stream.rec.frames.at(-1)!.event).toBe("mark");
+      stream.stop();
+      await stream.closed;
+    },
+    60_000,
+  );
 });
 
 describe("refusals", () => {

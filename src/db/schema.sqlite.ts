@@ -305,3 +305,38 @@ export const voiceSightings = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.provider, t.model, t.voice] })],
 );
+
+/**
+ * Pronunciation dictionaries (docs/pronunciation.md), per tenant: each change of the rules makes a
+ * new version, kept so a locator naming an older version still finds its rules.
+ */
+export const pronunciationDictionaries = sqliteTable(
+  "pronunciation_dictionaries",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    name: text("name").notNull(),
+    description: text("description"),
+    latestVersionId: text("latest_version_id").notNull(),
+    createdAt: ms("created_at").notNull(),
+    archivedAt: ms("archived_at"),
+  },
+  (t) => [index("pronunciation_dictionaries_tenant_idx").on(t.tenantId, t.createdAt)],
+);
+
+/** One version of a dictionary's rules. */
+export const pronunciationDictionaryVersions = sqliteTable(
+  "pronunciation_dictionary_versions",
+  {
+    id: text("id").primaryKey(),
+    dictionaryId: text("dictionary_id")
+      .notNull()
+      .references(() => pronunciationDictionaries.id),
+    /** JSON: the rules in order, as ElevenLabs' API writes them (`{type, string_to_replace, alias | phoneme, alphabet, case_sensitive, word_boundaries}`). */
+    rules: text("rules").notNull(),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [index("pronunciation_dictionary_versions_dictionary_idx").on(t.dictionaryId)],
+);

@@ -3,6 +3,7 @@ import { accountPaths } from "./account-paths.ts";
 import { limitsPaths } from "./limits-paths.ts";
 import { cataloguePaths } from "./catalogue-paths.ts";
 import { customVoicePaths } from "./custom-voice-paths.ts";
+import { pronunciationPaths } from "./pronunciation-paths.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { elEnginePaths } from "./el-engine-paths.ts";
 import { elSpeechPaths } from "./el-speech-paths.ts";
@@ -53,6 +54,7 @@ function parts(options: DocumentOptions): DocumentPart[] {
     cataloguePaths,
     speechPaths,
     customVoicePaths,
+    pronunciationPaths,
     realtimePaths,
     telephonyPaths,
     accountPaths,

@@ -10,13 +10,15 @@ import { NO_PREFERENCES } from "../routing/preferences.ts";
 import { OUTPUT_FORMATS } from "./output-formats.ts";
 import { literalRefusal } from "./upstream-guard.ts";
 import { isObject } from "../util/is-object.ts";
+import { locatorsOfBody } from "../pronunciation/locators.ts";
 
 // Realtime profiles: a tenant's reusable pipeline (STT model, TTS model, the application's
 // WebSocket), stored once and named by id. The interface fixes `stt.model`, `tts.model` and
 // `upstream.url`; the other members kept here are ours (see docs/realtime-profiles.md):
 // `stt.provider`, `stt.provider_options`, `stt.input`, `tts.provider`, `tts.voice`,
 // `tts.provider_options`, `tts.format`, `stt.fallbacks`, `tts.fallbacks`, `upstream.headers`,
-// `upstream.partial_prompts`, `upstream.protocol`, `upstream.signing_key_id`, `greeting`.
+// `upstream.partial_prompts`, `upstream.protocol`, `upstream.signing_key_id`, `greeting`,
+// `tts.pronunciation_dictionaries`.
 
 /** What the router speaks to the application (docs/realtime.md#application-protocols). */
 export const APP_PROTOCOLS = ["conversation_relay", "speech_engine"] as const;
@@ -32,6 +34,8 @@ export interface PipelineStage {
   input: Record<string, unknown>;
   /** Models tried after the stage's own providers (`{model}` for STT, `{model, voice}` for TTS). */
   fallbacks?: ModelChoice[];
+  /** TTS only: the tenant's pronunciation dictionaries every answer is spoken with (docs/pronunciation.md). */
+  pronunciation_dictionaries?: { pronunciation_dictionary_id: string; version_id?: string }[];
 }
 
 export interface Pipeline {
@@ -107,7 +111,7 @@ function shortText(value: unknown, param: string): string | undefined {
 function stage(catalogue: Catalogue, value: unknown, capability: Capability): PipelineStage {
   const param = `pipeline.${capability}`;
   if (!isObject(value)) throw new ApiError("invalid_request", `${param} must be an object with a model`, { param });
-  const { model, provider: rawProvider, voice: rawVoice, provider_options, input, format, fallbacks: rawFallbacks } = value;
+  const { model, provider: rawProvider, voice: rawVoice, provider_options, input, format, fallbacks: rawFallbacks, pronunciation_dictionaries } = value;
   if (typeof model !== "string" || !model) throw new ApiError("model_required", `${param}.model is required`, { param: `${param}.model` });
   const provider = shortText(rawProvider, `${param}.provider`);
   const voice = shortText(rawVoice, `${param}.voice`);
@@ -129,9 +133,13 @@ function stage(catalogue: Catalogue, value: unknown, capability: Capability): Pi
         param: `${param}.format`,
       },
     );
+  if (pronunciation_dictionaries !== undefined && capability !== "tts")
+    throw new ApiError("invalid_request", `${param}.pronunciation_dictionaries is a member of the TTS stage`, { param: `${param}.pronunciation_dictionaries` });
+  const dictionaries = locatorsOfBody(pronunciation_dictionaries, `${param}.pronunciation_dictionaries`);
   return {
     model,
     ...(provider ? { provider } : {}),
+    ...(dictionaries.length ? { pronunciation_dictionaries: dictionaries.map((d) => ({ pronunciation_dictionary_id: d.id, ...(d.versionId ? { version_id: d.versionId } : {}) })) } : {}),
     ...(voice ? { voice } : {}),
     ...(format ? { format } : {}),
     provider_options: stringMap(provider_options, `${param}.provider_options`),

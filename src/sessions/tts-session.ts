@@ -1,6 +1,7 @@
 import { ApiError, CLOSE, ProviderError } from "../errors.ts";
 import { characters } from "../ledger/usage.ts";
 import type { TtsStream } from "../providers/types.ts";
+import { pronunciationFor } from "../pronunciation/pronounced-stream.ts";
 import { type Candidate, voiceOf } from "../routing/candidate.ts";
 import { AlignmentTimeline } from "./tts-alignment.ts";
 import { TextTally } from "./tts-text-tally.ts";
@@ -143,9 +144,19 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
     if (told) this.status("connecting", binding);
     const { format, sampleRate, speed, options, alignment } = this.setup;
+    const pronounced = pronunciationFor(this.admission!.lexicon, binding.provider.id, provider.phonemes);
     const voice = voiceOf(binding, this.setup.voice);
-    const opening = provider.open({ model: binding.id, voice, format, ...(sampleRate ? { sampleRate } : {}), ...(speed !== undefined ? { speed } : {}), options, ...(alignment ? { alignment } : {}) });
-    const stream = await openWithin(opening, this.deps.connectTimeoutMs, binding.provider.id, (late) => late.cancel());
+    const opening = provider.open({
+      model: binding.id,
+      voice,
+      format,
+      ...(sampleRate ? { sampleRate } : {}),
+      ...(speed !== undefined ? { speed } : {}),
+      options,
+      ...(alignment ? { alignment } : {}),
+      ...pronounced.request,
+    });
+    const stream = pronounced.wrap(await openWithin(opening, this.deps.connectTimeoutMs, provider, (late) => late.cancel()));
     await this.admission!.meter.reserved();
     if (this.closed) {
       stream.cancel();

@@ -104,8 +104,11 @@ export class PhoneStream {
   send(frame: Record<string, unknown> | string): void {
     if (this.ws.readyState !== WebSocket.OPEN) return;
     if (typeof frame === "string") return this.ws.send(frame);
-    const numbered = frame === this.spelling.connected ? frame : { ...frame, [this.spelling.sequenceKey]: String(++this.sequence) };
-    this.ws.send(JSON.stringify(numbered));
+    this.ws.send(JSON.stringify(this.numbered(frame)));
+  }
+
+  private numbered(frame: Record<string, unknown>): Record<string, unknown> {
+    return frame === this.spelling.connected ? frame : { ...frame, [this.spelling.sequenceKey]: String(++this.sequence) };
   }
 
   /** `connected` then `start`, as the carrier opens every stream. */
@@ -115,12 +118,23 @@ export class PhoneStream {
     this.send(this.spelling.start({ ...this.ids, customParameters }));
   }
 
-  /** µ-law at 8 kHz in 20 ms `media` frames, one every 20 ms. */
-  async play(ulaw: Uint8Array): Promise<void> {
+  /**
+   * µ-law at 8 kHz in 20 ms `media` frames, one every 20 ms. `swapped`: each pair of frames
+   * arrives the wrong way round (Telnyx: "Media frame order is not guaranteed"), each keeping the
+   * chunk and sequence numbers it was given in order.
+   */
+  async play(ulaw: Uint8Array, { swapped = false } = {}): Promise<void> {
+    let held: Record<string, unknown> | undefined;
     for (let at = 0; at < ulaw.length; at += 160) {
       const frame = ulaw.subarray(at, at + 160);
       this.chunk++;
-      this.send(this.spelling.media(this.ids, Buffer.from(frame).toString("base64"), this.chunk, this.chunk * 20));
+      const media = this.numbered(this.spelling.media(this.ids, Buffer.from(frame).toString("base64"), this.chunk, this.chunk * 20));
+      if (swapped && !held && at + 160 < ulaw.length) held = media;
+      else {
+        this.send(JSON.stringify(media));
+        if (held) this.send(JSON.stringify(held));
+        held = undefined;
+      }
       await Bun.sleep(20);
     }
   }

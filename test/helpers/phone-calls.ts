@@ -1,5 +1,6 @@
 import type { AppConnection, FakeApp } from "../fakes/conversation-relay-app.ts";
-import { toPhoneAudio } from "../fakes/phone-caller.ts";
+import { type PhoneStream, toPhoneAudio } from "../fakes/phone-caller.ts";
+import { until } from "./realtime.ts";
 import { concat, silence, speak } from "./speech.ts";
 import type { TestServer } from "./server.ts";
 import { bearer } from "./ws-client.ts";
@@ -11,6 +12,9 @@ export async function phoneLink(on: TestServer, key: string, profileId: string, 
   const res = await fetch(`${on.url}/v1/realtime/profiles/${profileId}/phone-links`, { method: "POST", headers: { ...bearer(key), "content-type": "application/json" }, body: JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
+
+/** The frames of the fake application's `/dialer` digits, "1234#": 5 × (100 ms tone + 100 ms gap) in 20 ms frames. */
+export const DIALED_FRAMES = 50;
 
 /** A caller's turn: speech between silences, as µ-law at 8 kHz. */
 export const PHONE_TURN = toPhoneAudio(concat([silence(300), speak("Thank you very much."), silence(900)]));
@@ -31,3 +35,14 @@ export function spokenSeconds(pcm: Int16Array): number {
 
 /** The application's connection whose `setup` named the call. */
 export const appCallOf = (app: FakeApp, callSid: string): AppConnection | undefined => app.connections.find((c) => (c.received[0] as { callSid?: string } | undefined)?.callSid === callSid);
+
+/** The caller speaks a turn, then again half a second into the answer (over it): the application's connection, once `clear` came and it heard `interrupt`. */
+export async function talkOver(app: FakeApp, callSid: string, stream: PhoneStream): Promise<AppConnection> {
+  await stream.play(PHONE_TURN);
+  await until(() => stream.rec.media.length > 25, 20_000);
+  await stream.play(PHONE_TURN);
+  await until(() => stream.sent("clear").length === 1, 20_000);
+  const conn = appCallOf(app, callSid)!;
+  await until(() => conn.received.some((m) => m.type === "interrupt"));
+  return conn;
+}

@@ -75,7 +75,12 @@ export async function tryCandidates(candidates: Binding[], run: CandidateRun, at
   if (!run.closed()) return run.fail(failure ?? health.unavailable(candidates));
 }
 
-/** A provider's opening, bounded by the connect timeout; what it hands over too late is released. */
-export function openWithin<T>(opening: Promise<T>, ms: number, provider: string, release: (late: T) => void): Promise<T> {
-  return withTimeout(opening, ms, `${provider} did not accept the session in time`, release);
+/**
+ * A provider's opening, bounded by the connect timeout; what it hands over too late is released.
+ * An embedded engine's is not: a busy engine is not a down one (docs/routing.md), and a worker that
+ * dies fails its sessions at once.
+ */
+export function openWithin<T>(opening: Promise<T>, ms: number, provider: { readonly id: string; readonly embedded?: boolean }, release: (late: T) => void): Promise<T> {
+  if (provider.embedded) return opening;
+  return withTimeout(opening, ms, `${provider.id} did not accept the session in time`, release);
 }

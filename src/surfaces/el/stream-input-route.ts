@@ -5,6 +5,7 @@ import { ApiError, CLOSE } from "../../errors.ts";
 import type { TtsCommand } from "../../sessions/tts-events.ts";
 import { TtsSession } from "../../sessions/tts-session.ts";
 import { clientAddress } from "../client-address.ts";
+import { withLexicon } from "../pronunciation-locators.ts";
 import { admitChannel, channelSession, type SocketAdmission, withLateKey } from "../ws-admission.ts";
 import { elevenLabsKey } from "./auth.ts";
 import { elevenLabsError } from "./errors.ts";
@@ -97,7 +98,10 @@ export function elevenLabsStreamInputSocket(ctx: AppContext): SocketRoute<Stream
         ...settings,
         alignment: plan?.syncAlignment,
         // The handshake's key wins over the frame's.
-        admit: async () => channelSession(ctx, id, conn.keyed ? admission : await withLateKey(ctx, admission, init.key), "el"),
+        admit: async () => {
+          const admitted = conn.keyed ? admission : await withLateKey(ctx, admission, init.key);
+          return withLexicon(ctx, () => channelSession(ctx, id, admitted, "el"), admitted.payer, init.pronunciation);
+        },
       },
       { provider: (pid) => ctx.providers.get(pid), port: conn.port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, health: ctx.health, surface: "el" },
     );

@@ -3,6 +3,7 @@ import { ApiError } from "../../errors.ts";
 import { fallbacksOf } from "../../planning/fallbacks.ts";
 import { planTts } from "../../planning/plan-tts.ts";
 import type { TtsPlan } from "../../planning/tts-request.ts";
+import { type Locator, locatorsOfBody } from "../../pronunciation/locators.ts";
 import { askedOfElevenLabs, elevenLabsTtsRequest, plannedOutput } from "./model.ts";
 import { parseOutputFormat, type OutputFormat } from "./output-format.ts";
 import { elevenLabsProviderOptions, voiceSettingsOptions } from "./provider-options.ts";
@@ -24,6 +25,7 @@ export interface ElevenLabsTtsPlan extends TtsPlan {
   transcode?: OutputFormat["transcode"];
   /** The `with-timestamps` endpoints: character timings asked of the providers. */
   alignment: boolean;
+  pronunciation: Locator[];
 }
 
 /**
@@ -49,5 +51,6 @@ export function planElevenLabsTts(catalogue: Catalogue, voice: string, query: UR
 
   const providerOptions = elevenLabsProviderOptions(query, RESERVED_QUERY, b.provider_options, options);
   const plan = planTts(catalogue, elevenLabsTtsRequest(catalogue, modelId, voice, timestamps ? asked.format : askedOfElevenLabs(asked), query, providerOptions, fallbacksOf(b.fallbacks, "tts")));
-  return { ...plan, text: b.text, voice, outputFormat, ...plannedOutput(asked, plan.format), alignment: timestamps };
+  const pronunciation = locatorsOfBody(b.pronunciation_dictionary_locators, "pronunciation_dictionary_locators");
+  return { ...plan, text: b.text, voice, outputFormat, ...plannedOutput(asked, plan.format), alignment: timestamps, pronunciation };
 }

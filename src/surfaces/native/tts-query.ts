@@ -4,6 +4,7 @@ import { fallbacksOfText } from "../../planning/fallbacks.ts";
 import { planTts } from "../../planning/plan-tts.ts";
 import type { TtsPlan, TtsRequest } from "../../planning/tts-request.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
+import { type Locator, locatorsOfQuery } from "../../pronunciation/locators.ts";
 import { providerOptions } from "../provider-options.ts";
 
 /** A `/v1/tts` session's plan: the typed request's, and what only this channel has. */
@@ -11,9 +12,24 @@ export interface NativeTtsPlan extends TtsPlan {
   autoFlush: boolean;
   /** `alignment=true`: `service.tts_alignment` events with the characters' times. */
   alignment: boolean;
+  /** `pronunciation_dictionaries=id[:version_id],…`. */
+  pronunciation: Locator[];
 }
 
-const RESERVED = ["model", "provider", "voice", "format", "auto_flush", "alignment", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks", "fallbacks"];
+const RESERVED = [
+  "model",
+  "provider",
+  "voice",
+  "format",
+  "auto_flush",
+  "alignment",
+  "provider_order",
+  "provider_only",
+  "provider_ignore",
+  "allow_fallbacks",
+  "fallbacks",
+  "pronunciation_dictionaries",
+];
 
 /** The `/v1/tts` query as a typed request, and the channel's own settings. Throws `ApiError`. */
 export function readTtsQuery(params: URLSearchParams): { request: TtsRequest; autoFlush: boolean; alignment: boolean } {
@@ -39,5 +55,5 @@ export function readTtsQuery(params: URLSearchParams): { request: TtsRequest; au
 /** Reads the `/v1/tts` query and plans it. Pure; throws `ApiError` (the request's member names are this query's). */
 export function planTtsSession(catalogue: Catalogue, params: URLSearchParams): NativeTtsPlan {
   const { request, autoFlush, alignment } = readTtsQuery(params);
-  return { ...planTts(catalogue, request), autoFlush, alignment };
+  return { ...planTts(catalogue, request), autoFlush, alignment, pronunciation: locatorsOfQuery(params.get("pronunciation_dictionaries")) };
 }

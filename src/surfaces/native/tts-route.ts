@@ -4,6 +4,7 @@ import type { AppContext } from "../../context.ts";
 import { TtsSession } from "../../sessions/tts-session.ts";
 import { nativeError } from "../error-responses.ts";
 import { admitChannel, channelSession, type SocketAdmission } from "../ws-admission.ts";
+import { withLexicon } from "../pronunciation-locators.ts";
 import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
 import { parseTtsFrame } from "./tts-frames.ts";
 import { NativeTtsPort } from "./tts-wire.ts";
@@ -49,7 +50,7 @@ export function ttsSocket(ctx: AppContext): SocketRoute<TtsSocket> {
             alignment: plan?.alignment,
             speed: plan?.speed,
             options: plan?.options ?? {},
-            admit: () => channelSession(ctx, id, admission, "native"),
+            admit: () => withLexicon(ctx, () => channelSession(ctx, id, admission, "native"), admission.payer, plan?.pronunciation),
             idleTimeoutMs: ctx.config.sessionLimits.ttsIdleTimeoutMs,
           },
           {

@@ -10,6 +10,7 @@ import type { SocketData } from "../ws-connections.ts";
 import { admitRealtime, type ConversationConnection, conversationSocket, openConversation, openedConversation } from "../realtime-conversations.ts";
 import { CREDENTIAL_PARAMETER } from "./call-markup.ts";
 import { type CallGrant, MEDIA_PATH } from "./call-webhook-route.ts";
+import { ChunkOrder } from "./chunk-order.ts";
 import type { CarrierEvent, MediaWire } from "./media-wire.ts";
 import { phoneCallPort } from "./phone-call-port.ts";
 import { telnyxMediaWire } from "./telnyx-media-wire.ts";
@@ -22,6 +23,7 @@ import { twilioMediaWire } from "./twilio-media-wire.ts";
 // Then the profile's conversation runs as on `/v1/realtime`: caller µ-law to the recognizer
 // (converted only when its model does not take µ-law), answers back as µ-law, DTMF to the
 // application, and the carrier's `stop` (the caller hung up) ends it, each part billing what it used.
+// Caller frames are taken in their `chunk` order (chunk-order.ts).
 
 export const START_WITHIN_MS = 5000;
 
@@ -96,6 +98,7 @@ export function telephonyMediaSockets(ctx: AppContext): SocketRoute<MediaSocket>
       open(ws: Parameters<SocketRoute<MediaSocket>["socket"]["open"]>[0]) {
         const { conn } = openConversation(ws, "call");
         const state: CallState = { conn, early: [], started: false, release: [] };
+        const inOrder = new ChunkOrder((payload) => (state.hear ? state.hear(payload) : void state.early.push(payload)));
         const { queryCredential } = ws.data;
         const deadline = setTimeout(() => {
           if (!state.started && !conn.gone) conn.port.close(ERRORS.invalid_media_frame.close, closeReason("invalid_media_frame"));
@@ -120,8 +123,7 @@ export function telephonyMediaSockets(ctx: AppContext): SocketRoute<MediaSocket>
               });
             case "media":
               if (!state.started) return refuse("media before start");
-              if (state.hear) return state.hear(ev.payload);
-              return void state.early.push(ev.payload);
+              return inOrder.take(ev.payload, ev.chunk);
             case "dtmf":
               return conn.conversation?.dtmf(ev.digit);
             case "stop":

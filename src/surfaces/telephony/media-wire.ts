@@ -8,8 +8,8 @@ export type CarrierEvent =
   | { type: "connected" }
   /** The stream began: its id (sent back with Twilio's frames), the carrier's call id, and the custom parameters. */
   | { type: "start"; streamId: string; callId: string; customParameters: Record<string, string> }
-  /** Caller audio: G.711 µ-law at 8 kHz. */
-  | { type: "media"; payload: Uint8Array }
+  /** Caller audio: G.711 µ-law at 8 kHz; `chunk` numbers the frames in the order they were sent (they may arrive out of it). */
+  | { type: "media"; payload: Uint8Array; chunk?: number }
   | { type: "dtmf"; digit: string }
   /** The carrier played the audio up to a mark the router sent (or dropped it with `clear`). */
   | { type: "mark"; name: string }
@@ -54,7 +54,9 @@ export function stringsOf(obj: unknown): Record<string, string> {
 /** A `media` frame's audio, or why it cannot be taken. */
 function payloadOf(media: Record<string, unknown>): CarrierEvent {
   if (typeof media.payload !== "string") return { invalid: "media needs a base64 payload" };
-  return { type: "media", payload: new Uint8Array(Buffer.from(media.payload, "base64")) };
+  const payload = new Uint8Array(Buffer.from(media.payload, "base64"));
+  const chunk = Number(media.chunk);
+  return Number.isSafeInteger(chunk) && chunk >= 0 ? { type: "media", payload, chunk } : { type: "media", payload };
 }
 
 /** A `dtmf` frame's digit, or why it cannot be taken. */
