@@ -1,8 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "./context.ts";
-import { ApiError, toApiError } from "./errors.ts";
 import { enterRequest, requestIdFor } from "./request-context.ts";
-import { errorResponse } from "./surfaces/error-responses.ts";
+import { errorAnswer } from "./surfaces/error-answer.ts";
 import { markRetryVerdict, statusOf } from "./surfaces/retry-verdict.ts";
 import { requestAnswered } from "./request-log.ts";
 import { signupRoutes } from "./surfaces/account/signup-routes.ts";
@@ -31,6 +30,8 @@ import { referenceRoutes } from "./openapi/reference-routes.ts";
 import { mount } from "./surfaces/mount.ts";
 import { requestGate } from "./surfaces/request-gate.ts";
 import { webPages } from "./surfaces/web-pages.ts";
+import { serveSockets } from "./surfaces/socket-routes.ts";
+import { sockets } from "./surfaces/sockets.ts";
 
 /**
  * The HTTP/WebSocket application, composed from its surfaces. Every route that takes a body reads
@@ -38,10 +39,16 @@ import { webPages } from "./surfaces/web-pages.ts";
  */
 export function createApp(ctx: AppContext) {
   const gate = requestGate(ctx);
+  // The WebSocket channels are served ahead of the app (surfaces/socket-routes.ts): their sockets' callbacks are their routes'.
+  const socketRoutes = serveSockets(ctx, sockets(ctx), {
+    gate,
+    answered: (route, status) => requestAnswered(ctx, route, status),
+    app: (request) => app.fetch(request),
+  });
   const app = new Elysia({
     websocket: { maxPayloadLength: 16 * 1024 * 1024, backpressureLimit: 1024 * 1024, closeOnBackpressureLimit: false },
     // Bun's development mode would rebuild the pages on every request and inject its hot-reload client.
-    serve: { routes: webPages, development: false },
+    serve: { routes: { ...webPages, ...socketRoutes }, development: false },
   })
     .onRequest(({ request, set }) => {
       const requestId = requestIdFor(request);
@@ -55,15 +62,7 @@ export function createApp(ctx: AppContext) {
       return refused;
     })
     .onError(({ code, error, request, set, route }) => {
-      let err: ApiError;
-      if (error instanceof ApiError) err = error;
-      else if (code === "NOT_FOUND") err = new ApiError("not_found", "no such endpoint");
-      else if (code === "VALIDATION" || code === "PARSE") err = new ApiError("invalid_request", "the request is not valid");
-      else {
-        ctx.log.error({ err: error }, "unhandled error");
-        err = toApiError(error);
-      }
-      const response = errorResponse(new URL(request.url).pathname, err);
+      const response = errorAnswer(ctx, new URL(request.url).pathname, error, code);
       markRetryVerdict(response, set); // an unknown path skips mapResponse
       requestAnswered(ctx, code === "NOT_FOUND" ? undefined : route, response.status);
       return response;

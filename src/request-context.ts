@@ -41,10 +41,9 @@ export function requestIdFor(request: Request): string {
   return sent && ACCEPTABLE.test(sent) ? sent : `req_${crypto.randomUUID()}`;
 }
 
-/** Makes a new record of `request`, as `requestId`, the current request for the rest of its work. */
-export function enterRequest(requestId: string, request: Request): RequestRecord {
+/** Makes a new record of `request` (at `path`, when its URL was already read), as `requestId`, the current request for the rest of its work. */
+export function enterRequest(requestId: string, request: Request, path = new URL(request.url).pathname): RequestRecord {
   const upgrade = request.headers.get("upgrade")?.toLowerCase() === "websocket";
-  const path = new URL(request.url).pathname;
   const record: RequestRecord = { requestId, method: request.method, path, upgrade, startedAt: performance.now(), pending: [] };
   // A client's `traceparent` makes this request a child of its span (tracing on only).
   // Named by its route once answered (request-log.ts); a socket closed before that keeps its path.

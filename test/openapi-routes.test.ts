@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createApp } from "../src/app.ts";
+import { sockets } from "../src/surfaces/sockets.ts";
 import { REFERENCE_ASSETS, REFERENCE_PATH } from "../src/openapi/reference-page.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 
@@ -31,11 +32,12 @@ function documented(doc: Document): Set<string> {
   return ops;
 }
 
-/** The app's routes, as the same strings; a WebSocket route's plain GET (its 426) is part of its handshake. */
+/** The app's routes and its WebSocket channels (served ahead of it), as the same strings; a channel's plain GET (its 426) is part of its handshake. */
 function routed(server: TestServer): Set<string> {
-  const routes = createApp(server.ctx).routes.filter((r) => !isCatchAll(r.method, r.path) && !NOT_API.has(r.path));
-  const sockets = new Set(routes.filter((r) => r.method === "WS").map((r) => shape(r.path)));
-  return new Set(routes.filter((r) => !(r.method === "GET" && sockets.has(shape(r.path)))).map((r) => `${r.method} ${shape(r.path)}`));
+  const channels = sockets(server.ctx).map((s) => ({ method: "WS", path: s.path }));
+  const routes = [...createApp(server.ctx).routes, ...channels].filter((r) => !isCatchAll(r.method, r.path) && !NOT_API.has(r.path));
+  const socketPaths = new Set(channels.map((r) => shape(r.path)));
+  return new Set(routes.filter((r) => !(r.method === "GET" && socketPaths.has(shape(r.path)))).map((r) => `${r.method} ${shape(r.path)}`));
 }
 
 /** A concrete path of a template, each parameter given a value. */

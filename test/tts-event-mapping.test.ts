@@ -5,8 +5,7 @@ import type { TtsPort, TtsSessionEvent } from "../src/sessions/tts-events.ts";
 import { FrameAligner } from "../src/surfaces/el/stream-input-alignment.ts";
 import { StreamInputPort } from "../src/surfaces/el/stream-input-port.ts";
 import { HttpTtsPort } from "../src/surfaces/http-tts-port.ts";
-import { nativeTtsPort } from "../src/surfaces/native/tts-wire.ts";
-import { WsPort } from "../src/surfaces/ws-port.ts";
+import { NativeTtsPort } from "../src/surfaces/native/tts-wire.ts";
 
 // Every TTS session event through every surface's port, over real sockets: the exact frames each
 // wire gets (the native ones byte for byte as docs/tts-websocket.md shows them), and the events a
@@ -77,7 +76,7 @@ async function framesThrough(
 
 describe("/v1/tts frames", () => {
   test("every event is its service.tts_* frame, in order; audio is a binary frame", async () => {
-    const { frames, close } = await framesThrough((raw) => nativeTtsPort(new WsPort(raw)));
+    const { frames, close } = await framesThrough((raw) => new NativeTtsPort(raw));
     expect(frames).toEqual([
       '{"type":"service.tts_provider_status","provider":"elevenlabs","model":"elevenlabs/eleven_flash_v2_5","status":"failed","reason":"connection refused"}',
       '{"type":"service.tts_provider_status","provider":"flite","model":"cmu/flite","status":"connecting"}',

@@ -245,6 +245,16 @@ describe("/v1/tts frame and query errors", () => {
     expect(await upgrade("model=flite&format=wav")).toMatchObject({ status: 400, body: { error: "invalid_request" } });
   });
 
+  test("the channel's path with a trailing slash is the channel too", async () => {
+    const c = connect(server.wsUrl("/v1/tts/?model=flite&voice=slt"), bearer(server.key));
+    c.send({ type: "text", text: "Hello." });
+    c.send({ type: "close" });
+    const rec = await c.closed;
+    expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
+    expect(rec.events[0]).toMatchObject({ type: "service.tts_session_ready" });
+    expect(rec.audio.length).toBeGreaterThan(0);
+  });
+
   test("a plain GET answers 426 websocket_upgrade_required", async () => {
     const res = await fetch(`${server.url}/v1/tts?model=flite`);
     expect(res.status).toBe(426);

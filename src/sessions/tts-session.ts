@@ -167,6 +167,11 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.stream = stream;
     // The record names the voice that serves (a fallback model speaks in its own).
     this.admission!.meter.forVoice(voice);
+    // What the session says on becoming ready, and what the commands it kept send at once, go out in one write.
+    this.out.together(() => this.becomeReady(told, binding));
+  }
+
+  private becomeReady(told: boolean, binding: Candidate): void {
     if (told) this.status("connected", binding);
     if (!this.readySent) {
       this.readySent = true;

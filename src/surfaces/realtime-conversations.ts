@@ -9,7 +9,7 @@ import type { RealtimeProfile } from "../realtime/profiles.ts";
 import { phonePlan } from "../realtime/phone-profile.ts";
 import type { OpenedHandshake } from "../realtime/start-conversation.ts";
 import { admitSocket, type SocketAdmission } from "./ws-admission.ts";
-import { WsConnections } from "./ws-connections.ts";
+import { keepConnection, type SocketData, takeConnection } from "./ws-connections.ts";
 import { WsPort } from "./ws-port.ts";
 
 // What every realtime surface (`/v1/realtime`, `/el` conversations, `/oai/realtime`) does around
@@ -89,26 +89,34 @@ export interface ConversationConnection {
   gone: boolean;
   /** What else the socket holds that its close must end (a converter, a transcription session). */
   onClose?: () => void;
+  /** The client's frames, as Bun delivers them (text as a string, binary as a Buffer). */
+  onFrame?: (frame: string | Uint8Array) => void;
 }
 
-/** The sockets of a conversation route, and Bun's `drain` and `close` for them. */
-export class ConversationSockets extends WsConnections<ConversationConnection> {
-  /** A socket that opened: its connection (kept until it closes) and its session id, `<idPrefix>_<32 hex>`. */
-  readonly open = (ws: { raw: unknown }, idPrefix: string): { raw: ServerWebSocket<unknown>; conn: ConversationConnection; id: string } => {
-    const raw = ws.raw as ServerWebSocket<unknown>;
-    const conn: ConversationConnection = { port: new WsPort(raw), gone: false };
-    this.set(ws, conn);
-    return { raw, conn, id: `${idPrefix}_${crypto.randomUUID().replaceAll("-", "")}` };
-  };
+/** A conversation socket's data: its handshake's admission, then its connection. */
+export type ConversationSocket = SocketData<ConversationConnection> & { admission: RealtimeAdmission };
 
-  readonly drain = (ws: { raw: unknown }) => this.get(ws)?.port.drain();
+/** A socket that opened: its connection (kept until it closes) and its session id, `<idPrefix>_<32 hex>`. */
+export function openConversation(ws: ServerWebSocket<SocketData<ConversationConnection>>, idPrefix: string): { conn: ConversationConnection; id: string } {
+  const conn: ConversationConnection = { port: new WsPort(ws), gone: false };
+  keepConnection(ws, conn);
+  return { conn, id: `${idPrefix}_${crypto.randomUUID().replaceAll("-", "")}` };
+}
 
-  readonly close = (ws: { raw: unknown }) => {
-    const conn = this.take(ws);
+/** Bun's `message`, `drain` and `close` for a conversation socket. */
+export const conversationSocket = {
+  message(ws: ServerWebSocket<SocketData<ConversationConnection>>, frame: string | Uint8Array): void {
+    ws.data.connection?.onFrame?.(frame);
+  },
+  drain(ws: ServerWebSocket<SocketData<ConversationConnection>>): void {
+    ws.data.connection?.port.drain();
+  },
+  close(ws: ServerWebSocket<SocketData<ConversationConnection>>): void {
+    const conn = takeConnection(ws);
     if (!conn) return;
     conn.gone = true;
     conn.conversation?.abort();
     conn.onClose?.();
     conn.port.drain();
-  };
-}
+  },
+};

@@ -13,12 +13,10 @@ import { currentRequest } from "../request-context.ts";
 
 // One admission for every WebSocket (`/v1/tts`, `/v1/stt`, `/el` stream-input, and the realtime
 // sockets of the three surfaces): credential → plan → funds, once per handshake. A socket route
-// runs it in its `resolve` hook, whose answer Elysia hands to the upgrade's data (`ws.data`), so
-// `open` takes it from there. Not in `beforeHandle`: Elysia's Bun adapter runs a socket route's
-// `beforeHandle` twice, once as the route's hook and again itself just before the upgrade.
+// runs it as its handshake's `admit` (socket-routes.ts), whose answer becomes the upgrade's data
+// (`ws.data`), so `open` takes it from there.
 //
-// What can be answered as HTTP is thrown, and the app's error handler answers it in the path's
-// envelope: a plan's 400 (a voice no candidate takes among them), a known payer who cannot pay
+// What can be answered as HTTP is thrown, and the handshake answers it in the path's envelope: a plan's 400 (a voice no candidate takes among them), a known payer who cannot pay
 // (402, or 422 for an unpriced model), every candidate at capacity or known to be down (503). A refused credential
 // waits for the upgrade, to be told as a close (4401/4403), unless the surface lets the socket
 // wait for a key in a frame.
@@ -49,9 +47,9 @@ export type SocketAdmission<P, C extends Payer = Principal> = Credited<C> & {
   voiced: Voiced[];
   /** Of each voiced list, the candidates the payer can pay for; empty without a payer or a plan. */
   affordable: Candidate[][];
-  /** The socket counted against its tenant's and key's `max_sessions`: released when it closes (WsConnections). */
+  /** The socket counted against its tenant's and key's `max_sessions`: released when it closes (ws-connections.ts). */
   lease?: Lease;
-  /** The socket closed (WsConnections): a lease taken after that (a late key's) is released at once. */
+  /** The socket closed (ws-connections.ts): a lease taken after that (a late key's) is released at once. */
   closed?: boolean;
   /** The handshake's root span (tracing on): ended by the socket's session, or when it closes without one (WsConnections). */
   span?: TraceSpan;

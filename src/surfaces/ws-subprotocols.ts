@@ -27,17 +27,11 @@ export function keyInProtocols(request: Request, prefixes: readonly string[]): s
   return undefined;
 }
 
-/** The subprotocol the upgrade answers with: `preferred` when offered, else the first offered that carries no key, else none. */
+/**
+ * The subprotocol the upgrade answers with: `preferred` when offered, else the first offered that
+ * carries no key, else none. Named once the upgrade goes ahead, not on a refusal.
+ */
 export function chosenProtocol(request: Request, preferred: string): string | undefined {
   const protocols = offered(request);
   return protocols.includes(preferred) ? preferred : protocols.find((protocol) => !carriesKey(protocol));
-}
-
-/**
- * Names the chosen subprotocol on the upgrade's answer (Elysia's `set`, in a socket route's
- * `upgrade` hook): call it once the upgrade goes ahead, not on a refusal. With none to name, the header is set empty, which
- * Bun leaves out; unset, Bun would name the first one offered, key and all.
- */
-export function answerProtocol(request: Request, set: { headers: Record<string, string | number> }, preferred: string): void {
-  set.headers["sec-websocket-protocol"] = chosenProtocol(request, preferred) ?? "";
 }

@@ -2,9 +2,10 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError, CLOSE, closeReason } from "../../errors.ts";
 import type { Conversation } from "../../realtime/conversation/conversation.ts";
-import { jsonOf, takeFrames } from "../raw-frames.ts";
+import { jsonOf } from "../raw-frames.ts";
+import type { SocketRoute } from "../socket-routes.ts";
 import { type ConversationOverrides, startConversation } from "../../realtime/start-conversation.ts";
-import { admitRealtime, ConversationSockets, openedConversation } from "../realtime-conversations.ts";
+import { admitRealtime, type ConversationSocket, conversationSocket, openConversation, openedConversation } from "../realtime-conversations.ts";
 import { elAuth, elevenLabsKey } from "./auth.ts";
 import { elConversationPort } from "./conversation-port.ts";
 import { isObject } from "../../util/is-object.ts";
@@ -46,20 +47,20 @@ function deliver(conversation: Conversation, frame: string | Uint8Array): boolea
   return true;
 }
 
-export function elevenLabsConversationRoutes(ctx: AppContext) {
-  const connections = new ConversationSockets();
-
-  const conversations = new Elysia()
-    .resolve(async ({ request }) => {
-      const query = new URL(request.url).searchParams;
+/** `/el/v1/convai/conversation`: a Speech Engine as a conversation in ElevenLabs' protocol. */
+export function elevenLabsConversationSocket(ctx: AppContext): SocketRoute<ConversationSocket> {
+  return {
+    path: "/el/v1/convai/conversation",
+    admit: async (request, query) => {
       const profileId = query.get("agent_id");
       if (!profileId) throw new ApiError("invalid_request", "agent_id is required: the Speech Engine to talk to", { param: "agent_id" });
       return { admission: await admitRealtime(ctx, { secret: query.get("conversation_signature"), profileId, key: elevenLabsKey(request) }) };
-    })
-    .ws("/v1/convai/conversation", {
+    },
+    socket: {
+      ...conversationSocket,
       open(ws) {
         const { admission } = ws.data;
-        const { raw, conn, id } = connections.open(ws, "conv");
+        const { conn, id } = openConversation(ws, "conv");
         const early: (string | Uint8Array)[] = [];
         const refuse = () => {
           conn.conversation?.abort();
@@ -68,7 +69,7 @@ export function elevenLabsConversationRoutes(ctx: AppContext) {
         let start: ((first: string | Uint8Array | undefined) => void) | undefined;
         const first = new Promise<string | Uint8Array | undefined>((resolve) => (start = resolve));
         const waited = setTimeout(() => start?.(undefined), INIT_WAIT_MS);
-        takeFrames(raw, (frame) => {
+        conn.onFrame = (frame) => {
           if (start) {
             start(frame);
             start = undefined;
@@ -76,7 +77,7 @@ export function elevenLabsConversationRoutes(ctx: AppContext) {
           }
           if (!conn.conversation) return void early.push(frame);
           if (!deliver(conn.conversation, frame)) refuse();
-        });
+        };
         void first.then(async (opening) => {
           start = undefined;
           clearTimeout(waited);
@@ -101,19 +102,18 @@ export function elevenLabsConversationRoutes(ctx: AppContext) {
           for (const frame of [...(opening !== undefined && !isInit ? [opening] : []), ...early.splice(0)]) if (!deliver(conversation, frame)) return refuse();
         });
       },
-      drain: connections.drain,
-      close: connections.close,
-    });
+    },
+  };
+}
 
-  return new Elysia()
-    .use(conversations)
-    .use(elAuth(ctx))
-    .get("/v1/convai/conversation/get-signed-url", async ({ request, principal, query }) => {
-      const agentId = typeof query.agent_id === "string" ? query.agent_id : "";
-      if (!agentId) throw new ApiError("invalid_request", "agent_id is required", { param: "agent_id" });
-      const profile = await ctx.profiles.get(principal.tenantId, agentId);
-      const { client_secret } = await ctx.clientSecrets.mint(principal, profile.id, SIGNED_URL_SECONDS);
-      const base = publicBase(ctx, request).replace(/^http/, "ws");
-      return { signed_url: `${base}/el/v1/convai/conversation?agent_id=${encodeURIComponent(profile.id)}&conversation_signature=${encodeURIComponent(client_secret)}` };
-    });
+/** The signed URLs that open a conversation from a browser. */
+export function elevenLabsConversationRoutes(ctx: AppContext) {
+  return new Elysia().use(elAuth(ctx)).get("/v1/convai/conversation/get-signed-url", async ({ request, principal, query }) => {
+    const agentId = typeof query.agent_id === "string" ? query.agent_id : "";
+    if (!agentId) throw new ApiError("invalid_request", "agent_id is required", { param: "agent_id" });
+    const profile = await ctx.profiles.get(principal.tenantId, agentId);
+    const { client_secret } = await ctx.clientSecrets.mint(principal, profile.id, SIGNED_URL_SECONDS);
+    const base = publicBase(ctx, request).replace(/^http/, "ws");
+    return { signed_url: `${base}/el/v1/convai/conversation?agent_id=${encodeURIComponent(profile.id)}&conversation_signature=${encodeURIComponent(client_secret)}` };
+  });
 }

@@ -1,4 +1,3 @@
-import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
 import { bearerToken } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
@@ -16,10 +15,13 @@ import { transcoding } from "./output-format.ts";
 import { FrameAligner } from "./stream-input-alignment.ts";
 import { StreamInputPort } from "./stream-input-port.ts";
 import { planStreamInput, type StreamInputPlan } from "./stream-input-request.ts";
-import { WsConnections } from "../ws-connections.ts";
+import { keepConnection, type SocketData, takeConnection } from "../ws-connections.ts";
+import { jsonOf } from "../raw-frames.ts";
+import type { SocketRoute } from "../socket-routes.ts";
 
 interface Connection {
-  request: Request;
+  /** The handshake carried a key (valid or not), which wins over the init frame's. */
+  keyed: boolean;
   admission: SocketAdmission<StreamInputPlan>;
   port: StreamInputPort;
   /** Closes the socket after `inactivity_timeout` seconds without a client frame; stopped by the end of input. */
@@ -31,14 +33,17 @@ interface Connection {
 }
 
 const PATH = "/v1/text-to-speech/:voice_id/stream-input";
+const OPEN_BRACE = 123;
+
+type StreamInputSocket = SocketData<Connection> & Pick<Connection, "keyed" | "admission" | "keyless">;
 
 /** The close a bad client frame calls for: 1009 for a text over the frame limit, else ElevenLabs' 1008. */
 const frameError = (err: unknown) => (err instanceof ApiError && err.code === "tts_text_frame_too_large" ? "tts_text_frame_too_large" : "invalid_tts_frame");
 
 /** The key of the handshake: `xi-api-key` or Bearer, else the `authorization` query parameter ElevenLabs also reads. */
-function handshakeKey(request: Request): string | undefined {
-  const query = new URL(request.url).searchParams.get("authorization");
-  return elevenLabsKey(request) ?? (query ? (bearerToken(query) ?? query) : undefined);
+function handshakeKey(request: Request, query: URLSearchParams): string | undefined {
+  const key = query.get("authorization");
+  return elevenLabsKey(request) ?? (key ? (bearerToken(key) ?? key) : undefined);
 }
 
 /**
@@ -50,8 +55,7 @@ function handshakeKey(request: Request): string | undefined {
  * A handshake without a valid key must send its init frame within `EL_INIT_TIMEOUT_MS`, and one
  * client address may have only so many of those waiting (429 before the upgrade beyond that).
  */
-export function elevenLabsStreamInputRoute(ctx: AppContext) {
-  const connections = new WsConnections<Connection>();
+export function elevenLabsStreamInputSocket(ctx: AppContext): SocketRoute<StreamInputSocket> {
   const { elInitTimeoutMs, elUnauthenticatedPerAddress } = ctx.config.sessionLimits;
   const keyless = new KeylessSockets(elInitTimeoutMs, elUnauthenticatedPerAddress);
 
@@ -95,7 +99,7 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         alignment: plan?.syncAlignment,
         // The handshake's key wins over the frame's.
         admit: async () => {
-          const admitted = handshakeKey(conn.request) ? admission : await withLateKey(ctx, admission, init.key);
+          const admitted = conn.keyed ? admission : await withLateKey(ctx, admission, init.key);
           return withLexicon(ctx, () => channelSession(ctx, id, admitted, "el"), admitted.payer, init.pronunciation);
         },
       },
@@ -106,32 +110,33 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
     for (const cmd of init.commands) session.command(cmd);
   }
 
-  return new Elysia()
-    .get(PATH, () => elevenLabsError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
-    .resolve(async ({ request, params, server }) => {
-      const voice = (params as Record<string, string>).voice_id!; // the route's parameter: a hook registered before the route does not know its path
-      const admission = await admitChannel(ctx, handshakeKey(request), () => planStreamInput(ctx.catalogue, voice, new URL(request.url).searchParams));
+  return {
+    path: `/el${PATH}`,
+    admit: async (request, query, params, server) => {
+      const key = handshakeKey(request, query);
+      const admission = await admitChannel(ctx, key, () => planStreamInput(ctx.catalogue, params.voice_id!, query));
       const { credentialError } = admission;
-      return { admission, keyless: credentialError && waitForKey(clientAddress(ctx.config, request, server), credentialError) };
-    })
-    .ws(PATH, {
+      return { keyed: Boolean(key), admission, keyless: credentialError && waitForKey(clientAddress(ctx.config, request, server), credentialError) };
+    },
+    socket: {
       open(ws) {
-        const raw = ws.raw as ServerWebSocket<unknown>;
-        const { request, admission, keyless } = ws.data;
+        const { keyed, admission, keyless } = ws.data;
         const { plan } = admission;
         const seconds = plan?.inactivitySeconds ?? 20;
         // ElevenLabs' own words (shortened to fit a close reason); the session ends as if the client left.
-        const idle = setTimeout(() => raw.close(CLOSE.policyViolation, `Have not received a new text input within the timeout of ${seconds} seconds.`), seconds * 1000);
+        const idle = setTimeout(() => ws.close(CLOSE.policyViolation, `Have not received a new text input within the timeout of ${seconds} seconds.`), seconds * 1000);
         const aligner = plan?.syncAlignment ? new FrameAligner() : undefined;
-        const conn: Connection = { request, admission, port: new StreamInputPort(raw, plan?.pcm, transcoding(plan?.transcode).encoder, aligner), idle, keyless };
+        const conn: Connection = { keyed, admission, port: new StreamInputPort(ws, plan?.pcm, transcoding(plan?.transcode).encoder, aligner), idle, keyless };
         keyless?.onExpiry(() => initTooLate(conn, keyless));
-        connections.set(ws, conn);
+        keepConnection(ws, conn);
       },
-      message(ws, message) {
-        const conn = connections.get(ws);
+      message(ws, frame) {
+        const conn = ws.data.connection;
         if (!conn) return;
         conn.idle?.refresh();
         conn.keyless?.release();
+        // A text frame that opens with `{` is read as JSON; anything else is refused by the frame parsers.
+        const message = typeof frame === "string" && frame.charCodeAt(0) === OPEN_BRACE ? (jsonOf(frame) ?? frame) : frame;
         if (!conn.session) return start(conn, message);
         let commands: TtsCommand[];
         try {
@@ -147,15 +152,21 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         }
       },
       drain(ws) {
-        connections.get(ws)?.port.drain();
+        ws.data.connection?.port.drain();
       },
       close(ws) {
-        const conn = connections.take(ws);
+        const conn = takeConnection(ws);
         if (!conn) return;
         clearTimeout(conn.idle);
         conn.keyless?.release();
         conn.session?.abort();
         conn.port.dispose();
       },
-    });
+    },
+  };
+}
+
+/** `/el/v1/text-to-speech/{voice_id}/stream-input` without a WebSocket upgrade. */
+export function elevenLabsStreamInputRoute() {
+  return new Elysia().get(PATH, () => elevenLabsError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")));
 }

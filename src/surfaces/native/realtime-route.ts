@@ -3,12 +3,12 @@ import type { AppContext } from "../../context.ts";
 import { ApiError, closeReason, ERRORS } from "../../errors.ts";
 import type { Conversation } from "../../realtime/conversation/conversation.ts";
 import { nativeError } from "../error-responses.ts";
-import { jsonOf, takeFrames } from "../raw-frames.ts";
+import { jsonOf } from "../raw-frames.ts";
+import type { SocketRoute } from "../socket-routes.ts";
 import { startConversation } from "../../realtime/start-conversation.ts";
-import { admitRealtime, ConversationSockets, openedConversation } from "../realtime-conversations.ts";
+import { admitRealtime, type ConversationSocket, conversationSocket, openConversation, openedConversation } from "../realtime-conversations.ts";
 import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
 import { errorEvent } from "./numbered-events.ts";
-import { answerProtocol } from "../ws-subprotocols.ts";
 import { nativeRealtimePort } from "./realtime-wire.ts";
 
 // `/v1/realtime`: a realtime profile run as a live conversation (docs/realtime.md). The socket is
@@ -30,22 +30,25 @@ function deliver(conversation: Conversation, frame: string | Uint8Array): boolea
   return true;
 }
 
-export function realtimeRoute(ctx: AppContext) {
-  const connections = new ConversationSockets();
+/** `/v1/realtime` without a WebSocket upgrade. */
+export function realtimeRoute() {
+  return new Elysia().get("/v1/realtime", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")));
+}
 
-  return new Elysia()
-    .get("/v1/realtime", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
-    .resolve(async ({ request }) => {
-      const query = new URL(request.url).searchParams;
+export function realtimeSocket(ctx: AppContext): SocketRoute<ConversationSocket> {
+  return {
+    path: "/v1/realtime",
+    protocol: NATIVE_PROTOCOL,
+    admit: async (request, query) => {
       const opening = { secret: query.get("client_secret"), profileId: query.get("profile_id"), key: nativeSocketKey(request) };
       if (!opening.secret && !opening.profileId) throw new ApiError("invalid_request", "open the socket with client_secret, or with profile_id and a Bearer key", { param: "profile_id" });
       return { admission: await admitRealtime(ctx, opening) };
-    })
-    .ws("/v1/realtime", {
-      upgrade: ({ request, set }) => answerProtocol(request, set, NATIVE_PROTOCOL),
+    },
+    socket: {
+      ...conversationSocket,
       open(ws) {
         const { admission } = ws.data;
-        const { raw, conn, id } = connections.open(ws, "rt");
+        const { conn, id } = openConversation(ws, "rt");
         // Audio sent before the conversation exists is kept, then delivered in order.
         const early: (string | Uint8Array)[] = [];
         const reject = () => {
@@ -53,10 +56,10 @@ export function realtimeRoute(ctx: AppContext) {
           conn.conversation?.abort();
           conn.port.close(ERRORS.invalid_realtime_frame.close, closeReason("invalid_realtime_frame"));
         };
-        takeFrames(raw, (frame) => {
+        conn.onFrame = (frame) => {
           if (!conn.conversation) return void early.push(frame);
           if (!deliver(conn.conversation, frame)) reject();
-        });
+        };
         const { credentialError } = admission;
         if (credentialError) return conn.port.close(credentialError.closeCode, closeReason(credentialError.code));
         void startConversation(ctx, id, openedConversation(admission), nativeRealtimePort(conn.port, id), "native").then((conversation) => {
@@ -65,7 +68,6 @@ export function realtimeRoute(ctx: AppContext) {
           for (const frame of early.splice(0)) if (!deliver(conversation, frame)) return reject();
         });
       },
-      drain: connections.drain,
-      close: connections.close,
-    });
+    },
+  };
 }

@@ -1,4 +1,3 @@
-import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
 import { DEFAULT_VAD } from "../../audio/vad.ts";
 import type { AppContext } from "../../context.ts";
@@ -7,9 +6,8 @@ import { SttPassthrough } from "../../sessions/stt-passthrough.ts";
 import type { SttCommand, SttSessionParams } from "../../sessions/stt-events.ts";
 import { SttSession } from "../../sessions/stt-session.ts";
 import { nativeError } from "../error-responses.ts";
-import { admitChannel, channelSession } from "../ws-admission.ts";
+import { admitChannel, channelSession, type SocketAdmission } from "../ws-admission.ts";
 import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
-import { answerProtocol } from "../ws-subprotocols.ts";
 import { nativeSttParam, readSttQuery, type SttFields } from "../../planning/stt-fields.ts";
 import { planWithNames } from "../../planning/members.ts";
 import { planStt } from "../../planning/plan-stt.ts";
@@ -17,8 +15,9 @@ import type { SttPlan } from "../../planning/stt-request.ts";
 import type { SttProvider } from "../../providers/types.ts";
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import { nativeSttPort } from "./stt-wire.ts";
-import { WsConnections } from "../ws-connections.ts";
-import { jsonOf, takeFrames } from "../raw-frames.ts";
+import { keepConnection, type SocketData, takeConnection } from "../ws-connections.ts";
+import { jsonOf } from "../raw-frames.ts";
+import type { SocketRoute } from "../socket-routes.ts";
 import { TurnCorkedSender } from "../turn-corked-sender.ts";
 
 const UNPLANNED: SttSessionParams = {
@@ -36,30 +35,51 @@ const UNPLANNED: SttSessionParams = {
 
 const COMMANDS: Record<string, SttCommand["type"]> = { "stt.audio.commit": "commit", "stt.audio.clear": "clear", "stt.session.close": "close" };
 
-/** `/v1/stt`: the native streaming STT channel (see docs/stt-websocket.md). */
-export function sttRoute(ctx: AppContext) {
-  const sessions = new WsConnections<{ abort(): void }>();
+type SttSocket = SocketData<{ abort(): void; frame(frame: string | Uint8Array): void }> & { admission: SocketAdmission<SttPlan> };
 
-  return new Elysia()
-    .get("/v1/stt", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
-    .resolve(async ({ request }) => ({
+/** `/v1/stt` without a WebSocket upgrade. */
+export function sttRoute() {
+  return new Elysia().get("/v1/stt", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")));
+}
+
+/** A normalized session's client frames: binary audio, or one of its commands. */
+class SttFrames {
+  constructor(readonly session: SttSession) {}
+
+  frame(frame: string | Uint8Array): void {
+    if (typeof frame !== "string") return this.session.audio(frame);
+    const type = (jsonOf(frame) as { type?: unknown } | null | undefined)?.type;
+    const command = typeof type === "string" ? COMMANDS[type] : undefined;
+    if (command) this.session.command({ type: command });
+    else this.session.reject("text frames are JSON objects with type stt.audio.commit, stt.audio.clear or stt.session.close");
+  }
+
+  abort(): void {
+    this.session.abort();
+  }
+}
+
+/** `/v1/stt`: the native streaming STT channel (see docs/stt-websocket.md). */
+export function sttSocket(ctx: AppContext): SocketRoute<SttSocket> {
+  const provider = (pid: string) => ctx.sttProviders.get(pid);
+  return {
+    path: "/v1/stt",
+    protocol: NATIVE_PROTOCOL,
+    admit: async (request, query) => ({
       admission: await admitChannel(
         ctx,
         nativeSocketKey(request),
-        () => planSttSession(ctx.catalogue, (id) => ctx.sttProviders.get(id), new URL(request.url).searchParams),
+        () => planSttSession(ctx.catalogue, provider, query),
         (candidate) => ctx.sttProviders.get(candidate.provider.id)?.overloaded?.(),
       ),
-    }))
-    .ws("/v1/stt", {
-      upgrade: ({ request, set }) => answerProtocol(request, set, NATIVE_PROTOCOL),
-      open(ws) {
-        const raw = ws.raw as ServerWebSocket<unknown>;
-        const { admission } = ws.data;
+    }),
+    socket: {
+      open(raw) {
+        const { admission } = raw.data;
         const p = admission.plan;
         const id = `stt_${crypto.randomUUID()}`;
         const admit = () => channelSession(ctx, id, admission, "native");
         if (p?.eventFormat === "provider") {
-          const toClient = new TurnCorkedSender(raw);
           const relay = new SttPassthrough(
             {
               id,
@@ -78,8 +98,8 @@ export function sttRoute(ctx: AppContext) {
               idleTimeoutMs: ctx.config.sessionLimits.sttIdleTimeoutMs,
             },
             {
-              provider: (pid) => ctx.sttProviders.get(pid),
-              port: toClient,
+              provider,
+              port: new TurnCorkedSender(raw),
               log: ctx.log,
               metrics: ctx.metrics,
               connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
@@ -87,9 +107,8 @@ export function sttRoute(ctx: AppContext) {
               surface: "native",
             },
           );
-          // Frames must reach the relay as they came: taken before Elysia parses JSON text.
-          takeFrames(raw, (frame) => relay.frame(frame));
-          sessions.set(ws, relay);
+          // Frames reach the relay as they came.
+          keepConnection(raw, relay);
           ctx.sessions.add(relay, "stt");
           return;
         }
@@ -97,7 +116,7 @@ export function sttRoute(ctx: AppContext) {
         const session = new SttSession(
           { ...(p ?? UNPLANNED), id, admit, idleTimeoutMs: ctx.config.sessionLimits.sttIdleTimeoutMs },
           {
-            provider: (pid) => ctx.sttProviders.get(pid),
+            provider,
             port: nativeSttPort(raw, id),
             log: ctx.log,
             metrics: ctx.metrics,
@@ -107,20 +126,17 @@ export function sttRoute(ctx: AppContext) {
             vadLanes: ctx.vadLanes,
           },
         );
-        takeFrames(raw, (frame) => {
-          if (typeof frame !== "string") return session.audio(frame);
-          const type = (jsonOf(frame) as { type?: unknown } | null | undefined)?.type;
-          const command = typeof type === "string" ? COMMANDS[type] : undefined;
-          if (command) session.command({ type: command });
-          else session.reject("text frames are JSON objects with type stt.audio.commit, stt.audio.clear or stt.session.close");
-        });
-        sessions.set(ws, session);
+        keepConnection(raw, new SttFrames(session));
         ctx.sessions.add(session, "stt");
       },
-      close(ws) {
-        sessions.take(ws)?.abort();
+      message(ws, frame) {
+        ws.data.connection?.frame(frame);
       },
-    });
+      close(ws) {
+        takeConnection(ws)?.abort();
+      },
+    },
+  };
 }
 
 /** Reads the query and plans it; a refusal names the query's parameter. */

@@ -1,42 +1,45 @@
-import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
 import { ApiError } from "../../errors.ts";
 import type { AppContext } from "../../context.ts";
 import { TtsSession } from "../../sessions/tts-session.ts";
 import { nativeError } from "../error-responses.ts";
-import { WsPort } from "../ws-port.ts";
-import { admitChannel, channelSession } from "../ws-admission.ts";
+import { admitChannel, channelSession, type SocketAdmission } from "../ws-admission.ts";
 import { withLexicon } from "../pronunciation-locators.ts";
 import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
-import { answerProtocol } from "../ws-subprotocols.ts";
 import { parseTtsFrame } from "./tts-frames.ts";
-import { nativeTtsPort } from "./tts-wire.ts";
-import { planTtsSession } from "./tts-query.ts";
-import { jsonOf, takeFrames } from "../raw-frames.ts";
-import { WsConnections } from "../ws-connections.ts";
+import { NativeTtsPort } from "./tts-wire.ts";
+import { type NativeTtsPlan, planTtsSession } from "./tts-query.ts";
+import { jsonOf } from "../raw-frames.ts";
+import { keepConnection, type SocketData, takeConnection } from "../ws-connections.ts";
+import type { SocketRoute } from "../socket-routes.ts";
 
 interface Connection {
   session: TtsSession;
-  port: WsPort;
+  port: NativeTtsPort;
+}
+
+type TtsSocket = SocketData<Connection> & { admission: SocketAdmission<NativeTtsPlan> };
+
+/** `/v1/tts` without a WebSocket upgrade. */
+export function ttsRoute() {
+  return new Elysia().get("/v1/tts", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")));
 }
 
 /**
  * `/v1/tts`: the native streaming TTS channel. Query errors known before the upgrade answer HTTP
  * 400; auth and provider permission are checked after it and close with 4401 / 4403.
  */
-export function ttsRoute(ctx: AppContext) {
-  const connections = new WsConnections<Connection>();
-
-  return new Elysia()
-    .get("/v1/tts", () => nativeError(new ApiError("websocket_upgrade_required", "connect with a WebSocket upgrade")))
-    .resolve(async ({ request }) => ({ admission: await admitChannel(ctx, nativeSocketKey(request), () => planTtsSession(ctx.catalogue, new URL(request.url).searchParams)) }))
-    .ws("/v1/tts", {
-      upgrade: ({ request, set }) => answerProtocol(request, set, NATIVE_PROTOCOL),
+export function ttsSocket(ctx: AppContext): SocketRoute<TtsSocket> {
+  const provider = (id: string) => ctx.providers.get(id);
+  return {
+    path: "/v1/tts",
+    protocol: NATIVE_PROTOCOL,
+    admit: async (request, query) => ({ admission: await admitChannel(ctx, nativeSocketKey(request), () => planTtsSession(ctx.catalogue, query)) }),
+    socket: {
       open(ws) {
-        const raw = ws.raw as ServerWebSocket<unknown>;
         const { admission } = ws.data;
         const { plan } = admission;
-        const port = new WsPort(raw);
+        const port = new NativeTtsPort(ws);
         const id = `tts_${crypto.randomUUID()}`;
         const session = new TtsSession(
           {
@@ -51,8 +54,8 @@ export function ttsRoute(ctx: AppContext) {
             idleTimeoutMs: ctx.config.sessionLimits.ttsIdleTimeoutMs,
           },
           {
-            provider: (id) => ctx.providers.get(id),
-            port: nativeTtsPort(port),
+            provider,
+            port,
             log: ctx.log,
             metrics: ctx.metrics,
             connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
@@ -60,21 +63,24 @@ export function ttsRoute(ctx: AppContext) {
             surface: "native",
           },
         );
-        takeFrames(raw, (frame) => {
-          const verdict = parseTtsFrame(typeof frame === "string" ? jsonOf(frame) : frame);
-          if ("error" in verdict) session.reject(verdict.error, verdict.message);
-          else session.command(verdict.command);
-        });
-        connections.set(ws, { session, port });
+        keepConnection(ws, { session, port });
         ctx.sessions.add(session, "tts");
       },
+      message(ws, frame) {
+        const session = ws.data.connection?.session;
+        if (!session) return;
+        const verdict = parseTtsFrame(typeof frame === "string" ? jsonOf(frame) : frame);
+        if ("error" in verdict) session.reject(verdict.error, verdict.message);
+        else session.command(verdict.command);
+      },
       drain(ws) {
-        connections.get(ws)?.port.drain();
+        ws.data.connection?.port.drain();
       },
       close(ws) {
-        const conn = connections.take(ws);
+        const conn = takeConnection(ws);
         conn?.session.abort();
         conn?.port.drain();
       },
-    });
+    },
+  };
 }

@@ -2,7 +2,7 @@ import type { CharacterTimes } from "../../providers/types.ts";
 import type { TtsPort, TtsSessionEvent } from "../../sessions/tts-events.ts";
 import { toMillisecond } from "../../util/milliseconds.ts";
 import { unreachable } from "../../util/unreachable.ts";
-import type { WsPort } from "../ws-port.ts";
+import { WsPort } from "../ws-port.ts";
 
 /** A TTS session event as `/v1/tts` frames it (docs/tts-websocket.md). */
 export function ttsWireEvent(event: TtsSessionEvent): Record<string, unknown> {
@@ -42,11 +42,8 @@ export function ttsWireEvent(event: TtsSessionEvent): Record<string, unknown> {
 const timesOf = (t: CharacterTimes) => ({ characters: t.chars, start_times: t.starts.map(toMillisecond), end_times: t.ends.map(toMillisecond) });
 
 /** A `/v1/tts` socket as a TTS session's port: events as JSON text frames, audio as binary frames. */
-export function nativeTtsPort(socket: WsPort): TtsPort {
-  return {
-    event: (event) => socket.sendEvent(ttsWireEvent(event)),
-    sendAudio: (chunk) => socket.sendAudio(chunk),
-    close: (code, reason) => socket.close(code, reason),
-    together: (fn) => socket.together(fn),
-  };
+export class NativeTtsPort extends WsPort implements TtsPort {
+  event(event: TtsSessionEvent): void {
+    this.sendEvent(ttsWireEvent(event));
+  }
 }

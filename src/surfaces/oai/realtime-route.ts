@@ -1,10 +1,8 @@
-import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ApiError, closeReason } from "../../errors.ts";
-import { takeFrames } from "../raw-frames.ts";
-import { admitRealtime, ConversationSockets, openedConversation } from "../realtime-conversations.ts";
+import type { SocketRoute } from "../socket-routes.ts";
+import { admitRealtime, type ConversationSocket, conversationSocket, openConversation, openedConversation } from "../realtime-conversations.ts";
 import { oaiConversation } from "./realtime-conversation.ts";
-import { answerProtocol } from "../ws-subprotocols.ts";
 import { OAI_PROTOCOL, realtimeCredential } from "./realtime-credential.ts";
 import { OaiEvents } from "./realtime-events.ts";
 import { oaiTranscription } from "./realtime-transcription.ts";
@@ -13,12 +11,11 @@ import { oaiTranscription } from "./realtime-transcription.ts";
 // runs that profile as a conversation; `?intent=transcription`, or no model, is a transcription
 // session of any streaming STT model. A client secret (`ek_…`) opens what it was minted for.
 
-export function oaiRealtimeRoute(ctx: AppContext) {
-  const connections = new ConversationSockets();
-
-  return new Elysia()
-    .resolve(async ({ request }) => {
-      const query = new URL(request.url).searchParams;
+export function oaiRealtimeSocket(ctx: AppContext): SocketRoute<ConversationSocket> {
+  return {
+    path: "/oai/realtime",
+    protocol: OAI_PROTOCOL,
+    admit: async (request, query) => {
       const model = query.get("intent") === "transcription" ? null : query.get("model");
       try {
         return { admission: await admitRealtime(ctx, { ...realtimeCredential(request), profileId: model, transcription: true }) };
@@ -27,17 +24,17 @@ export function oaiRealtimeRoute(ctx: AppContext) {
           throw new ApiError("model_not_found", `${model} is neither a realtime profile of this account nor a transcription session`, { param: "model" });
         throw err;
       }
-    })
-    .ws("/realtime", {
-      upgrade: ({ request, set }) => answerProtocol(request, set, OAI_PROTOCOL),
+    },
+    socket: {
+      ...conversationSocket,
       open(ws) {
         const { admission } = ws.data;
-        const { raw, conn, id } = connections.open(ws, "sess");
+        const { conn, id } = openConversation(ws, "sess");
         const events = new OaiEvents(conn.port);
         /** Frames that come while the session starts, taken in order once it has. */
         const early: (string | Uint8Array)[] = [];
         let handle: ((frame: string | Uint8Array) => void) | undefined;
-        takeFrames(raw, (frame) => (handle ? handle(frame) : void early.push(frame)));
+        conn.onFrame = (frame) => (handle ? handle(frame) : void early.push(frame));
         const refused = admission.credentialError;
         // As OpenAI does, the refusal is an error event before the close.
         if (refused) {
@@ -52,7 +49,6 @@ export function oaiRealtimeRoute(ctx: AppContext) {
           for (const frame of early.splice(0)) handle(frame);
         });
       },
-      drain: connections.drain,
-      close: connections.close,
-    });
+    },
+  };
 }

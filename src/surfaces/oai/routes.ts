@@ -4,7 +4,6 @@ import { notImplemented } from "../compat-access.ts";
 import { oaiAuth } from "./auth.ts";
 import { oaiModelsRoute } from "./models-route.ts";
 import { oaiRealtimeClientSecretsRoute } from "./realtime-client-secrets-route.ts";
-import { oaiRealtimeRoute } from "./realtime-route.ts";
 import { oaiSpeechRoute } from "./speech-route.ts";
 import { oaiTranscriptionRoute } from "./transcription-route.ts";
 
@@ -17,7 +16,6 @@ export function oaiRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/oai" })
     .use(oaiSpeechRoute(ctx))
     .use(oaiTranscriptionRoute(ctx))
-    .use(oaiRealtimeRoute(ctx))
     .use(oaiRealtimeClientSecretsRoute(ctx))
     .use(oaiModelsRoute(ctx))
     .use(oaiAuth(ctx))

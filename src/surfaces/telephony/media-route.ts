@@ -5,8 +5,9 @@ import { ApiError, CLOSE, closeReason, ERRORS } from "../../errors.ts";
 import { startConversation } from "../../realtime/start-conversation.ts";
 import { CallerAudio } from "../oai/realtime-audio.ts";
 import { nativeError } from "../error-responses.ts";
-import { takeFrames } from "../raw-frames.ts";
-import { admitRealtime, type ConversationConnection, ConversationSockets, openedConversation } from "../realtime-conversations.ts";
+import type { SocketRoute } from "../socket-routes.ts";
+import type { SocketData } from "../ws-connections.ts";
+import { admitRealtime, type ConversationConnection, conversationSocket, openConversation, openedConversation } from "../realtime-conversations.ts";
 import { CREDENTIAL_PARAMETER } from "./call-markup.ts";
 import { type CallGrant, MEDIA_PATH } from "./call-webhook-route.ts";
 import { ChunkOrder } from "./chunk-order.ts";
@@ -41,9 +42,17 @@ interface CallState {
   release: (() => void)[];
 }
 
-export function telephonyMediaRoutes(ctx: AppContext) {
-  const connections = new ConversationSockets();
+/** A media socket's data: the credential in its URL's query (Telnyx's), then its connection. */
+type MediaSocket = SocketData<ConversationConnection> & { queryCredential?: string };
 
+/** The carriers' plain GETs: they connect with an upgrade. */
+export function telephonyMediaRoutes() {
+  const upgradeFirst = () => nativeError(new ApiError("websocket_upgrade_required", "the carrier connects with a WebSocket upgrade"));
+  return new Elysia().get(`${MEDIA_PATH}/twilio`, upgradeFirst).get(`${MEDIA_PATH}/telnyx`, upgradeFirst);
+}
+
+/** The media sockets of both carriers. */
+export function telephonyMediaSockets(ctx: AppContext): SocketRoute<MediaSocket>[] {
   async function begin(carrier: string, state: CallState, start: Extract<CarrierEvent, { type: "start" }>, queryCredential: string | undefined) {
     const { conn } = state;
     const { [CREDENTIAL_PARAMETER]: parameterCredential, ...customParameters } = start.customParameters;
@@ -82,14 +91,15 @@ export function telephonyMediaRoutes(ctx: AppContext) {
     log.info({ sttFormat: stt.audioFormat }, "call started");
   }
 
-  function route(carrier: string) {
+  function route(carrier: string): SocketRoute<MediaSocket> {
     const wire = WIRES[carrier]!;
-    return {
-      open(ws: { raw: unknown; data: { query: Record<string, string | undefined> } }) {
-        const { raw, conn } = connections.open(ws, "call");
+    const socket = {
+      ...conversationSocket,
+      open(ws: Parameters<SocketRoute<MediaSocket>["socket"]["open"]>[0]) {
+        const { conn } = openConversation(ws, "call");
         const state: CallState = { conn, early: [], started: false, release: [] };
         const inOrder = new ChunkOrder((payload) => (state.hear ? state.hear(payload) : void state.early.push(payload)));
-        const queryCredential = ws.data.query.credential;
+        const { queryCredential } = ws.data;
         const deadline = setTimeout(() => {
           if (!state.started && !conn.gone) conn.port.close(ERRORS.invalid_media_frame.close, closeReason("invalid_media_frame"));
         }, START_WITHIN_MS);
@@ -98,7 +108,7 @@ export function telephonyMediaRoutes(ctx: AppContext) {
           conn.conversation?.abort();
           conn.port.close(ERRORS.invalid_media_frame.close, closeReason("invalid_media_frame"));
         };
-        takeFrames(raw, (frame) => {
+        conn.onFrame = (frame) => {
           const ev = wire.read(frame);
           if ("invalid" in ev) return refuse(ev.invalid);
           switch (ev.type) {
@@ -123,17 +133,16 @@ export function telephonyMediaRoutes(ctx: AppContext) {
             default:
               return;
           }
-        });
+        };
         conn.onClose = () => {
           clearTimeout(deadline);
           for (const free of state.release) free();
         };
       },
-      drain: connections.drain,
-      close: connections.close,
     };
+    // No admission at the handshake: the call's credential comes with the carrier's `start`.
+    return { path: `${MEDIA_PATH}/${carrier}`, admit: async (_request, query) => ({ queryCredential: query.get("credential") ?? undefined }), socket };
   }
 
-  const upgradeFirst = () => nativeError(new ApiError("websocket_upgrade_required", "the carrier connects with a WebSocket upgrade"));
-  return new Elysia().get(`${MEDIA_PATH}/twilio`, upgradeFirst).get(`${MEDIA_PATH}/telnyx`, upgradeFirst).ws(`${MEDIA_PATH}/twilio`, route("twilio")).ws(`${MEDIA_PATH}/telnyx`, route("telnyx"));
+  return [route("twilio"), route("telnyx")];
 }
