@@ -1,4 +1,5 @@
 import { ApiError } from "../errors.ts";
+import type { TtsCache } from "../sessions/tts-cache/tts-cache.ts";
 import type { Payer } from "../ledger/metered-request.ts";
 import type { Candidate } from "../routing/candidate.ts";
 import { planVoice, type VoiceLists, type Voiced } from "../planning/plan-voice.ts";
@@ -31,6 +32,7 @@ export interface ConversationContext extends VoiceLists, SessionServices {
     realtime: { allowPrivateUpstreams: boolean; appReplyTimeoutMs: number; appPingIntervalMs: number; answerQuietMs: number; idleTimeoutMs: number };
   };
   database: Database;
+  ttsCache: TtsCache;
 }
 
 /** What a conversation starts from: who pays, the profile and its plan, and the candidates the payer can pay for. */
@@ -145,7 +147,7 @@ export async function startConversation(
             return meteredSession(ctx.meter, ttsId, payer, spoken.candidates, surface, true);
           },
         };
-        const session = new TtsSession(setup, { ...common, provider: (pid) => ctx.providers.get(pid), port: ttsPort });
+        const session = new TtsSession(setup, { ...common, provider: (pid) => ctx.providers.get(pid), ttsCache: ctx.ttsCache, port: ttsPort });
         ctx.sessions.add(session, "tts");
         return session;
       },

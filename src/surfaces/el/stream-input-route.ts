@@ -92,10 +92,20 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         autoFlush: true,
         ...settings,
         alignment: plan?.syncAlignment,
+        cache: plan?.cache,
         // The handshake's key wins over the frame's.
         admit: async () => channelSession(ctx, id, handshakeKey(conn.request) ? admission : await withLateKey(ctx, admission, init.key), "el"),
       },
-      { provider: (pid) => ctx.providers.get(pid), port: conn.port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, health: ctx.health, surface: "el" },
+      {
+        provider: (pid) => ctx.providers.get(pid),
+        ttsCache: ctx.ttsCache,
+        port: conn.port,
+        log: ctx.log,
+        metrics: ctx.metrics,
+        connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
+        health: ctx.health,
+        surface: "el",
+      },
     );
     conn.session = session;
     ctx.sessions.add(session, "tts");

@@ -4,6 +4,7 @@ import { fallbacksOfText } from "../../planning/fallbacks.ts";
 import { planTts } from "../../planning/plan-tts.ts";
 import type { TtsPlan, TtsRequest } from "../../planning/tts-request.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
+import { cacheAllowed } from "../cache-opt-out.ts";
 import { providerOptions } from "../provider-options.ts";
 
 /** A `/v1/tts` session's plan: the typed request's, and what only this channel has. */
@@ -11,12 +12,14 @@ export interface NativeTtsPlan extends TtsPlan {
   autoFlush: boolean;
   /** `alignment=true`: `service.tts_alignment` events with the characters' times. */
   alignment: boolean;
+  /** `cache=false`: the TTS cache neither serves nor keeps this session's utterances. */
+  cache: boolean;
 }
 
-const RESERVED = ["model", "provider", "voice", "format", "auto_flush", "alignment", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks", "fallbacks"];
+const RESERVED = ["model", "provider", "voice", "format", "auto_flush", "alignment", "cache", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks", "fallbacks"];
 
 /** The `/v1/tts` query as a typed request, and the channel's own settings. Throws `ApiError`. */
-export function readTtsQuery(params: URLSearchParams): { request: TtsRequest; autoFlush: boolean; alignment: boolean } {
+export function readTtsQuery(params: URLSearchParams): { request: TtsRequest; autoFlush: boolean; alignment: boolean; cache: boolean } {
   const format = params.get("format") ?? "pcm";
   if (format !== "pcm" && format !== "mp3") throw new ApiError("invalid_request", "format must be pcm or mp3");
   const alignment = params.get("alignment") ?? "false";
@@ -33,11 +36,12 @@ export function readTtsQuery(params: URLSearchParams): { request: TtsRequest; au
     },
     autoFlush: params.get("auto_flush") !== "false",
     alignment: alignment === "true",
+    cache: cacheAllowed(params.get("cache")),
   };
 }
 
 /** Reads the `/v1/tts` query and plans it. Pure; throws `ApiError` (the request's member names are this query's). */
 export function planTtsSession(catalogue: Catalogue, params: URLSearchParams): NativeTtsPlan {
-  const { request, autoFlush, alignment } = readTtsQuery(params);
-  return { ...planTts(catalogue, request), autoFlush, alignment };
+  const { request, autoFlush, alignment, cache } = readTtsQuery(params);
+  return { ...planTts(catalogue, request), autoFlush, alignment, cache };
 }

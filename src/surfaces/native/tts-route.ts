@@ -44,6 +44,7 @@ export function ttsRoute(ctx: AppContext) {
             format: plan?.format ?? "pcm",
             autoFlush: plan?.autoFlush ?? true,
             alignment: plan?.alignment,
+            cache: plan?.cache,
             speed: plan?.speed,
             options: plan?.options ?? {},
             admit: () => channelSession(ctx, id, admission, "native"),
@@ -51,6 +52,7 @@ export function ttsRoute(ctx: AppContext) {
           },
           {
             provider: (id) => ctx.providers.get(id),
+            ttsCache: ctx.ttsCache,
             port: nativeTtsPort(port),
             log: ctx.log,
             metrics: ctx.metrics,
