@@ -13,9 +13,11 @@ import { openAiAt } from "./fakes/server-env.ts";
 // utterances synthesized in the same session.
 
 const fake = startFakeOpenAi();
+/** The default size (the test servers' own default is no cache). */
+const ON = { TTS_CACHE_BYTES: String(64 * 1024 * 1024) };
 let server: TestServer;
 
-beforeAll(async () => void (server = await startTestServer(openAiAt(fake))));
+beforeAll(async () => void (server = await startTestServer({ ...ON, ...openAiAt(fake) })));
 afterAll(async () => {
   await server.stop(0);
   fake.stop();
@@ -120,7 +122,7 @@ describe("a repeated utterance", () => {
 
 describe("the operator's settings", () => {
   test("with the shared scope, another tenant plays the entry", async () => {
-    const shared = await startTestServer({ ...openAiAt(fake), TTS_CACHE_SCOPE: "shared" });
+    const shared = await startTestServer({ ...ON, ...openAiAt(fake), TTS_CACHE_SCOPE: "shared" });
     try {
       await speak(shared, shared.key, ["A greeting for everyone."]);
       const other = await createKey(shared.ctx.database, "tenant-b");
@@ -132,7 +134,7 @@ describe("the operator's settings", () => {
   });
 
   test("a provider left out of TTS_CACHE_PROVIDERS is never cached", async () => {
-    const only = await startTestServer({ ...openAiAt(fake), TTS_CACHE_PROVIDERS: "flite,svox-pico" });
+    const only = await startTestServer({ ...ON, ...openAiAt(fake), TTS_CACHE_PROVIDERS: "flite,svox-pico" });
     try {
       await speak(only, only.key, ["Never kept."]);
       expect(await requestsDuring(() => speak(only, only.key, ["Never kept."]))).toBe(1);
@@ -143,7 +145,7 @@ describe("the operator's settings", () => {
 
   test("entries in TTS_CACHE_DIR outlive a restart", async () => {
     const dir = tempDir("voxroute-tts-cache-");
-    const env = { ...openAiAt(fake), TTS_CACHE_DIR: dir, TTS_CACHE_SCOPE: "shared" };
+    const env = { ...ON, ...openAiAt(fake), TTS_CACHE_DIR: dir, TTS_CACHE_SCOPE: "shared" };
     const before = await startTestServer(env);
     await speak(before, before.key, ["Kept on disk."]);
     while (!readdirSync(dir).some((f) => f.endsWith(".tts"))) await Bun.sleep(10);

@@ -3,6 +3,7 @@ import { AUDIO_BACKLOG_BYTES, ttsEventQueue } from "../../providers/audio-backlo
 import type { Utterance } from "../../providers/sentences.ts";
 import type { TtsEvent, TtsStream } from "../../providers/types.ts";
 import { UtteranceStream } from "../../providers/utterance-stream.ts";
+import { codePoints } from "../../util/code-points.ts";
 import { audioSeconds, type CacheEntry, type CachedTimes, shifted } from "./entry.ts";
 
 /** Where a cached stream reads and keeps its entries. */
@@ -26,6 +27,9 @@ export class CachedTtsStream extends UtteranceStream {
   /** Characters served from the cache (billed apart). */
   cachedChars = 0;
   private stopped = false;
+  /** Characters written to the provider, and its `flushed` answers still to come for utterances its `spoken` already ended. */
+  private written = 0;
+  private lateFlushes = 0;
 
   constructor(
     private readonly inner: TtsStream,
@@ -43,6 +47,7 @@ export class CachedTtsStream extends UtteranceStream {
     // As written, white space around it included: timings cover every character written.
     this.inner.write(utterance.raw);
     this.inner.flush();
+    this.written += codePoints(utterance.raw);
     const audio: Uint8Array[] = [];
     const timings: CachedTimes[] = [];
     const startedAt = this.innerAt;
@@ -53,8 +58,17 @@ export class CachedTtsStream extends UtteranceStream {
         throw new ProviderError(`${this.provider} ended the stream before it spoke the utterance`, true);
       }
       const ev = next.value;
-      if (ev.type === "flushed") break;
-      if (ev.type === "spoken") continue;
+      if (ev.type === "flushed") {
+        if (this.lateFlushes === 0) break;
+        this.lateFlushes--;
+        continue;
+      }
+      // The provider says the utterance's audio is all out: it is done though the flush's answer may never come (a provider failing right after).
+      if (ev.type === "spoken") {
+        if (ev.chars < this.written) continue;
+        this.lateFlushes++;
+        break;
+      }
       if (ev.type === "alignment") {
         const own = { alignment: shifted(ev.alignment, -startedAt), ...(ev.normalized ? { normalized: shifted(ev.normalized, -startedAt) } : {}) };
         timings.push(own);
