@@ -146,7 +146,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     const voice = voiceOf(binding, this.setup.voice);
     const opening = provider.open({ model: binding.id, voice, format, ...(sampleRate ? { sampleRate } : {}), ...(speed !== undefined ? { speed } : {}), options, ...(alignment ? { alignment } : {}) });
     const opened = await openWithin(opening, this.deps.connectTimeoutMs, binding.provider.id, (late) => late.cancel());
-    const stream = this.cached(opened, binding, voice);
+    const stream = this.deps.ttsCache?.around(opened, this.setup, binding, voice, this.admission!.meter.payer.tenantId) ?? opened;
     await this.admission!.meter.reserved();
     if (this.closed) {
       stream.cancel();
@@ -166,17 +166,6 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     const queued = this.pending;
     this.pending = [];
     for (const cmd of queued) this.apply(cmd);
-  }
-
-  /** The provider's stream through the TTS cache, where the provider may be cached and the request did not opt out. */
-  private cached(stream: TtsStream, binding: Candidate, voice: string | undefined): TtsStream {
-    const cache = this.deps.ttsCache;
-    const provider = binding.provider.id;
-    if (!cache || this.setup.cache === false || !cache.serves(provider)) return stream;
-    const { options, speed, alignment, rulesVersion } = this.setup;
-    const { encoding, sampleRate } = stream.audioFormat;
-    const key = { provider, model: binding.id, voice, encoding, sampleRate, speed, options, alignment: !!alignment, rulesVersion: rulesVersion ?? "" };
-    return cache.wrap(stream, key, this.admission!.meter.payer.tenantId);
   }
 
   /** Drains the provider into the socket; true when the provider finished after `close`. */

@@ -1,3 +1,4 @@
+import type { Binding } from "../../catalogue/types.ts";
 import type { Metrics } from "../../metrics.ts";
 import type { TtsStream } from "../../providers/types.ts";
 import { CachedTtsStream } from "./cached-stream.ts";
@@ -22,6 +23,15 @@ export interface TtsCacheSettings {
   providers: "all" | readonly string[];
 }
 
+/** What of a session's setup the cache reads (`TtsSessionSetup`'s fields). */
+interface SessionSound {
+  cache?: boolean;
+  options: Record<string, string>;
+  speed?: number;
+  alignment?: boolean;
+  rulesVersion?: string;
+}
+
 export class TtsCache {
   private readonly memory: MemoryLru;
   private readonly disk: DiskStore | undefined;
@@ -38,6 +48,15 @@ export class TtsCache {
   /** Whether a provider's audio may be kept. */
   serves(provider: string): boolean {
     return this.settings.bytes > 0 && (this.settings.providers === "all" || this.settings.providers.includes(provider));
+  }
+
+  /** A session's provider stream through the cache; as it is when the provider may not be cached or the request opted out. */
+  around(stream: TtsStream, setup: SessionSound, binding: Binding, voice: string | undefined, tenantId: string): TtsStream {
+    const provider = binding.provider.id;
+    if (setup.cache === false || !this.serves(provider)) return stream;
+    const { options, speed, alignment, rulesVersion } = setup;
+    const { encoding, sampleRate } = stream.audioFormat;
+    return this.wrap(stream, { provider, model: binding.id, voice, encoding, sampleRate, speed, options, alignment: !!alignment, rulesVersion: rulesVersion ?? "" }, tenantId);
   }
 
   /** `inner` with its utterances served from the cache where they are in it, and kept once spoken to their end. */
