@@ -132,6 +132,8 @@ export interface TtsCacheConfig {
   scope: "tenant" | "shared";
   /** `TTS_CACHE_PROVIDERS`: `all`, or the ids of the providers whose audio may be kept. */
   providers: "all" | string[];
+  /** `TTS_CACHE_PRICE_FACTOR`: a hit's characters cost the model's price times this (a decimal). */
+  priceFactor: string;
 }
 
 export interface VoiceCatalogueConfig {
@@ -215,12 +217,15 @@ function ttsCache(env: Env): TtsCacheConfig {
   const scope = env.TTS_CACHE_SCOPE || "tenant";
   if (scope !== "tenant" && scope !== "shared") throw new Error(`config: TTS_CACHE_SCOPE must be tenant or shared, got "${scope}"`);
   const providers = envReader(env).list("TTS_CACHE_PROVIDERS");
+  const priceFactor = env.TTS_CACHE_PRICE_FACTOR || "1";
+  if (!/^\d+(\.\d{1,6})?$/.test(priceFactor)) throw new Error(`config: TTS_CACHE_PRICE_FACTOR must be a decimal >= 0 with at most 6 decimals, got "${priceFactor}"`);
   return {
     bytes: integer(env, "TTS_CACHE_BYTES", 64 * 1024 * 1024),
     dir: env.TTS_CACHE_DIR || undefined,
     dirBytes: integer(env, "TTS_CACHE_DIR_BYTES", 1024 * 1024 * 1024, 1),
     scope,
     providers: providers.length === 0 || providers.includes("all") ? "all" : providers,
+    priceFactor,
   };
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
-import { createKey } from "./helpers/accounts.ts";
+import { createKey, fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { tempDir } from "./helpers/temp-dirs.ts";
@@ -130,6 +130,28 @@ describe("the operator's settings", () => {
       expect(await requestsDuring(() => speak(shared, other.key, ["A greeting for everyone."]))).toBe(0);
     } finally {
       await shared.stop(0);
+    }
+  });
+
+  test("a hit is billed per character at the model's price times TTS_CACHE_PRICE_FACTOR, its characters counted apart", async () => {
+    const discounted = await startTestServer({ ...ON, ...openAiAt(fake), TTS_CACHE_PRICE_FACTOR: "0.25" });
+    try {
+      const { key, tenantId } = await fundedAccount(discounted);
+      const TEXT = "Please hold while I check that for you. ";
+      const NEW = "Thanks for waiting.";
+      await speak(discounted, key, [TEXT]);
+      const full = await lastActivity(discounted, tenantId);
+      expect(full.cachedUnits).toBe(0);
+      await speak(discounted, key, [TEXT, NEW]);
+      const mixed = await lastActivity(discounted, tenantId);
+      expect(mixed.id).not.toBe(full.id);
+      const [cached, synthesized] = [[...TEXT].length, [...NEW].length];
+      expect(mixed).toMatchObject({ usageAmount: cached + synthesized, cachedUnits: cached });
+      const perCharacter = full.credits / full.usageAmount; // whole credits per character at this model's price
+      expect(Number.isInteger(perCharacter)).toBe(true); // no sub-credit carry from the first session
+      expect(mixed.credits).toBe(Math.floor(synthesized * perCharacter + cached * perCharacter * 0.25));
+    } finally {
+      await discounted.stop(0);
     }
   });
 

@@ -67,6 +67,7 @@ export async function activityPage({ db, schema }: Database, q: ActivityQuery) {
       attempts: JSON.parse(r.attempts),
       ...(r.voice ? { voice: r.voice } : {}),
       ...(r.parts ? { parts: JSON.parse(r.parts) } : {}),
+      ...(r.cachedUnits ? { cached_units: r.cachedUnits } : {}),
     })),
     next: rows.length > q.limit && last ? { t: last.startedAt.getTime(), id: last.id } : undefined,
   };

@@ -47,6 +47,8 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private readonly out = new TtsAudioOut(this.deps.port, this.idle, () => this.closed);
   /** Stopped by a barge-in: what was spoken is what the listener wanted, so the record is `completed`. */
   private interrupted = false;
+  /** Characters the cache played for the candidates before the current one. */
+  private cachedBefore = 0;
 
   constructor(setup: TtsSessionSetup, deps: TtsSessionDeps) {
     super(setup, deps, { channel: "tts", quiet: "no frame from the client and nothing to send" });
@@ -93,6 +95,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       },
       canMoveOn: () => true,
       moveOn: () => {
+        this.cachedBefore = this.deps.ttsCache?.played(this.stream, this.cachedBefore)?.units ?? 0;
         this.stream?.cancel();
         this.stream = undefined;
         this.state = "starting";
@@ -290,6 +293,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       status: outcome === "completed" || this.interrupted || (outcome === "cut_off" && this.text.admitted > 0) ? "completed" : "failed",
       latencyMs: (this.firstAudioAt ?? performance.now()) - (this.firstTextAt ?? this.firstAudioAt ?? performance.now()),
       details: { characters: this.text.admitted, audioBytes: this.out.bytes },
+      cached: this.deps.ttsCache?.played(this.stream, this.cachedBefore),
     };
   }
 

@@ -21,6 +21,8 @@ export interface TtsCacheSettings {
   scope: "tenant" | "shared";
   /** Providers whose audio may be kept: `all`, or their ids. */
   providers: "all" | readonly string[];
+  /** A hit's characters cost the model's price times this (a decimal string). */
+  priceFactor: string;
 }
 
 /** What of a session's setup the cache reads (`TtsSessionSetup`'s fields). */
@@ -43,6 +45,12 @@ export class TtsCache {
     this.memory = new MemoryLru(settings.bytes, (n) => metrics?.ttsCacheEvictions.inc({ tier: "memory" }, n));
     this.disk = settings.dir ? new DiskStore(settings.dir, settings.dirBytes, (n) => metrics?.ttsCacheEvictions.inc({ tier: "disk" }, n)) : undefined;
     this.gauge();
+  }
+
+  /** Characters a session's stream played from the cache, with the price factor they are billed at; undefined when none. */
+  played(stream: TtsStream | undefined, before = 0): { units: number; factor: string } | undefined {
+    const units = before + (stream instanceof CachedTtsStream ? stream.cachedChars : 0);
+    return units ? { units, factor: this.settings.priceFactor } : undefined;
   }
 
   /** Whether a provider's audio may be kept. */
