@@ -34,3 +34,22 @@ test("the same answer in two turns is synthesized once and played from the cache
   expect(await count("ttsCacheMisses")).toBe(misses);
   expect(await count("ttsCacheHits")).toBeGreaterThan(hits);
 });
+
+test("a profile with pipeline.tts.cache false is neither played from nor kept in the cache; any other value is 400", async () => {
+  const { key } = await fundedAccount(server);
+  const bad = await fetch(`${server.url}/v1/realtime/profiles`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "x", pipeline: { stt: { model: "pocketsphinx" }, tts: { model: "flite", voice: "slt", cache: "no" }, upstream: { url: app.url("/echo") } } }),
+  });
+  expect(bad.status).toBe(400);
+  expect(await bad.json()).toMatchObject({ error: "invalid_request", param: "pipeline.tts.cache" });
+  const profileId = await realtimeProfile(server, key, app.url("/echo"), { tts: { model: "flite", voice: "slt", cache: false } });
+  const c = await callProfile(server, profileId, key);
+  const [hits, misses] = [await count("ttsCacheHits"), await count("ttsCacheMisses")];
+  await say(c, concat([silence(300), speak("Thank you very much for your help."), silence(900)]));
+  await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.done"));
+  c.send({ type: "realtime.session.close" });
+  expect((await c.closed).close.code).toBe(1000);
+  expect([await count("ttsCacheHits"), await count("ttsCacheMisses")]).toEqual([hits, misses]);
+});

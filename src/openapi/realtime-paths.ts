@@ -3,7 +3,7 @@ import { OUTPUT_FORMATS } from "../realtime/output-formats.ts";
 import { APP_PROTOCOLS } from "../realtime/profiles.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { BUDGET_EXCEEDED, failures, KEY_FAILURES } from "./error-envelopes.ts";
-import { answer, fallbacks, json, jsonBody, pathParam, query } from "./operation.ts";
+import { answer, CACHE_FIELD, fallbacks, json, jsonBody, pathParam, query } from "./operation.ts";
 import { boolean, constant, integer, map, object, oneOfValues, ref, string, timestamp } from "./schema.ts";
 import { CURSOR, LIMIT, page } from "./paging.ts";
 import { BEARER, SOCKET_KEY } from "./security.ts";
@@ -35,7 +35,11 @@ function pipeline(stored: boolean) {
         description: capability === "stt" ? "The recognizer's `/v1/stt` settings (`audio_format`, `language`, turn settings, …), at most 4 KB of JSON" : "At most 4 KB of JSON, kept",
       },
     };
-    const tts = { voice: string("The voice, passed as given"), format: oneOfValues(Object.keys(OUTPUT_FORMATS), "The audio a conversation sends its client (default `pcm_16000`)") };
+    const tts = {
+      voice: string("The voice, passed as given"),
+      format: oneOfValues(Object.keys(OUTPUT_FORMATS), "The audio a conversation sends its client (default `pcm_16000`)"),
+      cache: CACHE_FIELD,
+    };
     return object(
       { model: string(`A streaming ${capability.toUpperCase()} model of this deployment`), ...(stored ? kept : {}) },
       { provider: string("Pins the provider"), ...(stored ? {} : kept), ...(capability === "tts" ? tts : {}), fallbacks: fallbacks(capability) },

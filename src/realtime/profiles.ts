@@ -32,6 +32,8 @@ export interface PipelineStage {
   input: Record<string, unknown>;
   /** Models tried after the stage's own providers (`{model}` for STT, `{model, voice}` for TTS). */
   fallbacks?: ModelChoice[];
+  /** TTS: `false`, the router's TTS cache neither plays nor keeps the conversation's speech. */
+  cache?: false;
 }
 
 export interface Pipeline {
@@ -107,7 +109,7 @@ function shortText(value: unknown, param: string): string | undefined {
 function stage(catalogue: Catalogue, value: unknown, capability: Capability): PipelineStage {
   const param = `pipeline.${capability}`;
   if (!isObject(value)) throw new ApiError("invalid_request", `${param} must be an object with a model`, { param });
-  const { model, provider: rawProvider, voice: rawVoice, provider_options, input, format, fallbacks: rawFallbacks } = value;
+  const { model, provider: rawProvider, voice: rawVoice, provider_options, input, format, fallbacks: rawFallbacks, cache } = value;
   if (typeof model !== "string" || !model) throw new ApiError("model_required", `${param}.model is required`, { param: `${param}.model` });
   const provider = shortText(rawProvider, `${param}.provider`);
   const voice = shortText(rawVoice, `${param}.voice`);
@@ -129,8 +131,11 @@ function stage(catalogue: Catalogue, value: unknown, capability: Capability): Pi
         param: `${param}.format`,
       },
     );
+  if (cache !== undefined && (capability !== "tts" || typeof cache !== "boolean"))
+    throw new ApiError("invalid_request", capability === "tts" ? `${param}.cache must be true or false` : `${param}.cache is not a member of the STT stage`, { param: `${param}.cache` });
   return {
     model,
+    ...(cache === false ? { cache } : {}),
     ...(provider ? { provider } : {}),
     ...(voice ? { voice } : {}),
     ...(format ? { format } : {}),

@@ -134,6 +134,7 @@ export async function startConversation(
           format: "pcm",
           sampleRate: output.sampleRate,
           autoFlush: true,
+          cache: profile.pipeline.tts.cache,
           speed: plan.tts.speed,
           options: plan.tts.options,
           admit: async () => {
