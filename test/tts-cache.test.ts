@@ -86,6 +86,18 @@ describe("a repeated utterance", () => {
     expect(probed.seconds).toBeGreaterThan(0);
   });
 
+  test("from an embedded engine's MP3 (one LAME stream across utterances, frames not ending where utterances do) is not cached", async () => {
+    const flite = "model=flite&voice=slt&format=mp3";
+    const count = async () => (await server.ctx.metrics.ttsCacheMisses.get()).values.find((v) => v.labels.provider === "flite")?.value ?? 0;
+    const before = await count();
+    const made = joined(await speak(server, server.key, ["Welcome to the flite line."], flite));
+    const again = joined(await speak(server, server.key, ["Welcome to the flite line."], flite));
+    expect(again).toEqual(made);
+    expect(await count()).toBe(before);
+    await speak(server, server.key, ["Welcome to the flite line."], "model=flite&voice=slt&format=pcm");
+    expect(await count()).toBe(before + 1);
+  });
+
   test("is synthesized again when the request opts out with cache=false", async () => {
     await speak(server, server.key, ["Opting out is allowed."]);
     expect(await requestsDuring(() => speak(server, server.key, ["Opting out is allowed."], `${PCM}&cache=false`))).toBe(1);

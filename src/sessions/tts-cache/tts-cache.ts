@@ -1,6 +1,7 @@
 import type { Binding } from "../../catalogue/types.ts";
 import type { Metrics } from "../../metrics.ts";
 import type { TtsStream } from "../../providers/types.ts";
+import { UtteranceTtsStream } from "../../providers/utterance-stream.ts";
 import { CachedTtsStream } from "./cached-stream.ts";
 import { DiskStore } from "./disk-store.ts";
 import type { CacheEntry } from "./entry.ts";
@@ -62,6 +63,9 @@ export class TtsCache {
   around(stream: TtsStream, setup: SessionSound, binding: Binding, voice: string | undefined, tenantId: string): TtsStream {
     const provider = binding.provider.id;
     if (setup.cache === false || !this.serves(provider)) return stream;
+    // MP3 is kept only where each utterance is a request of its own, a whole MP3: an engine's or a
+    // socket's MP3 is one encoder's stream, whose frames do not end where utterances do.
+    if (stream.audioFormat.encoding === "mp3" && !(stream instanceof UtteranceTtsStream)) return stream;
     const { options, speed, alignment, rulesVersion } = setup;
     const { encoding, sampleRate } = stream.audioFormat;
     return this.wrap(stream, { provider, model: binding.id, voice, encoding, sampleRate, speed, options, alignment: !!alignment, rulesVersion: rulesVersion ?? "" }, tenantId);
