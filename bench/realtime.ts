@@ -11,6 +11,7 @@
 // in the same 20 ms) or spread over 1 s.
 import { FAKE_DEEPGRAM_KEY } from "../test/fakes/deepgram.ts";
 import { concat, frames, silence, speak, spokenSpans } from "../test/helpers/speech.ts";
+import { auraSpeaker, directHops, playRealTime, socket } from "./lib/paced-sockets.ts";
 import { spawnBun } from "./lib/procs.ts";
 import { arrivals, levels, PATTERNS, paired, percentile } from "./lib/stats.ts";
 import { mkdtempSync } from "node:fs";
@@ -58,32 +59,6 @@ interface Milestones {
   audio: number;
 }
 
-function socket(url: string, headers: Record<string, string> = {}): WebSocket {
-  const ws = new WebSocket(url, { headers } as never);
-  ws.binaryType = "arraybuffer";
-  return ws;
-}
-
-const opened = (ws: WebSocket) =>
-  new Promise<void>((resolve, reject) => {
-    ws.onopen = () => resolve();
-    ws.onerror = () => reject(new Error("connection refused"));
-  });
-
-/** Sends the caller's audio in real time from `start`; resolves with when the speech's last frame went. */
-async function play(ws: WebSocket): Promise<number> {
-  const start = performance.now();
-  let speechEnd = 0;
-  for (const [i, frame] of AUDIO.entries()) {
-    const due = start + i * 20 - performance.now();
-    if (due > 0) await Bun.sleep(due);
-    if (ws.readyState !== WebSocket.OPEN) break;
-    ws.send(frame);
-    if (i === SPEECH_END_FRAME) speechEnd = performance.now();
-  }
-  return speechEnd;
-}
-
 /** The caller through the router's /v1/realtime, `after` ms from now. */
 async function viaRouter(after = 0): Promise<Milestones> {
   if (after) await Bun.sleep(after);
@@ -106,7 +81,7 @@ async function viaRouter(after = 0): Promise<Milestones> {
     ws.onclose = (e) => reject(new Error(`closed ${e.code} ${e.reason}`));
   });
   await ready;
-  m.speechEnd = await play(ws);
+  m.speechEnd = await playRealTime(ws, AUDIO, SPEECH_END_FRAME);
   await answered;
   ws.onclose = null;
   ws.close();
@@ -116,14 +91,21 @@ async function viaRouter(after = 0): Promise<Milestones> {
 /** The same caller, with this process doing the router's hops: Flux, the application, Aura. */
 async function viaDirect(after = 0): Promise<Milestones> {
   if (after) await Bun.sleep(after);
-  const stt = socket(`${dgWs}/v2/listen?model=flux-general-en&encoding=linear16&sample_rate=16000`, auth);
-  const appWs = socket(`${app.info.url}/echo`);
-  await Promise.all([opened(stt), opened(appWs)]);
-  appWs.send(JSON.stringify({ type: "setup", sessionId: "direct", profileId: "direct", callSid: "", from: "", to: "", direction: "inbound", customParameters: {} }));
+  const hops = await directHops(`${dgWs}/v2/listen?model=flux-general-en&encoding=linear16&sample_rate=16000`, auth, `${app.info.url}/echo`);
+  const { stt, appWs } = hops;
   const m = { speechEnd: 0, final: 0, token: 0, audio: 0 };
+  let closeTts = () => {};
   const answered = new Promise<void>((resolve, reject) => {
-    let tts: WebSocket | undefined;
-    let ttsOpen: Promise<void> | undefined;
+    const tts = auraSpeaker(
+      `${dgWs}/v1/speak?model=aura-2-thalia-en&encoding=linear16&sample_rate=16000`,
+      auth,
+      () => {
+        m.audio ||= performance.now();
+        resolve();
+      },
+      reject,
+    );
+    closeTts = tts.close;
     stt.onmessage = (e) => {
       const ev = JSON.parse(String(e.data));
       if (ev.type === "TurnInfo" && ev.event === "EndOfTurn" && !m.final) {
@@ -135,27 +117,14 @@ async function viaDirect(after = 0): Promise<Milestones> {
       const msg = JSON.parse(String(e.data));
       if (msg.type !== "text") return;
       m.token ||= performance.now();
-      if (!tts) {
-        tts = socket(`${dgWs}/v1/speak?model=aura-2-thalia-en&encoding=linear16&sample_rate=16000`, auth);
-        ttsOpen = opened(tts);
-        tts.onmessage = (a) => {
-          if (typeof a.data === "string") return;
-          m.audio ||= performance.now();
-          resolve();
-        };
-      }
-      const speakIt = () => {
-        tts!.send(JSON.stringify({ type: "Speak", text: msg.token }));
-        if (msg.last) tts!.send('{"type":"Flush"}');
-      };
-      ttsOpen!.then(speakIt, reject);
+      tts.speak(msg.token, msg.last);
     };
     stt.onclose = (e) => !m.audio && reject(new Error(`flux closed ${e.code}`));
   });
-  m.speechEnd = await play(stt);
+  m.speechEnd = await playRealTime(stt, AUDIO, SPEECH_END_FRAME);
   await answered;
-  stt.close();
-  appWs.close();
+  hops.close();
+  closeTts();
   return m;
 }
 

@@ -8,7 +8,7 @@
 // relay's CPU per session (upgrade, auth, admission, first audio, settle, close) is read from /proc.
 // First, issue 28's items 1 and 2 as it judges them (`hotPath` below: BENCH_ROUNDS, BENCH_HOT_ONLY,
 // BENCH_HOT_ITEMS, BENCH_AB_DIR, BENCH_PROF for a --cpu-prof-md of the SQLite router, BENCH_PROCS for
-// the router as several processes on one port).
+// the router as several processes on one port, BENCH_TRACED for the router with tracing on beside it).
 // STT: event latency, from the audio frame that completes half a second (the Deepgram fake
 // answers each half second with an interim Results) to that event, through /v1/stt vs direct.
 import { FAKE_DEEPGRAM_KEY } from "../test/fakes/deepgram.ts";
@@ -55,6 +55,18 @@ const routers: { name: string; proc: Proc }[] = [
 // (REUSE_PORT: several event loops), joining the hot-path rounds; its CPU is their main threads' sum.
 const procs = Number(process.env.BENCH_PROCS ?? 1);
 const several = procs > 1 ? await spawnRouters(procs, routerEnv(`sqlite://${join(mkdtempSync(join(tmpdir(), "bench-upstream-procs-")), "db.sqlite")}`)) : [];
+
+// BENCH_TRACED=1: the SQLite router also with OpenTelemetry tracing on (every trace sampled:
+// traceidratio 1.0), exporting to the OTLP receiver fake in its own process, joining the hot-path rounds.
+const receiver = process.env.BENCH_TRACED ? await spawnBun(["test/fakes/otlp-receiver-server.ts"]) : undefined;
+const traced = receiver
+  ? await spawnBun(["bench/bench-server.ts"], {
+      ...routerEnv(`sqlite://${join(mkdtempSync(join(tmpdir(), "bench-upstream-traced-")), "db.sqlite")}`),
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.info.url,
+      OTEL_TRACES_SAMPLER: "traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "1.0",
+    })
+  : undefined;
 
 interface Round {
   ttfa: number[];
@@ -198,6 +210,7 @@ async function hotPath(rounds: number, n: number): Promise<void> {
     { name: "relay", url: wsOf(relay.info.url), auth: {} as Record<string, string>, pid: relay.proc.pid },
     { name: "router", url: wsOf(routers[0].proc.info.url), auth: { Authorization: `Bearer ${routers[0].proc.info.key}` }, pid: routers[0].proc.proc.pid as number | number[] },
     ...(base ? [{ name: "other checkout's router", url: wsOf(base.info.url), auth: { Authorization: `Bearer ${base.info.key}` }, pid: base.proc.pid }] : []),
+    ...(traced ? [{ name: "router, traced", url: wsOf(traced.info.url), auth: { Authorization: `Bearer ${traced.info.key}` }, pid: traced.proc.pid }] : []),
     ...(several.length
       ? [{ name: `router × ${several.length} processes`, url: wsOf(several[0].info.url), auth: { Authorization: `Bearer ${several[0].info.key}` }, pid: several.map((p) => p.proc.pid) }]
       : []),
@@ -240,7 +253,12 @@ async function hotPath(rounds: number, n: number): Promise<void> {
     }
     console.log(
       `  median of ${rounds}: ${parties.map((p, k) => `${p.name} ${median(cpu[k]).toFixed(0)} µs`).join(", ")}; router − relay (median of the runs' differences) ${median(paired(cpu[1], cpu[0])).toFixed(0)} µs` +
-        `${base ? `; router − other ${median(paired(cpu[1], cpu[2])).toFixed(0)} µs` : ""}; first audio added over the relay (median of the runs' p50 / p99): ` +
+        `${base ? `; router − other ${median(paired(cpu[1], cpu[2])).toFixed(0)} µs` : ""}` +
+        parties
+          .slice(2)
+          .map((p, k) => `; ${p.name} − router ${median(paired(cpu[k + 2], cpu[1])).toFixed(0)} µs`)
+          .join("") +
+        `; first audio added over the relay (median of the runs' p50 / p99): ` +
         parties
           .slice(1)
           .map((p, k) => `${p.name} ${median(added[k + 1].p50).toFixed(1)} / ${median(added[k + 1].p99).toFixed(1)} ms`)
@@ -318,6 +336,8 @@ async function stopAll(): Promise<never> {
   for (const r of routers) await r.proc.stop();
   for (const r of several) await r.stop();
   await base?.stop();
+  await traced?.stop();
+  await receiver?.stop();
   await Promise.all([relay.stop(), fake.stop(), deepgram.stop()]);
   await pg.drop();
   process.exit(0);

@@ -13,6 +13,7 @@ import { keysRoutes } from "./surfaces/account/keys-routes.ts";
 import { limitsRoutes } from "./surfaces/account/limits-routes.ts";
 import { catalogueRoutes } from "./surfaces/native/catalogue-routes.ts";
 import { customVoiceRoutes } from "./surfaces/native/custom-voices-routes.ts";
+import { pronunciationRoutes } from "./surfaces/native/pronunciation-routes.ts";
 import { voicesRoute } from "./surfaces/native/voices-route.ts";
 import { sttRoute } from "./surfaces/native/stt-route.ts";
 import { transcriptionRoute } from "./surfaces/native/transcription-route.ts";
@@ -20,6 +21,9 @@ import { ttsRoute } from "./surfaces/native/tts-route.ts";
 import { realtimeProfileRoutes } from "./surfaces/native/realtime-profile-routes.ts";
 import { realtimeClientSecretRoute } from "./surfaces/native/realtime-client-secret-route.ts";
 import { realtimeRoute } from "./surfaces/native/realtime-route.ts";
+import { callWebhookRoute } from "./surfaces/telephony/call-webhook-route.ts";
+import { telephonyMediaRoutes } from "./surfaces/telephony/media-route.ts";
+import { phoneLinkRoutes } from "./surfaces/telephony/phone-link-routes.ts";
 import { elevenLabsRoutes } from "./surfaces/el/routes.ts";
 import { oaiRoutes } from "./surfaces/oai/routes.ts";
 import { opsRoutes } from "./surfaces/ops-routes.ts";
@@ -85,7 +89,11 @@ export function createApp(ctx: AppContext) {
     realtimeProfileRoutes,
     realtimeClientSecretRoute,
     realtimeRoute,
+    phoneLinkRoutes,
+    callWebhookRoute,
+    telephonyMediaRoutes,
     customVoiceRoutes,
+    pronunciationRoutes,
     oaiRoutes,
     elevenLabsRoutes,
   ]);

@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { aliasesOfJson, mergeAliases, modelAliasesOfText, type OperatorAliases, voiceAliasesOfText } from "./catalogue/operator-aliases.ts";
 import type { LogLevel } from "./log.ts";
+import { type TracingSettings, tracingSettings } from "./tracing/settings.ts";
 import type { EnvReader } from "./providers/home.ts";
 import { readProviderSettings, type ProviderSettings } from "./providers/all.ts";
 
@@ -31,7 +32,7 @@ export interface Config {
    * and reused), and how many sessions may wait for one, for how long, before they are refused.
    */
   localStt: { perWorker: number; queue: number; waitMs: number };
-  /** Bound on how long a provider may take to accept a session before the next candidate is tried. */
+  /** Bound on how long a network provider may take to accept a session before the next candidate is tried (embedded engines queue instead). */
   providerConnectTimeoutMs: number;
   /** When a binding's circuit opens and for how long (docs/routing.md#provider-health). */
   providerHealth: { failureThreshold: number; cooldownMs: number; cooldownMaxMs: number };
@@ -86,6 +87,8 @@ export interface Config {
   aliases: OperatorAliases;
   /** PEM files that make the port serve https and wss (docs/operations.md#tls); read again on SIGHUP. */
   tls?: TlsFiles;
+  /** OpenTelemetry traces over OTLP/HTTP; absent (tracing off) unless an OTLP endpoint is set. */
+  tracing?: TracingSettings;
   /** Each provider's settings, read by its own declaration (`providers/<id>/index.ts`) through `envReader`. */
   providers: ProviderSettings;
   /** Where `max_sessions` and `requests_per_minute` are counted (docs/limits.md): this instance, or Redis for the fleet. */
@@ -346,6 +349,7 @@ export function loadConfig(env: Env): Config {
     voices: voices(env),
     aliases: aliases(env),
     tls: tls(env),
+    tracing: tracingSettings(env),
     providers: readProviderSettings(envReader(env)),
     limitCounters: {
       redisUrl: redisUrl(env),

@@ -14,8 +14,10 @@ import type { Metrics } from "./metrics.ts";
 import type { ProviderHealth } from "./routing/health.ts";
 import type { TtsCache } from "./sessions/tts-cache/tts-cache.ts";
 import type { ClientSecrets } from "./realtime/client-secrets.ts";
+import type { PhoneLinks } from "./realtime/phone-links.ts";
 import type { RealtimeProfiles } from "./realtime/profiles.ts";
 import type { CustomVoices } from "./voices/custom-voices.ts";
+import type { PronunciationDictionaries } from "./pronunciation/dictionaries.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import type { SessionRegistry } from "./sessions/registry.ts";
 import type { VadLanes } from "./sessions/router-turns.ts";
@@ -56,8 +58,12 @@ export interface AppContext {
   profiles: RealtimeProfiles;
   /** Single-use credentials for `/v1/realtime`; its socket calls `redeem`. */
   clientSecrets: ClientSecrets;
+  /** Carriers' numbers pointed at profiles (docs/telephony.md). */
+  phoneLinks: PhoneLinks;
   /** Tenants' cloned voices, and where requests for them may go. */
   customVoices: CustomVoices;
+  /** The tenants' pronunciation dictionaries (docs/pronunciation.md). */
+  pronunciation: PronunciationDictionaries;
   /** Tenants' and keys' `max_sessions` and `requests_per_minute`, counted here or in Redis (docs/limits.md). */
   limits: Limiter;
   /** False once shutdown began: /healthz turns 503 so balancers stop sending traffic. */

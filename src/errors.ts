@@ -20,6 +20,8 @@ export const ERRORS = {
   insufficient_balance: { status: 402, close: 4402 },
   tenant_disabled: { status: 403, close: 4403 },
   provider_not_allowed: { status: 403, close: 4403 },
+  /** A carrier's call webhook whose signature does not hold (docs/telephony.md): refused before any work. */
+  invalid_signature: { status: 403, close: 4403 },
   not_found: { status: 404, close: 1008 },
   /** The resource is already in the state the request would move it out of (a voice being deleted). */
   stale_transition: { status: 409, close: 1008 },
@@ -68,6 +70,8 @@ export const ERRORS = {
   application_timeout: { status: 504, close: 1011 },
   application_disconnected: { status: 502, close: 1011 },
   invalid_realtime_frame: { status: 400, close: 1003 },
+  // Close-only code of the telephony media socket: a frame that is not the carrier's JSON, or no valid `start` in time.
+  invalid_media_frame: { status: 400, close: 1008 },
   // Before an /el stream-input upgrade: too many sockets from one address wait for their init frame.
   too_many_concurrent_requests: { status: 429, close: 1013 },
 } as const satisfies Record<string, { status: number; close: number }>;

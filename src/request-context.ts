@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { activeSpan, enterRoot, type TraceSpan, tracingOn } from "./tracing/spans.ts";
 
 // The request an answer, a log line or an error body belongs to. app.ts enters a scope per request
 // (onRequest); everything that runs on from its handler (sessions started by an HTTP route, the
@@ -25,6 +26,8 @@ export interface RequestRecord {
   pending: Promise<unknown>[];
   /** Its line is written (or waits for `pending`): a request is answered once. */
   answered?: boolean;
+  /** Its root span, with tracing on: a WebSocket session's lasts until the session ends. */
+  span?: TraceSpan;
 }
 
 const scope = new AsyncLocalStorage<RequestRecord>();
@@ -41,7 +44,16 @@ export function requestIdFor(request: Request): string {
 /** Makes a new record of `request`, as `requestId`, the current request for the rest of its work. */
 export function enterRequest(requestId: string, request: Request): RequestRecord {
   const upgrade = request.headers.get("upgrade")?.toLowerCase() === "websocket";
-  const record = { requestId, method: request.method, path: new URL(request.url).pathname, upgrade, startedAt: performance.now(), pending: [] };
+  const path = new URL(request.url).pathname;
+  const record: RequestRecord = { requestId, method: request.method, path, upgrade, startedAt: performance.now(), pending: [] };
+  // A client's `traceparent` makes this request a child of its span (tracing on only).
+  // Named by its route once answered (request-log.ts); a socket closed before that keeps its path.
+  if (tracingOn())
+    record.span = enterRoot(upgrade ? `WebSocket ${path}` : request.method, request.headers.get("traceparent"), {
+      "http.request.method": request.method,
+      "url.path": path,
+      "voxroute.request_id": requestId,
+    });
   scope.enterWith(record);
   return record;
 }
@@ -52,7 +64,7 @@ export function currentRequest(): RequestRecord | undefined {
 }
 
 /** Adds what was learnt about the request being served (nothing outside a request). */
-export function noteRequest(fields: Partial<Omit<RequestRecord, "requestId" | "method" | "path" | "upgrade" | "startedAt" | "pending" | "answered">>): void {
+export function noteRequest(fields: Partial<Omit<RequestRecord, "requestId" | "method" | "path" | "upgrade" | "startedAt" | "pending" | "answered" | "span">>): void {
   const record = scope.getStore();
   if (record) Object.assign(record, fields);
 }
@@ -64,11 +76,14 @@ export function awaitInRequest(work: Promise<unknown>): void {
 
 /**
  * `{request_id, route}` of the request being served, for the logger of work that outlives it (a
- * WebSocket session's lines are written from socket callbacks, outside the request's scope).
+ * WebSocket session's lines are written from socket callbacks, outside the request's scope); with
+ * tracing on, also the `trace_id` and `span_id` of the span the work is in.
  */
-export function requestBinding(): { request_id?: string; route?: string } {
+export function requestBinding(): { request_id?: string; route?: string; trace_id?: string; span_id?: string } {
   const record = scope.getStore();
-  return record ? { request_id: record.requestId, route: record.path } : {};
+  if (!record) return {};
+  const span = record.span && (activeSpan() ?? record.span);
+  return span ? { request_id: record.requestId, route: record.path, trace_id: span.traceId, span_id: span.spanId } : { request_id: record.requestId, route: record.path };
 }
 
 /** The id of the request being served, if any. */

@@ -1,6 +1,7 @@
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import { currentRequest, type RequestRecord } from "./request-context.ts";
+import type { TraceSpan } from "./tracing/spans.ts";
 
 // One JSON line per HTTP request (docs/operations.md#logs), with what the request turned out to
 // be: whose key, which provider and model, what it cost, how it was answered and how long it took.
@@ -34,17 +35,22 @@ export function requestAnswered(deps: { log: Logger; metrics: Metrics }, route: 
   if (!record || record.answered) return;
   record.answered = true;
   const latencyMs = performance.now() - record.startedAt;
-  if (record.upgrade && status === UPGRADED) return write(deps, { ...record, pending: [] }, route, SWITCHING_PROTOCOLS, latencyMs);
+  // An upgrade's span is the session's: it ends with the session (sessions/lifecycle/ending.ts).
+  if (record.upgrade && status === UPGRADED) return write(deps, { ...record, pending: [], span: undefined }, route, SWITCHING_PROTOCOLS, latencyMs, record.span);
   if (!record.pending.length) return write(deps, record, route, status, latencyMs);
   void Promise.allSettled(record.pending).then(() => write(deps, record, route, status, latencyMs));
 }
 
-function write({ log, metrics }: { log: Logger; metrics: Metrics }, record: RequestRecord, route: string | undefined, status: number, latencyMs: number): void {
+function write({ log, metrics }: { log: Logger; metrics: Metrics }, record: RequestRecord, route: string | undefined, status: number, latencyMs: number, sessionSpan = record.span): void {
   const durationMs = performance.now() - record.startedAt;
   const surface = surfaceOf(record.path);
+  if (record.span) endRequestSpan(record, route, surface, status);
+  else if (sessionSpan)
+    renamed(sessionSpan, `WebSocket ${route ?? record.path}`).set({ "http.route": route, "voxroute.surface": surface, "voxroute.tenant_id": record.tenantId, "voxroute.key_prefix": record.keyPrefix });
   log.info(
     {
       request_id: record.requestId,
+      ...(sessionSpan && { trace_id: sessionSpan.traceId, span_id: sessionSpan.spanId }),
       method: record.method,
       route: route ?? record.path,
       surface,
@@ -62,4 +68,27 @@ function write({ log, metrics }: { log: Logger; metrics: Metrics }, record: Requ
   );
   metrics.httpDuration.observe({ route: route ?? "unmatched", method: record.method, status }, durationMs / 1000);
   if (record.error && status >= 400 && status < 500) metrics.refusals.inc({ surface, code: record.error });
+}
+
+/** The request's root span, named by its route, with whom it served and how it was answered. */
+function endRequestSpan(record: RequestRecord, route: string | undefined, surface: string, status: number): void {
+  const span = record.span!;
+  span.rename(route ? `${record.method} ${route}` : record.method);
+  span.set({
+    "http.route": route,
+    "http.response.status_code": status,
+    "voxroute.surface": surface,
+    "voxroute.tenant_id": record.tenantId,
+    "voxroute.key_prefix": record.keyPrefix,
+    "voxroute.provider": record.provider,
+    "voxroute.model": record.model,
+    "error.type": record.error,
+  });
+  if (status >= 500) span.fail(record.error ?? String(status));
+  span.end();
+}
+
+function renamed(span: TraceSpan, name: string): TraceSpan {
+  span.rename(name);
+  return span;
 }

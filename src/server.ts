@@ -10,9 +10,11 @@ import { Signup, welcomeFromConfig } from "./accounts/signup.ts";
 import { TopUps } from "./accounts/top-ups.ts";
 import { createApp } from "./app.ts";
 import { ClientSecrets } from "./realtime/client-secrets.ts";
+import { PhoneLinks } from "./realtime/phone-links.ts";
 import { RealtimeProfiles } from "./realtime/profiles.ts";
 import { ownVoiceEntries } from "./voices/custom-voice-view.ts";
 import { CustomVoices } from "./voices/custom-voices.ts";
+import { PronunciationDictionaries } from "./pronunciation/dictionaries.ts";
 import { Catalogue, type CatalogueData } from "./catalogue/catalogue.ts";
 import { servedCatalogue } from "./providers/served-catalogue.ts";
 import type { Config } from "./config.ts";
@@ -39,6 +41,7 @@ import { VoiceCatalogue } from "./voices/voice-catalogue.ts";
 import { VoiceMetrics } from "./voices/voice-metrics.ts";
 import { VoicePreviews } from "./voices/voice-previews.ts";
 import { VoiceSightings } from "./voices/voice-sightings.ts";
+import { startTracing } from "./tracing/start.ts";
 
 export interface ServerOptions {
   /** Extra catalogue entries and their adapters (tests and benchmarks plug in their own providers). */
@@ -66,6 +69,8 @@ export class PortTakenError extends Error {}
 
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const log = options.log ?? createLogger(config.logLevel);
+  // Tracing off: the OpenTelemetry SDK is not even loaded.
+  const stopTracing = config.tracing ? await startTracing(config.tracing) : undefined;
   // What this machine can serve of the embedded engines (files present, libraries installed).
   const findings = await probeProviders(config.providers, log);
   const served = servedCatalogue(config, findings);
@@ -148,7 +153,9 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     payments,
     profiles,
     clientSecrets,
+    phoneLinks: new PhoneLinks(database),
     customVoices,
+    pronunciation: new PronunciationDictionaries(database),
     sttProviders,
     files,
     vadLanes: audioPool,
@@ -169,6 +176,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     await files.close();
     limits.stop();
     await database.close();
+    await stopTracing?.();
   };
 
   let listener: Listener;

@@ -167,11 +167,11 @@ test("its channels are the OpenAPI document's WebSocket handshakes, on the serve
     .filter(([, item]) => item.get?.["x-websocket"])
     .map(([path]) => path);
   expect(Object.values(doc.channels as Json).map((c) => c.address)).toEqual(handshakes);
-  expect(handshakes).toHaveLength(6);
+  expect(handshakes).toHaveLength(8);
   expect(doc.servers.voxroute).toMatchObject({ host: new URL(server.url).host, protocol: "ws" });
   // The interface's versions: the channel description 1.0.0, its WebSocket binding 0.1.0.
   expect(doc.info.version).toBe("1.0.0");
-  expect(Object.values(doc.channels as Json).map((c) => c.bindings.ws.bindingVersion)).toEqual(Array(6).fill("0.1.0"));
+  expect(Object.values(doc.channels as Json).map((c) => c.bindings.ws.bindingVersion)).toEqual(Array(8).fill("0.1.0"));
 });
 
 test("every event the native channels' wire functions make is documented, and every documented event is made", async () => {

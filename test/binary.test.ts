@@ -3,6 +3,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REFERENCE_ASSETS, REFERENCE_PATH } from "../src/openapi/reference-page.ts";
+import { startFakeOtlpReceiver } from "./fakes/otlp-receiver.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
 import { localSttAvailable, transcribeRecording } from "./helpers/local-stt.ts";
 import { bearer } from "./helpers/ws-client.ts";
@@ -118,6 +119,30 @@ describe.skipIf(!localSttAvailable)("the single executable", () => {
     } finally {
       second.proc.kill("SIGKILL");
       await second.proc.exited;
+    }
+  }, 60_000);
+
+  test("exports OpenTelemetry traces over OTLP/HTTP from inside itself when an endpoint is set, continuing the client's trace", async () => {
+    const receiver = startFakeOtlpReceiver();
+    const home = join(dir, "traced");
+    mkdirSync(home);
+    const traced = await start(home, { ...env(home), OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "20" });
+    try {
+      const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+      const res = await fetch(`${traced.url}/oai/audio/speech`, {
+        method: "POST",
+        headers: { ...bearer(newKey(home)), "content-type": "application/json", traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+        body: JSON.stringify({ model: "flite", voice: "slt", input: "Traced.", response_format: "mp3" }),
+      });
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+      const spans = await receiver.waitFor(traceId, "POST /oai/audio/speech");
+      expect(spans.find((s) => s.name === "POST /oai/audio/speech")).toMatchObject({ parentSpanId: "00f067aa0ba902b7", resource: { "service.name": "voxroute" } });
+      expect(spans.map((s) => s.name).sort()).toEqual(["POST /oai/audio/speech", "admission", "ledger.hold", "ledger.settle", "provider.attempt", "routing"]);
+    } finally {
+      traced.proc.kill("SIGKILL");
+      await traced.proc.exited;
+      receiver.stop();
     }
   }, 60_000);
 

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
 import pino from "pino";
 import { createKey } from "./helpers/accounts.ts";
 import { createApp } from "../src/app.ts";
 import { openDatabase } from "../src/db/open.ts";
 import { BODY_LIMITS } from "../src/surfaces/request-body.ts";
+import { rssGrowthDuring } from "./helpers/rss.ts";
 import { spawnServer, type ServerProcess } from "./helpers/process.ts";
 import { PICO_DIR, startTestServer, testConfig } from "./helpers/server.ts";
 
@@ -30,21 +30,7 @@ afterAll(async () => {
   await server.proc.exited;
 });
 
-const rssKiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.proc.pid}/status`, "utf8"))![1]);
-
-/** The server's peak resident memory while `work` runs, above what it held before. */
-async function rssGrowthDuring<T>(work: () => Promise<T>): Promise<{ result: T; growthMiB: number }> {
-  const before = rssKiB();
-  let peak = before;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssKiB())), 10);
-  try {
-    const result = await work();
-    peak = Math.max(peak, rssKiB());
-    return { result, growthMiB: (peak - before) / 1024 };
-  } finally {
-    clearInterval(sampler);
-  }
-}
+const growthDuring = <T>(work: () => Promise<T>) => rssGrowthDuring(server.proc.pid, work);
 
 /** A body of `total` bytes sent without a Content-Length (chunked), produced as it is read. */
 function chunkedBody(total: number, fill = 0x20): ReadableStream<Uint8Array> {
@@ -73,7 +59,7 @@ describe("JSON bodies without a key", () => {
   test("four 100 MB bodies to signup are refused 413 payload_too_large; the server's memory does not follow them", async () => {
     await fetch(`${server.url}/account/agent-signup`, { method: "POST", body: "{}" }); // the route is warm
     const huge = new Uint8Array(100 * MiB).fill(0x20);
-    const { result, growthMiB } = await rssGrowthDuring(() =>
+    const { result, growthMiB } = await growthDuring(() =>
       Promise.all(Array.from({ length: 4 }, () => fetch(`${server.url}/account/agent-signup`, { method: "POST", headers: { "content-type": "application/json" }, body: huge }).then(answer))),
     );
     for (const r of result) expect(r).toMatchObject({ status: 413, retry: "false", body: { error: "payload_too_large" } });
@@ -81,7 +67,7 @@ describe("JSON bodies without a key", () => {
   }, 20_000);
 
   test("a chunked body with no Content-Length is read only up to the limit", async () => {
-    const { result, growthMiB } = await rssGrowthDuring(() =>
+    const { result, growthMiB } = await growthDuring(() =>
       fetch(`${server.url}/account/agent-signup`, { method: "POST", headers: { "content-type": "application/json" }, body: chunkedBody(100 * MiB) }).then(answer),
     );
     expect(result).toMatchObject({ status: 413, body: { error: "payload_too_large", limit_bytes: BODY_LIMITS.account } });
@@ -142,7 +128,7 @@ describe("each surface answers 413 in its own envelope", () => {
   }, 20_000);
 
   test("a chunked audio upload is cut at the limit", async () => {
-    const { result, growthMiB } = await rssGrowthDuring(() =>
+    const { result, growthMiB } = await growthDuring(() =>
       fetch(`${server.url}/v1/stt/transcriptions?model=pocketsphinx`, {
         method: "POST",
         headers: { authorization: `Bearer ${key}`, "content-type": "audio/wav" },

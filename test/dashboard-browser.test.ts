@@ -101,6 +101,20 @@ describe.skipIf(!chromiumAvailable)("the dashboard in Chromium", () => {
     await shows(page.getByTestId("activity").getByRole("row").nth(1), /TTS.*completed.*30 characters · 30 from the cache/);
   }, 30_000);
 
+  test("the account's pronunciation dictionaries are listed", async () => {
+    await page.goto(`${server.url}/dashboard`);
+    const list = page.getByRole("region", { name: "Pronunciation dictionaries" });
+    await shows(list, "No dictionaries yet");
+    const res = await fetch(`${server.url}/v1/pronunciation-dictionaries`, {
+      method: "POST",
+      headers: { ...bearer(await tabKey(page)), "content-type": "application/json" },
+      body: JSON.stringify({ name: "brand names", rules: [{ type: "alias", string_to_replace: "voxroute", alias: "vox root" }] }),
+    });
+    const made = (await res.json()) as { id: string; version_id: string };
+    await page.reload();
+    await shows(page.getByTestId("dictionaries").getByRole("row").nth(1), `brand names${made.id}1${made.version_id}`);
+  }, 30_000);
+
   test("a sandbox top-up: the link opens the checkout, paying it adds the credits, shown once the tab has the focus back", async () => {
     await page.goto(`${server.url}/dashboard`);
     await page.getByLabel("Amount in USD (5 to 1000)").fill("12.5");

@@ -11,8 +11,8 @@ import { dirname, join, normalize } from "node:path";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
-/** Importable from every room: the error table, the request's context, logs, metrics, small utilities, project paths. */
-const SHARED = ["errors", "request-context", "log", "metrics", "util", "project-file"];
+/** Importable from every room: the error table, the request's context, logs, metrics, traces, small utilities, project paths. */
+const SHARED = ["errors", "request-context", "log", "metrics", "util", "project-file", "tracing"];
 
 /** Room → the rooms (besides SHARED) it may import. Top to bottom: a room imports only rooms below it. */
 const MAY_IMPORT: Record<string, string[]> = {
@@ -20,22 +20,41 @@ const MAY_IMPORT: Record<string, string[]> = {
   binary: ["cli", "main"],
   main: ["config", "server"],
   cli: ["config", "accounts", "ledger", "db", "limits"],
-  server: ["app", "listener", "config", "context", "metrics-sources", "accounts", "limits", "catalogue", "db", "ledger", "pools", "providers", "realtime", "routing", "sessions", "voices"],
+  server: [
+    "app",
+    "listener",
+    "config",
+    "context",
+    "metrics-sources",
+    "accounts",
+    "limits",
+    "catalogue",
+    "db",
+    "ledger",
+    "pools",
+    "providers",
+    "realtime",
+    "routing",
+    "sessions",
+    "voices",
+    "pronunciation",
+  ],
   app: ["context", "openapi", "surfaces", "request-log"],
   listener: ["config"],
-  openapi: ["context", "surfaces", "realtime", "planning", "voices", "ledger", "limits"],
+  openapi: ["context", "surfaces", "realtime", "planning", "voices", "ledger", "limits", "pronunciation"],
   "metrics-sources": ["ledger", "providers", "limits"],
   "request-log": [],
   // The wires, and what they are given.
-  surfaces: ["context", "config", "planning", "sessions", "realtime", "routing", "voices", "accounts", "limits", "ledger", "catalogue", "providers", "audio"],
-  context: ["config", "sessions", "realtime", "routing", "voices", "accounts", "limits", "ledger", "db", "catalogue", "providers", "pools"],
+  surfaces: ["context", "config", "planning", "sessions", "realtime", "routing", "voices", "accounts", "limits", "ledger", "catalogue", "providers", "audio", "pronunciation"],
+  context: ["config", "sessions", "realtime", "routing", "voices", "accounts", "limits", "ledger", "db", "catalogue", "providers", "pools", "pronunciation"],
   config: ["providers", "catalogue"],
   // The typed requests and their planners.
   planning: ["sessions", "routing", "voices", "ledger", "catalogue", "providers", "audio"],
   // Sessions and the realtime domain.
-  sessions: ["routing", "accounts", "limits", "ledger", "catalogue", "providers", "pools", "worker-protocols", "audio"],
-  realtime: ["planning", "sessions", "routing", "accounts", "limits", "ledger", "db", "catalogue", "providers", "audio"],
+  sessions: ["routing", "accounts", "limits", "ledger", "catalogue", "providers", "pools", "worker-protocols", "audio", "pronunciation"],
+  realtime: ["planning", "sessions", "routing", "accounts", "limits", "ledger", "db", "catalogue", "providers", "audio", "pronunciation"],
   // Planning, voices, providers.
+  pronunciation: ["db", "providers"],
   routing: ["catalogue", "providers"],
   voices: ["ledger", "db", "catalogue", "providers"],
   providers: ["catalogue", "pools", "worker-protocols", "audio"],

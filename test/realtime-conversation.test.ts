@@ -10,7 +10,7 @@ import { AsyncQueue } from "../src/util/async-queue.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { callProfile, realtimeProfile, recordsOf, say, transcribe, unreachableAppProfile, until } from "./helpers/realtime.ts";
+import { callProfile, realtimeProfile, recordsOf, say, talkOverAnswer, transcribe, unreachableAppProfile, until } from "./helpers/realtime.ts";
 import { concat, silence, speak } from "./helpers/speech.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -120,11 +120,7 @@ describe.skipIf(!localSttAvailable)("/v1/realtime on the embedded engines", () =
     const { key } = await fundedAccount(server);
     const profileId = await createProfile(key, "/long");
     const c = await callProfile(server, profileId, key);
-    await say(c, concat([silence(300), speak("What are your opening hours?"), silence(900)]));
-    await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.started"));
-    await Bun.sleep(1000); // the answer plays at the client
-    await say(c, concat([speak("Thank you, that is all."), silence(900)]));
-    await until(() => c.rec.events.filter((e) => e.type === "realtime.turn.ended").length === 2);
+    await talkOverAnswer(c);
     c.send({ type: "realtime.session.close" });
     const rec = await c.closed;
     expect(rec.close.code).toBe(1000);

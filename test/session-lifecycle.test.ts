@@ -106,10 +106,18 @@ describe("candidates", () => {
     expect(served).toBe(2);
   });
 
+  test("an embedded engine's opening is not held to the connect timeout: busy is not down", async () => {
+    let hand!: (v: string) => void;
+    const opening = openWithin(new Promise<string>((r) => (hand = r)), 1, { id: "flite", embedded: true }, () => {});
+    await Bun.sleep(20);
+    hand("stream");
+    expect(await opening).toBe("stream");
+  });
+
   test("an opening past the connect timeout fails retryably, and what it hands over late is released", async () => {
     let hand!: (v: string) => void;
     const released: string[] = [];
-    const opening = openWithin(new Promise<string>((r) => (hand = r)), 10, "slowpoke", (late) => released.push(late));
+    const opening = openWithin(new Promise<string>((r) => (hand = r)), 10, { id: "slowpoke" }, (late) => released.push(late));
     const err = await opening.catch((e) => e);
     expect(err).toBeInstanceOf(ProviderError);
     expect(err).toMatchObject({ retryable: true, message: "slowpoke did not accept the session in time" });

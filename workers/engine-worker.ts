@@ -1,5 +1,10 @@
 // An engine worker: hosts the embedded TTS engines off the main thread. Each session opened here
 // is served in order: one `say` (an utterance) at a time, audio handed back as it is produced.
+// Synthesis is what takes time, so the utterances wait their turns, one per session per round
+// (`Turns`); everything else (opening a session, dropping one, the voice list) is handled at once,
+// between two utterances. A session opened while many utterances are queued is thus accepted at
+// once and its first utterance comes in the next round, instead of the session waiting for all of
+// them before it may queue anything.
 
 import { parentPort, workerData } from "node:worker_threads";
 import { exactBuffer } from "../src/audio/bytes.ts";
@@ -12,6 +17,7 @@ import { createPicoEngine } from "../src/providers/local-pico/engine.ts";
 import { phraseAnchors } from "../src/providers/timing/phrase-anchors.ts";
 import { utteranceTimes } from "../src/providers/timing/utterance-times.ts";
 import type { EngineName, EngineWorkerOptions, FromWorker, ToWorker } from "./engine-protocol.ts";
+import { Turns } from "../src/util/round-robin-turns.ts";
 
 const options = workerData as EngineWorkerOptions;
 /** Audio is coalesced to at least this many bytes per message (64 ms at 16 kHz). */
@@ -39,8 +45,11 @@ interface Session {
   seconds: number;
 }
 const sessions = new Map<number, Session>();
-// Messages for one session are handled strictly in order, even across the async `open`.
+// Messages handled at once are handled strictly in order, even across the async `open`.
 let chain: Promise<void> = Promise.resolve();
+/** The utterances waiting for synthesis; a session's `end` waits behind its own. */
+const turns = new Turns<ToWorker>((msg) => msg.op === "say");
+let turning = false;
 
 const post = (msg: FromWorker, transfer: ArrayBuffer[] = []) => parentPort!.postMessage(msg, transfer);
 
@@ -117,6 +126,23 @@ async function handle(msg: ToWorker) {
   }
 }
 
+/** One turn per macrotask, so that messages arriving meanwhile are handled between two utterances. */
+function takeTurns() {
+  if (turning) return;
+  turning = true;
+  setImmediate(function next() {
+    const turn = turns.next();
+    if (!turn) return void (turning = false);
+    for (const msg of turn) chain = chain.then(() => handle(msg));
+    chain = chain.then(() => void setImmediate(next));
+  });
+}
+
 parentPort!.on("message", (msg: ToWorker) => {
+  if (msg.op === "drop") turns.drop(msg.sid);
+  if (msg.op === "say" || (msg.op === "end" && turns.has(msg.sid))) {
+    turns.add(msg);
+    return takeTurns();
+  }
   chain = chain.then(() => handle(msg));
 });

@@ -242,6 +242,29 @@ export const realtimeClientSecrets = pgTable(
   (t) => [index("realtime_client_secrets_expires_idx").on(t.expiresAt)],
 );
 
+/** Phone numbers pointed at a profile (docs/telephony.md): the webhook's token (hashed) and the carrier's credential its signatures are checked with. */
+export const realtimePhoneLinks = pgTable(
+  "realtime_phone_links",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    /** The key that made it: the calls' credentials are minted on it, so revoking the key silences the link. */
+    keyId: text("key_id").notNull(),
+    profileId: text("profile_id").notNull(),
+    /** `twilio` or `telnyx`. */
+    carrier: text("carrier").notNull(),
+    /** SHA-256 of the token in the webhook URL, hex. */
+    tokenHash: text("token_hash").notNull(),
+    /** Twilio's auth token or Telnyx's public key: kept to check signatures, never returned. */
+    credential: text("credential").notNull(),
+    createdAt: ms("created_at").notNull(),
+    revokedAt: ms("revoked_at"),
+  },
+  (t) => [uniqueIndex("realtime_phone_links_token_idx").on(t.tokenHash), index("realtime_phone_links_profile_idx").on(t.tenantId, t.profileId)],
+);
+
 /** Voices a tenant cloned through a provider's API (docs/voices.md#cloned-voices); only the tenant sees and uses them. */
 export const customVoices = pgTable(
   "custom_voices",
@@ -284,4 +307,39 @@ export const voiceSightings = pgTable(
     lastSeenAt: ms("last_seen_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.provider, t.model, t.voice] })],
+);
+
+/**
+ * Pronunciation dictionaries (docs/pronunciation.md), per tenant: each change of the rules makes a
+ * new version, kept so a locator naming an older version still finds its rules.
+ */
+export const pronunciationDictionaries = pgTable(
+  "pronunciation_dictionaries",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    name: text("name").notNull(),
+    description: text("description"),
+    latestVersionId: text("latest_version_id").notNull(),
+    createdAt: ms("created_at").notNull(),
+    archivedAt: ms("archived_at"),
+  },
+  (t) => [index("pronunciation_dictionaries_tenant_idx").on(t.tenantId, t.createdAt)],
+);
+
+/** One version of a dictionary's rules. */
+export const pronunciationDictionaryVersions = pgTable(
+  "pronunciation_dictionary_versions",
+  {
+    id: text("id").primaryKey(),
+    dictionaryId: text("dictionary_id")
+      .notNull()
+      .references(() => pronunciationDictionaries.id),
+    /** JSON: the rules in order, as ElevenLabs' API writes them (`{type, string_to_replace, alias | phoneme, alphabet, case_sensitive, word_boundaries}`). */
+    rules: text("rules").notNull(),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [index("pronunciation_dictionary_versions_dictionary_idx").on(t.dictionaryId)],
 );

@@ -9,6 +9,7 @@ import type { Ledger } from "./ledger.ts";
 import { ServedParts } from "./parts.ts";
 import { total, type Allocation } from "./sources.ts";
 import type { PayerBudgets, SpendCap } from "./spend-caps.ts";
+import { startSpan, tracingOn } from "../tracing/spans.ts";
 
 // One request's credits: held ahead of use, the usage it delivered noted (the checkpoint a crash
 // is billed from), settled once. A hold is taken before the credits are used, with a database
@@ -148,7 +149,11 @@ export class MeteredRequest {
     if (this.extending || this.held || this.settled) return;
     const minimum = this.needed(binding, this.options.firstUnits[binding.capability]);
     if (this.room() < minimum) return; // the first cover asks, and is refused when the budget cannot pay it
-    if (this.writeBehind(binding, minimum)) return;
+    const span = tracingOn() ? startSpan("ledger.hold", { "voxroute.credits": minimum }) : undefined;
+    if (this.writeBehind(binding, minimum)) {
+      span?.set({ "voxroute.held": true, "voxroute.written_behind": true });
+      return span?.end();
+    }
     const tenant = this.payer.tenantId;
     const run = async () =>
       (await this.ledger.spendable(tenant, binding)) >= RICH_ACCOUNT * minimum && this.take(await this.ledger.reserve(this.id, tenant, binding, minimum, 0, this.checkpointOn(binding)), minimum);
@@ -157,7 +162,9 @@ export class MeteredRequest {
       return false;
     });
     this.extending = prefetching;
-    void prefetching.then(() => {
+    void prefetching.then((held) => {
+      span?.set({ "voxroute.held": held });
+      span?.end();
       if (this.extending === prefetching) this.extending = undefined;
     });
   }
@@ -278,6 +285,21 @@ export class MeteredRequest {
    * Retried on database errors; settling twice is harmless (the request id is the record's id).
    */
   async settle(end: RequestEnd): Promise<{ credits: number }> {
+    const span = startSpan("ledger.settle");
+    if (!span) return this.settleOnce(end);
+    try {
+      const row = await this.settleOnce(end);
+      span.set({ "voxroute.credits": row.credits, "voxroute.units": end.units, "voxroute.outcome": end.outcome });
+      return row;
+    } catch (err) {
+      span.fail("usage_not_recorded");
+      throw err;
+    } finally {
+      span.end();
+    }
+  }
+
+  private async settleOnce(end: RequestEnd): Promise<{ credits: number }> {
     if (this.settled) throw new Error(`request ${this.id} settled twice`);
     this.settled = true;
     // Reserves still under way must land first: their credits are released by this settle.

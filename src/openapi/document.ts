@@ -3,6 +3,7 @@ import { accountPaths } from "./account-paths.ts";
 import { limitsPaths } from "./limits-paths.ts";
 import { cataloguePaths } from "./catalogue-paths.ts";
 import { customVoicePaths } from "./custom-voice-paths.ts";
+import { pronunciationPaths } from "./pronunciation-paths.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { elEnginePaths } from "./el-engine-paths.ts";
 import { elSpeechPaths } from "./el-speech-paths.ts";
@@ -13,6 +14,7 @@ import { oaiPaths } from "./oai-paths.ts";
 import { opsPaths } from "./ops-paths.ts";
 import { paymentPaths } from "./payment-paths.ts";
 import { realtimePaths } from "./realtime-paths.ts";
+import { telephonyPaths } from "./telephony-paths.ts";
 import { SECURITY_SCHEMES } from "./security.ts";
 import { speechPaths } from "./speech-paths.ts";
 
@@ -52,7 +54,9 @@ function parts(options: DocumentOptions): DocumentPart[] {
     cataloguePaths,
     speechPaths,
     customVoicePaths,
+    pronunciationPaths,
     realtimePaths,
+    telephonyPaths,
     accountPaths,
     limitsPaths,
     paymentPaths(options.payments),

@@ -56,6 +56,10 @@ function speech(operationId: string, summary: string, description: string, conte
         { text: string("At most 40,000 characters", { minLength: 1, maxLength: 40_000 }), model_id: string("`{provider}/{model}`, or a bare model one provider serves") },
         {
           voice_settings: object({}, { stability: number(), similarity_boost: number(), style: number(), speed: number(), use_speaker_boost: boolean() }),
+          pronunciation_dictionary_locators: array(
+            object({ pronunciation_dictionary_id: string() }, { version_id: string() }),
+            "At most 3 of the tenant's pronunciation dictionaries (docs/pronunciation.md)",
+          ),
           language_code: string(),
           apply_text_normalization: oneOfValues(["auto", "on", "off"]),
           seed: integer(),

@@ -54,6 +54,10 @@ export const oaiPaths: DocumentPart = {
               voice: string("Passed verbatim; required when every candidate requires one", { minLength: 1 }),
               response_format: oneOfValues(["mp3", "opus", "aac", "flac", "pcm", "wav"]),
               instructions: string("The provider option `instructions`"),
+              pronunciation_dictionaries: array(
+                { anyOf: [string(), object({ pronunciation_dictionary_id: string() }, { version_id: string() })] },
+                "This router's member: at most 3 of the tenant's pronunciation dictionaries (docs/pronunciation.md)",
+              ),
               speed: number("Only providers that honour it are candidates", { minimum: 0.25, maximum: 4 }),
               stream_format: oneOfValues(["audio", "sse"]),
               cache: CACHE_FIELD,

@@ -4,7 +4,7 @@ import { APP_PROTOCOLS } from "../realtime/profiles.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { BUDGET_EXCEEDED, failures, KEY_FAILURES } from "./error-envelopes.ts";
 import { answer, CACHE_FIELD, fallbacks, json, jsonBody, pathParam, query } from "./operation.ts";
-import { boolean, constant, integer, map, object, oneOfValues, ref, string, timestamp } from "./schema.ts";
+import { array, boolean, constant, integer, map, object, oneOfValues, ref, string, timestamp } from "./schema.ts";
 import { CURSOR, LIMIT, page } from "./paging.ts";
 import { BEARER, SOCKET_KEY } from "./security.ts";
 import { handshake } from "./websocket.ts";
@@ -25,6 +25,8 @@ export const profileCreateFailures = (naming: string, keyFailures: Record<number
   413: "`payload_too_large`: over 1 MiB",
 });
 
+const LOCATOR = object({ pronunciation_dictionary_id: string() }, { version_id: string("Default: the latest version when the conversation starts") });
+
 /** A pipeline as a create request gives it, or (`stored`) as the profile keeps it: its empty maps filled in. */
 function pipeline(stored: boolean) {
   const stage = (capability: "stt" | "tts") => {
@@ -36,6 +38,7 @@ function pipeline(stored: boolean) {
       },
     };
     const tts = {
+      pronunciation_dictionaries: array(LOCATOR, "The tenant's pronunciation dictionaries every answer is said with (at most 3; docs/pronunciation.md); given as ids or locators, kept as locators"),
       voice: string("The voice, passed as given"),
       format: oneOfValues(Object.keys(OUTPUT_FORMATS), "The audio a conversation sends its client (default `pcm_16000`)"),
       cache: CACHE_FIELD,

@@ -24,6 +24,7 @@ const TTS_QUERY = [
   query("auto_flush", "Any value but `false` lets the router cut text into utterances itself", string(undefined, { default: "true" })),
   query("alignment", "`true`: `service.tts_alignment` events time the text's characters", oneOfValues(["true", "false"])),
   CACHE_QUERY,
+  query("pronunciation_dictionaries", "The tenant's pronunciation dictionaries, `id` or `id:version_id`, comma-separated, at most 3 (docs/pronunciation.md)"),
   ...PREFERENCE_QUERY,
   fallbacksQuery("tts"),
   PROVIDER_OPTIONS,

@@ -9,6 +9,7 @@ import { UtteranceStream } from "./utterance-stream.ts";
 
 /** An embedded engine served by the engine worker pool, behind the common `TtsProvider`. */
 export class LocalEngineProvider implements TtsProvider {
+  readonly embedded = true;
   private listing: Promise<{ voices: Voice[]; names: ReadonlySet<string> }> | undefined;
 
   constructor(

@@ -73,6 +73,8 @@ export interface TtsStreamRequest {
   options: Record<string, string>;
   /** The caller wants character timings: a provider that can time its speech emits `alignment` events. */
   alignment?: boolean;
+  /** The text carries SSML `<phoneme>` tags (pronunciation rules; only for a provider whose `phonemes` is `ssml`). */
+  ssml?: boolean;
 }
 
 /** One of a provider's voices, with what the provider says of it (the voice catalogue, src/voices/, shows it). */
@@ -96,6 +98,11 @@ export interface Voice {
 
 export interface TtsProvider {
   readonly id: string;
+  /**
+   * An engine of this process's own worker pools: slow to accept only when busy (its sessions wait
+   * their turn there), never because it is down, so its opening is not held to the connect timeout.
+   */
+  readonly embedded?: boolean;
   /** Resolves once the provider accepted the session (handshake done); rejects with `ProviderError`. */
   open(req: TtsStreamRequest): Promise<TtsStream>;
   voices(): Promise<Voice[]>;
@@ -107,7 +114,11 @@ export interface TtsProvider {
   voiceNames?(): Promise<ReadonlySet<string>>;
   /** Voice cloning through the provider's own API, where it has one. */
   readonly cloning?: VoiceCloning;
+  /** How it takes a pronunciation rule's phonemes: `ssml`, inline `<phoneme>` tags; absent, not at all (docs/pronunciation.md). */
+  readonly phonemes?: PhonemeSupport;
 }
+
+export type PhonemeSupport = "ssml";
 
 // ---- Speech to text ----
 
@@ -267,6 +278,11 @@ export const oneFamily =
 
 export interface SttProvider {
   readonly id: string;
+  /**
+   * An engine of this process's own worker pools: slow to accept only when busy (its sessions wait
+   * their turn there), never because it is down, so its opening is not held to the connect timeout.
+   */
+  readonly embedded?: boolean;
   /** The model's family; undefined for a model this build's adapter does not serve. */
   family(model: string): SttFamily | undefined;
   /** Streaming recognition, for providers that offer it. */

@@ -1,6 +1,7 @@
 import type { WireJson } from "./wire-json.ts";
 import { ProviderError } from "../errors.ts";
 import type { TranscriptionRequest } from "./types.ts";
+import { activeSpan } from "../tracing/spans.ts";
 
 // HTTP to upstream providers: one place that turns what an upstream does wrong into
 // ProviderErrors with the right retry verdict, and that notices an upstream that goes silent.
@@ -52,6 +53,15 @@ export function upstreamErrorCode(body: string): string | undefined {
   return undefined;
 }
 
+/** The request's headers, with the provider attempt's `traceparent` when tracing is on. */
+function traced(headers: RequestInit["headers"]): RequestInit["headers"] {
+  const span = activeSpan();
+  if (!span) return headers;
+  const withParent = new Headers(headers);
+  withParent.set("traceparent", span.traceparent());
+  return withParent;
+}
+
 /** A fetch whose failure is a ProviderError: refused/reset/timeout are retryable. */
 export async function upstreamFetch(provider: string, url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
   const timeout = new AbortController();
@@ -60,7 +70,7 @@ export async function upstreamFetch(provider: string, url: string, init: Request
   const signal = outer ? AbortSignal.any([outer, timeout.signal]) : timeout.signal;
   const timer = setTimeout(() => timeout.abort(new ProviderError(`${provider} did not answer within ${timeoutMs} ms`, true)), timeoutMs);
   try {
-    const res = await fetch(url, { ...init, signal });
+    const res = await fetch(url, { ...init, headers: traced(init.headers), signal });
     if (!res.ok) {
       const code = upstreamErrorCode(await res.text().catch(() => ""));
       throw new ProviderError(`${provider} answered ${res.status}${code ? ` (${code})` : ""}`, retryableStatus(res.status));

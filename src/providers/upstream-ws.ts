@@ -2,6 +2,7 @@ import type { WireJson } from "./wire-json.ts";
 import { CLOSE, ProviderError } from "../errors.ts";
 import { AsyncQueue } from "../util/async-queue.ts";
 import type { RawUpstream } from "./types.ts";
+import { withTraceparent } from "../tracing/spans.ts";
 
 // WebSockets to upstream providers: connecting with the provider's auth, relaying frames for
 // passthrough, and reading a JSON event protocol with the failure rules every adapter shares
@@ -16,7 +17,7 @@ export interface UpstreamSocketInit {
 /** Connects; a refused connection or failed handshake (401/429/5xx) is a retryable ProviderError. */
 export function openUpstreamSocket(provider: string, url: string, init: UpstreamSocketInit = {}): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers: init.headers ?? {}, protocols: init.protocols } as never);
+    const ws = new WebSocket(url, { headers: withTraceparent(init.headers ?? {}), protocols: init.protocols } as never);
     ws.binaryType = "arraybuffer";
     ws.onopen = () => {
       ws.onopen = ws.onerror = null;

@@ -62,7 +62,8 @@ export interface CallIdentity {
   callerName: string;
   callType: string;
   callStatus: string;
-  direction: "inbound" | "outbound";
+  /** Twilio's `Direction` as the carrier gave it (`inbound`, `outbound-api`, `outbound-dial`). */
+  direction: string;
 }
 
 const NO_CALL: CallIdentity = { callSid: "", accountSid: "", parentCallSid: "", from: "", to: "", forwardedFrom: "", callerName: "", callType: "", callStatus: "", direction: "inbound" };

@@ -1,6 +1,7 @@
 import { CLOSE } from "../errors.ts";
 import type { AppMessage, AppWire } from "./app-messages.ts";
 import { type Resolver, resolveUpstream, UpstreamRefused } from "./upstream-guard.ts";
+import { withTraceparent } from "../tracing/spans.ts";
 
 // The router's end of the application socket. It connects to the profile's application URL
 // through the SSRF guard (the checked address pinned, the original Host and TLS name kept), with
@@ -75,7 +76,7 @@ export class AppSocket {
       throw new AppUnavailable(err instanceof UpstreamRefused ? err.message : `the application at ${name} cannot be reached`);
     }
     const ws = await connect(resolved.connectUrl, name, options.connectTimeoutMs, {
-      headers: { ...target.headers, Host: resolved.host },
+      headers: withTraceparent({ ...target.headers, Host: resolved.host }),
       tls: { ...(resolved.servername ? { servername: resolved.servername } : {}), ...(options.ca ? { ca: options.ca } : {}) },
     });
     const socket = new AppSocket(ws, wire, onSignal, options.replyTimeoutMs);

@@ -19,7 +19,10 @@ export interface ClientSecret {
   profile_id: string;
 }
 
-/** What a secret opens: one profile's conversation, or (no profile) an `/oai` transcription session; `session` is `/oai`'s settings for it. */
+/**
+ * What a secret opens: one profile's conversation, or (no profile) an `/oai` transcription session;
+ * `session` is `/oai`'s settings for it, or a phone call's identifiers (surfaces/telephony).
+ */
 export interface SecretGrant {
   profileId: string | null;
   session?: Record<string, unknown>;

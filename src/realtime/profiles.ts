@@ -10,13 +10,15 @@ import { NO_PREFERENCES } from "../routing/preferences.ts";
 import { OUTPUT_FORMATS } from "./output-formats.ts";
 import { literalRefusal } from "./upstream-guard.ts";
 import { isObject } from "../util/is-object.ts";
+import { locatorsOfBody } from "../pronunciation/locators.ts";
 
 // Realtime profiles: a tenant's reusable pipeline (STT model, TTS model, the application's
 // WebSocket), stored once and named by id. The interface fixes `stt.model`, `tts.model` and
 // `upstream.url`; the other members kept here are ours (see docs/realtime-profiles.md):
 // `stt.provider`, `stt.provider_options`, `stt.input`, `tts.provider`, `tts.voice`,
 // `tts.provider_options`, `tts.format`, `stt.fallbacks`, `tts.fallbacks`, `upstream.headers`,
-// `upstream.partial_prompts`, `upstream.protocol`, `upstream.signing_key_id`, `greeting`.
+// `upstream.partial_prompts`, `upstream.protocol`, `upstream.signing_key_id`, `greeting`,
+// `tts.pronunciation_dictionaries`.
 
 /** What the router speaks to the application (docs/realtime.md#application-protocols). */
 export const APP_PROTOCOLS = ["conversation_relay", "speech_engine"] as const;
@@ -34,6 +36,8 @@ export interface PipelineStage {
   fallbacks?: ModelChoice[];
   /** TTS: `false`, the router's TTS cache neither plays nor keeps the conversation's speech. */
   cache?: false;
+  /** TTS only: the tenant's pronunciation dictionaries every answer is spoken with (docs/pronunciation.md). */
+  pronunciation_dictionaries?: { pronunciation_dictionary_id: string; version_id?: string }[];
 }
 
 export interface Pipeline {
@@ -109,7 +113,7 @@ function shortText(value: unknown, param: string): string | undefined {
 function stage(catalogue: Catalogue, value: unknown, capability: Capability): PipelineStage {
   const param = `pipeline.${capability}`;
   if (!isObject(value)) throw new ApiError("invalid_request", `${param} must be an object with a model`, { param });
-  const { model, provider: rawProvider, voice: rawVoice, provider_options, input, format, fallbacks: rawFallbacks, cache } = value;
+  const { model, provider: rawProvider, voice: rawVoice, provider_options, input, format, fallbacks: rawFallbacks, cache, pronunciation_dictionaries } = value;
   if (typeof model !== "string" || !model) throw new ApiError("model_required", `${param}.model is required`, { param: `${param}.model` });
   const provider = shortText(rawProvider, `${param}.provider`);
   const voice = shortText(rawVoice, `${param}.voice`);
@@ -133,10 +137,14 @@ function stage(catalogue: Catalogue, value: unknown, capability: Capability): Pi
     );
   if (cache !== undefined && (capability !== "tts" || typeof cache !== "boolean"))
     throw new ApiError("invalid_request", capability === "tts" ? `${param}.cache must be true or false` : `${param}.cache is not a member of the STT stage`, { param: `${param}.cache` });
+  if (pronunciation_dictionaries !== undefined && capability !== "tts")
+    throw new ApiError("invalid_request", `${param}.pronunciation_dictionaries is a member of the TTS stage`, { param: `${param}.pronunciation_dictionaries` });
+  const dictionaries = locatorsOfBody(pronunciation_dictionaries, `${param}.pronunciation_dictionaries`);
   return {
     model,
     ...(cache === false ? { cache } : {}),
     ...(provider ? { provider } : {}),
+    ...(dictionaries.length ? { pronunciation_dictionaries: dictionaries.map((d) => ({ pronunciation_dictionary_id: d.id, ...(d.versionId ? { version_id: d.versionId } : {}) })) } : {}),
     ...(voice ? { voice } : {}),
     ...(format ? { format } : {}),
     provider_options: stringMap(provider_options, `${param}.provider_options`),

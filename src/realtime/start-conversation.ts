@@ -17,6 +17,8 @@ import type { RealtimeProfile } from "./profiles.ts";
 import { openApplication } from "./open-application.ts";
 import type { CallIdentity } from "./app-messages.ts";
 import type { Database } from "../db/open.ts";
+import type { PronunciationDictionaries } from "../pronunciation/dictionaries.ts";
+import { locatorsOfBody } from "../pronunciation/locators.ts";
 
 // A conversation of an admitted profile, built from its plan: the recognizer, each answer's
 // speech and the application socket, metered on the payer. Every realtime surface
@@ -33,6 +35,7 @@ export interface ConversationContext extends VoiceLists, SessionServices {
   };
   database: Database;
   ttsCache: TtsCache;
+  pronunciation: Pick<PronunciationDictionaries, "lexicon">;
 }
 
 /** What a conversation starts from: who pays, the profile and its plan, and the candidates the payer can pay for. */
@@ -92,6 +95,8 @@ export async function startConversation(
   /** What answers are spoken with; a `language` message (or the client's voice) may change it. */
   let speech: Voiced = { voice: plan.tts.voice, candidates: h.tts };
   if (overrides.voice) speech = await planVoice({ voice: overrides.voice, candidates: h.tts }, payer.tenantId, ctx);
+  // Read once: every answer of the conversation is said with the same versions.
+  const lexicon = await ctx.pronunciation.lexicon(payer.tenantId, locatorsOfBody(profile.pipeline.tts.pronunciation_dictionaries, "pipeline.tts.pronunciation_dictionaries"));
   let hearings = 0;
   const output = overrides.output ?? plan.output;
   const common = { log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, health: ctx.health, surface };
@@ -145,7 +150,7 @@ export async function startConversation(
                 })
               : speech;
             setup.voice = spoken.voice;
-            return meteredSession(ctx.meter, ttsId, payer, spoken.candidates, surface, true);
+            return { ...(await meteredSession(ctx.meter, ttsId, payer, spoken.candidates, surface, true)), lexicon };
           },
         };
         const session = new TtsSession(setup, { ...common, provider: (pid) => ctx.providers.get(pid), ttsCache: ctx.ttsCache, port: ttsPort });

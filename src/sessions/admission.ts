@@ -1,3 +1,4 @@
+import type { Lexicon } from "../pronunciation/lexicon.ts";
 import type { Outcome } from "../ledger/activity.ts";
 import type { Meter } from "../ledger/meter.ts";
 import type { MeteredRequest, Payer } from "../ledger/metered-request.ts";
@@ -12,6 +13,8 @@ import type { ProviderHealth } from "../routing/health.ts";
 export interface Admission {
   candidates: Candidate[];
   meter: MeteredRequest;
+  /** The payer's pronunciation dictionaries the request names, applied to the text before any provider (docs/pronunciation.md). */
+  lexicon?: Lexicon;
 }
 
 /** A session's providers, its port to the client, and the server's facilities. */

@@ -5,6 +5,7 @@ import type { SttProvider, Transcription, TranscriptionRequest } from "../provid
 import type { SessionDeps } from "./admission.ts";
 import type { Close, Outcome, SessionEnding } from "./lifecycle/ending.ts";
 import { type CoreSetup, SessionCore } from "./lifecycle/session-core.ts";
+import { inSpan } from "../tracing/spans.ts";
 
 // A file given whole to the providers' file APIs (an embedded recognizer's among them), on the
 // lifecycle every session shares (`SessionCore`): admitted, the candidates in order, each given
@@ -88,16 +89,9 @@ export class FileApiSession extends SessionCore<WholeFile, HeldFileSetup, FileAp
     this.given = true;
     let result: Transcription;
     try {
-      result = await this.deps.provider(binding.provider.id)!.transcribe!({
-        model: binding.id,
-        bytes,
-        container,
-        mimeType,
-        language,
-        seconds,
-        signal: this.work.signal,
-        given: (s) => (this.heardSeconds = s),
-      });
+      const provider = this.deps.provider(binding.provider.id)!;
+      const recognize = () => provider.transcribe!({ model: binding.id, bytes, container, mimeType, language, seconds, signal: this.work.signal, given: (s) => (this.heardSeconds = s) });
+      result = await inSpan("file.recognize", recognize, (r) => ({ "voxroute.heard_seconds": this.heardSeconds ?? seconds, "voxroute.segments": r.segments?.length }));
     } catch (err) {
       // A provider that refused the file itself: the client's file, not the provider, is at fault.
       throw err instanceof ProviderError && !err.retryable ? new ApiError("validation", err.message) : err;

@@ -9,6 +9,7 @@ import { FileApiSession } from "./file-api-session.ts";
 import type { PcmPieces } from "../providers/paced-audio.ts";
 import { fitted, PIECE_MS, type StreamingPlan, streamFile } from "./file-stream.ts";
 import type { SttSession } from "./stt-session.ts";
+import { inSpan } from "../tracing/spans.ts";
 
 // One audio file in, its transcript out, for every surface that offers it (native, /oai, /el):
 // routed, priced and held before any upstream work, tried on the candidates in order, and
@@ -111,7 +112,11 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
   const plan = req.live ? req.plan.streaming : undefined;
   // The file APIs' refusal is told before the file is measured, unless a streaming plan may take it.
   const routed = plan ? undefined : req.plan.fileCandidates();
-  const { probe, bytes } = await ctx.files.probe(req.bytes);
+  const { probe, bytes } = await inSpan(
+    "file.measure",
+    () => ctx.files.probe(req.bytes),
+    ({ probe }) => ({ "voxroute.container": probe.container, "voxroute.seconds": probe.seconds }),
+  );
   const seconds = billedSeconds(probe.seconds);
   // The one choice of path: a live caller's file that the decoders read goes through the streaming session.
   const streamable = plan && decoderFor(probe.container) ? await ctx.meter.admit(principal, plan.candidates) : undefined;
@@ -125,7 +130,11 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
   if (streamable) {
     // The streaming session holds for the whole file (its credit gate's first item) before it is decoded or given to a provider.
     const decode = async () => {
-      const audio = await decodedFor(ctx, plan!, bytes, probe.container, seconds);
+      const audio = await inSpan(
+        "file.decode",
+        () => decodedFor(ctx, plan!, bytes, probe.container, seconds),
+        (audio) => ({ "voxroute.decodable": audio !== undefined }),
+      );
       // A WAV that is not 16-bit PCM, or an MP3 with nothing that decodes: the file APIs may read it, on the same hold.
       if (!audio) admitted = await ctx.meter.admit(principal, req.plan.fileCandidates());
       return audio;

@@ -118,7 +118,7 @@ export class SttPassthrough extends SessionCore<Frame, PassthroughSetup, Passthr
   private async connect(binding: Binding): Promise<void> {
     const provider = this.deps.provider(binding.provider.id);
     if (!provider?.passthrough) throw new ProviderError(`${binding.provider.id} has no realtime WebSocket`, true);
-    const opening = openWithin(provider.passthrough({ ...this.setup.request, model: binding.id }), this.deps.connectTimeoutMs, binding.provider.id, (late) => late.close(CLOSE.normal, "too late"));
+    const opening = openWithin(provider.passthrough({ ...this.setup.request, model: binding.id }), this.deps.connectTimeoutMs, provider, (late) => late.close(CLOSE.normal, "too late"));
     // A session that ends while its upstream opens does not wait for it: the upstream is closed when it comes.
     const upstream = await Promise.race([opening, this.over.then(() => undefined)]);
     if (!upstream || this.closed) {

@@ -195,7 +195,7 @@ export class SttSession extends SessionCore<Input, SttSessionSetup, SttSessionDe
     const opening = provider.open(streamRequest(this.setup, binding.id, family, interim, abandon.signal));
     let stream: SttStream;
     try {
-      stream = await openWithin(opening, this.deps.connectTimeoutMs, binding.provider.id, (late) => late.cancel());
+      stream = await openWithin(opening, this.deps.connectTimeoutMs, provider, (late) => late.cancel());
     } catch (err) {
       abandon.abort(); // given up (timed out): the opening lets go of what it took or waits for
       throw err;

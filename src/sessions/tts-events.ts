@@ -56,8 +56,6 @@ export interface TtsSessionSetup {
   alignment?: boolean;
   /** `false`: the request opted out of the TTS cache (`cache: false`, `cache=false`). */
   cache?: boolean;
-  /** The version of the text rules applied before the provider (pronunciation dictionaries), part of the cache key; empty when none. */
-  rulesVersion?: string;
   /** Auth, routing and billing admission; an `ApiError` from it ends the session with its close code. */
   admit: () => Promise<Admission>;
   /** See `IdleTimer`; 0 or absent when the surface keeps its own inactivity rule. */

@@ -5,6 +5,8 @@ import { STREAMED_ANSWER } from "../limits/counters.ts";
 import { planVoice } from "../planning/plan-voice.ts";
 import type { Candidate } from "../routing/candidate.ts";
 import { TtsSession } from "../sessions/tts-session.ts";
+import type { Lexicon } from "../pronunciation/lexicon.ts";
+import type { Locator } from "../pronunciation/locators.ts";
 import { HttpTtsPort, type HttpAudioShape } from "./http-tts-port.ts";
 
 export interface HttpTtsRequest {
@@ -23,6 +25,8 @@ export interface HttpTtsRequest {
   cache?: boolean;
   /** The request's signal: the client going away before the first byte ends the session. */
   signal: AbortSignal;
+  /** The pronunciation dictionaries the request names. */
+  pronunciation?: Locator[];
 }
 
 /**
@@ -34,8 +38,14 @@ export interface HttpTtsRequest {
 export async function speakOverHttp(ctx: AppContext, principal: Principal, req: HttpTtsRequest, shape: HttpAudioShape, errorResponse: (err: ApiError) => Response, surface: string): Promise<Response> {
   const lease = await ctx.limits.admit(principal, STREAMED_ANSWER);
   let candidates: Candidate[];
+  let lexicon: Lexicon;
   try {
-    candidates = await ctx.meter.admit(principal, (await planVoice(req, principal.tenantId, ctx)).candidates);
+    lexicon = await ctx.pronunciation.lexicon(principal.tenantId, req.pronunciation ?? []);
+    const planned = (await planVoice(req, principal.tenantId, ctx)).candidates;
+    // A phoneme rule the first provider cannot say is the request's mistake: 400 before anything starts.
+    const first = planned[0]?.provider.id;
+    if (first) lexicon.check(first, ctx.providers.get(first)?.phonemes);
+    candidates = await ctx.meter.admit(principal, planned);
   } catch (err) {
     lease?.release();
     throw err;
@@ -56,7 +66,7 @@ export async function speakOverHttp(ctx: AppContext, principal: Principal, req: 
       admit: async () => {
         const meter = ctx.meter.start(id, principal, surface);
         meter.prefetch(candidates[0]);
-        return { candidates, meter };
+        return { candidates, meter, lexicon };
       },
     },
     {

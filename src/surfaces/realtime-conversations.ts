@@ -6,6 +6,7 @@ import type { Payer } from "../ledger/metered-request.ts";
 import type { Conversation } from "../realtime/conversation/conversation.ts";
 import { type ConversationPlan, planConversation } from "../realtime/plan.ts";
 import type { RealtimeProfile } from "../realtime/profiles.ts";
+import { phonePlan } from "../realtime/phone-profile.ts";
 import type { OpenedHandshake } from "../realtime/start-conversation.ts";
 import { admitSocket, type SocketAdmission } from "./ws-admission.ts";
 import { WsConnections } from "./ws-connections.ts";
@@ -27,6 +28,8 @@ export interface Opening {
   profileId?: string | null;
   key?: string;
   transcription?: boolean;
+  /** A phone call: the profile planned for µ-law at 8 kHz (realtime/phone-profile.ts). */
+  phone?: boolean;
 }
 
 /** Who pays for a realtime socket, and what it opens: a profile, or (none) a transcription session with the settings a secret was minted with. */
@@ -64,7 +67,9 @@ export function admitRealtime(ctx: AppContext, opening: Opening): Promise<Realti
     plan: async (payer) => {
       if (!payer?.profileId) return undefined;
       const profile = await ctx.profiles.get(payer.tenantId, payer.profileId);
-      return { profile, conversation: planConversation(ctx.catalogue, (id) => ctx.sttProviders.get(id), profile.pipeline) };
+      const sttProvider = (id: string) => ctx.sttProviders.get(id);
+      if (opening.phone) return phonePlan(ctx.catalogue, sttProvider, profile);
+      return { profile, conversation: planConversation(ctx.catalogue, sttProvider, profile.pipeline) };
     },
     wants: ({ conversation: { stt, tts } }) => [{ candidates: stt.candidates }, tts],
   });

@@ -15,10 +15,14 @@ export const BODY_LIMITS = {
   account: 64 * KiB,
   /** Speech requests: up to 40,000 characters of text (`/el`), each of which JSON may spell as a 6-byte escape. */
   speech: 1 * MiB,
+  /** Pronunciation dictionaries: up to 5,000 rules, as JSON or a PLS file. */
+  dictionary: 4 * MiB,
   /** Realtime profiles and Speech Engines: their own bounds allow about 960 KB of UTF-8. */
   profile: 1 * MiB,
   /** Realtime client secrets: a profile id and a number, or OpenAI's session settings (its instructions and tools may be long). */
   clientSecret: 1 * MiB,
+  /** Phone links (a carrier and its credential) and the carriers' form-encoded call webhooks: a few hundred bytes. */
+  telephony: 64 * KiB,
   /** Stripe's signed webhook events, verified on the raw body. */
   webhook: 1 * MiB,
 } as const;

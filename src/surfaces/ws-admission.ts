@@ -8,6 +8,8 @@ import type { Lease } from "../limits/limiter.ts";
 import { planVoice, type Voiced } from "../planning/plan-voice.ts";
 import type { Candidate } from "../routing/candidate.ts";
 import { type Admission, meteredSession } from "../sessions/admission.ts";
+import { inSpan, type TraceSpan } from "../tracing/spans.ts";
+import { currentRequest } from "../request-context.ts";
 
 // One admission for every WebSocket (`/v1/tts`, `/v1/stt`, `/el` stream-input, and the realtime
 // sockets of the three surfaces): credential → plan → funds, once per handshake. A socket route
@@ -51,19 +53,29 @@ export type SocketAdmission<P, C extends Payer = Principal> = Credited<C> & {
   lease?: Lease;
   /** The socket closed (WsConnections): a lease taken after that (a late key's) is released at once. */
   closed?: boolean;
+  /** The handshake's root span (tracing on): ended by the socket's session, or when it closes without one (WsConnections). */
+  span?: TraceSpan;
 };
 
 /** A lease whose socket did not open within this long (its upgrade failed) is released. */
 const UPGRADE_GRACE_MS = 10_000;
 
 /** Credential, limits, plan, then funds: throws what is answered before the upgrade, keeps what is told after it. */
-export async function admitSocket<P, C extends Payer>(ctx: AppContext, claim: SocketClaim<P, C>): Promise<SocketAdmission<P, C>> {
+export function admitSocket<P, C extends Payer>(ctx: AppContext, claim: SocketClaim<P, C>): Promise<SocketAdmission<P, C>> {
+  return inSpan(
+    "handshake.admission",
+    () => admitHandshake(ctx, claim),
+    (admitted) => ({ "voxroute.candidates": admitted.affordable.map((list) => list.length).join(","), "error.type": admitted.credentialError?.code }),
+  );
+}
+
+async function admitHandshake<P, C extends Payer>(ctx: AppContext, claim: SocketClaim<P, C>): Promise<SocketAdmission<P, C>> {
   const credited = await creditOf(claim.credential);
   const lease = credited.payer ? await ctx.limits.admit(credited.payer, SESSION_OPEN) : undefined;
   try {
     const admitted = await planAndFund(ctx, claim, credited);
     lease?.releaseUnlessOpened(UPGRADE_GRACE_MS);
-    return { ...admitted, lease };
+    return { ...admitted, lease, span: currentRequest()?.span };
   } catch (err) {
     lease?.release();
     throw err;

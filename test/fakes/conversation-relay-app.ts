@@ -10,6 +10,7 @@
 // - `/end`: answers a finished prompt with `end` and its handoff data;
 // - `/long`: answers each finished prompt with LONG_ANSWER (seconds of speech) as tokens;
 // - `/stubborn`: the same with `interruptible: false`;
+// - `/long-once`: answers its first finished prompt as `/long` does, and the later ones not at all;
 // - `/goodbye`: answers with "Goodbye." then `end`;
 // - `/polyglot`: after `setup` asks for German speech and German transcription, then (once the
 //   router answered the German transcription with `error`) for British English transcription;
@@ -55,12 +56,12 @@ export const LONG_ANSWER = "Our opening hours are from nine in the morning until
 /** `record: false` keeps no connections (a benchmark's long run). */
 export function startFakeApp({ record = true } = {}): FakeApp {
   const connections: AppConnection[] = [];
-  const server = Bun.serve<AppConnection & { delay: number }>({
+  const server = Bun.serve<AppConnection & { delay: number; answered: number }>({
     port: 0,
     hostname: "127.0.0.1",
     fetch(req, srv) {
       const url = new URL(req.url);
-      const conn = { path: url.pathname, headers: Object.fromEntries(req.headers), received: [], delay: Number(url.searchParams.get("delay") ?? 0) };
+      const conn = { path: url.pathname, headers: Object.fromEntries(req.headers), received: [], delay: Number(url.searchParams.get("delay") ?? 0), answered: 0 };
       if (srv.upgrade(req, { data: conn })) return;
       return new Response("upgrade", { status: 426 });
     },
@@ -105,9 +106,9 @@ export function startFakeApp({ record = true } = {}): FakeApp {
           ws.send(JSON.stringify({ type: "text", token: "Goodbye.", last: true }));
           return void ws.send(JSON.stringify({ type: "end", handoffData: "bye" }));
         }
-        if (path === "/long" || path === "/stubborn") {
+        if (path === "/long" || path === "/stubborn" || (path === "/long-once" && ws.data.answered++ === 0)) {
           const words = LONG_ANSWER.split(/(?<= )/);
-          for (const [i, token] of words.entries()) ws.send(JSON.stringify({ type: "text", token, last: i === words.length - 1, interruptible: path === "/long" }));
+          for (const [i, token] of words.entries()) ws.send(JSON.stringify({ type: "text", token, last: i === words.length - 1, interruptible: path !== "/stubborn" }));
           return;
         }
         if (!["/echo", "/slow", "/unfinished", "/hangup"].includes(path)) return;

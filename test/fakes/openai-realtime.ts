@@ -26,6 +26,8 @@ export type RealtimeFault = "stall" | "drop" | "malformed" | "error" | "failed";
 export interface RealtimeConnection {
   query: URLSearchParams;
   authorization: string | null;
+  /** The W3C trace context of the handshake (a router with tracing on sends it). */
+  traceparent: string | null;
   protocols: string | null;
   /** Every text frame the client sent, as it came. */
   frames: string[];
@@ -273,6 +275,7 @@ export function startRealtime() {
     const conn: Conn = {
       query: url.searchParams,
       authorization: req.headers.get("authorization"),
+      traceparent: req.headers.get("traceparent"),
       protocols,
       frames: [],
       updates: [],

@@ -28,6 +28,8 @@ export type OpenAiFault = "401" | "429" | "500" | RealtimeFault;
 export interface SpeechRequest {
   body: Record<string, unknown>;
   authorization: string | null;
+  /** The W3C trace context the router sent (tracing on). */
+  traceparent: string | null;
 }
 
 export interface FakeOpenAi {
@@ -35,7 +37,7 @@ export interface FakeOpenAi {
   /** Requests received, as the fake parsed them. */
   speech: SpeechRequest[];
   /** `file`: the digest of the uploaded file's bytes as they arrived. */
-  transcriptions: { fields: Record<string, string>; file?: AudioDigest; authorization: string | null }[];
+  transcriptions: { fields: Record<string, string>; file?: AudioDigest; authorization: string | null; traceparent: string | null }[];
   /** Realtime sessions: handshake, the client's text frames, session updates, audio received. */
   realtime: RealtimeConnection[];
   fault(f: OpenAiFault): void;
@@ -111,7 +113,7 @@ export function startFakeOpenAi(options: { tls?: boolean; speechSpeed?: number }
 
       if (req.method === "POST" && url.pathname === "/v1/audio/speech") {
         const body = (await req.json()) as Record<string, unknown>;
-        speech.push({ body, authorization });
+        speech.push({ body, authorization, traceparent: req.headers.get("traceparent") });
         if (midStream.refuses()) return refuse(500);
         if (typeof body.input !== "string" || !body.input) return error(400, "input is required", "invalid_request_error");
         if (typeof body.voice !== "string") return error(400, "voice is required", "invalid_request_error");
@@ -138,7 +140,7 @@ export function startFakeOpenAi(options: { tls?: boolean; speechSpeed?: number }
         for (const [k, v] of form) if (typeof v === "string") fields[k] = v;
         const file = form.get("file");
         const received = file instanceof Blob ? receivedFile(await file.bytes()) : undefined;
-        transcriptions.push({ fields, file: received?.digest, authorization });
+        transcriptions.push({ fields, file: received?.digest, authorization, traceparent: req.headers.get("traceparent") });
         if (!received) return error(400, "file is required", "invalid_request_error");
         // Never answered: the request stays open until its client goes.
         if (fault === "stall") return new Promise<Response>((resolve) => req.signal.addEventListener("abort", () => resolve(new Response(null))));

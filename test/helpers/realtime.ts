@@ -2,7 +2,7 @@ import { expect } from "bun:test";
 import { like } from "drizzle-orm";
 import type { ConversationEvent } from "../../src/realtime/conversation/conversation-events.ts";
 import type { TestServer } from "./server.ts";
-import { frames } from "./speech.ts";
+import { concat, frames, silence, speak } from "./speech.ts";
 import { bearer, type Client, connect } from "./ws-client.ts";
 
 // What the realtime conversation tests share: a profile of the embedded engines answered by an
@@ -57,6 +57,15 @@ export async function callProfile(on: TestServer, profileId: string, key = on.ke
   const c = connect(on.wsUrl(`/v1/realtime?profile_id=${profileId}`), bearer(key));
   await c.opened;
   return c;
+}
+
+/** The caller asks something whose answer is long, then talks over it once it has played a second: the answer is barged in on, and a second turn ends. */
+export async function talkOverAnswer(c: Client) {
+  await say(c, concat([silence(300), speak("What are your opening hours?"), silence(900)]));
+  await until(() => c.rec.events.some((e) => e.type === "realtime.response.audio.started"));
+  await Bun.sleep(1000); // the answer plays at the client
+  await say(c, concat([speak("Thank you, that is all."), silence(900)]));
+  await until(() => c.rec.events.filter((e) => e.type === "realtime.turn.ended").length === 2);
 }
 
 /** Streams 20 ms frames in real time. */

@@ -3,12 +3,13 @@ import type { Session } from "../session.ts";
 import { useApi } from "../use-api.ts";
 import { ActivityLog } from "./activity.tsx";
 import { Balance, type BalanceView } from "./balance.tsx";
+import { Dictionaries } from "./dictionaries.tsx";
 import { Keys } from "./keys.tsx";
 import { TopUp } from "./top-up.tsx";
 import { Transactions } from "./transactions.tsx";
 import { UsageChart } from "./usage-chart.tsx";
 
-/** The signed-in account: balance and top-up, usage, activity, transactions and keys. */
+/** The signed-in account: balance and top-up, usage, activity, transactions, pronunciation dictionaries and keys. */
 export function Dashboard({ session }: { session: Session }) {
   // Read again when the tab gets the focus back: a payment finished in another tab shows at once.
   const [round, setRound] = useState(0);
@@ -51,6 +52,10 @@ export function Dashboard({ session }: { session: Session }) {
       <section class="card" aria-labelledby="transactions-title">
         <h2 id="transactions-title">Credit transactions</h2>
         <Transactions apiKey={session.key} round={round} />
+      </section>
+      <section class="card" aria-labelledby="dictionaries-title">
+        <h2 id="dictionaries-title">Pronunciation dictionaries</h2>
+        <Dictionaries apiKey={session.key} round={round} />
       </section>
       <section class="card" aria-labelledby="keys-title">
         <h2 id="keys-title">API keys</h2>

@@ -53,6 +53,7 @@ export async function openStreamInput(options: HttpProviderOptions, req: TtsStre
   const query = new URLSearchParams({ model_id: req.model, output_format: outputFormat });
   for (const name of QUERY_OPTIONS) if (req.options[name] !== undefined) query.set(name, req.options[name]);
   if (req.alignment) query.set("sync_alignment", "true");
+  if (req.ssml) query.set("enable_ssml_parsing", "true");
   const url = `${options.baseUrl.replace(/^http/, "ws")}/v1/text-to-speech/${encodeURIComponent(voice)}/multi-stream-input?${query}`;
   const ws = await openUpstreamSocket("elevenlabs", url, { headers: options.apiKey ? { "xi-api-key": options.apiKey } : {} });
 

@@ -21,6 +21,8 @@ const PCM_RATE = 24000;
  */
 export class ElevenLabsTts implements TtsProvider {
   readonly id = "elevenlabs";
+  /** Its English v1 and Flash/Turbo v2 models say `<phoneme>` tags (the WebSocket once `enable_ssml_parsing` is on). */
+  readonly phonemes = "ssml";
 
   constructor(private readonly options: HttpProviderOptions) {}
 

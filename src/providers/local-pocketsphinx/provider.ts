@@ -29,6 +29,8 @@ export const POCKETSPHINX_FAMILY: SttFamily = {
 /** The embedded recognizer (US English), decoding in the audio workers with their bounded decoders. */
 export class LocalSphinxProvider implements SttProvider {
   readonly id = "pocketsphinx";
+  /** Its opening waits for a decoder only as long as `LOCAL_STT_QUEUE_WAIT_MS`, then is refused `provider_overloaded`. */
+  readonly embedded = true;
 
   constructor(
     private readonly pool: AudioPool,

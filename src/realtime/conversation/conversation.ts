@@ -10,6 +10,8 @@ import { switchLanguages } from "./language-switch.ts";
 import { Answers } from "./answers.ts";
 import { IdleTimer } from "../../sessions/idle-timer.ts";
 import { requestBinding } from "../../request-context.ts";
+import { activeSpan, withSpan } from "../../tracing/spans.ts";
+import { TurnSpans } from "./turn-spans.ts";
 
 // A realtime conversation: the caller's audio goes to one STT session (turns by the provider or
 // the router VAD); each finished turn goes to the application as a `prompt`; the application's
@@ -38,15 +40,24 @@ export class Conversation {
   private ending: { reason: EndReason; handoffData?: string; failure?: ApiError } | undefined;
   private closed = false;
   private readonly log: Logger;
+  /** With tracing on: the conversation's span and its turns'. */
+  private readonly spans: TurnSpans | undefined;
 
   constructor(
     private readonly setup: ConversationSetup,
     private readonly deps: ConversationDeps,
   ) {
     this.log = deps.log.child({ realtime: setup.id, ...requestBinding() });
+    // Claimed before the recognizer's session is opened: that session gets a span of its own under it.
+    const root = activeSpan();
+    this.spans = root?.claim() ? new TurnSpans(root) : undefined;
     this.answers = new Answers(
       {
-        openTts: (id, port, language) => setup.openTts(id, port, language === undefined ? undefined : { language, refused: (why) => this.app?.refuse(`lang ${language}: ${why}`) }),
+        openTts: (id, port, language) => {
+          const open = () => setup.openTts(id, port, language === undefined ? undefined : { language, refused: (why) => this.app?.refuse(`lang ${language}: ${why}`) });
+          // An answer's session is opened from a recognizer's or the application's callback: its span goes under the turn being answered, else the conversation's.
+          return this.spans ? withSpan(this.spans.current, open) : open();
+        },
         output: setup.output,
         quietMs: setup.answerQuietMs,
         log: this.log,
@@ -142,11 +153,14 @@ export class Conversation {
     this.stt.abort();
     this.answers.abort();
     this.app?.close(CLOSE.normal, "the caller left");
+    this.spans?.end(undefined, "caller_left");
     this.log.info({ usage: this.usage }, "caller left the conversation");
   }
 
   private emit(event: ConversationEvent): void {
-    if (!this.closed) this.deps.port.event(event);
+    if (this.closed) return;
+    this.spans?.observe(event);
+    this.deps.port.event(event);
   }
 
   private sendAudio(chunk: Uint8Array): void | Promise<void> {
@@ -314,6 +328,7 @@ export class Conversation {
     this.answers.abort();
     this.stt.stopTrying();
     this.app?.close(CLOSE.normal, "the conversation ended");
+    this.spans?.end(code, reason);
     this.deps.port.close(code, reason);
   }
 }

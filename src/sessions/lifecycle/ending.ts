@@ -5,6 +5,7 @@ import type { Metrics } from "../../metrics.ts";
 import type { Outcome } from "../../ledger/activity.ts";
 import type { Admission } from "../admission.ts";
 import type { Attempt } from "./candidates.ts";
+import type { TraceSpan } from "../../tracing/spans.ts";
 
 // How every session kind ends: one outcome vocabulary for logs, the requests metric and the
 // activity record, usage settled exactly once before the client hears the end.
@@ -45,6 +46,8 @@ export interface SessionRecord {
   tried?: Binding;
   startedAt: Date;
   attempts: Attempt[];
+  /** The span of the request or WebSocket session, or the session's own within a conversation (tracing on). */
+  traced?: { span: TraceSpan; child: boolean };
 }
 
 export interface EndingDeps {
@@ -90,10 +93,24 @@ export async function recordEnding(session: SessionRecord, end: SessionEnding, d
     },
     "session closed",
   );
+  if (session.traced) endSpan(session.traced, transport, { outcome: end.outcome, tenant: payer?.tenantId, keyPrefix: payer?.keyPrefix, provider, model: charged?.canonical, close });
   deps.metrics.requests.inc({ surface: deps.surface, provider: provider ?? "none", status: end.outcome });
   deps.metrics.sessionDuration.observe({ surface: deps.surface, transport, outcome: end.outcome }, durationMs / 1000);
   if (deps.port.together) deps.port.together(() => sayLast(deps, close, lastWords));
   else sayLast(deps, close, lastWords);
+}
+
+/** Notes how the session went on its span, and ends it: its own, or a WebSocket session's root (a streamed HTTP answer's root ends with its request line). */
+function endSpan(
+  { span, child }: { span: TraceSpan; child: boolean },
+  transport: "ws" | "http",
+  ended: { outcome: Outcome; tenant?: string; keyPrefix?: string; provider?: string; model?: string; close: Close | null },
+): void {
+  span.set({ "voxroute.outcome": ended.outcome, "voxroute.tenant_id": ended.tenant, "voxroute.key_prefix": ended.keyPrefix, "voxroute.provider": ended.provider, "voxroute.model": ended.model });
+  if (transport === "http" && !child) return;
+  span.set({ "websocket.close_code": ended.close?.code, "websocket.close_reason": ended.close?.reason });
+  if (ended.outcome === "failed") span.fail(ended.close?.reason ?? "failed");
+  span.end();
 }
 
 function sayLast(deps: EndingDeps, close: Close | null, lastWords: (() => void) | undefined): void {

@@ -8,6 +8,7 @@ import { type Attempt, type CandidateRun, tryCandidates } from "./candidates.ts"
 import { CreditGate } from "./credit-gate.ts";
 import { type Close, type EndingDeps, failureOf, type Outcome, recordEnding, type SessionEnding } from "./ending.ts";
 import { requestBinding } from "../../request-context.ts";
+import { sessionSpan, startSpan, withSpan } from "../../tracing/spans.ts";
 import type { ProviderHealth } from "../../routing/health.ts";
 
 // The part of a session every kind shares: admission, its candidates in order, the idle timeout,
@@ -49,6 +50,8 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
   private logger: Logger | undefined;
   /** What the session's log lines carry: the request's binding is read at the upgrade, while its scope is current. */
   private readonly logBindings: Record<string, unknown>;
+  /** The span of the request or WebSocket session this serves (tracing on), read at the upgrade like the log's binding; or, for a part of a conversation, a child of its span. */
+  private readonly traced: ReturnType<typeof sessionSpan>;
   protected readonly idle: IdleTimer;
   /** Client input in arrival order, admitted as the credit hold covers it. */
   protected readonly gate: CreditGate<Item>;
@@ -60,6 +63,7 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     kind: CoreKind,
   ) {
     this.logBindings = { session: setup.id, channel: kind.channel, ...requestBinding() };
+    this.traced = sessionSpan(`session.${kind.channel}`);
     const idleMs = setup.idleTimeoutMs ?? 0;
     this.idle = new IdleTimer(idleMs, () => {
       // Going quiet is the client's doing: billed as if it had left.
@@ -75,7 +79,7 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
       failed: (err) => this.coverFailed(err),
     });
     // Deferred a tick: the kind's own fields are set only once this constructor has returned.
-    this.finished = Promise.resolve().then(() => this.run());
+    this.finished = Promise.resolve().then(() => (this.traced ? withSpan(this.traced.span, () => this.run()) : this.run()));
   }
 
   /**
@@ -184,17 +188,27 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     this.idle.stop();
     this.gate.stop();
     this.stopWork();
-    const record = { admission: this.admission, binding: this.binding, tried: this.tried, startedAt: this.startedAt, attempts: this.attempts };
-    await recordEnding(record, this.ending(outcome, close), { ...this.deps, log: this.log }, close, lastWords);
+    const record = { admission: this.admission, binding: this.binding, tried: this.tried, startedAt: this.startedAt, attempts: this.attempts, traced: this.traced };
+    const ending = this.ending(outcome, close);
+    // A client's close arrives in a socket callback, outside the request's scope: the settle's span is put back under the session's.
+    if (this.traced) await withSpan(this.traced.span, () => recordEnding(record, ending, { ...this.deps, log: this.log }, close, lastWords));
+    else await recordEnding(record, ending, { ...this.deps, log: this.log }, close, lastWords);
   }
 
   private async run(): Promise<void> {
-    this.admission = await admitSession(
-      this.setup.admit,
-      (err) => this.fail(err),
-      () => this.outcome,
-      this.startedAt,
-    );
+    const admitting = startSpan("admission");
+    const admit = () =>
+      admitSession(
+        this.setup.admit,
+        (err) => this.fail(err),
+        () => this.outcome,
+        this.startedAt,
+      );
+    this.admission = await (admitting ? withSpan(admitting, admit) : admit());
+    if (admitting) {
+      admitting.set({ "voxroute.admitted": this.admission !== undefined, "voxroute.candidates": this.admission?.candidates.length });
+      admitting.end();
+    }
     if (!this.admission) return;
     this.admitted(this.admission);
     // Input sent while the session was being admitted waits in the gate: it goes on as paid for.

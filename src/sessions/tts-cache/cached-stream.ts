@@ -24,8 +24,12 @@ export class CachedTtsStream extends UtteranceStream {
   /** Seconds of audio this stream and the provider's stream have yielded (timings are moved between the two). */
   private at = 0;
   private innerAt = 0;
-  /** Characters served from the cache (billed apart). */
+  /** Characters served from the cache (billed apart), as the caller wrote them. */
   cachedChars = 0;
+  /** Characters of the utterances taken so far, as this stream was given them. */
+  private through = 0;
+  /** The caller's characters behind this stream's first `n` (rules before the cache may have changed the text). */
+  private callerAt = (n: number) => n;
   private stopped = false;
   /** Characters written to the provider, and its `flushed` answers still to come for utterances its `spoken` already ended. */
   private written = 0;
@@ -40,10 +44,17 @@ export class CachedTtsStream extends UtteranceStream {
     this.events = inner[Symbol.asyncIterator]();
   }
 
+  /** Counts cached characters through `callerAt` (the caller's characters behind the first `n` given to this stream). */
+  countAs(callerAt: (n: number) => number): void {
+    this.callerAt = callerAt;
+  }
+
   protected async speak(utterance: Utterance): Promise<void> {
+    const from = this.through;
+    this.through += utterance.chars;
     const key = this.store.key(utterance.raw);
     const hit = await this.store.get(key);
-    if (hit) return this.play(hit, utterance);
+    if (hit) return this.play(hit, from);
     // As written, white space around it included: timings cover every character written.
     this.inner.write(utterance.raw);
     this.inner.flush();
@@ -89,8 +100,8 @@ export class CachedTtsStream extends UtteranceStream {
     if (entry.audio.byteLength) this.store.set(key, entry);
   }
 
-  private play(entry: CacheEntry, utterance: Utterance): void {
-    this.cachedChars += utterance.chars;
+  private play(entry: CacheEntry, from: number): void {
+    this.cachedChars += this.callerAt(this.through) - this.callerAt(from);
     for (const t of entry.timings) this.queue.push(this.timed(t));
     this.queue.push({ type: "audio", audio: entry.audio.slice() });
     this.at += audioSeconds(entry.audio, this.audioFormat);

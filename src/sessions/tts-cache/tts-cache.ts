@@ -32,7 +32,6 @@ interface SessionSound {
   options: Record<string, string>;
   speed?: number;
   alignment?: boolean;
-  rulesVersion?: string;
 }
 
 export class TtsCache {
@@ -49,8 +48,8 @@ export class TtsCache {
   }
 
   /** Characters a session's stream played from the cache, with the price factor they are billed at; undefined when none. */
-  played(stream: TtsStream | undefined, before = 0): { units: number; factor: string } | undefined {
-    const units = before + (stream instanceof CachedTtsStream ? stream.cachedChars : 0);
+  played(stream: CachedTtsStream | undefined, before = 0): { units: number; factor: string } | undefined {
+    const units = before + (stream?.cachedChars ?? 0);
     return units ? { units, factor: this.settings.priceFactor } : undefined;
   }
 
@@ -59,16 +58,16 @@ export class TtsCache {
     return this.settings.bytes > 0 && (this.settings.providers === "all" || this.settings.providers.includes(provider));
   }
 
-  /** A session's provider stream through the cache; as it is when the provider may not be cached or the request opted out. */
-  around(stream: TtsStream, setup: SessionSound, binding: Binding, voice: string | undefined, tenantId: string): TtsStream {
+  /** A session's provider stream through the cache, keyed with the dictionaries' version (`Lexicon.version`); undefined when the provider may not be cached or the request opted out. */
+  around(stream: TtsStream, setup: SessionSound, binding: Binding, voice: string | undefined, rulesVersion: string, tenantId: string): CachedTtsStream | undefined {
     const provider = binding.provider.id;
-    if (setup.cache === false || !this.serves(provider)) return stream;
+    if (setup.cache === false || !this.serves(provider)) return undefined;
     // MP3 is kept only where each utterance is a request of its own, a whole MP3: an engine's or a
     // socket's MP3 is one encoder's stream, whose frames do not end where utterances do.
-    if (stream.audioFormat.encoding === "mp3" && !(stream instanceof UtteranceTtsStream)) return stream;
-    const { options, speed, alignment, rulesVersion } = setup;
+    if (stream.audioFormat.encoding === "mp3" && !(stream instanceof UtteranceTtsStream)) return undefined;
+    const { options, speed, alignment } = setup;
     const { encoding, sampleRate } = stream.audioFormat;
-    return this.wrap(stream, { provider, model: binding.id, voice, encoding, sampleRate, speed, options, alignment: !!alignment, rulesVersion: rulesVersion ?? "" }, tenantId);
+    return this.wrap(stream, { provider, model: binding.id, voice, encoding, sampleRate, speed, options, alignment: !!alignment, rulesVersion }, tenantId);
   }
 
   /** `inner` with its utterances served from the cache where they are in it, and kept once spoken to their end. */

@@ -5,6 +5,7 @@ import { mount } from "../mount.ts";
 import { elevenLabsCatalogueRoutes } from "./catalogue-routes.ts";
 import { elevenLabsConversationRoutes } from "./conversation-route.ts";
 import { elAuth } from "./auth.ts";
+import { elevenLabsPronunciationRoutes } from "./pronunciation-routes.ts";
 import { elevenLabsSpeechEngineRoutes } from "./speech-engine-routes.ts";
 import { elevenLabsStreamInputRoute } from "./stream-input-route.ts";
 import { elevenLabsSttRoute } from "./stt-route.ts";
@@ -29,6 +30,7 @@ export function elevenLabsRoutes(ctx: AppContext) {
     elevenLabsVoiceCloningRoutes,
     elevenLabsVoicesRoutes,
     elevenLabsUserRoutes,
+    elevenLabsPronunciationRoutes,
   ])
     .use(elAuth(ctx))
     .all("/*", ({ request, principal }) => notImplemented(ctx, principal, new URL(request.url).pathname), { parse: "none" });

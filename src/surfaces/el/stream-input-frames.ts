@@ -1,4 +1,5 @@
 import { bearerToken } from "../../accounts/keys.ts";
+import { type Locator, locatorsOfBody } from "../../pronunciation/locators.ts";
 import { ApiError } from "../../errors.ts";
 import type { TtsCommand } from "../../sessions/tts-events.ts";
 import { FRAME_TOO_LARGE, overFrameLimit } from "../native/tts-frames.ts";
@@ -16,6 +17,8 @@ export interface InitFrame {
   fields: Record<string, string>;
   /** Text the init frame carries beyond the customary single space. */
   commands: TtsCommand[];
+  /** `pronunciation_dictionary_locators`. */
+  pronunciation: Locator[];
 }
 
 type Frame = Record<string, unknown> & { text: string };
@@ -62,14 +65,16 @@ export function parseInitFrame(message: unknown): InitFrame {
   const keyField = [frame.xi_api_key, frame["xi-api-key"]].find((k): k is string => typeof k === "string" && k.trim() !== "");
   const key = keyField?.trim() ?? (typeof frame.authorization === "string" ? bearerToken(frame.authorization) : undefined);
   let settings: Record<string, string>;
+  let pronunciation: Locator[];
   try {
     settings = voiceSettingsOptions(frame.voice_settings);
+    pronunciation = locatorsOfBody(frame.pronunciation_dictionary_locators, "pronunciation_dictionary_locators");
   } catch (err) {
     throw new ApiError("invalid_tts_frame", (err as Error).message);
   }
   // The customary " " is not spoken, but a flush it asks for still counts.
   const commands: TtsCommand[] = frame.text.trim() ? commandsOf(frame) : frame.flush === true ? [{ type: "flush" }] : [];
-  return { key, fields: { ...settings, ...chunkLengthSchedule(frame.generation_config) }, commands };
+  return { key, fields: { ...settings, ...chunkLengthSchedule(frame.generation_config) }, commands, pronunciation };
 }
 
 /** A frame after the init frame: the session commands it stands for. Throws `ApiError` `invalid_tts_frame`. */

@@ -6,6 +6,7 @@ import { ApiError, CLOSE } from "../../errors.ts";
 import type { TtsCommand } from "../../sessions/tts-events.ts";
 import { TtsSession } from "../../sessions/tts-session.ts";
 import { clientAddress } from "../client-address.ts";
+import { withLexicon } from "../pronunciation-locators.ts";
 import { admitChannel, channelSession, type SocketAdmission, withLateKey } from "../ws-admission.ts";
 import { elevenLabsKey } from "./auth.ts";
 import { elevenLabsError } from "./errors.ts";
@@ -94,7 +95,10 @@ export function elevenLabsStreamInputRoute(ctx: AppContext) {
         alignment: plan?.syncAlignment,
         cache: plan?.cache,
         // The handshake's key wins over the frame's.
-        admit: async () => channelSession(ctx, id, handshakeKey(conn.request) ? admission : await withLateKey(ctx, admission, init.key), "el"),
+        admit: async () => {
+          const admitted = handshakeKey(conn.request) ? admission : await withLateKey(ctx, admission, init.key);
+          return withLexicon(ctx, () => channelSession(ctx, id, admitted, "el"), admitted.payer, init.pronunciation);
+        },
       },
       {
         provider: (pid) => ctx.providers.get(pid),

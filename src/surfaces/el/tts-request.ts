@@ -4,6 +4,7 @@ import { fallbacksOf } from "../../planning/fallbacks.ts";
 import { planTts } from "../../planning/plan-tts.ts";
 import type { TtsPlan } from "../../planning/tts-request.ts";
 import { cacheAllowed } from "../cache-opt-out.ts";
+import { type Locator, locatorsOfBody } from "../../pronunciation/locators.ts";
 import { askedOfElevenLabs, elevenLabsTtsRequest, plannedOutput } from "./model.ts";
 import { parseOutputFormat, type OutputFormat } from "./output-format.ts";
 import { elevenLabsProviderOptions, voiceSettingsOptions } from "./provider-options.ts";
@@ -27,6 +28,7 @@ export interface ElevenLabsTtsPlan extends TtsPlan {
   alignment: boolean;
   /** `cache: false` in the body or `cache=false` in the query: the TTS cache neither serves nor keeps this answer. */
   cache: boolean;
+  pronunciation: Locator[];
 }
 
 /**
@@ -52,5 +54,6 @@ export function planElevenLabsTts(catalogue: Catalogue, voice: string, query: UR
 
   const providerOptions = elevenLabsProviderOptions(query, RESERVED_QUERY, b.provider_options, options);
   const plan = planTts(catalogue, elevenLabsTtsRequest(catalogue, modelId, voice, timestamps ? asked.format : askedOfElevenLabs(asked), query, providerOptions, fallbacksOf(b.fallbacks, "tts")));
-  return { ...plan, text: b.text, voice, outputFormat, ...plannedOutput(asked, plan.format), alignment: timestamps, cache: cacheAllowed(b.cache) && cacheAllowed(query.get("cache")) };
+  const pronunciation = locatorsOfBody(b.pronunciation_dictionary_locators, "pronunciation_dictionary_locators");
+  return { ...plan, text: b.text, voice, outputFormat, ...plannedOutput(asked, plan.format), alignment: timestamps, pronunciation, cache: cacheAllowed(b.cache) && cacheAllowed(query.get("cache")) };
 }

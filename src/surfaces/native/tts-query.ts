@@ -5,6 +5,7 @@ import { planTts } from "../../planning/plan-tts.ts";
 import type { TtsPlan, TtsRequest } from "../../planning/tts-request.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
 import { cacheAllowed } from "../cache-opt-out.ts";
+import { type Locator, locatorsOfQuery } from "../../pronunciation/locators.ts";
 import { providerOptions } from "../provider-options.ts";
 
 /** A `/v1/tts` session's plan: the typed request's, and what only this channel has. */
@@ -14,9 +15,25 @@ export interface NativeTtsPlan extends TtsPlan {
   alignment: boolean;
   /** `cache=false`: the TTS cache neither serves nor keeps this session's utterances. */
   cache: boolean;
+  /** `pronunciation_dictionaries=id[:version_id],…`. */
+  pronunciation: Locator[];
 }
 
-const RESERVED = ["model", "provider", "voice", "format", "auto_flush", "alignment", "cache", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks", "fallbacks"];
+const RESERVED = [
+  "model",
+  "provider",
+  "voice",
+  "format",
+  "auto_flush",
+  "alignment",
+  "cache",
+  "provider_order",
+  "provider_only",
+  "provider_ignore",
+  "allow_fallbacks",
+  "fallbacks",
+  "pronunciation_dictionaries",
+];
 
 /** The `/v1/tts` query as a typed request, and the channel's own settings. Throws `ApiError`. */
 export function readTtsQuery(params: URLSearchParams): { request: TtsRequest; autoFlush: boolean; alignment: boolean; cache: boolean } {
@@ -43,5 +60,5 @@ export function readTtsQuery(params: URLSearchParams): { request: TtsRequest; au
 /** Reads the `/v1/tts` query and plans it. Pure; throws `ApiError` (the request's member names are this query's). */
 export function planTtsSession(catalogue: Catalogue, params: URLSearchParams): NativeTtsPlan {
   const { request, autoFlush, alignment, cache } = readTtsQuery(params);
-  return { ...planTts(catalogue, request), autoFlush, alignment, cache };
+  return { ...planTts(catalogue, request), autoFlush, alignment, cache, pronunciation: locatorsOfQuery(params.get("pronunciation_dictionaries")) };
 }

@@ -6,6 +6,7 @@ import { TtsSession } from "../../sessions/tts-session.ts";
 import { nativeError } from "../error-responses.ts";
 import { WsPort } from "../ws-port.ts";
 import { admitChannel, channelSession } from "../ws-admission.ts";
+import { withLexicon } from "../pronunciation-locators.ts";
 import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
 import { answerProtocol } from "../ws-subprotocols.ts";
 import { parseTtsFrame } from "./tts-frames.ts";
@@ -47,7 +48,7 @@ export function ttsRoute(ctx: AppContext) {
             cache: plan?.cache,
             speed: plan?.speed,
             options: plan?.options ?? {},
-            admit: () => channelSession(ctx, id, admission, "native"),
+            admit: () => withLexicon(ctx, () => channelSession(ctx, id, admission, "native"), admission.payer, plan?.pronunciation),
             idleTimeoutMs: ctx.config.sessionLimits.ttsIdleTimeoutMs,
           },
           {

@@ -5,6 +5,7 @@ import { planTts } from "../../planning/plan-tts.ts";
 import type { TtsPlan } from "../../planning/tts-request.ts";
 import { preferencesFromBody } from "../../routing/preferences.ts";
 import { cacheAllowed } from "../cache-opt-out.ts";
+import { type Locator, locatorsOfBody } from "../../pronunciation/locators.ts";
 
 /** OpenAI's own limit on `input`; longer text is 413 `tts_text_too_large`. */
 export const MAX_INPUT_CHARACTERS = 4096;
@@ -17,6 +18,8 @@ const RESPONSE_FORMATS = ["mp3", "opus", "aac", "flac", "pcm", "wav"] as const;
 export type ResponseFormat = (typeof RESPONSE_FORMATS)[number];
 
 export interface OaiSpeechPlan extends TtsPlan {
+  /** `pronunciation_dictionaries`, this router's own member (docs/pronunciation.md). */
+  pronunciation: Locator[];
   text: string;
   responseFormat: ResponseFormat;
   /** `audio`: the bytes as they are; `sse`: OpenAI's speech events. */
@@ -58,5 +61,5 @@ export function planOaiSpeech(catalogue: Catalogue, body: unknown): OaiSpeechPla
     preferences: preferencesFromBody(b.provider),
     fallbacks: fallbacksOf(b.fallbacks, "tts"),
   });
-  return { ...plan, text: b.input, responseFormat, streamFormat, cache: cacheAllowed(b.cache) };
+  return { ...plan, text: b.input, responseFormat, streamFormat, pronunciation: locatorsOfBody(b.pronunciation_dictionaries, "pronunciation_dictionaries"), cache: cacheAllowed(b.cache) };
 }
