@@ -91,7 +91,7 @@ describe.skipIf(!chromiumAvailable)("the dashboard in Chromium", () => {
     await screenshot(context, page, "dashboard");
   }, 30_000);
 
-  test("a request the TTS cache served shows its cached characters in its activity row", async () => {
+  test("a request the TTS cache served shows its cached characters in its activity row, and the usage its cache savings", async () => {
     await page.goto(`${server.url}/dashboard`);
     const speech = connect(server.wsUrl("/v1/tts?model=flite&voice=slt"), bearer(await tabKey(page)));
     speech.send({ type: "text", text: "Hello from the dashboard test." });
@@ -99,6 +99,8 @@ describe.skipIf(!chromiumAvailable)("the dashboard in Chromium", () => {
     expect((await speech.closed).close.code).toBe(1000);
     await page.locator("form[aria-label='Activity filters']").getByRole("button", { name: "Refresh" }).click();
     await shows(page.getByTestId("activity").getByRole("row").nth(1), /TTS.*completed.*30 characters · 30 from the cache/);
+    await page.reload();
+    await shows(page.getByTestId("cache-savings"), /Cache savings: 30 of \d+ characters were played from the TTS cache/);
   }, 30_000);
 
   test("the account's pronunciation dictionaries are listed", async () => {

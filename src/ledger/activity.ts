@@ -90,6 +90,7 @@ export async function dailyUsage(database: Database, tenantId: string, start: Da
       failed: sql<number>`sum(case when ${a.status} <> 'completed' then 1 else 0 end)`,
       characters: sql<number>`sum(case when ${a.usageUnit} = 'characters' then ${a.usageAmount} else 0 end)`,
       seconds: sql<number>`sum(case when ${a.usageUnit} = 'seconds' then ${a.usageAmount} else 0 end)`,
+      cached: sql<number>`sum(${a.cachedUnits})`,
       credits: sql<number>`sum(${a.credits})`,
     })
     .from(a)
@@ -106,6 +107,7 @@ export async function dailyUsage(database: Database, tenantId: string, start: Da
       failed: Number(r.failed),
       characters: Number(r.characters),
       seconds: Number(r.seconds),
+      cached_characters: Number(r.cached),
       credits,
       cost_usd: usdOfCredits(credits),
     };

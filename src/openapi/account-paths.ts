@@ -160,6 +160,7 @@ export const accountPaths: DocumentPart = {
                     failed: integer("Requests that did not complete: failed and interrupted"),
                     characters: number(),
                     seconds: number(),
+                    cached_characters: integer("Of `characters`, those the router's TTS cache played (docs/tts-cache.md#billing)"),
                     credits: integer(),
                     cost_usd: usd(),
                   }),
