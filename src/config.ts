@@ -55,6 +55,8 @@ export interface Config {
   maxAudioUploadBytes: number;
   /** Sessions that end when they should: idle limits, the init deadline of keyless sockets, and withdrawn access. */
   sessionLimits: SessionLimits;
+  /** The router's TTS cache (docs/tts-cache.md). */
+  ttsCache: TtsCacheConfig;
   /** Limits written into every new tenant's (DEFAULT_TENANT_*, docs/limits.md#setting-limits); an unset one is no limit. */
   defaultTenantLimits: { max_sessions?: number; requests_per_minute?: number; usd_per_day?: number; usd_per_month?: number };
   /** Promotional credits for a new signup, limited to the embedded engines. */
@@ -120,6 +122,21 @@ export interface SessionLimits {
   elUnauthenticatedPerAddress: number;
   /** How often open sessions' keys and tenants are checked for revocation or disabling. */
   accessCheckIntervalMs: number;
+}
+
+export interface TtsCacheConfig {
+  /** `TTS_CACHE_BYTES`: bytes of utterances kept in memory; 0 turns the cache off. */
+  bytes: number;
+  /** `TTS_CACHE_DIR`: a directory whose entries outlive a restart (none: memory only). */
+  dir?: string;
+  /** `TTS_CACHE_DIR_BYTES`: the most the directory holds. */
+  dirBytes: number;
+  /** `TTS_CACHE_SCOPE`: `tenant` (a tenant hits only its own entries) or `shared`. */
+  scope: "tenant" | "shared";
+  /** `TTS_CACHE_PROVIDERS`: `all`, or the ids of the providers whose audio may be kept. */
+  providers: "all" | string[];
+  /** `TTS_CACHE_PRICE_FACTOR`: a hit's characters cost the model's price times this (a decimal). */
+  priceFactor: string;
 }
 
 export interface VoiceCatalogueConfig {
@@ -196,6 +213,22 @@ function sessionLimits(env: Env): SessionLimits {
     elInitTimeoutMs: integer(env, "EL_INIT_TIMEOUT_MS", 5_000, 1),
     elUnauthenticatedPerAddress: integer(env, "EL_UNAUTHENTICATED_PER_ADDRESS", 20, 1),
     accessCheckIntervalMs: integer(env, "ACCESS_CHECK_INTERVAL_MS", 2_000, 100),
+  };
+}
+
+function ttsCache(env: Env): TtsCacheConfig {
+  const scope = env.TTS_CACHE_SCOPE || "tenant";
+  if (scope !== "tenant" && scope !== "shared") throw new Error(`config: TTS_CACHE_SCOPE must be tenant or shared, got "${scope}"`);
+  const providers = envReader(env).list("TTS_CACHE_PROVIDERS");
+  const priceFactor = env.TTS_CACHE_PRICE_FACTOR || "1";
+  if (!/^\d+(\.\d{1,6})?$/.test(priceFactor)) throw new Error(`config: TTS_CACHE_PRICE_FACTOR must be a decimal >= 0 with at most 6 decimals, got "${priceFactor}"`);
+  return {
+    bytes: integer(env, "TTS_CACHE_BYTES", 64 * 1024 * 1024),
+    dir: env.TTS_CACHE_DIR || undefined,
+    dirBytes: integer(env, "TTS_CACHE_DIR_BYTES", 1024 * 1024 * 1024, 1),
+    scope,
+    providers: providers.length === 0 || providers.includes("all") ? "all" : providers,
+    priceFactor,
   };
 }
 
@@ -298,6 +331,7 @@ export function loadConfig(env: Env): Config {
     trustProxyHops: trustProxyHops(env),
     maxAudioUploadBytes: integer(env, "MAX_AUDIO_UPLOAD_BYTES", 25 * 1024 * 1024, 1),
     sessionLimits: sessionLimits(env),
+    ttsCache: ttsCache(env),
     defaultTenantLimits: defaultTenantLimits(env),
     welcomeGrantUsd: decimal(env, "WELCOME_GRANT_USD", "1"),
     welcomeGrantDays: integer(env, "WELCOME_GRANT_DAYS", 30, 1),

@@ -12,6 +12,7 @@ import type { Limiter } from "./limits/limiter.ts";
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import type { ProviderHealth } from "./routing/health.ts";
+import type { TtsCache } from "./sessions/tts-cache/tts-cache.ts";
 import type { ClientSecrets } from "./realtime/client-secrets.ts";
 import type { PhoneLinks } from "./realtime/phone-links.ts";
 import type { RealtimeProfiles } from "./realtime/profiles.ts";
@@ -39,6 +40,8 @@ export interface AppContext {
   /** Samples of the embedded engines' voices, made once each. */
   voicePreviews: VoicePreviews;
   providers: Map<string, TtsProvider>;
+  /** The router's TTS cache: every TTS session's deps carry it. */
+  ttsCache: TtsCache;
   sttProviders: Map<string, SttProvider>;
   /** Where the router VAD runs (the audio workers), for the turns of families without a detector. */
   vadLanes: VadLanes;

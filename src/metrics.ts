@@ -90,6 +90,14 @@ export class Metrics {
 
   readonly audioSeconds = this.counter("voxroute_audio_seconds_total", "Seconds of audio billed for transcription, by provider and model", ["provider", "model"] as const);
 
+  readonly ttsCacheHits = this.counter("voxroute_tts_cache_hits_total", "Utterances played from the TTS cache, by provider", ["provider"] as const);
+
+  readonly ttsCacheMisses = this.counter("voxroute_tts_cache_misses_total", "Utterances looked up in the TTS cache and synthesized, by provider", ["provider"] as const);
+
+  readonly ttsCacheEvictions = this.counter("voxroute_tts_cache_evictions_total", "TTS cache entries let go to stay within their bytes, by tier (memory, disk)", ["tier"] as const);
+
+  readonly ttsCacheBytes = new Gauge({ name: "voxroute_tts_cache_bytes", help: "Bytes the TTS cache holds, by tier (memory, disk)", labelNames: ["tier"] as const, registers: [this.registry] });
+
   readonly fallbacks = this.counter("voxroute_fallbacks_total", "Candidates given up for the next one, by the provider left and why", ["provider", "reason"] as const);
 
   readonly upstreamErrors = this.counter("voxroute_upstream_errors_total", "Provider failures, by provider and the error code the client was given", ["provider", "code"] as const);

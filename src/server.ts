@@ -31,6 +31,7 @@ import { feedMetrics } from "./metrics-sources.ts";
 import { Metrics } from "./metrics.ts";
 import { probeProviders } from "./providers/all.ts";
 import { ProviderHealth } from "./routing/health.ts";
+import { TtsCache } from "./sessions/tts-cache/tts-cache.ts";
 import { engineWorkerOptions, providerAdapters } from "./providers/registry.ts";
 import type { SttProvider, TtsProvider } from "./providers/types.ts";
 import { AccessWatch } from "./sessions/access-watch.ts";
@@ -137,6 +138,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     log,
     metrics,
     health,
+    ttsCache: new TtsCache(config.ttsCache, metrics),
     database,
     keys,
     catalogue,

@@ -30,7 +30,8 @@ const README_COMMANDS = [...(await Bun.file(new URL("../README.md", import.meta.
 describe.skipIf(!chromiumAvailable)("the dashboard in Chromium", () => {
   beforeAll(async () => {
     outbox = mkdtempSync(join(tmpdir(), "voxroute-outbox-"));
-    server = await startTestServer({ SANDBOX_PAYMENTS: "true", DEV_OUTBOX_DIR: outbox });
+    // With the TTS cache (off in other tests' servers): a repeated request's cached characters show in its activity row.
+    server = await startTestServer({ SANDBOX_PAYMENTS: "true", DEV_OUTBOX_DIR: outbox, TTS_CACHE_BYTES: String(16 * 1024 * 1024) });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
     context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
     page = await context.newPage();
@@ -88,6 +89,18 @@ describe.skipIf(!chromiumAvailable)("the dashboard in Chromium", () => {
     await page.getByText("As a table").click();
     await shows(page.getByTestId("usage").getByRole("row").nth(1), /^\d{4}-\d{2}-\d{2}1\$0\.00/);
     await screenshot(context, page, "dashboard");
+  }, 30_000);
+
+  test("a request the TTS cache served shows its cached characters in its activity row, and the usage its cache savings", async () => {
+    await page.goto(`${server.url}/dashboard`);
+    const speech = connect(server.wsUrl("/v1/tts?model=flite&voice=slt"), bearer(await tabKey(page)));
+    speech.send({ type: "text", text: "Hello from the dashboard test." });
+    speech.send({ type: "close" });
+    expect((await speech.closed).close.code).toBe(1000);
+    await page.locator("form[aria-label='Activity filters']").getByRole("button", { name: "Refresh" }).click();
+    await shows(page.getByTestId("activity").getByRole("row").nth(1), /TTS.*completed.*30 characters · 30 from the cache/);
+    await page.reload();
+    await shows(page.getByTestId("cache-savings"), /Cache savings: 30 of \d+ characters were played from the TTS cache/);
   }, 30_000);
 
   test("the account's pronunciation dictionaries are listed", async () => {

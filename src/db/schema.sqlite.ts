@@ -119,6 +119,8 @@ export const activity = sqliteTable(
      * one's share in order, `[{provider, model, units, credits, voice?}]` (ledger/parts.ts); null otherwise.
      */
     parts: text("parts"),
+    /** TTS: characters of `usage_amount` played from the TTS cache (docs/tts-cache.md#billing), billed at the cache's price factor. */
+    cachedUnits: integer("cached_units").notNull().default(0),
   },
   (t) => [index("activity_tenant_started_idx").on(t.tenantId, t.startedAt, t.id), index("activity_voice_started_idx").on(t.voice, t.startedAt)],
 );

@@ -67,6 +67,7 @@ export async function activityPage({ db, schema }: Database, q: ActivityQuery) {
       attempts: JSON.parse(r.attempts),
       ...(r.voice ? { voice: r.voice } : {}),
       ...(r.parts ? { parts: JSON.parse(r.parts) } : {}),
+      ...(r.cachedUnits ? { cached_units: r.cachedUnits } : {}),
     })),
     next: rows.length > q.limit && last ? { t: last.startedAt.getTime(), id: last.id } : undefined,
   };
@@ -89,6 +90,7 @@ export async function dailyUsage(database: Database, tenantId: string, start: Da
       failed: sql<number>`sum(case when ${a.status} <> 'completed' then 1 else 0 end)`,
       characters: sql<number>`sum(case when ${a.usageUnit} = 'characters' then ${a.usageAmount} else 0 end)`,
       seconds: sql<number>`sum(case when ${a.usageUnit} = 'seconds' then ${a.usageAmount} else 0 end)`,
+      cached: sql<number>`sum(${a.cachedUnits})`,
       credits: sql<number>`sum(${a.credits})`,
     })
     .from(a)
@@ -105,6 +107,7 @@ export async function dailyUsage(database: Database, tenantId: string, start: Da
       failed: Number(r.failed),
       characters: Number(r.characters),
       seconds: Number(r.seconds),
+      cached_characters: Number(r.cached),
       credits,
       cost_usd: usdOfCredits(credits),
     };

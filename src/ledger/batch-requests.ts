@@ -30,6 +30,8 @@ export interface SettleInput {
    * order; `binding`, `units` and `cost` above are then the last part's binding and the totals.
    */
   parts?: SettlePart[];
+  /** TTS: characters of `units` played from the TTS cache. */
+  cachedUnits?: number;
 }
 
 /** The usage one binding served, at its own rate. */

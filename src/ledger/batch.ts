@@ -199,6 +199,7 @@ export class LedgerBatcher {
         JSON.stringify(input.attempts),
         input.voice ?? null,
         input.parts ? partsRecord(input.parts, partCredits) : null,
+        input.cachedUnits ?? 0,
       ]);
       const row = { id: input.id, credits: debit, status: input.status, ...(input.parts ? { partCredits } : {}) };
       settled.set(input.id, row);
@@ -265,8 +266,8 @@ export class LedgerBatcher {
     if (holdDeletes.length) tx.later(`DELETE FROM holds WHERE id IN (${marks(holdDeletes.length)})`, holdDeletes.sort());
     if (activity.length) {
       tx.later(
-        "INSERT INTO activity (id, tenant_id, key_id, surface, started_at, finished_at, latency_ms, provider, model, capability, status, outcome, usage_unit, usage_amount, credits, attempts, voice, parts) " +
-          `VALUES ${rows(activity.length, 18)}`,
+        "INSERT INTO activity (id, tenant_id, key_id, surface, started_at, finished_at, latency_ms, provider, model, capability, status, outcome, usage_unit, usage_amount, credits, attempts, voice, parts, cached_units) " +
+          `VALUES ${rows(activity.length, 19)}`,
         activity.flat(),
       );
     }

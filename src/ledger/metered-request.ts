@@ -1,5 +1,5 @@
 import type { Binding, Capability } from "../catalogue/types.ts";
-import { add, rational } from "../catalogue/price.ts";
+import { add, mul, parseDecimal, rational, type Rational } from "../catalogue/price.ts";
 import type { Logger } from "../log.ts";
 import { currentRequest } from "../request-context.ts";
 import type { Outcome } from "./activity.ts";
@@ -48,6 +48,16 @@ export interface RequestEnd {
   /** Time to first output (audio or transcript), or the whole duration when there was none. */
   latencyMs: number;
   attempts: { provider: string; reason: string }[];
+  /** TTS: characters of `units` played from the TTS cache, billed at the model's price times `factor` (a decimal string). */
+  cached?: { units: number; factor: string };
+}
+
+/** The cost of `units` on `binding`, `cached` of them at its price times their factor. */
+function costWithCached(binding: Binding, units: number, cached: RequestEnd["cached"]): Rational {
+  const rate = rateOf(binding);
+  const hits = Math.min(units, cached?.units ?? 0);
+  if (!hits) return costOf(rate, units);
+  return add(costOf(rate, units - hits), mul(costOf(rate, hits), parseDecimal(cached!.factor)));
 }
 
 const SETTLE_TRIES = 5;
@@ -306,13 +316,15 @@ export class MeteredRequest {
       outcome: end.outcome,
       usageUnit: usageUnit(end.binding),
       units,
-      cost: parts ? parts.reduce((c, p) => add(c, p.cost), rational(0n)) : costOf(rateOf(end.binding), end.units),
+      // After a failover mid-session every part is billed at its full rate (cached characters are still counted).
+      cost: parts ? parts.reduce((c, p) => add(c, p.cost), rational(0n)) : costWithCached(end.binding, end.units, end.cached),
       startedAt: end.startedAt,
       finishedAt: new Date(),
       latencyMs: end.latencyMs,
       attempts: end.attempts,
       voice: this.voice,
       ...(parts ? { parts } : {}),
+      ...(end.cached?.units ? { cachedUnits: Math.min(units, end.cached.units) } : {}),
     };
     for (let attempt = 1; ; attempt++) {
       try {

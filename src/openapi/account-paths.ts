@@ -59,6 +59,9 @@ export const accountPaths: DocumentPart = {
           object({ provider: string(), model: string(), units: number(), credits: integer() }, { voice: string("TTS: the voice that spoke this part") }),
           "Present when more than one binding served the request (a failover mid-session): each one's share, in order, at its own rate; `provider` and `model` above are then the last one's, `usage_amount` and `credits` the sums",
         ),
+        cached_units: integer(
+          "TTS: characters of `usage_amount` played from the router's TTS cache, billed at the model's price times the deployment's cache price factor (docs/tts-cache.md#billing); absent when none",
+        ),
       },
     ),
     ApiKey: object({
@@ -157,6 +160,7 @@ export const accountPaths: DocumentPart = {
                     failed: integer("Requests that did not complete: failed and interrupted"),
                     characters: number(),
                     seconds: number(),
+                    cached_characters: integer("Of `characters`, those the router's TTS cache played (docs/tts-cache.md#billing)"),
                     credits: integer(),
                     cost_usd: usd(),
                   }),

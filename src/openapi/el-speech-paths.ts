@@ -1,6 +1,6 @@
 import type { DocumentPart, MediaType, Operation } from "./document-types.ts";
 import { BUDGET_EXCEEDED, failures } from "./error-envelopes.ts";
-import { answer, binary, fallbacks, fallbacksQuery, fallbacksText, formBody, json, jsonBody, pathParam, PREFERENCE_QUERY, query } from "./operation.ts";
+import { answer, binary, CACHE_FIELD, CACHE_QUERY, fallbacks, fallbacksQuery, fallbacksText, formBody, json, jsonBody, pathParam, PREFERENCE_QUERY, query } from "./operation.ts";
 import { array, boolean, constant, file, integer, map, nullable, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { EL_KEY } from "./security.ts";
 import { handshake, PROVIDER_OPTIONS } from "./websocket.ts";
@@ -47,6 +47,7 @@ function speech(operationId: string, summary: string, description: string, conte
       OUTPUT_FORMAT,
       query("optimize_streaming_latency", "A provider option"),
       query("enable_logging", "A provider option", oneOfValues(["true", "false"])),
+      CACHE_QUERY,
       ...PREFERENCE_QUERY,
       PROVIDER_OPTIONS,
     ],
@@ -65,6 +66,7 @@ function speech(operationId: string, summary: string, description: string, conte
           previous_text: string(),
           next_text: string(),
           fallbacks: fallbacks("tts"),
+          cache: CACHE_FIELD,
           provider_options: map({ type: ["string", "number", "boolean"] }, "Provider options (not an ElevenLabs field)"),
         },
       ),
@@ -142,6 +144,7 @@ export const elSpeechPaths: DocumentPart = {
           query("model_id", "`{provider}/{model}`, or a bare model one provider serves", string(), true),
           query("output_format", "As on the HTTP endpoints, but not `wav_*`", string(undefined, { default: "mp3_44100_128" })),
           query("sync_alignment", "`true`: every audio frame carries the timings of its characters", oneOfValues(["true", "false"])),
+          CACHE_QUERY,
           query("inactivity_timeout", "Seconds without a client frame before the socket closes", integer(undefined, { minimum: 1, maximum: 180, default: 20 })),
           query("authorization", "A key (`Bearer <key>` or bare), for clients that can set no header"),
           ...PREFERENCE_QUERY,

@@ -1,6 +1,6 @@
 import type { DocumentPart } from "./document-types.ts";
 import { BUDGET_EXCEEDED, failures } from "./error-envelopes.ts";
-import { answer, binary, fallbacks, fallbacksText, formBody, json, jsonBody, pathParam, query } from "./operation.ts";
+import { answer, binary, CACHE_FIELD, fallbacks, fallbacksText, formBody, json, jsonBody, pathParam, query } from "./operation.ts";
 import { array, boolean, constant, file, integer, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { BEARER } from "./security.ts";
 import { handshake } from "./websocket.ts";
@@ -60,6 +60,7 @@ export const oaiPaths: DocumentPart = {
               ),
               speed: number("Only providers that honour it are candidates", { minimum: 0.25, maximum: 4 }),
               stream_format: oneOfValues(["audio", "sse"]),
+              cache: CACHE_FIELD,
               provider: ref("ProviderPreferences"),
               fallbacks: fallbacks("tts"),
             },

@@ -1,6 +1,6 @@
 import { MAX_FALLBACKS } from "../planning/fallbacks.ts";
 import type { MediaType, Parameter, ResponseObject, Schema } from "./document-types.ts";
-import { array, object, oneOfValues, string } from "./schema.ts";
+import { array, boolean, object, oneOfValues, string } from "./schema.ts";
 
 // Building blocks of operations: bodies, parameters and successful answers. Errors are in
 // error-envelopes.ts.
@@ -57,6 +57,11 @@ export const fallbacksQuery = (capability: "stt" | "tts"): Parameter => {
   const text = fallbacksText(capability);
   return query("fallbacks", `${text.description} URL-encoded; a bad one is refused before the upgrade.`, text);
 };
+
+const CACHE_TEXT = "`false`: the router's TTS cache neither plays nor keeps this request's utterances (docs/tts-cache.md)";
+/** The TTS cache opt-out, in a query and in a body. */
+export const CACHE_QUERY = query("cache", CACHE_TEXT, oneOfValues(["true", "false"]));
+export const CACHE_FIELD = boolean(CACHE_TEXT);
 
 /** The provider preferences of a query (docs/routing.md). */
 export const PREFERENCE_QUERY: Parameter[] = [

@@ -3,7 +3,7 @@ import { OUTPUT_FORMATS } from "../realtime/output-formats.ts";
 import { APP_PROTOCOLS } from "../realtime/profiles.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { BUDGET_EXCEEDED, failures, KEY_FAILURES } from "./error-envelopes.ts";
-import { answer, fallbacks, json, jsonBody, pathParam, query } from "./operation.ts";
+import { answer, CACHE_FIELD, fallbacks, json, jsonBody, pathParam, query } from "./operation.ts";
 import { array, boolean, constant, integer, map, object, oneOfValues, ref, string, timestamp } from "./schema.ts";
 import { CURSOR, LIMIT, page } from "./paging.ts";
 import { BEARER, SOCKET_KEY } from "./security.ts";
@@ -41,6 +41,7 @@ function pipeline(stored: boolean) {
       pronunciation_dictionaries: array(LOCATOR, "The tenant's pronunciation dictionaries every answer is said with (at most 3; docs/pronunciation.md); given as ids or locators, kept as locators"),
       voice: string("The voice, passed as given"),
       format: oneOfValues(Object.keys(OUTPUT_FORMATS), "The audio a conversation sends its client (default `pcm_16000`)"),
+      cache: CACHE_FIELD,
     };
     return object(
       { model: string(`A streaming ${capability.toUpperCase()} model of this deployment`), ...(stored ? kept : {}) },

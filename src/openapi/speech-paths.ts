@@ -1,7 +1,7 @@
 import { AUDIO_FORMATS } from "../planning/stt-request.ts";
 import type { DocumentPart } from "./document-types.ts";
 import { BUDGET_EXCEEDED, failures, ROUTED_KEY_FAILURES } from "./error-envelopes.ts";
-import { answer, binary, fallbacksQuery, fallbacksText, json, PREFERENCE_QUERY, query, repeatedQuery } from "./operation.ts";
+import { answer, binary, CACHE_QUERY, fallbacksQuery, fallbacksText, json, PREFERENCE_QUERY, query, repeatedQuery } from "./operation.ts";
 import { array, file, integer, number, object, oneOfValues, ref, string } from "./schema.ts";
 import { BEARER, SOCKET_KEY } from "./security.ts";
 import { handshake, PROVIDER_OPTIONS } from "./websocket.ts";
@@ -23,6 +23,7 @@ const TTS_QUERY = [
   query("format", "Output audio: 16-bit little-endian PCM, or MP3 where the provider makes it", oneOfValues(["pcm", "mp3"])),
   query("auto_flush", "Any value but `false` lets the router cut text into utterances itself", string(undefined, { default: "true" })),
   query("alignment", "`true`: `service.tts_alignment` events time the text's characters", oneOfValues(["true", "false"])),
+  CACHE_QUERY,
   query("pronunciation_dictionaries", "The tenant's pronunciation dictionaries, `id` or `id:version_id`, comma-separated, at most 3 (docs/pronunciation.md)"),
   ...PREFERENCE_QUERY,
   fallbacksQuery("tts"),

@@ -87,7 +87,7 @@ export class PronouncedStream implements TtsStream {
   }
 
   /** The caller's characters behind the first `said` characters handed on: whole utterances, then the next one's share. */
-  private writtenAt(said: number): number {
+  writtenAt(said: number): number {
     let before = { said: 0, written: 0 };
     for (const mark of this.marks) {
       if (mark.said > said) {

@@ -85,6 +85,11 @@ export class UtteranceCutter {
     return out;
   }
 
+  /** White space after the last utterance, in none yet. */
+  get carried(): string {
+    return this.carry;
+  }
+
   /** The text left over, as one last utterance (for a flush or the end); none if it is only white space. */
   rest(): Utterance | undefined {
     const text = this.buffer.trim();

@@ -49,6 +49,11 @@ export abstract class UtteranceStream implements TtsStream {
     this.queue.end();
   }
 
+  /** White space written after the last utterance (the text's end), which no utterance carries. */
+  protected trailing(): string {
+    return this.cutter.carried;
+  }
+
   /** Speaks one utterance: resolves once its audio is all in the queue. */
   protected abstract speak(utterance: Utterance): Promise<void>;
   /** Everything was spoken and the client ended the session. */

@@ -34,6 +34,8 @@ export interface PipelineStage {
   input: Record<string, unknown>;
   /** Models tried after the stage's own providers (`{model}` for STT, `{model, voice}` for TTS). */
   fallbacks?: ModelChoice[];
+  /** TTS: `false`, the router's TTS cache neither plays nor keeps the conversation's speech. */
+  cache?: false;
   /** TTS only: the tenant's pronunciation dictionaries every answer is spoken with (docs/pronunciation.md). */
   pronunciation_dictionaries?: { pronunciation_dictionary_id: string; version_id?: string }[];
 }
@@ -111,7 +113,7 @@ function shortText(value: unknown, param: string): string | undefined {
 function stage(catalogue: Catalogue, value: unknown, capability: Capability): PipelineStage {
   const param = `pipeline.${capability}`;
   if (!isObject(value)) throw new ApiError("invalid_request", `${param} must be an object with a model`, { param });
-  const { model, provider: rawProvider, voice: rawVoice, provider_options, input, format, fallbacks: rawFallbacks, pronunciation_dictionaries } = value;
+  const { model, provider: rawProvider, voice: rawVoice, provider_options, input, format, fallbacks: rawFallbacks, cache, pronunciation_dictionaries } = value;
   if (typeof model !== "string" || !model) throw new ApiError("model_required", `${param}.model is required`, { param: `${param}.model` });
   const provider = shortText(rawProvider, `${param}.provider`);
   const voice = shortText(rawVoice, `${param}.voice`);
@@ -133,11 +135,14 @@ function stage(catalogue: Catalogue, value: unknown, capability: Capability): Pi
         param: `${param}.format`,
       },
     );
+  if (cache !== undefined && (capability !== "tts" || typeof cache !== "boolean"))
+    throw new ApiError("invalid_request", capability === "tts" ? `${param}.cache must be true or false` : `${param}.cache is not a member of the STT stage`, { param: `${param}.cache` });
   if (pronunciation_dictionaries !== undefined && capability !== "tts")
     throw new ApiError("invalid_request", `${param}.pronunciation_dictionaries is a member of the TTS stage`, { param: `${param}.pronunciation_dictionaries` });
   const dictionaries = locatorsOfBody(pronunciation_dictionaries, `${param}.pronunciation_dictionaries`);
   return {
     model,
+    ...(cache === false ? { cache } : {}),
     ...(provider ? { provider } : {}),
     ...(dictionaries.length ? { pronunciation_dictionaries: dictionaries.map((d) => ({ pronunciation_dictionary_id: d.id, ...(d.versionId ? { version_id: d.versionId } : {}) })) } : {}),
     ...(voice ? { voice } : {}),

@@ -1,4 +1,5 @@
 import { ApiError } from "../errors.ts";
+import type { TtsCache } from "../sessions/tts-cache/tts-cache.ts";
 import type { Payer } from "../ledger/metered-request.ts";
 import type { Candidate } from "../routing/candidate.ts";
 import { planVoice, type VoiceLists, type Voiced } from "../planning/plan-voice.ts";
@@ -33,6 +34,7 @@ export interface ConversationContext extends VoiceLists, SessionServices {
     realtime: { allowPrivateUpstreams: boolean; appReplyTimeoutMs: number; appPingIntervalMs: number; answerQuietMs: number; idleTimeoutMs: number };
   };
   database: Database;
+  ttsCache: TtsCache;
   pronunciation: Pick<PronunciationDictionaries, "lexicon">;
 }
 
@@ -137,6 +139,7 @@ export async function startConversation(
           format: "pcm",
           sampleRate: output.sampleRate,
           autoFlush: true,
+          cache: profile.pipeline.tts.cache,
           speed: plan.tts.speed,
           options: plan.tts.options,
           admit: async () => {
@@ -150,7 +153,7 @@ export async function startConversation(
             return { ...(await meteredSession(ctx.meter, ttsId, payer, spoken.candidates, surface, true)), lexicon };
           },
         };
-        const session = new TtsSession(setup, { ...common, provider: (pid) => ctx.providers.get(pid), port: ttsPort });
+        const session = new TtsSession(setup, { ...common, provider: (pid) => ctx.providers.get(pid), ttsCache: ctx.ttsCache, port: ttsPort });
         ctx.sessions.add(session, "tts");
         return session;
       },

@@ -1,6 +1,7 @@
 import type { ErrorCode } from "../errors.ts";
 import type { AudioFormat, CharacterTimes, TtsProvider } from "../providers/types.ts";
 import type { Admission, SessionDeps } from "./admission.ts";
+import type { TtsCache } from "./tts-cache/tts-cache.ts";
 
 // What a TTS session is given, what it tells its surface, and what it takes from it. Surfaces map these to their
 // own wire frames (`surfaces/native/tts-wire.ts`, `surfaces/el/stream-input-port.ts`,
@@ -53,10 +54,15 @@ export interface TtsSessionSetup {
   options: Record<string, string>;
   /** Ask providers for character timings (`alignment` events). */
   alignment?: boolean;
+  /** `false`: the request opted out of the TTS cache (`cache: false`, `cache=false`). */
+  cache?: boolean;
   /** Auth, routing and billing admission; an `ApiError` from it ends the session with its close code. */
   admit: () => Promise<Admission>;
   /** See `IdleTimer`; 0 or absent when the surface keeps its own inactivity rule. */
   idleTimeoutMs?: number;
 }
 
-export type TtsSessionDeps = SessionDeps<TtsProvider, TtsPort>;
+export type TtsSessionDeps = SessionDeps<TtsProvider, TtsPort> & {
+  /** The router's TTS cache (absent: none). */
+  ttsCache?: TtsCache;
+};

@@ -1,7 +1,8 @@
 import { ApiError, CLOSE, ProviderError } from "../errors.ts";
 import { characters } from "../ledger/usage.ts";
 import type { TtsStream } from "../providers/types.ts";
-import { pronunciationFor } from "../pronunciation/pronounced-stream.ts";
+import { PronouncedStream, pronunciationFor } from "../pronunciation/pronounced-stream.ts";
+import type { CachedTtsStream } from "./tts-cache/cached-stream.ts";
 import { type Candidate, voiceOf } from "../routing/candidate.ts";
 import { AlignmentTimeline } from "./tts-alignment.ts";
 import { TextTally } from "./tts-text-tally.ts";
@@ -48,6 +49,10 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private readonly out = new TtsAudioOut(this.deps.port, this.idle, () => this.closed);
   /** Stopped by a barge-in: what was spoken is what the listener wanted, so the record is `completed`. */
   private interrupted = false;
+  /** Characters the cache played for the candidates before the current one. */
+  private cachedBefore = 0;
+  /** The cache's stream under `stream` (absent when the cache does not serve it). */
+  private cached: CachedTtsStream | undefined;
 
   constructor(setup: TtsSessionSetup, deps: TtsSessionDeps) {
     super(setup, deps, { channel: "tts", quiet: "no frame from the client and nothing to send" });
@@ -94,8 +99,10 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       },
       canMoveOn: () => true,
       moveOn: () => {
+        this.cachedBefore = this.deps.ttsCache?.played(this.cached, this.cachedBefore)?.units ?? 0;
         this.stream?.cancel();
         this.stream = undefined;
+        this.cached = undefined;
         this.state = "starting";
         const { from, commands } = this.failover.replay(this.text.heard, this.binding, this.audioStarted);
         this.pending = [...commands, ...this.pending];
@@ -156,7 +163,12 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       ...(alignment ? { alignment } : {}),
       ...pronounced.request,
     });
-    const stream = pronounced.wrap(await openWithin(opening, this.deps.connectTimeoutMs, provider, (late) => late.cancel()));
+    const opened = await openWithin(opening, this.deps.connectTimeoutMs, provider, (late) => late.cancel());
+    // The cache sits under the dictionaries: it keys on the text as the provider is given it, and on the dictionaries' version.
+    const cached = this.deps.ttsCache?.around(opened, this.setup, binding, voice, this.admission!.lexicon?.version ?? "", this.admission!.meter.payer.tenantId);
+    const stream = pronounced.wrap(cached ?? opened);
+    // Cached characters are billed as the caller wrote them, not as the rules expanded them.
+    if (cached && stream instanceof PronouncedStream) cached.countAs((said) => stream.writtenAt(said));
     await this.admission!.meter.reserved();
     if (this.closed) {
       stream.cancel();
@@ -165,6 +177,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.failover.takeOver(stream, binding, this.admission!.meter, voice);
     this.binding = binding;
     this.stream = stream;
+    this.cached = cached;
     // The record names the voice that serves (a fallback model speaks in its own).
     this.admission!.meter.forVoice(voice);
     // What the session says on becoming ready, and what the commands it kept send at once, go out in one write.
@@ -305,6 +318,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       status: outcome === "completed" || this.interrupted || (outcome === "cut_off" && this.text.admitted > 0) ? "completed" : "failed",
       latencyMs: (this.firstAudioAt ?? performance.now()) - (this.firstTextAt ?? this.firstAudioAt ?? performance.now()),
       details: { characters: this.text.admitted, audioBytes: this.out.bytes },
+      cached: this.deps.ttsCache?.played(this.cached, this.cachedBefore),
     };
   }
 

@@ -21,6 +21,8 @@ export interface HttpTtsRequest {
   options: Record<string, string>;
   /** Ask providers for character timings (the session's `alignment` events go to the shape). */
   alignment?: boolean;
+  /** `false`: the request opted out of the TTS cache. */
+  cache?: boolean;
   /** The request's signal: the client going away before the first byte ends the session. */
   signal: AbortSignal;
   /** The pronunciation dictionaries the request names. */
@@ -60,13 +62,24 @@ export async function speakOverHttp(ctx: AppContext, principal: Principal, req: 
       speed: req.speed,
       options: req.options,
       alignment: req.alignment,
+      cache: req.cache,
       admit: async () => {
         const meter = ctx.meter.start(id, principal, surface);
         meter.prefetch(candidates[0]);
         return { candidates, meter, lexicon };
       },
     },
-    { provider: (pid) => ctx.providers.get(pid), port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, health: ctx.health, surface, transport: "http" },
+    {
+      provider: (pid) => ctx.providers.get(pid),
+      ttsCache: ctx.ttsCache,
+      port,
+      log: ctx.log,
+      metrics: ctx.metrics,
+      connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
+      health: ctx.health,
+      surface,
+      transport: "http",
+    },
   );
   // A client that stops reading, or goes away before the first byte, ends the session.
   port.onCancel(() => session.abort());

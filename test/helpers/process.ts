@@ -13,12 +13,13 @@ export interface ServerProcess {
 /**
  * Starts `test/fakes/server-process.ts` with the given environment and waits until it listens. Its
  * temporary files go in a directory of the test run's (unless `env` names a TMPDIR): a server
- * killed with SIGKILL, as many tests stop theirs, cleans up nothing.
+ * killed with SIGKILL, as many tests stop theirs, cleans up nothing. No TTS cache unless `env`
+ * sets one (as `testConfig`: tests count what providers are given).
  */
 export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
   const proc = Bun.spawn(["bun", "test/fakes/server-process.ts"], {
     cwd: ROOT,
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", REALTIME_ALLOW_PRIVATE_UPSTREAMS: "true", TMPDIR: tempDir("voxroute-process-"), ...env },
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", REALTIME_ALLOW_PRIVATE_UPSTREAMS: "true", TTS_CACHE_BYTES: "0", TMPDIR: tempDir("voxroute-process-"), ...env },
     stdout: "pipe",
     stderr: "inherit",
   });

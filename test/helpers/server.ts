@@ -24,6 +24,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
     // Circuits never open: fault tests meet one provider with fault after fault on one server. The
     // provider-health tests set their own threshold.
     PROVIDER_FAILURE_THRESHOLD: "0",
+    // No TTS cache: tests count what providers are given and bill, with texts that repeat sentences.
+    // The cache's own tests (tts-cache.test.ts) turn it on.
+    TTS_CACHE_BYTES: "0",
     ...env,
   });
 }

@@ -15,6 +15,8 @@ interface Activity {
   usage_amount: number;
   cost_usd: number;
   voice?: string;
+  /** Characters of `usage_amount` the router's TTS cache played. */
+  cached_units?: number;
 }
 
 interface Filters {
@@ -130,6 +132,7 @@ export function ActivityLog({ apiKey }: { apiKey: string }) {
                 <td class={a.status === "completed" ? "" : "warn"}>{a.status}</td>
                 <td>
                   {a.usage_amount} {a.usage_unit}
+                  {a.cached_units ? <span class="muted"> · {a.cached_units} from the cache</span> : null}
                 </td>
                 <td>{a.latency_ms} ms</td>
                 <td>{usd(a.cost_usd)}</td>

@@ -7,6 +7,8 @@ interface UsageItem {
   date: string;
   requests: number;
   failed: number;
+  characters: number;
+  cached_characters: number;
   credits: number;
 }
 
@@ -66,12 +68,19 @@ export function UsageChart({ apiKey, round }: { apiKey: string; round: number })
   const { data, error } = useApi<{ start_date: string; end_date: string; items: UsageItem[] }>("/account/usage", apiKey, round);
   const all = data ? days(data) : [];
   const used = all.filter((d) => d.requests > 0);
+  const cached = data ? data.items.reduce((n, item) => n + item.cached_characters, 0) : 0;
+  const characters = data ? data.items.reduce((n, item) => n + item.characters, 0) : 0;
   return (
     <>
       <p class="error" role="alert">
         {error}
       </p>
       {data && <Chart data={all} />}
+      {cached > 0 && (
+        <p data-testid="cache-savings">
+          Cache savings: {cached} of {characters} characters were played from the TTS cache, with no request to a provider.
+        </p>
+      )}
       <details>
         <summary>As a table</summary>
         {used.length === 0 ? (

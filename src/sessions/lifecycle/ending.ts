@@ -33,6 +33,8 @@ export interface SessionEnding {
   latencyMs: number;
   /** What the log line adds (sizes, codes). */
   details: Record<string, unknown>;
+  /** TTS: characters billed that the TTS cache played, and their price factor. */
+  cached?: { units: number; factor: string };
 }
 
 /** What every session kind knows of itself when it ends. */
@@ -67,7 +69,7 @@ export async function recordEnding(session: SessionRecord, end: SessionEnding, d
   const { admission, startedAt, attempts } = session;
   const charged = admission && (session.binding ?? session.tried ?? admission.candidates[0]);
   // A settle that fails is logged by the meter with everything needed to bill it by hand.
-  const settle = { binding: charged!, status: end.status, outcome: end.outcome, units: end.billed, startedAt, latencyMs: end.latencyMs, attempts };
+  const settle = { binding: charged!, status: end.status, outcome: end.outcome, units: end.billed, startedAt, latencyMs: end.latencyMs, attempts, ...(end.cached ? { cached: end.cached } : {}) };
   const credits = admission ? (await admission.meter.settle(settle).catch(() => undefined))?.credits : undefined;
   const provider = session.binding?.provider.id;
   const payer = admission?.meter.payer;

@@ -3,6 +3,7 @@ import { ApiError } from "../../errors.ts";
 import { fallbacksOfText } from "../../planning/fallbacks.ts";
 import { planTts, speedOfOptions } from "../../planning/plan-tts.ts";
 import type { Candidate } from "../../routing/candidate.ts";
+import { cacheAllowed } from "../cache-opt-out.ts";
 import { askedOfElevenLabs, elevenLabsTtsRequest, plannedOutput } from "./model.ts";
 import { parseStreamInputFormat, type OutputFormat } from "./output-format.ts";
 import { elevenLabsProviderOptions } from "./provider-options.ts";
@@ -12,7 +13,7 @@ import { elevenLabsProviderOptions } from "./provider-options.ts";
  * `auto_mode`, `enable_logging`, `enable_ssml_parsing`, `language_code`, `apply_text_normalization`
  * and `inactivity_timeout` (also given to ElevenLabs, whose own socket must stay open as long as ours).
  */
-const RESERVED_QUERY = ["model_id", "output_format", "authorization", "sync_alignment", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks", "fallbacks"];
+const RESERVED_QUERY = ["model_id", "output_format", "authorization", "sync_alignment", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks", "fallbacks", "cache"];
 const DEFAULT_INACTIVITY_SECONDS = 20;
 const MAX_INACTIVITY_SECONDS = 180;
 
@@ -27,6 +28,8 @@ export interface StreamInputPlan {
   inactivitySeconds: number;
   /** `sync_alignment=true`: every audio frame carries the timings of the characters it starts. */
   syncAlignment: boolean;
+  /** `cache=false`: the TTS cache neither serves nor keeps this session's utterances. */
+  cache: boolean;
   /** The speed and the provider options, given what the init frame's fields translate to; the query wins. */
   speedAndOptions(fields: Record<string, string>): { speed?: number; options: Record<string, string> };
 }
@@ -57,5 +60,5 @@ export function planStreamInput(catalogue: Catalogue, voice: string, query: URLS
   // The interface's contract: `mp3_*` is refused before the upgrade when every allowed provider emits only PCM, though LAME could make it.
   const { candidates, format } = planTts(catalogue, elevenLabsTtsRequest(catalogue, modelId, voice, askedOfElevenLabs(asked, true), query, {}, fallbacksOfText(query.getAll("fallbacks"), "tts")));
   const output = plannedOutput(asked, format);
-  return { candidates, voice, format: output.format, pcm: output.pcm, transcode: output.transcode, inactivitySeconds, syncAlignment: sync, speedAndOptions };
+  return { candidates, voice, format: output.format, pcm: output.pcm, transcode: output.transcode, inactivitySeconds, syncAlignment: sync, cache: cacheAllowed(query.get("cache")), speedAndOptions };
 }

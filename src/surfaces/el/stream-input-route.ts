@@ -97,13 +97,23 @@ export function elevenLabsStreamInputSocket(ctx: AppContext): SocketRoute<Stream
         autoFlush: true,
         ...settings,
         alignment: plan?.syncAlignment,
+        cache: plan?.cache,
         // The handshake's key wins over the frame's.
         admit: async () => {
           const admitted = conn.keyed ? admission : await withLateKey(ctx, admission, init.key);
           return withLexicon(ctx, () => channelSession(ctx, id, admitted, "el"), admitted.payer, init.pronunciation);
         },
       },
-      { provider: (pid) => ctx.providers.get(pid), port: conn.port, log: ctx.log, metrics: ctx.metrics, connectTimeoutMs: ctx.config.providerConnectTimeoutMs, health: ctx.health, surface: "el" },
+      {
+        provider: (pid) => ctx.providers.get(pid),
+        ttsCache: ctx.ttsCache,
+        port: conn.port,
+        log: ctx.log,
+        metrics: ctx.metrics,
+        connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
+        health: ctx.health,
+        surface: "el",
+      },
     );
     conn.session = session;
     ctx.sessions.add(session, "tts");

@@ -3,6 +3,7 @@ import { ApiError } from "../../errors.ts";
 import { fallbacksOf } from "../../planning/fallbacks.ts";
 import { planTts } from "../../planning/plan-tts.ts";
 import type { TtsPlan } from "../../planning/tts-request.ts";
+import { cacheAllowed } from "../cache-opt-out.ts";
 import { type Locator, locatorsOfBody } from "../../pronunciation/locators.ts";
 import { askedOfElevenLabs, elevenLabsTtsRequest, plannedOutput } from "./model.ts";
 import { parseOutputFormat, type OutputFormat } from "./output-format.ts";
@@ -12,7 +13,7 @@ import { elevenLabsProviderOptions, voiceSettingsOptions } from "./provider-opti
 export const MAX_TEXT_CHARACTERS = 40_000;
 
 /** Query keys of the ElevenLabs TTS endpoints that are theirs, not provider options. */
-const RESERVED_QUERY = ["output_format", "optimize_streaming_latency", "enable_logging", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks"];
+const RESERVED_QUERY = ["output_format", "optimize_streaming_latency", "enable_logging", "provider_order", "provider_only", "provider_ignore", "allow_fallbacks", "cache"];
 
 export interface ElevenLabsTtsPlan extends TtsPlan {
   text: string;
@@ -25,6 +26,8 @@ export interface ElevenLabsTtsPlan extends TtsPlan {
   transcode?: OutputFormat["transcode"];
   /** The `with-timestamps` endpoints: character timings asked of the providers. */
   alignment: boolean;
+  /** `cache: false` in the body or `cache=false` in the query: the TTS cache neither serves nor keeps this answer. */
+  cache: boolean;
   pronunciation: Locator[];
 }
 
@@ -52,5 +55,5 @@ export function planElevenLabsTts(catalogue: Catalogue, voice: string, query: UR
   const providerOptions = elevenLabsProviderOptions(query, RESERVED_QUERY, b.provider_options, options);
   const plan = planTts(catalogue, elevenLabsTtsRequest(catalogue, modelId, voice, timestamps ? asked.format : askedOfElevenLabs(asked), query, providerOptions, fallbacksOf(b.fallbacks, "tts")));
   const pronunciation = locatorsOfBody(b.pronunciation_dictionary_locators, "pronunciation_dictionary_locators");
-  return { ...plan, text: b.text, voice, outputFormat, ...plannedOutput(asked, plan.format), alignment: timestamps, pronunciation };
+  return { ...plan, text: b.text, voice, outputFormat, ...plannedOutput(asked, plan.format), alignment: timestamps, pronunciation, cache: cacheAllowed(b.cache) && cacheAllowed(query.get("cache")) };
 }

@@ -4,6 +4,7 @@ import { fallbacksOfText } from "../../planning/fallbacks.ts";
 import { planTts } from "../../planning/plan-tts.ts";
 import type { TtsPlan, TtsRequest } from "../../planning/tts-request.ts";
 import { preferencesFromQuery } from "../../routing/preferences.ts";
+import { cacheAllowed } from "../cache-opt-out.ts";
 import { type Locator, locatorsOfQuery } from "../../pronunciation/locators.ts";
 import { providerOptions } from "../provider-options.ts";
 
@@ -12,6 +13,8 @@ export interface NativeTtsPlan extends TtsPlan {
   autoFlush: boolean;
   /** `alignment=true`: `service.tts_alignment` events with the characters' times. */
   alignment: boolean;
+  /** `cache=false`: the TTS cache neither serves nor keeps this session's utterances. */
+  cache: boolean;
   /** `pronunciation_dictionaries=id[:version_id],…`. */
   pronunciation: Locator[];
 }
@@ -23,6 +26,7 @@ const RESERVED = [
   "format",
   "auto_flush",
   "alignment",
+  "cache",
   "provider_order",
   "provider_only",
   "provider_ignore",
@@ -32,7 +36,7 @@ const RESERVED = [
 ];
 
 /** The `/v1/tts` query as a typed request, and the channel's own settings. Throws `ApiError`. */
-export function readTtsQuery(params: URLSearchParams): { request: TtsRequest; autoFlush: boolean; alignment: boolean } {
+export function readTtsQuery(params: URLSearchParams): { request: TtsRequest; autoFlush: boolean; alignment: boolean; cache: boolean } {
   const format = params.get("format") ?? "pcm";
   if (format !== "pcm" && format !== "mp3") throw new ApiError("invalid_request", "format must be pcm or mp3");
   const alignment = params.get("alignment") ?? "false";
@@ -49,11 +53,12 @@ export function readTtsQuery(params: URLSearchParams): { request: TtsRequest; au
     },
     autoFlush: params.get("auto_flush") !== "false",
     alignment: alignment === "true",
+    cache: cacheAllowed(params.get("cache")),
   };
 }
 
 /** Reads the `/v1/tts` query and plans it. Pure; throws `ApiError` (the request's member names are this query's). */
 export function planTtsSession(catalogue: Catalogue, params: URLSearchParams): NativeTtsPlan {
-  const { request, autoFlush, alignment } = readTtsQuery(params);
-  return { ...planTts(catalogue, request), autoFlush, alignment, pronunciation: locatorsOfQuery(params.get("pronunciation_dictionaries")) };
+  const { request, autoFlush, alignment, cache } = readTtsQuery(params);
+  return { ...planTts(catalogue, request), autoFlush, alignment, cache, pronunciation: locatorsOfQuery(params.get("pronunciation_dictionaries")) };
 }

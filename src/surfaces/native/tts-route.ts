@@ -48,6 +48,7 @@ export function ttsSocket(ctx: AppContext): SocketRoute<TtsSocket> {
             format: plan?.format ?? "pcm",
             autoFlush: plan?.autoFlush ?? true,
             alignment: plan?.alignment,
+            cache: plan?.cache,
             speed: plan?.speed,
             options: plan?.options ?? {},
             admit: () => withLexicon(ctx, () => channelSession(ctx, id, admission, "native"), admission.payer, plan?.pronunciation),
@@ -55,6 +56,7 @@ export function ttsSocket(ctx: AppContext): SocketRoute<TtsSocket> {
           },
           {
             provider,
+            ttsCache: ctx.ttsCache,
             port,
             log: ctx.log,
             metrics: ctx.metrics,

@@ -4,6 +4,7 @@ import { fallbacksOf } from "../../planning/fallbacks.ts";
 import { planTts } from "../../planning/plan-tts.ts";
 import type { TtsPlan } from "../../planning/tts-request.ts";
 import { preferencesFromBody } from "../../routing/preferences.ts";
+import { cacheAllowed } from "../cache-opt-out.ts";
 import { type Locator, locatorsOfBody } from "../../pronunciation/locators.ts";
 
 /** OpenAI's own limit on `input`; longer text is 413 `tts_text_too_large`. */
@@ -23,6 +24,8 @@ export interface OaiSpeechPlan extends TtsPlan {
   responseFormat: ResponseFormat;
   /** `audio`: the bytes as they are; `sse`: OpenAI's speech events. */
   streamFormat: "audio" | "sse";
+  /** `cache: false`: the TTS cache neither serves nor keeps this answer. */
+  cache: boolean;
 }
 
 const missing = (param: string) => new ApiError("missing_required_parameter", `you must provide ${param}`, { param });
@@ -58,5 +61,5 @@ export function planOaiSpeech(catalogue: Catalogue, body: unknown): OaiSpeechPla
     preferences: preferencesFromBody(b.provider),
     fallbacks: fallbacksOf(b.fallbacks, "tts"),
   });
-  return { ...plan, text: b.input, responseFormat, streamFormat, pronunciation: locatorsOfBody(b.pronunciation_dictionaries, "pronunciation_dictionaries") };
+  return { ...plan, text: b.input, responseFormat, streamFormat, pronunciation: locatorsOfBody(b.pronunciation_dictionaries, "pronunciation_dictionaries"), cache: cacheAllowed(b.cache) };
 }

@@ -1,0 +1,1 @@
+ALTER TABLE "activity" ADD COLUMN "cached_units" bigint DEFAULT 0 NOT NULL;

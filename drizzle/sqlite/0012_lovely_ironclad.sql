@@ -1,0 +1,1 @@
+ALTER TABLE `activity` ADD `cached_units` integer DEFAULT 0 NOT NULL;
