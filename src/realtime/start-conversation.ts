@@ -137,6 +137,7 @@ export async function startConversation(
           format: "pcm",
           sampleRate: output.sampleRate,
           autoFlush: true,
+          interactive: true,
           speed: plan.tts.speed,
           options: plan.tts.options,
           admit: async () => {

@@ -53,6 +53,8 @@ export interface TtsSessionSetup {
   options: Record<string, string>;
   /** Ask providers for character timings (`alignment` events). */
   alignment?: boolean;
+  /** A live conversation's answer (`TtsStreamRequest.interactive`). */
+  interactive?: boolean;
   /** Auth, routing and billing admission; an `ApiError` from it ends the session with its close code. */
   admit: () => Promise<Admission>;
   /** See `IdleTimer`; 0 or absent when the surface keeps its own inactivity rule. */

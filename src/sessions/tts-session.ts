@@ -143,7 +143,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.tried = binding;
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
     if (told) this.status("connecting", binding);
-    const { format, sampleRate, speed, options, alignment } = this.setup;
+    const { format, sampleRate, speed, options, alignment, interactive } = this.setup;
     const pronounced = pronunciationFor(this.admission!.lexicon, binding.provider.id, provider.phonemes);
     const voice = voiceOf(binding, this.setup.voice);
     const opening = provider.open({
@@ -154,6 +154,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       ...(speed !== undefined ? { speed } : {}),
       options,
       ...(alignment ? { alignment } : {}),
+      ...(interactive ? { interactive } : {}),
       ...pronounced.request,
     });
     const stream = pronounced.wrap(await openWithin(opening, this.deps.connectTimeoutMs, provider, (late) => late.cancel()));
