@@ -83,3 +83,41 @@ describe("the engine worker's turns", () => {
     expect(order.filter((o) => o === "busy said")).toHaveLength(8);
   });
 });
+
+describe("the engine worker's lanes", () => {
+  test("an interactive session opened behind many bulk sessions' utterances is spoken before their round ends, and bulk keeps its turns", async () => {
+    const BULK = 10;
+    const order: string[] = [];
+    const sessions: { drop(): void }[] = [];
+    const ended = (name: string, lane: "interactive" | "bulk", sentences: number) => {
+      const { promise, resolve } = Promise.withResolvers<void>();
+      const session = pool.open(
+        "flite",
+        "slt",
+        "pcm",
+        (msg) => {
+          if (msg.ev === "said") order.push(name);
+          if (msg.ev === "ended") resolve();
+        },
+        { lane },
+      );
+      for (let i = 0; i < sentences; i++) session.say(`Sentence ${i + 1} of ${name}.`);
+      session.end();
+      sessions.push(session);
+      return promise;
+    };
+    const bulk = Array.from({ length: BULK }, (_, i) => ended(`bulk ${i}`, "bulk", 2));
+    const live = ended("live", "interactive", 10);
+    await Promise.all([...bulk, live]);
+    for (const s of sessions) s.drop();
+
+    const bulkBefore = order.indexOf("live");
+    // Before the lanes: the live session's first sentence waited for every bulk session's first (10).
+    expect(bulkBefore).toBeLessThan(3);
+    // Bulk is not starved: bulk sentences are spoken while the live session still has sentences waiting.
+    const whileLive = order.slice(bulkBefore, order.lastIndexOf("live")).filter((o) => o !== "live");
+    expect(whileLive.length).toBeGreaterThan(0);
+    expect(order.filter((o) => o === "live")).toHaveLength(10);
+    expect(order.filter((o) => o !== "live")).toHaveLength(2 * BULK);
+  });
+});

@@ -53,6 +53,9 @@ async function cleanThenBroken(call: (key: string, sttFirst: string) => Promise<
   breakBoth();
   const broken = await call(key, "stt-dying");
   expect(new Set(broken.map((m) => m.type))).toEqual(new Set(clean.map((m) => m.type)));
+  // A conversation's answers are opened in the engines' interactive lane (docs/routing.md).
+  expect(tts.interactive.length).toBeGreaterThan(0);
+  expect(tts.interactive).not.toContain(false);
   return { broken, tenantId };
 }
 

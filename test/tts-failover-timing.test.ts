@@ -55,6 +55,8 @@ describe("forged timing (circuits off)", () => {
     const rec = await c.closed;
     expect(rec.close).toEqual({ code: 1000, reason: "tts_complete" });
     expect(two.given.at(-1)).toBe(SECOND + THIRD);
+    // A `/v1/tts` stream is bulk for the engines' lanes, its replay too (docs/routing.md).
+    expect(two.interactive.at(-1)).toBe(false);
     // The flush the first never answered is answered once, by the second.
     expect(rec.events.filter((e) => e.type === "service.tts_flushed").length).toBe(1);
     const record = await lastActivity(server, tenantId);

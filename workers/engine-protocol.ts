@@ -3,10 +3,12 @@
 
 export type EngineName = "flite" | "svox-pico" | "espeak-ng";
 export type EngineFormat = "pcm" | "mp3";
+/** Whose utterances go first: `interactive` (someone waits on the line for it) before `bulk` (docs/routing.md). */
+export type EngineLane = "interactive" | "bulk";
 
 export type ToWorker =
-  /** `speed`: the pace asked (1 = natural), for engines that can change it. */
-  | { op: "open"; sid: number; engine: EngineName; voice?: string; format: EngineFormat; speed?: number }
+  /** `speed`: the pace asked (1 = natural), for engines that can change it; `lane` unset: bulk. */
+  | { op: "open"; sid: number; engine: EngineName; voice?: string; format: EngineFormat; speed?: number; lane?: EngineLane }
   /** `raw`, for sessions that want character times: the text the utterance stands for, white space around `text` included. */
   | { op: "say"; sid: number; text: string; raw?: string }
   | { op: "end"; sid: number }

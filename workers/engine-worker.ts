@@ -4,7 +4,9 @@
 // (`Turns`); everything else (opening a session, dropping one, the voice list) is handled at once,
 // between two utterances. A session opened while many utterances are queued is thus accepted at
 // once and its first utterance comes in the next round, instead of the session waiting for all of
-// them before it may queue anything.
+// them before it may queue anything. Sessions opened in the interactive lane (a live
+// conversation's answers) have their utterances taken before the bulk sessions', bulk still getting
+// one turn in every `BULK_EVERY` (`LanedTurns`).
 
 import { parentPort, workerData } from "node:worker_threads";
 import { exactBuffer } from "../src/audio/bytes.ts";
@@ -17,11 +19,13 @@ import { createPicoEngine } from "../src/providers/local-pico/engine.ts";
 import { phraseAnchors } from "../src/providers/timing/phrase-anchors.ts";
 import { utteranceTimes } from "../src/providers/timing/utterance-times.ts";
 import type { EngineName, EngineWorkerOptions, FromWorker, ToWorker } from "./engine-protocol.ts";
-import { Turns } from "../src/util/round-robin-turns.ts";
+import { LanedTurns } from "../src/util/round-robin-turns.ts";
 
 const options = workerData as EngineWorkerOptions;
 /** Audio is coalesced to at least this many bytes per message (64 ms at 16 kHz). */
 const CHUNK_BYTES = 2048;
+/** The bulk lane takes one turn after this many interactive ones (docs/routing.md). */
+const BULK_EVERY = 4;
 
 const loaders: Record<EngineName, () => Promise<LocalEngine>> = {
   flite: () => createFliteEngine(options.scratchDir),
@@ -48,7 +52,9 @@ const sessions = new Map<number, Session>();
 // Messages handled at once are handled strictly in order, even across the async `open`.
 let chain: Promise<void> = Promise.resolve();
 /** The utterances waiting for synthesis; a session's `end` waits behind its own. */
-const turns = new Turns<ToWorker>((msg) => msg.op === "say");
+const turns = new LanedTurns<ToWorker>((msg) => msg.op === "say", BULK_EVERY);
+/** The sessions in the interactive lane, known from their `open` on: their utterances may come before it is handled. */
+const interactive = new Set<number>();
 let turning = false;
 
 const post = (msg: FromWorker, transfer: ArrayBuffer[] = []) => parentPort!.postMessage(msg, transfer);
@@ -90,6 +96,11 @@ function say(sid: number, s: Session, text: string, raw: string | undefined) {
   emit();
 }
 
+function forget(sid: number) {
+  sessions.delete(sid);
+  interactive.delete(sid);
+}
+
 async function handle(msg: ToWorker) {
   const { sid } = msg;
   try {
@@ -109,11 +120,11 @@ async function handle(msg: ToWorker) {
       case "end": {
         const s = sessions.get(sid);
         if (s?.mp3) sendAudio(sid, s.mp3.flush());
-        sessions.delete(sid);
+        forget(sid);
         return post({ sid, ev: "ended" });
       }
       case "drop":
-        sessions.delete(sid);
+        forget(sid);
         return;
       case "voices": {
         const e = await engine(msg.engine);
@@ -121,7 +132,7 @@ async function handle(msg: ToWorker) {
       }
     }
   } catch (err) {
-    sessions.delete(sid);
+    forget(sid);
     post({ sid, ev: "error", message: (err as Error).message, unknownVoice: err instanceof UnknownVoiceError });
   }
 }
@@ -139,9 +150,10 @@ function takeTurns() {
 }
 
 parentPort!.on("message", (msg: ToWorker) => {
+  if (msg.op === "open" && msg.lane === "interactive") interactive.add(msg.sid);
   if (msg.op === "drop") turns.drop(msg.sid);
   if (msg.op === "say" || (msg.op === "end" && turns.has(msg.sid))) {
-    turns.add(msg);
+    turns.add(msg, interactive.has(msg.sid));
     return takeTurns();
   }
   chain = chain.then(() => handle(msg));

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "../log.ts";
 import { projectFile } from "../project-file.ts";
-import type { EngineFormat, EngineName, EngineWorkerOptions, FromWorker, ToWorker } from "../../workers/engine-protocol.ts";
+import type { EngineFormat, EngineLane, EngineName, EngineWorkerOptions, FromWorker, ToWorker } from "../../workers/engine-protocol.ts";
 import { WorkerPool } from "./worker-pool.ts";
 import { PoolFront } from "./pool-front.ts";
 
@@ -39,10 +39,10 @@ export class EnginePool extends PoolFront<ToWorker, FromWorker> {
     this.scratchDir = scratchDir;
   }
 
-  open(engine: EngineName, voice: string | undefined, format: EngineFormat, listener: EngineListener, speed?: number): EngineSession {
+  open(engine: EngineName, voice: string | undefined, format: EngineFormat, listener: EngineListener, how: { speed?: number; lane?: EngineLane } = {}): EngineSession {
     const lane = this.pool.open(listener);
     const { sid } = lane;
-    lane.post({ op: "open", sid, engine, voice, format, speed });
+    lane.post({ op: "open", sid, engine, voice, format, ...how });
     return {
       say: (text, raw) => lane.post({ op: "say", sid, text, ...(raw === undefined ? {} : { raw }) }),
       end: () => lane.post({ op: "end", sid }),

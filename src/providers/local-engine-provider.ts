@@ -67,7 +67,7 @@ export class LocalEngineProvider implements TtsProvider {
             }
           }
         },
-        speed,
+        { speed, lane: req.interactive ? "interactive" : "bulk" },
       );
     });
   }

@@ -73,6 +73,8 @@ export interface TtsStreamRequest {
   options: Record<string, string>;
   /** The caller wants character timings: a provider that can time its speech emits `alignment` events. */
   alignment?: boolean;
+  /** Someone waits on the line for this speech (a conversation's answer): an embedded engine serves it before bulk sessions. */
+  interactive?: boolean;
   /** The text carries SSML `<phoneme>` tags (pronunciation rules; only for a provider whose `phonemes` is `ssml`). */
   ssml?: boolean;
 }

@@ -140,6 +140,7 @@ export async function startConversation(
           sampleRate: output.sampleRate,
           autoFlush: true,
           cache: profile.pipeline.tts.cache,
+          interactive: true,
           speed: plan.tts.speed,
           options: plan.tts.options,
           admit: async () => {

@@ -56,6 +56,8 @@ export interface TtsSessionSetup {
   alignment?: boolean;
   /** `false`: the request opted out of the TTS cache (`cache: false`, `cache=false`). */
   cache?: boolean;
+  /** A live conversation's answer (`TtsStreamRequest.interactive`). */
+  interactive?: boolean;
   /** Auth, routing and billing admission; an `ApiError` from it ends the session with its close code. */
   admit: () => Promise<Admission>;
   /** See `IdleTimer`; 0 or absent when the surface keeps its own inactivity rule. */

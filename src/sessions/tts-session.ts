@@ -150,7 +150,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.tried = binding;
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
     if (told) this.status("connecting", binding);
-    const { format, sampleRate, speed, options, alignment } = this.setup;
+    const { format, sampleRate, speed, options, alignment, interactive } = this.setup;
     const pronounced = pronunciationFor(this.admission!.lexicon, binding.provider.id, provider.phonemes);
     const voice = voiceOf(binding, this.setup.voice);
     const opening = provider.open({
@@ -161,6 +161,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       ...(speed !== undefined ? { speed } : {}),
       options,
       ...(alignment ? { alignment } : {}),
+      ...(interactive ? { interactive } : {}),
       ...pronounced.request,
     });
     const opened = await openWithin(opening, this.deps.connectTimeoutMs, provider, (late) => late.cancel());

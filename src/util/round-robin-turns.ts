@@ -42,3 +42,48 @@ export class Turns<M extends { sid: number }> {
     return undefined;
   }
 }
+
+/**
+ * Turns in two lanes: the interactive lane's turns go before the bulk lane's, each lane
+ * round-robin within itself. So that bulk never starves, it takes one turn after every `burst`
+ * turns taken from the interactive lane.
+ */
+export class LanedTurns<M extends { sid: number }> {
+  private readonly interactive: Turns<M>;
+  private readonly bulk: Turns<M>;
+  /** Interactive turns taken since the bulk lane's last one. */
+  private run = 0;
+
+  constructor(
+    isWork: (msg: M) => boolean,
+    private readonly burst: number,
+  ) {
+    this.interactive = new Turns(isWork);
+    this.bulk = new Turns(isWork);
+  }
+
+  has(sid: number): boolean {
+    return this.interactive.has(sid) || this.bulk.has(sid);
+  }
+
+  add(msg: M, interactive: boolean): void {
+    (interactive ? this.interactive : this.bulk).add(msg);
+  }
+
+  drop(sid: number): void {
+    this.interactive.drop(sid);
+    this.bulk.drop(sid);
+  }
+
+  next(): M[] | undefined {
+    if (this.run < this.burst) {
+      const turn = this.interactive.next();
+      if (turn) {
+        this.run++;
+        return turn;
+      }
+    }
+    this.run = 0;
+    return this.bulk.next() ?? this.interactive.next();
+  }
+}

@@ -17,6 +17,8 @@ export class ScriptedTts implements TtsProvider {
   readonly plan: TtsScript[] = [];
   /** The text each session was given, in the order they were opened. */
   readonly given: string[] = [];
+  /** Whether each session was opened for a live conversation's answer (`interactive`), in the same order. */
+  readonly interactive: boolean[] = [];
   /** While set, a session's opening waits for it (a replay caught before its provider answers). */
   gate: Promise<void> | undefined;
   /** Resolves when the next opening begins. */
@@ -40,6 +42,7 @@ export class ScriptedTts implements TtsProvider {
   async open(req: TtsStreamRequest): Promise<TtsStream> {
     const script = this.plan.shift() ?? "serve";
     const at = this.given.push("") - 1;
+    this.interactive.push(req.interactive === true);
     this.opening?.();
     this.opening = undefined;
     if (this.gate) await this.gate;
