@@ -9,7 +9,8 @@
 // Both counting places: this instance's memory (no REDIS_URL), and Redis (BENCH_REDIS_URL, default
 // the machine's). BENCH_ROUNDS (5), BENCH_B_SESSIONS (100 per round).
 import { cpuDuring, spawnBun, spawnRouter } from "./lib/procs.ts";
-import { arrivals, at, percentile } from "./lib/stats.ts";
+import { arrivals, atEach, percentile } from "./lib/stats.ts";
+import { ttsFirstAudio } from "./lib/tts-socket.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const B_SESSIONS = Number(process.env.BENCH_B_SESSIONS ?? 100);
@@ -22,27 +23,7 @@ const QUERY = "/v1/tts?model=test%2Fecho&provider=fixed";
 async function tenantB(wsUrl: string, key: string, start: number): Promise<number[]> {
   await Bun.sleep(Math.max(0, start - Date.now()));
   const offsets = arrivals(B_SESSIONS, 1000);
-  return Promise.all(
-    offsets.map(
-      (offset) =>
-        new Promise<number>((resolve, reject) =>
-          at(offset, () => {
-            const t0 = performance.now();
-            const ws = new WebSocket(wsUrl, { headers: { Authorization: `Bearer ${key}` } } as never);
-            ws.binaryType = "arraybuffer";
-            let first = 0;
-            ws.onopen = () => {
-              ws.send(JSON.stringify({ type: "text", text: TEXT }));
-              ws.send(JSON.stringify({ type: "close" }));
-            };
-            ws.onmessage = (e) => {
-              if (!first && typeof e.data !== "string") first = performance.now() - t0;
-            };
-            ws.onclose = (e) => (first ? resolve(first) : reject(new Error(`B's session closed ${e.code} ${e.reason} before audio`)));
-          }),
-        ),
-    ),
-  );
+  return atEach(offsets, () => ttsFirstAudio(wsUrl, key, TEXT));
 }
 
 /** Tenant A's flood at `start`, in its own process: its tally. */

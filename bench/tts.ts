@@ -13,6 +13,7 @@ import { LocalEngineProvider } from "../src/providers/local-engine-provider.ts";
 import type { TtsProvider } from "../src/providers/types.ts";
 import { FixedPcmProvider, TEST_MODEL } from "../test/fakes/fixed-pcm-provider.ts";
 import { arrivals, at, levels, PATTERNS, paired, percentile, spread } from "./lib/stats.ts";
+import { ttsFirstAudio } from "./lib/tts-socket.ts";
 
 const LEVELS = levels();
 const TEXT = "The router should add almost no latency to this sentence.";
@@ -138,20 +139,7 @@ async function firstByte(res: Promise<Response>, t0: number): Promise<number> {
 const surfaces: { name: string; once: () => Promise<number> }[] = [
   {
     name: "native /v1/tts",
-    once: () =>
-      new Promise((resolve, reject) => {
-        const t0 = performance.now();
-        const ws = new WebSocket(`${base}/v1/tts?model=${TEST_MODEL}&provider=fixed`, { headers: { Authorization: `Bearer ${key}` } } as any);
-        let first = 0;
-        ws.onopen = () => {
-          ws.send(JSON.stringify({ type: "text", text: TEXT }));
-          ws.send(JSON.stringify({ type: "close" }));
-        };
-        ws.onmessage = (e) => {
-          if (!first && typeof e.data !== "string") first = performance.now() - t0;
-        };
-        ws.onclose = (e) => (e.code === 1000 ? resolve(first) : reject(new Error(`closed ${e.code}`)));
-      }),
+    once: () => ttsFirstAudio(`${base}/v1/tts?model=${TEST_MODEL}&provider=fixed`, key, TEXT),
   },
   {
     name: "/oai/audio/speech",

@@ -15,7 +15,7 @@ import { FAKE_DEEPGRAM_KEY } from "../test/fakes/deepgram.ts";
 import { FAKE_OPENAI_KEY } from "../test/fakes/openai.ts";
 import { freshPostgres } from "../test/helpers/postgres.ts";
 import { cpuDuring, type Proc, spawnBun, spawnRouters } from "./lib/procs.ts";
-import { arrivals, at, levels, median, PATTERNS, paired, percentile, spread } from "./lib/stats.ts";
+import { arrivals, at, atEach, levels, median, PATTERNS, paired, percentile, spread } from "./lib/stats.ts";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -108,29 +108,19 @@ async function sessions(wsUrl: string, headers: Record<string, string>, offsets:
 }
 
 async function direct(offsets: number[]): Promise<number[]> {
-  return Promise.all(
-    offsets.map(
-      (offset) =>
-        new Promise<number>((resolve, reject) =>
-          at(offset, () => {
-            const t0 = performance.now();
-            fetch(`${fake.info.url}/audio/speech`, {
-              method: "POST",
-              headers: { authorization: `Bearer ${FAKE_OPENAI_KEY}`, "content-type": "application/json" },
-              body: JSON.stringify({ model: "tts-1", voice: "alloy", input: TEXT, response_format: "pcm" }),
-            })
-              .then(async (res) => {
-                const reader = res.body!.getReader();
-                await reader.read();
-                const first = performance.now() - t0;
-                while (!(await reader.read()).done);
-                resolve(first);
-              })
-              .catch(reject);
-          }),
-        ),
-    ),
-  );
+  return atEach(offsets, async () => {
+    const t0 = performance.now();
+    const res = await fetch(`${fake.info.url}/audio/speech`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${FAKE_OPENAI_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "tts-1", voice: "alloy", input: TEXT, response_format: "pcm" }),
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    const first = performance.now() - t0;
+    while (!(await reader.read()).done);
+    return first;
+  });
 }
 
 const wsOf = (url: string) => `${url.replace(/^http/, "ws")}/v1/tts?model=tts-1&voice=alloy`;

@@ -6,7 +6,7 @@ import { writeLimits } from "../src/limits/limit-values.ts";
 import type { Limits } from "../src/limits/types.ts";
 import { FixedPcmProvider, TEST_MODEL, testCatalogue } from "./fakes/fixed-pcm-provider.ts";
 import { createKey } from "./helpers/accounts.ts";
-import { elevenLabsSdk } from "./helpers/sdk-clients.ts";
+import { answerCountingOpenAiSdk, elevenLabsSdk } from "./helpers/sdk-clients.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -62,17 +62,7 @@ describe("over budget: refused before any upgrade, hold or provider call", () =>
 
   test("/oai: the OpenAI SDK gets a RateLimitError it does not retry (one request, x-should-retry: false)", async () => {
     const { key } = await budgeted({ usd_per_month: 0 });
-    const seen: Response[] = [];
-    const sdk = new OpenAI({
-      apiKey: key,
-      baseURL: `${server.url}/oai`,
-      maxRetries: 3,
-      fetch: async (url, init) => {
-        const res = await fetch(url, init);
-        if (String(url).startsWith(`${server.url}/oai/`)) seen.push(res);
-        return res;
-      },
-    });
+    const { sdk, seen } = answerCountingOpenAiSdk(server, key);
     const err = await sdk.audio.speech.create({ model: TEST_MODEL, voice: "any", input: "x", response_format: "pcm" }).catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect(err).toMatchObject({ status: 429, code: "budget_exceeded", type: "rate_limit_error" });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI, { toFile } from "openai";
 import { pcmOfWav } from "../src/audio/wav.ts";
 import { fundedAccount, lastActivity } from "./helpers/accounts.ts";
-import { openAiSdk, startServerWithOpenAiSdk } from "./helpers/sdk-clients.ts";
+import { answerCountingOpenAiSdk, openAiSdk, startServerWithOpenAiSdk } from "./helpers/sdk-clients.ts";
 import type { TestServer } from "./helpers/server.ts";
 
 // The /oai surface driven by the official OpenAI SDK, unchanged except for its base URL, against
@@ -77,17 +77,7 @@ describe("/oai/audio/speech with the OpenAI SDK", () => {
 
   test("an empty balance is 429 insufficient_quota that the SDK does not retry (x-should-retry: false), on speech and transcriptions", async () => {
     const { key: poor } = await fundedAccount(server, 0);
-    const seen: Response[] = []; // the answers from /oai (the SDK also calls its fetch to probe FormData support)
-    const counting = new OpenAI({
-      apiKey: poor,
-      baseURL: `${server.url}/oai`,
-      maxRetries: 3,
-      fetch: async (url, init) => {
-        const res = await fetch(url, init);
-        if (String(url).startsWith(`${server.url}/oai/`)) seen.push(res);
-        return res;
-      },
-    });
+    const { sdk: counting, seen } = answerCountingOpenAiSdk(server, poor);
     const speech = await counting.audio.speech.create({ model: "flite", voice: "slt", input: "x" }).catch((e) => e);
     expect(speech).toBeInstanceOf(OpenAI.RateLimitError);
     expect(seen.length).toBe(1);

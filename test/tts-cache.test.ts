@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
+import { wavHeader } from "../src/audio/wav.ts";
 import { createKey, fundedAccount, lastActivity } from "./helpers/accounts.ts";
 import { ffprobe } from "./helpers/ffprobe.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
@@ -43,23 +44,6 @@ async function requestsDuring(run: () => Promise<unknown>): Promise<number> {
   return fake.speech.length - before;
 }
 
-function wav(pcm: Uint8Array, rate: number): Uint8Array {
-  const h = Buffer.alloc(44);
-  h.write("RIFF", 0);
-  h.writeUInt32LE(36 + pcm.byteLength, 4);
-  h.write("WAVEfmt ", 8);
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(rate, 24);
-  h.writeUInt32LE(rate * 2, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write("data", 36);
-  h.writeUInt32LE(pcm.byteLength, 40);
-  return Buffer.concat([h, pcm]);
-}
-
 describe("a repeated utterance", () => {
   test("is played from the cache, byte for byte, beside a synthesized one in one PCM stream", async () => {
     let first!: Recording;
@@ -72,7 +56,7 @@ describe("a repeated utterance", () => {
     expect(mixed.subarray(0, cached.byteLength)).toEqual(cached);
     expect(mixed.byteLength).toBeGreaterThan(cached.byteLength);
     const rate = second.events.find((e) => e.type === "service.tts_audio_started")!.sample_rate;
-    const probed = await ffprobe(wav(mixed, rate), "wav");
+    const probed = await ffprobe(Buffer.concat([wavHeader(rate, 1, mixed.byteLength), mixed]), "wav");
     expect(probed.seconds).toBeCloseTo(mixed.byteLength / 2 / rate, 1);
   });
 

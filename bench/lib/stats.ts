@@ -44,3 +44,8 @@ export const PATTERNS = [
 ] as const;
 
 export const levels = (fallback = "1,50,200,500") => (process.env.BENCH_LEVELS ?? fallback).split(",").map(Number);
+
+/** Runs `run` once at each offset (ms from now, as `at` does); resolves with the results in offset order. */
+export function atEach<T>(offsets: number[], run: () => Promise<T>): Promise<T[]> {
+  return Promise.all(offsets.map((offset) => new Promise<T>((resolve, reject) => at(offset, () => run().then(resolve, reject)))));
+}

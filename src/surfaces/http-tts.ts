@@ -8,6 +8,7 @@ import { TtsSession } from "../sessions/tts-session.ts";
 import type { Lexicon } from "../pronunciation/lexicon.ts";
 import type { Locator } from "../pronunciation/locators.ts";
 import { HttpTtsPort, type HttpAudioShape } from "./http-tts-port.ts";
+import { ttsSessionDeps } from "./tts-session-deps.ts";
 
 export interface HttpTtsRequest {
   /** Routed candidates (each with its voice), not yet checked against the balance. */
@@ -69,17 +70,7 @@ export async function speakOverHttp(ctx: AppContext, principal: Principal, req: 
         return { candidates, meter, lexicon };
       },
     },
-    {
-      provider: (pid) => ctx.providers.get(pid),
-      ttsCache: ctx.ttsCache,
-      port,
-      log: ctx.log,
-      metrics: ctx.metrics,
-      connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
-      health: ctx.health,
-      surface,
-      transport: "http",
-    },
+    ttsSessionDeps(ctx, port, surface, "http"),
   );
   // A client that stops reading, or goes away before the first byte, ends the session.
   port.onCancel(() => session.abort());

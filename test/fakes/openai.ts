@@ -1,3 +1,4 @@
+import { wavHeader } from "../../src/audio/wav.ts";
 import { audioResponse, MidStream, type MidStreamFault, mp3, pauseAfter, refusal, speech as speechAt, type RefusalStatus } from "./http-fake.ts";
 import { type FaultControl, serveWithFaults } from "./fault-modes.ts";
 import { LOOPBACK_TLS } from "./loopback-tls.ts";
@@ -57,23 +58,6 @@ export interface FakeOpenAi {
 const KEY = "sk-fake-openai";
 export const FAKE_OPENAI_KEY = KEY;
 
-function wav(pcm: Uint8Array, rate: number): Uint8Array {
-  const h = Buffer.alloc(44);
-  h.write("RIFF", 0);
-  h.writeUInt32LE(36 + pcm.length, 4);
-  h.write("WAVEfmt ", 8);
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(rate, 24);
-  h.writeUInt32LE(rate * 2, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write("data", 36);
-  h.writeUInt32LE(pcm.length, 40);
-  return Buffer.concat([h, pcm]);
-}
-
 const error = (status: number, message: string, type: string, code: string | null = null) => Response.json({ error: { message, type, param: null, code } }, { status });
 
 const refuse = (status: RefusalStatus) =>
@@ -126,7 +110,7 @@ export function startFakeOpenAi(options: { tls?: boolean; speechSpeed?: number }
         let audio = made.get(key);
         if (!audio) {
           const pcm = speechAt(body.input, 24000);
-          audio = format === "pcm" ? pcm : format === "wav" ? wav(pcm, 24000) : mp3(pcm, 24000);
+          audio = format === "pcm" ? pcm : format === "wav" ? Buffer.concat([wavHeader(24000, 1, pcm.byteLength), pcm]) : mp3(pcm, 24000);
           made.set(key, audio);
         }
         if (fault === "stall" || fault === "drop" || fault === "malformed") return audioResponse(audio, type, fault);

@@ -23,3 +23,22 @@ export async function startServerWithElevenLabsSdk(env: Record<string, string> =
   const server = await startTestServer(env, options);
   return { server, client: elevenLabsSdk(server) };
 }
+
+/**
+ * The OpenAI SDK on /oai with its own retries on (3), and the answers /oai gave it: a refusal the
+ * SDK must not retry shows as one answer. (The SDK also calls its fetch to probe FormData support.)
+ */
+export function answerCountingOpenAiSdk(server: TestServer, apiKey: string) {
+  const seen: Response[] = [];
+  const sdk = new OpenAI({
+    apiKey,
+    baseURL: `${server.url}/oai`,
+    maxRetries: 3,
+    fetch: async (url, init) => {
+      const res = await fetch(url, init);
+      if (String(url).startsWith(`${server.url}/oai/`)) seen.push(res);
+      return res;
+    },
+  });
+  return { sdk, seen };
+}

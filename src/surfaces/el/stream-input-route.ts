@@ -3,6 +3,7 @@ import { bearerToken } from "../../accounts/keys.ts";
 import type { AppContext } from "../../context.ts";
 import { ApiError, CLOSE } from "../../errors.ts";
 import type { TtsCommand } from "../../sessions/tts-events.ts";
+import { ttsSessionDeps } from "../tts-session-deps.ts";
 import { TtsSession } from "../../sessions/tts-session.ts";
 import { clientAddress } from "../client-address.ts";
 import { withLexicon } from "../pronunciation-locators.ts";
@@ -104,16 +105,7 @@ export function elevenLabsStreamInputSocket(ctx: AppContext): SocketRoute<Stream
           return withLexicon(ctx, () => channelSession(ctx, id, admitted, "el"), admitted.payer, init.pronunciation);
         },
       },
-      {
-        provider: (pid) => ctx.providers.get(pid),
-        ttsCache: ctx.ttsCache,
-        port: conn.port,
-        log: ctx.log,
-        metrics: ctx.metrics,
-        connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
-        health: ctx.health,
-        surface: "el",
-      },
+      ttsSessionDeps(ctx, conn.port, "el"),
     );
     conn.session = session;
     ctx.sessions.add(session, "tts");

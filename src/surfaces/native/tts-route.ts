@@ -5,6 +5,7 @@ import { TtsSession } from "../../sessions/tts-session.ts";
 import { nativeError } from "../error-responses.ts";
 import { admitChannel, channelSession, type SocketAdmission } from "../ws-admission.ts";
 import { withLexicon } from "../pronunciation-locators.ts";
+import { ttsSessionDeps } from "../tts-session-deps.ts";
 import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
 import { parseTtsFrame } from "./tts-frames.ts";
 import { NativeTtsPort } from "./tts-wire.ts";
@@ -30,7 +31,6 @@ export function ttsRoute() {
  * 400; auth and provider permission are checked after it and close with 4401 / 4403.
  */
 export function ttsSocket(ctx: AppContext): SocketRoute<TtsSocket> {
-  const provider = (id: string) => ctx.providers.get(id);
   return {
     path: "/v1/tts",
     protocol: NATIVE_PROTOCOL,
@@ -54,16 +54,7 @@ export function ttsSocket(ctx: AppContext): SocketRoute<TtsSocket> {
             admit: () => withLexicon(ctx, () => channelSession(ctx, id, admission, "native"), admission.payer, plan?.pronunciation),
             idleTimeoutMs: ctx.config.sessionLimits.ttsIdleTimeoutMs,
           },
-          {
-            provider,
-            ttsCache: ctx.ttsCache,
-            port,
-            log: ctx.log,
-            metrics: ctx.metrics,
-            connectTimeoutMs: ctx.config.providerConnectTimeoutMs,
-            health: ctx.health,
-            surface: "native",
-          },
+          ttsSessionDeps(ctx, port, "native"),
         );
         keepConnection(ws, { session, port });
         ctx.sessions.add(session, "tts");
