@@ -9,6 +9,7 @@
 // sentence the one before began with, so it is a miss on odd turns and a hit on even turns, paired
 // within a conversation. The clock starts at the answer's first token (`realtime.response.text`) and
 // stops at its first audio byte; the next turn starts once the answer's audio is done.
+// BENCH_ROUNDS (40), BENCH_CONVERSATIONS (6, at once) and BENCH_TURNS (8, even) set the sample counts.
 import { createKey } from "../test/helpers/accounts.ts";
 import { startTestServer } from "../test/helpers/server.ts";
 import { startFakeOpenAi } from "../test/fakes/openai.ts";
