@@ -7,8 +7,9 @@
 // Then `/v1/realtime` conversations (the Deepgram fake's Flux hears Flite's speech, sent in real
 // time; the ConversationRelay fake's `/repeats` answers): every second answer begins with the
 // sentence the one before began with, so it is a miss on odd turns and a hit on even turns, paired
-// within a conversation. The clock starts at the answer's first token (`realtime.response.text`) and
-// stops at its first audio byte; the next turn starts once the answer's audio is done.
+// within a conversation. Two clocks stop at the answer's first audio byte: one starts at the end of
+// the caller's turn (`realtime.transcript.final` at the client), one at the answer's first token
+// (`realtime.response.text`). The next turn starts once the answer's audio is done.
 // BENCH_ROUNDS (40), BENCH_CONVERSATIONS (6, at once) and BENCH_TURNS (8, even) set the sample counts.
 import { createKey } from "../test/helpers/accounts.ts";
 import { startTestServer } from "../test/helpers/server.ts";
