@@ -11,7 +11,8 @@
 // in the same 20 ms) or spread over 1 s.
 import { FAKE_DEEPGRAM_KEY } from "../test/fakes/deepgram.ts";
 import { concat, frames, silence, speak, spokenSpans } from "../test/helpers/speech.ts";
-import { auraSpeaker, directHops, playRealTime, socket } from "./lib/paced-sockets.ts";
+import { auraSpeaker, directHops, playRealTime } from "./lib/paced-sockets.ts";
+import { routerConversation } from "./lib/realtime-caller.ts";
 import { spawnBun } from "./lib/procs.ts";
 import { arrivals, levels, PATTERNS, paired, percentile } from "./lib/stats.ts";
 import { mkdtempSync } from "node:fs";
@@ -62,29 +63,11 @@ interface Milestones {
 /** The caller through the router's /v1/realtime, `after` ms from now. */
 async function viaRouter(after = 0): Promise<Milestones> {
   if (after) await Bun.sleep(after);
-  const ws = socket(`${router.info.url.replace("http", "ws")}/v1/realtime?profile_id=${profileId}`, { Authorization: `Bearer ${router.info.key}` });
-  const m = { speechEnd: 0, final: 0, token: 0, audio: 0 };
-  let started!: () => void;
-  const ready = new Promise<void>((resolve) => (started = resolve));
-  const answered = new Promise<void>((resolve, reject) => {
-    ws.onmessage = (e) => {
-      if (typeof e.data !== "string") {
-        m.audio ||= performance.now();
-        return resolve();
-      }
-      const ev = JSON.parse(e.data);
-      if (ev.type === "realtime.session.started") started();
-      else if (ev.type === "realtime.transcript.final") m.final ||= performance.now();
-      else if (ev.type === "realtime.response.text") m.token ||= performance.now();
-      else if (ev.type === "realtime.error") reject(new Error(`${ev.code}: ${ev.message}`));
-    };
-    ws.onclose = (e) => reject(new Error(`closed ${e.code} ${e.reason}`));
-  });
-  await ready;
-  m.speechEnd = await playRealTime(ws, AUDIO, SPEECH_END_FRAME);
-  await answered;
-  ws.onclose = null;
-  ws.close();
+  const call = await routerConversation(`${router.info.url.replace("http", "ws")}/v1/realtime?profile_id=${profileId}`, { Authorization: `Bearer ${router.info.key}` });
+  const answer = call.nextAnswer();
+  const speechEnd = await playRealTime(call.ws, AUDIO, SPEECH_END_FRAME);
+  const m = { speechEnd, ...(await answer) };
+  call.close();
   return m;
 }
 

@@ -21,6 +21,9 @@
 // - `/configures`: after `setup` sends Twilio's mid-call `config` and `hints` messages;
 // - `/keypad/<mode>`: after `setup` says "Press one for sales." with `interruptible: <mode>`;
 // - `/dialer`: after `setup` asks for the digits "1234#" to be sent.
+// - `/repeats`: answers each finished prompt with a holding sentence, then "Turn <n> is done.": the
+//   holding sentence is new on odd turns (a new order number across all connections) and the odd
+//   turn's again on even turns, so that every second answer begins with a sentence already spoken.
 // Every frame received is recorded with the headers of its connection.
 
 export interface AppConnection {
@@ -56,12 +59,13 @@ export const LONG_ANSWER = "Our opening hours are from nine in the morning until
 /** `record: false` keeps no connections (a benchmark's long run). */
 export function startFakeApp({ record = true } = {}): FakeApp {
   const connections: AppConnection[] = [];
-  const server = Bun.serve<AppConnection & { delay: number; answered: number }>({
+  let orders = 0;
+  const server = Bun.serve<AppConnection & { delay: number; answered: number; order: number }>({
     port: 0,
     hostname: "127.0.0.1",
     fetch(req, srv) {
       const url = new URL(req.url);
-      const conn = { path: url.pathname, headers: Object.fromEntries(req.headers), received: [], delay: Number(url.searchParams.get("delay") ?? 0), answered: 0 };
+      const conn = { path: url.pathname, headers: Object.fromEntries(req.headers), received: [], delay: Number(url.searchParams.get("delay") ?? 0), answered: 0, order: 0 };
       if (srv.upgrade(req, { data: conn })) return;
       return new Response("upgrade", { status: 426 });
     },
@@ -100,6 +104,13 @@ export function startFakeApp({ record = true } = {}): FakeApp {
           ws.send(JSON.stringify({ type: "sendDigits", digits: "1234#" }));
           ws.send(JSON.stringify({ type: "sendDigits", digits: "call me" }));
           return void ws.send(JSON.stringify({ type: "text", token: "Done.", last: true }));
+        }
+        if (path === "/repeats") {
+          const turn = ws.data.answered++;
+          if (turn % 2 === 0) ws.data.order = ++orders;
+          const words = `One moment, please, I am checking order ${ws.data.order}. Turn ${turn + 1} is done.`.split(/(?<= )/);
+          for (const [i, token] of words.entries()) ws.send(JSON.stringify({ type: "text", token, last: i === words.length - 1 }));
+          return;
         }
         if (path === "/end") return void ws.send(JSON.stringify({ type: "end", handoffData: JSON.stringify({ reason: "done", heard: msg.voicePrompt }) }));
         if (path === "/goodbye") {
