@@ -14,7 +14,8 @@ const relay = process.env.RELAY_UPSTREAM_URL;
 const voices = Number(process.env.BENCH_VOICES ?? 0);
 const parts = [testCatalogue(["fixed"]), ...(relay ? [relayCatalogue()] : []), ...(voices ? [manyVoicesCatalogue()] : [])];
 const catalogue = { providers: parts.flatMap((c) => c.providers), models: parts.flatMap((c) => c.models) };
-const server = await startServer(loadConfig(process.env), {
+// The TTS cache is off unless a bench asks for it: its rounds repeat one text, which would measure hits, not the path to the provider.
+const server = await startServer(loadConfig({ TTS_CACHE_BYTES: "0", ...process.env }), {
   extra: { catalogue, providers: [new FixedPcmProvider("fixed", 10), ...(voices ? [new ManyVoicesProvider(voices)] : [])], sttProviders: relay ? [new RelayProvider(relay)] : [] },
 });
 const { key, tenantId } = await createKey(server.ctx.database, "bench");
