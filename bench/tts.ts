@@ -13,6 +13,7 @@ import { LocalEngineProvider } from "../src/providers/local-engine-provider.ts";
 import type { TtsProvider } from "../src/providers/types.ts";
 import { FixedPcmProvider, TEST_MODEL } from "../test/fakes/fixed-pcm-provider.ts";
 import { arrivals, at, levels, PATTERNS, paired, percentile, spread } from "./lib/stats.ts";
+import { SERVER_RUNTIME } from "./lib/procs.ts";
 import { ttsFirstAudio } from "./lib/tts-socket.ts";
 
 const LEVELS = levels();
@@ -95,7 +96,7 @@ function report(name: string, n: number, router: Timing[], dir: Timing[]) {
 const dir = mkdtempSync(join(tmpdir(), "voxroute-bench-"));
 const server = Bun.spawn(["bun", "bench/bench-server.ts"], {
   cwd: root,
-  env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", DATABASE_URL: `sqlite://${join(dir, "db.sqlite")}`, PICO_VOICES_DIR: picoDir },
+  env: { ...SERVER_RUNTIME, ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", DATABASE_URL: `sqlite://${join(dir, "db.sqlite")}`, PICO_VOICES_DIR: picoDir },
   stdout: "pipe",
   stderr: "inherit",
 });

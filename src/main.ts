@@ -1,5 +1,9 @@
-import { loadConfig } from "./config.ts";
-import { PortTakenError, startServer } from "./server.ts";
+import { keepTouchedMemory } from "./touched-memory.ts";
+
+keepTouchedMemory();
+// Loaded after the exec above, so the process loads its modules once.
+const { loadConfig } = await import("./config.ts");
+const { PortTakenError, startServer } = await import("./server.ts");
 
 // A server that cannot start says why on stderr and exits non-zero; a bad setting or a taken port
 // is the operator's to fix, not a crash to read a stack trace from.

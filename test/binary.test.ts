@@ -70,6 +70,12 @@ describe.skipIf(!localSttAvailable)("the single executable", () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  test("keeps the memory it touched: started without an allocator setting, the same process runs with MIMALLOC_PURGE_DELAY=-1", () => {
+    const environ = readFileSync(`/proc/${proc.pid}/environ`, "utf8").split("\0");
+    expect(environ).toContain("MIMALLOC_PURGE_DELAY=-1");
+    expect(environ).toContain(`TMPDIR=${join(dir, "tmp")}`);
+  });
+
   let key: string;
   test("keeps its database in ./data, and runs the operator CLI on it", () => {
     expect(existsSync(join(dir, "data/voxroute.sqlite"))).toBe(true);

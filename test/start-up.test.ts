@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { copyFileSync, readdirSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import pino from "pino";
 import { PICO_VOICES } from "../src/providers/local-pico/voices.ts";
@@ -18,11 +18,12 @@ interface Started {
   stderr: Promise<string>;
 }
 
-/** `bun src/main.ts`, as an operator starts it. */
-function startMain(env: Record<string, string>): Started {
+/** `bun src/main.ts`, as an operator starts it; a setting given as undefined is left unset. */
+function startMain(env: Record<string, string | undefined>): Started {
+  const settings = { ...process.env, HOST: "127.0.0.1", LOG_LEVEL: "info", TTS_WORKERS: "1", AUDIO_WORKERS: "1", PICO_VOICES_DIR: PICO_DIR, PICO_VOICES_URL: "", DATABASE_URL: testConfig().databaseUrl, ...env };
   const proc = Bun.spawn(["bun", "src/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, HOST: "127.0.0.1", LOG_LEVEL: "info", TTS_WORKERS: "1", AUDIO_WORKERS: "1", PICO_VOICES_DIR: PICO_DIR, PICO_VOICES_URL: "", DATABASE_URL: testConfig().databaseUrl, ...env },
+    env: Object.fromEntries(Object.entries(settings).filter((e): e is [string, string] => e[1] !== undefined)),
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -106,6 +107,29 @@ describe("the start-up log says where the server listens, as bound", () => {
     expect(line.host).toBe("127.0.0.1");
     expect(line.port).toBeGreaterThan(0);
     expect(await healthy(line.port as number)).toBe(200);
+  }, 30_000);
+});
+
+describe("it keeps the memory it touched (docs/operations.md#memory)", () => {
+  /** The allocator setting the server process runs with, read from the kernel. */
+  const purgeDelayOf = (pid: number) =>
+    readFileSync(`/proc/${pid}/environ`, "utf8")
+      .split("\0")
+      .find((e) => e.startsWith("MIMALLOC_PURGE_DELAY="));
+
+  test("unset: the process started replaces itself (the same PID) with MIMALLOC_PURGE_DELAY=-1, and serves", async () => {
+    const server = startMain({ PORT: "0", MIMALLOC_PURGE_DELAY: undefined });
+    running.push(server);
+    const line = await server.listening;
+    expect(purgeDelayOf(server.proc.pid)).toBe("MIMALLOC_PURGE_DELAY=-1");
+    expect(await healthy(line.port as number)).toBe(200);
+  }, 30_000);
+
+  test("an operator's value is kept as it is", async () => {
+    const server = startMain({ PORT: "0", MIMALLOC_PURGE_DELAY: "10" });
+    running.push(server);
+    await server.listening;
+    expect(purgeDelayOf(server.proc.pid)).toBe("MIMALLOC_PURGE_DELAY=10");
   }, 30_000);
 });
 

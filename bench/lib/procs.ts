@@ -13,9 +13,15 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
+/**
+ * The allocator setting the server gives itself (src/touched-memory.ts), for every process a bench
+ * starts: its router does not go through src/main.ts, and the relay, the floor, runs on the same runtime.
+ */
+export const SERVER_RUNTIME = { MIMALLOC_PURGE_DELAY: "-1" };
+
 /** `cwd`: another checkout of the project (an A/B comparison against its code). */
 export async function spawnBun(args: string[], env: Record<string, string> = {}, cwd = root): Promise<Proc> {
-  const proc = Bun.spawn(["bun", ...args], { cwd, env: { ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "inherit" });
+  const proc = Bun.spawn(["bun", ...args], { cwd, env: { ...SERVER_RUNTIME, ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "inherit" });
   const reader = proc.stdout.getReader();
   let text = "";
   while (!text.includes("\n")) {
