@@ -43,5 +43,6 @@ parentPort!.on("message", (msg: SqlPost | "stop") => {
     read.db.close();
     process.exit(0);
   }
-  parentPort!.postMessage(msg.map(answer) satisfies SqlAnswers);
+  const requests: SqlRequest[] = typeof msg === "string" ? JSON.parse(msg) : msg;
+  parentPort!.postMessage(requests.map(answer) satisfies SqlAnswers);
 });

@@ -27,6 +27,8 @@ export class SqliteWorker {
   private readonly waiting = new Map<number, { resolve: (rows: unknown[][]) => void; reject: (e: unknown) => void }>();
   /** Requests of this turn of the event loop: posted together at its end, one message for all. */
   private outbox: SqlRequest[] = [];
+  /** Every parameter in the outbox survives JSON (SqlPost). */
+  private outboxJson = true;
   private exited: Promise<void>;
   /** Why the worker is gone, once it is: every request from then on fails with it, none waits forever. */
   private gone: Error | undefined;
@@ -60,13 +62,16 @@ export class SqliteWorker {
     const answer = new Promise<unknown[][]>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
     if (this.outbox.length === 0) queueMicrotask(() => this.post());
     this.outbox.push({ id, ops, read });
+    if (this.outboxJson) this.outboxJson = ops.every((op) => op.params.every(survivesJson));
     return answer;
   }
 
   private post(): void {
     const requests = this.outbox;
+    const json = this.outboxJson;
     this.outbox = [];
-    if (!this.gone) return this.worker.postMessage(requests);
+    this.outboxJson = true;
+    if (!this.gone) return this.worker.postMessage(json ? JSON.stringify(requests) : requests);
     for (const { id } of requests) {
       const w = this.waiting.get(id);
       this.waiting.delete(id);
@@ -87,6 +92,9 @@ export class SqliteWorker {
     this.waiting.clear();
   }
 }
+
+/** A parameter JSON carries as it is: bytes, bigints and non-finite numbers are cloned instead. */
+const survivesJson = (p: unknown) => typeof p === "string" || p === null || typeof p === "boolean" || (typeof p === "number" && Number.isFinite(p));
 
 export function workerRunner(worker: SqliteWorker, turns: WriteTurns): SqlRunner {
   const op = (text: string, values?: unknown[]): SqlOp => ({ text, params: sqliteParams(values) });
