@@ -190,9 +190,11 @@ export abstract class SessionCore<Item, Setup extends CoreSetup, Deps extends En
     this.stopWork();
     const record = { admission: this.admission, binding: this.binding, tried: this.tried, startedAt: this.startedAt, attempts: this.attempts, traced: this.traced };
     const ending = this.ending(outcome, close);
+    // The session's own logger only when its closing line is written (it costs its bindings serialized and redacted).
+    const deps = { ...this.deps, log: this.deps.log.isLevelEnabled("info") ? this.log : this.deps.log };
     // A client's close arrives in a socket callback, outside the request's scope: the settle's span is put back under the session's.
-    if (this.traced) await withSpan(this.traced.span, () => recordEnding(record, ending, { ...this.deps, log: this.log }, close, lastWords));
-    else await recordEnding(record, ending, { ...this.deps, log: this.log }, close, lastWords);
+    if (this.traced) await withSpan(this.traced.span, () => recordEnding(record, ending, deps, close, lastWords));
+    else await recordEnding(record, ending, deps, close, lastWords);
   }
 
   private async run(): Promise<void> {
