@@ -6,6 +6,7 @@ import { createKey } from "./helpers/accounts.ts";
 import { openDatabase, type Database } from "../src/db/open.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
 import { AUDIO_BACKLOG_BYTES } from "../src/providers/audio-backlog.ts";
+import { MAX_AUDIO_PIECE } from "../src/sessions/tts-audio-out.ts";
 import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia, type FakeCartesia } from "./fakes/cartesia.ts";
 import { transcriptChars } from "./fakes/cartesia-realtime.ts";
 import { speech } from "./fakes/http-fake.ts";
@@ -256,8 +257,8 @@ describe("a client that stops reading", () => {
     // frame the client has half read).
     expect(billed % SENTENCE.length).toBe(0);
     const sentences = billed / SENTENCE.length;
-    expect(sentences * sentenceBytes).toBeGreaterThanOrEqual(sent - 64 * 1024);
-    expect(sentences * sentenceBytes).toBeLessThanOrEqual(sent + AUDIO_BACKLOG_BYTES + 2 * sentenceBytes + 2 * 64 * 1024);
+    expect(sentences * sentenceBytes).toBeGreaterThanOrEqual(sent - MAX_AUDIO_PIECE);
+    expect(sentences * sentenceBytes).toBeLessThanOrEqual(sent + AUDIO_BACKLOG_BYTES + 2 * sentenceBytes + 2 * MAX_AUDIO_PIECE);
     expect(billed).toBeLessThan(text.length / 4);
     expect(spent).toBe(charged);
     expect(held).toBe(0);

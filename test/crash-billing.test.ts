@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { accountIn } from "./helpers/accounts.ts";
 import { AUDIO_BACKLOG_BYTES } from "../src/providers/audio-backlog.ts";
+import { MAX_AUDIO_PIECE } from "../src/sessions/tts-audio-out.ts";
 import { FAKE_CARTESIA_KEY, FAKE_CARTESIA_VOICE, startFakeCartesia } from "./fakes/cartesia.ts";
 import { transcriptChars } from "./fakes/cartesia-realtime.ts";
 import { FIXED_CHUNK, TEST_MODEL } from "./fakes/fixed-pcm-provider.ts";
@@ -190,8 +191,8 @@ function crashSuite(name: string, databaseUrl: () => Promise<string>, skip: bool
       // at most the engine's lead over the socket more (the backlog bound and the pieces in transit).
       expect(record.usage_amount % SENTENCE.length).toBe(0);
       const sentences = record.usage_amount / SENTENCE.length;
-      expect(sentences * sentenceBytes).toBeGreaterThanOrEqual(sent - 64 * 1024);
-      expect(sentences * sentenceBytes).toBeLessThanOrEqual(sent + AUDIO_BACKLOG_BYTES + 2 * sentenceBytes + 2 * 64 * 1024);
+      expect(sentences * sentenceBytes).toBeGreaterThanOrEqual(sent - MAX_AUDIO_PIECE);
+      expect(sentences * sentenceBytes).toBeLessThanOrEqual(sent + AUDIO_BACKLOG_BYTES + 2 * sentenceBytes + 2 * MAX_AUDIO_PIECE);
       expect(record.usage_amount).toBeLessThan(text.length / 4);
       await expectBooks(restarted, key, record);
       await killServer(restarted);

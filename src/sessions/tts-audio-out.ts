@@ -2,8 +2,10 @@ import type { IdleTimer } from "./idle-timer.ts";
 import type { TtsPort } from "./tts-events.ts";
 
 // Audio reaches the port in pieces of at most this: a socket holds one piece beyond the port's wait
-// for drain, far under Bun's backpressureLimit (1 MiB) past which it would drop the events sent meanwhile.
-const MAX_AUDIO_PIECE = 64 * 1024;
+// for drain, far under Bun's backpressureLimit (1 MiB) past which it would drop the events sent
+// meanwhile. Under load an upstream's body is read in chunks of a sentence's audio (about 150 KB of
+// 24 kHz PCM): each goes out as one frame and one write, as a plain relay sends it, not three.
+export const MAX_AUDIO_PIECE = 256 * 1024;
 
 /**
  * The audio a TTS session sends its client, counted: while the client is behind, the next piece
