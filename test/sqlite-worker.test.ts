@@ -35,13 +35,13 @@ test("parameters JSON would change cross as they are: bytes, a bigint, a non-fin
   const { worker } = fresh();
   const bytes = new Uint8Array([0, 1, 254, 255]);
   const [text, blob, big, inf, back] = await Promise.all([
-    worker.send([{ text: "SELECT ? AS v, ? AS n, ? AS b, ? AS z", params: ["é\u2028\"", 1.5, true, null] }]),
+    worker.send([{ text: "SELECT ? AS v, ? AS n, ? AS b, ? AS z", params: ['é\u2028"', 1.5, true, null] }]),
     worker.send([{ text: "SELECT ? AS v, typeof(?) AS t", params: [bytes, bytes] }]),
     worker.send([{ text: "SELECT ? + 1 AS v", params: [9007199254740993n] }]),
     worker.send([{ text: "SELECT ? AS v", params: [Number.POSITIVE_INFINITY] }]),
     worker.send([{ text: "SELECT typeof(?) AS t", params: [1.5] }]),
   ]);
-  expect(text).toEqual([[{ v: "é\u2028\"", n: 1.5, b: 1, z: null }]]);
+  expect(text).toEqual([[{ v: 'é\u2028"', n: 1.5, b: 1, z: null }]]);
   expect(blob).toEqual([[{ v: bytes, t: "blob" }]]);
   expect(big).toEqual([[{ v: 9007199254740994 }]]);
   expect(inf).toEqual([[{ v: Number.POSITIVE_INFINITY }]]);

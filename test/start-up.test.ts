@@ -20,7 +20,17 @@ interface Started {
 
 /** `bun src/main.ts`, as an operator starts it; a setting given as undefined is left unset. */
 function startMain(env: Record<string, string | undefined>): Started {
-  const settings = { ...process.env, HOST: "127.0.0.1", LOG_LEVEL: "info", TTS_WORKERS: "1", AUDIO_WORKERS: "1", PICO_VOICES_DIR: PICO_DIR, PICO_VOICES_URL: "", DATABASE_URL: testConfig().databaseUrl, ...env };
+  const settings = {
+    ...process.env,
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "info",
+    TTS_WORKERS: "1",
+    AUDIO_WORKERS: "1",
+    PICO_VOICES_DIR: PICO_DIR,
+    PICO_VOICES_URL: "",
+    DATABASE_URL: testConfig().databaseUrl,
+    ...env,
+  };
   const proc = Bun.spawn(["bun", "src/main.ts"], {
     cwd: ROOT,
     env: Object.fromEntries(Object.entries(settings).filter((e): e is [string, string] => e[1] !== undefined)),
