@@ -75,24 +75,25 @@ export async function recordEnding(session: SessionRecord, end: SessionEnding, d
   const payer = admission?.meter.payer;
   const durationMs = Date.now() - startedAt.getTime();
   const transport = deps.transport ?? "ws";
-  deps.log.info(
-    {
-      outcome: end.outcome,
-      surface: deps.surface,
-      transport,
-      tenant: payer?.tenantId,
-      key_prefix: payer?.keyPrefix,
-      provider,
-      model: charged?.canonical,
-      billed: end.billed,
-      credits,
-      code: close?.code,
-      latency_ms: Math.round(end.latencyMs),
-      duration_ms: durationMs,
-      ...end.details,
-    },
-    "session closed",
-  );
+  if (deps.log.isLevelEnabled("info"))
+    deps.log.info(
+      {
+        outcome: end.outcome,
+        surface: deps.surface,
+        transport,
+        tenant: payer?.tenantId,
+        key_prefix: payer?.keyPrefix,
+        provider,
+        model: charged?.canonical,
+        billed: end.billed,
+        credits,
+        code: close?.code,
+        latency_ms: Math.round(end.latencyMs),
+        duration_ms: durationMs,
+        ...end.details,
+      },
+      "session closed",
+    );
   if (session.traced) endSpan(session.traced, transport, { outcome: end.outcome, tenant: payer?.tenantId, keyPrefix: payer?.keyPrefix, provider, model: charged?.canonical, close });
   deps.metrics.requests.inc({ surface: deps.surface, provider: provider ?? "none", status: end.outcome });
   deps.metrics.sessionDuration.observe({ surface: deps.surface, transport, outcome: end.outcome }, durationMs / 1000);
