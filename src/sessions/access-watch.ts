@@ -38,7 +38,10 @@ export class AccessWatch {
     const byKey = new Map<string, LiveSession[]>();
     for (const session of this.sessions) {
       const keyId = session.payer?.keyId;
-      if (keyId && session.end) byKey.set(keyId, [...(byKey.get(keyId) ?? []), session]);
+      if (!keyId || !session.end) continue;
+      const ofKey = byKey.get(keyId);
+      if (ofKey) ofKey.push(session);
+      else byKey.set(keyId, [session]);
     }
     if (!byKey.size) return;
     let withdrawn: Awaited<ReturnType<Withdrawn>>;
