@@ -46,7 +46,7 @@ async function rounds<S extends FakeSocket>(open: () => Promise<S[]>, speak: (ws
   const per: number[] = [];
   for (let r = 0; r < WARM + ROUNDS; r++) {
     const sockets = await open();
-    await Bun.sleep(50); // the sessions' start settles (provider opened, holds written behind)
+    await Bun.sleep(50); // the holds written behind as the sessions started land
     const before = mainThreadMicros();
     await Promise.all(
       sockets.map(
@@ -68,12 +68,17 @@ async function router(): Promise<number> {
   const format: AudioFormat = { encoding: "pcm_s16le", sampleRate: 24000, channels: 1 };
   openai.open = async () => new UtteranceTtsStream(format, "openai", 10_000, async () => answer());
   const route = ttsSocket(server.ctx);
-  const socket = (data: Record<string, unknown>): FakeSocket => {
+  const socket = (data: Record<string, unknown>) => {
     const ws = {
       data: Object.assign(data, route.socket),
       readyState: 1,
       closed: () => {},
-      send: () => 1,
+      ready: undefined as unknown as Promise<void>,
+      isReady: () => {},
+      send: (frame: string | Uint8Array) => {
+        if (typeof frame === "string" && frame.includes("session_ready")) ws.isReady();
+        return 1;
+      },
       cork: (fn: (w: unknown) => void) => fn(ws),
       close: () => {
         if (ws.readyState !== 1) return;
@@ -84,6 +89,7 @@ async function router(): Promise<number> {
         });
       },
     };
+    ws.ready = new Promise<void>((resolve) => (ws.isReady = resolve));
     return ws;
   };
   const open = () =>
@@ -92,6 +98,7 @@ async function router(): Promise<number> {
         const request = new Request("http://bench/v1/tts?model=tts-1&voice=alloy", { headers: { authorization: `Bearer ${server.key}`, upgrade: "websocket" } });
         const ws = socket((await route.admit(request, new URL(request.url).searchParams, {}, undefined as never)) as unknown as Record<string, unknown>);
         route.socket.open(ws as never);
+        await ws.ready;
         return ws;
       }),
     );

@@ -6,7 +6,8 @@ import { startTestServer } from "./helpers/server.ts";
 // Configuration is read at the top and passed down: only the entry points read the environment.
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const ENTRY_POINTS = ["src/main.ts", "src/cli.ts"];
+// src/touched-memory.ts is the first step of src/main.ts: the process's allocator setting, read before anything is loaded.
+const ENTRY_POINTS = ["src/main.ts", "src/cli.ts", "src/touched-memory.ts"];
 
 test("only the entry points read process.env; everything else gets the values passed down", async () => {
   const readers: string[] = [];

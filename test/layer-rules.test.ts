@@ -18,7 +18,8 @@ const SHARED = ["errors", "request-context", "log", "metrics", "util", "project-
 const MAY_IMPORT: Record<string, string[]> = {
   // Start-up and composition.
   binary: ["cli", "main"],
-  main: ["config", "server"],
+  main: ["touched-memory", "config", "server"],
+  "touched-memory": [],
   cli: ["config", "accounts", "ledger", "db", "limits"],
   server: [
     "app",
