@@ -1,12 +1,13 @@
 import type { Binding, Capability } from "../catalogue/types.ts";
-import { add, mul, parseDecimal, rational, type Rational } from "../catalogue/price.ts";
 import type { Logger } from "../log.ts";
 import { currentRequest } from "../request-context.ts";
 import type { Outcome } from "./activity.ts";
 import { newCheckpoint, retarget, target, type Checkpoint } from "./checkpoint.ts";
-import { ceilCredits, costOf, rateOf, usageUnit } from "./cost.ts";
+import { ceilCredits } from "./cost.ts";
+import { HeldCredits } from "./held-credits.ts";
 import type { Ledger } from "./ledger.ts";
 import { ServedParts } from "./parts.ts";
+import { inSettleSpan, type RequestEnd, usageRecord, writeUsage } from "./settle-usage.ts";
 import { total, type Allocation } from "./sources.ts";
 import type { PayerBudgets, SpendCap } from "./spend-caps.ts";
 import { startSpan, tracingOn } from "../tracing/spans.ts";
@@ -38,35 +39,12 @@ export interface Settled {
   credits: number;
 }
 
-/** How a request ended, as it is settled. */
-export interface RequestEnd {
-  binding: Binding;
-  status: "completed" | "failed";
-  outcome: Outcome;
-  units: number;
-  startedAt: Date;
-  /** Time to first output (audio or transcript), or the whole duration when there was none. */
-  latencyMs: number;
-  attempts: { provider: string; reason: string }[];
-  /** TTS: characters of `units` played from the TTS cache, billed at the model's price times `factor` (a decimal string). */
-  cached?: { units: number; factor: string };
-}
-
-/** The cost of `units` on `binding`, `cached` of them at its price times their factor. */
-function costWithCached(binding: Binding, units: number, cached: RequestEnd["cached"]): Rational {
-  const rate = rateOf(binding);
-  const hits = Math.min(units, cached?.units ?? 0);
-  if (!hits) return costOf(rate, units);
-  return add(costOf(rate, units - hits), mul(costOf(rate, hits), parseDecimal(cached!.factor)));
-}
-
-const SETTLE_TRIES = 5;
 /** How many times its first stretch an account must be able to pay before a session reserves it ahead. */
 const RICH_ACCOUNT = 100;
 
 export class MeteredRequest {
-  /** Credits held so far (the hold row in the database says from which sources). */
-  private held = 0;
+  /** Credits held so far, within the budgets over the payer. */
+  private readonly held: HeldCredits;
   private extending: Promise<boolean> | undefined;
   /** Holds written behind, still under way: counted in `held` already; settle waits for them. */
   private behind: Promise<void> | undefined;
@@ -80,8 +58,6 @@ export class MeteredRequest {
   private voice: string | undefined;
   /** The bindings that served the request before the current one (a failover mid-session). */
   private readonly parts = new ServedParts();
-  /** Why a cover was refused by a budget, not the balance: the session ends `budget_exceeded`. */
-  budgetSpent: string | undefined;
 
   constructor(
     readonly id: string,
@@ -92,8 +68,15 @@ export class MeteredRequest {
     private readonly options: MeterOptions,
     private readonly settledWith: (settled: Settled) => void,
     /** The budgets over the payer: what the hold may grow by is within their room. */
-    private readonly cap?: SpendCap,
-  ) {}
+    cap?: SpendCap,
+  ) {
+    this.held = new HeldCredits(cap);
+  }
+
+  /** Why a cover was refused by a budget, not the balance: the session ends `budget_exceeded`. */
+  get budgetSpent(): string | undefined {
+    return this.held.refusedBy;
+  }
 
   /** The voice a TTS request named: its activity record (and a crash's recovered one) carries it. */
   forVoice(voice: string | undefined): void {
@@ -129,12 +112,13 @@ export class MeteredRequest {
    */
   cover(binding: Binding, units: number): boolean | Promise<boolean> {
     const needed = this.needed(binding, units);
-    if (needed <= this.held) return true;
-    if (!this.withinBudget(needed - this.held)) return false;
+    const { held } = this;
+    if (needed <= held.amount) return true;
+    if (!held.allow(needed - held.amount)) return false;
     // As `extend` does, a request that comes back for more takes a block ahead.
-    const wanted = this.held > 0 ? Math.min(this.needed(binding, units + this.options.blockUnits[binding.capability]), this.held + this.room()) : needed;
-    if (!this.extending && this.writeBehind(binding, wanted - this.held)) return true;
-    return this.extend(binding, units, this.held > 0);
+    const wanted = held.amount > 0 ? Math.min(this.needed(binding, units + this.options.blockUnits[binding.capability]), held.amount + held.room()) : needed;
+    if (!this.extending && this.writeBehind(binding, wanted - held.amount)) return true;
+    return this.extend(binding, units, held.amount > 0);
   }
 
   /**
@@ -146,9 +130,9 @@ export class MeteredRequest {
    * behind; otherwise (a view not read yet) the funds are read and the stretch reserved as before.
    */
   prefetch(binding: Binding): void {
-    if (this.extending || this.held || this.settled) return;
+    if (this.extending || this.held.amount || this.settled) return;
     const minimum = this.needed(binding, this.options.firstUnits[binding.capability]);
-    if (this.room() < minimum) return; // the first cover asks, and is refused when the budget cannot pay it
+    if (this.held.room() < minimum) return; // the first cover asks, and is refused when the budget cannot pay it
     const span = tracingOn() ? startSpan("ledger.hold", { "voxroute.credits": minimum }) : undefined;
     if (this.writeBehind(binding, minimum)) {
       span?.set({ "voxroute.held": true, "voxroute.written_behind": true });
@@ -186,16 +170,16 @@ export class MeteredRequest {
     if (this.settled) return false;
     const reserving = this.ledger.reserveBehind(this.id, this.payer.tenantId, binding, credits, this.checkpointOn(binding));
     if (!reserving) return false;
-    this.hold(credits);
+    this.held.add(credits);
     const landed = reserving.then(
       (added) => {
         const got = total(added);
-        this.hold(got - credits);
+        this.held.add(got - credits);
         if (got && !this.settled) this.ledger.holds.track(this.id, this.checkpoint!);
         if (got < credits) this.log.warn({ request: this.id, tenantId: this.payer.tenantId, credits, held: got }, "a hold written behind got less than was used: other processes spent the credits");
       },
       (err) => {
-        this.hold(-credits);
+        this.held.add(-credits);
         this.log.error({ err, request: this.id, credits }, "a hold written behind failed");
       },
     );
@@ -215,36 +199,19 @@ export class MeteredRequest {
   private async extend(binding: Binding, units: number, blockAhead: boolean): Promise<boolean> {
     while (this.extending || this.behind) await (this.extending ?? this.behind);
     if (this.settled) return false; // a finished request reserves nothing more
-    if (this.needed(binding, units) <= this.held) return true;
-    const minimum = this.needed(binding, units) - this.held;
-    if (!this.withinBudget(minimum)) return false;
+    const { held } = this;
+    if (this.needed(binding, units) <= held.amount) return true;
+    const minimum = this.needed(binding, units) - held.amount;
+    if (!held.allow(minimum)) return false;
     // A request that comes back for more is a long session, and from then on reserves a block
     // ahead so its next frames need no round trip.
-    const ahead = blockAhead ? Math.min(this.needed(binding, units + this.options.blockUnits[binding.capability]) - this.held - minimum, this.room() - minimum) : 0;
+    const ahead = blockAhead ? Math.min(this.needed(binding, units + this.options.blockUnits[binding.capability]) - held.amount - minimum, held.room() - minimum) : 0;
     this.extending = this.ledger.reserve(this.id, this.payer.tenantId, binding, minimum, ahead, this.checkpointOn(binding)).then((added) => this.take(added, minimum));
     try {
       return await this.extending;
     } finally {
       this.extending = undefined;
     }
-  }
-
-  /** The hold grew (or shrank) by `credits`: the budget's view counts them as held by the payer. */
-  private hold(credits: number): void {
-    this.held += credits;
-    this.cap?.held(credits);
-  }
-
-  /** What the budgets over the payer leave for this request's hold to grow by. */
-  private room(): number {
-    return this.cap ? this.cap.room() : Infinity;
-  }
-
-  /** Whether the budgets leave `credits` more to hold; noted when they do not. */
-  private withinBudget(credits: number): boolean {
-    if (credits <= this.room()) return true;
-    this.budgetSpent = this.cap!.reason();
-    return false;
   }
 
   private checkpointOn(binding: Binding): Checkpoint {
@@ -255,7 +222,7 @@ export class MeteredRequest {
   /** Counts what a reserve added to the hold; true when it is at least `minimum`. */
   private take(added: Allocation[], minimum: number): boolean {
     const got = total(added);
-    this.hold(got);
+    this.held.add(got);
     // From here on the hold exists: the hold keeper keeps it alive and its checkpoint current.
     if (got && !this.settled) this.ledger.holds.track(this.id, this.checkpoint!);
     return got >= minimum;
@@ -285,18 +252,7 @@ export class MeteredRequest {
    * Retried on database errors; settling twice is harmless (the request id is the record's id).
    */
   async settle(end: RequestEnd): Promise<{ credits: number }> {
-    const span = startSpan("ledger.settle");
-    if (!span) return this.settleOnce(end);
-    try {
-      const row = await this.settleOnce(end);
-      span.set({ "voxroute.credits": row.credits, "voxroute.units": end.units, "voxroute.outcome": end.outcome });
-      return row;
-    } catch (err) {
-      span.fail("usage_not_recorded");
-      throw err;
-    } finally {
-      span.end();
-    }
+    return inSettleSpan(end, () => this.settleOnce(end));
   }
 
   private async settleOnce(end: RequestEnd): Promise<{ credits: number }> {
@@ -305,58 +261,33 @@ export class MeteredRequest {
     // Reserves still under way must land first: their credits are released by this settle.
     while (this.extending || this.behind) await (this.extending ?? this.behind)!.catch(() => {});
     const parts = this.parts.settleParts(end.binding, end.units);
-    const units = parts ? parts.reduce((n, p) => n + p.units, 0) : end.units;
-    const input = {
-      id: this.id,
-      tenantId: this.payer.tenantId,
-      keyId: this.payer.keyId,
-      surface: this.surface,
-      binding: end.binding,
-      status: end.status,
-      outcome: end.outcome,
-      usageUnit: usageUnit(end.binding),
-      units,
-      // After a failover mid-session every part is billed at its full rate (cached characters are still counted).
-      cost: parts ? parts.reduce((c, p) => add(c, p.cost), rational(0n)) : costWithCached(end.binding, end.units, end.cached),
-      startedAt: end.startedAt,
-      finishedAt: new Date(),
-      latencyMs: end.latencyMs,
-      attempts: end.attempts,
-      voice: this.voice,
-      ...(parts ? { parts } : {}),
-      ...(end.cached?.units ? { cachedUnits: Math.min(units, end.cached.units) } : {}),
-    };
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const row = await this.ledger.settle(input);
-        this.ledger.holds.forget(this.id);
-        this.cap?.spent(row.credits, end.startedAt);
-        this.hold(-this.held);
-        const served = parts ?? [{ binding: end.binding, units }];
+    const { id, payer, surface, voice } = this;
+    const usage = usageRecord({ id, tenantId: payer.tenantId, keyId: payer.keyId, surface, voice }, end, parts);
+    try {
+      return await writeUsage(this.ledger, usage, (row) => {
+        this.ledger.holds.forget(id);
+        this.held.spent(row.credits, end.startedAt);
+        const served = parts ?? [{ binding: end.binding, units: usage.units }];
         for (const [i, part] of served.entries()) {
           this.settledWith({ binding: part.binding, units: part.units, credits: row.partCredits?.[i] ?? (i === served.length - 1 ? row.credits : 0) });
         }
         if (this.request) Object.assign(this.request, { provider: end.binding.provider.id, model: end.binding.canonical, credits: row.credits });
-        return row;
-      } catch (err) {
-        if (attempt >= SETTLE_TRIES) {
-          // The usage goes into the hold's checkpoint, and the hold is left to lapse: it is then
-          // settled from it (as `interrupted`) once the database takes writes again.
-          if (this.checkpoint) {
-            retarget(this.checkpoint, end.binding);
-            Object.assign(this.checkpoint, { units, at: Date.now() });
-            this.ledger.holds.track(this.id, this.checkpoint);
-            this.ledger.holds.abandon(this.id);
-          }
-          this.hold(-this.held); // the recovered hold's record counts as spend once it is written
-          this.log.error(
-            { err, usage: { ...input, cost: undefined, binding: `${input.binding.provider.id}/${input.binding.id}` } },
-            "usage could not be recorded now; it is kept as the hold's checkpoint",
-          );
-          throw err;
-        }
-        await Bun.sleep(50 * 2 ** attempt);
+      });
+    } catch (err) {
+      // The usage goes into the hold's checkpoint, and the hold is left to lapse: it is then
+      // settled from it (as `interrupted`) once the database takes writes again.
+      if (this.checkpoint) {
+        retarget(this.checkpoint, end.binding);
+        Object.assign(this.checkpoint, { units: usage.units, at: Date.now() });
+        this.ledger.holds.track(id, this.checkpoint);
+        this.ledger.holds.abandon(id);
       }
+      this.held.release(); // the recovered hold's record counts as spend once it is written
+      this.log.error(
+        { err, usage: { ...usage, cost: undefined, binding: `${usage.binding.provider.id}/${usage.binding.id}` } },
+        "usage could not be recorded now; it is kept as the hold's checkpoint",
+      );
+      throw err;
     }
   }
 }

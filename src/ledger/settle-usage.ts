@@ -1,0 +1,99 @@
+import { add, mul, parseDecimal, rational, type Rational } from "../catalogue/price.ts";
+import type { Binding } from "../catalogue/types.ts";
+import { startSpan } from "../tracing/spans.ts";
+import type { Outcome } from "./activity.ts";
+import type { ActivityRow, SettleInput, SettlePart } from "./batch-requests.ts";
+import { costOf, rateOf, usageUnit } from "./cost.ts";
+import type { Ledger } from "./ledger.ts";
+
+// A request's settle as the ledger is asked for it: how the request ended made into its activity
+// record, written with retries, in a `ledger.settle` span. What the request does around it (its
+// hold, its checkpoint) is metered-request.ts's.
+
+/** How a request ended, as it is settled. */
+export interface RequestEnd {
+  binding: Binding;
+  status: "completed" | "failed";
+  outcome: Outcome;
+  units: number;
+  startedAt: Date;
+  /** Time to first output (audio or transcript), or the whole duration when there was none. */
+  latencyMs: number;
+  attempts: { provider: string; reason: string }[];
+  /** TTS: characters of `units` played from the TTS cache, billed at the model's price times `factor` (a decimal string). */
+  cached?: { units: number; factor: string };
+}
+
+/** One binding's share of a request served in parts (a failover mid-session). */
+type ServedPart = SettlePart & { binding: Binding };
+
+/** The record's fields that come from the request itself, not from how it ended. */
+type Requester = Pick<SettleInput, "id" | "tenantId" | "keyId" | "surface" | "voice">;
+
+const SETTLE_TRIES = 5;
+
+/** The cost of `units` on `binding`, `cached` of them at its price times their factor. */
+function costWithCached(binding: Binding, units: number, cached: RequestEnd["cached"]): Rational {
+  const rate = rateOf(binding);
+  const hits = Math.min(units, cached?.units ?? 0);
+  if (!hits) return costOf(rate, units);
+  return add(costOf(rate, units - hits), mul(costOf(rate, hits), parseDecimal(cached!.factor)));
+}
+
+/** The activity record of a request that ended as `end`, served in `parts` when more than one binding served it. */
+export function usageRecord(request: Requester, end: RequestEnd, parts: ServedPart[] | undefined): SettleInput {
+  const units = parts ? parts.reduce((n, p) => n + p.units, 0) : end.units;
+  return {
+    id: request.id,
+    tenantId: request.tenantId,
+    keyId: request.keyId,
+    surface: request.surface,
+    binding: end.binding,
+    status: end.status,
+    outcome: end.outcome,
+    usageUnit: usageUnit(end.binding),
+    units,
+    // After a failover mid-session every part is billed at its full rate (cached characters are still counted).
+    cost: parts ? parts.reduce((c, p) => add(c, p.cost), rational(0n)) : costWithCached(end.binding, end.units, end.cached),
+    startedAt: end.startedAt,
+    finishedAt: new Date(),
+    latencyMs: end.latencyMs,
+    attempts: end.attempts,
+    voice: request.voice,
+    ...(parts ? { parts } : {}),
+    ...(end.cached?.units ? { cachedUnits: Math.min(units, end.cached.units) } : {}),
+  };
+}
+
+/**
+ * Writes `usage`, and then `recorded` with its row; a try that throws in either is tried again
+ * after a growing pause, up to SETTLE_TRIES tries, and the last one's error is thrown.
+ */
+export async function writeUsage(ledger: Ledger, usage: SettleInput, recorded: (row: ActivityRow) => void): Promise<ActivityRow> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const row = await ledger.settle(usage);
+      recorded(row);
+      return row;
+    } catch (err) {
+      if (attempt >= SETTLE_TRIES) throw err;
+      await Bun.sleep(50 * 2 ** attempt);
+    }
+  }
+}
+
+/** `settle` in a `ledger.settle` span (straight through with tracing off): what it billed, or that the usage was not recorded. */
+export async function inSettleSpan(end: RequestEnd, settle: () => Promise<{ credits: number }>): Promise<{ credits: number }> {
+  const span = startSpan("ledger.settle");
+  if (!span) return settle();
+  try {
+    const row = await settle();
+    span.set({ "voxroute.credits": row.credits, "voxroute.units": end.units, "voxroute.outcome": end.outcome });
+    return row;
+  } catch (err) {
+    span.fail("usage_not_recorded");
+    throw err;
+  } finally {
+    span.end();
+  }
+}
