@@ -1,4 +1,4 @@
-import { ApiError, CLOSE, closeReason, ERRORS } from "../../errors.ts";
+import { ApiError, CLOSE, closeReason, ERRORS, failureCloseReason } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { AppSignal, AppSocket } from "../app-socket.ts";
 import type { SttSessionEvent } from "../../sessions/stt-events.ts";
@@ -268,16 +268,7 @@ export class Conversation {
     if (this.closed) return;
     this.log.info({ code: error.code, reason: error.message }, "conversation failed");
     this.emit({ type: "error", code: error.code, message: error.message });
-    // A 4xxx close carries its code as JSON, as every 4xxx close does; another names what failed
-    // (the application's host), within the 123 bytes a reason may take.
-    const reason =
-      error.closeCode >= 4000
-        ? closeReason(error.code)
-        : Buffer.from(`${error.code}: ${error.message}`)
-            .subarray(0, 123)
-            .toString()
-            .replace(/\uFFFD$/, "");
-    this.stop(error.closeCode, reason, "error");
+    this.stop(error.closeCode, failureCloseReason(error), "error");
   }
 
   /** Ends now: whatever still runs is stopped (and bills what it used). */
