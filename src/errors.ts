@@ -159,6 +159,19 @@ export function closeReason(code: ErrorCode): string {
 }
 
 /**
+ * The close reason of a failure that ends a conversation: in the 4xxx range its code as JSON, as
+ * every 4xxx close carries; otherwise the code and what failed (an application's host), within
+ * the 123 bytes a reason may take.
+ */
+export function failureCloseReason(error: ApiError): string {
+  if (error.closeCode >= 4000) return closeReason(error.code);
+  return Buffer.from(`${error.code}: ${error.message}`)
+    .subarray(0, 123)
+    .toString()
+    .replace(/\uFFFD$/, "");
+}
+
+/**
  * A session's failure as its client sees it: an ApiError as it is, a provider's refusal of one of
  * the request's fields 400 `invalid_request` naming it, a provider at capacity
  * `provider_overloaded`, anything else `upstream_error`.

@@ -2,28 +2,11 @@ import type { Database } from "../db/open.ts";
 import { usdOfCredits } from "../ledger/amounts.ts";
 import type { LiveUsage } from "./live-usage.ts";
 import { periodsOf, type Spend, spendByKey } from "./spend.ts";
-import { type Limits, readLimits } from "./types.ts";
+import { type LimitsReport, readLimits } from "./types.ts";
 
 // A tenant's limits and each live key's, with what is used of them now: the spend from the ledger
 // (today and this month, UTC) and, when the live counters run, sessions in flight and requests
 // in the last minute. `GET /account/limits` answers it; `limits show` prints it.
-
-export interface HolderUse {
-  limits: Limits;
-  spent_today_usd: number;
-  spent_this_month_usd: number;
-  /** From the live counters; absent when they are not running. */
-  sessions?: number;
-  requests_last_minute?: number;
-}
-
-export interface LimitsReport {
-  /** The UTC day and month the spend is of. */
-  day: string;
-  month: string;
-  tenant: HolderUse;
-  keys: (HolderUse & { id: string; prefix: string })[];
-}
 
 const spent = (spend: Spend | undefined) => ({ spent_today_usd: usdOfCredits(spend?.day ?? 0), spent_this_month_usd: usdOfCredits(spend?.month ?? 0) });
 

@@ -22,6 +22,27 @@ export interface PrincipalLimits {
   key: Limits;
 }
 
+// The answer of `GET /account/limits` (`limitsReport`). The dashboard (web/) imports these types,
+// and its typecheck has no Bun or Node types: this file imports nothing that needs them.
+
+/** What the report tells of a holder: its limits and what it uses of them. */
+export interface HolderUse {
+  limits: Limits;
+  spent_today_usd: number;
+  spent_this_month_usd: number;
+  /** From the live counters; absent when they are not running. */
+  sessions?: number;
+  requests_last_minute?: number;
+}
+
+export interface LimitsReport {
+  /** The UTC day and month the spend is of. */
+  day: string;
+  month: string;
+  tenant: HolderUse;
+  keys: (HolderUse & { id: string; prefix: string })[];
+}
+
 export const NO_LIMITS: Readonly<Limits> = Object.freeze({});
 
 /** A stored column read back: null, or JSON that is not an object of non-negative numbers, is no limit (members that are not are dropped). */

@@ -1,29 +1,8 @@
+import type { HolderUse, Limits, LimitsReport } from "../../src/limits/types.ts";
 import { usd } from "../format.ts";
 
 // Limits beside the keys: what `GET /account/limits` says of the account and of each live key, and
 // the optional budget and session fields of a new key (docs/limits.md).
-
-export interface Limits {
-  max_sessions?: number;
-  requests_per_minute?: number;
-  usd_per_day?: number;
-  usd_per_month?: number;
-}
-
-export interface HolderUse {
-  limits: Limits;
-  spent_today_usd: number;
-  spent_this_month_usd: number;
-  sessions?: number;
-  requests_last_minute?: number;
-}
-
-export interface LimitsReport {
-  day: string;
-  month: string;
-  tenant: HolderUse;
-  keys: (HolderUse & { id: string; prefix: string })[];
-}
 
 /** `$5.00 a day · 4 sessions`, or `none`. */
 export function limitsText(l: Limits): string {

@@ -3,7 +3,8 @@ import { api, describeFailure } from "../api.ts";
 import { when } from "../format.ts";
 import type { Session } from "../session.ts";
 import { useApi } from "../use-api.ts";
-import { AccountLimits, type LimitsReport, limitsText, NewKeyFields, type NewKeyLimits, newKeyBody, useText } from "./key-limits.tsx";
+import type { LimitsReport } from "../../src/limits/types.ts";
+import { AccountLimits, limitsText, NewKeyFields, type NewKeyLimits, newKeyBody, useText } from "./key-limits.tsx";
 
 interface Key {
   id: string;

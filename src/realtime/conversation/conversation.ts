@@ -1,4 +1,4 @@
-import { ApiError, CLOSE, closeReason, ERRORS } from "../../errors.ts";
+import { ApiError, CLOSE, closeReason, ERRORS, failureCloseReason } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { AppSignal, AppSocket } from "../app-socket.ts";
 import type { SttSessionEvent } from "../../sessions/stt-events.ts";
@@ -12,13 +12,14 @@ import { IdleTimer } from "../../sessions/idle-timer.ts";
 import { requestBinding } from "../../request-context.ts";
 import { activeSpan, withSpan } from "../../tracing/spans.ts";
 import { TurnSpans } from "./turn-spans.ts";
+import { TurnTaking } from "./turn-taking.ts";
 
 // A realtime conversation: the caller's audio goes to one STT session (turns by the provider or
 // the router VAD); each finished turn goes to the application as a `prompt`; the application's
 // `text` tokens are spoken by one TTS session per response, as they arrive (`Answers`). The caller
-// speaking over an interruptible response stops it (barge-in): its generation is cancelled, the
-// client is told to drop what it still holds, and the application gets `interrupt`. Each part is
-// metered on its own (the STT session and every response have their own activity record).
+// speaking over an interruptible response stops it (barge-in; the turns and what stops an answer
+// are `TurnTaking`'s). Each part is metered on its own (the STT session and every response have
+// their own activity record).
 // The next answer's TTS session is opened when the caller starts speaking (admission and the
 // provider's connection take place while the caller talks and the application thinks), so the
 // application's first token finds it ready. The conversation is idle, and ends, only when neither
@@ -28,13 +29,12 @@ import { TurnSpans } from "./turn-spans.ts";
 export class Conversation {
   private readonly stt: Hearing;
   private readonly answers: Answers;
+  private readonly turns: TurnTaking;
   /** Runs from the start (connecting the recognizer and the application is not the caller's idleness). */
   private idle: IdleTimer | undefined;
   private app: AppSocket | undefined;
   private sttStarted: { provider: string; model: string } | undefined;
   private started = false;
-  private turnWords: string[] = [];
-  private typed = 0;
   private readonly usage: ConversationUsage = { sttSeconds: 0, ttsCharacters: 0 };
   /** Set once the conversation is winding down: how it will end (with `failure`, as an error once what was received is spoken). */
   private ending: { reason: EndReason; handoffData?: string; failure?: ApiError } | undefined;
@@ -76,6 +76,7 @@ export class Conversation {
         },
       },
     );
+    this.turns = new TurnTaking(this.answers, { event: (ev) => this.emit(ev), app: () => this.app, language: () => this.stt.language, ending: () => this.ending !== undefined }, setup.partialPrompts);
     this.stt = new Hearing(setup.openStt, { event: (ev) => this.onStt(ev), closed: (code, reason) => this.onSttClosed(code, reason) }, setup.language);
     setup
       .openApp((signal) => this.onApp(signal))
@@ -110,14 +111,14 @@ export class Conversation {
   /** The client stops the answer being spoken (OpenAI's `response.cancel`): as a barge-in. */
   cancelAnswer(): void {
     this.stillHere();
-    if (!this.closed) this.bargeIn();
+    if (!this.closed) this.turns.bargeIn();
   }
 
   /** The caller pressed a key (a surface with a telephone line): it stops an answer that keys may stop, and the application is told. */
   dtmf(digit: string): void {
     this.stillHere();
     if (this.closed) return;
-    this.bargeIn("dtmf");
+    this.turns.bargeIn("dtmf");
     this.app?.dtmf(digit);
   }
 
@@ -130,8 +131,7 @@ export class Conversation {
   type(text: string): void {
     this.stillHere();
     if (this.closed || this.ending || !text.trim()) return;
-    this.bargeIn();
-    this.endTurn(`typed_${++this.typed}`, text.trim());
+    this.turns.type(text.trim());
   }
 
   /** Whether turns end only when the client commits them; rejects (and nothing changes) when the recognizers cannot. */
@@ -185,30 +185,13 @@ export class Conversation {
         this.sttStarted = { provider: ev.provider, model: ev.model };
         return this.maybeStart();
       case "signal":
-        if (ev.signal !== "started" && ev.signal !== "end") return;
-        this.emit({ type: "speech", turnId: ev.turnId, state: ev.signal === "started" ? "started" : "stopped", atMs: ev.atMs });
-        if (ev.signal === "started") {
-          this.bargeIn();
-          this.answers.prime();
-        }
-        return;
       case "transcript":
-        if (!ev.text.trim()) return;
-        this.emit({ type: "transcript", turnId: ev.turnId, final: ev.final, text: ev.text, startMs: ev.startMs });
-        // Words heard over the response stop it too, for recognizers that send no speech signal.
-        this.bargeIn();
-        this.answers.prime();
-        if (ev.final) this.turnWords.push(ev.text.trim());
-        else if (this.setup.partialPrompts) this.app?.prompt([...this.turnWords, ev.text.trim()].join(" "), false, this.stt.language);
-        return;
+      case "committed":
+      case "cleared":
+        return this.turns.heard(ev);
       case "vad":
         // Nothing reaches the client before `started` (ElevenLabs' metadata must come first).
         if (this.started) this.emit({ type: "vad", score: ev.score, atMs: ev.atMs });
-        return;
-      case "committed":
-        return this.endTurn(ev.turnId);
-      case "cleared":
-        this.turnWords = [];
         return;
       case "error":
         this.log.info({ code: ev.code, reason: ev.message }, "the recognizer ended with an error");
@@ -224,15 +207,6 @@ export class Conversation {
       default:
         return unreachable(ev, "STT session event");
     }
-  }
-
-  private endTurn(turnId: string, typed?: string): void {
-    const text = typed ?? this.turnWords.join(" ");
-    if (typed === undefined) this.turnWords = [];
-    if (!text || this.ending) return;
-    this.emit({ type: "turn_ended", turnId, text, ...(typed === undefined ? {} : { typed: true as const }) });
-    this.answers.prompted();
-    this.app?.prompt(text, true, this.stt.language);
   }
 
   private onSttClosed(code: number, reason: string): void {
@@ -271,14 +245,6 @@ export class Conversation {
     }
   }
 
-  /** The caller spoke (or pressed a key) over what is being said (generated or still playing): it stops, if it may be stopped so. */
-  private bargeIn(by: "speech" | "dtmf" = "speech"): void {
-    const heard = this.answers.interrupt(by);
-    if (!heard) return;
-    this.emit({ type: "response_interrupted", ...heard });
-    this.app?.interrupt(heard.spokenText, heard.audioMs);
-  }
-
   /** Ends once the answers received are spoken: the recognizer is closed, then `finish` (or the failure). */
   private windDown(reason: EndReason, handoffData?: string, failure?: ApiError): void {
     if (this.closed) return;
@@ -302,16 +268,7 @@ export class Conversation {
     if (this.closed) return;
     this.log.info({ code: error.code, reason: error.message }, "conversation failed");
     this.emit({ type: "error", code: error.code, message: error.message });
-    // A 4xxx close carries its code as JSON, as every 4xxx close does; another names what failed
-    // (the application's host), within the 123 bytes a reason may take.
-    const reason =
-      error.closeCode >= 4000
-        ? closeReason(error.code)
-        : Buffer.from(`${error.code}: ${error.message}`)
-            .subarray(0, 123)
-            .toString()
-            .replace(/\uFFFD$/, "");
-    this.stop(error.closeCode, reason, "error");
+    this.stop(error.closeCode, failureCloseReason(error), "error");
   }
 
   /** Ends now: whatever still runs is stopped (and bills what it used). */
