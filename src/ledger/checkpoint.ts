@@ -2,6 +2,7 @@ import { add, rational, type Rational } from "../catalogue/price.ts";
 import type { Binding, Capability } from "../catalogue/types.ts";
 import { type CachedUnits, costWithCached, rateOf, usageUnit } from "./cost.ts";
 import type { SettleInput, SettlePart } from "./batch-requests.ts";
+import { cachedOf } from "./parts.ts";
 
 // What a request's hold row says about it, so that a request whose process died can be settled
 // by whichever process finds its hold lapsed: who pays, for which binding at which exact rate,
@@ -77,7 +78,7 @@ export function recoveredSettle(id: string, tenantId: string, json: string): Set
   const target = billingTarget(cp);
   const parts = cp.parts?.length ? recoveredParts(cp) : undefined;
   const units = parts ? parts.reduce((n, p) => n + p.units, 0) : cp.units;
-  const cachedUnits = parts?.reduce((n, p) => n + (p.cached?.units ?? 0), 0);
+  const cachedUnits = parts && cachedOf(parts);
   return {
     id,
     tenantId,

@@ -114,6 +114,11 @@ export function partsRecord(parts: SettlePart[], credits: number[]): string {
   return JSON.stringify(record);
 }
 
+/** Characters of the parts the cache played: the activity record's `cached_units`. */
+export function cachedOf(parts: SettlePart[]): number {
+  return parts.reduce((n, p) => n + (p.cached?.units ?? 0), 0);
+}
+
 /** A debit paid from what the request held leaves that much less held for its next part. */
 export function spendHeld(held: Allocation[], debit: Allocation): void {
   const h = held.find((x) => x.source === debit.source);

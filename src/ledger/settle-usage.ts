@@ -5,6 +5,7 @@ import type { Outcome } from "./activity.ts";
 import type { ActivityRow, SettleInput, SettlePart } from "./batch-requests.ts";
 import { type CachedUnits, costWithCached, rateOf, usageUnit } from "./cost.ts";
 import type { Ledger } from "./ledger.ts";
+import { cachedOf } from "./parts.ts";
 
 // A request's settle as the ledger is asked for it: how the request ended made into its activity
 // record, written with retries, in a `ledger.settle` span. What the request does around it (its
@@ -52,7 +53,7 @@ export function usageRecord(request: Requester, end: RequestEnd, parts: ServedPa
     attempts: end.attempts,
     voice: request.voice,
     ...(parts ? { parts } : {}),
-    ...(end.cached?.units ? { cachedUnits: Math.min(units, end.cached.units) } : {}),
+    ...(end.cached?.units ? { cachedUnits: parts ? cachedOf(parts) : Math.min(units, end.cached.units) } : {}),
   };
 }
 
