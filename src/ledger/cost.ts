@@ -41,11 +41,14 @@ export interface CachedUnits {
   factor: string;
 }
 
-/** The cost of `units` at `rate`, `cached` of them at the rate times their factor. */
+/**
+ * The cost of `units` at `rate`, `cached` of them at the per-unit price times their factor; the
+ * per-request price is paid once, in full, however many the cache played.
+ */
 export function costWithCached(rate: Rate, units: number, cached: CachedUnits | undefined): Rational {
   const hits = Math.min(units, cached?.units ?? 0);
   if (!hits) return costOf(rate, units);
-  return add(costOf(rate, units - hits), mul(costOf(rate, hits), parseDecimal(cached!.factor)));
+  return add(costOf(rate, units - hits), mul(mul(rate.perUnit, rational(BigInt(hits))), parseDecimal(cached!.factor)));
 }
 
 /** The smallest whole number of credits that covers an exact amount. */
