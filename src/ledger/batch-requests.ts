@@ -1,6 +1,7 @@
 import type { Rational } from "../catalogue/price.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { Outcome } from "./activity.ts";
+import type { CachedUnits } from "./cost.ts";
 import type { BillingTarget } from "./sources.ts";
 
 // What the ledger's batcher (batch.ts) is asked to do, and what it answers.
@@ -42,6 +43,8 @@ export interface SettlePart {
   cost: Rational;
   /** TTS: the voice that spoke this part. */
   voice?: string;
+  /** TTS: of `units`, those the cache played (`cost` bills them at the price factor). */
+  cached?: CachedUnits;
 }
 
 export interface ActivityRow {

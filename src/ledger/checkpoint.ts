@@ -1,7 +1,8 @@
 import { add, rational, type Rational } from "../catalogue/price.ts";
 import type { Binding, Capability } from "../catalogue/types.ts";
-import { costOf, rateOf, usageUnit } from "./cost.ts";
+import { type CachedUnits, costWithCached, rateOf, usageUnit } from "./cost.ts";
 import type { SettleInput, SettlePart } from "./batch-requests.ts";
+import { cachedOf } from "./parts.ts";
 
 // What a request's hold row says about it, so that a request whose process died can be settled
 // by whichever process finds its hold lapsed: who pays, for which binding at which exact rate,
@@ -28,14 +29,15 @@ export interface Checkpoint {
   voice?: string;
   /**
    * The bindings that served before the current one (a failover mid-session), each with its
-   * exact rate, its own units and (TTS) voice; `units` above stays the request's running total.
+   * exact rate, its own units and (TTS) voice and characters the cache played; `units` above stays
+   * the request's running total.
    */
   parts?: CheckpointPart[];
   /** With `parts`: the voice the current binding speaks in. */
   servingVoice?: string;
 }
 
-export type CheckpointPart = ReturnType<typeof target> & { units: number; voice?: string };
+export type CheckpointPart = ReturnType<typeof target> & { units: number; cached?: CachedUnits; voice?: string };
 
 const text = (r: Rational) => `${r.num}/${r.den}`;
 const parse = (s: string): Rational => {
@@ -76,6 +78,7 @@ export function recoveredSettle(id: string, tenantId: string, json: string): Set
   const target = billingTarget(cp);
   const parts = cp.parts?.length ? recoveredParts(cp) : undefined;
   const units = parts ? parts.reduce((n, p) => n + p.units, 0) : cp.units;
+  const cachedUnits = parts && cachedOf(parts);
   return {
     id,
     tenantId,
@@ -93,12 +96,13 @@ export function recoveredSettle(id: string, tenantId: string, json: string): Set
     attempts: [],
     ...(cp.voice ? { voice: cp.voice } : {}),
     ...(parts ? { parts } : {}),
+    ...(cachedUnits ? { cachedUnits } : {}),
   };
 }
 
 const billingTarget = (t: CheckpointPart) => ({ provider: { id: t.provider }, id: t.binding, canonical: t.model, capability: t.capability });
-/** The units at a recorded rate: nothing, not even a per-request price, for none. */
-const costAt = (t: CheckpointPart, units: number) => (units > 0 ? costOf({ perUnit: parse(t.perUnit), perRequest: parse(t.perRequest) }, units) : rational(0n));
+/** The units at a recorded rate (those the cache played at its factor): nothing, not even a per-request price, for none. */
+const costAt = (t: CheckpointPart, units: number) => (units > 0 ? costWithCached({ perUnit: parse(t.perUnit), perRequest: parse(t.perRequest) }, units, t.cached) : rational(0n));
 
 /** The closed parts, then the current binding's: the running total past them. */
 function recoveredParts(cp: Checkpoint): SettlePart[] {
@@ -108,6 +112,7 @@ function recoveredParts(cp: Checkpoint): SettlePart[] {
     binding: billingTarget(p),
     units: p.units,
     cost: costAt(p, p.units),
+    ...(p.cached ? { cached: p.cached } : {}),
     ...(p.voice ? { voice: p.voice } : {}),
   }));
 }

@@ -1,4 +1,4 @@
-import { parseDecimal, rational, type Rational } from "../catalogue/price.ts";
+import { add, mul, parseDecimal, rational, type Rational } from "../catalogue/price.ts";
 import { creditsPerBaseUnit } from "../catalogue/pricing.ts";
 import type { Binding, Capability, PriceSpec } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
@@ -33,6 +33,22 @@ export function rateOf(binding: Binding): Rate {
 export function costOf(rate: Rate, units: number): Rational {
   const u = BigInt(units);
   return rational(rate.perUnit.num * u * rate.perRequest.den + rate.perRequest.num * rate.perUnit.den, rate.perUnit.den * rate.perRequest.den);
+}
+
+/** TTS: characters played from the TTS cache, billed at the model's price times `factor` (a decimal string). */
+export interface CachedUnits {
+  units: number;
+  factor: string;
+}
+
+/**
+ * The cost of `units` at `rate`, `cached` of them at the per-unit price times their factor; the
+ * per-request price is paid once, in full, however many the cache played.
+ */
+export function costWithCached(rate: Rate, units: number, cached: CachedUnits | undefined): Rational {
+  const hits = Math.min(units, cached?.units ?? 0);
+  if (!hits) return costOf(rate, units);
+  return add(costOf(rate, units - hits), mul(mul(rate.perUnit, rational(BigInt(hits))), parseDecimal(cached!.factor)));
 }
 
 /** The smallest whole number of credits that covers an exact amount. */

@@ -3,7 +3,7 @@ import type { Logger } from "../log.ts";
 import { currentRequest } from "../request-context.ts";
 import type { Outcome } from "./activity.ts";
 import { newCheckpoint, retarget, target, type Checkpoint } from "./checkpoint.ts";
-import { ceilCredits } from "./cost.ts";
+import { type CachedUnits, ceilCredits } from "./cost.ts";
 import { HeldCredits } from "./held-credits.ts";
 import type { Ledger } from "./ledger.ts";
 import { ServedParts } from "./parts.ts";
@@ -89,10 +89,11 @@ export class MeteredRequest {
    * `binding` served the request up to `upTo` units (its running total) and the next binding takes
    * over (a failover mid-session), speaking `nextVoice` (TTS). Counts given afterwards (`cover`,
    * `delivered`, `settle`) stay running totals: the units past `upTo` are the next binding's.
+   * `cached` (TTS): the characters the cache played so far, a running total as `RequestEnd.cached`.
    */
-  partServed(binding: Binding, upTo: number, nextVoice?: string): void {
+  partServed(binding: Binding, upTo: number, nextVoice?: string, cached?: CachedUnits): void {
     if (this.settled) return;
-    this.parts.close(binding, upTo, nextVoice);
+    this.parts.close(binding, upTo, nextVoice, cached);
     if (this.checkpoint) {
       this.checkpoint.parts = this.parts.checkpointParts(target);
       this.checkpoint.servingVoice = this.parts.voice;
@@ -260,7 +261,7 @@ export class MeteredRequest {
     this.settled = true;
     // Reserves still under way must land first: their credits are released by this settle.
     while (this.extending || this.behind) await (this.extending ?? this.behind)!.catch(() => {});
-    const parts = this.parts.settleParts(end.binding, end.units);
+    const parts = this.parts.settleParts(end.binding, end.units, end.cached);
     const { id, payer, surface, voice } = this;
     const usage = usageRecord({ id, tenantId: payer.tenantId, keyId: payer.keyId, surface, voice }, end, parts);
     try {

@@ -1,7 +1,7 @@
 import { add, rational, type Rational } from "../catalogue/price.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { SettlePart } from "./batch-requests.ts";
-import { costOf, rateOf } from "./cost.ts";
+import { type CachedUnits, costOf, costWithCached, rateOf } from "./cost.ts";
 import type { Allocation } from "./sources.ts";
 
 // A request served in turn by several bindings (a failover in the middle of a session) is billed
@@ -9,11 +9,15 @@ import type { Allocation } from "./sources.ts";
 // activity record (docs/routing.md, "Billing in parts"). Units are the request's running total
 // throughout (what `cover`, `delivered` and `settle` are given); a part closes at the total it
 // reached when the next binding took over, and the last part is what the total went on to.
+// TTS: so is the count of characters the cache played (`CachedUnits`, the session's running total):
+// each part is billed its own cached characters at the price factor, as a request of one part is.
 
 /** A closed part: `binding` served the request's units from the previous part's end up to `upTo`. */
 interface ClosedPart {
   binding: Binding;
   upTo: number;
+  /** Of this part's own units, those the cache played. */
+  cached?: CachedUnits;
   voice?: string;
 }
 
@@ -24,12 +28,15 @@ export interface PartRecord {
   units: number;
   credits: number;
   voice?: string;
+  cached_units?: number;
 }
 
 export class ServedParts {
   private readonly closed: ClosedPart[] = [];
-  /** Exact credits of the closed parts. */
+  /** Exact credits of the closed parts at their full rate (what the hold covers: cached characters too). */
   private closedCost: Rational = rational(0n);
+  /** The cache's running total of characters played when the latest binding handed over. */
+  private cachedUpTo = 0;
   /** TTS: the voice speaking now (after a failover, the next binding's). */
   voice: string | undefined;
 
@@ -42,13 +49,18 @@ export class ServedParts {
     return this.closed.length > 0;
   }
 
-  /** `binding` served up to `upTo` in total, then the next one speaks `nextVoice`; a part of no units is not one (the binding failed before serving any). */
-  close(binding: Binding, upTo: number, nextVoice: string | undefined): void {
+  /**
+   * `binding` served up to `upTo` in total, `cached` (a running total too) played by the cache, then
+   * the next one speaks `nextVoice`; a part of no units is not one (the binding failed before serving any).
+   */
+  close(binding: Binding, upTo: number, nextVoice: string | undefined, cached?: CachedUnits): void {
     const units = upTo - this.units;
     const { voice } = this;
     this.voice = nextVoice ?? voice;
+    const own = this.cachedSince(units, cached);
+    if (cached) this.cachedUpTo = cached.units;
     if (units <= 0) return;
-    this.closed.push({ binding, upTo, ...(voice ? { voice } : {}) });
+    this.closed.push({ binding, upTo, ...(own ? { cached: own } : {}), ...(voice ? { voice } : {}) });
     this.closedCost = add(this.closedCost, costOf(rateOf(binding), units));
   }
 
@@ -58,36 +70,53 @@ export class ServedParts {
     return this.any ? add(this.closedCost, rest) : rest;
   }
 
-  /** The settle's parts once a part was closed (the last one `binding` with the units after the closed parts, if any); undefined otherwise. */
-  settleParts(binding: Binding, total: number): (SettlePart & { binding: Binding })[] | undefined {
+  /**
+   * The settle's parts once a part was closed (the last one `binding` with the units after the
+   * closed parts, if any, and the cached characters of `cached`, the total, past theirs); undefined otherwise.
+   */
+  settleParts(binding: Binding, total: number, cached?: CachedUnits): (SettlePart & { binding: Binding })[] | undefined {
     const { voice } = this;
     if (!this.any) return undefined;
-    let from = 0;
-    const parts: (SettlePart & { binding: Binding })[] = this.closed.map((p) => {
-      const units = p.upTo - from;
-      from = p.upTo;
-      return { binding: p.binding, units, cost: costOf(rateOf(p.binding), units), ...(p.voice ? { voice: p.voice } : {}) };
-    });
-    const rest = total - from;
-    if (rest > 0) parts.push({ binding, units: rest, cost: costOf(rateOf(binding), rest), ...(voice ? { voice } : {}) });
+    const parts: (SettlePart & { binding: Binding })[] = this.checkpointParts((b) => ({ binding: b })).map((p) => ({ ...p, cost: costWithCached(rateOf(p.binding), p.units, p.cached) }));
+    const rest = total - this.units;
+    const own = this.cachedSince(rest, cached);
+    if (rest > 0) parts.push({ binding, units: rest, cost: costWithCached(rateOf(binding), rest, own), ...(own ? { cached: own } : {}), ...(voice ? { voice } : {}) });
     return parts;
   }
 
-  /** The closed parts as a checkpoint keeps them: each binding's exact rate and units. */
-  checkpointParts<T>(target: (binding: Binding) => T): (T & { units: number; voice?: string })[] {
+  /** The closed parts as a checkpoint keeps them: each binding's exact rate, units and cached characters. */
+  checkpointParts<T>(target: (binding: Binding) => T): (T & { units: number; cached?: CachedUnits; voice?: string })[] {
     let from = 0;
     return this.closed.map((p) => {
       const units = p.upTo - from;
       from = p.upTo;
-      return { ...target(p.binding), units, ...(p.voice ? { voice: p.voice } : {}) };
+      return { ...target(p.binding), units, ...(p.cached ? { cached: p.cached } : {}), ...(p.voice ? { voice: p.voice } : {}) };
     });
+  }
+
+  /** Of a part of `units`, the characters the cache played since the latest hand-over (`cached` the running total); undefined when none. */
+  private cachedSince(units: number, cached: CachedUnits | undefined): CachedUnits | undefined {
+    const own = Math.min(units, (cached?.units ?? 0) - this.cachedUpTo);
+    return own > 0 ? { units: own, factor: cached!.factor } : undefined;
   }
 }
 
 /** The activity record's `parts` column. */
 export function partsRecord(parts: SettlePart[], credits: number[]): string {
-  const record: PartRecord[] = parts.map((p, i) => ({ provider: p.binding.provider.id, model: p.binding.canonical, units: p.units, credits: credits[i], ...(p.voice ? { voice: p.voice } : {}) }));
+  const record: PartRecord[] = parts.map((p, i) => ({
+    provider: p.binding.provider.id,
+    model: p.binding.canonical,
+    units: p.units,
+    credits: credits[i],
+    ...(p.voice ? { voice: p.voice } : {}),
+    ...(p.cached ? { cached_units: p.cached.units } : {}),
+  }));
   return JSON.stringify(record);
+}
+
+/** Characters of the parts the cache played: the activity record's `cached_units`. */
+export function cachedOf(parts: SettlePart[]): number {
+  return parts.reduce((n, p) => n + (p.cached?.units ?? 0), 0);
 }
 
 /** A debit paid from what the request held leaves that much less held for its next part. */

@@ -1,10 +1,11 @@
-import { add, mul, parseDecimal, rational, type Rational } from "../catalogue/price.ts";
+import { add, rational } from "../catalogue/price.ts";
 import type { Binding } from "../catalogue/types.ts";
 import { startSpan } from "../tracing/spans.ts";
 import type { Outcome } from "./activity.ts";
 import type { ActivityRow, SettleInput, SettlePart } from "./batch-requests.ts";
-import { costOf, rateOf, usageUnit } from "./cost.ts";
+import { type CachedUnits, costWithCached, rateOf, usageUnit } from "./cost.ts";
 import type { Ledger } from "./ledger.ts";
+import { cachedOf } from "./parts.ts";
 
 // A request's settle as the ledger is asked for it: how the request ended made into its activity
 // record, written with retries, in a `ledger.settle` span. What the request does around it (its
@@ -21,7 +22,7 @@ export interface RequestEnd {
   latencyMs: number;
   attempts: { provider: string; reason: string }[];
   /** TTS: characters of `units` played from the TTS cache, billed at the model's price times `factor` (a decimal string). */
-  cached?: { units: number; factor: string };
+  cached?: CachedUnits;
 }
 
 /** One binding's share of a request served in parts (a failover mid-session). */
@@ -31,14 +32,6 @@ type ServedPart = SettlePart & { binding: Binding };
 type Requester = Pick<SettleInput, "id" | "tenantId" | "keyId" | "surface" | "voice">;
 
 const SETTLE_TRIES = 5;
-
-/** The cost of `units` on `binding`, `cached` of them at its price times their factor. */
-function costWithCached(binding: Binding, units: number, cached: RequestEnd["cached"]): Rational {
-  const rate = rateOf(binding);
-  const hits = Math.min(units, cached?.units ?? 0);
-  if (!hits) return costOf(rate, units);
-  return add(costOf(rate, units - hits), mul(costOf(rate, hits), parseDecimal(cached!.factor)));
-}
 
 /** The activity record of a request that ended as `end`, served in `parts` when more than one binding served it. */
 export function usageRecord(request: Requester, end: RequestEnd, parts: ServedPart[] | undefined): SettleInput {
@@ -53,15 +46,14 @@ export function usageRecord(request: Requester, end: RequestEnd, parts: ServedPa
     outcome: end.outcome,
     usageUnit: usageUnit(end.binding),
     units,
-    // After a failover mid-session every part is billed at its full rate (cached characters are still counted).
-    cost: parts ? parts.reduce((c, p) => add(c, p.cost), rational(0n)) : costWithCached(end.binding, end.units, end.cached),
+    cost: parts ? parts.reduce((c, p) => add(c, p.cost), rational(0n)) : costWithCached(rateOf(end.binding), end.units, end.cached),
     startedAt: end.startedAt,
     finishedAt: new Date(),
     latencyMs: end.latencyMs,
     attempts: end.attempts,
     voice: request.voice,
     ...(parts ? { parts } : {}),
-    ...(end.cached?.units ? { cachedUnits: Math.min(units, end.cached.units) } : {}),
+    ...(end.cached?.units ? { cachedUnits: parts ? cachedOf(parts) : Math.min(units, end.cached.units) } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 import { continuation, type Continuation, WholeMp3Frames } from "../audio/stream-continuation.ts";
 import type { Binding } from "../catalogue/types.ts";
 import { CannotContinue } from "../errors.ts";
+import type { CachedUnits } from "../ledger/cost.ts";
 import type { MeteredRequest } from "../ledger/metered-request.ts";
 import { sentenceStart } from "../providers/sentences.ts";
 import type { AudioFormat, CharacterTimes, TtsStream } from "../providers/types.ts";
@@ -85,9 +86,10 @@ export class TtsFailover {
   /**
    * The next candidate opened `opened`: after audio went out its audio must continue the stream
    * in the shape it began in (else it is let go and fails like a provider that cannot serve, and
-   * the next one is tried), and the part its predecessor served is closed on the meter.
+   * the next one is tried), and the part its predecessor served is closed on the meter, with the
+   * characters the cache played so far (`cached`, the session's running total).
    */
-  takeOver(opened: TtsStream, binding: Binding, meter: MeteredRequest, voice: string | undefined): void {
+  takeOver(opened: TtsStream, binding: Binding, meter: MeteredRequest, voice: string | undefined, cached: CachedUnits | undefined): void {
     const { stream } = this;
     if (!this.handing || !stream) return;
     const format = opened.audioFormat;
@@ -99,7 +101,7 @@ export class TtsFailover {
     this.continuation?.release();
     this.continuation = next;
     this.source.format = format;
-    meter.partServed(this.handing.binding, this.handing.upTo, voice);
+    meter.partServed(this.handing.binding, this.handing.upTo, voice, cached);
     this.handing = undefined;
   }
 

@@ -175,7 +175,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       stream.cancel();
       return;
     }
-    this.failover.takeOver(stream, binding, this.admission!.meter, voice);
+    this.failover.takeOver(stream, binding, this.admission!.meter, voice, this.deps.ttsCache?.played(undefined, this.cachedBefore));
     this.binding = binding;
     this.stream = stream;
     this.cached = cached;
