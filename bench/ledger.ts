@@ -9,6 +9,7 @@ import { ensureTenant } from "../src/accounts/keys.ts";
 import { openDatabase, type Database } from "../src/db/open.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
 import { freshPostgres } from "../test/helpers/postgres.ts";
+import { SERVER_RUNTIME } from "./lib/procs.ts";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 6000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -44,7 +45,7 @@ async function run(name: string, url: string, instances: number, tenantsCount = 
   const per = Math.floor(REQUESTS / instances);
   const t0 = performance.now();
   const workers = Array.from({ length: instances }, () =>
-    Bun.spawn(["bun", "bench/ledger-worker.ts", tenantIds.join(","), String(per), String(CONCURRENCY)], { cwd: root, env: { ...process.env, DATABASE_URL: url }, stdout: "pipe", stderr: "inherit" }),
+    Bun.spawn(["bun", "bench/ledger-worker.ts", tenantIds.join(","), String(per), String(CONCURRENCY)], { cwd: root, env: { ...SERVER_RUNTIME, ...process.env, DATABASE_URL: url }, stdout: "pipe", stderr: "inherit" }),
   );
   const results = await Promise.all(workers.map(async (w) => JSON.parse(await new Response(w.stdout).text()) as { done: number; ms: number }));
   const wall = performance.now() - t0;
