@@ -2,7 +2,7 @@ import { ApiError, CLOSE, ProviderError } from "../errors.ts";
 import { characters } from "../ledger/usage.ts";
 import type { TtsStream } from "../providers/types.ts";
 import { PronouncedStream, pronunciationFor } from "../pronunciation/pronounced-stream.ts";
-import type { CachedTtsStream } from "./tts-cache/cached-stream.ts";
+import { CachePlays } from "./tts-cache/cache-plays.ts";
 import { type Candidate, voiceOf } from "../routing/candidate.ts";
 import { AlignmentTimeline } from "./tts-alignment.ts";
 import { TextTally } from "./tts-text-tally.ts";
@@ -49,10 +49,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private readonly out = new TtsAudioOut(this.deps.port, this.idle, () => this.closed);
   /** Stopped by a barge-in: what was spoken is what the listener wanted, so the record is `completed`. */
   private interrupted = false;
-  /** Characters the cache played for the candidates before the current one. */
-  private cachedBefore = 0;
-  /** The cache's stream under `stream` (absent when the cache does not serve it). */
-  private cached: CachedTtsStream | undefined;
+  private readonly cache = new CachePlays(this.deps.ttsCache);
 
   constructor(setup: TtsSessionSetup, deps: TtsSessionDeps) {
     super(setup, deps, { channel: "tts", quiet: "no frame from the client and nothing to send" });
@@ -99,10 +96,9 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       },
       canMoveOn: () => true,
       moveOn: () => {
-        this.cachedBefore = this.deps.ttsCache?.played(this.cached, this.cachedBefore)?.units ?? 0;
+        this.cache.movingOn();
         this.stream?.cancel();
         this.stream = undefined;
-        this.cached = undefined;
         this.state = "starting";
         const { from, commands } = this.failover.replay(this.text.heard, this.binding, this.audioStarted);
         this.pending = [...commands, ...this.pending];
@@ -175,10 +171,10 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       stream.cancel();
       return;
     }
-    this.failover.takeOver(stream, binding, this.admission!.meter, voice, this.deps.ttsCache?.played(undefined, this.cachedBefore));
+    this.failover.takeOver(stream, binding, this.admission!.meter, voice, this.cache.beforeCurrent());
     this.binding = binding;
     this.stream = stream;
-    this.cached = cached;
+    this.cache.serving(cached);
     // The record names the voice that serves (a fallback model speaks in its own).
     this.admission!.meter.forVoice(voice);
     // What the session says on becoming ready, and what the commands it kept send at once, go out in one write.
@@ -319,7 +315,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       status: outcome === "completed" || this.interrupted || (outcome === "cut_off" && this.text.admitted > 0) ? "completed" : "failed",
       latencyMs: (this.firstAudioAt ?? performance.now()) - (this.firstTextAt ?? this.firstAudioAt ?? performance.now()),
       details: { characters: this.text.admitted, audioBytes: this.out.bytes },
-      cached: this.deps.ttsCache?.played(this.cached, this.cachedBefore),
+      cached: this.cache.played(),
     };
   }
 
