@@ -1,14 +1,13 @@
 import { ApiError, CLOSE, ProviderError } from "../errors.ts";
 import { characters } from "../ledger/usage.ts";
 import type { TtsStream } from "../providers/types.ts";
-import { PronouncedStream, pronunciationFor } from "../pronunciation/pronounced-stream.ts";
 import { CachePlays } from "./tts-cache/cache-plays.ts";
 import { type Candidate, voiceOf } from "../routing/candidate.ts";
 import { AlignmentTimeline } from "./tts-alignment.ts";
 import { TextTally } from "./tts-text-tally.ts";
 import { TtsFailover } from "./tts-failover.ts";
 import { TtsAudioOut } from "./tts-audio-out.ts";
-import { openWithin } from "./lifecycle/candidates.ts";
+import { openTts } from "./tts-open.ts";
 import type { Admission } from "./admission.ts";
 import type { Outcome, SessionEnding } from "./lifecycle/ending.ts";
 import { SessionCore } from "./lifecycle/session-core.ts";
@@ -146,26 +145,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.tried = binding;
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
     if (told) this.status("connecting", binding);
-    const { format, sampleRate, speed, options, alignment, interactive } = this.setup;
-    const pronounced = pronunciationFor(this.admission!.lexicon, binding.provider.id, provider.phonemes);
-    const voice = voiceOf(binding, this.setup.voice);
-    const opening = provider.open({
-      model: binding.id,
-      voice,
-      format,
-      ...(sampleRate ? { sampleRate } : {}),
-      ...(speed !== undefined ? { speed } : {}),
-      options,
-      ...(alignment ? { alignment } : {}),
-      ...(interactive ? { interactive } : {}),
-      ...pronounced.request,
-    });
-    const opened = await openWithin(opening, this.deps.connectTimeoutMs, provider, (late) => late.cancel());
-    // The cache sits under the dictionaries: it keys on the text as the provider is given it, and on the dictionaries' version.
-    const cached = this.deps.ttsCache?.around(opened, this.setup, binding, voice, this.admission!.lexicon?.version ?? "", this.admission!.meter.payer.tenantId);
-    const stream = pronounced.wrap(cached ?? opened);
-    // Cached characters are billed as the caller wrote them, not as the rules expanded them.
-    if (cached && stream instanceof PronouncedStream) cached.countAs((said) => stream.writtenAt(said));
+    const { stream, cached, voice } = await openTts(provider, binding, this.setup, this.admission!, this.deps);
     await this.admission!.meter.reserved();
     if (this.closed) {
       stream.cancel();
