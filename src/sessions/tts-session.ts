@@ -1,21 +1,22 @@
 import { ApiError, CLOSE, ProviderError } from "../errors.ts";
 import { characters } from "../ledger/usage.ts";
 import type { TtsStream } from "../providers/types.ts";
-import { PronouncedStream, pronunciationFor } from "../pronunciation/pronounced-stream.ts";
-import type { CachedTtsStream } from "./tts-cache/cached-stream.ts";
+import { CachePlays } from "./tts-cache/cache-plays.ts";
 import { type Candidate, voiceOf } from "../routing/candidate.ts";
 import { AlignmentTimeline } from "./tts-alignment.ts";
 import { TextTally } from "./tts-text-tally.ts";
 import { TtsFailover } from "./tts-failover.ts";
 import { TtsAudioOut } from "./tts-audio-out.ts";
-import { openWithin } from "./lifecycle/candidates.ts";
+import { TtsEventsOut } from "./tts-events-out.ts";
+import { openTts } from "./tts-open.ts";
 import type { Admission } from "./admission.ts";
 import type { Outcome, SessionEnding } from "./lifecycle/ending.ts";
 import { SessionCore } from "./lifecycle/session-core.ts";
 import type { TtsCommand, TtsSessionDeps, TtsSessionSetup } from "./tts-events.ts";
 
 // A streaming TTS session, independent of the surface that frames it (the lifecycle every kind
-// shares is `SessionCore`; the character tally is `TextTally`; what a failover replays, `TtsFailover`).
+// shares is `SessionCore`; the character tally is `TextTally`; what a failover replays, `TtsFailover`;
+// how a candidate's stream is opened, `openTts`; what the cache played across candidates, `CachePlays`).
 // - Text is admitted once the credit hold covers it; when the balance cannot cover more, the
 //   admitted text is spoken and the session ends 4402 `insufficient_balance`. Commands arriving
 //   while the session is starting are applied once a provider is ready.
@@ -37,7 +38,6 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private readonly failover = new TtsFailover();
   /** With auto_flush off, text waits here for a flush or close. */
   private held = "";
-  private readySent = false;
   private closeAccepted = false;
   private audioStarted = false;
   /** Tells the candidate's health that it serves (its first audio). */
@@ -47,12 +47,10 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private readonly text = new TextTally();
   private readonly alignment = new AlignmentTimeline();
   private readonly out = new TtsAudioOut(this.deps.port, this.idle, () => this.closed);
+  private readonly events = new TtsEventsOut(this.deps.port, this.setup);
   /** Stopped by a barge-in: what was spoken is what the listener wanted, so the record is `completed`. */
   private interrupted = false;
-  /** Characters the cache played for the candidates before the current one. */
-  private cachedBefore = 0;
-  /** The cache's stream under `stream` (absent when the cache does not serve it). */
-  private cached: CachedTtsStream | undefined;
+  private readonly cache = new CachePlays(this.deps.ttsCache);
 
   constructor(setup: TtsSessionSetup, deps: TtsSessionDeps) {
     super(setup, deps, { channel: "tts", quiet: "no frame from the client and nothing to send" });
@@ -87,7 +85,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.endedByClient = true;
     this.interrupted = true;
     const billed = this.text.billed("client_left", this.audioStarted, this.stream?.given);
-    void this.finish("client_left", { code: CLOSE.normal, reason: "tts_interrupted" }, () => this.ended(billed));
+    void this.finish("client_left", { code: CLOSE.normal, reason: "tts_interrupted" }, () => this.events.ended(this.binding, billed, this.out.bytes));
   }
 
   protected candidateRun() {
@@ -99,10 +97,9 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       },
       canMoveOn: () => true,
       moveOn: () => {
-        this.cachedBefore = this.deps.ttsCache?.played(this.cached, this.cachedBefore)?.units ?? 0;
+        this.cache.movingOn();
         this.stream?.cancel();
         this.stream = undefined;
-        this.cached = undefined;
         this.state = "starting";
         const { from, commands } = this.failover.replay(this.text.heard, this.binding, this.audioStarted);
         this.pending = [...commands, ...this.pending];
@@ -110,7 +107,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
         this.text.resumeAt(from);
         this.alignment.drop(this.audioStarted ? this.failover.seconds(this.out.bytes) : 0);
       },
-      attemptFailed: (binding: Candidate, reason: string) => this.status("failed", binding, reason),
+      attemptFailed: (binding: Candidate, reason: string) => this.events.status("failed", binding, reason),
     };
   }
 
@@ -149,36 +146,17 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     const told = this.tried !== undefined || binding.fallback !== undefined;
     this.tried = binding;
     if (!provider) throw new ProviderError(`provider ${binding.provider.id} has no adapter in this build`, true);
-    if (told) this.status("connecting", binding);
-    const { format, sampleRate, speed, options, alignment, interactive } = this.setup;
-    const pronounced = pronunciationFor(this.admission!.lexicon, binding.provider.id, provider.phonemes);
-    const voice = voiceOf(binding, this.setup.voice);
-    const opening = provider.open({
-      model: binding.id,
-      voice,
-      format,
-      ...(sampleRate ? { sampleRate } : {}),
-      ...(speed !== undefined ? { speed } : {}),
-      options,
-      ...(alignment ? { alignment } : {}),
-      ...(interactive ? { interactive } : {}),
-      ...pronounced.request,
-    });
-    const opened = await openWithin(opening, this.deps.connectTimeoutMs, provider, (late) => late.cancel());
-    // The cache sits under the dictionaries: it keys on the text as the provider is given it, and on the dictionaries' version.
-    const cached = this.deps.ttsCache?.around(opened, this.setup, binding, voice, this.admission!.lexicon?.version ?? "", this.admission!.meter.payer.tenantId);
-    const stream = pronounced.wrap(cached ?? opened);
-    // Cached characters are billed as the caller wrote them, not as the rules expanded them.
-    if (cached && stream instanceof PronouncedStream) cached.countAs((said) => stream.writtenAt(said));
+    if (told) this.events.status("connecting", binding);
+    const { stream, cached, voice } = await openTts(provider, binding, this.setup, this.admission!, this.deps);
     await this.admission!.meter.reserved();
     if (this.closed) {
       stream.cancel();
       return;
     }
-    this.failover.takeOver(stream, binding, this.admission!.meter, voice, this.deps.ttsCache?.played(undefined, this.cachedBefore));
+    this.failover.takeOver(stream, binding, this.admission!.meter, voice, this.cache.beforeCurrent());
     this.binding = binding;
     this.stream = stream;
-    this.cached = cached;
+    this.cache.serving(cached);
     // The record names the voice that serves (a fallback model speaks in its own).
     this.admission!.meter.forVoice(voice);
     // What the session says on becoming ready, and what the commands it kept send at once, go out in one write.
@@ -186,11 +164,8 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   }
 
   private becomeReady(told: boolean, binding: Candidate): void {
-    if (told) this.status("connected", binding);
-    if (!this.readySent) {
-      this.readySent = true;
-      this.deps.port.event({ type: "ready", sessionId: this.setup.id });
-    }
+    if (told) this.events.status("connected", binding);
+    this.events.ready();
     this.state = "ready";
     const queued = this.pending;
     this.pending = [];
@@ -296,15 +271,11 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
 
   private async complete(): Promise<void> {
     if (this.exhausted) return this.cutOff("the balance is used up; the text admitted before was spoken");
-    await this.finish("completed", { code: CLOSE.normal, reason: "tts_complete" }, () => this.ended(this.text.admitted));
+    await this.finish("completed", { code: CLOSE.normal, reason: "tts_complete" }, () => this.events.ended(this.binding, this.text.admitted, this.out.bytes));
   }
 
-  private ended(characters: number): void {
-    this.deps.port.event({ type: "ended", sessionId: this.setup.id, provider: this.binding?.provider.id, model: this.binding?.canonical, characters, audioBytes: this.out.bytes });
-  }
-
-  protected sendError({ code, message, extra: { param, retry_after: after } }: ApiError): void {
-    this.deps.port.event({ type: "error", code, message, ...(param ? { param: String(param) } : {}), ...(typeof after === "number" ? { retryAfter: after } : {}) });
+  protected sendError(error: ApiError): void {
+    this.events.error(error);
   }
 
   protected stopWork(): void {
@@ -319,13 +290,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       status: outcome === "completed" || this.interrupted || (outcome === "cut_off" && this.text.admitted > 0) ? "completed" : "failed",
       latencyMs: (this.firstAudioAt ?? performance.now()) - (this.firstTextAt ?? this.firstAudioAt ?? performance.now()),
       details: { characters: this.text.admitted, audioBytes: this.out.bytes },
-      cached: this.deps.ttsCache?.played(this.cached, this.cachedBefore),
+      cached: this.cache.played(),
     };
-  }
-
-  /** `connected` names the voice the provider speaks in (after a failover, the one now serving); a fallback model's candidate names it in every event. */
-  private status(status: "connecting" | "connected" | "failed", binding: Candidate, reason?: string): void {
-    const voice = status === "connected" || binding.fallback !== undefined ? voiceOf(binding, this.setup.voice) : undefined;
-    this.deps.port.event({ type: "provider_status", provider: binding.provider.id, model: binding.canonical, status, ...(voice ? { voice } : {}), ...(reason ? { reason } : {}) });
   }
 }
