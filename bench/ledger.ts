@@ -45,7 +45,12 @@ async function run(name: string, url: string, instances: number, tenantsCount = 
   const per = Math.floor(REQUESTS / instances);
   const t0 = performance.now();
   const workers = Array.from({ length: instances }, () =>
-    Bun.spawn(["bun", "bench/ledger-worker.ts", tenantIds.join(","), String(per), String(CONCURRENCY)], { cwd: root, env: { ...SERVER_RUNTIME, ...process.env, DATABASE_URL: url }, stdout: "pipe", stderr: "inherit" }),
+    Bun.spawn(["bun", "bench/ledger-worker.ts", tenantIds.join(","), String(per), String(CONCURRENCY)], {
+      cwd: root,
+      env: { ...SERVER_RUNTIME, ...process.env, DATABASE_URL: url },
+      stdout: "pipe",
+      stderr: "inherit",
+    }),
   );
   const results = await Promise.all(workers.map(async (w) => JSON.parse(await new Response(w.stdout).text()) as { done: number; ms: number }));
   const wall = performance.now() - t0;
