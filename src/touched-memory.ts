@@ -1,6 +1,6 @@
 // Bun's native allocator (mimalloc) gives the pages it freed back to the system a few milliseconds
 // later, and the next burst faults them in again. On a virtual machine a page fault costs
-// microseconds: with 200 utterances in one instant they were most of the router's CPU (about 50
+// microseconds: with 200 utterances in one instant they were half of a plain relay's CPU (about 70
 // faults per utterance; README, performance). The server keeps the memory it has touched instead:
 // unless the operator set MIMALLOC_PURGE_DELAY (docs/operations.md#memory), the process replaces
 // itself once, before it loads anything else, with that at -1 (exec: the same PID, stdio and
