@@ -139,6 +139,8 @@ describe("AssemblyAI Universal-Streaming through /v1/stt", () => {
     const run = async (frameMs: number, tails: number) => {
       const c = connect(server.wsUrl(`/v1/stt?${ENGLISH}&commit_strategy=manual`), bearer(server.key));
       await c.opened;
+      // Audio sent before the upstream is there is kept and goes in messages as large as what was kept: the messages compared are the live path's.
+      await until(() => c.rec.events.some((e) => e.type === "stt.session.started"));
       const send = (audio: Uint8Array) => {
         for (let at = 0; at < audio.byteLength; at += 32 * frameMs) c.ws.send(audio.subarray(at, at + 32 * frameMs));
       };
@@ -161,19 +163,22 @@ describe("AssemblyAI Universal-Streaming through /v1/stt", () => {
       expect(rec.close).toEqual({ code: 1000, reason: "stt_complete" });
       const sizes = fake.streaming.at(-1)!.audio.map((a) => a.byteLength / 32);
       expect(sizes.every((ms) => ms >= 50 && ms <= 1000)).toBe(true);
+      widest = Math.max(widest, ...sizes);
       return rec.events;
     };
+    // The longest message either run sent: frames that arrive while the upstream is behind go out together (up to 1000 ms).
+    let widest = 0;
     const big = await run(100, 0);
     const small = await run(20, 20);
     const timed = (ev: Record<string, any>[]) => ev.filter((e) => ["stt.transcript.final", "stt.signal", "stt.audio.committed"].includes(e.type));
     const [a, b] = [timed(big), timed(small)];
     expect(b.filter((e) => e.type === "stt.transcript.final").map((e) => e.text)).toEqual(Array(2).fill("thank you very much for your help"));
     expect(b.filter((e) => e.type !== "stt.audio.committed").map((e) => [e.type, e.text, e.signal])).toEqual(a.filter((e) => e.type !== "stt.audio.committed").map((e) => [e.type, e.text, e.signal]));
-    // The same times, within what the fake's loudness windows (60 ms against 100 ms messages) move
-    // them; unmapped, the 600 ms of padding would show in the second turn.
+    // The same times, within what the fake's loudness windows (one message: 60 ms against 100 ms, or
+    // longer on a busy machine) move them; unmapped, the 600 ms of padding would show in the second turn.
     const times = (ev: Record<string, any>[]) =>
       ev.filter((e) => e.type !== "stt.audio.committed").flatMap((e) => (e.type === "stt.transcript.final" ? [e.audio_start_ms, e.audio_end_ms] : [e.audio_ms]));
-    for (const [i, t] of times(b).entries()) expect(Math.abs(t - times(a)[i]!)).toBeLessThanOrEqual(150);
+    for (const [i, t] of times(b).entries()) expect(Math.abs(t - times(a)[i]!)).toBeLessThanOrEqual(Math.max(150, widest + 50));
     expect(times(b).at(-1)!).toBeLessThanOrEqual(6800);
     // Each commit answered at the client's audio so far, the padding not counted; billed for the client's audio.
     expect(
