@@ -27,8 +27,6 @@ export class SqliteWorker {
   private readonly waiting = new Map<number, { resolve: (rows: unknown[][]) => void; reject: (e: unknown) => void }>();
   /** Requests of this turn of the event loop: posted together at its end, one message for all. */
   private outbox: SqlRequest[] = [];
-  /** Every parameter in the outbox survives JSON (SqlPost). */
-  private outboxJson = true;
   private exited: Promise<void>;
   /** Why the worker is gone, once it is: every request from then on fails with it, none waits forever. */
   private gone: Error | undefined;
@@ -62,16 +60,14 @@ export class SqliteWorker {
     const answer = new Promise<unknown[][]>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
     if (this.outbox.length === 0) queueMicrotask(() => this.post());
     this.outbox.push({ id, ops, read });
-    if (this.outboxJson) this.outboxJson = ops.every((op) => op.params.every(survivesJson));
     return answer;
   }
 
   private post(): void {
     const requests = this.outbox;
-    const json = this.outboxJson;
     this.outbox = [];
-    this.outboxJson = true;
-    if (!this.gone) return this.worker.postMessage(json ? JSON.stringify(requests) : requests);
+    // As one JSON string when every parameter survives JSON (SqlPost).
+    if (!this.gone) return this.worker.postMessage(requests.every((r) => r.ops.every((op) => op.params.every(survivesJson))) ? JSON.stringify(requests) : requests);
     for (const { id } of requests) {
       const w = this.waiting.get(id);
       this.waiting.delete(id);
