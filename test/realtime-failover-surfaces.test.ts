@@ -52,7 +52,9 @@ async function cleanThenBroken(call: (key: string, sttFirst: string) => Promise<
   const clean = await call(key, "pocketsphinx");
   breakBoth();
   const broken = await call(key, "stt-dying");
-  expect(new Set(broken.map((m) => m.type))).toEqual(new Set(clean.map((m) => m.type)));
+  // A keep-alive ping comes every few seconds: whether a call lasts long enough to see one depends on the machine's load.
+  const types = (messages: Record<string, any>[]) => new Set(messages.map((m) => m.type).filter((type) => type !== "ping"));
+  expect(types(broken)).toEqual(types(clean));
   // A conversation's answers are opened in the engines' interactive lane (docs/routing.md).
   expect(tts.interactive.length).toBeGreaterThan(0);
   expect(tts.interactive).not.toContain(false);
