@@ -24,8 +24,19 @@ type Job =
   | { kind: "settle"; input: SettleInput; resolve: (v: ActivityRow) => void; reject: (e: unknown) => void }
   | { kind: "recover"; input: RecoverInput; resolve: (v: Recovery) => void; reject: (e: unknown) => void };
 
-const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
-const rows = (n: number, width: number) => Array.from({ length: n }, () => `(${marks(width)})`).join(", ");
+const lists = new Map<string, string>();
+/** `item` n times, comma-separated: a batch's statements repeat a few shapes, each built once (n is at most a batch's size, or grows with a batch's entries). */
+function repeated(n: number, item: string): string {
+  const key = `${n}${item}`;
+  let list = lists.get(key);
+  if (list === undefined) {
+    list = Array.from({ length: n }, () => item).join(", ");
+    if (n <= MAX_BATCH) lists.set(key, list);
+  }
+  return list;
+}
+const marks = (n: number) => repeated(n, "?");
+const rows = (n: number, width: number) => repeated(n, `(${marks(width)})`);
 
 interface TenantState {
   bal: BalanceRow;
@@ -111,7 +122,7 @@ export class LedgerBatcher {
     // a lapsed hold's expiry and checkpoint decide its recovery once, whichever process asks.
     const [, locked, grantRows, done, holdRows, lapsedRows] = await Promise.all([
       tx.query(
-        `INSERT INTO balances (tenant_id, paid_credits, paid_held, carry_num, carry_den, updated_at) VALUES ${tenants.map(() => "(?, 0, 0, 0, 1, ?)").join(", ")} ON CONFLICT (tenant_id) DO NOTHING`,
+        `INSERT INTO balances (tenant_id, paid_credits, paid_held, carry_num, carry_den, updated_at) VALUES ${repeated(tenants.length, "(?, 0, 0, 0, 1, ?)")} ON CONFLICT (tenant_id) DO NOTHING`,
         tenants.flatMap((t) => [t, now]),
       ),
       tx.query(`SELECT tenant_id, ${BALANCE_COLUMNS} FROM balances WHERE tenant_id IN (${marks(tenants.length)}) ORDER BY tenant_id${forUpdate}`, tenants),
@@ -272,10 +283,7 @@ export class LedgerBatcher {
       );
     }
     if (entries.length) {
-      tx.later(
-        `INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES ${entries.map(() => "(?, ?, ?, NULL, ?, ?, ?)").join(", ")}`,
-        entries.flat(),
-      );
+      tx.later(`INSERT INTO ledger_entries (id, tenant_id, activity_id, transaction_id, source, credits, created_at) VALUES ${repeated(entries.length, "(?, ?, ?, NULL, ?, ?, ?)")}`, entries.flat());
     }
     return results;
   }
