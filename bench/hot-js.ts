@@ -2,7 +2,8 @@
 // `/v1/tts` route (handshake admission, session, the OpenAI provider's utterance stream, meter, and
 // the ledger on SQLite with its worker) on in-memory sockets, the upstream answering from memory (a
 // sentence's 150 KB of audio in 3 chunks), beside a plain relay's JavaScript (bench/plain-relay.ts)
-// on the same fakes. Main-thread CPU per utterance, from the text frame to the close, for
+// on the same fakes. Main-thread CPU per session to start it (admission to `session_ready`, its hold
+// written behind) and per utterance, from the text frame to the close, for
 // BENCH_HOT_SESSIONS (default 2000) sessions at once: rounds long enough for /proc's scheduler
 // clock; the median of BENCH_ROUNDS (default 15). No kernel and no other process take part: what
 // the router's JavaScript itself adds, steadier than bench:upstream on a shared machine.
@@ -41,13 +42,16 @@ interface FakeSocket {
   closed: () => void;
 }
 
-/** Main-thread µs per utterance of each round after the warm ones: `speak` gets the sockets `open` made, and resolves once every one closed. */
-async function rounds<S extends FakeSocket>(open: () => Promise<S[]>, speak: (ws: S) => void): Promise<number> {
+/** Main-thread µs per session of each round after the warm ones, to open it and for its utterance: `speak` gets the sockets `open` made, and resolves once every one closed. */
+async function rounds<S extends FakeSocket>(open: () => Promise<S[]>, speak: (ws: S) => void): Promise<{ start: number; utterance: number }> {
   const per: number[] = [];
+  const starts: number[] = [];
   for (let r = 0; r < WARM + ROUNDS; r++) {
+    const opening = mainThreadMicros();
     const sockets = await open();
     await Bun.sleep(50); // the holds written behind as the sessions started land
     const before = mainThreadMicros();
+    if (r >= WARM) starts.push((before - opening) / N);
     await Promise.all(
       sockets.map(
         (ws) =>
@@ -59,10 +63,10 @@ async function rounds<S extends FakeSocket>(open: () => Promise<S[]>, speak: (ws
     );
     if (r >= WARM) per.push((mainThreadMicros() - before) / N);
   }
-  return median(per);
+  return { start: median(starts), utterance: median(per) };
 }
 
-async function router(): Promise<number> {
+async function router(): Promise<{ start: number; utterance: number }> {
   const server = await startTestServer({ OPENAI_API_KEY: "bench", OPENAI_BASE_URL: "http://127.0.0.1:9", TTS_CACHE_BYTES: "0", LOG_LEVEL: "silent" });
   const openai = server.ctx.providers.get("openai")!;
   const format: AudioFormat = { encoding: "pcm_s16le", sampleRate: 24000, channels: 1 };
@@ -111,7 +115,7 @@ async function router(): Promise<number> {
 }
 
 /** bench/plain-relay.ts's socket handler, its fetch answered from memory. */
-async function relay(): Promise<number> {
+async function relay(): Promise<{ start: number; utterance: number }> {
   type RelaySocket = FakeSocket & { data: { speaking: Promise<void> }; send(chunk: Uint8Array): number; close(): void };
   const message = (ws: RelaySocket, text: string) => {
     const frame = JSON.parse(text) as { type: string; text?: string };
@@ -138,8 +142,9 @@ async function relay(): Promise<number> {
 
 const relayMicros = await relay();
 const routerMicros = await router();
-console.log(`voxroute hot path in process (no network): ${N} utterances at once, main-thread CPU per utterance from the text frame to the close, median of ${ROUNDS} rounds`);
-console.log(
-  `  plain relay's JavaScript ${relayMicros.toFixed(1)} µs, router ${routerMicros.toFixed(1)} µs: the router's own work +${(routerMicros - relayMicros).toFixed(1)} µs (${(routerMicros / relayMicros).toFixed(1)}×)`,
-);
+const line = (what: string, relay: number, router: number) =>
+  `  ${what}: plain relay's JavaScript ${relay.toFixed(1)} µs, router ${router.toFixed(1)} µs: the router's own work +${(router - relay).toFixed(1)} µs (${(router / relay).toFixed(1)}×)`;
+console.log(`voxroute hot path in process (no network): ${N} sessions at once, main-thread CPU per session, median of ${ROUNDS} rounds`);
+console.log(line("session start (admission to ready, its hold written)", relayMicros.start, routerMicros.start));
+console.log(line("utterance (text frame to the close, settled)", relayMicros.utterance, routerMicros.utterance));
 process.exit(0);

@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { type Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { talliedCounter, talliedHistogram } from "./tallied-metrics.ts";
 
 /** What a worker pool holds now: lanes open on its workers, and lanes waiting for a seat. */
 export interface PoolLoad {
@@ -10,7 +11,8 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 
 
 /**
  * Prometheus metrics (docs/operations.md#metrics lists them, docs/grafana-dashboard.json charts
- * them); one registry per app so tests and several apps in one process stay apart.
+ * them); one registry per app so tests and several apps in one process stay apart. Counters and
+ * the per-request histograms are tallied: handed to prom-client at each scrape (tallied-metrics.ts).
  */
 export class Metrics {
   readonly registry = new Registry();
@@ -52,7 +54,7 @@ export class Metrics {
     "status",
   ] as const);
 
-  readonly httpDuration = new Histogram({
+  readonly httpDuration = talliedHistogram({
     name: "voxroute_http_request_duration_seconds",
     help: "HTTP requests from arrival to the end of their work (a streamed body's included), by route pattern, method and status",
     labelNames: ["route", "method", "status"] as const,
@@ -60,7 +62,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly sessionDuration = new Histogram({
+  readonly sessionDuration = talliedHistogram({
     name: "voxroute_session_duration_seconds",
     help: "Sessions from start to end, by surface, transport (ws or http) and outcome",
     labelNames: ["surface", "transport", "outcome"] as const,
@@ -68,7 +70,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly timeToFirstAudio = new Histogram({
+  readonly timeToFirstAudio = talliedHistogram({
     name: "voxroute_time_to_first_audio_seconds",
     help: "From the first text reaching the provider to the first audio byte sent to the client",
     labelNames: ["provider"] as const,
@@ -76,7 +78,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly sttEventLatency = new Histogram({
+  readonly sttEventLatency = talliedHistogram({
     name: "voxroute_stt_event_latency_seconds",
     help: "From the arrival of the audio a transcript ends with to the transcript, by provider and kind (interim, final)",
     labelNames: ["provider", "kind"] as const,
@@ -132,7 +134,7 @@ export class Metrics {
   readonly poolWaiting = this.poolGauge("voxroute_pool_waiting", "Lanes queued for a free seat on a worker pool", (load) => load.waiting);
 
   private counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> {
-    return new Counter({ name, help, labelNames, registers: [this.registry] });
+    return talliedCounter({ name, help, labelNames, registers: [this.registry] });
   }
 
   /** A gauge of every watched pool, read at each scrape. */
