@@ -25,6 +25,16 @@ const server = Bun.serve({
 afterAll(() => server.stop(true));
 const url = (path: string) => `http://127.0.0.1:${server.port}${path}`;
 
+/** Reads a body on: "failed" when a read throws, "ended" at its end. */
+async function readToTheEnd(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<"failed" | "ended"> {
+  try {
+    while (!(await reader.read()).done);
+    return "ended";
+  } catch {
+    return "failed";
+  }
+}
+
 /** A session's signal that counts the listeners left on it. */
 function countedSignal() {
   const controller = new AbortController();
@@ -58,13 +68,7 @@ test("aborting the session's signal still stops a body being read, as a cancella
   const reader = res.body!.getReader();
   await reader.read();
   session.controller.abort();
-  let failed: unknown;
-  try {
-    for (;;) if ((await reader.read()).done) break;
-  } catch (err) {
-    failed = err;
-  }
-  expect(failed).toBeDefined();
+  expect(await readToTheEnd(reader)).toBe("failed");
 });
 
 test("an upstream that does not answer in time is a retryable ProviderError; a cancelled request is not retryable", async () => {
@@ -75,4 +79,25 @@ test("an upstream that does not answer in time is a retryable ProviderError; a c
   const pending = upstreamFetch("fake", url("/hang"), { signal: session.signal }, 5000).catch((e) => e);
   session.abort();
   expect(await pending).toMatchObject({ retryable: false, message: "fake request cancelled" });
+});
+
+test("with a controller of the request's own: the timeout aborts it as a retryable ProviderError, the caller's abort is a cancellation, and its abort still stops the body", async () => {
+  const own = new AbortController();
+  const late = await upstreamFetch("fake", url("/hang"), {}, 100, own).catch((e) => e);
+  expect(late).toMatchObject({ retryable: true, message: "fake did not answer within 100 ms" });
+  expect(own.signal.reason).toBe(late);
+
+  const cancelled = new AbortController();
+  const pending = upstreamFetch("fake", url("/hang"), {}, 5000, cancelled).catch((e) => e);
+  cancelled.abort();
+  expect(await pending).toMatchObject({ retryable: false, message: "fake request cancelled" });
+
+  const reading = new AbortController();
+  const res = await upstreamFetch("fake", url("/slow"), {}, 100, reading);
+  const reader = res.body!.getReader();
+  await reader.read();
+  await Bun.sleep(200); // past the connect timeout: answered in time, the request is not aborted by it
+  expect(reading.signal.aborted).toBe(false);
+  reading.abort();
+  expect(await readToTheEnd(reader)).toBe("failed");
 });

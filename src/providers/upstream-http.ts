@@ -62,12 +62,17 @@ function traced(headers: RequestInit["headers"]): RequestInit["headers"] {
   return withParent;
 }
 
-/** A fetch whose failure is a ProviderError: refused/reset/timeout are retryable. */
-export async function upstreamFetch(provider: string, url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
-  const timeout = new AbortController();
-  const outer = init.signal;
+/**
+ * A fetch whose failure is a ProviderError: refused/reset/timeout are retryable. The connect
+ * timeout aborts a signal of its own, joined to the caller's (`init.signal`); or, given `own` (a
+ * controller that is this request's alone: its caller aborts it only to cancel the request), it
+ * aborts that one, and no second signal is made and joined for the request.
+ */
+export async function upstreamFetch(provider: string, url: string, init: RequestInit, timeoutMs: number, own?: AbortController): Promise<Response> {
+  const timeout = own ?? new AbortController();
+  const outer = own ? undefined : init.signal;
   // Not a listener on the outer signal: a session's signal outlives many requests, and each would leave one behind.
-  const signal = outer ? AbortSignal.any([outer, timeout.signal]) : timeout.signal;
+  const signal = own ? own.signal : outer ? AbortSignal.any([outer, timeout.signal]) : timeout.signal;
   const timer = setTimeout(() => timeout.abort(new ProviderError(`${provider} did not answer within ${timeoutMs} ms`, true)), timeoutMs);
   try {
     const res = await fetch(url, { ...init, headers: traced(init.headers), signal });
@@ -79,7 +84,7 @@ export async function upstreamFetch(provider: string, url: string, init: Request
   } catch (err) {
     if (err instanceof ProviderError) throw err;
     if (timeout.signal.reason instanceof ProviderError) throw timeout.signal.reason;
-    if (outer?.aborted) throw new ProviderError(`${provider} request cancelled`, false);
+    if (signal.aborted) throw new ProviderError(`${provider} request cancelled`, false);
     throw new ProviderError(`${provider} could not be reached: ${(err as Error).message}`, true);
   } finally {
     clearTimeout(timer);

@@ -95,8 +95,8 @@ export abstract class UtteranceStream implements TtsStream {
   }
 }
 
-/** One upstream request for one utterance. */
-export type SpeakRequest = (input: string, signal: AbortSignal) => Promise<Response>;
+/** One upstream request for one utterance: `abort` is the stream's, aborted only to cancel the request under way (`upstreamFetch`'s `own`). */
+export type SpeakRequest = (input: string, abort: AbortController) => Promise<Response>;
 
 /** How an upstream's answer to one utterance is read: the content it must be, and its events from the body's chunks as they arrive. */
 export interface UtteranceAnswer {
@@ -135,7 +135,7 @@ export class UtteranceTtsStream extends UtteranceStream {
   protected async speak(utterance: Utterance): Promise<void> {
     this.speaking = true;
     try {
-      await this.relay(await this.request(utterance.text, this.abort.signal), utterance);
+      await this.relay(await this.request(utterance.text, this.abort), utterance);
     } finally {
       this.speaking = false;
     }

@@ -48,8 +48,8 @@ export class CartesiaTts implements TtsProvider {
     const format: AudioFormat = { encoding: mp3 ? "mp3" : "pcm_s16le", sampleRate: mp3 ? CARTESIA_MP3.sampleRate : SONIC_PCM_RATE, channels: 1 };
     const url = `${this.options.baseUrl}/tts/bytes`;
     const headers = cartesiaHeaders(this.options, { "content-type": "application/json" });
-    return new UtteranceTtsStream(format, this.id, this.options.idleTimeoutMs, (transcript, signal) =>
-      upstreamFetch(this.id, url, { method: "POST", headers, body: JSON.stringify({ ...base, transcript }), signal }, this.options.connectTimeoutMs),
+    return new UtteranceTtsStream(format, this.id, this.options.idleTimeoutMs, (transcript, abort) =>
+      upstreamFetch(this.id, url, { method: "POST", headers, body: JSON.stringify({ ...base, transcript }) }, this.options.connectTimeoutMs, abort),
     );
   }
 }

@@ -29,8 +29,8 @@ export class DeepgramTts implements TtsProvider {
     } else query.set("encoding", "mp3");
     const format: AudioFormat = { encoding: req.format === "mp3" ? "mp3" : "pcm_s16le", sampleRate: rate, channels: 1 };
     const url = `${this.options.baseUrl}/v1/speak?${query}`;
-    return new UtteranceTtsStream(format, this.id, this.options.idleTimeoutMs, (text, signal) =>
-      upstreamFetch(this.id, url, { method: "POST", headers: this.headers({ "content-type": "application/json" }), body: JSON.stringify({ text }), signal }, this.options.connectTimeoutMs),
+    return new UtteranceTtsStream(format, this.id, this.options.idleTimeoutMs, (text, abort) =>
+      upstreamFetch(this.id, url, { method: "POST", headers: this.headers({ "content-type": "application/json" }), body: JSON.stringify({ text }) }, this.options.connectTimeoutMs, abort),
     );
   }
 

@@ -43,10 +43,10 @@ export class ElevenLabsTts implements TtsProvider {
       format,
       this.id,
       this.options.idleTimeoutMs,
-      (text, signal) => {
+      (text, abort) => {
         const body = { ...base, text, ...(previous ? { previous_text: previous } : {}) };
         previous = text;
-        return upstreamFetch(this.id, url, { method: "POST", headers: this.headers({ "content-type": "application/json" }), body: JSON.stringify(body), signal }, this.options.connectTimeoutMs);
+        return upstreamFetch(this.id, url, { method: "POST", headers: this.headers({ "content-type": "application/json" }), body: JSON.stringify(body) }, this.options.connectTimeoutMs, abort);
       },
       req.alignment ? timestampedAnswers(format) : undefined,
     );

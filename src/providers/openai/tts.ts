@@ -21,7 +21,7 @@ export class OpenAiTts implements TtsProvider {
     if (req.format !== "pcm" && req.format !== "mp3") throw new ProviderError(`${this.id} streaming sessions produce pcm or mp3, not ${req.format}`, false);
     const { options } = this;
     const format: AudioFormat = { encoding: req.format === "mp3" ? "mp3" : "pcm_s16le", sampleRate: OPENAI_TTS_RATE, channels: 1 };
-    return new UtteranceTtsStream(format, this.id, options.idleTimeoutMs, (input, signal) => {
+    return new UtteranceTtsStream(format, this.id, options.idleTimeoutMs, (input, abort) => {
       const body: Record<string, unknown> = { model: req.model, input, voice: req.voice, response_format: req.format };
       if (req.options.instructions) body.instructions = req.options.instructions;
       if (req.speed !== undefined) body.speed = req.speed;
@@ -29,8 +29,9 @@ export class OpenAiTts implements TtsProvider {
       return upstreamFetch(
         this.id,
         `${options.baseUrl}/audio/speech`,
-        { method: "POST", headers: { "content-type": "application/json", ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) }, body: JSON.stringify(body), signal },
+        { method: "POST", headers: { "content-type": "application/json", ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) }, body: JSON.stringify(body) },
         options.connectTimeoutMs,
+        abort,
       );
     });
   }
