@@ -4,7 +4,7 @@ import type { OperatorAliases } from "./catalogue/operator-aliases.ts";
 import { aliases, type VoiceCatalogueConfig, voices } from "./config/catalogue.ts";
 import { decimal, type Env, envReader, flag, integer } from "./config/env.ts";
 import { type DefaultTenantLimits, defaultTenantLimits, type LimitCountersConfig, limitCounters } from "./config/limits.ts";
-import { type TlsFiles, tls, trustProxyHops } from "./config/network.ts";
+import { httpStallTimeoutS, type TlsFiles, tls, trustProxyHops } from "./config/network.ts";
 import { type RealtimeConfig, realtime, type SessionLimits, sessionLimits } from "./config/sessions.ts";
 import { type TtsCacheConfig, ttsCache } from "./config/tts-cache.ts";
 import { type LocalSttConfig, localStt, type ProviderHealthConfig, providerHealth } from "./config/upstreams.ts";
@@ -22,6 +22,8 @@ export interface Config {
   host: string;
   /** Share the port with other processes (SO_REUSEPORT); otherwise a taken port stops the start. */
   reusePort: boolean;
+  /** How long a client may read nothing of a streamed HTTP answer before it is given up (0: never). */
+  httpStallTimeoutS: number;
   databaseUrl: string;
   /** Where the executable keeps what it must unpack to load (`$XDG_CACHE_HOME/voxroute`, else `~/.cache/voxroute`). */
   cacheDir: string;
@@ -110,6 +112,7 @@ export function loadConfig(env: Env): Config {
     port: integer(env, "PORT", 8080),
     host: env.HOST || "0.0.0.0",
     reusePort: flag(env, "REUSE_PORT"),
+    httpStallTimeoutS: httpStallTimeoutS(env),
     databaseUrl: env.DATABASE_URL || "sqlite://./data/voxroute.sqlite",
     logLevel,
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 10_000),

@@ -20,3 +20,10 @@ export function tls(env: Env): TlsFiles | undefined {
   if (!certFile || !keyFile) throw new Error("config: TLS_CERT_FILE and TLS_KEY_FILE go together: set both (PEM files) or neither");
   return { certFile, keyFile };
 }
+
+/** HTTP_STALL_TIMEOUT_S: how long a client may read nothing of a streamed answer (0: forever); Bun's idle timeout takes at most 255 s. */
+export function httpStallTimeoutS(env: Env): number {
+  const seconds = integer(env, "HTTP_STALL_TIMEOUT_S", 120);
+  if (seconds > 255) throw new Error(`config: HTTP_STALL_TIMEOUT_S must be at most 255 (or 0 for no limit), got "${env.HTTP_STALL_TIMEOUT_S}"`);
+  return seconds;
+}

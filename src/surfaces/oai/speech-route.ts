@@ -8,6 +8,7 @@ import type { AppContext } from "../../context.ts";
 import { BODY_LIMITS, jsonBody } from "../request-body.ts";
 import type { AudioFormat } from "../../providers/types.ts";
 import type { HttpAudioShape } from "../http-tts-port.ts";
+import { allowStalledReader } from "../stalled-readers.ts";
 import { speakOverHttp } from "../http-tts.ts";
 import { oaiAuth } from "./auth.ts";
 import { openAiError } from "./errors.ts";
@@ -41,10 +42,11 @@ const SHAPES: Record<ResponseFormat, HttpAudioShape> = {
 export function oaiSpeechRoute(ctx: AppContext) {
   return new Elysia().use(oaiAuth(ctx)).post(
     "/audio/speech",
-    async ({ request, principal }) => {
+    async ({ request, server, principal }) => {
       const plan = planOaiSpeech(ctx.catalogue, await jsonBody(request, BODY_LIMITS.speech));
       const audio = plan.format === "mp3" ? NATIVE_MP3 : SHAPES[plan.responseFormat];
       const shape = plan.streamFormat === "sse" ? sseShape(audio, [...plan.text].length) : audio;
+      allowStalledReader(ctx, server, request);
       return speakOverHttp(ctx, principal, { ...plan, signal: request.signal }, shape, openAiError, "oai");
     },
     { parse: "none" },

@@ -5,6 +5,7 @@ import { fallbacksOfText } from "../../planning/fallbacks.ts";
 import { planSttFile } from "../../planning/plan-stt-file.ts";
 import { preferencesFromBody } from "../../routing/preferences.ts";
 import { STREAMED_ANSWER } from "../../limits/counters.ts";
+import { allowStalledReader } from "../stalled-readers.ts";
 import { transcribeFile, type FileTranscription } from "../../sessions/file-transcription.ts";
 import { formBody, type FormBody } from "../request-body.ts";
 import { toSrt, toVtt, type TimedText } from "../subtitles.ts";
@@ -90,7 +91,7 @@ const STREAM_FORMATS = ["json", "text"];
 export function oaiTranscriptionRoute(ctx: AppContext) {
   return new Elysia().use(oaiAuth(ctx)).post(
     "/audio/transcriptions",
-    async ({ request, principal }) => {
+    async ({ request, server, principal }) => {
       const form = await readForm(request, ctx.config.maxAudioUploadBytes);
       const file = form.get("file");
       if (!(file instanceof Blob)) throw new ApiError("missing_required_parameter", "you must provide file", { param: "file" });
@@ -112,6 +113,7 @@ export function oaiTranscriptionRoute(ctx: AppContext) {
       if (stream) {
         // A streamed answer counts against `max_sessions` until its transcript is done.
         const lease = await ctx.limits.admit(principal, STREAMED_ANSWER);
+        allowStalledReader(ctx, server, request);
         return streamTranscription((onSegment) => transcribeFile(ctx, principal, { ...job, live: { onSegment }, signal: request.signal }).finally(() => lease?.release()), request.signal);
       }
       return render(format, await transcribeFile(ctx, principal, { ...job, signal: request.signal }));
