@@ -42,7 +42,7 @@ afterEach(async () => {
   await until(() => server.ctx.sessions.size === 0);
 });
 
-async function until(condition: () => boolean, ms = 10_000): Promise<void> {
+async function until(condition: () => boolean, ms = 30_000): Promise<void> {
   const end = performance.now() + ms;
   while (!condition()) {
     if (performance.now() > end) throw new Error("condition not met in time");
