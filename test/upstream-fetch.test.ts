@@ -26,7 +26,7 @@ afterAll(() => server.stop(true));
 const url = (path: string) => `http://127.0.0.1:${server.port}${path}`;
 
 /** Reads a body on: "failed" when a read throws, "ended" at its end. */
-async function readToTheEnd(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<"failed" | "ended"> {
+async function readToTheEnd(reader: { read(): Promise<{ done?: boolean }> }): Promise<"failed" | "ended"> {
   try {
     while (!(await reader.read()).done);
     return "ended";
