@@ -1,5 +1,5 @@
 import { type Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { talliedCounter, talliedHistogram } from "./tallied-metrics.ts";
+import { talliedCounter, talliedHistogram } from "./util/tallied-metrics.ts";
 
 /** What a worker pool holds now: lanes open on its workers, and lanes waiting for a seat. */
 export interface PoolLoad {
@@ -12,7 +12,7 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 
 /**
  * Prometheus metrics (docs/operations.md#metrics lists them, docs/grafana-dashboard.json charts
  * them); one registry per app so tests and several apps in one process stay apart. Counters and
- * the per-request histograms are tallied: handed to prom-client at each scrape (tallied-metrics.ts).
+ * the per-request histograms are tallied: handed to prom-client at each scrape (util/tallied-metrics.ts).
  */
 export class Metrics {
   readonly registry = new Registry();

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Counter, Histogram, Registry } from "prom-client";
-import { talliedCounter, talliedHistogram } from "../src/tallied-metrics.ts";
+import { talliedCounter, talliedHistogram } from "../src/util/tallied-metrics.ts";
 
 // A tallied metric hands prom-client what it was told when it is collected: its exposition must be
 // the one a plain prom-client metric given the same calls prints, whenever it is scraped.
