@@ -8,6 +8,7 @@ import type { TranscriptionRequest } from "../src/providers/types.ts";
 import { spareCatalogue, SpareStt } from "./fakes/spare-stt.ts";
 import { lacedOpusWebm } from "./helpers/forged-audio.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { bearer, connect } from "./helpers/ws-client.ts";
 
@@ -72,39 +73,47 @@ const post = (query: string, type: string, body: Uint8Array) =>
   fetch(`${server.url}/v1/stt/transcriptions?${query}`, { method: "POST", headers: { ...bearer(server.key), "content-type": type }, body });
 
 /**
+ * The smaller of two runs' longest stalls, the same request sent twice (answered with one status): a
+ * thread preempted by the machine's other work is no stall of the server's, and is unlikely to
+ * fall twice; work done on the loop stalls it in both runs.
+ */
+async function leastStall(work: () => Promise<Response>): Promise<{ result: Response; stallMs: number }> {
+  const first = await longestStall(work);
+  const second = await longestStall(work);
+  expect(second.result.status).toBe(first.result.status);
+  return { result: second.result, stallMs: Math.min(first.stallMs, second.stallMs) };
+}
+
+/**
  * The same request sent by curl from another process: the upload's buffering and copying on the
  * client side then cost this event loop nothing, so the gaps measured are the server's alone.
  * The file is written before the clock starts.
  */
 function postFromOutside(query: string, type: string, body: Uint8Array): () => Promise<Response> {
-  const dir = mkdtempSync(join(tmpdir(), "upload-"));
+  const dir = tempDir("upload-");
   const file = join(dir, "body");
   writeFileSync(file, body);
   return async () => {
-    try {
-      const curl = Bun.spawn(
-        [
-          "curl",
-          "-s",
-          "-o",
-          join(dir, "answer"),
-          "-w",
-          "%{http_code}",
-          "-H",
-          `authorization: Bearer ${server.key}`,
-          "-H",
-          `content-type: ${type}`,
-          "--data-binary",
-          `@${file}`,
-          `${server.url}/v1/stt/transcriptions?${query}`,
-        ],
-        { stdout: "pipe" },
-      );
-      const status = Number(await new Response(curl.stdout).text());
-      return new Response(await Bun.file(join(dir, "answer")).text(), { status });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const curl = Bun.spawn(
+      [
+        "curl",
+        "-s",
+        "-o",
+        join(dir, "answer"),
+        "-w",
+        "%{http_code}",
+        "-H",
+        `authorization: Bearer ${server.key}`,
+        "-H",
+        `content-type: ${type}`,
+        "--data-binary",
+        `@${file}`,
+        `${server.url}/v1/stt/transcriptions?${query}`,
+      ],
+      { stdout: "pipe" },
+    );
+    const status = Number(await new Response(curl.stdout).text());
+    return new Response(await Bun.file(join(dir, "answer")).text(), { status });
   };
 }
 
@@ -116,7 +125,7 @@ describe("file transcription keeps the event loop free", () => {
     expect(expected.seconds).toBe(3600);
     const measureMs = await onTheLoop(() => probeDuration(webm));
 
-    const { result: res, stallMs } = await longestStall(postFromOutside("model=pocketsphinx-en-us&provider=spare", "audio/webm", webm));
+    const { result: res, stallMs } = await leastStall(postFromOutside("model=pocketsphinx-en-us&provider=spare", "audio/webm", webm));
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ duration_seconds: expected.seconds, billed_seconds: 3600, provider: "spare" });
     expect(spare.received.at(-1)).toEqual(webm);
@@ -138,7 +147,7 @@ describe("file transcription keeps the event loop free", () => {
     expect(refusal).toMatchObject({ code: "indeterminate_audio_duration" });
     const measureMs = await onTheLoop(refuse);
 
-    const { result: res, stallMs } = await longestStall(postFromOutside("model=pocketsphinx-en-us&provider=spare", "audio/webm", forged));
+    const { result: res, stallMs } = await leastStall(postFromOutside("model=pocketsphinx-en-us&provider=spare", "audio/webm", forged));
     expect(res.status).toBe(422);
     expect(await res.json()).toEqual({ error: "indeterminate_audio_duration", message: refusal!.message, request_id: expect.any(String) });
     expect({ stallMs, measureMs, stalledLessThanAQuarter: stallMs < measureMs / 4 }).toMatchObject({ stalledLessThanAQuarter: true });
@@ -165,7 +174,7 @@ describe("file transcription keeps the event loop free", () => {
       await holder.opened;
       while (!holder.rec.events.some((e) => e.type === "stt.session.started")) await Bun.sleep(10);
       try {
-        const { result: res, stallMs } = await longestStall(postFromOutside("model=pocketsphinx-en-us", "audio/mpeg", mp3));
+        const { result: res, stallMs } = await leastStall(postFromOutside("model=pocketsphinx-en-us", "audio/mpeg", mp3));
         expect(res.status).toBe(200);
         expect(await res.json()).toMatchObject({ duration_seconds: probeDuration(mp3).seconds, provider: "spare" });
         expect(spare.received.at(-1)).toEqual(mp3);
