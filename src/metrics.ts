@@ -1,5 +1,5 @@
 import { type Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { talliedCounter, talliedHistogram } from "./util/tallied-metrics.ts";
+import { talliedCounter } from "./util/tallied-metrics.ts";
 
 /** What a worker pool holds now: lanes open on its workers, and lanes waiting for a seat. */
 export interface PoolLoad {
@@ -11,8 +11,8 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 
 
 /**
  * Prometheus metrics (docs/operations.md#metrics lists them, docs/grafana-dashboard.json charts
- * them); one registry per app so tests and several apps in one process stay apart. Counters and
- * the per-request histograms are tallied: handed to prom-client at each scrape (util/tallied-metrics.ts).
+ * them); one registry per app so tests and several apps in one process stay apart. Counters are
+ * tallied: summed per label set and handed to prom-client at each scrape (util/tallied-metrics.ts).
  */
 export class Metrics {
   readonly registry = new Registry();
@@ -54,7 +54,7 @@ export class Metrics {
     "status",
   ] as const);
 
-  readonly httpDuration = talliedHistogram({
+  readonly httpDuration = new Histogram({
     name: "voxroute_http_request_duration_seconds",
     help: "HTTP requests from arrival to the end of their work (a streamed body's included), by route pattern, method and status",
     labelNames: ["route", "method", "status"] as const,
@@ -62,7 +62,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly sessionDuration = talliedHistogram({
+  readonly sessionDuration = new Histogram({
     name: "voxroute_session_duration_seconds",
     help: "Sessions from start to end, by surface, transport (ws or http) and outcome",
     labelNames: ["surface", "transport", "outcome"] as const,
@@ -70,7 +70,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly timeToFirstAudio = talliedHistogram({
+  readonly timeToFirstAudio = new Histogram({
     name: "voxroute_time_to_first_audio_seconds",
     help: "From the first text reaching the provider to the first audio byte sent to the client",
     labelNames: ["provider"] as const,
@@ -78,7 +78,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly sttEventLatency = talliedHistogram({
+  readonly sttEventLatency = new Histogram({
     name: "voxroute_stt_event_latency_seconds",
     help: "From the arrival of the audio a transcript ends with to the transcript, by provider and kind (interim, final)",
     labelNames: ["provider", "kind"] as const,
