@@ -47,6 +47,32 @@ describe("a client that stops reading a streamed answer", () => {
   }, 120_000);
 });
 
+describe("a client that reads nothing for longer than HTTP_STALL_TIMEOUT_S", () => {
+  test("its answer is closed mid-body, and it is billed as a client that left: the text the provider had been given", async () => {
+    const short = await startTestServer({ HTTP_STALL_TIMEOUT_S: "2" });
+    try {
+      const { key, tenantId } = await fundedAccount(short);
+      const res = await RawHttpRequest.post(
+        `${short.url}/oai/audio/speech`,
+        { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+        JSON.stringify({ model: "flite", voice: "kal", input: TEXT, response_format: "wav" }),
+      );
+      res.pause();
+      await Bun.sleep(30_000);
+      res.resume();
+      await res.done;
+      expect(res.status).toBe(200);
+      expect(res.complete).toBe(false);
+      const record = await lastActivity(short, tenantId);
+      expect(record).toMatchObject({ surface: "oai", outcome: "client_left" });
+      expect(record.usageAmount).toBeGreaterThan(0);
+      expect(record.usageAmount).toBeLessThan(TEXT.length);
+    } finally {
+      await short.stop(0);
+    }
+  }, 90_000);
+});
+
 describe("HTTP_STALL_TIMEOUT_S", () => {
   test("120 s unless set; 0 (no limit) to 255 (Bun's longest idle timeout)", () => {
     expect(loadConfig({}).httpStallTimeoutS).toBe(120);
