@@ -17,12 +17,21 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop(0));
 
-function speech(key: string) {
+function speech(key: string, on = server) {
   return RawHttpRequest.post(
-    `${server.url}/oai/audio/speech`,
+    `${on.url}/oai/audio/speech`,
     { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
     JSON.stringify({ model: "flite", voice: "kal", input: TEXT, response_format: "wav" }),
   );
+}
+
+/** The answer read to its end after `ms` of reading nothing. */
+async function readAfter(ms: number, answer: RawHttpRequest): Promise<RawHttpRequest> {
+  answer.pause();
+  await Bun.sleep(ms);
+  answer.resume();
+  await answer.done;
+  return answer;
 }
 
 describe("a client that stops reading a streamed answer", () => {
@@ -32,11 +41,7 @@ describe("a client that stops reading a streamed answer", () => {
     expect(straight.complete).toBe(true);
 
     const { key, tenantId } = await fundedAccount(server);
-    const paused = await speech(key);
-    paused.pause();
-    await Bun.sleep(45_000);
-    paused.resume();
-    await paused.done;
+    const paused = await readAfter(45_000, await speech(key));
     expect(paused.status).toBe(200);
     expect(paused.complete).toBe(true);
     expect(paused.bodyBytes).toBe(straight.bodyBytes);
@@ -52,15 +57,7 @@ describe("a client that reads nothing for longer than HTTP_STALL_TIMEOUT_S", () 
     const short = await startTestServer({ HTTP_STALL_TIMEOUT_S: "2" });
     try {
       const { key, tenantId } = await fundedAccount(short);
-      const res = await RawHttpRequest.post(
-        `${short.url}/oai/audio/speech`,
-        { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
-        JSON.stringify({ model: "flite", voice: "kal", input: TEXT, response_format: "wav" }),
-      );
-      res.pause();
-      await Bun.sleep(30_000);
-      res.resume();
-      await res.done;
+      const res = await readAfter(30_000, await speech(key, short));
       expect(res.status).toBe(200);
       expect(res.complete).toBe(false);
       const record = await lastActivity(short, tenantId);
