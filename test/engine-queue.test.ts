@@ -45,7 +45,7 @@ describe("an embedded engine with a long queue", () => {
     }
     expect(recs.every((r) => r.audio.length > 0)).toBe(true);
     expect(await fliteHealth()).toMatchObject({ status: "up" });
-  });
+  }, 120_000); // 24 sessions' turns on one worker: under the parallel suite's load this took over 30 s
 });
 
 describe("the engine worker's turns", () => {
