@@ -11,7 +11,11 @@ export interface QueueBounds<T> {
 export class AsyncQueue<T> implements AsyncIterable<T> {
   private items: T[] = [];
   private weight = 0;
-  private waiter: (() => void) | undefined;
+  /**
+   * The consumer's read that found nothing: the next push settles it with its item directly (one
+   * promise per item read, the per-chunk path of every provider stream, instead of a wake-up and a re-read).
+   */
+  private reader: { resolve: (result: IteratorResult<T>) => void; reject: (error: unknown) => void } | undefined;
   private room: (() => void) | undefined;
   private ended = false;
   private error: unknown;
@@ -28,12 +32,18 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
     this.items.push(item);
     this.weight += this.sizeOf(item);
     if (this.bounds && this.weight > this.bounds.cap) return this.fail(this.bounds.overflow());
-    this.wake();
+    const reader = this.reader;
+    if (!reader) return;
+    this.reader = undefined;
+    reader.resolve(this.take());
   }
 
   end(): void {
     this.ended = true;
-    this.wake();
+    const reader = this.reader;
+    this.reader = undefined;
+    // Items pushed before the end are read before it (an overflowing push's item too).
+    if (reader) this.items.length ? reader.resolve(this.take()) : this.settleEnded(reader);
     const room = this.room;
     this.room = undefined;
     room?.();
@@ -47,12 +57,6 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
 
   private sizeOf(item: T): number {
     return this.bounds ? this.bounds.size(item) : 1;
-  }
-
-  private wake(): void {
-    const w = this.waiter;
-    this.waiter = undefined;
-    w?.();
   }
 
   /** Undefined while less than `max` waits to be read (or the queue has ended), else resolves once that holds: a producer's backpressure. */
@@ -69,19 +73,26 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
     return { next: () => this.next() };
   }
 
-  private async next(): Promise<IteratorResult<T>> {
-    while (!this.items.length) {
-      if (this.ended) {
-        if (this.error !== undefined) throw this.error;
-        return { done: true, value: undefined };
-      }
-      await new Promise<void>((resolve) => (this.waiter = resolve));
-    }
+  private next(): Promise<IteratorResult<T>> {
+    if (this.items.length) return Promise.resolve(this.take());
+    return new Promise((resolve, reject) => {
+      if (this.ended) this.settleEnded({ resolve, reject });
+      else this.reader = { resolve, reject };
+    });
+  }
+
+  /** The first item, read: its weight no longer counts, and a producer waiting for room may go on. */
+  private take(): IteratorResult<T> {
     const item = this.items.shift()!;
     this.weight -= this.sizeOf(item);
     const room = this.room;
     this.room = undefined;
     room?.();
     return { done: false, value: item };
+  }
+
+  private settleEnded({ resolve, reject }: NonNullable<AsyncQueue<T>["reader"]>): void {
+    if (this.error !== undefined) reject(this.error);
+    else resolve({ done: true, value: undefined });
   }
 }
