@@ -5,7 +5,8 @@
 // on the same fakes. Main-thread CPU per session to start it (admission to `session_ready`, its hold
 // written behind) and per utterance, from the text frame to the close, for
 // BENCH_HOT_SESSIONS (default 2000) sessions at once: rounds long enough for /proc's scheduler
-// clock; the median of BENCH_ROUNDS (default 15). No kernel and no other process take part: what
+// clock; the median of BENCH_ROUNDS (default 15). BENCH_CHUNKS (default 3): the chunks each answer comes
+// in (bench:upstream's fake sends 32, as a provider streaming 100 ms pieces does: the per-chunk path). No kernel and no other process take part: what
 // the router's JavaScript itself adds, steadier than bench:upstream on a shared machine.
 import "./lib/keep-touched-memory.ts";
 import { readFileSync } from "node:fs";
@@ -20,7 +21,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const WARM = 3;
 const TEXT = "The router should add almost no latency to this sentence.";
 const AUDIO = new Uint8Array(150_000);
-const CHUNKS = 3;
+const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 3);
 
 const mainThreadMicros = () => Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ")[0]) / 1000;
 

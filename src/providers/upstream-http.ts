@@ -94,16 +94,21 @@ export async function upstreamFetch(provider: string, url: string, init: Request
 /**
  * A response body read chunk by chunk with its reader, failing with a retryable ProviderError
  * when the upstream sends nothing for `idleMs` (a stalled or half-dead connection is never left
- * hanging). One idle timer per response, pushed back on every chunk: a chunk costs its read and
- * nothing else (no generator steps, no closures).
+ * hanging). One idle timer per response, pushed back on every read: a chunk costs its read and
+ * nothing else (no generator steps, no closures). Read with Bun's `readMany`, which hands over every
+ * chunk already buffered at once, without a promise: under load the chunks of one response wait
+ * together, and each read one at a time cost a promise and a turn of the microtask queue.
  */
-type BodyStreamReader = Pick<ReadableStreamDefaultReader<Uint8Array>, "read" | "cancel">;
+type BodyStreamReader = Pick<ReadableStreamDefaultReader<Uint8Array>, "readMany" | "cancel">;
 
 export class BodyReader {
   private readonly reader: BodyStreamReader;
   private readonly timer: Timer;
   private silent = false;
   private done = false;
+  /** Chunks read and not yet handed on, from `at`. */
+  private chunks: Uint8Array[] = [];
+  private at = 0;
   /**
    * Between two reads the consumer holds a chunk (a slow client downstream): the upstream is not
    * being read, and that wait is not its silence.
@@ -116,7 +121,7 @@ export class BodyReader {
     private readonly idleMs: number,
     private readonly signal?: AbortSignal,
   ) {
-    this.reader = res.body!.getReader();
+    this.reader = res.body!.getReader() as unknown as BodyStreamReader; // Bun's reader; the DOM's type lacks readMany
     this.timer = setTimeout(() => this.expire(), idleMs);
   }
 
@@ -127,22 +132,26 @@ export class BodyReader {
       this.timer.refresh();
     }
     for (;;) {
-      let step: Awaited<ReturnType<BodyStreamReader["read"]>>;
+      while (this.at < this.chunks.length) {
+        const chunk = this.chunks[this.at++]!;
+        if (!chunk.byteLength) continue;
+        this.held = true;
+        return chunk;
+      }
+      if (this.done) return undefined;
+      let step: Bun.ReadableStreamDefaultReadManyResult<Uint8Array>;
       try {
-        step = await this.reader.read();
+        const read = this.reader.readMany();
+        step = read instanceof Promise ? await read : read;
       } catch (err) {
         if (this.signal?.aborted) return undefined;
         throw new ProviderError(`${this.provider} dropped the connection: ${(err as Error).message}`, true);
       }
       if (this.silent) throw new ProviderError(`${this.provider} went silent for ${this.idleMs} ms`, true);
-      if (step.done) {
-        this.done = true;
-        return undefined;
-      }
       this.timer.refresh();
-      if (!step.value.byteLength) continue;
-      this.held = true;
-      return step.value;
+      this.chunks = step.value;
+      this.at = 0;
+      this.done = step.done;
     }
   }
 
