@@ -88,3 +88,42 @@ describe("AsyncQueue", () => {
     expect(((await next).value as Uint8Array).byteLength).toBe(300);
   });
 });
+
+describe("AsyncQueue offers", () => {
+  test("an item pushed while the reader waits is offered first: taken, it is not read; refused, it is, in order; items pushed while the reader is busy are not offered", async () => {
+    const queue = new AsyncQueue<number>();
+    const offered: number[] = [];
+    queue.offer = (n) => {
+      offered.push(n);
+      return n % 2 === 0;
+    };
+    queue.push(0); // no reader yet: queued, not offered
+    const it = queue[Symbol.asyncIterator]();
+    expect((await it.next()).value).toBe(0);
+    const read = it.next(); // waits
+    queue.push(2); // taken
+    queue.push(4); // taken
+    queue.push(5); // refused: read
+    queue.push(6); // the reader has its item and is not waiting: queued
+    expect((await read).value).toBe(5);
+    expect((await it.next()).value).toBe(6);
+    expect(offered).toEqual([2, 4, 5]);
+    queue.offer = undefined;
+    const last = it.next();
+    queue.push(8);
+    expect((await last).value).toBe(8);
+    expect(offered).toEqual([2, 4, 5]);
+  });
+
+  test("what an offer throws fails the queue: the waiting read rejects with it", async () => {
+    const queue = new AsyncQueue<string>();
+    queue.offer = () => {
+      throw new Error("consumer broke");
+    };
+    const read = drain(queue);
+    await Bun.sleep(0);
+    queue.push("a");
+    queue.push("b"); // after the failure: dropped
+    expect(await read).toEqual({ items: [], error: new Error("consumer broke") });
+  });
+});

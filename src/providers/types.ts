@@ -55,6 +55,12 @@ export interface TtsStream extends AsyncIterable<TtsEvent> {
   end(): void;
   /** Stop now; nothing more is yielded. */
   cancel(): void;
+  /**
+   * While its consumer waits for the next event, each event is first offered to `take` as it
+   * arrives, synchronously: one it takes (true) is not yielded. Undefined stops the offers. Only a
+   * stream that queues its events has it: it spares the consumer a promise per audio chunk.
+   */
+  offerTo?(take: ((event: TtsEvent) => boolean) | undefined): void;
 }
 
 export interface TtsStreamRequest {

@@ -127,17 +127,9 @@ export class BodyReader {
 
   /** The next chunk; undefined at the body's end (or once the request was cancelled). */
   async next(): Promise<Uint8Array | undefined> {
-    if (this.held) {
-      this.held = false;
-      this.timer.refresh();
-    }
     for (;;) {
-      while (this.at < this.chunks.length) {
-        const chunk = this.chunks[this.at++]!;
-        if (!chunk.byteLength) continue;
-        this.held = true;
-        return chunk;
-      }
+      const chunk = this.buffered();
+      if (chunk) return chunk;
       if (this.done) return undefined;
       let step: Bun.ReadableStreamDefaultReadManyResult<Uint8Array>;
       try {
@@ -153,6 +145,21 @@ export class BodyReader {
       this.at = 0;
       this.done = step.done;
     }
+  }
+
+  /** The next chunk already read, with no promise; undefined when the next is still to be read (`next`). */
+  buffered(): Uint8Array | undefined {
+    if (this.held) {
+      this.held = false;
+      this.timer.refresh();
+    }
+    while (this.at < this.chunks.length) {
+      const chunk = this.chunks[this.at++]!;
+      if (!chunk.byteLength) continue;
+      this.held = true;
+      return chunk;
+    }
+    return undefined;
   }
 
   /** Stops the timer, and the body when it was not read to its end. */

@@ -28,6 +28,10 @@ export abstract class UtteranceStream implements TtsStream {
     return this.queue[Symbol.asyncIterator]();
   }
 
+  offerTo(take: ((event: TtsEvent) => boolean) | undefined): void {
+    this.queue.offer = take;
+  }
+
   write(text: string): void {
     for (const utterance of this.cutter.take(text)) this.push(utterance);
   }
@@ -160,7 +164,7 @@ export class UtteranceTtsStream extends UtteranceStream {
   private async relayAudio(res: Response): Promise<void> {
     const body = new BodyReader(this.provider, res, this.idleTimeoutMs, this.abort.signal);
     try {
-      for (let audio = await body.next(); audio; audio = await body.next()) {
+      for (let audio = await body.next(); audio; audio = body.buffered() ?? (await body.next())) {
         this.queue.push({ type: "audio", audio });
         const room = this.queue.roomFor(AUDIO_BACKLOG_BYTES);
         if (room) await room;

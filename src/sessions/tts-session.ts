@@ -1,6 +1,6 @@
 import { ApiError, CLOSE, ProviderError } from "../errors.ts";
 import { characters } from "../ledger/usage.ts";
-import type { TtsStream } from "../providers/types.ts";
+import type { TtsEvent, TtsStream } from "../providers/types.ts";
 import { CachePlays } from "./tts-cache/cache-plays.ts";
 import { type Candidate, voiceOf } from "../routing/candidate.ts";
 import { AlignmentTimeline } from "./tts-alignment.ts";
@@ -40,6 +40,8 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private held = "";
   private closeAccepted = false;
   private audioStarted = false;
+  /** A send of audio taken as it arrived (`takeNow`) that waits for the client: the pump awaits it before the next event. */
+  private sending: Promise<void> | undefined;
   /** Tells the candidate's health that it serves (its first audio). */
   private served: (() => void) | undefined;
   private firstTextAt: number | undefined;
@@ -174,7 +176,18 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
 
   /** Drains the provider into the socket; true when the provider finished after `close`. */
   private async pump(): Promise<boolean> {
-    for await (const ev of this.stream!) {
+    const stream = this.stream!;
+    stream.offerTo?.((ev) => this.takeNow(ev));
+    try {
+      return await this.drain(stream);
+    } finally {
+      stream.offerTo?.(undefined);
+    }
+  }
+
+  private async drain(stream: TtsStream): Promise<boolean> {
+    for await (const ev of stream) {
+      if (this.sending) await this.sent();
       if (this.closed) return false;
       this.idle.touch();
       if (ev.type === "spoken") {
@@ -205,11 +218,34 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
       const sending = this.audioStarted ? this.forward(ev.audio) : this.out.together(() => this.firstAudio(ev.audio));
       if (sending) await sending;
     }
+    if (this.sending) await this.sent();
     if (this.closed) return false;
     // A provider may only end the stream once the client closed the session and every flush was answered.
     if (!this.closeAccepted || this.text.flushesOpen) throw new ProviderError(`${this.binding!.provider.id} ended the stream before the session was over`, true);
     await this.out.send(this.failover.rest());
     return true;
+  }
+
+  /**
+   * Audio the stream offers as it arrives, while the pump waits (`TtsStream.offerTo`): forwarded at
+   * once, with no promise, once audio has begun on this candidate; anything else is left to the
+   * pump. A send that has to wait is awaited by the pump before the next event.
+   */
+  private takeNow(ev: TtsEvent): boolean {
+    if (ev.type !== "audio" || this.closed || !this.audioStarted || this.served || this.sending) return false;
+    this.idle.touch();
+    const sending = this.forward(ev.audio);
+    if (sending) {
+      this.sending = sending;
+      sending.catch(() => {}); // awaited by the pump (sent), which throws it
+    }
+    return true;
+  }
+
+  private async sent(): Promise<void> {
+    const sending = this.sending;
+    this.sending = undefined;
+    await sending;
   }
 
   /** Synchronous (no promise) while the audio needs no conversion and the client keeps up: the per-chunk path. */

@@ -17,6 +17,12 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
    */
   private reader: { resolve: (result: IteratorResult<T>) => void; reject: (error: unknown) => void } | undefined;
   private room: (() => void) | undefined;
+  /**
+   * While the reader waits on an empty queue, a pushed item is first offered here, synchronously:
+   * true when it was taken at once, and the read goes on waiting (the consumer's per-item path with
+   * no promise at all). What it throws fails the queue, as if the consumer had thrown it.
+   */
+  offer: ((item: T) => boolean) | undefined;
   private ended = false;
   private error: unknown;
 
@@ -29,6 +35,13 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
 
   push(item: T): void {
     if (this.ended) return;
+    if (this.reader && this.offer) {
+      try {
+        if (this.offer(item)) return;
+      } catch (err) {
+        return this.fail(err);
+      }
+    }
     this.items.push(item);
     this.weight += this.sizeOf(item);
     if (this.bounds && this.weight > this.bounds.cap) return this.fail(this.bounds.overflow());
