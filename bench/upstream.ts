@@ -9,6 +9,9 @@
 // First, issue 28's items 1 and 2 as it judges them (`hotPath` below: BENCH_ROUNDS, BENCH_HOT_ONLY,
 // BENCH_HOT_ITEMS, BENCH_AB_DIR, BENCH_PROF for a --cpu-prof-md of the SQLite router, BENCH_PROCS for
 // the router as several processes on one port, BENCH_TRACED for the router with tracing on beside it).
+// Each item first runs BENCH_WARM rounds unmeasured (default 10): the router's JIT compiler tiers
+// its hot path up over some 2,000 sessions (the relay's few lines at once), and its compiler
+// threads take a core's share while it does; with 1, the figures are those of a router still warming up.
 // STT: event latency, from the audio frame that completes half a second (the Deepgram fake
 // answers each half second with an interim Results) to that event, through /v1/stt vs direct.
 import { FAKE_DEEPGRAM_KEY } from "../test/fakes/deepgram.ts";
@@ -21,6 +24,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const LEVELS = levels();
+const WARM_ROUNDS = Number(process.env.BENCH_WARM ?? 10);
 const TEXT = "The router should add almost no latency to this sentence.";
 
 const fake = await spawnBun(["test/fakes/openai-server.ts"]);
@@ -213,7 +217,7 @@ async function hotPath(rounds: number, n: number): Promise<void> {
   const only = process.env.BENCH_HOT_ITEMS?.split(",");
   for (const [name, round, target] of items.filter((_, i) => !only || only.includes(String(i + 1)))) {
     console.log(`${name} × ${n}; target per ${target}`);
-    for (const p of parties) await round(p.url, p.auth, p.pid, n); // warm: the first round of each pays for compiling its path
+    for (let w = 0; w < WARM_ROUNDS; w++) for (const p of parties) await round(p.url, p.auth, p.pid, n); // warm: the first rounds pay for compiling the path
     const cpu = parties.map((): number[] => []);
     /** Each party's added latency over the relay, p50 and p99 of every run. */
     const added = parties.map(() => ({ p50: [] as number[], p99: [] as number[] }));
