@@ -19,25 +19,54 @@ export interface Proc {
  */
 export const SERVER_RUNTIME = { MIMALLOC_PURGE_DELAY: "-1" };
 
-/** `cwd`: another checkout of the project (an A/B comparison against its code). */
+/**
+ * `cwd`: another checkout of the project (an A/B comparison against its code). The process prints
+ * its address as a JSON line with a `url`; what else it writes to stdout (log lines) goes on to
+ * this process's stderr, read as it comes so that a chatty server never blocks on a full pipe.
+ */
 export async function spawnBun(args: string[], env: Record<string, string> = {}, cwd = root): Promise<Proc> {
   const proc = Bun.spawn(["bun", ...args], { cwd, env: { ...SERVER_RUNTIME, ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "inherit" });
-  const reader = proc.stdout.getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
+  const lines = stdoutLines(proc.stdout);
+  let info: Proc["info"] | undefined;
+  while (!info) {
+    const { value: line, done } = await lines.next();
     if (done) throw new Error(`${args.join(" ")} exited before it printed its address`);
-    text += new TextDecoder().decode(value);
+    info = addressIn(line);
+    if (!info) process.stderr.write(`${line}\n`);
   }
-  reader.releaseLock();
+  void (async () => {
+    for await (const line of lines) process.stderr.write(`${line}\n`);
+  })();
   return {
     proc,
-    info: JSON.parse(text.split("\n")[0]),
+    info,
     stop: async () => {
       proc.kill("SIGTERM");
       await proc.exited;
     },
   };
+}
+
+async function* stdoutLines(stdout: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  for await (const chunk of stdout) {
+    text += decoder.decode(chunk, { stream: true });
+    const lines = text.split("\n");
+    text = lines.pop()!;
+    yield* lines;
+  }
+  if (text) yield text;
+}
+
+/** A line that is the process's address: JSON with a `url` (a log line is not). */
+function addressIn(line: string): Proc["info"] | undefined {
+  try {
+    const parsed = JSON.parse(line) as Proc["info"];
+    return typeof parsed?.url === "string" ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The router (bench/bench-server.ts) on loopback with a fresh SQLite database named after the benchmark, logging nothing, with `env` added. */
