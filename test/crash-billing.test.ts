@@ -33,7 +33,7 @@ afterAll(async () => {
   cartesia.stop();
 });
 
-async function start(databaseUrl: string): Promise<ServerProcess> {
+async function start(databaseUrl: string, env: Record<string, string> = {}): Promise<ServerProcess> {
   // A short hold lifetime, so that the restarted server finds the dead sessions' holds lapsed soon.
   const server = await spawnServer({
     DATABASE_URL: databaseUrl,
@@ -43,6 +43,7 @@ async function start(databaseUrl: string): Promise<ServerProcess> {
     FIXED_CHUNKS: String(CHUNKS_PER_FLUSH),
     CARTESIA_API_KEY: FAKE_CARTESIA_KEY,
     CARTESIA_BASE_URL: cartesia.url,
+    ...env,
   });
   running.push(server);
   return server;
@@ -73,13 +74,15 @@ const nextEvent = (c: Client, type: string, after: number) =>
  * Streams text frames in real time: each frame is flushed and its audio (0.5 s) played before the
  * next is sent. Killed right after the last frame's audio arrived, before its checkpoint is due.
  */
+const frameText = (i: number) => `Frame number ${i + 1} of a long story. `;
+
 async function ttsKilledMidStream(server: ServerProcess, key: string, frameCount: number) {
   const c = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}`), bearer(key));
   await nextEvent(c, "service.tts_session_ready", 0);
   const sent: number[] = [];
   let seen = 0;
   for (let i = 0; i < frameCount; i++) {
-    const text = `Frame number ${i + 1} of a long story. `;
+    const text = frameText(i);
     c.send({ type: "text", text });
     c.send({ type: "flush" });
     sent.push([...text].length);
@@ -152,6 +155,32 @@ function crashSuite(name: string, databaseUrl: () => Promise<string>, skip: bool
       expect(record.usage_amount).toBeLessThanOrEqual(delivered);
       expect(record.usage_amount).toBeGreaterThanOrEqual(delivered - sent.at(-1)!);
       expect(record.credits).toBe(record.usage_amount * 10);
+      await expectBooks(restarted, key, record);
+      await killServer(restarted);
+    }, 60_000);
+
+    test("TTS with the router's cache: the characters it played are billed after the restart at its price factor, as a settle bills them", async () => {
+      const url = await databaseUrl();
+      const server = await start(url, { TTS_CACHE_BYTES: String(16 << 20), TTS_CACHE_SCOPE: "shared", TTS_CACHE_PRICE_FACTOR: "0.5" });
+      // Another account speaks the first three frames: the cache keeps them.
+      const warm = connect(server.wsUrl(`/v1/tts?model=${TEST_MODEL}`), bearer(await accountIn(url, INITIAL)));
+      for (let i = 0; i < 3; i++) {
+        warm.send({ type: "text", text: frameText(i) });
+        warm.send({ type: "flush" });
+      }
+      warm.send({ type: "close" });
+      expect((await warm.closed).close).toEqual({ code: 1000, reason: "tts_complete" });
+      const key = await accountIn(url, INITIAL);
+      const { sent } = await ttsKilledMidStream(server, key, 6);
+      const fromCache = sent.slice(0, 3).reduce((a, b) => a + b, 0);
+
+      const restarted = await start(url);
+      const [record, ...others] = (await settledRecord(restarted, key)) as any[];
+      expect(others).toEqual([]);
+      expect(record).toMatchObject({ status: "interrupted", provider: "fixed", usage_unit: "characters", cached_units: fromCache });
+      expect(record.usage_amount).toBeGreaterThanOrEqual(sent.reduce((a, b) => a + b, 0) - sent.at(-1)!);
+      // 10 credits a character from the provider, 5 from the cache (before: every character at 10).
+      expect(record.credits).toBe((record.usage_amount - fromCache) * 10 + fromCache * 5);
       await expectBooks(restarted, key, record);
       await killServer(restarted);
     }, 60_000);

@@ -23,6 +23,8 @@ export interface Checkpoint {
   perRequest: string;
   /** Usage delivered so far: characters (TTS) or seconds (STT). */
   units: number;
+  /** TTS: of the current binding's units, the characters the router's cache played, billed at its price factor. */
+  cached?: CachedUnits;
   /** Epoch ms when `units` was last noted: the latest moment the request is known to have run. */
   at: number;
   /** TTS: the voice the request named, for its activity record. */
@@ -78,7 +80,7 @@ export function recoveredSettle(id: string, tenantId: string, json: string): Set
   const target = billingTarget(cp);
   const parts = cp.parts?.length ? recoveredParts(cp) : undefined;
   const units = parts ? parts.reduce((n, p) => n + p.units, 0) : cp.units;
-  const cachedUnits = parts && cachedOf(parts);
+  const cachedUnits = parts ? cachedOf(parts) : cp.cached && Math.min(cp.units, cp.cached.units);
   return {
     id,
     tenantId,

@@ -98,6 +98,7 @@ export class MeteredRequest {
       this.checkpoint.parts = this.parts.checkpointParts(target);
       this.checkpoint.servingVoice = this.parts.voice;
       this.checkpoint.units = upTo; // until the next binding delivers more
+      if (this.checkpoint.cached) this.checkpoint.cached = undefined; // the next binding's part has had none played yet
       this.ledger.holds.note(this.id);
     }
   }
@@ -233,13 +234,17 @@ export class MeteredRequest {
    * The usage delivered so far on `binding`, in total (characters whose audio went out, seconds of
    * audio received). Synchronous and cheap: written to the hold soon after, so that a server that
    * dies before `settle` is billed this much when its hold is recovered. Only covered usage counts.
+   * `cached` (TTS): what the router's cache played so far, a running total as `RequestEnd.cached`:
+   * a recovered request bills those characters at the cache's price factor, as its settle would.
    */
-  delivered(binding: Binding, units: number): void {
+  delivered(binding: Binding, units: number, cached?: CachedUnits): void {
     const cp = this.checkpoint;
     if (!cp || this.settled || (cp.units === units && cp.binding === binding.id && cp.provider === binding.provider.id)) return;
     retarget(cp, binding);
     cp.units = units;
     cp.at = Date.now();
+    const own = cached && this.parts.currentCached(units, cached);
+    if (own || cp.cached) cp.cached = own; // untouched without a cache: the checkpoint keeps its shape
     this.ledger.holds.note(this.id);
   }
 

@@ -94,6 +94,11 @@ export class ServedParts {
     });
   }
 
+  /** Of the current binding's part of `total` units (past the closed parts), the characters the cache played (`cached`: the running total); undefined when none. */
+  currentCached(total: number, cached: CachedUnits | undefined): CachedUnits | undefined {
+    return this.cachedSince(total - this.units, cached);
+  }
+
   /** Of a part of `units`, the characters the cache played since the latest hand-over (`cached` the running total); undefined when none. */
   private cachedSince(units: number, cached: CachedUnits | undefined): CachedUnits | undefined {
     const own = Math.min(units, (cached?.units ?? 0) - this.cachedUpTo);

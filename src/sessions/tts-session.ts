@@ -262,7 +262,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   }
 
   private noteDelivered(): void {
-    this.admission!.meter.delivered(this.binding!, this.text.delivered);
+    this.admission!.meter.delivered(this.binding!, this.text.delivered, this.cache.played());
   }
 
   private startAudio(): void {
