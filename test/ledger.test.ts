@@ -195,6 +195,32 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       expect((await paid(t2)).paidCredits).toBe(10_000 - 100);
     });
 
+    test("a settle whose observer throws is written once and not tried again: the caller gets the observer's error, the books are right, no hold is left", async () => {
+      const t = await tenant(100_000);
+      const failing = new Meter(ledger, log);
+      let told = 0;
+      failing.observe(() => {
+        told++;
+        throw new Error("an observer's bug");
+      });
+      const m = failing.start(requestId(), { tenantId: t }, "test");
+      expect(await m.cover(binding("cheap"), 10)).toBe(true);
+      await m.written();
+      const settling = m.settle({ binding: binding("cheap"), status: "completed", outcome: "completed", units: 10, startedAt: new Date(), latencyMs: 1, attempts: [] });
+      const thrown = await settling.then(
+        () => undefined,
+        (err: Error) => err,
+      );
+      expect(thrown?.message).toBe("an observer's bug");
+      // Before: the write and the observers were tried five times over 1.5 s, the observers told each
+      // time, and the written request's hold then handed to the keeper as if it were unwritten.
+      expect(told).toBe(1);
+      expect(await records(t)).toHaveLength(1);
+      expect(await paid(t)).toMatchObject({ paidHeld: 0, paidCredits: 100_000 - 125 });
+      await ledger.holds.flush();
+      expect(await database.sql.query("SELECT id FROM holds WHERE tenant_id = ?", [t])).toEqual([]);
+    });
+
     test("a settle while a reserve is still under way releases that reserve too: nothing stays held", async () => {
       const t = await tenant(100_000);
       const m = meter.start(requestId(), { tenantId: t }, "test");

@@ -5,7 +5,7 @@ import type { Outcome } from "./activity.ts";
 import { newCheckpoint, retarget, target, type Checkpoint } from "./checkpoint.ts";
 import { type CachedUnits, ceilCredits } from "./cost.ts";
 import { HeldCredits } from "./held-credits.ts";
-import type { Ledger } from "./ledger.ts";
+import type { ActivityRow, Ledger } from "./ledger.ts";
 import { ServedParts } from "./parts.ts";
 import { inSettleSpan, type RequestEnd, usageRecord, writeUsage } from "./settle-usage.ts";
 import { total, type Allocation } from "./sources.ts";
@@ -269,22 +269,17 @@ export class MeteredRequest {
     const parts = this.parts.settleParts(end.binding, end.units, end.cached);
     const { id, payer, surface, voice } = this;
     const usage = usageRecord({ id, tenantId: payer.tenantId, keyId: payer.keyId, surface, voice }, end, parts);
+    let row: ActivityRow;
     try {
-      return await writeUsage(this.ledger, usage, (row) => {
-        this.ledger.holds.forget(id);
-        this.held.spent(row.credits, end.startedAt);
-        const served = parts ?? [{ binding: end.binding, units: usage.units }];
-        for (const [i, part] of served.entries()) {
-          this.settledWith({ binding: part.binding, units: part.units, credits: row.partCredits?.[i] ?? (i === served.length - 1 ? row.credits : 0) });
-        }
-        if (this.request) Object.assign(this.request, { provider: end.binding.provider.id, model: end.binding.canonical, credits: row.credits });
-      });
+      row = await writeUsage(this.ledger, usage);
     } catch (err) {
       // The usage goes into the hold's checkpoint, and the hold is left to lapse: it is then
       // settled from it (as `interrupted`) once the database takes writes again.
       if (this.checkpoint) {
         retarget(this.checkpoint, end.binding);
         Object.assign(this.checkpoint, { units: usage.units, at: Date.now() });
+        const cached = end.cached && this.parts.currentCached(usage.units, end.cached);
+        if (cached || this.checkpoint.cached) this.checkpoint.cached = cached;
         this.ledger.holds.track(id, this.checkpoint);
         this.ledger.holds.abandon(id);
       }
@@ -295,5 +290,14 @@ export class MeteredRequest {
       );
       throw err;
     }
+    // Once written, whatever comes of telling it: the write is not tried again for an observer's error.
+    this.ledger.holds.forget(id);
+    this.held.spent(row.credits, end.startedAt);
+    const served = parts ?? [{ binding: end.binding, units: usage.units }];
+    for (const [i, part] of served.entries()) {
+      this.settledWith({ binding: part.binding, units: part.units, credits: row.partCredits?.[i] ?? (i === served.length - 1 ? row.credits : 0) });
+    }
+    if (this.request) Object.assign(this.request, { provider: end.binding.provider.id, model: end.binding.canonical, credits: row.credits });
+    return row;
   }
 }

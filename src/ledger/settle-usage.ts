@@ -58,15 +58,13 @@ export function usageRecord(request: Requester, end: RequestEnd, parts: ServedPa
 }
 
 /**
- * Writes `usage`, and then `recorded` with its row; a try that throws in either is tried again
- * after a growing pause, up to SETTLE_TRIES tries, and the last one's error is thrown.
+ * Writes `usage`; a write that fails is tried again after a growing pause, up to SETTLE_TRIES
+ * tries, and the last one's error is thrown.
  */
-export async function writeUsage(ledger: Ledger, usage: SettleInput, recorded: (row: ActivityRow) => void): Promise<ActivityRow> {
+export async function writeUsage(ledger: Ledger, usage: SettleInput): Promise<ActivityRow> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const row = await ledger.settle(usage);
-      recorded(row);
-      return row;
+      return await ledger.settle(usage);
     } catch (err) {
       if (attempt >= SETTLE_TRIES) throw err;
       await Bun.sleep(50 * 2 ** attempt);
