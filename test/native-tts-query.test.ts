@@ -3,7 +3,7 @@ import { Catalogue } from "../src/catalogue/catalogue.ts";
 import { servedCatalogue } from "../src/providers/served-catalogue.ts";
 import { loadConfig } from "../src/config.ts";
 import type { ApiError } from "../src/errors.ts";
-import { planTtsSession } from "../src/surfaces/native/tts-query.ts";
+import { plannedTtsSession, planTtsSession } from "../src/surfaces/native/tts-query.ts";
 
 const catalogue = new Catalogue(servedCatalogue(loadConfig({})));
 const plan = (query: string) => planTtsSession(catalogue, new URLSearchParams(query));
@@ -42,5 +42,30 @@ describe("/v1/tts query", () => {
     } catch (err) {
       expect((err as ApiError).code).toBe("invalid_request");
     }
+  });
+});
+
+describe("/v1/tts plans kept per query", () => {
+  const planned = (c: Catalogue, query: string) => plannedTtsSession(c, `?${query}`, new URLSearchParams(query));
+
+  test("the same query string gets the same plan, frozen, equal to planning it afresh; another query its own", () => {
+    const query = "model=flite&voice=slt&pitch=low";
+    const first = planned(catalogue, query);
+    expect(planned(catalogue, query)).toBe(first);
+    expect(first).toEqual(plan(query));
+    for (const part of [first, first.candidates, first.options, first.pronunciation]) expect(Object.isFrozen(part)).toBe(true);
+    expect(() => {
+      (first.options as Record<string, string>).pitch = "high";
+    }).toThrow();
+    const other = planned(catalogue, "model=flite&voice=kal");
+    expect(other).not.toBe(first);
+    expect(other.voice).toBe("kal");
+  });
+
+  test("a refused query is refused each time, not kept; another catalogue plans for itself", () => {
+    for (let i = 0; i < 2; i++) expect(() => planned(catalogue, "model=flite&format=wav")).toThrow("format must be pcm or mp3");
+    const other = new Catalogue(servedCatalogue(loadConfig({})));
+    expect(planned(other, "model=flite")).not.toBe(planned(catalogue, "model=flite"));
+    expect(planned(other, "model=flite")).toEqual(planned(catalogue, "model=flite"));
   });
 });

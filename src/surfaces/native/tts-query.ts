@@ -62,3 +62,24 @@ export function planTtsSession(catalogue: Catalogue, params: URLSearchParams): N
   const { request, autoFlush, alignment, cache } = readTtsQuery(params);
   return { ...planTts(catalogue, request), autoFlush, alignment, cache, pronunciation: locatorsOfQuery(params.get("pronunciation_dictionaries")) };
 }
+
+/** The plans of the queries asked lately, per catalogue (which never changes once built). */
+const planned = new WeakMap<Catalogue, Map<string, NativeTtsPlan>>();
+const PLANS_KEPT = 1_000;
+
+/**
+ * `planTtsSession` once per query string (`search`, the URL's query as sent): planning is pure, and
+ * a voice app's sessions ask the same query again and again. The plan is frozen: the sessions that
+ * asked the same query share it. A refusal is not kept (it is thrown each time, as planned).
+ */
+export function plannedTtsSession(catalogue: Catalogue, search: string, params: URLSearchParams): NativeTtsPlan {
+  let plans = planned.get(catalogue);
+  if (!plans) planned.set(catalogue, (plans = new Map()));
+  const kept = plans.get(search);
+  if (kept) return kept;
+  const plan = planTtsSession(catalogue, params);
+  for (const part of [plan.candidates, plan.options, plan.pronunciation, plan]) Object.freeze(part);
+  if (plans.size >= PLANS_KEPT) plans.clear();
+  plans.set(search, plan);
+  return plan;
+}

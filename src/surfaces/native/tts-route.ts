@@ -9,7 +9,7 @@ import { ttsSessionDeps } from "../tts-session-deps.ts";
 import { NATIVE_PROTOCOL, nativeSocketKey } from "./auth.ts";
 import { parseTtsFrame } from "./tts-frames.ts";
 import { NativeTtsPort } from "./tts-wire.ts";
-import { type NativeTtsPlan, planTtsSession } from "./tts-query.ts";
+import { type NativeTtsPlan, plannedTtsSession } from "./tts-query.ts";
 import { jsonOf } from "../raw-frames.ts";
 import { keepConnection, type SocketData, takeConnection } from "../ws-connections.ts";
 import type { SocketRoute } from "../socket-routes.ts";
@@ -20,6 +20,12 @@ interface Connection {
 }
 
 type TtsSocket = SocketData<Connection> & { admission: SocketAdmission<NativeTtsPlan> };
+
+/** A URL's query as sent, `?` included ("" for none). */
+const searchOf = (url: string) => {
+  const at = url.indexOf("?");
+  return at < 0 ? "" : url.slice(at);
+};
 
 /** `/v1/tts` without a WebSocket upgrade. */
 export function ttsRoute() {
@@ -34,7 +40,7 @@ export function ttsSocket(ctx: AppContext): SocketRoute<TtsSocket> {
   return {
     path: "/v1/tts",
     protocol: NATIVE_PROTOCOL,
-    admit: async (request, query) => ({ admission: await admitChannel(ctx, nativeSocketKey(request), () => planTtsSession(ctx.catalogue, query)) }),
+    admit: async (request, query) => ({ admission: await admitChannel(ctx, nativeSocketKey(request), () => plannedTtsSession(ctx.catalogue, searchOf(request.url), query)) }),
     socket: {
       open(ws) {
         const { admission } = ws.data;
