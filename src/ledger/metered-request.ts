@@ -240,12 +240,17 @@ export class MeteredRequest {
   delivered(binding: Binding, units: number, cached?: CachedUnits): void {
     const cp = this.checkpoint;
     if (!cp || this.settled || (cp.units === units && cp.binding === binding.id && cp.provider === binding.provider.id)) return;
+    this.checkpointAt(cp, binding, units, cached);
+    this.ledger.holds.note(this.id);
+  }
+
+  /** The checkpoint says `units` delivered on `binding` now, `cached` (the running total) of the current part's played by the cache. */
+  private checkpointAt(cp: Checkpoint, binding: Binding, units: number, cached: CachedUnits | undefined): void {
     retarget(cp, binding);
     cp.units = units;
     cp.at = Date.now();
     const own = cached && this.parts.currentCached(units, cached);
     if (own || cp.cached) cp.cached = own; // untouched without a cache: the checkpoint keeps its shape
-    this.ledger.holds.note(this.id);
   }
 
   /** The request ended (`outcome`) before it was served: it is recorded, unbilled, and its hold released. */
@@ -276,10 +281,7 @@ export class MeteredRequest {
       // The usage goes into the hold's checkpoint, and the hold is left to lapse: it is then
       // settled from it (as `interrupted`) once the database takes writes again.
       if (this.checkpoint) {
-        retarget(this.checkpoint, end.binding);
-        Object.assign(this.checkpoint, { units: usage.units, at: Date.now() });
-        const cached = end.cached && this.parts.currentCached(usage.units, end.cached);
-        if (cached || this.checkpoint.cached) this.checkpoint.cached = cached;
+        this.checkpointAt(this.checkpoint, end.binding, usage.units, end.cached);
         this.ledger.holds.track(id, this.checkpoint);
         this.ledger.holds.abandon(id);
       }
