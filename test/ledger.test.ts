@@ -195,6 +195,34 @@ function suite(name: string, open: () => Promise<Opened>, skip: boolean) {
       expect((await paid(t2)).paidCredits).toBe(10_000 - 100);
     });
 
+    test("a batch that fails at one of its writes is rolled back whole: nothing debited or recorded, the hold still held; settled again once the database takes it, billed once", async () => {
+      const t = await tenant(10_000);
+      const id = requestId();
+      await ledger.reserve(id, t, binding("cheap"), 300, 0, newCheckpoint("test", undefined, Date.now(), binding("cheap")));
+      // The activity insert comes last in the batch, after the balance's and the hold's writes.
+      const refuse =
+        name === "SQLite"
+          ? [`CREATE TRIGGER refuse_${t.replace(/\W/g, "_")} BEFORE INSERT ON activity WHEN NEW.tenant_id = '${t}' BEGIN SELECT RAISE(ABORT, 'activity refused'); END`]
+          : [
+              "CREATE OR REPLACE FUNCTION refuse_activity() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'activity refused'; END $$ LANGUAGE plpgsql",
+              `CREATE TRIGGER refuse_${t.replace(/\W/g, "_")} BEFORE INSERT ON activity FOR EACH ROW WHEN (NEW.tenant_id = '${t}') EXECUTE FUNCTION refuse_activity()`,
+            ];
+      await database.sql.transaction(async (tx) => {
+        for (const statement of refuse) tx.later(statement);
+      });
+      const failed = await ledger.settle(settleInput(id, t, 10)).then(
+        () => undefined,
+        (err: Error) => err,
+      );
+      expect(failed?.message).toContain("activity refused");
+      expect(await paid(t)).toMatchObject({ paidCredits: 10_000, paidHeld: 300 });
+      expect(await records(t)).toEqual([]);
+      await database.sql.transaction(async (tx) => tx.later(`DROP TRIGGER refuse_${t.replace(/\W/g, "_")}${name === "SQLite" ? "" : " ON activity"}`));
+      expect((await ledger.settle(settleInput(id, t, 10))).credits).toBe(125);
+      expect(await paid(t)).toMatchObject({ paidCredits: 10_000 - 125, paidHeld: 0 });
+      expect((await records(t)).length).toBe(1);
+    });
+
     test("a settle whose observer throws is written once and not tried again: the caller gets the observer's error, the books are right, no hold is left", async () => {
       const t = await tenant(100_000);
       const failing = new Meter(ledger, log);

@@ -16,12 +16,20 @@ export interface SqlRequest {
   read?: boolean;
 }
 
+/** A procedure of workers/sqlite-procedures.ts, run whole in one write transaction of the worker's; `args` are plain JSON. */
+export interface ProcedureRequest {
+  id: number;
+  /** A name in workers/sqlite-procedures.ts. */
+  procedure: string;
+  args: unknown;
+}
+
 /**
  * What the server posts: the requests made in one turn of its event loop, run in order; as their
  * JSON when every parameter is a string, a finite number, a boolean or null (a string crosses to
  * the worker for a fraction of what cloning the arrays costs the event loop).
  */
-export type SqlPost = SqlRequest[] | string;
+export type SqlPost = (SqlRequest | ProcedureRequest)[] | string;
 
 /** What the worker posts back: the answers to one post, in order. */
 export type SqlAnswers = SqlAnswer[];
@@ -29,5 +37,7 @@ export type SqlAnswers = SqlAnswer[];
 export type SqlAnswer =
   /** Each statement's rows ([] for statements that return none). */
   | { id: number; rows: unknown[][] }
+  /** A procedure's answer. */
+  | { id: number; result: unknown }
   /** The statement at `at` failed; those after it did not run. */
   | { id: number; error: { message: string; code?: string; name?: string }; at: number };

@@ -1,11 +1,14 @@
 import { Database, type Statement } from "bun:sqlite";
 import { parentPort, workerData } from "node:worker_threads";
-import type { SqlAnswer, SqlAnswers, SqlOp, SqlPost, SqlRequest } from "./sqlite-protocol.ts";
+import { type SqlTx, sqliteParams } from "../src/db/sql.ts";
+import { PROCEDURES } from "./sqlite-procedures.ts";
+import type { ProcedureRequest, SqlAnswer, SqlOp, SqlPost, SqlRequest } from "./sqlite-protocol.ts";
 
 // The server's SQLite statements, off its event loop: the server sends each transaction's
 // statements here (BEGIN IMMEDIATE … COMMIT, pipelined) and reads here what it reads on its hot
-// paths. One write connection, whose transaction the server drives one at a time, and one read
-// connection, which sees only what is committed.
+// paths, or has a whole transaction run here (a procedure: the ledger's batches). One write
+// connection, whose transaction the server drives one at a time, and one read connection, which
+// sees only what is committed.
 
 const { path } = workerData as { path: string };
 const PRAGMAS = "PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0;";
@@ -25,6 +28,11 @@ function run(conn: ReturnType<typeof connect>, op: SqlOp): unknown[] {
   return stmt.all(...(op.params as never[]));
 }
 
+const failure = (id: number, err: unknown, at: number): SqlAnswer => {
+  const e = err as { message?: string; code?: string; name?: string };
+  return { id, error: { message: String(e.message ?? err), code: e.code, name: e.name }, at };
+};
+
 function answer(msg: SqlRequest): SqlAnswer {
   const conn = msg.read ? read : write;
   const rows: unknown[][] = [];
@@ -32,17 +40,47 @@ function answer(msg: SqlRequest): SqlAnswer {
     for (const op of msg.ops) rows.push(run(conn, op));
     return { id: msg.id, rows };
   } catch (err) {
-    const e = err as { message?: string; code?: string; name?: string };
-    return { id: msg.id, error: { message: String(e.message ?? err), code: e.code, name: e.name }, at: rows.length };
+    return failure(msg.id, err, rows.length);
   }
 }
 
+// Statements run as they are asked for: a procedure's awaits settle at once, within this message.
+const tx: SqlTx = {
+  query: async <T>(text: string, params?: unknown[]) => run(write, { text, params: sqliteParams(params) }) as T[],
+  later: (text, params) => void run(write, { text, params: sqliteParams(params) }),
+};
+
+async function procedure(msg: ProcedureRequest): Promise<SqlAnswer> {
+  try {
+    const fn = PROCEDURES[msg.procedure];
+    if (!fn) throw new Error(`no procedure ${msg.procedure}`);
+    run(write, { text: "BEGIN IMMEDIATE", params: [] });
+    const result = await fn(tx, msg.args as never);
+    run(write, { text: "COMMIT", params: [] });
+    return { id: msg.id, result };
+  } catch (err) {
+    if (write.db.inTransaction) write.db.exec("ROLLBACK");
+    return failure(msg.id, err, 0);
+  }
+}
+
+async function answerAll(requests: (SqlRequest | ProcedureRequest)[]): Promise<SqlAnswer[]> {
+  const answers: SqlAnswer[] = [];
+  for (const r of requests) answers.push("procedure" in r ? await procedure(r) : answer(r));
+  return answers;
+}
+
+// Posts are answered one after another, in order, each whole before the next begins.
+let answering = Promise.resolve();
 parentPort!.on("message", (msg: SqlPost | "stop") => {
   if (msg === "stop") {
-    write.db.close();
-    read.db.close();
-    process.exit(0);
+    answering = answering.then(() => {
+      write.db.close();
+      read.db.close();
+      process.exit(0);
+    });
+    return;
   }
-  const requests: SqlRequest[] = typeof msg === "string" ? JSON.parse(msg) : msg;
-  parentPort!.postMessage(requests.map(answer) satisfies SqlAnswers);
+  const requests: (SqlRequest | ProcedureRequest)[] = typeof msg === "string" ? JSON.parse(msg) : msg;
+  answering = answering.then(async () => parentPort!.postMessage(await answerAll(requests)));
 });

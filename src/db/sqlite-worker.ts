@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import type { SqlAnswers, SqlOp, SqlRequest } from "../../workers/sqlite-protocol.ts";
+import type { ProcedureRequest, SqlAnswers, SqlOp, SqlRequest } from "../../workers/sqlite-protocol.ts";
 import { projectFile } from "../project-file.ts";
 import { type SqlRunner, type SqlTx, sqliteParams } from "./sql.ts";
 import type { WriteTurns } from "./write-turns.ts";
@@ -24,9 +24,9 @@ class SqliteError extends Error {
 export class SqliteWorker {
   private readonly worker: Worker;
   private nextId = 1;
-  private readonly waiting = new Map<number, { resolve: (rows: unknown[][]) => void; reject: (e: unknown) => void }>();
+  private readonly waiting = new Map<number, { resolve: (answer: never) => void; reject: (e: unknown) => void }>();
   /** Requests of this turn of the event loop: posted together at its end, one message for all. */
-  private outbox: SqlRequest[] = [];
+  private outbox: (SqlRequest | ProcedureRequest)[] = [];
   private exited: Promise<void>;
   /** Why the worker is gone, once it is: every request from then on fails with it, none waits forever. */
   private gone: Error | undefined;
@@ -39,7 +39,8 @@ export class SqliteWorker {
         const w = this.waiting.get(answer.id);
         if (!w) continue;
         this.waiting.delete(answer.id);
-        if ("rows" in answer) w.resolve(answer.rows);
+        if ("rows" in answer) w.resolve(answer.rows as never);
+        else if ("result" in answer) w.resolve(answer.result as never);
         else w.reject(new SqliteError(answer.error.message, answer.error.code));
       }
       if (this.waiting.size === 0) this.worker.unref(); // nothing awaited: the process may end
@@ -54,20 +55,29 @@ export class SqliteWorker {
 
   /** Runs `ops` in order; resolves with each one's rows, or rejects with the first failure. */
   send(ops: SqlOp[], read = false): Promise<unknown[][]> {
+    return this.ask((id) => ({ id, ops, read }));
+  }
+
+  /** Runs the worker's procedure `name` (`args`: plain JSON) in a write transaction of its own; resolves with its answer. */
+  procedure(name: string, args: unknown): Promise<unknown> {
+    return this.ask((id) => ({ id, procedure: name, args }));
+  }
+
+  private ask<T>(request: (id: number) => SqlRequest | ProcedureRequest): Promise<T> {
     if (this.gone) return Promise.reject(this.gone);
     const id = this.nextId++;
     if (this.waiting.size === 0) this.worker.ref(); // answers are awaited: keep the process up for them
-    const answer = new Promise<unknown[][]>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
+    const answer = new Promise<T>((resolve, reject) => this.waiting.set(id, { resolve: resolve as (answer: never) => void, reject }));
     if (this.outbox.length === 0) queueMicrotask(() => this.post());
-    this.outbox.push({ id, ops, read });
+    this.outbox.push(request(id));
     return answer;
   }
 
   private post(): void {
     const requests = this.outbox;
     this.outbox = [];
-    // As one JSON string when every parameter survives JSON (SqlPost).
-    if (!this.gone) return this.worker.postMessage(requests.every((r) => r.ops.every((op) => op.params.every(survivesJson))) ? JSON.stringify(requests) : requests);
+    // As one JSON string when every parameter survives JSON (SqlPost); a procedure's always do.
+    if (!this.gone) return this.worker.postMessage(requests.every((r) => !("ops" in r) || r.ops.every((op) => op.params.every(survivesJson))) ? JSON.stringify(requests) : requests);
     for (const { id } of requests) {
       const w = this.waiting.get(id);
       this.waiting.delete(id);
@@ -96,6 +106,7 @@ export function workerRunner(worker: SqliteWorker, turns: WriteTurns): SqlRunner
   const op = (text: string, values?: unknown[]): SqlOp => ({ text, params: sqliteParams(values) });
   return {
     query: async <T>(text: string, values?: unknown[]) => (await worker.send([op(text, values)], true))[0] as T[],
+    inWorker: (name, args) => turns.run(() => worker.procedure(name, args)),
     transaction: <T>(fn: (tx: SqlTx) => Promise<T>) =>
       turns.run(async () => {
         const begin = worker.send([op("BEGIN IMMEDIATE")]);

@@ -1,5 +1,4 @@
 import type { Rational } from "../catalogue/price.ts";
-import type { Binding } from "../catalogue/types.ts";
 import type { Outcome } from "./activity.ts";
 import type { CachedUnits } from "./cost.ts";
 import type { BillingTarget } from "./sources.ts";
@@ -58,7 +57,7 @@ export interface ActivityRow {
 export interface ReserveInput {
   holdId: string;
   tenantId: string;
-  binding: Binding;
+  binding: BillingTarget;
   /** Credits the request needs now: all of them, or none. */
   minimum: number;
   /** Credits it would like to hold ahead, at most a share of what else is free (batch.ts's AHEAD_SHARE). */
