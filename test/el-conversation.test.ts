@@ -10,7 +10,7 @@ import { conversationStarted } from "./helpers/realtime.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { spareCatalogue } from "./fakes/spare-stt.ts";
 import { POCKETSPHINX_FAMILY } from "../src/providers/local-pocketsphinx/provider.ts";
-import type { SttEvent, SttFamily, SttProvider, SttStream } from "../src/providers/types.ts";
+import type { SttEvent, SttFamily, SttProvider, SttStream } from "../src/providers/stt-types.ts";
 import { AsyncQueue } from "../src/util/async-queue.ts";
 import { concat, frames, silence, speak, spokenSpans, windowsBySpeech } from "./helpers/speech.ts";
 

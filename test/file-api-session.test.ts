@@ -10,7 +10,7 @@ import { Ledger } from "../src/ledger/ledger.ts";
 import { Meter } from "../src/ledger/meter.ts";
 import { createLogger } from "../src/log.ts";
 import { Metrics } from "../src/metrics.ts";
-import type { SttProvider, TranscriptionRequest } from "../src/providers/types.ts";
+import type { SttProvider, TranscriptionRequest } from "../src/providers/stt-types.ts";
 import { ProviderHealth } from "../src/routing/health.ts";
 import { type FileApiResult, FileApiSession } from "../src/sessions/file-api-session.ts";
 import { tempDir } from "./helpers/temp-dirs.ts";

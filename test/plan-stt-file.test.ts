@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Catalogue } from "../src/catalogue/catalogue.ts";
 import { planSttFile, type SttFileRequest } from "../src/planning/plan-stt-file.ts";
-import type { SttFamily, SttProvider } from "../src/providers/types.ts";
+import type { SttFamily, SttProvider } from "../src/providers/stt-types.ts";
 import { NO_PREFERENCES } from "../src/routing/preferences.ts";
 import { providerSpec, refusalOf } from "./helpers/planning.ts";
 

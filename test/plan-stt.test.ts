@@ -4,7 +4,7 @@ import type { ProviderSpec } from "../src/catalogue/types.ts";
 import { ApiError } from "../src/errors.ts";
 import { planStt } from "../src/planning/plan-stt.ts";
 import type { SttRequest } from "../src/planning/stt-request.ts";
-import type { SttFamily, SttProvider } from "../src/providers/types.ts";
+import type { SttFamily, SttProvider } from "../src/providers/stt-types.ts";
 import { familyKey } from "../src/routing/candidate.ts";
 import { NO_PREFERENCES } from "../src/routing/preferences.ts";
 import { nativeSttParam, readSttQuery } from "../src/planning/stt-fields.ts";

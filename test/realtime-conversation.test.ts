@@ -5,7 +5,7 @@ import { BrokenProvider, FixedPcmProvider, TEST_MODEL, testCatalogue } from "./f
 import { spareCatalogue } from "./fakes/spare-stt.ts";
 import { POCKETSPHINX_FAMILY } from "../src/providers/local-pocketsphinx/provider.ts";
 import { ProviderError } from "../src/errors.ts";
-import type { SttEvent, SttProvider, SttStream } from "../src/providers/types.ts";
+import type { SttEvent, SttProvider, SttStream } from "../src/providers/stt-types.ts";
 import { AsyncQueue } from "../src/util/async-queue.ts";
 import { fundedAccount } from "./helpers/accounts.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DEFAULT_VAD } from "../src/audio/vad.ts";
 import type { CatalogueData } from "../src/catalogue/catalogue.ts";
 import { ProviderError } from "../src/errors.ts";
-import type { SttEvent, SttFamily, SttProvider, SttStream, SttStreamRequest } from "../src/providers/types.ts";
+import type { SttEvent, SttFamily, SttProvider, SttStream, SttStreamRequest } from "../src/providers/stt-types.ts";
 import { withRouterTurns, type VadLanes } from "../src/sessions/router-turns.ts";
 import { AsyncQueue } from "../src/util/async-queue.ts";
 import { AudioPool } from "../src/pools/audio-pool.ts";

@@ -4,7 +4,7 @@ import { pcmOfWav } from "../src/audio/wav.ts";
 import type { CatalogueData } from "../src/catalogue/catalogue.ts";
 import { AssemblyAiStt } from "../src/providers/assemblyai/stt.ts";
 import { DeepgramStt } from "../src/providers/deepgram/stt.ts";
-import type { SttProvider } from "../src/providers/types.ts";
+import type { SttProvider } from "../src/providers/stt-types.ts";
 import { openUpstreamStreams } from "../src/providers/upstream-ws.ts";
 import { toFile } from "openai";
 import type { TranscriptionStreamEvent } from "openai/resources/audio/transcriptions";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PcmDecoder } from "../src/audio/decode.ts";
 import { probeDuration } from "../src/audio/probe.ts";
-import type { TranscriptionRequest } from "../src/providers/types.ts";
+import type { TranscriptionRequest } from "../src/providers/stt-types.ts";
 import { spareCatalogue, SpareStt } from "./fakes/spare-stt.ts";
 import { lacedOpusWebm } from "./helpers/forged-audio.ts";
 import { localSttAvailable } from "./helpers/local-stt.ts";

@@ -1,7 +1,7 @@
 import type { Catalogue } from "../catalogue/catalogue.ts";
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
-import type { SttProvider } from "../providers/types.ts";
+import type { SttProvider } from "../providers/stt-types.ts";
 import { byLink, inLink, linkModel, type ModelChoice } from "../routing/candidate.ts";
 import type { ProviderPreferences } from "../routing/preferences.ts";
 import { resolve } from "../routing/resolve.ts";

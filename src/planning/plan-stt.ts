@@ -2,7 +2,7 @@ import { DEFAULT_VAD, type VadOptions } from "../audio/vad.ts";
 import type { Catalogue } from "../catalogue/catalogue.ts";
 import { ApiError } from "../errors.ts";
 import { audioBytesPerSecond } from "../ledger/usage.ts";
-import type { PortableSttOption, PortableValues, SttFamily, SttProvider } from "../providers/types.ts";
+import type { PortableSttOption, PortableValues, SttFamily, SttProvider } from "../providers/stt-types.ts";
 import { byLink, familyKey, inLink, linkModel } from "../routing/candidate.ts";
 import { router } from "../routing/resolve.ts";
 import { refusal } from "./members.ts";

@@ -1,6 +1,6 @@
 import type { SttAudioFormat } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
-import type { PortableSttOption, PortableValues, SttFamily } from "../providers/types.ts";
+import type { PortableSttOption, PortableValues, SttFamily } from "../providers/stt-types.ts";
 import { refusal } from "./members.ts";
 
 /** A request as a family is asked to serve it. */

@@ -2,7 +2,7 @@ import type { SttAudioFormat } from "../catalogue/types.ts";
 import { ApiError } from "../errors.ts";
 import { NUMERIC_OPTIONS } from "./plan-stt.ts";
 import { AUDIO_FORMATS, type SttRequest } from "./stt-request.ts";
-import type { PortableValues } from "../providers/types.ts";
+import type { PortableValues } from "../providers/stt-types.ts";
 import { preferencesFromQuery } from "../routing/preferences.ts";
 import { fallbacksOfText } from "./fallbacks.ts";
 

@@ -1,5 +1,5 @@
 import type { SttAudioFormat } from "../catalogue/types.ts";
-import type { PortableValues } from "../providers/types.ts";
+import type { PortableValues } from "../providers/stt-types.ts";
 import type { Candidate, ModelChoice } from "../routing/candidate.ts";
 import type { ProviderPreferences } from "../routing/preferences.ts";
 import type { SttSessionParams } from "../sessions/stt-events.ts";

@@ -1,6 +1,7 @@
 import type { DeclaredCatalogue } from "../catalogue/declare.ts";
 import { defineProvider, type EnvReader, type ProviderRuntime } from "./home.ts";
-import type { SttProvider, TtsProvider } from "./types.ts";
+import type { TtsProvider } from "./types.ts";
+import type { SttProvider } from "./stt-types.ts";
 import type { HttpProviderOptions } from "./upstream-http.ts";
 
 /** A cloud provider's credentials: it is served when either is set. */

@@ -4,7 +4,8 @@ import type { FilePool } from "../pools/file-pool.ts";
 import type { EngineWorkerOptions } from "../../workers/engine-protocol.ts";
 import type { CatalogueData } from "../catalogue/catalogue.ts";
 import type { Logger } from "../log.ts";
-import type { SttProvider, TtsProvider } from "./types.ts";
+import type { TtsProvider } from "./types.ts";
+import type { SttProvider } from "./stt-types.ts";
 
 // Everything about one provider, in one place (`providers/<id>/index.ts`): the environment
 // variables it reads, what it puts in the catalogue, what start-up must find on this machine, and

@@ -1,7 +1,8 @@
 import type { EngineWorkerOptions } from "../../workers/engine-protocol.ts";
 import { foundOf, HOMES, settingOf, type ProviderFindings, type ProviderSettings } from "./all.ts";
 import type { ProviderRuntime } from "./home.ts";
-import type { SttProvider, TtsProvider } from "./types.ts";
+import type { TtsProvider } from "./types.ts";
+import type { SttProvider } from "./stt-types.ts";
 
 /** The adapters this build has, each provider's built by its own factories from its settings. */
 export function providerAdapters(settings: ProviderSettings, findings: ProviderFindings, runtime: ProviderRuntime): { tts: TtsProvider[]; stt: SttProvider[] } {

@@ -1,4 +1,4 @@
-import type { SttEvent, SttStream } from "./types.ts";
+import type { SttEvent, SttStream } from "./stt-types.ts";
 import type { JsonSocketStream } from "./upstream-ws.ts";
 
 // Client commits and clears for providers with one "end the turn now" frame (AssemblyAI's

@@ -1,6 +1,6 @@
 import type { WireJson } from "./wire-json.ts";
 import { ProviderError } from "../errors.ts";
-import type { TranscriptionRequest } from "./types.ts";
+import type { TranscriptionRequest } from "./stt-types.ts";
 import { activeSpan } from "../tracing/spans.ts";
 
 // HTTP to upstream providers: one place that turns what an upstream does wrong into

@@ -1,7 +1,7 @@
 import type { WireJson } from "./wire-json.ts";
 import { CLOSE, ProviderError } from "../errors.ts";
 import { AsyncQueue } from "../util/async-queue.ts";
-import type { RawUpstream } from "./types.ts";
+import type { RawUpstream } from "./stt-types.ts";
 import { withTraceparent } from "../tracing/spans.ts";
 
 // WebSockets to upstream providers: connecting with the provider's auth, relaying frames for

@@ -1,4 +1,4 @@
-import type { Transcription } from "./types.ts";
+import type { Transcription } from "./stt-types.ts";
 
 export interface TimedWord {
   text: string;

@@ -1,5 +1,5 @@
 import type { Catalogue } from "../catalogue/catalogue.ts";
-import type { SttProvider } from "../providers/types.ts";
+import type { SttProvider } from "../providers/stt-types.ts";
 import { type ConversationPlan, planConversation } from "./plan.ts";
 import type { RealtimeProfile } from "./profiles.ts";
 

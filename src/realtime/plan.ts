@@ -1,6 +1,6 @@
 import type { Catalogue } from "../catalogue/catalogue.ts";
 import { ApiError } from "../errors.ts";
-import type { SttProvider } from "../providers/types.ts";
+import type { SttProvider } from "../providers/stt-types.ts";
 import type { Pipeline, PipelineStage } from "./profiles.ts";
 import { DEFAULT_OUTPUT_FORMAT, OUTPUT_FORMATS, type OutputFormat } from "./output-formats.ts";
 import { planWithNames } from "../planning/members.ts";

@@ -1,7 +1,7 @@
 import type { Binding } from "../catalogue/types.ts";
 import { ApiError, ProviderError } from "../errors.ts";
 import { billedSeconds } from "../ledger/usage.ts";
-import type { SttProvider, Transcription, TranscriptionRequest } from "../providers/types.ts";
+import type { SttProvider, Transcription, TranscriptionRequest } from "../providers/stt-types.ts";
 import type { SessionDeps } from "./admission.ts";
 import type { Close, Outcome, SessionEnding } from "./lifecycle/ending.ts";
 import { type CoreSetup, SessionCore } from "./lifecycle/session-core.ts";

@@ -3,7 +3,7 @@ import type { Meter } from "../ledger/meter.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import type { ProviderHealth } from "../routing/health.ts";
-import type { SttProvider } from "../providers/types.ts";
+import type { SttProvider } from "../providers/stt-types.ts";
 import type { FilePool } from "../pools/file-pool.ts";
 import type { SessionRegistry } from "./registry.ts";
 import type { VadLanes } from "./router-turns.ts";

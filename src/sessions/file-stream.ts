@@ -4,7 +4,7 @@ import type { FileSessionContext as AppContext } from "./file-context.ts";
 import { ApiError, sessionFailure } from "../errors.ts";
 import type { MeteredRequest } from "../ledger/metered-request.ts";
 import { feedPaced, type Pace, type PacedFeed, type PcmPieces } from "../providers/paced-audio.ts";
-import type { SttFamily, Transcription, TranscriptSegment } from "../providers/types.ts";
+import type { SttFamily, Transcription, TranscriptSegment } from "../providers/stt-types.ts";
 import type { SttPort, SttSessionEvent, SttSessionParams } from "./stt-events.ts";
 import { SttSession } from "./stt-session.ts";
 import { joinAudio } from "../util/turn-batch.ts";

@@ -4,7 +4,7 @@ import type { FileSessionContext as AppContext } from "./file-context.ts";
 import { decoderFor } from "../audio/decodable.ts";
 import { billedSeconds } from "../ledger/usage.ts";
 import { ApiError } from "../errors.ts";
-import type { Transcription, TranscriptSegment } from "../providers/types.ts";
+import type { Transcription, TranscriptSegment } from "../providers/stt-types.ts";
 import { FileApiSession } from "./file-api-session.ts";
 import type { PcmPieces } from "../providers/paced-audio.ts";
 import { fitted, PIECE_MS, type StreamingPlan, streamFile } from "./file-stream.ts";

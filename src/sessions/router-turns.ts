@@ -2,7 +2,7 @@ import type { AudioLane, AudioSessionOptions } from "../pools/audio-pool.ts";
 import type { FromAudio } from "../../workers/audio-protocol.ts";
 import type { VadOptions } from "../audio/vad.ts";
 import { ProviderError } from "../errors.ts";
-import type { SttEvent, SttStream } from "../providers/types.ts";
+import type { SttEvent, SttStream } from "../providers/stt-types.ts";
 import { AsyncQueue } from "../util/async-queue.ts";
 
 // Router turns: the router VAD decides the turns of a recognizer with no turn detector of its own,

@@ -1,7 +1,7 @@
 import type { ErrorCode } from "../errors.ts";
 import type { VadOptions } from "../audio/vad.ts";
 import type { SttAudioFormat } from "../catalogue/types.ts";
-import type { PortableValues, SttEvent, SttFamily, SttProvider } from "../providers/types.ts";
+import type { PortableValues, SttEvent, SttFamily, SttProvider } from "../providers/stt-types.ts";
 import type { Admission, SessionDeps } from "./admission.ts";
 import type { VadLanes } from "./router-turns.ts";
 

@@ -1,5 +1,5 @@
 import type { Binding } from "../catalogue/types.ts";
-import type { SttEvent } from "../providers/types.ts";
+import type { SttEvent } from "../providers/stt-types.ts";
 import type { SttCommand } from "./stt-events.ts";
 import { KeptAudio } from "./stt-kept-audio.ts";
 import { onCallerClock, Replay, type ReplayTarget } from "./stt-replay.ts";

@@ -1,7 +1,7 @@
 import type { Binding } from "../catalogue/types.ts";
 import { CLOSE, ERRORS, ProviderError, sessionFailure } from "../errors.ts";
 import { audioSeconds } from "../ledger/usage.ts";
-import type { RawUpstream, SttProvider, SttStreamRequest } from "../providers/types.ts";
+import type { RawUpstream, SttProvider, SttStreamRequest } from "../providers/stt-types.ts";
 import type { SessionDeps } from "./admission.ts";
 import { openWithin } from "./lifecycle/candidates.ts";
 import type { Close, Outcome, SessionEnding } from "./lifecycle/ending.ts";

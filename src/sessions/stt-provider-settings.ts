@@ -1,4 +1,4 @@
-import type { SttFamily, SttStreamRequest } from "../providers/types.ts";
+import type { SttFamily, SttStreamRequest } from "../providers/stt-types.ts";
 import type { SttInputConfig, SttSessionSetup } from "./stt-events.ts";
 
 // How a streaming STT session's settings reach the family of the provider that serves it: the

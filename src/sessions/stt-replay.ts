@@ -1,5 +1,5 @@
 import { UNSENT_HIGH_WATER_BYTES } from "../providers/paced-audio.ts";
-import type { SttEvent } from "../providers/types.ts";
+import type { SttEvent } from "../providers/stt-types.ts";
 import type { SttCommand } from "./stt-events.ts";
 
 // The kept audio and commands (stt-kept-audio.ts) said again to the provider that took over a

@@ -3,7 +3,7 @@ import type { Binding } from "../catalogue/types.ts";
 import { familyKey } from "../routing/candidate.ts";
 import { ApiError, CLOSE, ProviderError } from "../errors.ts";
 import { audioSeconds, billedSeconds } from "../ledger/usage.ts";
-import type { SttEvent, SttStream } from "../providers/types.ts";
+import type { SttEvent, SttStream } from "../providers/stt-types.ts";
 import { openWithin } from "./lifecycle/candidates.ts";
 import type { Close, Outcome, SessionEnding } from "./lifecycle/ending.ts";
 import { SessionCore } from "./lifecycle/session-core.ts";

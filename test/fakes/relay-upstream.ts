@@ -1,6 +1,6 @@
 import type { CatalogueData } from "../../src/catalogue/catalogue.ts";
 import { ProviderError } from "../../src/errors.ts";
-import type { RawUpstream, SttEvent, SttFamily, SttProvider, SttStream } from "../../src/providers/types.ts";
+import type { RawUpstream, SttEvent, SttFamily, SttProvider, SttStream } from "../../src/providers/stt-types.ts";
 import { AsyncQueue } from "../../src/util/async-queue.ts";
 import { oneBindingCatalogue, streamingSttBinding } from "./one-binding-catalogue.ts";
 

@@ -1,7 +1,7 @@
 import type { CatalogueData } from "../../src/catalogue/catalogue.ts";
 import { ProviderError } from "../../src/errors.ts";
 import { POCKETSPHINX_FAMILY } from "../../src/providers/local-pocketsphinx/provider.ts";
-import type { SttEvent, SttProvider, SttStream } from "../../src/providers/types.ts";
+import type { SttEvent, SttProvider, SttStream } from "../../src/providers/stt-types.ts";
 import { AsyncQueue } from "../../src/util/async-queue.ts";
 
 // An in-process streaming recognizer whose sessions follow a script, to forge the moment it fails

@@ -1,6 +1,6 @@
 import type { CatalogueData } from "../../src/catalogue/catalogue.ts";
 import { POCKETSPHINX_FAMILY } from "../../src/providers/local-pocketsphinx/provider.ts";
-import type { SttEvent, SttProvider, SttStream, Transcription } from "../../src/providers/types.ts";
+import type { SttEvent, SttProvider, SttStream, Transcription } from "../../src/providers/stt-types.ts";
 import { AsyncQueue } from "../../src/util/async-queue.ts";
 
 // A second provider of the embedded recognizer's model, after it in routing order: where the

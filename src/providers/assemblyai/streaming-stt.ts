@@ -1,6 +1,6 @@
 import type { WireJson } from "../wire-json.ts";
 import { CLOSE, ProviderError } from "../../errors.ts";
-import type { RawUpstream, SttEvent, SttFamily, SttStream, SttStreamRequest } from "../types.ts";
+import type { RawUpstream, SttEvent, SttFamily, SttStream, SttStreamRequest } from "../stt-types.ts";
 import { TurnEnds, turnEndingStream } from "../turn-ends.ts";
 import { type HttpProviderOptions, keepAliveEvery } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";

@@ -1,5 +1,5 @@
 import { ProviderError } from "../../errors.ts";
-import { type RawUpstream, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest, oneFamily } from "../types.ts";
+import { type RawUpstream, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest, oneFamily } from "../stt-types.ts";
 import { upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 import { sentenceSegments } from "../word-segments.ts";
 import { isUniversalStreaming, openUniversalStreaming, streamingUrl, universalStreamingPassthrough, UNIVERSAL_STREAMING_FAMILY, type AssemblyAiStreamingOptions } from "./streaming-stt.ts";

@@ -1,6 +1,6 @@
 import type { WireJson } from "../wire-json.ts";
 import { CLOSE, ProviderError } from "../../errors.ts";
-import type { SttEvent, SttFamily, SttStream, SttStreamRequest } from "../types.ts";
+import type { SttEvent, SttFamily, SttStream, SttStreamRequest } from "../stt-types.ts";
 import { SilenceKeepAlive } from "../silence-keep-alive.ts";
 import { type HttpProviderOptions, keepAliveEvery } from "../upstream-http.ts";
 import { JsonSocketStream } from "../upstream-ws.ts";

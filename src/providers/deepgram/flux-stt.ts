@@ -1,5 +1,5 @@
 import { CLOSE, ProviderError } from "../../errors.ts";
-import type { SttEvent, SttFamily, SttStream, SttStreamRequest } from "../types.ts";
+import type { SttEvent, SttFamily, SttStream, SttStreamRequest } from "../stt-types.ts";
 import { TurnEnds, turnEndingStream } from "../turn-ends.ts";
 import { SilenceKeepAlive } from "../silence-keep-alive.ts";
 import { type HttpProviderOptions, keepAliveEvery } from "../upstream-http.ts";

@@ -1,5 +1,5 @@
 import { ProviderError } from "../../errors.ts";
-import type { RawUpstream, SttEvent, SttFamily, SttProvider, SttStream, SttStreamRequest, Transcription, TranscriptionRequest } from "../types.ts";
+import type { RawUpstream, SttEvent, SttFamily, SttProvider, SttStream, SttStreamRequest, Transcription, TranscriptionRequest } from "../stt-types.ts";
 import { keepAliveEvery, upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 import { JsonSocketStream, openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
 import { FLUX_FAMILY, fluxQuery, fluxStream } from "./flux-stt.ts";

@@ -1,5 +1,5 @@
 import { ProviderError } from "../../errors.ts";
-import { type RawUpstream, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest, oneFamily } from "../types.ts";
+import { type RawUpstream, type SttProvider, type SttStream, type SttStreamRequest, type Transcription, type TranscriptionRequest, oneFamily } from "../stt-types.ts";
 import { setAudioFile, upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 import { openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
 import { sentenceSegments } from "../word-segments.ts";

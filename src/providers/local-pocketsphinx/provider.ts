@@ -7,7 +7,7 @@ import { AsyncQueue } from "../../util/async-queue.ts";
 import { ProviderError, ProviderOverloaded } from "../../errors.ts";
 import { feedPaced } from "../paced-audio.ts";
 import { SAMPLE_RATE } from "./decoder.ts";
-import type { SttEvent, SttFamily, SttProvider, SttStream, SttStreamRequest, Transcription, TranscriptionRequest } from "../types.ts";
+import type { SttEvent, SttFamily, SttProvider, SttStream, SttStreamRequest, Transcription, TranscriptionRequest } from "../stt-types.ts";
 
 /** File audio goes to the worker in chunks of this many samples (1 s). */
 const FILE_CHUNK = SAMPLE_RATE;

@@ -1,5 +1,5 @@
 import { ProviderError } from "../../errors.ts";
-import type { SttStreamRequest } from "../types.ts";
+import type { SttStreamRequest } from "../stt-types.ts";
 
 // The opening `session.update` of an OpenAI realtime transcription session: the portable settings
 // translated to OpenAI's, its own `provider_options` checked and winning.

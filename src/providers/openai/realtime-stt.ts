@@ -1,4 +1,4 @@
-import type { RawUpstream, SttFamily, SttStream, SttStreamRequest } from "../types.ts";
+import type { RawUpstream, SttFamily, SttStream, SttStreamRequest } from "../stt-types.ts";
 import type { HttpProviderOptions } from "../upstream-http.ts";
 import { openUpstreamSocket, rawUpstream } from "../upstream-ws.ts";
 import type { WireJson } from "../wire-json.ts";

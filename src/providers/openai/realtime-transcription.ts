@@ -1,6 +1,6 @@
 import { base64Of } from "../../audio/bytes.ts";
 import { ProviderError } from "../../errors.ts";
-import type { SttEvent, SttStream, SttStreamRequest } from "../types.ts";
+import type { SttEvent, SttStream, SttStreamRequest } from "../stt-types.ts";
 import { SilenceKeepAlive } from "../silence-keep-alive.ts";
 import { type HttpProviderOptions, keepAliveEvery } from "../upstream-http.ts";
 import { JsonSocketStream } from "../upstream-ws.ts";

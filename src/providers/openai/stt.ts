@@ -1,5 +1,5 @@
 import { ProviderError } from "../../errors.ts";
-import type { RawUpstream, SttFamily, SttProvider, SttStream, SttStreamRequest, Transcription, TranscriptionRequest } from "../types.ts";
+import type { RawUpstream, SttFamily, SttProvider, SttStream, SttStreamRequest, Transcription, TranscriptionRequest } from "../stt-types.ts";
 import { setAudioFile, upstreamFetch, upstreamJson, type HttpProviderOptions } from "../upstream-http.ts";
 import { OPENAI_REALTIME_FAMILY, OpenAiRealtimeStt } from "./realtime-stt.ts";
 

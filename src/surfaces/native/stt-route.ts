@@ -12,7 +12,7 @@ import { nativeSttParam, readSttQuery, type SttFields } from "../../planning/stt
 import { planWithNames } from "../../planning/members.ts";
 import { planStt } from "../../planning/plan-stt.ts";
 import type { SttPlan } from "../../planning/stt-request.ts";
-import type { SttProvider } from "../../providers/types.ts";
+import type { SttProvider } from "../../providers/stt-types.ts";
 import type { Catalogue } from "../../catalogue/catalogue.ts";
 import { nativeSttPort } from "./stt-wire.ts";
 import { keepConnection, type SocketData, takeConnection } from "../ws-connections.ts";

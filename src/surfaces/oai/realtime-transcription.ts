@@ -6,7 +6,7 @@ import { isObject } from "../../util/is-object.ts";
 import { planWithNames } from "../../planning/members.ts";
 import { planStt } from "../../planning/plan-stt.ts";
 import type { SttRequest } from "../../planning/stt-request.ts";
-import type { PortableValues } from "../../providers/types.ts";
+import type { PortableValues } from "../../providers/stt-types.ts";
 import { NO_PREFERENCES } from "../../routing/preferences.ts";
 import type { ConversationConnection } from "../realtime-conversations.ts";
 import { meteredSession } from "../../sessions/admission.ts";

@@ -1,4 +1,4 @@
-import type { TranscriptSegment } from "../../providers/types.ts";
+import type { TranscriptSegment } from "../../providers/stt-types.ts";
 import type { FileTranscription } from "../../sessions/file-transcription.ts";
 import { SSE_HEADERS, sseError, sseEvent } from "./sse.ts";
 
