@@ -10,6 +10,8 @@ export class CachePlays {
   private before = 0;
   /** The cache's stream under the current candidate's (absent when the cache does not serve it). */
   private current: CachedTtsStream | undefined;
+  /** The latest running total handed out: asked for with every chunk of audio, it is made anew only when it changed. */
+  private last: CachedUnits | undefined;
 
   constructor(private readonly cache: TtsCache | undefined) {}
 
@@ -29,8 +31,10 @@ export class CachePlays {
     this.current = undefined;
   }
 
-  /** What the cache played for the session so far. */
+  /** What the cache played for the session so far (not to be changed: it may be handed out again). */
   played(): CachedUnits | undefined {
-    return this.cache?.played(this.current, this.before);
+    const units = this.before + (this.current?.cachedChars ?? 0);
+    if (units !== (this.last?.units ?? 0)) this.last = this.cache?.played(this.current, this.before);
+    return this.last;
   }
 }
