@@ -1,9 +1,11 @@
 import type { Rational } from "../catalogue/price.ts";
 import type { RecoverInput, SettleInput, SettlePart } from "./batch-requests.ts";
 import type { BatchContext, BatchJob } from "./batch-process.ts";
+import type { BillingTarget } from "./sources.ts";
 
-// A ledger batch as JSON carries it to the SQLite worker (workers/sqlite-procedures.ts): dates as
-// epoch milliseconds, exact costs as decimal strings. A JSON string crosses for a third of what
+// A ledger batch as JSON carries it to the SQLite worker (its procedure `ledgerBatch`): dates as
+// epoch milliseconds, exact costs as decimal strings, bindings (catalogue objects, with their
+// provider's) as the little billing reads of them. A JSON string crosses for a third of what
 // cloning the objects costs the event loop (about 1 µs a request against 3).
 
 type WireRational = [string, string];
@@ -19,6 +21,7 @@ export interface WireBatch {
   context: Omit<BatchContext, "now"> & { now: number };
 }
 
+const billing = ({ id, canonical, capability, provider }: BillingTarget): BillingTarget => ({ id, canonical, capability, provider: { id: provider.id } });
 const toWire = (r: Rational): WireRational => [r.num.toString(), r.den.toString()];
 const fromWire = ([num, den]: WireRational): Rational => ({ num: BigInt(num), den: BigInt(den) });
 
@@ -26,11 +29,11 @@ export function batchToWire(jobs: BatchJob[], context: BatchContext): WireBatch 
   return {
     context: { ...context, now: context.now.getTime() },
     jobs: jobs.map((job): WireJob => {
-      if (job.kind === "reserve") return job;
+      if (job.kind === "reserve") return { kind: "reserve", input: { ...job.input, binding: billing(job.input.binding) } };
       if (job.kind === "recover") return { kind: "recover", input: { ...job.input, lapsedBefore: job.input.lapsedBefore.getTime() } };
-      const { cost, startedAt, finishedAt, parts, ...rest } = job.input;
-      const settle: WireSettle = { ...rest, cost: toWire(cost), startedAt: startedAt.getTime(), finishedAt: finishedAt.getTime() };
-      if (parts) settle.parts = parts.map((p) => ({ ...p, cost: toWire(p.cost) }));
+      const { cost, startedAt, finishedAt, parts, binding, ...rest } = job.input;
+      const settle: WireSettle = { ...rest, binding: billing(binding), cost: toWire(cost), startedAt: startedAt.getTime(), finishedAt: finishedAt.getTime() };
+      if (parts) settle.parts = parts.map((p) => ({ ...p, binding: billing(p.binding), cost: toWire(p.cost) }));
       return { kind: "settle", input: settle };
     }),
   };

@@ -2,7 +2,7 @@ import type { Database } from "../db/open.ts";
 import type { ActivityRow, RecoverInput, Recovery, ReserveInput, SettleInput } from "./batch-requests.ts";
 import { type BatchJob, MAX_BATCH, processBatch } from "./batch-process.ts";
 import { batchToWire } from "./batch-wire.ts";
-import type { Allocation, BillingTarget } from "./sources.ts";
+import type { Allocation } from "./sources.ts";
 
 // Holds, settles and recoveries, queued and run many per transaction (batch-process.ts), every
 // request's promise settled only after the COMMIT. On a SQLite file the whole batch runs in the
@@ -71,7 +71,7 @@ export class LedgerBatcher {
   }
 
   private async run(batch: Job[]): Promise<void> {
-    const jobs = batch.map(plainJob);
+    const jobs: BatchJob[] = batch;
     const { sql, dialect } = this.database;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -91,13 +91,4 @@ export class LedgerBatcher {
       }
     }
   }
-}
-
-const billing = ({ id, canonical, capability, provider }: BillingTarget): BillingTarget => ({ id, canonical, capability, provider: { id: provider.id } });
-
-/** The job as plain data: its bindings (catalogue objects with their provider's) reduced to what billing reads. */
-function plainJob({ kind, input }: Job): BatchJob {
-  if (kind === "reserve") return { kind, input: { ...input, binding: billing(input.binding) } };
-  if (kind === "recover") return { kind, input };
-  return { kind, input: { ...input, binding: billing(input.binding), ...(input.parts ? { parts: input.parts.map((p) => ({ ...p, binding: billing(p.binding) })) } : {}) } };
 }
