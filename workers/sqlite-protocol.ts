@@ -16,10 +16,10 @@ export interface SqlRequest {
   read?: boolean;
 }
 
-/** A procedure of workers/sqlite-procedures.ts, run whole in one write transaction of the worker's; `args` are plain JSON. */
+/** A procedure of the worker's (`PROCEDURES` in sqlite-writer.ts), run whole in one write transaction of the worker's; `args` are plain JSON. */
 export interface ProcedureRequest {
   id: number;
-  /** A name in workers/sqlite-procedures.ts. */
+  /** A name in `PROCEDURES`. */
   procedure: string;
   args: unknown;
 }

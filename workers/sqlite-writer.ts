@@ -1,7 +1,8 @@
 import { Database, type Statement } from "bun:sqlite";
 import { parentPort, workerData } from "node:worker_threads";
 import { type SqlTx, sqliteParams } from "../src/db/sql.ts";
-import { PROCEDURES } from "./sqlite-procedures.ts";
+import { processBatch } from "../src/ledger/batch-process.ts";
+import { batchFromWire, type WireBatch } from "../src/ledger/batch-wire.ts";
 import type { ProcedureRequest, SqlAnswer, SqlOp, SqlPost, SqlRequest } from "./sqlite-protocol.ts";
 
 // The server's SQLite statements, off its event loop: the server sends each transaction's
@@ -43,6 +44,19 @@ function answer(msg: SqlRequest): SqlAnswer {
     return failure(msg.id, err, rows.length);
   }
 }
+
+/**
+ * The transactions this worker runs whole (`SqlRunner.inWorker`): code that would otherwise run on
+ * the server's event loop between its statements. Each takes the write transaction and arguments
+ * JSON carries as they are, and answers plain data.
+ */
+const PROCEDURES: Record<string, (tx: SqlTx, args: never) => Promise<unknown>> = {
+  /** The ledger's batch of holds, settles and recoveries. */
+  ledgerBatch: (tx: SqlTx, wire: WireBatch) => {
+    const { jobs, context } = batchFromWire(wire);
+    return processBatch(tx, jobs, context);
+  },
+};
 
 // Statements run as they are asked for: a procedure's awaits settle at once, within this message.
 const tx: SqlTx = {

@@ -25,7 +25,7 @@ export interface SqlTx extends SqlQuery {
 export interface SqlRunner extends SqlQuery {
   transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T>;
   /**
-   * On a SQLite file only: runs the procedure `name` of workers/sqlite-procedures.ts whole, in a
+   * On a SQLite file only: runs the procedure `name` of workers/sqlite-writer.ts whole, in a
    * write transaction of the worker thread's own, with `args` (plain JSON), and answers what it
    * returned: none of its code runs on the event loop. Elsewhere the caller runs the same code in `transaction`.
    */
