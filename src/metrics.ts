@@ -1,5 +1,5 @@
-import { type Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { talliedCounter } from "./util/tallied-metrics.ts";
+import { type Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { TalliedHistogram, talliedCounter } from "./util/tallied-metrics.ts";
 
 /** What a worker pool holds now: lanes open on its workers, and lanes waiting for a seat. */
 export interface PoolLoad {
@@ -54,7 +54,7 @@ export class Metrics {
     "status",
   ] as const);
 
-  readonly httpDuration = new Histogram({
+  readonly httpDuration = new TalliedHistogram({
     name: "voxroute_http_request_duration_seconds",
     help: "HTTP requests from arrival to the end of their work (a streamed body's included), by route pattern, method and status",
     labelNames: ["route", "method", "status"] as const,
@@ -62,7 +62,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly sessionDuration = new Histogram({
+  readonly sessionDuration = new TalliedHistogram({
     name: "voxroute_session_duration_seconds",
     help: "Sessions from start to end, by surface, transport (ws or http) and outcome",
     labelNames: ["surface", "transport", "outcome"] as const,
@@ -70,7 +70,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly timeToFirstAudio = new Histogram({
+  readonly timeToFirstAudio = new TalliedHistogram({
     name: "voxroute_time_to_first_audio_seconds",
     help: "From the first text reaching the provider to the first audio byte sent to the client",
     labelNames: ["provider"] as const,
@@ -78,7 +78,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly sttEventLatency = new Histogram({
+  readonly sttEventLatency = new TalliedHistogram({
     name: "voxroute_stt_event_latency_seconds",
     help: "From the arrival of the audio a transcript ends with to the transcript, by provider and kind (interim, final)",
     labelNames: ["provider", "kind"] as const,
@@ -122,7 +122,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly ledgerWrites = new Histogram({
+  readonly ledgerWrites = new TalliedHistogram({
     name: "voxroute_ledger_write_seconds",
     help: "One ledger transaction (a batch of settles, holds and credits) from start to commit",
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { Counter, Registry } from "prom-client";
-import { talliedCounter } from "../src/util/tallied-metrics.ts";
+import { Counter, Histogram, Registry } from "prom-client";
+import { TalliedHistogram, talliedCounter } from "../src/util/tallied-metrics.ts";
 
 // A tallied counter hands prom-client its sums when it is collected: its exposition must be the
 // one a plain prom-client counter given the same calls prints, whenever it is scraped.
@@ -54,6 +54,48 @@ describe("tallied counters", () => {
     for (const c of counters) c.inc({ provider: "openai", kind: "final" }, 5);
     for (const c of counters) c.reset();
     for (const c of counters) c.inc({ provider: "deepgram", kind: "final" });
+    expect(await tallied.metrics()).toBe(await plain.metrics());
+  });
+});
+
+describe("tallied histograms", () => {
+  const buckets = [0.005, 0.01, 0.05, 0.1, 1];
+  function histograms(names: readonly string[]) {
+    const plain = new Registry();
+    const tallied = new Registry();
+    const config = { name: "h_seconds", help: "h", labelNames: names, buckets };
+    return { plain, tallied, histograms: [new Histogram({ ...config, registers: [plain] }), new TalliedHistogram({ ...config, registers: [tallied] })] as const };
+  }
+
+  test("the same observations give prom-client's exposition and get(), value for value: on the bounds, past the last, labels in any order", async () => {
+    const { plain, tallied, histograms: both } = histograms(labelNames);
+    const values = [0, 0.005, 0.0051, 0.01, 0.07, 0.1, 1, 1.5, 30, 0.003];
+    for (let i = 0; i < 2_000; i++) {
+      const labels = i % 3 ? { provider: ["openai", "deepgram", "local"][i % 3]!, kind: i % 2 ? "final" : "interim" } : { kind: "final", provider: "openai" };
+      for (const h of both) h.observe(labels, values[i % values.length]! * (1 + (i % 5) / 1000));
+    }
+    expect(await tallied.metrics()).toBe(await plain.metrics());
+    expect(await both[1].get()).toEqual((await both[0].get()) as never);
+  });
+
+  test("without labels: the one series shows from the start, and after reset none until the next observation, as prom-client's", async () => {
+    const { plain, tallied, histograms: both } = histograms([]);
+    expect(await tallied.metrics()).toBe(await plain.metrics());
+    for (const h of both) h.observe(0.02);
+    expect(await tallied.metrics()).toBe(await plain.metrics());
+    for (const h of both) h.reset();
+    expect(await tallied.metrics()).toBe(await plain.metrics());
+    for (const h of both) h.observe(3);
+    expect(await tallied.metrics()).toBe(await plain.metrics());
+  });
+
+  test("a label outside its names and a value that is no number throw, as prom-client's do, and what was counted stays right", async () => {
+    const { plain, tallied, histograms: both } = histograms(labelNames);
+    for (const h of both) {
+      expect(() => h.observe({ provider: "openai", region: "eu" } as never, 1)).toThrow('Added label "region" is not included in initial labelset');
+      expect(() => h.observe({ provider: "openai", kind: "final" }, Number.NaN)).toThrow("Value is not a valid number");
+      h.observe({ provider: "openai", kind: "final" }, 0.2);
+    }
     expect(await tallied.metrics()).toBe(await plain.metrics());
   });
 });
