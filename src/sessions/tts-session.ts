@@ -7,6 +7,7 @@ import { AlignmentTimeline } from "./tts-alignment.ts";
 import { TextTally } from "./tts-text-tally.ts";
 import { TtsFailover } from "./tts-failover.ts";
 import { TtsAudioOut } from "./tts-audio-out.ts";
+import { TtsCommandsIn } from "./tts-commands-in.ts";
 import { TtsEventsOut } from "./tts-events-out.ts";
 import { openTts } from "./tts-open.ts";
 import type { Admission } from "./admission.ts";
@@ -15,7 +16,8 @@ import { SessionCore } from "./lifecycle/session-core.ts";
 import type { TtsCommand, TtsSessionDeps, TtsSessionSetup } from "./tts-events.ts";
 
 // A streaming TTS session, independent of the surface that frames it (the lifecycle every kind
-// shares is `SessionCore`; the character tally is `TextTally`; what a failover replays, `TtsFailover`;
+// shares is `SessionCore`; the character tally is `TextTally`; the commands on their way to the
+// provider, `TtsCommandsIn`; what a failover replays, `TtsFailover`;
 // how a candidate's stream is opened, `openTts`; what the cache played across candidates, `CachePlays`).
 // - Text is admitted once the credit hold covers it; when the balance cannot cover more, the
 //   admitted text is spoken and the session ends 4402 `insufficient_balance`. Commands arriving
@@ -32,13 +34,8 @@ import type { TtsCommand, TtsSessionDeps, TtsSessionSetup } from "./tts-events.t
 
 export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSessionDeps> {
   private stream: TtsStream | undefined;
-  /** Admitted commands waiting for a provider. */
-  private pending: TtsCommand[] = [];
   /** What the next candidate is given when the current one fails. */
   private readonly failover = new TtsFailover();
-  /** With auto_flush off, text waits here for a flush or close. */
-  private held = "";
-  private closeAccepted = false;
   private audioStarted = false;
   /** A send of audio taken as it arrived (`takeNow`) that waits for the client: the pump awaits it before the next event. */
   private sending: Promise<void> | undefined;
@@ -47,6 +44,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
   private firstTextAt: number | undefined;
   private firstAudioAt: number | undefined;
   private readonly text = new TextTally();
+  private readonly commands = new TtsCommandsIn(this.text, this.failover, this.setup.autoFlush);
   private readonly alignment = new AlignmentTimeline();
   private readonly out = new TtsAudioOut(this.deps.port, this.idle, () => this.closed);
   private readonly events = new TtsEventsOut(this.deps.port, this.setup);
@@ -104,8 +102,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
         this.stream = undefined;
         this.state = "starting";
         const { from, commands } = this.failover.replay(this.text.heard, this.binding, this.audioStarted);
-        this.pending = [...commands, ...this.pending];
-        this.held = ""; // its text is in the replayed commands
+        this.commands.replay(commands);
         this.text.resumeAt(from);
         this.alignment.drop(this.audioStarted ? this.failover.seconds(this.out.bytes) : 0);
       },
@@ -124,7 +121,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
 
   protected admit(cmd: TtsCommand, units: number | undefined): void {
     if (units !== undefined) this.text.admitted = units;
-    this.accept(cmd);
+    this.commands.accept(cmd, this.state === "starting" ? undefined : this.stream);
   }
 
   /** The balance cannot pay for more text: speak what was admitted, then end with 4402. */
@@ -133,13 +130,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.exhausted = true;
     this.log.info({ characters: this.text.admitted }, "balance exhausted during the session");
     this.closing = true;
-    if (!this.closeAccepted) this.accept({ type: "close" });
-  }
-
-  private accept(cmd: TtsCommand): void {
-    if (cmd.type === "close") this.closeAccepted = true;
-    if (this.state === "starting") this.pending.push(cmd);
-    else this.apply(cmd);
+    if (!this.commands.closeAccepted) this.commands.accept({ type: "close" }, this.state === "starting" ? undefined : this.stream);
   }
 
   private async connect(binding: Candidate): Promise<void> {
@@ -169,9 +160,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     if (told) this.events.status("connected", binding);
     this.events.ready();
     this.state = "ready";
-    const queued = this.pending;
-    this.pending = [];
-    for (const cmd of queued) this.apply(cmd);
+    this.commands.giveKept(this.stream!);
   }
 
   /** Drains the provider into the socket; true when the provider finished after `close`. */
@@ -221,7 +210,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     if (this.sending) await this.sent();
     if (this.closed) return false;
     // A provider may only end the stream once the client closed the session and every flush was answered.
-    if (!this.closeAccepted || this.text.flushesOpen) throw new ProviderError(`${this.binding!.provider.id} ended the stream before the session was over`, true);
+    if (!this.commands.closeAccepted || this.text.flushesOpen) throw new ProviderError(`${this.binding!.provider.id} ended the stream before the session was over`, true);
     await this.out.send(this.failover.rest());
     return true;
   }
@@ -275,34 +264,6 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     }
     this.deps.port.event({ type: "audio_started", provider, model: this.binding!.canonical, format: this.stream!.audioFormat });
     for (const timing of this.alignment.release()) this.deps.port.event(timing);
-  }
-
-  private apply(cmd: TtsCommand): void {
-    const stream = this.stream!;
-    this.failover.record(cmd);
-    if (cmd.type === "text") {
-      if (!this.setup.autoFlush) {
-        this.held += cmd.text;
-        return;
-      }
-      this.write(stream, cmd.text);
-      return;
-    }
-    if (this.held) {
-      this.write(stream, this.held);
-      this.held = "";
-    }
-    if (cmd.type === "flush") {
-      this.text.flushAsked();
-      stream.flush();
-    } else {
-      stream.end();
-    }
-  }
-
-  private write(stream: TtsStream, text: string): void {
-    this.text.wrote(text);
-    stream.write(text);
   }
 
   private async complete(): Promise<void> {
