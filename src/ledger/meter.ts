@@ -3,7 +3,8 @@ import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { ceilCredits, costOf, rateOf } from "./cost.ts";
 import type { Ledger } from "./ledger.ts";
-import { MeteredRequest, type MeterOptions, type Payer, type Settled } from "./metered-request.ts";
+import { MeteredRequest } from "./metered-request.ts";
+import type { MeterOptions, Payer, Settled } from "./meter-types.ts";
 import { hasBudget, type SpendCaps } from "./spend-caps.ts";
 
 // The one entry point that every channel (native TTS and STT, compatibility surfaces, realtime)

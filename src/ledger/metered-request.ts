@@ -1,4 +1,4 @@
-import type { Binding, Capability } from "../catalogue/types.ts";
+import type { Binding } from "../catalogue/types.ts";
 import type { Logger } from "../log.ts";
 import { currentRequest } from "../request-context.ts";
 import type { Outcome } from "./activity.ts";
@@ -9,35 +9,15 @@ import type { ActivityRow, Ledger } from "./ledger.ts";
 import { ServedParts } from "./parts.ts";
 import { inSettleSpan, type RequestEnd, usageRecord, writeUsage } from "./settle-usage.ts";
 import { total, type Allocation } from "./sources.ts";
-import type { PayerBudgets, SpendCap } from "./spend-caps.ts";
+import type { SpendCap } from "./spend-caps.ts";
+import type { MeterOptions, Payer, Settled } from "./meter-types.ts";
 import { startSpan, tracingOn } from "../tracing/spans.ts";
+import { UnderWay } from "../util/under-way.ts";
 
 // One request's credits: held ahead of use, the usage it delivered noted (the checkpoint a crash
 // is billed from), settled once. A hold is taken before the credits are used, with a database
 // round trip, or, where the funds view allows it (Ledger.reserveBehind), counted at once and
 // written behind while the upstream works; settle waits for it either way.
-
-export interface MeterOptions {
-  /** How far ahead of use credits are reserved: units (characters or seconds) per block. */
-  blockUnits: Record<Capability, number>;
-  /** What a session reserves while it connects (`prefetch`): a typical first sentence or stretch of audio. */
-  firstUnits: Record<Capability, number>;
-}
-
-export interface Payer {
-  tenantId: string;
-  keyId?: string;
-  keyPrefix?: string;
-  /** The key's and the tenant's limits (their budgets cap what the payer's requests hold). */
-  limits?: PayerBudgets;
-}
-
-/** A request's usage as it was settled: for metrics. */
-export interface Settled {
-  binding: Binding;
-  units: number;
-  credits: number;
-}
 
 /** How many times its first stretch an account must be able to pay before a session reserves it ahead. */
 const RICH_ACCOUNT = 100;
@@ -47,7 +27,7 @@ export class MeteredRequest {
   private readonly held: HeldCredits;
   private extending: Promise<boolean> | undefined;
   /** Holds written behind, still under way: counted in `held` already; settle waits for them. */
-  private behind: Promise<void> | undefined;
+  private readonly behind = new UnderWay();
   private settled = false;
   /** What the hold row says about the request; made with the first reserve. */
   private checkpoint: Checkpoint | undefined;
@@ -166,7 +146,8 @@ export class MeteredRequest {
   /**
    * Counts `credits` as held at once, their hold written behind, when the ledger allows it (a
    * warm view of an account far richer than what its requests hold behind); false: the hold is
-   * to be taken first. What the database could not hold is taken back from the count and logged.
+   * to be taken first. Once written, `take` counts what it got instead; what the database could not
+   * hold is logged.
    */
   private writeBehind(binding: Binding, credits: number): boolean {
     if (this.settled) return false;
@@ -175,31 +156,26 @@ export class MeteredRequest {
     this.held.add(credits);
     const landed = reserving.then(
       (added) => {
-        const got = total(added);
-        this.held.add(got - credits);
-        if (got && !this.settled) this.ledger.holds.track(this.id, this.checkpoint!);
-        if (got < credits) this.log.warn({ request: this.id, tenantId: this.payer.tenantId, credits, held: got }, "a hold written behind got less than was used: other processes spent the credits");
+        this.held.add(-credits);
+        if (!this.take(added, credits))
+          this.log.warn({ request: this.id, tenantId: this.payer.tenantId, credits, held: total(added) }, "a hold written behind got less than was used: spent by other processes");
       },
       (err) => {
         this.held.add(-credits);
         this.log.error({ err, request: this.id, credits }, "a hold written behind failed");
       },
     );
-    const behind = this.behind ? Promise.all([this.behind, landed]).then(() => {}) : landed;
-    this.behind = behind;
-    void behind.then(() => {
-      if (this.behind === behind) this.behind = undefined;
-    });
+    this.behind.add(landed);
     return true;
   }
 
   /** Resolves once the holds written behind so far are in the database (or failed). */
   async written(): Promise<void> {
-    while (this.behind) await this.behind;
+    await this.behind.over();
   }
 
   private async extend(binding: Binding, units: number, blockAhead: boolean): Promise<boolean> {
-    while (this.extending || this.behind) await (this.extending ?? this.behind);
+    while (this.extending || this.behind.current) await (this.extending ?? this.behind.current);
     if (this.settled) return false; // a finished request reserves nothing more
     const { held } = this;
     if (this.needed(binding, units) <= held.amount) return true;
@@ -270,7 +246,7 @@ export class MeteredRequest {
     if (this.settled) throw new Error(`request ${this.id} settled twice`);
     this.settled = true;
     // Reserves still under way must land first: their credits are released by this settle.
-    while (this.extending || this.behind) await (this.extending ?? this.behind)!.catch(() => {});
+    while (this.extending || this.behind.current) await (this.extending ?? this.behind.current)!.catch(() => {});
     const parts = this.parts.settleParts(end.binding, end.units, end.cached);
     const { id, payer, surface, voice } = this;
     const usage = usageRecord({ id, tenantId: payer.tenantId, keyId: payer.keyId, surface, voice }, end, parts);

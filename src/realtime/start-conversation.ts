@@ -1,6 +1,6 @@
 import { ApiError } from "../errors.ts";
 import type { TtsCache } from "../sessions/tts-cache/tts-cache.ts";
-import type { Payer } from "../ledger/metered-request.ts";
+import type { Payer } from "../ledger/meter-types.ts";
 import type { Candidate } from "../routing/candidate.ts";
 import { planVoice, type VoiceLists, type Voiced } from "../planning/plan-voice.ts";
 import { meteredSession } from "../sessions/admission.ts";

@@ -1,7 +1,8 @@
 import type { Lexicon } from "../pronunciation/lexicon.ts";
 import type { Outcome } from "../ledger/activity.ts";
 import type { Meter } from "../ledger/meter.ts";
-import type { MeteredRequest, Payer } from "../ledger/metered-request.ts";
+import type { MeteredRequest } from "../ledger/metered-request.ts";
+import type { Payer } from "../ledger/meter-types.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import type { Candidate } from "../routing/candidate.ts";

@@ -1,5 +1,5 @@
 import type { ApiError } from "../errors.ts";
-import type { Payer } from "../ledger/metered-request.ts";
+import type { Payer } from "../ledger/meter-types.ts";
 import type { Metrics } from "../metrics.ts";
 import { awaitInRequest } from "../request-context.ts";
 

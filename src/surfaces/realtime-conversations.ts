@@ -2,7 +2,7 @@ import type { ServerWebSocket } from "bun";
 import type { AppContext } from "../context.ts";
 import { limitsOfKey } from "../limits/key-limits.ts";
 import { ApiError } from "../errors.ts";
-import type { Payer } from "../ledger/metered-request.ts";
+import type { Payer } from "../ledger/meter-types.ts";
 import type { Conversation } from "../realtime/conversation/conversation.ts";
 import { type ConversationPlan, planConversation } from "../realtime/plan.ts";
 import type { RealtimeProfile } from "../realtime/profiles.ts";

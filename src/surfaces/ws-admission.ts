@@ -2,7 +2,7 @@ import type { Principal } from "../accounts/keys.ts";
 import type { Binding } from "../catalogue/types.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, sessionFailure, type ProviderOverloaded } from "../errors.ts";
-import type { Payer } from "../ledger/metered-request.ts";
+import type { Payer } from "../ledger/meter-types.ts";
 import { SESSION_OPEN } from "../limits/counters.ts";
 import type { Lease } from "../limits/limiter.ts";
 import { planVoice, type Voiced } from "../planning/plan-voice.ts";

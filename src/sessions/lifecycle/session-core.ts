@@ -1,6 +1,6 @@
 import type { Binding } from "../../catalogue/types.ts";
 import { ApiError, CLOSE, closeReason, ERRORS } from "../../errors.ts";
-import type { Payer } from "../../ledger/metered-request.ts";
+import type { Payer } from "../../ledger/meter-types.ts";
 import type { Logger } from "../../log.ts";
 import { admitSession, type Admission } from "../admission.ts";
 import { IdleTimer } from "../idle-timer.ts";

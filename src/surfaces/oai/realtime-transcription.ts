@@ -1,6 +1,6 @@
 import type { AppContext } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
-import type { Payer } from "../../ledger/metered-request.ts";
+import type { Payer } from "../../ledger/meter-types.ts";
 import { SttSession } from "../../sessions/stt-session.ts";
 import { isObject } from "../../util/is-object.ts";
 import { planWithNames } from "../../planning/members.ts";
