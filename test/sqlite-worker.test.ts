@@ -96,3 +96,11 @@ test("requests made before stop are answered; after it they fail", async () => {
   await stopped;
   expect((await failure(worker.send([{ text: "SELECT 1", params: [] }])))?.message).toBe("the database is closed");
 });
+
+test("a procedure runs whole in the worker's write transaction: one the worker does not know fails, and the worker answers the requests after it", async () => {
+  const { worker } = fresh();
+  const unknown = await failure(worker.procedure("no_such_procedure", {}));
+  expect(unknown?.message).toBe("no procedure no_such_procedure");
+  const [[row]] = (await worker.send([{ text: "SELECT 1 AS one", params: [] }], true)) as [[{ one: number }]];
+  expect(row).toEqual({ one: 1 });
+});

@@ -73,7 +73,9 @@ async function procedure(msg: ProcedureRequest): Promise<SqlAnswer> {
     run(write, { text: "COMMIT", params: [] });
     return { id: msg.id, result };
   } catch (err) {
-    if (write.db.inTransaction) write.db.exec("ROLLBACK");
+    try {
+      if (write.db.inTransaction) write.db.exec("ROLLBACK");
+    } catch {} // the failure answered is the first one
     return failure(msg.id, err, 0);
   }
 }
@@ -82,6 +84,21 @@ async function answerAll(requests: (SqlRequest | ProcedureRequest)[]): Promise<S
   const answers: SqlAnswer[] = [];
   for (const r of requests) answers.push("procedure" in r ? await procedure(r) : answer(r));
   return answers;
+}
+
+/** Answers a post, whatever happens: a request left unanswered would be waited for forever. */
+async function respond(requests: (SqlRequest | ProcedureRequest)[]): Promise<void> {
+  let answers: SqlAnswer[];
+  try {
+    answers = await answerAll(requests);
+  } catch (err) {
+    answers = requests.map((r) => failure(r.id, err, 0));
+  }
+  try {
+    parentPort!.postMessage(answers);
+  } catch (err) {
+    parentPort!.postMessage(requests.map((r) => failure(r.id, err, 0))); // an answer that could not be cloned
+  }
 }
 
 // Posts are answered one after another, in order, each whole before the next begins.
@@ -96,5 +113,5 @@ parentPort!.on("message", (msg: SqlPost | "stop") => {
     return;
   }
   const requests: (SqlRequest | ProcedureRequest)[] = typeof msg === "string" ? JSON.parse(msg) : msg;
-  answering = answering.then(async () => parentPort!.postMessage(await answerAll(requests)));
+  answering = answering.then(() => respond(requests));
 });
