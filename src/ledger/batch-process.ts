@@ -176,7 +176,7 @@ export async function processBatch(tx: SqlTx, batch: BatchJob[], { dialect, now,
       s.dirty = true;
       const merged = mergeAllocations(held, added);
       heldBy.set(holdId, merged);
-      holdUpserts.set(holdId, { tenantId: job.input.tenantId, allocations: merged, checkpoint: job.input.checkpoint });
+      holdUpserts.set(holdId, { tenantId: job.input.tenantId, allocations: merged, checkpoint: JSON.stringify(job.input.checkpoint) });
       return added;
     }
     if (job.kind === "recover") {

@@ -62,8 +62,8 @@ export interface ReserveInput {
   minimum: number;
   /** Credits it would like to hold ahead, at most a share of what else is free (batch.ts's AHEAD_SHARE). */
   ahead: number;
-  /** The request's checkpoint (JSON), stored when this reserve creates the hold. */
-  checkpoint: string;
+  /** The request's checkpoint (`Checkpoint`), stored as its JSON when this reserve creates the hold: as it is when the batch runs. */
+  checkpoint: object;
 }
 
 export interface RecoverInput {

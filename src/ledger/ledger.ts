@@ -103,7 +103,7 @@ export class Ledger {
 
   private reserveAs(holdId: string, tenantId: string, binding: Binding, minimum: number, ahead: number, checkpoint: Checkpoint, behind: number): Promise<Allocation[]> {
     const answered = this.funds.reserving(tenantId, minimum + ahead, behind);
-    const reserved = this.batcher.reserve({ holdId, tenantId, binding, minimum, ahead, checkpoint: JSON.stringify(checkpoint) });
+    const reserved = this.batcher.reserve({ holdId, tenantId, binding, minimum, ahead, checkpoint });
     reserved.then(
       (added) => answered(total(added)),
       () => answered(0),
