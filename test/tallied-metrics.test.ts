@@ -49,6 +49,13 @@ describe("tallied counters", () => {
     expect(await tallied.metrics()).toBe(await plain.metrics());
   });
 
+  test("a label outside its names throws where it is given, also on a label set already counted, and the scrape still works", async () => {
+    const { plain, tallied, counters } = pair();
+    for (const c of counters) c.inc({ provider: "openai", kind: "final" }, 2);
+    for (const c of counters) expect(() => c.inc({ provider: "openai", kind: "final", region: "eu" } as never, 1)).toThrow('Added label "region" is not included in initial labelset');
+    expect(await tallied.metrics()).toBe(await plain.metrics());
+  });
+
   test("reset drops what was kept", async () => {
     const { plain, tallied, counters } = pair();
     for (const c of counters) c.inc({ provider: "openai", kind: "final" }, 5);
@@ -91,10 +98,22 @@ describe("tallied histograms", () => {
 
   test("a label outside its names and a value that is no number throw, as prom-client's do, and what was counted stays right", async () => {
     const { plain, tallied, histograms: both } = histograms(labelNames);
+    for (const h of both) h.observe({ provider: "openai", kind: "final" }, 0.03);
     for (const h of both) {
       expect(() => h.observe({ provider: "openai", region: "eu" } as never, 1)).toThrow('Added label "region" is not included in initial labelset');
+      expect(() => h.observe({ provider: "openai", kind: "final", region: "eu" } as never, 1)).toThrow('Added label "region" is not included in initial labelset');
       expect(() => h.observe({ provider: "openai", kind: "final" }, Number.NaN)).toThrow("Value is not a valid number");
       h.observe({ provider: "openai", kind: "final" }, 0.2);
+    }
+    expect(await tallied.metrics()).toBe(await plain.metrics());
+  });
+
+  test('a label left out is one series with the label undefined, apart from the text "undefined", as in prom-client\'s', async () => {
+    const { plain, tallied, histograms: both } = histograms(labelNames);
+    for (const h of both) {
+      h.observe({ provider: "openai" }, 0.02);
+      h.observe({ provider: "openai", kind: undefined } as never, 0.2);
+      h.observe({ provider: "openai", kind: "undefined" }, 2);
     }
     expect(await tallied.metrics()).toBe(await plain.metrics());
   });

@@ -1,3 +1,4 @@
+import { inspect } from "node:util";
 import { Counter, type CounterConfiguration, type LabelValues, type Metric, type Registry } from "prom-client";
 
 // prom-client sorts, hashes and checks a counter's labels on every inc, and on a session's path
@@ -10,10 +11,20 @@ import { Counter, type CounterConfiguration, type LabelValues, type Metric, type
 
 type Labels = LabelValues<string>;
 
+/** The series' key: its label values in `names`' order, a missing one apart from the text "undefined" (prom-client's hash skips it). */
 function keyOf(labels: Labels, names: readonly string[]): string {
   let key = "";
-  for (const name of names) key += `${labels[name]}\u0000`;
+  for (const name of names) {
+    const value = labels[name];
+    key += value === undefined ? "\u0001\u0000" : `${value}\u0000`;
+  }
   return key;
+}
+
+/** Whether every label is one of `names`: prom-client refuses any other, on every call. */
+function known(labels: Labels, names: readonly string[]): boolean {
+  for (const name in labels) if (!names.includes(name)) return false;
+  return true;
 }
 
 /** A counter whose increments are summed per label set until it is collected. */
@@ -33,7 +44,7 @@ export function talliedCounter<L extends string>(config: CounterConfiguration<L>
     reset();
   };
   counter.inc = ((labels?: Labels | number, value: number = 1) => {
-    if (typeof labels !== "object" || !Number.isFinite(value) || value < 0) return inc(labels, value);
+    if (typeof labels !== "object" || !Number.isFinite(value) || value < 0 || !known(labels, config.labelNames)) return inc(labels, value);
     const key = keyOf(labels, config.labelNames);
     const kept = sums.get(key);
     if (kept) kept.sum += value;
@@ -102,7 +113,9 @@ export class TalliedHistogram<L extends string = string> {
 
   observe(labels: Partial<Record<L, string | number>> | number, value?: number): void {
     const [set, v] = typeof labels === "number" ? [{} as Labels, labels] : [labels as Labels, value as number];
-    if (!Number.isFinite(v)) throw new TypeError(`Value is not a valid number: ${v}`);
+    if (!known(set, this.labelNames))
+      throw new Error(`Added label "${Object.keys(set).find((name) => !this.labelNames.includes(name as L))}" is not included in initial labelset: ${inspect(this.labelNames)}`);
+    if (!Number.isFinite(v)) throw new TypeError(`Value is not a valid number: ${inspect(v)}`);
     const key = keyOf(set, this.labelNames);
     const o = this.observed.get(key) ?? this.entry(set, key);
     o.sum += v;
@@ -117,9 +130,6 @@ export class TalliedHistogram<L extends string = string> {
   }
 
   private entry(labels: Labels, key: string): Observed {
-    for (const name of Object.keys(labels)) {
-      if (!(this.labelNames as readonly string[]).includes(name)) throw new Error(`Added label "${name}" is not included in initial labelset: ${JSON.stringify(this.labelNames)}`);
-    }
     const o = { labels: { ...labels }, counts: this.bounds.map(() => 0), sum: 0, count: 0 };
     this.observed.set(key, o);
     return o;
