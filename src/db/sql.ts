@@ -26,10 +26,11 @@ export interface SqlRunner extends SqlQuery {
   transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T>;
   /**
    * On a SQLite file only: runs the procedure `name` of workers/sqlite-writer.ts whole, in a
-   * write transaction of the worker thread's own, with `args` (plain JSON), and answers what it
-   * returned: none of its code runs on the event loop. Elsewhere the caller runs the same code in `transaction`.
+   * write transaction of the worker thread's own, with what `args` makes (plain JSON) once it is
+   * its turn to write, and answers what it returned: none of its code runs on the event loop.
+   * Elsewhere the caller runs the same code in `transaction`.
    */
-  inWorker?(name: string, args: unknown): Promise<unknown>;
+  inWorker?(name: string, args: () => unknown): Promise<unknown>;
 }
 
 /** Parameters as SQLite binds them: a Date as epoch milliseconds, as its columns store it. */

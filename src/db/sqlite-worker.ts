@@ -106,7 +106,7 @@ export function workerRunner(worker: SqliteWorker, turns: WriteTurns): SqlRunner
   const op = (text: string, values?: unknown[]): SqlOp => ({ text, params: sqliteParams(values) });
   return {
     query: async <T>(text: string, values?: unknown[]) => (await worker.send([op(text, values)], true))[0] as T[],
-    inWorker: (name, args) => turns.run(() => worker.procedure(name, args)),
+    inWorker: (name, args) => turns.run(() => worker.procedure(name, args())),
     transaction: <T>(fn: (tx: SqlTx) => Promise<T>) =>
       turns.run(async () => {
         const begin = worker.send([op("BEGIN IMMEDIATE")]);

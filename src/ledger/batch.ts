@@ -76,8 +76,9 @@ export class LedgerBatcher {
     for (let attempt = 1; ; attempt++) {
       try {
         const began = performance.now();
-        const context = { dialect, now: this.now(), holdTtlMs: this.holdTtlMs };
-        const results = sql.inWorker ? ((await sql.inWorker("ledgerBatch", batchToWire(jobs, context))) as unknown[]) : await sql.transaction((tx) => processBatch(tx, jobs, context));
+        // The batch's clock is read once it has the database (SQLite's write turn, PostgreSQL's transaction), as it waited for it.
+        const context = () => ({ dialect, now: this.now(), holdTtlMs: this.holdTtlMs });
+        const results = sql.inWorker ? ((await sql.inWorker("ledgerBatch", () => batchToWire(jobs, context()))) as unknown[]) : await sql.transaction((tx) => processBatch(tx, jobs, context()));
         this.committed(
           batch.map((job) => job.input.tenantId),
           (performance.now() - began) / 1000,

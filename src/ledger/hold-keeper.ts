@@ -60,7 +60,7 @@ export class HoldKeeper {
     await this.flush();
   }
 
-  /** The request's hold now exists in the database (with this checkpoint as it was when the hold was asked for). */
+  /** The request's hold now exists in the database (with this checkpoint as it was when its batch ran). */
   track(holdId: string, checkpoint: Checkpoint): void {
     if (this.live.has(holdId)) return;
     this.live.set(holdId, { checkpoint, dirty: false, final: false, refreshedAt: this.now().getTime() });
