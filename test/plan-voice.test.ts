@@ -73,6 +73,19 @@ describe("planVoice", () => {
     });
   });
 
+  test("a voice no candidate's provider lists and no clone is (a cloud voice): every candidate, in order, in a plan of its own", async () => {
+    const plan = Object.freeze({ voice: "any-cloud-voice", candidates: Object.freeze(candidates("unlisted")) as ReturnType<typeof candidates>, format: "pcm" as const });
+    const voicedPlan = await planVoice(plan, "t1", lists);
+    expect(voicedPlan.candidates.map((b) => b.provider.id)).toEqual(["unlisted"]);
+    expect(voicedPlan).toMatchObject({ voice: "any-cloud-voice", format: "pcm" });
+    expect(voicedPlan).not.toBe(plan);
+    voicedPlan.candidates.pop(); // the planner's own copy: the plan it was given (kept per query) is untouched
+    expect(plan.candidates.length).toBe(1);
+    // A clone's name among them is still judged: another tenant is told it is no voice.
+    const err = await refusalOf(() => planVoice({ voice: "mine", candidates: candidates("unlisted", "beta") }, "t2", lists));
+    expect(err.extra.param).toBe("voice");
+  });
+
   test("the plan's other members are kept", async () => {
     const plan = await planVoice({ voice: "b1", candidates: candidates("alpha", "beta"), format: "pcm" as const }, "t1", lists);
     expect(plan).toMatchObject({ voice: "b1", format: "pcm" });

@@ -34,10 +34,15 @@ export interface Voiced {
  * judged when it is, by the same call with the tenant.
  */
 export async function planVoice<P extends Voiced>(plan: P, tenantId: string | undefined, lists: VoiceLists): Promise<P> {
+  // Most sessions name a voice no candidate's provider lists and no clone is: every candidate stays, no list is read.
+  if (plan.candidates.every((c) => takesAnyVoice(c, voiceOf(c, plan.voice), lists))) return { ...plan, candidates: [...plan.candidates] };
   const links = byLink(plan.candidates);
   const kept = await Promise.all(links.map((link) => byVoice(link, plan.voice, tenantId, lists)));
   return { ...plan, candidates: kept.flat() };
 }
+
+/** Whether the candidate is kept whatever `voice` is: none named, or one neither its provider's list nor a clone judges. */
+const takesAnyVoice = (c: Candidate, voice: string | undefined, lists: VoiceLists) => !voice || (!lists.providers.get(c.provider.id)?.voiceNames && !lists.customVoices.routeOf(voice));
 
 /**
  * One model's candidates that take their voice, in order. A model's name may reach models whose
