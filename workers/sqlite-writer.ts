@@ -1,9 +1,9 @@
-import { Database, type Statement } from "bun:sqlite";
+import { Database } from "bun:sqlite";
 import { parentPort, workerData } from "node:worker_threads";
-import { type SqlTx, sqliteParams } from "../src/db/sql.ts";
+import { nowTx, type RunNow, runsNow, type SqlTx } from "../src/db/sql.ts";
 import { processBatch } from "../src/ledger/batch-process.ts";
 import { batchFromWire, type WireBatch } from "../src/ledger/batch-wire.ts";
-import type { ProcedureRequest, SqlAnswer, SqlOp, SqlPost, SqlRequest } from "./sqlite-protocol.ts";
+import type { ProcedureRequest, SqlAnswer, SqlPost, SqlRequest } from "./sqlite-protocol.ts";
 
 // The server's SQLite statements, off its event loop: the server sends each transaction's
 // statements here (BEGIN IMMEDIATE … COMMIT, pipelined) and reads here what it reads on its hot
@@ -14,20 +14,14 @@ import type { ProcedureRequest, SqlAnswer, SqlOp, SqlPost, SqlRequest } from "./
 const { path } = workerData as { path: string };
 const PRAGMAS = "PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0;";
 
-function connect(): { db: Database; statements: Map<string, Statement> } {
+function connect(): { db: Database; run: RunNow } {
   const db = new Database(path);
   db.exec(PRAGMAS);
-  return { db, statements: new Map() };
+  return { db, run: runsNow(db) };
 }
 
 const write = connect();
 const read = connect();
-
-function run(conn: ReturnType<typeof connect>, op: SqlOp): unknown[] {
-  let stmt = conn.statements.get(op.text);
-  if (!stmt) conn.statements.set(op.text, (stmt = conn.db.prepare(op.text)));
-  return stmt.all(...(op.params as never[]));
-}
 
 const failure = (id: number, err: unknown, at: number): SqlAnswer => {
   const e = err as { message?: string; code?: string; name?: string };
@@ -38,7 +32,7 @@ function answer(msg: SqlRequest): SqlAnswer {
   const conn = msg.read ? read : write;
   const rows: unknown[][] = [];
   try {
-    for (const op of msg.ops) rows.push(run(conn, op));
+    for (const op of msg.ops) rows.push(conn.run(op.text, op.params));
     return { id: msg.id, rows };
   } catch (err) {
     return failure(msg.id, err, rows.length);
@@ -59,18 +53,15 @@ const PROCEDURES: Record<string, (tx: SqlTx, args: never) => Promise<unknown>> =
 };
 
 // Statements run as they are asked for: a procedure's awaits settle at once, within this message.
-const tx: SqlTx = {
-  query: async <T>(text: string, params?: unknown[]) => run(write, { text, params: sqliteParams(params) }) as T[],
-  later: (text, params) => void run(write, { text, params: sqliteParams(params) }),
-};
+const tx = nowTx(write.run);
 
 async function procedure(msg: ProcedureRequest): Promise<SqlAnswer> {
   try {
     const fn = PROCEDURES[msg.procedure];
     if (!fn) throw new Error(`no procedure ${msg.procedure}`);
-    run(write, { text: "BEGIN IMMEDIATE", params: [] });
+    write.run("BEGIN IMMEDIATE");
     const result = await fn(tx, msg.args as never);
-    run(write, { text: "COMMIT", params: [] });
+    write.run("COMMIT");
     return { id: msg.id, result };
   } catch (err) {
     try {

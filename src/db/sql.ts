@@ -118,16 +118,24 @@ export class SqliteWriter {
   }
 }
 
-export function sqliteRunner(client: SQLite, writer: SqliteWriter): SqlRunner {
+/** Runs a statement on a SQLite connection at once, each text prepared once. */
+export type RunNow = <T>(text: string, params?: unknown[]) => T[];
+
+export function runsNow(client: SQLite): RunNow {
   const statements = new Map<string, Statement>();
-  const runNow = <T>(text: string, params: unknown[] = []): T[] => {
+  return <T>(text: string, params: unknown[] = []): T[] => {
     let stmt = statements.get(text);
     if (!stmt) statements.set(text, (stmt = client.prepare(text)));
     return stmt.all(...(sqliteParams(params) as never[])) as T[];
   };
-  const query = async <T>(text: string, params: unknown[] = []) => runNow<T>(text, params);
-  // `later` runs at once and throws at once, inside its transaction: a failed write rolls it back.
-  return { query, transaction: (fn) => writer.transaction(() => fn({ query, later: (text, params) => void runNow(text, params) })) };
+}
+
+/** A transaction on the SQLite connection that holds it: `later` runs at once and throws at once, inside it (a failed write rolls it back). */
+export const nowTx = (run: RunNow): SqlTx => ({ query: async (text, params) => run(text, params), later: (text, params) => void run(text, params) });
+
+export function sqliteRunner(client: SQLite, writer: SqliteWriter): SqlRunner {
+  const tx = nowTx(runsNow(client));
+  return { query: tx.query, transaction: (fn) => writer.transaction(() => fn(tx)) };
 }
 
 export function postgresRunner(client: postgres.Sql): SqlRunner {
