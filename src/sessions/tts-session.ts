@@ -121,7 +121,7 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
 
   protected admit(cmd: TtsCommand, units: number | undefined): void {
     if (units !== undefined) this.text.admitted = units;
-    this.commands.accept(cmd, this.state === "starting" ? undefined : this.stream);
+    this.accept(cmd);
   }
 
   /** The balance cannot pay for more text: speak what was admitted, then end with 4402. */
@@ -130,7 +130,12 @@ export class TtsSession extends SessionCore<TtsCommand, TtsSessionSetup, TtsSess
     this.exhausted = true;
     this.log.info({ characters: this.text.admitted }, "balance exhausted during the session");
     this.closing = true;
-    if (!this.commands.closeAccepted) this.commands.accept({ type: "close" }, this.state === "starting" ? undefined : this.stream);
+    if (!this.commands.closeAccepted) this.accept({ type: "close" });
+  }
+
+  /** An admitted command goes to the provider's stream, or waits for one while the session starts. */
+  private accept(cmd: TtsCommand): void {
+    this.commands.accept(cmd, this.state === "starting" ? undefined : this.stream);
   }
 
   private async connect(binding: Candidate): Promise<void> {
