@@ -35,7 +35,7 @@ async function served(key: string): Promise<void> {
 /** Every statement of the database's hot path waits until `release`: the SQLite worker as good as stalled. */
 function stall(database: Database) {
   const sql = database.sql;
-  const { query, transaction } = sql;
+  const { query, transaction, inWorker } = sql;
   let open = () => {};
   const gate = new Promise<void>((resolve) => (open = resolve));
   const state = { waiting: 0 };
@@ -49,10 +49,17 @@ function stall(database: Database) {
     await gate;
     return transaction.call(sql, fn);
   }) as typeof sql.transaction;
+  // A SQLite file's ledger batches run whole in the worker: they wait too.
+  if (inWorker)
+    sql.inWorker = async (name, args) => {
+      state.waiting++;
+      await gate;
+      return inWorker.call(sql, name, args);
+    };
   return {
     state,
     release() {
-      Object.assign(sql, { query, transaction });
+      Object.assign(sql, { query, transaction, inWorker });
       open();
     },
   };
