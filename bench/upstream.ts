@@ -7,11 +7,11 @@
 // "Added" is the percentile of paired differences (bench/lib/stats.ts). The router's and the
 // relay's CPU per session (upgrade, auth, admission, first audio, settle, close) is read from /proc.
 // First, issue 28's items 1 and 2 as it judges them (`hotPath` below: BENCH_ROUNDS, BENCH_HOT_ONLY,
-// BENCH_HOT_ITEMS, BENCH_AB_DIR, BENCH_PROF for a --cpu-prof-md of the SQLite router, BENCH_PROCS for
+// BENCH_HOT_ITEMS, BENCH_AB_DIR, BENCH_PROF for CPU profiles of the SQLite router and the relay, BENCH_PROCS for
 // the router as several processes on one port, BENCH_TRACED for the router with tracing on beside it).
-// Each item first runs BENCH_WARM rounds unmeasured (default 10): the router's JIT compiler tiers
-// its hot path up over some 2,000 sessions (the relay's few lines at once), and its compiler
-// threads take a core's share while it does; with 1, the figures are those of a router still warming up.
+// Each item first runs rounds unmeasured until the router's JIT compiler threads are quiet (`warm`
+// below: BENCH_WARM, BENCH_WARM_QUIET, BENCH_WARM_MAX): it tiers the router's path up over some
+// 15,000 sessions (the relay's few lines at once), its threads taking a core's share while it does.
 // STT: event latency, from the audio frame that completes half a second (the Deepgram fake
 // answers each half second with an interim Results) to that event, through /v1/stt vs direct.
 import { FAKE_DEEPGRAM_KEY } from "../test/fakes/deepgram.ts";
@@ -24,12 +24,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const LEVELS = levels();
-const WARM_ROUNDS = Number(process.env.BENCH_WARM ?? 10);
+const WARM_ROUNDS = Number(process.env.BENCH_WARM ?? 10); // the fewest warm rounds
 const TEXT = "The router should add almost no latency to this sentence.";
 
 const fake = await spawnBun(["test/fakes/openai-server.ts"]);
 const deepgram = await spawnBun(["test/fakes/deepgram-server.ts"]);
-const relay = await spawnBun(["bench/plain-relay.ts"], { UPSTREAM_URL: fake.info.url, UPSTREAM_KEY: FAKE_OPENAI_KEY });
+// BENCH_PROF=<dir>: the SQLite router and the relay each write a --cpu-prof there (a .cpuprofile), over the same rounds,
+// sampling every BENCH_PROF_INTERVAL µs (default 1000). JavaScriptCore samples only while JavaScript runs: native work outside it is not there.
+const profiled = (script: string) => [
+  ...(process.env.BENCH_PROF ? ["--cpu-prof", `--cpu-prof-interval=${process.env.BENCH_PROF_INTERVAL ?? 1000}`, `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []),
+  script,
+];
+const relay = await spawnBun(profiled("bench/plain-relay.ts"), { UPSTREAM_URL: fake.info.url, UPSTREAM_KEY: FAKE_OPENAI_KEY });
 const pg = await freshPostgres();
 const routerEnv = (databaseUrl: string) => ({
   PORT: "0",
@@ -41,17 +47,19 @@ const routerEnv = (databaseUrl: string) => ({
   DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY,
   DEEPGRAM_BASE_URL: deepgram.info.url,
 });
-// BENCH_AB_DIR: another checkout of the project (main, say), whose router joins the hot-path rounds for an A/B comparison under the same load.
+// BENCH_AB_DIR: another checkout of the project (main, say), whose router joins the hot-path rounds for an A/B comparison under the same load;
+// BENCH_AB_ENV: JSON of environment variables for that router alone (`{"BUN_JSC_useFTLJIT":"0"}`: a runtime setting beside the default).
 const base = process.env.BENCH_AB_DIR
-  ? await spawnBun(["bench/bench-server.ts"], routerEnv(`sqlite://${join(mkdtempSync(join(tmpdir(), "bench-upstream-ab-")), "db.sqlite")}`), process.env.BENCH_AB_DIR)
+  ? await spawnBun(
+      ["bench/bench-server.ts"],
+      { ...routerEnv(`sqlite://${join(mkdtempSync(join(tmpdir(), "bench-upstream-ab-")), "db.sqlite")}`), ...JSON.parse(process.env.BENCH_AB_ENV ?? "{}") },
+      process.env.BENCH_AB_DIR,
+    )
   : undefined;
 const routers: { name: string; proc: Proc }[] = [
   {
     name: "router, SQLite",
-    proc: await spawnBun(
-      [...(process.env.BENCH_PROF ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []), "bench/bench-server.ts"],
-      routerEnv(`sqlite://${join(mkdtempSync(join(tmpdir(), "bench-upstream-")), "db.sqlite")}`),
-    ),
+    proc: await spawnBun(profiled("bench/bench-server.ts"), routerEnv(`sqlite://${join(mkdtempSync(join(tmpdir(), "bench-upstream-")), "db.sqlite")}`)),
   },
   { name: "router, Postgres", proc: await spawnBun(["bench/bench-server.ts"], routerEnv(pg.url)) },
 ];
@@ -144,7 +152,7 @@ async function openFirst(url: string, headers: Record<string, string>, pid: numb
   );
   await Bun.sleep(50); // the opening's settling work (timers, GC) out of the measured round
   const run = await cpuDuring(pid, () => speakNow(open));
-  return { ttfa: run.result, main: run.main / n };
+  return { ttfa: run.result, main: run.main / n, compiler: run.threads.compiler / n, workers: run.threads.workers / n };
 }
 
 /** The text and close on each open socket in one instant; per session, its time to first audio, once it closed normally. */
@@ -190,7 +198,36 @@ async function openBurst(url: string, headers: Record<string, string>, pid: numb
       ),
     ),
   );
-  return { ttfa: run.result, main: run.main / n };
+  return { ttfa: run.result, main: run.main / n, compiler: run.threads.compiler / n, workers: run.threads.workers / n };
+}
+
+type HotParty = { name: string; url: string; auth: Record<string, string>; pid: number | number[] };
+type HotRound = (url: string, auth: Record<string, string>, pid: number | number[], n: number) => Promise<{ ttfa: number[]; main: number; compiler: number; workers: number }>;
+
+/**
+ * Rounds unmeasured until the router's JIT has tiered its path up: at least BENCH_WARM rounds, then
+ * until its compiler threads spent under BENCH_WARM_QUIET µs per session (default 5) in 3 rounds
+ * in a row, at most BENCH_WARM_MAX rounds (default 100). Its compiler threads keep compiling for
+ * some 15,000 sessions (75 rounds of 200) on a 2-core machine, taking CPU from everyone on it; a
+ * router measured before then is still warming up. The first round and the last are printed.
+ */
+async function warm(parties: HotParty[], round: HotRound, n: number): Promise<void> {
+  const quiet = Number(process.env.BENCH_WARM_QUIET ?? 5);
+  const most = Math.max(WARM_ROUNDS, Number(process.env.BENCH_WARM_MAX ?? 100));
+  const seen: string[] = [];
+  let calm = 0;
+  let w = 0;
+  while (w < most && (w < WARM_ROUNDS || calm < 3)) {
+    const runs = [];
+    for (const p of parties) runs.push(await round(p.url, p.auth, p.pid, n));
+    const [plain, routed] = runs;
+    calm = routed.compiler < quiet ? calm + 1 : 0;
+    w++;
+    const line = `round ${w}: router − relay ${(routed.main - plain.main).toFixed(0)} µs main thread, router compiling ${routed.compiler.toFixed(0)} µs, first audio p50 router ${percentile(routed.ttfa, 50).toFixed(1)} ms, relay ${percentile(plain.ttfa, 50).toFixed(1)} ms`;
+    if (w === 1) seen.push(line);
+    else seen[1] = line;
+  }
+  console.log(`  warmed ${w} rounds (${w * n} sessions)${calm >= 3 ? "" : ", the compiler still busy"}; cold and warm: ${seen.join("; ")}`);
 }
 
 /**
@@ -200,8 +237,8 @@ async function openBurst(url: string, headers: Record<string, string>, pid: numb
  * the other checkout's router takes part in every run too, under the same load.
  */
 async function hotPath(rounds: number, n: number): Promise<void> {
-  const parties = [
-    { name: "relay", url: wsOf(relay.info.url), auth: {} as Record<string, string>, pid: relay.proc.pid },
+  const parties: HotParty[] = [
+    { name: "relay", url: wsOf(relay.info.url), auth: {}, pid: relay.proc.pid },
     { name: "router", url: wsOf(routers[0].proc.info.url), auth: { Authorization: `Bearer ${routers[0].proc.info.key}` }, pid: routers[0].proc.proc.pid as number | number[] },
     ...(base ? [{ name: "other checkout's router", url: wsOf(base.info.url), auth: { Authorization: `Bearer ${base.info.key}` }, pid: base.proc.pid }] : []),
     ...(traced ? [{ name: "router, traced", url: wsOf(traced.info.url), auth: { Authorization: `Bearer ${traced.info.key}` }, pid: traced.proc.pid }] : []),
@@ -217,12 +254,12 @@ async function hotPath(rounds: number, n: number): Promise<void> {
   const only = process.env.BENCH_HOT_ITEMS?.split(",");
   for (const [name, round, target] of items.filter((_, i) => !only || only.includes(String(i + 1)))) {
     console.log(`${name} × ${n}; target per ${target}`);
-    for (let w = 0; w < WARM_ROUNDS; w++) for (const p of parties) await round(p.url, p.auth, p.pid, n); // warm: the first rounds pay for compiling the path
+    await warm(parties, round, n);
     const cpu = parties.map((): number[] => []);
     /** Each party's added latency over the relay, p50 and p99 of every run. */
     const added = parties.map(() => ({ p50: [] as number[], p99: [] as number[] }));
     for (let i = 0; i < rounds; i++) {
-      const runs: { ttfa: number[]; main: number }[] = [];
+      const runs: Awaited<ReturnType<typeof round>>[] = [];
       for (let k = 0; k < parties.length; k++) {
         const at = (i + k) % parties.length;
         const p = parties[at];
@@ -237,6 +274,7 @@ async function hotPath(rounds: number, n: number): Promise<void> {
       }
       console.log(
         `  run ${i + 1}: main-thread CPU ${parties.map((p, k) => `${p.name} ${runs[k].main.toFixed(0)} µs`).join(", ")}; router − relay ${(routed.main - plain.main).toFixed(0)} µs` +
+          ` (router's other threads: compiler ${routed.compiler.toFixed(0)} µs, workers ${routed.workers.toFixed(0)} µs)` +
           `${base ? `, router − other ${(routed.main - runs[2].main).toFixed(0)} µs` : ""}   first audio router ${spread(routed.ttfa)}, relay ${spread(plain.ttfa)}, added (paired) ${spread(paired(routed.ttfa, plain.ttfa))}` +
           parties
             .slice(2)

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -85,24 +85,52 @@ export async function spawnRouters(n: number, env: Record<string, string>): Prom
   return routers;
 }
 
-/** CPU time of processes so far, in µs, summed: their main threads (the event loops) and all their threads. */
-export function cpuMicros(pids: number | number[]): { main: number; all: number } {
+/** The threads of a process that are not its event loop, by what they do (their names as the runtime gives them). */
+export interface ThreadCpu {
+  /** JavaScriptCore's compiler threads (`JITWorker`): tiering code up. */
+  compiler: number;
+  /** Worker threads (`Worker`): the router's SQLite writer, its VAD and codec pools. */
+  workers: number;
+  /** The garbage collector's helpers (`HeapHelper`). */
+  gc: number;
+}
+
+/** CPU time of processes so far, in µs, summed: their main threads (the event loops), all their threads, and the other threads by kind. */
+export function cpuMicros(pids: number | number[]): { main: number; all: number; threads: ThreadCpu } {
   if (Array.isArray(pids)) {
     const each = pids.map((pid) => cpuMicros(pid));
-    return { main: each.reduce((n, c) => n + c.main, 0), all: each.reduce((n, c) => n + c.all, 0) };
+    const sum = (f: (c: (typeof each)[number]) => number) => each.reduce((n, c) => n + f(c), 0);
+    return { main: sum((c) => c.main), all: sum((c) => c.all), threads: { compiler: sum((c) => c.threads.compiler), workers: sum((c) => c.threads.workers), gc: sum((c) => c.threads.gc) } };
   }
   const pid = pids;
-  const main = Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ")[0]) / 1000;
+  const main = scheduled(pid, pid);
   // utime and stime, fields 14 and 15, in clock ticks (100 per second on Linux).
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   const all = (Number(fields[11]) + Number(fields[12])) * 10_000;
-  return { main, all };
+  const threads: ThreadCpu = { compiler: 0, workers: 0, gc: 0 };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const kind = THREAD_KINDS[readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim()];
+      if (kind) threads[kind] += scheduled(pid, Number(tid));
+    } catch {} // a thread that ended meanwhile
+  }
+  return { main, all, threads };
 }
 
+const THREAD_KINDS: Record<string, keyof ThreadCpu> = { JITWorker: "compiler", Worker: "workers", HeapHelper: "gc" };
+
+/** A thread's time on a CPU so far, in µs (/proc's scheduler clock, in ns). */
+const scheduled = (pid: number, tid: number) => Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]) / 1000;
+
 /** CPU a process (or several, summed) spent while `fn` ran, in µs. */
-export async function cpuDuring<T>(pid: number | number[], fn: () => Promise<T>): Promise<{ result: T; main: number; all: number }> {
+export async function cpuDuring<T>(pid: number | number[], fn: () => Promise<T>): Promise<{ result: T; main: number; all: number; threads: ThreadCpu }> {
   const before = cpuMicros(pid);
   const result = await fn();
   const after = cpuMicros(pid);
-  return { result, main: after.main - before.main, all: after.all - before.all };
+  return {
+    result,
+    main: after.main - before.main,
+    all: after.all - before.all,
+    threads: { compiler: after.threads.compiler - before.threads.compiler, workers: after.threads.workers - before.threads.workers, gc: after.threads.gc - before.threads.gc },
+  };
 }
