@@ -2,21 +2,40 @@ import type { Database } from "../db/open.ts";
 import type { ActivityRow, RecoverInput, Recovery, ReserveInput, SettleInput } from "./batch-requests.ts";
 import { type BatchJob, MAX_BATCH, processBatch } from "./batch-process.ts";
 import { batchToWire } from "./batch-wire.ts";
+import { DeferredHolds } from "./deferred-holds.ts";
 import type { Allocation } from "./sources.ts";
 
 // Holds, settles and recoveries, queued and run many per transaction (batch-process.ts), every
 // request's promise settled only after the COMMIT. On a SQLite file the whole batch runs in the
 // database's worker thread: the event loop only posts the requests and reads the answers.
+//
+// A hold written behind (its credits already in use, counted by the funds view) waits up to
+// DEFER_MS before it is queued: a request that settles within that time takes its hold into the
+// settle's own batch, where the two cancel out and no hold row is written. A crash within that
+// time loses that request's usage, as one within a checkpoint's delay does (hold-keeper.ts).
 
 const RETRYABLE = new Set(["40P01", "40001"]); // PostgreSQL deadlock / serialization failure
 
-type Job =
-  | { kind: "reserve"; input: ReserveInput; resolve: (v: Allocation[]) => void; reject: (e: unknown) => void }
+/**
+ * `joined`: runs in the same batch as the job before it (a settle after the holds it took along).
+ * A reserve's `reserved` is its promise; `behind`: a hold written behind (its write may wait).
+ */
+type Job = (
+  | { kind: "reserve"; input: ReserveInput; resolve: (v: Allocation[]) => void; reject: (e: unknown) => void; reserved: Promise<unknown>; behind: boolean }
   | { kind: "settle"; input: SettleInput; resolve: (v: ActivityRow) => void; reject: (e: unknown) => void }
-  | { kind: "recover"; input: RecoverInput; resolve: (v: Recovery) => void; reject: (e: unknown) => void };
+  | { kind: "recover"; input: RecoverInput; resolve: (v: Recovery) => void; reject: (e: unknown) => void }
+) & { joined?: boolean };
+type Reserve = Extract<Job, { kind: "reserve" }>;
+
+const holdOf = (job: Job) => (job.kind === "settle" ? job.input.id : job.input.holdId);
 
 export class LedgerBatcher {
   private queue: Job[] = [];
+  private readonly deferred = new DeferredHolds<Reserve>((jobs) => {
+    for (const job of jobs) this.send(job);
+  });
+  /** Each hold id's latest reserve queued and not yet answered: its settle waits for it. */
+  private readonly sent = new Map<string, Promise<unknown>>();
   private running = 0;
   /** A pump is due after this turn's I/O: see `enqueue`. */
   private due = false;
@@ -33,11 +52,19 @@ export class LedgerBatcher {
     this.maxConcurrent = database.dialect === "postgres" ? 4 : 1;
   }
 
-  reserve(input: ReserveInput): Promise<Allocation[]> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: "reserve", input, resolve, reject }));
+  /** `behind`: a hold written behind, which waits up to DEFER_MS (deferred-holds.ts). */
+  reserve(input: ReserveInput, behind = false): Promise<Allocation[]> {
+    let answer!: Pick<Reserve, "resolve" | "reject">;
+    const reserved = new Promise<Allocation[]>((resolve, reject) => (answer = { resolve, reject }));
+    const job: Reserve = { kind: "reserve", input, ...answer, reserved, behind };
+    if (behind) this.deferred.add(input.holdId, job);
+    else this.send(job);
+    return reserved;
   }
 
-  settle(input: SettleInput): Promise<ActivityRow> {
+  /** Runs after every reserve of its request: those queued are awaited (PostgreSQL runs batches side by side), those deferred join its batch. */
+  async settle(input: SettleInput): Promise<ActivityRow> {
+    for (let sent = this.sent.get(input.id); sent; sent = this.sent.get(input.id)) await sent.catch(() => {});
     return new Promise((resolve, reject) => this.enqueue({ kind: "settle", input, resolve, reject }));
   }
 
@@ -45,11 +72,43 @@ export class LedgerBatcher {
     return new Promise((resolve, reject) => this.enqueue({ kind: "recover", input, resolve, reject }));
   }
 
+  /** Queues the request's deferred holds now: something of the request waits for them. */
+  hurry(holdId: string): void {
+    for (const job of this.deferred.take(holdId) ?? []) this.send(job);
+  }
+
+  /** Writes every deferred hold now (the server is stopping); resolves once they are written, or failed. */
+  async writeDeferred(): Promise<void> {
+    const jobs = this.deferred.takeAll().flat();
+    for (const job of jobs) this.send(job);
+    await Promise.allSettled(jobs.map((job) => job.reserved));
+  }
+
+  /** Queues a reserve, its settle waiting for its answer. */
+  private send(job: Reserve): void {
+    const { holdId } = job.input;
+    this.enqueue(job);
+    this.sent.set(holdId, job.reserved);
+    const answered = () => {
+      if (this.sent.get(holdId) === job.reserved) this.sent.delete(holdId);
+    };
+    job.reserved.then(answered, answered);
+  }
+
   /**
    * Jobs wait for the I/O callbacks of this turn of the event loop: in a burst, the sockets' frames
    * are answered first (the upstream requests go out), and the jobs they made go in fewer, larger batches.
    */
   private enqueue(job: Job): void {
+    const waiting = this.deferred.take(holdOf(job));
+    if (waiting) {
+      // The request's deferred holds go ahead of it, in its batch.
+      for (const [i, held] of waiting.entries()) {
+        held.joined = i > 0;
+        this.queue.push(held);
+      }
+      job.joined = true;
+    }
     this.queue.push(job);
     if (this.due) return;
     this.due = true;
@@ -61,7 +120,9 @@ export class LedgerBatcher {
 
   private pump(): void {
     while (this.running < this.maxConcurrent && this.queue.length) {
-      const batch = this.queue.splice(0, MAX_BATCH);
+      let size = Math.min(MAX_BATCH, this.queue.length);
+      while (size < this.queue.length && this.queue[size]!.joined) size++;
+      const batch = this.queue.splice(0, size);
       this.running++;
       void this.run(batch).finally(() => {
         this.running--;
@@ -87,7 +148,15 @@ export class LedgerBatcher {
         return;
       } catch (err) {
         if (attempt < 3 && RETRYABLE.has((err as { code?: string }).code ?? "")) continue;
-        for (const job of batch) job.reject(err);
+        const settling = new Set(batch.flatMap((job) => (job.kind === "settle" ? [job.input.id] : [])));
+        for (const job of batch) {
+          // A hold written behind that came along with its settle waits again, to be written on its
+          // own: a settle that keeps failing leaves its usage as the hold's checkpoint (metered-request.ts).
+          if (job.kind === "reserve" && job.behind && settling.has(job.input.holdId)) {
+            job.joined = false;
+            this.deferred.add(job.input.holdId, job);
+          } else job.reject(err);
+        }
         return;
       }
     }

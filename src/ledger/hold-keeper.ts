@@ -50,11 +50,12 @@ export class HoldKeeper {
     this.tick();
   }
 
-  /** Writes what is still unwritten and stops. */
+  /** Writes what is still unwritten (holds written behind that still wait included) and stops. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
     clearTimeout(this.flushTimer);
     this.log = undefined; // nothing is scheduled from here on
+    await this.batcher.writeDeferred();
     await this.sweeping;
     await this.flushing;
     await this.flush();

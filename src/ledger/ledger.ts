@@ -103,7 +103,7 @@ export class Ledger {
 
   private reserveAs(holdId: string, tenantId: string, binding: Binding, minimum: number, ahead: number, checkpoint: Checkpoint, behind: number): Promise<Allocation[]> {
     const answered = this.funds.reserving(tenantId, minimum + ahead, behind);
-    const reserved = this.batcher.reserve({ holdId, tenantId, binding, minimum, ahead, checkpoint });
+    const reserved = this.batcher.reserve({ holdId, tenantId, binding, minimum, ahead, checkpoint }, behind > 0);
     reserved.then(
       (added) => answered(total(added)),
       () => answered(0),
@@ -111,9 +111,16 @@ export class Ledger {
     return reserved;
   }
 
+  /** Writes the request's holds written behind now, rather than within `DEFER_MS` (something of the request waits for them). */
+  hurry(holdId: string): void {
+    this.batcher.hurry(holdId);
+  }
+
   /**
    * Turns a request's usage into debits and its one activity record, releasing its hold, in one
-   * transaction. The exact sub-credit remainder is carried to the tenant's next request.
+   * transaction, after every reserve of the request (holds written behind and not yet written
+   * join it: no hold row is written for them). The exact sub-credit remainder is carried to the
+   * tenant's next request.
    */
   settle(input: SettleInput): Promise<ActivityRow> {
     return this.batcher.settle(input);

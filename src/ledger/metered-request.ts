@@ -171,10 +171,12 @@ export class MeteredRequest {
 
   /** Resolves once the holds written behind so far are in the database (or failed). */
   async written(): Promise<void> {
+    this.ledger.hurry(this.id);
     await this.behind.over();
   }
 
   private async extend(binding: Binding, units: number, blockAhead: boolean): Promise<boolean> {
+    if (this.behind.current) this.ledger.hurry(this.id);
     while (this.extending || this.behind.current) await (this.extending ?? this.behind.current);
     if (this.settled) return false; // a finished request reserves nothing more
     const { held } = this;
@@ -245,8 +247,9 @@ export class MeteredRequest {
   private async settleOnce(end: RequestEnd): Promise<{ credits: number }> {
     if (this.settled) throw new Error(`request ${this.id} settled twice`);
     this.settled = true;
-    // Reserves still under way must land first: their credits are released by this settle.
-    while (this.extending || this.behind.current) await (this.extending ?? this.behind.current)!.catch(() => {});
+    // A reserve taken first lands first (it is counted in `held`); the ledger runs the settle after
+    // the holds written behind, those not yet written in its own batch (Ledger.settle).
+    while (this.extending) await this.extending.catch(() => {});
     const parts = this.parts.settleParts(end.binding, end.units, end.cached);
     const { id, payer, surface, voice } = this;
     const usage = usageRecord({ id, tenantId: payer.tenantId, keyId: payer.keyId, surface, voice }, end, parts);

@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { eq } from "drizzle-orm";
+import { ensureTenant } from "../src/accounts/keys.ts";
+import { Catalogue } from "../src/catalogue/catalogue.ts";
+import { openDatabase, type Database } from "../src/db/open.ts";
+import { DEFER_MS } from "../src/ledger/deferred-holds.ts";
+import { Ledger } from "../src/ledger/ledger.ts";
+import { Meter } from "../src/ledger/meter.ts";
+import { createLogger } from "../src/log.ts";
+import { freshPostgres, postgresAvailable } from "./helpers/postgres.ts";
+import { tempDir } from "./helpers/temp-dirs.ts";
+
+// A hold written behind waits up to DEFER_MS before it is written (ledger/batch.ts): a request
+// that settles within that time writes no hold row at all; one that runs longer has its hold
+// written while it runs; a settle that fails leaves the hold to be written, with its final usage,
+// and recovered. Seen from the database: a trigger records every hold row ever inserted.
+
+const catalogue = new Catalogue({
+  providers: [
+    {
+      id: "cheap",
+      name: "cheap",
+      kind: "local",
+      requiresVoice: false,
+      defaults: {},
+      bindings: [{ capability: "tts", id: "cheap-model", canonical: "cheap/cheap-model", streaming: true, synchronous: true, formats: ["pcm"], price: { amount: "0.0000125", per: "character" } }],
+    },
+  ],
+  models: [{ canonical: "cheap/cheap-model", name: "cheap", capability: "tts", aliases: [] }],
+});
+const cheap = catalogue.bindings[0]!; // 12.5 credits per character
+const log = createLogger("silent");
+const done = (units: number) => ({ binding: cheap, status: "completed" as const, outcome: "completed" as const, units, startedAt: new Date(), latencyMs: 1, attempts: [] });
+
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+/** Statements on either database: `sqlite` or `postgres`, by its dialect. */
+const either = (database: Database, sqlite: string[], postgres: string[]) =>
+  database.sql.transaction(async (tx) => {
+    for (const statement of database.dialect === "sqlite" ? sqlite : postgres) tx.later(statement);
+  });
+
+function suite(name: string, open: () => Promise<Database>, skip: boolean) {
+  describe.skipIf(skip)(`holds written behind on ${name}`, () => {
+    let database: Database;
+    beforeAll(async () => {
+      database = await open();
+    });
+
+    /** A tenant far richer than what is held (its holds may be written behind), with the funds view of `ledger` warm, and every hold row inserted for it recorded. */
+    async function richTenant(ledger: Ledger): Promise<string> {
+      const { tenantId } = await ensureTenant(database, `t-${crypto.randomUUID()}`);
+      await ledger.credit(tenantId, { credits: 10_000_000, type: "adjustment", description: "test" });
+      const tag = tenantId.replace(/\W/g, "_");
+      await either(
+        database,
+        [
+          "CREATE TABLE IF NOT EXISTS holds_seen (id TEXT, tenant_id TEXT)",
+          `CREATE TRIGGER seen_${tag} AFTER INSERT ON holds WHEN NEW.tenant_id = '${tenantId}' BEGIN INSERT INTO holds_seen VALUES (NEW.id, NEW.tenant_id); END`,
+        ],
+        [
+          "CREATE TABLE IF NOT EXISTS holds_seen (id TEXT, tenant_id TEXT)",
+          "CREATE OR REPLACE FUNCTION hold_seen() RETURNS trigger AS $$ BEGIN INSERT INTO holds_seen VALUES (NEW.id, NEW.tenant_id); RETURN NEW; END $$ LANGUAGE plpgsql",
+          `CREATE TRIGGER seen_${tag} AFTER INSERT ON holds FOR EACH ROW WHEN (NEW.tenant_id = '${tenantId}') EXECUTE FUNCTION hold_seen()`,
+        ],
+      );
+      await ledger.spendable(tenantId, cheap);
+      return tenantId;
+    }
+
+    const seen = async (tenantId: string) => (await database.sql.query<{ id: string }>("SELECT id FROM holds_seen WHERE tenant_id = ?", [tenantId])).map((r) => r.id);
+    const holdRow = async (id: string) => (await database.sql.query<{ checkpoint: string }>("SELECT checkpoint FROM holds WHERE id = ?", [id]))[0];
+    const records = (tenantId: string) => database.db.select().from(database.schema.activity).where(eq(database.schema.activity.tenantId, tenantId));
+    const paid = async (ledger: Ledger, tenantId: string) => (await ledger.snapshot(tenantId)).balance;
+
+    test("a request that settles within DEFER_MS writes no hold row: its hold and its settle are one batch, billed exactly", async () => {
+      const ledger = new Ledger(database);
+      const t = await richTenant(ledger);
+      const meter = new Meter(ledger, log);
+      const requests = Array.from({ length: 20 }, (_, i) => meter.start(`req_${i}_${crypto.randomUUID()}`, { tenantId: t }, "test"));
+      for (const m of requests) expect(m.cover(cheap, 10)).toBe(true); // written behind: answered at once
+      const rows = await Promise.all(requests.map((m, i) => m.settle(done(i + 1))));
+      const spent = rows.reduce((n, r) => n + r.credits, 0);
+      expect(spent).toBe(2625); // 210 characters at 12.5 credits, the carry exact
+      expect(await paid(ledger, t)).toMatchObject({ paidCredits: 10_000_000 - spent, paidHeld: 0 });
+      expect((await records(t)).length).toBe(20);
+      await Bun.sleep(DEFER_MS + 50);
+      expect(await seen(t)).toEqual([]);
+    });
+
+    test("a request that runs past DEFER_MS has its hold written while it runs, with its checkpoint, and settles it", async () => {
+      const ledger = new Ledger(database);
+      const t = await richTenant(ledger);
+      const m = new Meter(ledger, log).start(`req_${crypto.randomUUID()}`, { tenantId: t }, "test");
+      expect(m.cover(cheap, 10)).toBe(true);
+      m.delivered(cheap, 4);
+      expect(await holdRow(m.id)).toBeUndefined();
+      await Bun.sleep(DEFER_MS + 50);
+      expect(await seen(t)).toEqual([m.id]);
+      expect(JSON.parse((await holdRow(m.id))!.checkpoint)).toMatchObject({ units: 4 });
+      expect((await paid(ledger, t)).paidHeld).toBeGreaterThan(0);
+      expect((await m.settle(done(10))).credits).toBe(125);
+      expect(await holdRow(m.id)).toBeUndefined();
+      expect(await paid(ledger, t)).toMatchObject({ paidCredits: 10_000_000 - 125, paidHeld: 0 });
+    });
+
+    test("a settle refused by the database while its hold waits: the hold is written afterwards with the final usage, and recovered from it once", async () => {
+      const ledger = new Ledger(database);
+      const t = await richTenant(ledger);
+      const tag = t.replace(/\W/g, "_");
+      await either(
+        database,
+        [`CREATE TRIGGER refuse_${tag} BEFORE INSERT ON activity WHEN NEW.tenant_id = '${t}' BEGIN SELECT RAISE(ABORT, 'activity refused'); END`],
+        [
+          "CREATE OR REPLACE FUNCTION refuse_activity() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'activity refused'; END $$ LANGUAGE plpgsql",
+          `CREATE TRIGGER refuse_${tag} BEFORE INSERT ON activity FOR EACH ROW WHEN (NEW.tenant_id = '${t}') EXECUTE FUNCTION refuse_activity()`,
+        ],
+      );
+      const m = new Meter(ledger, log).start(`req_${crypto.randomUUID()}`, { tenantId: t }, "test");
+      expect(m.cover(cheap, 10)).toBe(true);
+      m.delivered(cheap, 4);
+      const failed = await m.settle(done(64)).then(
+        () => undefined,
+        (err: Error) => err,
+      );
+      expect(failed?.message).toContain("activity refused"); // after the meter's retries, each with the hold along
+      await either(database, [`DROP TRIGGER refuse_${tag}`], [`DROP TRIGGER refuse_${tag} ON activity`]);
+      await ledger.holds.stop(); // writes the hold that waits, and the final checkpoint
+      expect(await seen(t)).toEqual([m.id]);
+      expect(JSON.parse((await holdRow(m.id))!.checkpoint)).toMatchObject({ units: 64 });
+      expect(await records(t)).toEqual([]);
+      const later = new Ledger(database, 60_000, () => new Date(Date.now() + 3_600_000));
+      expect(await later.holds.sweep()).toMatchObject({ recovered: 1 });
+      expect(await records(t)).toMatchObject([{ id: m.id, status: "interrupted", usageAmount: 64, credits: 800 }]);
+      expect(await paid(ledger, t)).toMatchObject({ paidCredits: 10_000_000 - 800, paidHeld: 0 });
+    }, 15_000);
+  });
+}
+
+suite(
+  "SQLite",
+  async () => {
+    const db = await openDatabase(`sqlite://${join(tempDir("deferred-holds-"), "db.sqlite")}`);
+    cleanups.push(() => db.close());
+    return db;
+  },
+  false,
+);
+suite(
+  "PostgreSQL",
+  async () => {
+    const fresh = await freshPostgres();
+    const db = await openDatabase(fresh.url);
+    cleanups.push(fresh.drop, () => db.close());
+    return db;
+  },
+  !postgresAvailable,
+);
