@@ -20,11 +20,17 @@ export class Metrics {
   private countUpstreamStreams = () => 0;
   private bindings: () => { provider: string; model: string; up: boolean }[] = () => [];
 
+  /** Sessions open now, by channel: counted by the session registry, read at scrape time (a channel once seen stays, at 0). */
+  readonly openSessions = new Map<string, number>();
+
   readonly sessionsOpen = new Gauge({
     name: "voxroute_sessions_open",
     help: "Sessions currently open (WebSocket sessions, and streamed HTTP speech and transcription)",
     labelNames: ["channel"] as const,
     registers: [this.registry],
+    collect: () => {
+      for (const [channel, open] of this.openSessions) this.sessionsOpen.set({ channel }, open);
+    },
   });
 
   /** Read at scrape time: a number that only grows means streams (and their timers) are leaking. */

@@ -21,10 +21,11 @@ export class SessionRegistry {
   add(session: LiveSession, channel: string): void {
     this.live.add(session);
     awaitInRequest(session.finished); // a streamed HTTP answer's log line waits for its session
-    this.metrics.sessionsOpen.inc({ channel });
+    const open = this.metrics.openSessions;
+    open.set(channel, (open.get(channel) ?? 0) + 1);
     void session.finished.finally(() => {
       this.live.delete(session);
-      this.metrics.sessionsOpen.dec({ channel });
+      open.set(channel, open.get(channel)! - 1);
     });
   }
 
