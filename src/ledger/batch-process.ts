@@ -5,6 +5,7 @@ import type { ActivityRow, RecoverInput, ReserveInput, SettleInput } from "./bat
 import { recoveredSettle } from "./checkpoint.ts";
 import { partsRecord, spendHeld } from "./parts.ts";
 import { allocate, eligibleGrants, mergeAllocations, PAID, planDebits, total, type Allocation, type GrantRow } from "./sources.ts";
+import { recordId } from "../util/record-id.ts";
 
 // One batch of the ledger's holds, settles and recoveries, in one transaction (batch.ts queues
 // them). It locks the balance rows of every tenant it touches, in tenant-id order (so batches of
@@ -124,7 +125,7 @@ export async function processBatch(tx: SqlTx, batch: BatchJob[], { dialect, now,
         if (d.source === PAID) s.bal.paidCredits -= d.credits;
         else touch(s, d.source, dirtyGrants)!.remainingCredits -= d.credits;
         spendHeld(held, d);
-        entries.push([crypto.randomUUID(), input.tenantId, input.id, d.source, -d.credits, input.finishedAt]);
+        entries.push([recordId(), input.tenantId, input.id, d.source, -d.credits, input.finishedAt]);
       }
       s.bal.carryNum = Number(carry.num);
       s.bal.carryDen = Number(carry.den);

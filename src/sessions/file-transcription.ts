@@ -10,6 +10,7 @@ import type { PcmPieces } from "../providers/paced-audio.ts";
 import { fitted, PIECE_MS, type StreamingPlan, streamFile } from "./file-stream.ts";
 import type { SttSession } from "./stt-session.ts";
 import { inSpan } from "../tracing/spans.ts";
+import { recordId } from "../util/record-id.ts";
 
 // One audio file in, its transcript out, for every surface that offers it (native, /oai, /el):
 // routed, priced and held before any upstream work, tried on the candidates in order, and
@@ -123,7 +124,7 @@ async function transcribe(ctx: AppContext, principal: Principal, req: FileTransc
   const first = streamable ?? (await ctx.meter.admit(principal, routed ?? req.plan.fileCandidates()));
   req.signal?.throwIfAborted();
 
-  const id = `stt_file_${crypto.randomUUID()}`;
+  const id = recordId("stt_file");
   const meter = ctx.meter.start(id, principal, req.surface);
   const about = { id, durationSeconds: probe.seconds, language: req.language };
   let admitted = first;

@@ -9,6 +9,7 @@ import type { Lexicon } from "../pronunciation/lexicon.ts";
 import type { Locator } from "../pronunciation/locators.ts";
 import { HttpTtsPort, type HttpAudioShape } from "./http-tts-port.ts";
 import { ttsSessionDeps } from "./tts-session-deps.ts";
+import { recordId } from "../util/record-id.ts";
 
 export interface HttpTtsRequest {
   /** Routed candidates (each with its voice), not yet checked against the balance. */
@@ -51,7 +52,7 @@ export async function speakOverHttp(ctx: AppContext, principal: Principal, req: 
     lease?.release();
     throw err;
   }
-  const id = `tts_${crypto.randomUUID()}`;
+  const id = recordId("tts");
   const port = new HttpTtsPort(shape, errorResponse);
   const session = new TtsSession(
     {

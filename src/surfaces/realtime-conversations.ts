@@ -11,6 +11,7 @@ import type { OpenedHandshake } from "../realtime/start-conversation.ts";
 import { admitSocket, type SocketAdmission } from "./ws-admission.ts";
 import { keepConnection, type SocketData, takeConnection } from "./ws-connections.ts";
 import { WsPort } from "./ws-port.ts";
+import { recordId } from "../util/record-id.ts";
 
 // What every realtime surface (`/v1/realtime`, `/el` conversations, `/oai/realtime`) does around
 // its framing: the handshake's admission (credential, profile, plan, balance; ws-admission.ts) and
@@ -100,7 +101,7 @@ export type ConversationSocket = SocketData<ConversationConnection> & { admissio
 export function openConversation(ws: ServerWebSocket<SocketData<ConversationConnection>>, idPrefix: string): { conn: ConversationConnection; id: string } {
   const conn: ConversationConnection = { port: new WsPort(ws), gone: false };
   keepConnection(ws, conn);
-  return { conn, id: `${idPrefix}_${crypto.randomUUID().replaceAll("-", "")}` };
+  return { conn, id: recordId(idPrefix).replaceAll("-", "") };
 }
 
 /** Bun's `message`, `drain` and `close` for a conversation socket. */

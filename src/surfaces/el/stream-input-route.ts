@@ -19,6 +19,7 @@ import { planStreamInput, type StreamInputPlan } from "./stream-input-request.ts
 import { keepConnection, type SocketData, takeConnection } from "../ws-connections.ts";
 import { jsonOf } from "../raw-frames.ts";
 import type { SocketRoute } from "../socket-routes.ts";
+import { recordId } from "../../util/record-id.ts";
 
 interface Connection {
   /** The handshake carried a key (valid or not), which wins over the init frame's. */
@@ -88,7 +89,7 @@ export function elevenLabsStreamInputSocket(ctx: AppContext): SocketRoute<Stream
     } catch (err) {
       return conn.port.refuse(new ApiError(frameError(err), (err as Error).message));
     }
-    const id = `tts_${crypto.randomUUID()}`;
+    const id = recordId("tts");
     const session = new TtsSession(
       {
         id,

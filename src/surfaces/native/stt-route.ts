@@ -19,6 +19,7 @@ import { keepConnection, type SocketData, takeConnection } from "../ws-connectio
 import { jsonOf } from "../raw-frames.ts";
 import type { SocketRoute } from "../socket-routes.ts";
 import { TurnCorkedSender } from "../turn-corked-sender.ts";
+import { recordId } from "../../util/record-id.ts";
 
 const UNPLANNED: SttSessionParams = {
   families: new Map(),
@@ -77,7 +78,7 @@ export function sttSocket(ctx: AppContext): SocketRoute<SttSocket> {
       open(raw) {
         const { admission } = raw.data;
         const p = admission.plan;
-        const id = `stt_${crypto.randomUUID()}`;
+        const id = recordId("stt");
         const admit = () => channelSession(ctx, id, admission, "native");
         if (p?.eventFormat === "provider") {
           const relay = new SttPassthrough(

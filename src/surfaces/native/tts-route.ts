@@ -13,6 +13,7 @@ import { type NativeTtsPlan, plannedTtsSession } from "./tts-query.ts";
 import { jsonOf } from "../raw-frames.ts";
 import { keepConnection, type SocketData, takeConnection } from "../ws-connections.ts";
 import type { SocketRoute } from "../socket-routes.ts";
+import { recordId } from "../../util/record-id.ts";
 
 interface Connection {
   session: TtsSession;
@@ -46,7 +47,7 @@ export function ttsSocket(ctx: AppContext): SocketRoute<TtsSocket> {
         const { admission } = ws.data;
         const { plan } = admission;
         const port = new NativeTtsPort(ws);
-        const id = `tts_${crypto.randomUUID()}`;
+        const id = recordId("tts");
         const session = new TtsSession(
           {
             id,
