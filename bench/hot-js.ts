@@ -11,6 +11,7 @@
 import "./lib/keep-touched-memory.ts";
 import { readFileSync } from "node:fs";
 import { ttsSocket } from "../src/surfaces/native/tts-route.ts";
+import { DEFER_MS } from "../src/ledger/deferred-holds.ts";
 import { UtteranceTtsStream } from "../src/providers/utterance-stream.ts";
 import type { AudioFormat } from "../src/providers/types.ts";
 import { startTestServer } from "../test/helpers/server.ts";
@@ -50,7 +51,7 @@ async function rounds<S extends FakeSocket>(open: () => Promise<S[]>, speak: (ws
   for (let r = 0; r < WARM + ROUNDS; r++) {
     const opening = mainThreadMicros();
     const sockets = await open();
-    await Bun.sleep(50); // the holds written behind as the sessions started land
+    await Bun.sleep(DEFER_MS + 50); // the holds written behind as the sessions started land (after up to DEFER_MS)
     const before = mainThreadMicros();
     if (r >= WARM) starts.push((before - opening) / N);
     await Promise.all(
