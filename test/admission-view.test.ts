@@ -38,7 +38,8 @@ function stall(database: Database) {
   const { query, transaction, inWorker } = sql;
   let open = () => {};
   const gate = new Promise<void>((resolve) => (open = resolve));
-  const state = { waiting: 0 };
+  /** `writes`: transactions and the ledger's batches (a hold, a settle), not the views' reads. */
+  const state = { waiting: 0, writes: 0 };
   sql.query = (async (text: string, params?: unknown[]) => {
     state.waiting++;
     await gate;
@@ -46,6 +47,7 @@ function stall(database: Database) {
   }) as typeof sql.query;
   sql.transaction = (async (fn: Parameters<typeof transaction>[0]) => {
     state.waiting++;
+    state.writes++;
     await gate;
     return transaction.call(sql, fn);
   }) as typeof sql.transaction;
@@ -53,6 +55,7 @@ function stall(database: Database) {
   if (inWorker)
     sql.inWorker = async (name, args) => {
       state.waiting++;
+      state.writes++;
       await gate;
       return inWorker.call(sql, name, args);
     };
@@ -99,8 +102,8 @@ test("on a warm view the upstream is called and audio flows while the database a
   const reader = res.body!.getReader();
   const first = await reader.read();
   expect(first.value!.byteLength).toBeGreaterThan(0);
-  // The request's hold (written behind, after up to DEFER_MS) or its settle asks the database, and waits with everything else.
-  await until(() => stalled.state.waiting > 0);
+  // The request's hold (written behind, after up to DEFER_MS) or its settle writes to the database, and waits with everything else.
+  await until(() => stalled.state.writes > 0);
   stalled.release();
   while (!(await reader.read()).done);
   // Both requests billed once each, nothing left held.

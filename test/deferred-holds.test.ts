@@ -4,6 +4,7 @@ import { eq } from "drizzle-orm";
 import { ensureTenant } from "../src/accounts/keys.ts";
 import { Catalogue } from "../src/catalogue/catalogue.ts";
 import { openDatabase, type Database } from "../src/db/open.ts";
+import { newCheckpoint } from "../src/ledger/checkpoint.ts";
 import { DEFER_MS } from "../src/ledger/deferred-holds.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
 import { Meter } from "../src/ledger/meter.ts";
@@ -31,6 +32,24 @@ const catalogue = new Catalogue({
 });
 const cheap = catalogue.bindings[0]!; // 12.5 credits per character
 const log = createLogger("silent");
+/** Every transaction and ledger batch on `database` fails until `restore`, as when the database is unreachable. */
+function unreachable(database: Database) {
+  const sql = database.sql;
+  const { transaction, inWorker } = sql;
+  const state = { refused: 0, restore: () => Object.assign(sql, { transaction, inWorker }) };
+  const refuse = async () => {
+    state.refused++;
+    throw new Error("the database is unreachable");
+  };
+  sql.transaction = refuse;
+  if (inWorker) sql.inWorker = refuse;
+  return state;
+}
+
+async function until(check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) await Bun.sleep(20);
+}
+
 const done = (units: number) => ({ binding: cheap, status: "completed" as const, outcome: "completed" as const, units, startedAt: new Date(), latencyMs: 1, attempts: [] });
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -72,22 +91,30 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
       return tenantId;
     }
 
+    /** A request that covered 10 characters, its hold written behind (waiting), and delivered 4 of them. */
+    function coveredBehind(ledger: Ledger, tenantId: string) {
+      const m = new Meter(ledger, log).start(`req_${crypto.randomUUID()}`, { tenantId }, "test");
+      expect(m.cover(cheap, 10)).toBe(true);
+      m.delivered(cheap, 4);
+      return m;
+    }
+
     const seen = async (tenantId: string) => (await database.sql.query<{ id: string }>("SELECT id FROM holds_seen WHERE tenant_id = ?", [tenantId])).map((r) => r.id);
     const holdRow = async (id: string) => (await database.sql.query<{ checkpoint: string }>("SELECT checkpoint FROM holds WHERE id = ?", [id]))[0];
     const records = (tenantId: string) => database.db.select().from(database.schema.activity).where(eq(database.schema.activity.tenantId, tenantId));
     const paid = async (ledger: Ledger, tenantId: string) => (await ledger.snapshot(tenantId)).balance;
 
-    test("a request that settles within DEFER_MS writes no hold row: its hold and its settle are one batch, billed exactly", async () => {
+    test("requests that settle within DEFER_MS write no hold row: each hold goes into its settle's batch (100 pairs: past a batch's 64), billed exactly", async () => {
       const ledger = new Ledger(database);
       const t = await richTenant(ledger);
       const meter = new Meter(ledger, log);
-      const requests = Array.from({ length: 20 }, (_, i) => meter.start(`req_${i}_${crypto.randomUUID()}`, { tenantId: t }, "test"));
+      const requests = Array.from({ length: 100 }, (_, i) => meter.start(`req_${i}_${crypto.randomUUID()}`, { tenantId: t }, "test"));
       for (const m of requests) expect(m.cover(cheap, 10)).toBe(true); // written behind: answered at once
       const rows = await Promise.all(requests.map((m, i) => m.settle(done(i + 1))));
       const spent = rows.reduce((n, r) => n + r.credits, 0);
-      expect(spent).toBe(2625); // 210 characters at 12.5 credits, the carry exact
+      expect(spent).toBe(63_125); // 5050 characters at 12.5 credits, the carry exact
       expect(await paid(ledger, t)).toMatchObject({ paidCredits: 10_000_000 - spent, paidHeld: 0 });
-      expect((await records(t)).length).toBe(20);
+      expect((await records(t)).length).toBe(100);
       await Bun.sleep(DEFER_MS + 50);
       expect(await seen(t)).toEqual([]);
     });
@@ -95,9 +122,7 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
     test("a request that runs past DEFER_MS has its hold written while it runs, with its checkpoint, and settles it", async () => {
       const ledger = new Ledger(database);
       const t = await richTenant(ledger);
-      const m = new Meter(ledger, log).start(`req_${crypto.randomUUID()}`, { tenantId: t }, "test");
-      expect(m.cover(cheap, 10)).toBe(true);
-      m.delivered(cheap, 4);
+      const m = coveredBehind(ledger, t);
       expect(await holdRow(m.id)).toBeUndefined();
       await Bun.sleep(DEFER_MS + 50);
       expect(await seen(t)).toEqual([m.id]);
@@ -120,9 +145,7 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
           `CREATE TRIGGER refuse_${tag} BEFORE INSERT ON activity FOR EACH ROW WHEN (NEW.tenant_id = '${t}') EXECUTE FUNCTION refuse_activity()`,
         ],
       );
-      const m = new Meter(ledger, log).start(`req_${crypto.randomUUID()}`, { tenantId: t }, "test");
-      expect(m.cover(cheap, 10)).toBe(true);
-      m.delivered(cheap, 4);
+      const m = coveredBehind(ledger, t);
       const failed = await m.settle(done(64)).then(
         () => undefined,
         (err: Error) => err,
@@ -133,6 +156,39 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
       expect(await seen(t)).toEqual([m.id]);
       expect(JSON.parse((await holdRow(m.id))!.checkpoint)).toMatchObject({ units: 64 });
       expect(await records(t)).toEqual([]);
+      const later = new Ledger(database, 60_000, () => new Date(Date.now() + 3_600_000));
+      expect(await later.holds.sweep()).toMatchObject({ recovered: 1 });
+      expect(await records(t)).toMatchObject([{ id: m.id, status: "interrupted", usageAmount: 64, credits: 800 }]);
+      expect(await paid(ledger, t)).toMatchObject({ paidCredits: 10_000_000 - 800, paidHeld: 0 });
+    }, 15_000);
+
+    test("a reserve taken first sees the tenant's holds written behind: they are written ahead of it, so it cannot be given their credits", async () => {
+      const ledger = new Ledger(database);
+      const t = await richTenant(ledger);
+      const m = new Meter(ledger, log).start(`req_${crypto.randomUUID()}`, { tenantId: t }, "test");
+      expect(m.cover(cheap, 10)).toBe(true); // 125 credits and more, written behind: waiting
+      const other = await ledger.reserve(`req_${crypto.randomUUID()}`, t, cheap, 10_000_000 - 100, 0, newCheckpoint("test", undefined, Date.now(), cheap));
+      expect(other).toEqual([]); // what is left once the first request's hold is counted is less than it asks
+      expect(await seen(t)).toEqual([m.id]);
+      expect((await m.settle(done(10))).credits).toBe(125);
+      expect(await paid(ledger, t)).toMatchObject({ paidCredits: 10_000_000 - 125, paidHeld: 0 });
+    });
+
+    test("the database unreachable through a settle's tries: the hold is written once it is back, with the final usage, and recovered from it once", async () => {
+      const ledger = new Ledger(database);
+      const t = await richTenant(ledger);
+      const m = coveredBehind(ledger, t);
+      const down = unreachable(database);
+      const failed = await m.settle(done(64)).then(
+        () => undefined,
+        (err: Error) => err,
+      );
+      expect(failed?.message).toBe("the database is unreachable"); // after the meter's retries, the hold tried on its own between them
+      expect(down.refused).toBeGreaterThan(5);
+      down.restore();
+      await until(async () => (await seen(t)).length > 0);
+      expect(JSON.parse((await holdRow(m.id))!.checkpoint)).toMatchObject({ units: 64 });
+      await ledger.holds.flush();
       const later = new Ledger(database, 60_000, () => new Date(Date.now() + 3_600_000));
       expect(await later.holds.sweep()).toMatchObject({ recovered: 1 });
       expect(await records(t)).toMatchObject([{ id: m.id, status: "interrupted", usageAmount: 64, credits: 800 }]);

@@ -18,10 +18,19 @@ const RETRYABLE = new Set(["40P01", "40001"]); // PostgreSQL deadlock / serializ
 
 /**
  * `joined`: runs in the same batch as the job before it (a settle after the holds it took along).
- * A reserve's `reserved` is its promise; `behind`: a hold written behind (its write may wait).
+ * A reserve's `reserved` is its promise; `behind`: a hold written behind (its write may wait);
+ * `orphan`: such a hold whose settle failed: it is written whenever the database takes it.
  */
 type Job = (
-  | { kind: "reserve"; input: ReserveInput; resolve: (v: Allocation[]) => void; reject: (e: unknown) => void; reserved: Promise<unknown>; behind: boolean }
+  | {
+      kind: "reserve";
+      input: ReserveInput;
+      resolve: (v: Allocation[]) => void;
+      reject: (e: unknown) => void;
+      reserved: Promise<unknown>;
+      behind: boolean;
+      orphan?: boolean;
+    }
   | { kind: "settle"; input: SettleInput; resolve: (v: ActivityRow) => void; reject: (e: unknown) => void }
   | { kind: "recover"; input: RecoverInput; resolve: (v: Recovery) => void; reject: (e: unknown) => void }
 ) & { joined?: boolean };
@@ -31,11 +40,11 @@ const holdOf = (job: Job) => (job.kind === "settle" ? job.input.id : job.input.h
 
 export class LedgerBatcher {
   private queue: Job[] = [];
-  private readonly deferred = new DeferredHolds<Reserve>((jobs) => {
-    for (const job of jobs) this.send(job);
-  });
-  /** Each hold id's latest reserve queued and not yet answered: its settle waits for it. */
-  private readonly sent = new Map<string, Promise<unknown>>();
+  private readonly deferred = new DeferredHolds<Reserve>((jobs) => this.sendAll(jobs));
+  /** Each hold id's reserves queued and not yet through their batch: its settle waits until there are none. */
+  private readonly sent = new Map<string, { jobs: Set<Reserve>; over: Promise<void>; end: () => void }>();
+  /** The server is stopping: a hold that cannot be written now is given up (and logged by its request). */
+  private stopping = false;
   private running = 0;
   /** A pump is due after this turn's I/O: see `enqueue`. */
   private due = false;
@@ -57,14 +66,18 @@ export class LedgerBatcher {
     let answer!: Pick<Reserve, "resolve" | "reject">;
     const reserved = new Promise<Allocation[]>((resolve, reject) => (answer = { resolve, reject }));
     const job: Reserve = { kind: "reserve", input, ...answer, reserved, behind };
-    if (behind) this.deferred.add(input.holdId, job);
-    else this.send(job);
+    if (behind) this.deferred.add(input.holdId, input.tenantId, job);
+    else {
+      // The database must see the tenant's holds written behind before it allocates it more.
+      for (const jobs of this.deferred.takeTenant(input.tenantId)) this.sendAll(jobs);
+      this.send(job);
+    }
     return reserved;
   }
 
   /** Runs after every reserve of its request: those queued are awaited (PostgreSQL runs batches side by side), those deferred join its batch. */
   async settle(input: SettleInput): Promise<ActivityRow> {
-    for (let sent = this.sent.get(input.id); sent; sent = this.sent.get(input.id)) await sent.catch(() => {});
+    for (let sent = this.sent.get(input.id); sent; sent = this.sent.get(input.id)) await sent.over;
     return new Promise((resolve, reject) => this.enqueue({ kind: "settle", input, resolve, reject }));
   }
 
@@ -74,25 +87,47 @@ export class LedgerBatcher {
 
   /** Queues the request's deferred holds now: something of the request waits for them. */
   hurry(holdId: string): void {
-    for (const job of this.deferred.take(holdId) ?? []) this.send(job);
+    this.sendAll(this.deferred.take(holdId) ?? []);
   }
 
   /** Writes every deferred hold now (the server is stopping); resolves once they are written, or failed. */
   async writeDeferred(): Promise<void> {
-    const jobs = this.deferred.takeAll().flat();
-    for (const job of jobs) this.send(job);
-    await Promise.allSettled(jobs.map((job) => job.reserved));
+    this.stopping = true;
+    const groups = this.deferred.takeAll();
+    for (const jobs of groups) this.sendAll(jobs);
+    await Promise.allSettled(groups.flat().map((job) => job.reserved));
   }
 
-  /** Queues a reserve, its settle waiting for its answer. */
+  /** Queues one request's reserves, in one batch. */
+  private sendAll(jobs: Reserve[]): void {
+    for (const [i, job] of jobs.entries()) {
+      job.joined = i > 0;
+      this.send(job);
+    }
+  }
+
+  /** Queues a reserve: its request's settle waits until it is through its batch. */
   private send(job: Reserve): void {
     const { holdId } = job.input;
     this.enqueue(job);
-    this.sent.set(holdId, job.reserved);
-    const answered = () => {
-      if (this.sent.get(holdId) === job.reserved) this.sent.delete(holdId);
-    };
-    job.reserved.then(answered, answered);
+    let sent = this.sent.get(holdId);
+    if (!sent) {
+      let end!: () => void;
+      const over = new Promise<void>((resolve) => (end = resolve));
+      this.sent.set(holdId, (sent = { jobs: new Set(), over, end }));
+    }
+    sent.jobs.add(job);
+  }
+
+  /** The batch the reserves were in is over: answered, failed, or put back to wait. */
+  private through(batch: Job[]): void {
+    for (const job of batch) {
+      if (job.kind !== "reserve") continue;
+      const sent = this.sent.get(job.input.holdId);
+      if (!sent?.jobs.delete(job) || sent.jobs.size) continue;
+      this.sent.delete(job.input.holdId);
+      sent.end();
+    }
   }
 
   /**
@@ -145,18 +180,22 @@ export class LedgerBatcher {
           (performance.now() - began) / 1000,
         );
         for (const [i, job] of batch.entries()) (job.resolve as (v: unknown) => void)(results[i]);
+        this.through(batch);
         return;
       } catch (err) {
         if (attempt < 3 && RETRYABLE.has((err as { code?: string }).code ?? "")) continue;
         const settling = new Set(batch.flatMap((job) => (job.kind === "settle" ? [job.input.id] : [])));
         for (const job of batch) {
           // A hold written behind that came along with its settle waits again, to be written on its
-          // own: a settle that keeps failing leaves its usage as the hold's checkpoint (metered-request.ts).
-          if (job.kind === "reserve" && job.behind && settling.has(job.input.holdId)) {
+          // own whenever the database takes it: a settle that keeps failing leaves its usage as the
+          // hold's checkpoint (metered-request.ts), recovered once the hold is written.
+          if (job.kind === "reserve" && job.behind && !this.stopping && (job.orphan || settling.has(job.input.holdId))) {
+            job.orphan = true;
             job.joined = false;
-            this.deferred.add(job.input.holdId, job);
+            this.deferred.add(job.input.holdId, job.input.tenantId, job);
           } else job.reject(err);
         }
+        this.through(batch);
         return;
       }
     }

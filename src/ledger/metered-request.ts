@@ -17,7 +17,8 @@ import { UnderWay } from "../util/under-way.ts";
 // One request's credits: held ahead of use, the usage it delivered noted (the checkpoint a crash
 // is billed from), settled once. A hold is taken before the credits are used, with a database
 // round trip, or, where the funds view allows it (Ledger.reserveBehind), counted at once and
-// written behind while the upstream works; settle waits for it either way.
+// written behind while the upstream works (after up to DEFER_MS; a settle before then takes it
+// into its own batch). Either way the settle runs after it.
 
 /** How many times its first stretch an account must be able to pay before a session reserves it ahead. */
 const RICH_ACCOUNT = 100;
@@ -26,9 +27,11 @@ export class MeteredRequest {
   /** Credits held so far, within the budgets over the payer. */
   private readonly held: HeldCredits;
   private extending: Promise<boolean> | undefined;
-  /** Holds written behind, still under way: counted in `held` already; settle waits for them. */
+  /** Holds written behind, still under way: counted in `held` already; the ledger runs the settle after them. */
   private readonly behind = new UnderWay();
   private settled = false;
+  /** A settle that could not be recorded released what the request held. */
+  private released = false;
   /** What the hold row says about the request; made with the first reserve. */
   private checkpoint: Checkpoint | undefined;
   private readonly startedAt = Date.now();
@@ -154,13 +157,16 @@ export class MeteredRequest {
     const reserving = this.ledger.reserveBehind(this.id, this.payer.tenantId, binding, credits, this.checkpointOn(binding));
     if (!reserving) return false;
     this.held.add(credits);
+    // Once a settle that could not be recorded released what the request held, its hold only carries the usage to its recovery.
     const landed = reserving.then(
       (added) => {
+        if (this.released) return;
         this.held.add(-credits);
         if (!this.take(added, credits))
           this.log.warn({ request: this.id, tenantId: this.payer.tenantId, credits, held: total(added) }, "a hold written behind got less than was used: spent by other processes");
       },
       (err) => {
+        if (this.released) return this.log.error({ err, request: this.id, usage: this.checkpoint }, "the hold that carried an unrecorded request's usage could not be written: that usage is lost");
         this.held.add(-credits);
         this.log.error({ err, request: this.id, credits }, "a hold written behind failed");
       },
@@ -265,6 +271,7 @@ export class MeteredRequest {
         this.ledger.holds.abandon(id);
       }
       this.held.release(); // the recovered hold's record counts as spend once it is written
+      this.released = true;
       this.log.error(
         { err, usage: { ...usage, cost: undefined, binding: `${usage.binding.provider.id}/${usage.binding.id}` } },
         "usage could not be recorded now; it is kept as the hold's checkpoint",
