@@ -100,14 +100,14 @@ export function cpuMicros(pids: number | number[]): { main: number; all: number;
   if (Array.isArray(pids)) {
     const each = pids.map((pid) => cpuMicros(pid));
     const sum = (f: (c: (typeof each)[number]) => number) => each.reduce((n, c) => n + f(c), 0);
-    return { main: sum((c) => c.main), all: sum((c) => c.all), threads: { compiler: sum((c) => c.threads.compiler), workers: sum((c) => c.threads.workers), gc: sum((c) => c.threads.gc) } };
+    return { main: sum((c) => c.main), all: sum((c) => c.all), threads: byKind((kind) => sum((c) => c.threads[kind])) };
   }
   const pid = pids;
   const main = scheduled(pid, pid);
   // utime and stime, fields 14 and 15, in clock ticks (100 per second on Linux).
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   const all = (Number(fields[11]) + Number(fields[12])) * 10_000;
-  const threads: ThreadCpu = { compiler: 0, workers: 0, gc: 0 };
+  const threads = byKind(() => 0);
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       const kind = THREAD_KINDS[readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim()];
@@ -118,6 +118,9 @@ export function cpuMicros(pids: number | number[]): { main: number; all: number;
 }
 
 const THREAD_KINDS: Record<string, keyof ThreadCpu> = { JITWorker: "compiler", Worker: "workers", HeapHelper: "gc" };
+
+/** A `ThreadCpu` whose every kind is `of(kind)`. */
+const byKind = (of: (kind: keyof ThreadCpu) => number): ThreadCpu => ({ compiler: of("compiler"), workers: of("workers"), gc: of("gc") });
 
 /** A thread's time on a CPU so far, in µs (/proc's scheduler clock, in ns). */
 const scheduled = (pid: number, tid: number) => Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]) / 1000;
@@ -131,6 +134,6 @@ export async function cpuDuring<T>(pid: number | number[], fn: () => Promise<T>)
     result,
     main: after.main - before.main,
     all: after.all - before.all,
-    threads: { compiler: after.threads.compiler - before.threads.compiler, workers: after.threads.workers - before.threads.workers, gc: after.threads.gc - before.threads.gc },
+    threads: byKind((kind) => after.threads[kind] - before.threads[kind]),
   };
 }
