@@ -6,6 +6,9 @@ import { Catalogue } from "../src/catalogue/catalogue.ts";
 import { openDatabase, type Database } from "../src/db/open.ts";
 import { newCheckpoint } from "../src/ledger/checkpoint.ts";
 import { DEFER_MS } from "../src/ledger/deferred-holds.ts";
+import { type BatchJob, processBatch } from "../src/ledger/batch-process.ts";
+import type { SqlTx } from "../src/db/sql.ts";
+import { rational } from "../src/catalogue/price.ts";
 import { Ledger } from "../src/ledger/ledger.ts";
 import { Meter } from "../src/ledger/meter.ts";
 import { createLogger } from "../src/log.ts";
@@ -117,6 +120,62 @@ function suite(name: string, open: () => Promise<Database>, skip: boolean) {
       expect((await records(t)).length).toBe(100);
       await Bun.sleep(DEFER_MS + 50);
       expect(await seen(t)).toEqual([]);
+    });
+
+    test("a hold made and settled in one batch costs no statement on the holds table; a stored hold is deleted by its settle", async () => {
+      const ledger = new Ledger(database);
+      const t = await richTenant(ledger);
+      const statements: string[] = [];
+      /** Runs one batch in its own transaction, every statement's text recorded. */
+      const batch = (jobs: BatchJob[]) =>
+        database.sql.transaction((tx) => {
+          const seeing: SqlTx = {
+            query: (text, values) => {
+              statements.push(text);
+              return tx.query(text, values);
+            },
+            later: (text, values) => {
+              statements.push(text);
+              tx.later(text, values);
+            },
+          };
+          return processBatch(seeing, jobs, { dialect: database.dialect, now: new Date(), holdTtlMs: 60_000 });
+        });
+      const reserve = (holdId: string): BatchJob => ({
+        kind: "reserve",
+        input: { holdId, tenantId: t, binding: cheap, minimum: 125, ahead: 0, checkpoint: newCheckpoint("test", undefined, Date.now(), cheap) },
+      });
+      const settle = (id: string): BatchJob => ({
+        kind: "settle",
+        input: {
+          id,
+          tenantId: t,
+          surface: "test",
+          binding: cheap,
+          status: "completed",
+          outcome: "completed",
+          usageUnit: "characters",
+          units: 10,
+          cost: rational(125n),
+          startedAt: new Date(),
+          finishedAt: new Date(),
+          latencyMs: 1,
+          attempts: [],
+        },
+      });
+      const writes = () => statements.filter((text) => /^(INSERT INTO|DELETE FROM) holds/.test(text));
+
+      const joined = `req_${crypto.randomUUID()}`;
+      await batch([reserve(joined), settle(joined)]);
+      expect(writes()).toEqual([]);
+      const stored = `req_${crypto.randomUUID()}`;
+      await batch([reserve(stored)]);
+      await batch([settle(stored)]);
+      expect(writes().map((text) => text.split(" (")[0])).toEqual(["INSERT INTO holds", "DELETE FROM holds WHERE id IN"]);
+      expect(await seen(t)).toEqual([stored]);
+      expect(await holdRow(stored)).toBeUndefined();
+      expect((await records(t)).map((r) => r.credits)).toEqual([125, 125]);
+      expect(await paid(ledger, t)).toMatchObject({ paidCredits: 10_000_000 - 250, paidHeld: 0 });
     });
 
     test("a request that runs past DEFER_MS has its hold written while it runs, with its checkpoint, and settles it", async () => {

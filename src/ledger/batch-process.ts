@@ -78,6 +78,8 @@ export async function processBatch(tx: SqlTx, batch: BatchJob[], { dialect, now,
   ]);
   const lapsed = new Map(lapsedRows.map((r) => [r.id, { expiresAt: asDate(r.expires_at), checkpoint: r.checkpoint }]));
   const heldBy = new Map(holdRows.map((r) => [r.id, JSON.parse(r.allocations) as Allocation[]]));
+  /** Holds with a row: one made and released within the batch (a hold written behind, taken into its settle's batch) has none to delete. */
+  const stored = new Set(heldBy.keys());
 
   const state = new Map<string, TenantState>();
   for (const r of locked) state.set(String(r.tenant_id), { bal: balanceOf(r), grants: [], dirty: false });
@@ -103,7 +105,7 @@ export async function processBatch(tx: SqlTx, batch: BatchJob[], { dialect, now,
       }
     }
     s.dirty = true;
-    holdDeletes.push(id);
+    if (stored.has(id)) holdDeletes.push(id);
   };
 
   const settle = (s: TenantState, input: SettleInput): ActivityRow => {
