@@ -304,7 +304,7 @@ console.log(`voxroute upstream benchmark: OpenAI TTS (fake upstream, own process
 for (const r of routers) await sessions(wsOf(r.proc.info.url), { Authorization: `Bearer ${r.proc.info.key}` }, [0, 0, 0, 0]);
 await sessions(wsOf(relay.info.url), {}, [0, 0, 0, 0]);
 await direct([0, 0, 0, 0]);
-await hotPath(Number(process.env.BENCH_ROUNDS ?? 5), Number(process.env.BENCH_HOT_SESSIONS ?? 200));
+await hotPath(Number(process.env.BENCH_ROUNDS ?? 9), Number(process.env.BENCH_HOT_SESSIONS ?? 200));
 if (process.env.BENCH_HOT_ONLY) await stopAll();
 for (const pattern of PATTERNS) {
   for (const n of LEVELS) {
